@@ -1,0 +1,1 @@
+// Replaced by the BLS12-381 reference.
