@@ -1,0 +1,59 @@
+#include "sim/sim_system.hpp"
+
+#include "sim/sim_device.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace stagehand::sim {
+
+SimSystem::SimSystem(SimOptions options)
+    : options_(options), trace_(options.keep_trace_events), random_(options.seed) {}
+
+SimSystem::~SimSystem() = default;
+
+SimDevice& SimSystem::add_device(DeviceModel model, FaultPlan faults) {
+  auto ordinal = static_cast<int>(devices_.size());
+  devices_.push_back(std::make_unique<SimDevice>(*this, std::move(model), ordinal, std::move(faults)));
+  return *devices_.back();
+}
+
+void SimSystem::schedule_at(Nanoseconds at, std::function<void()> action) {
+  assert(at >= now_);
+  queue_.push_back(Scheduled{std::max(at, now_), next_order_++, std::move(action)});
+  std::push_heap(queue_.begin(), queue_.end(), Later{});
+}
+
+bool SimSystem::run(Nanoseconds time_limit_ns) {
+  for (;;) {
+    // Let every coroutine that can make progress at this instant do so.
+    io_.restart();
+    io_.poll();
+    if (queue_.empty()) return true;
+    if (queue_.front().time > time_limit_ns) return false;
+    std::pop_heap(queue_.begin(), queue_.end(), Later{});
+    Scheduled next = std::move(queue_.back());
+    queue_.pop_back();
+    now_ = next.time;
+    ++events_delivered_;
+    next.action();
+  }
+}
+
+void SimSystem::register_kernel(const std::string& name, KernelFunction function) {
+  kernel_functions_[name] = std::move(function);
+}
+
+const KernelFunction* SimSystem::kernel_function(const std::string& name) const {
+  auto found = kernel_functions_.find(name);
+  return found == kernel_functions_.end() ? nullptr : &found->second;
+}
+
+HostRange SimSystem::virtual_host_range(Bytes bytes) {
+  HostRange range{next_virtual_host_address_, bytes};
+  // Keep ranges apart by a page so that neighbours never look contiguous.
+  next_virtual_host_address_ += (bytes + 2 * 4096) & ~std::uintptr_t{4095};
+  return range;
+}
+
+}  // namespace stagehand::sim

@@ -1,0 +1,117 @@
+#pragma once
+// SimSystem: the virtual clock, the event queue and the Asio io_context that one simulated
+// machine (one or more GPUs) runs on.
+//
+// One thread runs everything. `run()` polls the io_context until no handler is ready, then jumps
+// the clock to the next simulated event and delivers it; coroutines written against the Device
+// interface therefore run unchanged, and hours of GPU time pass in milliseconds. Ties are broken
+// by insertion order, so a run is a pure function of its inputs and its seed.
+
+#include "device/types.hpp"
+#include "sim/device_model.hpp"
+#include "sim/fault_plan.hpp"
+#include "sim/random.hpp"
+#include "trace/trace.hpp"
+
+#include "device/asio.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stagehand::sim {
+
+class SimDevice;
+
+struct SimOptions {
+  std::uint64_t seed = 1;
+  // Kernel, copy and host-call durations are scaled by a factor in [1 - jitter, 1 + jitter].
+  double duration_jitter = 0.0;
+  // Functional mode: device memory is backed by host memory and kernels run the host function
+  // registered under their name. Timing mode (false): no bytes behind pointers at all.
+  bool functional = false;
+  // Keep every trace event for export (false keeps only the hash and the count).
+  bool keep_trace_events = true;
+};
+
+// What a kernel's host function sees in functional mode: its launch and its buffers as bytes.
+class KernelContext {
+ public:
+  KernelContext(const KernelLaunch& launch, std::vector<std::span<std::byte>> reads,
+                std::vector<std::span<std::byte>> writes)
+      : launch_(launch), reads_(std::move(reads)), writes_(std::move(writes)) {}
+  const KernelLaunch& launch() const { return launch_; }
+  std::span<std::byte> read(std::size_t index) const { return reads_.at(index); }
+  std::span<std::byte> write(std::size_t index) const { return writes_.at(index); }
+  std::uint64_t argument(std::size_t index) const { return launch_.arguments.at(index); }
+
+ private:
+  const KernelLaunch& launch_;
+  std::vector<std::span<std::byte>> reads_;
+  std::vector<std::span<std::byte>> writes_;
+};
+
+using KernelFunction = std::function<void(KernelContext&)>;
+
+class SimSystem {
+ public:
+  explicit SimSystem(SimOptions options = {});
+  ~SimSystem();
+  SimSystem(const SimSystem&) = delete;
+  SimSystem& operator=(const SimSystem&) = delete;
+
+  SimDevice& add_device(DeviceModel model, FaultPlan faults = {});
+  SimDevice& device(std::size_t index) { return *devices_.at(index); }
+  std::size_t device_count() const { return devices_.size(); }
+
+  boost::asio::io_context& io() { return io_; }
+  Nanoseconds now() const { return now_; }
+  Trace& trace() { return trace_; }
+  Random& random() { return random_; }
+  const SimOptions& options() const { return options_; }
+
+  // Schedules `action` at device time `at` (not earlier than now).
+  void schedule_at(Nanoseconds at, std::function<void()> action);
+  void schedule_after(Nanoseconds delay, std::function<void()> action) { schedule_at(now_ + delay, std::move(action)); }
+
+  // Runs until nothing is ready and nothing is scheduled, or until the clock would pass
+  // `time_limit_ns`. Returns false when it stopped at the limit (work was left).
+  bool run(Nanoseconds time_limit_ns = std::numeric_limits<Nanoseconds>::max());
+  std::uint64_t events_delivered() const { return events_delivered_; }
+
+  // Functional mode: the host function that stands in for a kernel.
+  void register_kernel(const std::string& name, KernelFunction function);
+  const KernelFunction* kernel_function(const std::string& name) const;
+
+  // Host memory for timing mode: a distinct, never-dereferenced address range of `bytes`.
+  HostRange virtual_host_range(Bytes bytes);
+
+ private:
+  struct Scheduled {
+    Nanoseconds time;
+    std::uint64_t order;
+    std::function<void()> action;
+  };
+  struct Later {
+    bool operator()(const Scheduled& a, const Scheduled& b) const {
+      return a.time != b.time ? a.time > b.time : a.order > b.order;
+    }
+  };
+
+  SimOptions options_;
+  boost::asio::io_context io_{1};
+  Nanoseconds now_ = 0;
+  std::uint64_t next_order_ = 0;
+  std::uint64_t events_delivered_ = 0;
+  std::vector<Scheduled> queue_;
+  Trace trace_;
+  Random random_;
+  std::vector<std::unique_ptr<SimDevice>> devices_;
+  std::map<std::string, KernelFunction, std::less<>> kernel_functions_;
+  std::uintptr_t next_virtual_host_address_ = std::uintptr_t{1} << 44;
+};
+
+}  // namespace stagehand::sim

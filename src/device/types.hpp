@@ -1,0 +1,116 @@
+#pragma once
+// Value types shared by every Device backend: sizes, handles, host ranges, kernel launches, errors.
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace stagehand {
+
+using Bytes = std::uint64_t;
+// Device time: virtual in the simulator, steady-clock in the CUDA backend.
+using Nanoseconds = std::int64_t;
+
+inline constexpr Bytes kKiB = 1024;
+inline constexpr Bytes kMiB = 1024 * kKiB;
+inline constexpr Bytes kGiB = 1024 * kMiB;
+inline constexpr Nanoseconds kMicrosecond = 1'000;
+inline constexpr Nanoseconds kMillisecond = 1'000'000;
+inline constexpr Nanoseconds kSecond = 1'000'000'000;
+
+struct StreamHandle {
+  std::uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+  auto operator<=>(const StreamHandle&) const = default;
+};
+
+struct EventHandle {
+  std::uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+  auto operator<=>(const EventHandle&) const = default;
+};
+
+// An address in device memory. Arithmetic stays inside the allocation it came from.
+struct DevicePointer {
+  std::uint64_t address = 0;
+  explicit operator bool() const { return address != 0; }
+  DevicePointer operator+(Bytes offset) const { return DevicePointer{address + offset}; }
+  auto operator<=>(const DevicePointer&) const = default;
+};
+
+// A range of host memory. In the simulator's timing mode the address is virtual and never
+// dereferenced, which lets a PoRep-sized workload run without 12 GiB of host memory.
+struct HostRange {
+  std::uintptr_t address = 0;
+  Bytes bytes = 0;
+  std::byte* data() const { return reinterpret_cast<std::byte*>(address); }
+  HostRange sub(Bytes offset, Bytes length) const { return HostRange{address + offset, length}; }
+  auto operator<=>(const HostRange&) const = default;
+};
+
+// A part of a device buffer that a kernel reads or writes.
+struct BufferUse {
+  DevicePointer pointer;
+  Bytes bytes = 0;
+};
+
+// One kernel launch. `name` selects the launcher (CUDA) or the cost-table entry and the host
+// function (simulator); `work_units` is the size the cost scales with (elements, points).
+struct KernelLaunch {
+  std::string name;
+  std::uint64_t work_units = 0;
+  std::vector<std::uint64_t> arguments;
+  std::vector<BufferUse> reads;
+  std::vector<BufferUse> writes;
+};
+
+struct MemoryInfo {
+  Bytes free_bytes = 0;
+  Bytes total_bytes = 0;
+};
+
+// The stream-ordered pool's figures, as cudaMemPoolAttrReservedMemCurrent / UsedMemCurrent.
+struct PoolStats {
+  Bytes reserved_bytes = 0;
+  Bytes used_bytes = 0;
+  Bytes release_threshold_bytes = 0;
+};
+
+struct DeviceProperties {
+  std::string name;
+  int ordinal = 0;
+  Bytes total_memory_bytes = 0;
+  int async_engine_count = 0;
+};
+
+enum class DeviceErrc {
+  out_of_memory = 1,
+  invalid_value,
+  device_lost,
+  kernel_failed,
+  host_pin_failed,
+  not_ready,
+  unknown_kernel,
+};
+
+const std::error_category& device_category();
+std::error_code make_error_code(DeviceErrc code);
+
+// Thrown by Device operations. The message names the call and what it was given.
+class DeviceError : public std::system_error {
+ public:
+  DeviceError(DeviceErrc code, const std::string& what) : std::system_error(make_error_code(code), what) {}
+  DeviceErrc errc() const { return static_cast<DeviceErrc>(code().value()); }
+};
+
+inline bool is_out_of_memory(const std::exception& error) {
+  auto* device_error = dynamic_cast<const DeviceError*>(&error);
+  return device_error != nullptr && device_error->errc() == DeviceErrc::out_of_memory;
+}
+
+}  // namespace stagehand
+
+template <>
+struct std::is_error_code_enum<stagehand::DeviceErrc> : std::true_type {};

@@ -1,0 +1,49 @@
+#pragma once
+// The Device contract: one test per fact in DEVICE_FACTS.md, written once against the Device
+// interface. tests/sim runs them on SimDevice (H200 and RTX 5070 Ti models); the gpu suite runs
+// them on CudaDevice where a GPU is present. Each returns after checking with Boost.Test macros.
+
+#include "device/device.hpp"
+
+#include "device/asio.hpp"
+
+namespace stagehand::contract {
+
+// What differs between the devices the facts were read on.
+struct DeviceExpectations {
+  // A failing cudaMalloc releases idle pool memory and retries (the H200's driver does).
+  bool malloc_reclaims_idle_pool = true;
+  // Relative tolerance, in percent, for timings and rates (the facts are single readings).
+  double tolerance_percent = 10.0;
+  // The simulator's timing mode needs no bytes behind host ranges; a real device does.
+  bool virtual_host_memory = false;
+};
+
+// The kernel that spins for work_units nanoseconds; every backend provides it.
+KernelLaunch busy_wait(Nanoseconds duration);
+
+// ---- Transfers over PCIe ----
+asio::awaitable<void> pinned_copy_to_device_runs_at_55_gbps(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pinned_copy_to_host_runs_at_55_gbps(Device& device, DeviceExpectations expect);
+asio::awaitable<void> both_directions_at_once_reach_100_gbps(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pageable_copy_is_seven_times_slower_and_blocks_the_host(Device& device, DeviceExpectations expect);
+asio::awaitable<void> registered_memory_copies_at_the_pinned_rate(Device& device, DeviceExpectations expect);
+asio::awaitable<void> registering_costs_41_ms_per_gib(Device& device, DeviceExpectations expect);
+asio::awaitable<void> unregistering_costs_17_ms_per_gib(Device& device, DeviceExpectations expect);
+asio::awaitable<void> the_device_has_three_copy_engines(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pinned_upload_overlaps_a_kernel_without_slowing_it(Device& device, DeviceExpectations expect);
+
+// ---- Which calls wait for the device (a 300 ms kernel on another stream) ----
+asio::awaitable<void> free_waits_for_a_running_kernel(Device& device, DeviceExpectations expect);
+asio::awaitable<void> malloc_memory_info_and_trim_do_not_wait(Device& device, DeviceExpectations expect);
+asio::awaitable<void> registering_does_not_wait_for_a_kernel(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pool_allocation_costs_milliseconds_when_growing(Device& device, DeviceExpectations expect);
+
+// ---- The stream-ordered pool against plain cudaMalloc, on a card held to 16 GiB ----
+asio::awaitable<void> default_release_threshold_is_zero(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pending_free_blocks_malloc_until_the_stream_syncs(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pool_allocation_reuses_a_pending_free_from_another_stream(Device& device, DeviceExpectations expect);
+asio::awaitable<void> high_threshold_hides_free_memory_from_memory_info(Device& device, DeviceExpectations expect);
+asio::awaitable<void> trim_releases_idle_pool_memory_at_once(Device& device, DeviceExpectations expect);
+
+}  // namespace stagehand::contract
