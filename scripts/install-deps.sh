@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what Stagehand needs to build and test on Debian 12, skipping what is already there.
+# Node.js and npm are needed by the tests (reference vectors from @noble/curves, snarkjs).
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build ccache pkg-config git
+          libboost-dev libboost-test-dev librange-v3-dev libtomlplusplus-dev
+          libfmt-dev libcli11-dev nlohmann-json3-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+# Any Node.js 18 or newer will do; install Debian's only where none is on PATH.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,24 @@
+// stagehand bench sim|math: benchmarks that print their figures (never timed unit tests).
+
+#include "cli/commands.hpp"
+
+#include "sim/benchmark.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace stagehand::cli {
+
+void add_bench_command(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");
+  bench->require_subcommand(1);
+
+  auto* simulator = bench->add_subcommand("sim", "Simulated device operations per wall second (timing mode)");
+  auto sim_options = std::make_shared<sim::SimulatorBenchmarkOptions>();
+  simulator->add_option("--operations", sim_options->operations, "Device operations per configuration")
+      ->capture_default_str();
+  simulator->add_option("--workers", sim_options->workers, "Concurrent workers, one stream each")->capture_default_str();
+  on_selected(simulator, [sim_options] { return sim::run_simulator_benchmark(std::cout, *sim_options); });
+}
+
+}  // namespace stagehand::cli
