@@ -1,1 +1,0 @@
-// Replaced by the BLS12-381 reference.
