@@ -1,0 +1,31 @@
+// The H-polynomial step of Groth16 in the two forms in use.
+//
+// Both take a, b, c: the evaluations of the constraint polynomials A, B, C on the domain ⟨ω⟩
+// (a[j] = A(ω^j), the per-constraint sums of the witness against the A, B, C matrices, zero
+// padded), and overwrite all three. The result is left in a.
+#pragma once
+
+#include <span>
+
+#include "math/fr.hpp"
+#include "math/ntt.hpp"
+
+namespace stagehand::math {
+
+// snarkjs: each of A, B, C is interpolated (intt) and evaluated on the coset g·⟨ω⟩ with g^2 = ω,
+// i.e. at x_j = ω_2n^(2j+1); then a[j] = A(x_j)·B(x_j) - C(x_j). There is no division by Z:
+// the .zkey's H points are the odd-index Lagrange basis of size 2n (SNARKJS_FORMATS.md, step 3).
+// The domain's coset generator must square to its root (Domain::snarkjs is built that way);
+// std::invalid_argument otherwise.
+void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                           unsigned thread_count = 0);
+
+// The classic form (bellman and the production engine): evaluate A, B, C on the coset g·⟨ω⟩
+// with g the domain's coset generator (7 for Domain::classic), divide A·B - C by Z(x) = x^n - 1,
+// which is the constant g^n - 1 on the coset, and interpolate back (coset_intt). a then holds
+// the n coefficients of h = (A·B - C)/Z. When the witness satisfies the constraints, h has
+// degree at most n - 2, so a[n-1] is zero; otherwise the result is not a quotient at all.
+void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                            unsigned thread_count = 0);
+
+}  // namespace stagehand::math

@@ -1,0 +1,34 @@
+// Multi-scalar multiplication Σ scalars[i]·points[i] over G1 and G2: Pippenger's bucket method
+// with signed window digits, spread over std::threads.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "math/fr.hpp"
+#include "math/g1.hpp"
+#include "math/g2.hpp"
+
+namespace stagehand::math {
+
+struct MsmOptions {
+  unsigned thread_count = 0;  // 0 = every hardware thread
+  unsigned window_bits = 0;   // 0 = chosen from the size and thread count; 1..20 forces a width (tests)
+};
+
+// points and scalars must have the same length (std::invalid_argument otherwise). Points at
+// infinity, zero scalars, repeated and opposite points are all allowed.
+G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, unsigned thread_count = 0);
+G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, unsigned thread_count = 0);
+G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, const MsmOptions& options);
+G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, const MsmOptions& options);
+
+// The plan msm would use: window width and how many point ranges each window is split into.
+struct MsmPlan {
+  unsigned window_bits = 0;
+  unsigned window_count = 0;
+  std::size_t chunk_count = 0;
+};
+MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits = 0);
+
+}  // namespace stagehand::math
