@@ -1,0 +1,206 @@
+// Fr, Fq and Fq2 against @noble/curves: constants, arithmetic, square roots and encodings.
+#define BOOST_TEST_MODULE math_field
+#include <boost/mpl/list.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "math/fq.hpp"
+#include "math/fq2.hpp"
+#include "math/fr.hpp"
+#include "vectors.hpp"
+
+using namespace stagehand::math;
+using stagehand::math::test::field_from;
+using stagehand::math::test::fq2_from;
+using stagehand::math::test::limbs_from;
+using stagehand::math::test::to_hex;
+using stagehand::math::test::vectors;
+
+namespace {
+
+struct FrCase {
+  using Field = Fr;
+  static constexpr const char* key = "fr";
+};
+struct FqCase {
+  using Field = Fq;
+  static constexpr const char* key = "fq";
+};
+using PrimeFieldCases = boost::mpl::list<FrCase, FqCase>;
+
+template <class Field>
+std::span<const std::uint8_t, Field::byte_count> as_span(const std::array<std::uint8_t, Field::byte_count>& bytes) {
+  return std::span<const std::uint8_t, Field::byte_count>(bytes);
+}
+
+template <class Field>
+std::array<std::uint8_t, Field::byte_count> bytes_of(const typename Field::LimbArray& limbs) {
+  std::array<std::uint8_t, Field::byte_count> bytes{};
+  for (std::size_t index = 0; index < bytes.size(); ++index) bytes[index] = static_cast<std::uint8_t>(limbs[index / 8] >> (8 * (index % 8)));
+  return bytes;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(constants_match_noble) {
+  const auto& constants = vectors().at("constants");
+  BOOST_TEST((Fr::modulus == limbs_from<Fr>(constants.at("fr_modulus"))));
+  BOOST_TEST((Fq::modulus == limbs_from<Fq>(constants.at("fq_modulus"))));
+  // Derived Montgomery constants: R mod p is the Montgomery form of one, R^2 mod p converts in.
+  BOOST_TEST((Fr::one().montgomery_limbs() == limbs_from<Fr>(constants.at("fr_montgomery_r"))));
+  BOOST_TEST((Fr::montgomery_constants.r_squared_mod_modulus == limbs_from<Fr>(constants.at("fr_montgomery_r_squared"))));
+  BOOST_TEST((Fq::one().montgomery_limbs() == limbs_from<Fq>(constants.at("fq_montgomery_r"))));
+  BOOST_TEST((Fq::montgomery_constants.r_squared_mod_modulus == limbs_from<Fq>(constants.at("fq_montgomery_r_squared"))));
+  // -p^-1 mod 2^64 times p is -1 mod 2^64.
+  BOOST_TEST(Fr::montgomery_constants.negative_modulus_inverse * Fr::modulus[0] == ~std::uint64_t{0});
+  BOOST_TEST(Fq::montgomery_constants.negative_modulus_inverse * Fq::modulus[0] == ~std::uint64_t{0});
+  BOOST_TEST(Fr::two_adicity == constants.at("fr_two_adicity").template get<unsigned>());
+  BOOST_TEST(Fr::modulus_bit_count == 255u);
+  BOOST_TEST(Fq::modulus_bit_count == 381u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_arithmetic_matches_noble, Case, PrimeFieldCases) {
+  using Field = typename Case::Field;
+  const auto& section = vectors().at(Case::key);
+  std::size_t checked = 0;
+  for (const auto& entry : section.at("binary")) {
+    const Field a = field_from<Field>(entry.at("a"));
+    const Field b = field_from<Field>(entry.at("b"));
+    BOOST_CHECK_MESSAGE(a + b == field_from<Field>(entry.at("sum")), "sum of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a - b == field_from<Field>(entry.at("difference")), "difference of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a * b == field_from<Field>(entry.at("product")), "product of " << to_hex(a) << " and " << to_hex(b));
+    Field accumulated = a;
+    accumulated *= b;
+    BOOST_CHECK(accumulated == a * b);
+    ++checked;
+  }
+  for (const auto& entry : section.at("unary")) {
+    const Field a = field_from<Field>(entry.at("a"));
+    BOOST_CHECK_MESSAGE(a.squared() == field_from<Field>(entry.at("square")), "square of " << to_hex(a));
+    BOOST_CHECK_MESSAGE(a.doubled() == a + a, "double of " << to_hex(a));
+    BOOST_CHECK_MESSAGE(-a == field_from<Field>(entry.at("negation")), "negation of " << to_hex(a));
+    if (entry.at("inverse").is_null()) {
+      BOOST_CHECK_MESSAGE(a.is_zero() && a.inverse().is_zero(), "zero inverts to zero");
+    } else {
+      BOOST_CHECK_MESSAGE(a.inverse() == field_from<Field>(entry.at("inverse")), "inverse of " << to_hex(a));
+    }
+    const std::vector<std::uint8_t> exponent_bytes =
+        test::little_endian_bytes_from_hex(entry.at("exponent").template get<std::string>(), 32);
+    Limbs<4> exponent{};
+    for (std::size_t index = 0; index < 32; ++index) exponent[index / 8] |= std::uint64_t{exponent_bytes[index]} << (8 * (index % 8));
+    BOOST_CHECK_MESSAGE(a.pow(exponent) == field_from<Field>(entry.at("power")), "power of " << to_hex(a));
+    ++checked;
+  }
+  BOOST_TEST(checked > 100u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_square_roots_match_noble, Case, PrimeFieldCases) {
+  using Field = typename Case::Field;
+  std::size_t residues = 0;
+  std::size_t non_residues = 0;
+  for (const auto& entry : vectors().at(Case::key).at("unary")) {
+    const Field a = field_from<Field>(entry.at("a"));
+    const bool expected_square = entry.at("is_square").template get<bool>();
+    BOOST_CHECK_MESSAGE(a.is_square() == expected_square, "is_square of " << to_hex(a));
+    const auto root = a.sqrt();
+    BOOST_CHECK_MESSAGE(root.has_value() == expected_square, "sqrt existence for " << to_hex(a));
+    if (expected_square && root) {
+      // Either root is correct; noble promises a particular one, this library does not.
+      const Field noble_root = field_from<Field>(entry.at("sqrt"));
+      BOOST_CHECK_MESSAGE(*root == noble_root || *root == -noble_root, "sqrt of " << to_hex(a));
+      BOOST_CHECK(root->squared() == a);
+    }
+    (expected_square ? residues : non_residues)++;
+  }
+  BOOST_TEST(residues > 10u);
+  BOOST_TEST(non_residues > 10u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_encodings_match_noble, Case, PrimeFieldCases) {
+  using Field = typename Case::Field;
+  for (const auto& entry : vectors().at(Case::key).at("unary")) {
+    const Field a = field_from<Field>(entry.at("a"));
+    const std::string decimal = entry.at("decimal").template get<std::string>();
+    BOOST_CHECK_EQUAL(a.to_decimal(), decimal);
+    const auto parsed = Field::from_decimal(decimal);
+    BOOST_CHECK_MESSAGE(parsed && *parsed == a, "from_decimal " << decimal);
+
+    // snarkjs's encodings: value·R (Fq coordinates, Fr Montgomery form) and value·R^2 (.zkey
+    // coefficients), as noble computes them.
+    const auto montgomery = limbs_from<Field>(entry.at("montgomery"));
+    BOOST_CHECK_MESSAGE(a.montgomery_limbs() == montgomery, "Montgomery limbs of " << to_hex(a));
+    const auto montgomery_bytes = bytes_of<Field>(montgomery);
+    BOOST_CHECK(a.to_montgomery_bytes() == montgomery_bytes);
+    const auto from_montgomery = Field::from_montgomery_bytes(as_span<Field>(montgomery_bytes));
+    BOOST_CHECK(from_montgomery && *from_montgomery == a);
+    const auto double_montgomery = bytes_of<Field>(limbs_from<Field>(entry.at("double_montgomery")));
+    const auto from_double = Field::from_double_montgomery_bytes(as_span<Field>(double_montgomery));
+    BOOST_CHECK_MESSAGE(from_double && *from_double == a, "double Montgomery decoding of " << to_hex(a));
+
+    const auto canonical = a.to_canonical_bytes();
+    const auto round_trip = Field::from_canonical_bytes(as_span<Field>(canonical));
+    BOOST_CHECK(round_trip && *round_trip == a);
+  }
+
+  // Encodings at or above the modulus are rejected, not reduced.
+  const auto modulus_bytes = bytes_of<Field>(Field::modulus);
+  BOOST_CHECK(!Field::from_canonical_bytes(as_span<Field>(modulus_bytes)));
+  BOOST_CHECK(!Field::from_montgomery_bytes(as_span<Field>(modulus_bytes)));
+  BOOST_CHECK(!Field::from_double_montgomery_bytes(as_span<Field>(modulus_bytes)));
+  std::array<std::uint8_t, Field::byte_count> all_ones{};
+  all_ones.fill(0xff);
+  BOOST_CHECK(!Field::from_canonical_bytes(as_span<Field>(all_ones)));
+  const std::string modulus_decimal = (-Field::one()).to_decimal();
+  std::string modulus_text = modulus_decimal;
+  modulus_text.back() = static_cast<char>(modulus_text.back() + 1);  // p - 1 ends in an even digit
+  BOOST_CHECK(!Field::from_decimal(modulus_text));
+  BOOST_CHECK(!Field::from_decimal(""));
+  BOOST_CHECK(!Field::from_decimal("-1"));
+  BOOST_CHECK(!Field::from_decimal("12a"));
+  BOOST_CHECK(!Field::from_decimal(std::string(200, '9')));
+  BOOST_CHECK(Field::from_decimal("0007") == Field::from_uint64(7));
+}
+
+BOOST_AUTO_TEST_CASE(fq2_arithmetic_matches_noble) {
+  const auto& section = vectors().at("fq2");
+  for (const auto& entry : section.at("binary")) {
+    const Fq2 a = fq2_from(entry.at("a"));
+    const Fq2 b = fq2_from(entry.at("b"));
+    BOOST_CHECK_MESSAGE(a + b == fq2_from(entry.at("sum")), "sum of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a - b == fq2_from(entry.at("difference")), "difference of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a * b == fq2_from(entry.at("product")), "product of " << to_hex(a) << " and " << to_hex(b));
+  }
+  for (const auto& entry : section.at("unary")) {
+    const Fq2 a = fq2_from(entry.at("a"));
+    BOOST_CHECK_MESSAGE(a.squared() == fq2_from(entry.at("square")), "square of " << to_hex(a));
+    BOOST_CHECK_MESSAGE(-a == fq2_from(entry.at("negation")), "negation of " << to_hex(a));
+    if (entry.at("inverse").is_null()) {
+      BOOST_CHECK(a.is_zero() && a.inverse().is_zero());
+    } else {
+      BOOST_CHECK_MESSAGE(a.inverse() == fq2_from(entry.at("inverse")), "inverse of " << to_hex(a));
+    }
+  }
+  BOOST_TEST(section.at("unary").size() > 50u);
+}
+
+BOOST_AUTO_TEST_CASE(fq2_square_roots_match_noble) {
+  std::size_t residues = 0;
+  std::size_t non_residues = 0;
+  for (const auto& entry : vectors().at("fq2").at("unary")) {
+    const Fq2 a = fq2_from(entry.at("a"));
+    const bool expected_square = entry.at("is_square").template get<bool>();
+    BOOST_CHECK_MESSAGE(a.is_square() == expected_square, "is_square of " << to_hex(a));
+    const auto root = a.sqrt();
+    BOOST_CHECK_MESSAGE(root.has_value() == expected_square, "sqrt existence for " << to_hex(a));
+    if (expected_square && root) {
+      const Fq2 noble_root = fq2_from(entry.at("sqrt"));
+      BOOST_CHECK_MESSAGE(*root == noble_root || *root == -noble_root, "sqrt of " << to_hex(a));
+    }
+    (expected_square ? residues : non_residues)++;
+  }
+  BOOST_TEST(residues > 10u);
+  BOOST_TEST(non_residues > 10u);
+}

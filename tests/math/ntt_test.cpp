@@ -1,0 +1,236 @@
+// NTTs and the H-polynomial step against @noble/curves: roots of unity, forward, inverse and
+// coset transforms at 2^1..2^12 (and 2^14) compared in full with noble's FFT and at sampled
+// positions with direct evaluation; both H forms against a computation without any FFT.
+#define BOOST_TEST_MODULE math_ntt
+#include <boost/test/unit_test.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "math/h_polynomial.hpp"
+#include "math/ntt.hpp"
+#include "vectors.hpp"
+
+using namespace stagehand::math;
+using stagehand::math::test::field_from;
+using stagehand::math::test::to_hex;
+using stagehand::math::test::vectors;
+
+namespace {
+
+std::vector<Fr> scalars_from(const nlohmann::json& list) {
+  std::vector<Fr> values;
+  values.reserve(list.size());
+  for (const auto& entry : list) values.push_back(field_from<Fr>(entry));
+  return values;
+}
+
+Domain domain_for(const std::string& convention, unsigned log_size) {
+  if (convention == "snarkjs") return Domain::snarkjs(log_size);
+  if (convention == "classic") return Domain::classic(log_size);
+  throw std::runtime_error("unknown convention " + convention);
+}
+
+// The first differing position, or -1.
+long first_difference(const std::vector<Fr>& actual, const std::vector<Fr>& expected) {
+  if (actual.size() != expected.size()) return 0;
+  for (std::size_t index = 0; index < actual.size(); ++index) {
+    if (actual[index] != expected[index]) return static_cast<long>(index);
+  }
+  return -1;
+}
+
+// Divides a 4-limb integer by a small one, returning the remainder.
+std::uint64_t divide_in_place(Limbs<4>& value, std::uint64_t divisor) {
+  detail::Uint128 remainder = 0;
+  for (std::size_t index = 4; index-- > 0;) {
+    const detail::Uint128 current = (remainder << 64) | value[index];
+    value[index] = static_cast<std::uint64_t>(current / divisor);
+    remainder = current % divisor;
+  }
+  return static_cast<std::uint64_t>(remainder);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(roots_of_unity_match_noble_and_have_exact_order) {
+  const auto& constants = vectors().at("constants");
+  for (const auto& [generator, key] : {std::pair{5u, "roots_from_5"}, std::pair{7u, "roots_from_7"}}) {
+    const auto& roots = constants.at(key);
+    BOOST_REQUIRE_EQUAL(roots.size(), Fr::two_adicity + 1);
+    for (unsigned log_size = 0; log_size <= Fr::two_adicity; ++log_size) {
+      const Fr expected = field_from<Fr>(roots.at(log_size));
+      const Fr root = Fr::from_uint64(generator).pow(detail::shift_right(detail::subtract_small(Fr::modulus, 1), log_size));
+      BOOST_CHECK_MESSAGE(root == expected, "root of order 2^" << log_size << " from " << generator);
+      // Exact order 2^k: squaring k - 1 times gives -1, once more gives 1.
+      Fr power = root;
+      for (unsigned step = 0; step + 1 < log_size; ++step) power = power.squared();
+      if (log_size == 0) {
+        BOOST_CHECK(root.is_one());
+      } else {
+        BOOST_CHECK_MESSAGE(power == -Fr::one(), "order of the root 2^" << log_size << " from " << generator);
+      }
+      if (log_size >= 1 && log_size <= 12) {
+        const Domain domain = Domain::from_group_generator(log_size, Fr::from_uint64(generator), Fr::from_uint64(7));
+        BOOST_CHECK(domain.root() == expected);
+        BOOST_CHECK(domain.root() * domain.inverse_root() == Fr::one());
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(five_and_seven_are_non_residues_and_seven_generates_fr) {
+  // 5 and 7 are quadratic non-residues, so their 2-power roots have the full order 2^32.
+  BOOST_TEST(!Fr::from_uint64(5).is_square());
+  BOOST_TEST(!Fr::from_uint64(7).is_square());
+  BOOST_TEST(Fr::from_uint64(4).is_square());
+  // 7 generates Fr*: 7^((r-1)/p) != 1 for every prime p dividing r - 1. The factorisation is
+  // checked here (the product is r - 1 and every factor is prime), not trusted.
+  const std::vector<std::uint64_t> odd_factors = {3,      11,     19,      10177,    125527,    859267,   906349,
+                                                  906349, 2508409, 2529403, 52437899, 254760293, 254760293};
+  Limbs<4> remaining = detail::subtract_small(Fr::modulus, 1);
+  for (int power = 0; power < 32; ++power) BOOST_REQUIRE_EQUAL(divide_in_place(remaining, 2), 0u);
+  for (const std::uint64_t factor : odd_factors) BOOST_REQUIRE_EQUAL(divide_in_place(remaining, factor), 0u);
+  BOOST_REQUIRE((remaining == Limbs<4>{1, 0, 0, 0}));
+  std::vector<std::uint64_t> primes = {2};
+  for (const std::uint64_t factor : odd_factors) {
+    bool prime = true;
+    for (std::uint64_t divisor = 2; divisor * divisor <= factor; ++divisor) prime = prime && factor % divisor != 0;
+    BOOST_REQUIRE_MESSAGE(prime, factor << " is prime");
+    primes.push_back(factor);
+  }
+  const Fr seven = Fr::from_uint64(7);
+  for (const std::uint64_t prime : primes) {
+    Limbs<4> exponent = detail::subtract_small(Fr::modulus, 1);
+    divide_in_place(exponent, prime);
+    BOOST_CHECK_MESSAGE(!seven.pow(exponent).is_one(), "7^((r-1)/" << prime << ") != 1");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(transforms_match_noble_and_direct_evaluation) {
+  std::size_t entries = 0;
+  for (const auto& entry : vectors().at("ntt")) {
+    const auto log_size = entry.at("log_size").get<unsigned>();
+    const std::string convention = entry.at("convention").get<std::string>();
+    const std::string label = convention + " 2^" + std::to_string(log_size);
+    const Domain domain = domain_for(convention, log_size);
+    BOOST_CHECK_MESSAGE(domain.root() == field_from<Fr>(entry.at("root")), "root " << label);
+    BOOST_CHECK_MESSAGE(domain.coset_generator() == field_from<Fr>(entry.at("coset_generator")), "coset generator " << label);
+
+    const std::vector<Fr> coefficients = scalars_from(entry.at("coefficients"));
+    const std::vector<Fr> values = scalars_from(entry.at("values"));
+    for (const unsigned threads : {1u, 2u, 3u}) {
+      const std::string variant = label + " on " + std::to_string(threads) + " threads";
+      std::vector<Fr> evaluations = coefficients;
+      ntt(evaluations, domain, threads);
+      BOOST_CHECK_MESSAGE(first_difference(evaluations, scalars_from(entry.at("evaluations"))) == -1, "ntt " << variant);
+      std::vector<Fr> coset_evaluations = coefficients;
+      coset_ntt(coset_evaluations, domain, threads);
+      std::vector<Fr> interpolated = values;
+      intt(interpolated, domain, threads);
+      BOOST_CHECK_MESSAGE(first_difference(interpolated, scalars_from(entry.at("interpolated"))) == -1, "intt " << variant);
+      std::vector<Fr> coset_interpolated = values;
+      coset_intt(coset_interpolated, domain, threads);
+      if (!entry.at("coset_evaluations").is_null()) {
+        BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, scalars_from(entry.at("coset_evaluations"))) == -1,
+                            "coset_ntt " << variant);
+        BOOST_CHECK_MESSAGE(first_difference(coset_interpolated, scalars_from(entry.at("coset_interpolated"))) == -1,
+                            "coset_intt " << variant);
+      }
+      // Direct evaluation (Horner's rule in noble's field) at sampled positions.
+      for (const auto& sample : entry.at("samples")) {
+        const auto index = sample.at("index").get<std::size_t>();
+        BOOST_CHECK_MESSAGE(evaluations[index] == field_from<Fr>(sample.at("evaluation")), "ntt sample " << index << " " << variant);
+        BOOST_CHECK_MESSAGE(coset_evaluations[index] == field_from<Fr>(sample.at("coset_evaluation")),
+                            "coset_ntt sample " << index << " " << variant);
+        BOOST_CHECK_MESSAGE(interpolated[index] == field_from<Fr>(sample.at("coefficient")), "intt sample " << index << " " << variant);
+        BOOST_CHECK_MESSAGE(coset_interpolated[index] == field_from<Fr>(sample.at("coset_coefficient")),
+                            "coset_intt sample " << index << " " << variant);
+      }
+      // And back again.
+      intt(evaluations, domain, threads);
+      BOOST_CHECK_MESSAGE(first_difference(evaluations, coefficients) == -1, "intt after ntt " << variant);
+      coset_intt(coset_evaluations, domain, threads);
+      BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, coefficients) == -1, "coset_intt after coset_ntt " << variant);
+    }
+    ++entries;
+  }
+  BOOST_TEST(entries >= 24u);
+}
+
+BOOST_AUTO_TEST_CASE(domains_check_their_roots_and_sizes) {
+  const auto& roots = vectors().at("constants").at("roots_from_5");
+  const Fr root_of_eight = field_from<Fr>(roots.at(3));
+  const Fr seven = Fr::from_uint64(7);
+  // Any primitive root works: ω^3 also has order 8.
+  const Domain other_root = Domain::from_root(3, root_of_eight.pow(3), seven);
+  BOOST_CHECK(other_root.root() == root_of_eight.pow(3));
+  // Roots of the wrong order are refused: ω^2 has order 4, the root of order 16 is not of order 8.
+  BOOST_CHECK_THROW(Domain::from_root(3, root_of_eight.squared(), seven), std::invalid_argument);
+  BOOST_CHECK_THROW(Domain::from_root(3, field_from<Fr>(roots.at(4)), seven), std::invalid_argument);
+  // A coset generator inside the domain would make Z vanish on the coset.
+  BOOST_CHECK_THROW(Domain::from_root(3, root_of_eight, root_of_eight), std::invalid_argument);
+  BOOST_CHECK_THROW(Domain::from_root(3, root_of_eight, Fr::one()), std::invalid_argument);
+  BOOST_CHECK_THROW(Domain::snarkjs(Fr::two_adicity), std::invalid_argument);
+  std::vector<Fr> wrong_size(4);
+  BOOST_CHECK_THROW(ntt(wrong_size, Domain::snarkjs(3)), std::invalid_argument);
+  // Size 1 is the identity.
+  std::vector<Fr> single = {Fr::from_uint64(42)};
+  ntt(single, Domain::snarkjs(0));
+  intt(single, Domain::snarkjs(0));
+  BOOST_CHECK(single[0] == Fr::from_uint64(42));
+}
+
+BOOST_AUTO_TEST_CASE(h_polynomial_matches_computation_without_fft) {
+  std::size_t checked = 0;
+  for (const auto& entry : vectors().at("h")) {
+    const auto log_size = entry.at("log_size").get<unsigned>();
+    const std::string convention = entry.at("convention").get<std::string>();
+    const bool satisfied = entry.at("satisfied").get<bool>();
+    const std::string label = convention + " 2^" + std::to_string(log_size) + (satisfied ? "" : " unsatisfied");
+    const Domain domain = domain_for(convention, log_size);
+    std::vector<Fr> a = scalars_from(entry.at("a"));
+    std::vector<Fr> b = scalars_from(entry.at("b"));
+    std::vector<Fr> c = scalars_from(entry.at("c"));
+    const std::vector<Fr> expected = scalars_from(entry.at("expected"));
+    if (convention == "snarkjs") {
+      h_evaluations_snarkjs(a, b, c, domain);
+    } else {
+      h_coefficients_classic(a, b, c, domain);
+      BOOST_CHECK_MESSAGE(a.back().is_zero(), "top coefficient of h is zero " << label);
+    }
+    const long difference = first_difference(a, expected);
+    BOOST_CHECK_MESSAGE(difference == -1, "h " << label << " differs at " << difference);
+    ++checked;
+  }
+  BOOST_TEST(checked >= 19u);
+}
+
+BOOST_AUTO_TEST_CASE(h_forms_agree_with_each_other) {
+  // On a satisfied instance the snarkjs values are h·Z at x_j = ω_2n^(2j+1), and Z(x_j) =
+  // x_j^n - 1 = -2. Compute h with the classic form on the snarkjs roots (coset 7) and compare.
+  for (const auto& entry : vectors().at("h")) {
+    if (entry.at("convention") != "snarkjs" || !entry.at("satisfied").get<bool>()) continue;
+    const auto log_size = entry.at("log_size").get<unsigned>();
+    const Domain snarkjs_domain = Domain::snarkjs(log_size);
+    const Domain classic_on_snarkjs_roots = Domain::from_root(log_size, snarkjs_domain.root(), Fr::from_uint64(7));
+    std::vector<Fr> h = scalars_from(entry.at("a"));
+    std::vector<Fr> b = scalars_from(entry.at("b"));
+    std::vector<Fr> c = scalars_from(entry.at("c"));
+    h_coefficients_classic(h, b, c, classic_on_snarkjs_roots);
+    coset_ntt(h, snarkjs_domain);
+    const std::vector<Fr> expected = scalars_from(entry.at("expected"));
+    const Fr minus_two = -Fr::from_uint64(2);
+    for (std::size_t index = 0; index < h.size(); ++index) {
+      BOOST_CHECK_MESSAGE(h[index] * minus_two == expected[index], "h·Z at position " << index << " of 2^" << log_size);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(h_evaluations_snarkjs_requires_a_snarkjs_coset) {
+  std::vector<Fr> a(8), b(8), c(8);
+  BOOST_CHECK_THROW(h_evaluations_snarkjs(a, b, c, Domain::classic(3)), std::invalid_argument);
+  std::vector<Fr> short_c(4);
+  BOOST_CHECK_THROW(h_evaluations_snarkjs(a, b, short_c, Domain::snarkjs(3)), std::invalid_argument);
+}
