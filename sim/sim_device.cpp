@@ -99,6 +99,7 @@ SimDevice::SimDevice(SimSystem& system, DeviceModel model, int ordinal, FaultPla
   copy_engine_to_device_.slots = model_.copy_engines_host_to_device;
   copy_engine_to_host_.slots = model_.copy_engines_device_to_host;
   pool_release_threshold_bytes_ = model_.pool_release_threshold_bytes;
+  pool_cross_stream_reuse_ = model_.pool_reuse_across_streams;
   if (faults_.lose_device_at_ns >= 0) system_.schedule_at(faults_.lose_device_at_ns, [this] { lose_device(); });
   if (faults_.pcie_slowdown_factor != 1.0) {
     system_.schedule_at(faults_.pcie_slowdown_from_ns, [this] {
@@ -761,7 +762,7 @@ asio::awaitable<DevicePointer> SimDevice::allocate_async(Bytes bytes, StreamHand
   for (const auto& pending : pending_frees_) {
     (pending.stream == stream.id ? same_stream : other_streams) += pending.bytes;
   }
-  if (!model_.pool_reuse_across_streams) other_streams = 0;
+  if (!pool_cross_stream_reuse_) other_streams = 0;
   Bytes without_growth = idle + same_stream + other_streams;
   Bytes growth = bytes > without_growth ? bytes - without_growth : 0;
   if (growth > device_free_bytes()) {

@@ -32,20 +32,6 @@ struct CheckerReport {
   std::string describe() const;
 };
 
-// Running totals, for benchmarks and the coordinator's figures.
-struct SimDeviceStats {
-  std::uint64_t operations = 0;
-  std::uint64_t kernels = 0;
-  Nanoseconds compute_busy_ns = 0;
-  Nanoseconds first_kernel_start_ns = -1;
-  Nanoseconds last_kernel_end_ns = -1;
-  Bytes pinned_bytes_copied = 0;
-  Bytes pageable_bytes_copied = 0;
-  Bytes peak_memory_used_bytes = 0;  // synchronous allocations + pool reserved
-  std::uint64_t out_of_memory_count = 0;
-  std::uint64_t pool_cross_stream_reuses = 0;
-};
-
 class SimDevice final : public Device {
  public:
   SimDevice(SimSystem& system, DeviceModel model, int ordinal, FaultPlan faults);
@@ -87,10 +73,14 @@ class SimDevice final : public Device {
 
   void launch(const KernelLaunch& kernel, StreamHandle stream) override;
   void host_callback(StreamHandle stream, std::function<void()> callback) override;
+  void set_pool_cross_stream_reuse(bool allowed) override { pool_cross_stream_reuse_ = allowed; }
+  const DeviceCounters& counters() const override { return stats_; }
 
   // ---- Simulator only ----
   const DeviceModel& model() const { return model_; }
-  const SimDeviceStats& stats() const { return stats_; }
+  const DeviceCounters& stats() const { return stats_; }
+  // Device memory as the model has it; the configured cap of a run may lower it.
+  void set_memory_bytes(Bytes bytes) { model_.memory_bytes = properties_.total_memory_bytes = bytes; }
   // Memory held by another process on the same GPU: it shrinks what this process can get.
   void set_external_memory(Bytes bytes) { external_bytes_ = bytes; }
   // Ground truth: bytes of device memory held by this process (sync allocations + pool reserved).
@@ -188,7 +178,8 @@ class SimDevice final : public Device {
   int kernels_running_ = 0;
   Nanoseconds compute_busy_since_ns_ = 0;
   bool lost_ = false;
-  SimDeviceStats stats_;
+  bool pool_cross_stream_reuse_ = true;
+  DeviceCounters stats_;
 };
 
 }  // namespace stagehand::sim

@@ -10,7 +10,7 @@
 #include "device/types.hpp"
 #include "sim/device_model.hpp"
 #include "sim/fault_plan.hpp"
-#include "sim/random.hpp"
+#include "util/random.hpp"
 #include "trace/trace.hpp"
 
 #include "device/asio.hpp"

@@ -81,10 +81,17 @@ class Device {
   // [host-blocking] cudaFreeHost.
   virtual asio::awaitable<void> free_pinned_host(HostRange range) = 0;
 
+  // Whether the pool may hand a block whose free is pending on another stream to this stream,
+  // making it wait (cudaMemPoolReuseAllowInternalDependencies; on by default).
+  virtual void set_pool_cross_stream_reuse(bool allowed) = 0;
+
   // ---- Kernels and callbacks ----
   virtual void launch(const KernelLaunch& kernel, StreamHandle stream) = 0;
   // Runs `callback` on the executor once `stream` reaches this point (cudaLaunchHostFunc).
   virtual void host_callback(StreamHandle stream, std::function<void()> callback) = 0;
+
+  // Totals since the device was opened.
+  virtual const DeviceCounters& counters() const = 0;
 };
 
 }  // namespace stagehand

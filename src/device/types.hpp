@@ -85,6 +85,20 @@ struct DeviceProperties {
   int async_engine_count = 0;
 };
 
+// Running totals a backend keeps, for reports and benchmarks.
+struct DeviceCounters {
+  std::uint64_t operations = 0;
+  std::uint64_t kernels = 0;
+  Nanoseconds compute_busy_ns = 0;  // time at least one kernel ran
+  Nanoseconds first_kernel_start_ns = -1;
+  Nanoseconds last_kernel_end_ns = -1;
+  Bytes pinned_bytes_copied = 0;
+  Bytes pageable_bytes_copied = 0;
+  Bytes peak_memory_used_bytes = 0;  // synchronous allocations + pool reserved
+  std::uint64_t out_of_memory_count = 0;
+  std::uint64_t pool_cross_stream_reuses = 0;
+};
+
 enum class DeviceErrc {
   out_of_memory = 1,
   invalid_value,

@@ -1,10 +1,10 @@
 #pragma once
-// The simulator's one source of randomness. SplitMix64: small, fast, and the same sequence on
+// The one source of randomness of a simulated run (and of the unfair lock). SplitMix64: small, fast, and the same sequence on
 // every platform and standard library (std::uniform_*_distribution are not).
 
 #include <cstdint>
 
-namespace stagehand::sim {
+namespace stagehand {
 
 class Random {
  public:
@@ -26,4 +26,4 @@ class Random {
   std::uint64_t state_;
 };
 
-}  // namespace stagehand::sim
+}  // namespace stagehand

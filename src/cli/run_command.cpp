@@ -1,0 +1,84 @@
+// stagehand run: runs the configured workload under each policy and prints one table.
+
+#include "cli/commands.hpp"
+
+#include "device/format.hpp"
+#include "runner/report.hpp"
+#include "runner/run_config.hpp"
+#include "runner/sim_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+namespace stagehand::cli {
+namespace {
+
+struct RunOptions {
+  std::string config = "config/default.toml";
+  std::vector<std::string> policies;
+  std::string trace_dir;
+  std::string json;
+};
+
+int run(const RunOptions& options) {
+  auto config = load_run_config(options.config);
+  if (!options.policies.empty()) {
+    config.policies.clear();
+    for (const auto& name : options.policies) config.policies.push_back(policy_from_string(name));
+  }
+  if (!options.trace_dir.empty()) config.trace_dir = options.trace_dir;
+  if (config.backend == Backend::cuda) {
+    throw std::runtime_error(fmt::format("{}: backend = \"cuda\", but this build has no CUDA backend yet; use \"sim\" or \"auto\"",
+                                         config.source.string()));
+  }
+  const auto& shape = config.coordinator.shape;
+  fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {} proofs x {} partitions at domain 2^{} ({} uploaded per partition)\n",
+             config.source.string(), config.gpus, config.device_model,
+             config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "",
+             config.coordinator.proofs, config.coordinator.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
+  std::vector<RunReport> reports;
+  for (auto policy : config.policies) {
+    auto name = to_string(policy);
+    int done = 0;
+    int total = config.coordinator.proofs * config.coordinator.partitions_per_proof;
+    SimulatedRunOptions run_options;
+    run_options.on_job_done = [&](const JobRecord& job) {
+      ++done;
+      if (done == total || done % std::max(1, total / 4) == 0) {
+        fmt::print(stderr, "  {:<9} {:>4}/{} partitions  ({:.2f} s simulated)\n", name, done, total,
+                   static_cast<double>(job.finished_ns) / 1e9);
+      }
+    };
+    auto result = run_on_simulator(config, policy, run_options);
+    auto trace_file = config.trace_dir / fmt::format("{}.trace.json", name);
+    result.system->trace().write_chrome_json(trace_file);
+    fmt::print(stderr, "  {:<9} trace: {} (open in https://ui.perfetto.dev)\n", name, trace_file.string());
+    for (const auto& line : result.report.log) fmt::print(stderr, "  {:<9} {}\n", name, line);
+    if (!result.checker.clean()) fmt::print(stderr, "  {:<9} checker: {}", name, result.checker.describe());
+    reports.push_back(std::move(result.report));
+  }
+  fmt::print("\n");
+  print_report_table(std::cout, reports);
+  if (!options.json.empty()) {
+    write_report_json(options.json, reports);
+    fmt::print(stderr, "figures written to {}\n", options.json);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  auto* command = app.add_subcommand("run", "Run the configured workload under each policy and print the figures");
+  command->add_option("--config", options->config, "Deployment configuration (TOML)")->capture_default_str()->check(CLI::ExistingFile);
+  command->add_option("--policy", options->policies, "Run only this policy (repeatable): serial, prestage, two-lock, budgeted");
+  command->add_option("--trace", options->trace_dir, "Folder for the Perfetto traces (one per policy)");
+  command->add_option("--json", options->json, "Also write the figures as JSON to this file");
+  on_selected(command, [options] { return run(*options); });
+}
+
+}  // namespace stagehand::cli

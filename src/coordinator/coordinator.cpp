@@ -1,0 +1,500 @@
+#include "coordinator/coordinator.hpp"
+
+#include "coordinator/program_memory.hpp"
+#include "device/format.hpp"
+#include "util/random.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+namespace stagehand {
+
+const std::vector<std::string>& policy_names() {
+  static const std::vector<std::string> names{"serial", "prestage", "two-lock", "budgeted"};
+  return names;
+}
+
+std::string to_string(Policy policy) { return policy_names().at(static_cast<std::size_t>(policy)); }
+
+Policy policy_from_string(const std::string& name) {
+  const auto& names = policy_names();
+  auto found = std::find(names.begin(), names.end(), name);
+  if (found == names.end()) {
+    throw std::invalid_argument(fmt::format("unknown policy '{}' (one of: {})", name, fmt::join(names, ", ")));
+  }
+  return static_cast<Policy>(found - names.begin());
+}
+
+namespace {
+
+// One GPU: its locks, its budget, its staging, and the proving key pinned for it.
+struct Lane {
+  Lane(Device& device, int index, const CoordinatorSettings& settings, Random& random, std::function<HostRange(Bytes)> pageable)
+      : device(device),
+        index(index),
+        compute_lock(settings.policy == Policy::two_lock || !settings.grant_order_is_lock_order
+                         ? std::function<std::size_t(std::size_t)>([&random](std::size_t count) { return random.below(count); })
+                         : std::function<std::size_t(std::size_t)>()),
+        staging(device,
+                settings.policy == Policy::budgeted ? settings.host_staging : HostStagingMode::register_in_place,
+                settings.pinned_host_budget_bytes, std::move(pageable)) {}
+
+  Device& device;
+  int index;
+  ComputeLock compute_lock;
+  ComputeLock memory_lock;  // two-lock only
+  std::unique_ptr<VramBudget> budget;
+  HostStaging staging;
+  ProvingKeyHost key;
+  std::vector<HostRange> key_buffers;
+  AsyncWaitList prestage_slots;
+};
+
+struct Run {
+  CoordinatorSettings settings;
+  Trace& trace;
+  CoordinatorHooks hooks;
+  Random random;
+  int next_job = 0;
+  int total_jobs = 0;
+  std::vector<JobRecord> jobs;
+  std::vector<std::string> log;
+  std::uint64_t fallbacks = 0;
+};
+
+bool is_out_of_memory(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const DeviceError& device_error) {
+    return device_error.errc() == DeviceErrc::out_of_memory;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string describe(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& exception) {
+    return exception.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+class Worker {
+ public:
+  Worker(Run& run, Lane& lane, int index)
+      : run_(run), lane_(lane), device_(lane.device), index_(index), shape_(run.settings.shape),
+        track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
+
+  asio::awaitable<void> run() {
+    compute_ = device_.create_stream();
+    upload_ = device_.create_stream();
+    for (auto& range : results_) range = co_await device_.allocate_pinned_host(PartitionShape::kBucketResultBytes);
+    while (run_.next_job < run_.total_jobs) {
+      auto& job = run_.jobs[static_cast<std::size_t>(run_.next_job++)];
+      job.device = lane_.index;
+      job.worker = index_;
+      job.started_ns = device_.now();
+      co_await run_job(job);
+      job.finished_ns = device_.now();
+      if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);
+    }
+    co_await device_.synchronize_stream(compute_);
+    co_await device_.synchronize_stream(upload_);
+    for (auto& range : results_) co_await device_.free_pinned_host(range);
+    device_.destroy_stream(compute_);
+    device_.destroy_stream(upload_);
+  }
+
+ private:
+  asio::awaitable<void> run_job(JobRecord& job) {
+    switch (run_.settings.policy) {
+      case Policy::serial: co_await serial(job); break;
+      case Policy::prestage: co_await prestage(job); break;
+      case Policy::two_lock: co_await two_lock(job); break;
+      case Policy::budgeted: co_await budgeted(job); break;
+    }
+  }
+
+  void span(const char* name, Nanoseconds start, std::string detail = {}) {
+    run_.trace.span(track_, name, "coordinator", start, device_.now(), std::move(detail));
+  }
+  void mark(const char* name, std::string detail) { run_.trace.instant(track_, name, "coordinator", device_.now(), std::move(detail)); }
+
+  void fail(JobRecord& job, std::exception_ptr error) {
+    if (is_out_of_memory(error)) ++job.out_of_memory_errors;
+    job.error = describe(error);
+    mark(is_out_of_memory(error) ? "out of memory (job failed)" : "job failed", job.error);
+  }
+
+  asio::awaitable<void> host_phase(const char* name, Nanoseconds duration, const JobRecord& job) {
+    auto start = device_.now();
+    co_await device_.sleep_for(duration);
+    span(name, start, fmt::format("partition {}", job.index));
+  }
+
+  asio::awaitable<void> wait_for_lock(ComputeLock& lock, ComputeLock::Ticket ticket, JobRecord& job) {
+    if (job.lock_requested_ns < 0) job.lock_requested_ns = device_.now();
+    auto start = device_.now();
+    co_await lock.acquire(ticket);
+    job.lock_acquired_ns = device_.now();
+    if (job.lock_acquired_ns > start) span("wait for the compute lock", start);
+  }
+
+  void release_lock(ComputeLock& lock, ComputeLock::Ticket ticket, JobRecord& job) {
+    job.lock_released_ns = device_.now();
+    lock.release(ticket);
+    span("GPU program (compute lock held)", job.lock_acquired_ns, fmt::format("partition {}", job.index));
+  }
+
+  // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
+  static PartitionInputs legacy_inputs(const LegacyMemory& memory, EventHandle uploaded) {
+    PartitionInputs inputs{memory.a(), memory.b(), memory.c(), {}};
+    if (uploaded) inputs.uploaded.push_back(uploaded);
+    return inputs;
+  }
+  static PartitionInputs budgeted_inputs(const std::vector<DevicePointer>& pointers, EventHandle uploaded) {
+    return PartitionInputs{pointers[0], pointers[1], pointers[2], std::vector<EventHandle>(1, uploaded)};
+  }
+
+  PartitionProgram program() {
+    return PartitionProgram(device_, shape_, lane_.key, run_.settings.program, compute_, upload_);
+  }
+
+  // Uploads a, b, c from `host` into the legacy buffers on `stream` and records `uploaded`.
+  asio::awaitable<void> upload_legacy_inputs(LegacyMemory& memory, const std::vector<HostRange>& host, StreamHandle stream) {
+    co_await device_.copy_to_device(memory.a(), host[0], stream);
+    co_await device_.copy_to_device(memory.b(), host[1], stream);
+    co_await device_.copy_to_device(memory.c(), host[2], stream);
+  }
+
+  // ---- serial: one lock around everything, pageable uploads inside it ----
+  asio::awaitable<void> serial(JobRecord& job) {
+    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
+    std::vector<HostRange> host;
+    for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(shape_.polynomial_bytes()));
+    auto ticket = lane_.compute_lock.take_ticket();
+    co_await wait_for_lock(lane_.compute_lock, ticket, job);
+    LegacyMemory memory(device_);
+    std::exception_ptr failure;
+    try {
+      co_await memory.allocate_inputs(shape_.polynomial_bytes());
+      auto start = device_.now();
+      co_await upload_legacy_inputs(memory, host, compute_);  // each call holds the host until done
+      auto upload_ns = device_.now() - start;
+      span("pageable upload of a, b, c (in the lock)", start);
+      auto times = co_await program().run(legacy_inputs(memory, EventHandle{}), memory, results_);
+      job.waited_for_inputs_ns = upload_ns + times.waited_for_inputs_ns;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) fail(job, failure);
+    co_await memory.release_all(compute_);
+    release_lock(lane_.compute_lock, ticket, job);
+    if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+  }
+
+  // ---- prestage: pin in place, upload before the lock, fall back inside it ----
+  asio::awaitable<void> make_room_the_old_way() {
+    const auto& switches = run_.settings.prestage;
+    if (switches.synchronize_device) co_await device_.synchronize_device();
+    if (switches.trim_pool) device_.trim_pool(0);
+  }
+
+  bool free_memory_check_passes() {
+    const auto& switches = run_.settings.prestage;
+    if (!switches.free_memory_check) return true;
+    return device_.memory_info().free_bytes >= shape_.input_bytes() + switches.margin_bytes;
+  }
+
+  // Allocates a and b|c and starts their upload on the upload stream; false if the free-memory
+  // check said no. OOM propagates.
+  asio::awaitable<bool> stage_legacy(LegacyMemory& memory, const StagedHostBuffers& host, EventHandle uploaded) {
+    co_await make_room_the_old_way();
+    if (!free_memory_check_passes()) co_return false;
+    co_await memory.allocate_inputs(shape_.polynomial_bytes());
+    co_await upload_legacy_inputs(memory, host.buffers, upload_);
+    device_.record_event(uploaded, upload_);
+    co_return true;
+  }
+
+  asio::awaitable<void> legacy_with_lock(JobRecord& job, ComputeLock& lock, ComputeLock::Ticket ticket, LegacyMemory& memory,
+                                         const StagedHostBuffers& host, EventHandle uploaded, bool staged) {
+    co_await wait_for_lock(lock, ticket, job);
+    std::exception_ptr failure;
+    try {
+      if (!staged) {
+        // The fallback: upload inside the lock, with the GPU waiting.
+        job.fell_back = true;
+        ++run_.fallbacks;
+        mark("fallback: upload inside the lock", fmt::format("partition {}", job.index));
+        co_await make_room_the_old_way();
+        co_await memory.allocate_inputs(shape_.polynomial_bytes());
+        co_await upload_legacy_inputs(memory, host.buffers, upload_);
+        device_.record_event(uploaded, upload_);
+      }
+      auto times = co_await program().run(legacy_inputs(memory, uploaded), memory, results_);
+      job.waited_for_inputs_ns = times.waited_for_inputs_ns;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) fail(job, failure);
+    co_await memory.release_all(compute_);
+    co_await device_.synchronize_stream(upload_);
+    release_lock(lock, ticket, job);
+  }
+
+  asio::awaitable<void> prestage(JobRecord& job) {
+    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
+    auto start = device_.now();
+    auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+    span("cudaHostRegister a, b, c", start);
+    auto uploaded = device_.create_event();
+    LegacyMemory memory(device_);
+    bool staged = false;
+    std::exception_ptr failure;
+    try {
+      start = device_.now();
+      staged = co_await stage_legacy(memory, host, uploaded);
+      if (staged) {
+        job.prestaged_bytes = shape_.input_bytes();
+        span("pre-stage a, b, c", start);
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      if (!is_out_of_memory(failure)) std::rethrow_exception(failure);
+      ++job.out_of_memory_errors;
+      mark("out of memory while pre-staging", describe(failure));
+      co_await memory.release_all(upload_);
+    }
+    auto ticket = lane_.compute_lock.take_ticket();
+    co_await legacy_with_lock(job, lane_.compute_lock, ticket, memory, host, uploaded, staged);
+    device_.destroy_event(uploaded);
+    start = device_.now();
+    co_await lane_.staging.release(host);
+    span("cudaHostUnregister a, b, c", start);
+    if (job.completed()) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+  }
+
+  // ---- two-lock: a memory lock for allocation and upload, then an unfair compute lock ----
+  asio::awaitable<void> two_lock(JobRecord& job) {
+    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
+    auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+    auto uploaded = device_.create_event();
+    LegacyMemory memory(device_);
+    bool staged = false;
+    auto memory_ticket = lane_.memory_lock.take_ticket();
+    auto start = device_.now();
+    co_await lane_.memory_lock.acquire(memory_ticket);
+    if (device_.now() > start) span("wait for the memory lock", start);
+    std::exception_ptr failure;
+    try {
+      start = device_.now();
+      staged = co_await stage_legacy(memory, host, uploaded);
+      if (staged) {
+        co_await device_.synchronize_stream(upload_);
+        job.prestaged_bytes = shape_.input_bytes();
+        span("pre-stage a, b, c (memory lock held)", start);
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    lane_.memory_lock.release(memory_ticket);
+    if (failure) {
+      if (!is_out_of_memory(failure)) std::rethrow_exception(failure);
+      ++job.out_of_memory_errors;
+      mark("out of memory while pre-staging", describe(failure));
+      co_await memory.release_all(upload_);
+    }
+    auto ticket = lane_.compute_lock.take_ticket();
+    co_await legacy_with_lock(job, lane_.compute_lock, ticket, memory, host, uploaded, staged);
+    device_.destroy_event(uploaded);
+    co_await lane_.staging.release(host);
+    if (job.completed()) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+  }
+
+  // ---- budgeted: every byte reserved, grant order = lock order, pinned-pool staging ----
+  asio::awaitable<void> budgeted(JobRecord& job) {
+    auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+    co_await host_phase("prepare a, b, c (into pinned buffers)", shape_.host_prepare_ns(), job);
+    // A bounded number of jobs per GPU hold a ticket without the lock.
+    while (static_cast<int>(lane_.compute_lock.queue().size()) >= run_.settings.prestage_depth) {
+      co_await lane_.prestage_slots.wait();
+    }
+    auto& budget = *lane_.budget;
+    auto ticket = lane_.compute_lock.take_ticket();
+    job.lock_requested_ns = device_.now();
+    std::exception_ptr failure;
+    auto uploaded = device_.create_event();
+    BudgetedMemory memory(device_, budget, ticket);
+    try {
+      budget.add_job(ticket, shape_.peak_bytes());
+      // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
+      // is uploaded once the job holds it (the budget then serves the holder first).
+      std::vector<DevicePointer> inputs(3);
+      auto start = device_.now();
+      for (std::size_t i = 0; i < 3; ++i) {
+        inputs[i] = co_await memory.allocate(shape_.polynomial_bytes(), upload_);
+        co_await device_.copy_to_device(inputs[i], host.buffers[i], upload_);
+        if (!lane_.compute_lock.is_holder(ticket)) job.prestaged_bytes += shape_.polynomial_bytes();
+      }
+      device_.record_event(uploaded, upload_);
+      memory.set_inputs(inputs[0], inputs[1], inputs[2]);
+      span("pre-stage a, b, c", start, format_bytes(job.prestaged_bytes) + " before the lock");
+      co_await wait_for_lock(lane_.compute_lock, ticket, job);
+      lane_.prestage_slots.notify_all();
+      auto times = co_await program().run(budgeted_inputs(inputs, uploaded), memory, results_);
+      job.waited_for_inputs_ns = times.waited_for_inputs_ns;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      fail(job, failure);
+      memory.release_all(compute_);
+      co_await device_.synchronize_stream(upload_);
+      co_await device_.synchronize_stream(compute_);
+    }
+    if (lane_.compute_lock.is_holder(ticket)) {
+      release_lock(lane_.compute_lock, ticket, job);
+    } else {
+      lane_.compute_lock.abandon(ticket);
+      lane_.prestage_slots.notify_all();
+    }
+    budget.remove_job(ticket);
+    device_.destroy_event(uploaded);
+    co_await lane_.staging.release(host);
+    if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+  }
+
+  Run& run_;
+  Lane& lane_;
+  Device& device_;
+  int index_;
+  PartitionShape shape_;
+  TraceTrack track_;
+  StreamHandle compute_;
+  StreamHandle upload_;
+  std::vector<HostRange> results_ = std::vector<HostRange>(2);
+};
+
+// Pins the proving key's points once per GPU: every policy streams them from pinned memory.
+asio::awaitable<void> pin_proving_key(Lane& lane, const PartitionShape& shape) {
+  auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
+    auto range = co_await lane.device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
+    lane.key_buffers.push_back(range);
+    co_return range;
+  };
+  lane.key.h = co_await pin(shape.h_points() * PartitionShape::kG1AffineBytes);
+  lane.key.l = co_await pin(shape.l_points() * PartitionShape::kG1AffineBytes);
+  lane.key.a = co_await pin(shape.a_points() * PartitionShape::kG1AffineBytes);
+  lane.key.b_g1 = co_await pin(shape.b_g1_points() * PartitionShape::kG1AffineBytes);
+  lane.key.b_g2 = co_await pin(shape.b_g2_points() * PartitionShape::kG2AffineBytes);
+  lane.key.tail = co_await pin(shape.tail_points() * PartitionShape::kTailBytesPerPoint);
+}
+
+}  // namespace
+
+asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Trace& trace,
+                                           CoordinatorHooks hooks) {
+  if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
+  Run run{settings, trace, hooks, Random(settings.seed ^ 0x5eed), 0, settings.proofs * settings.partitions_per_proof, {}, {}, 0};
+  run.jobs.resize(static_cast<std::size_t>(run.total_jobs));
+  for (int i = 0; i < run.total_jobs; ++i) {
+    run.jobs[static_cast<std::size_t>(i)].index = i;
+    run.jobs[static_cast<std::size_t>(i)].proof = i / settings.partitions_per_proof;
+  }
+
+  std::vector<std::unique_ptr<Lane>> lanes;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    lanes.push_back(std::make_unique<Lane>(*devices[i], static_cast<int>(i), settings, run.random, hooks.pageable_memory));
+    auto& lane = *lanes.back();
+    if (settings.policy == Policy::budgeted) {
+      auto total = lane.device.properties().total_memory_bytes;
+      auto reserved = settings.safety_margin_bytes + settings.resident_bytes;
+      auto capacity = total > reserved ? total - reserved : 0;
+      lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules);
+      lane.budget->set_log([&run](const std::string& line) { run.log.push_back(line); });
+      // The budget decides who gets memory: the pool keeps what it has (no release at every
+      // synchronise, no regrowth cost) and never makes one stream wait for another's free.
+      lane.device.set_pool_release_threshold(capacity);
+      lane.device.set_pool_cross_stream_reuse(false);
+    }
+    co_await pin_proving_key(lane, settings.shape);
+  }
+
+  auto start = devices.front()->now();
+  int workers_running = 0;
+  std::exception_ptr worker_failure;
+  AsyncWaitList all_done;
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (auto& lane : lanes) {
+    for (int w = 0; w < settings.workers_per_device; ++w) {
+      workers.push_back(std::make_unique<Worker>(run, *lane, w));
+      ++workers_running;
+      asio::co_spawn(lane->device.executor(), workers.back()->run(), [&](std::exception_ptr error) {
+        if (error && !worker_failure) worker_failure = error;
+        if (--workers_running == 0) all_done.notify_all();
+      });
+    }
+  }
+  while (workers_running > 0) co_await all_done.wait();
+  auto end = devices.front()->now();
+  if (worker_failure) std::rethrow_exception(worker_failure);
+
+  for (auto& lane : lanes) {
+    co_await lane->staging.shutdown();
+    for (auto& range : lane->key_buffers) co_await lane->device.free_pinned_host(range);
+    if (settings.policy == Policy::budgeted) {
+      lane->device.set_pool_release_threshold(0);
+      lane->device.trim_pool(0);
+    }
+  }
+
+  RunReport report;
+  report.policy = to_string(settings.policy);
+  report.devices = static_cast<int>(devices.size());
+  report.proofs = settings.proofs;
+  report.partitions = run.total_jobs;
+  report.makespan_ns = end - start;
+  Nanoseconds lock_held = 0;
+  for (const auto& job : run.jobs) {
+    if (job.completed()) {
+      ++report.partitions_completed;
+      lock_held += job.lock_released_ns - job.lock_acquired_ns;
+    }
+    if (job.lock_acquired_ns >= 0 && job.lock_requested_ns >= 0) {
+      report.lock_wait_seconds += static_cast<double>(job.lock_acquired_ns - job.lock_requested_ns) / 1e9;
+    }
+    report.upload_wait_seconds += static_cast<double>(job.waited_for_inputs_ns) / 1e9;
+  }
+  double makespan_seconds = static_cast<double>(report.makespan_ns) / 1e9;
+  report.seconds_per_proof = makespan_seconds / settings.proofs;
+  report.partitions_per_second = makespan_seconds > 0 ? report.partitions_completed / makespan_seconds : 0;
+  report.gpu_seconds_per_partition =
+      report.partitions_completed > 0 ? static_cast<double>(lock_held) / 1e9 / report.partitions_completed : 0;
+  double busy = 0;
+  double span = 0;
+  for (auto* device : devices) {
+    const auto& counters = device->counters();
+    busy += static_cast<double>(counters.compute_busy_ns);
+    if (counters.first_kernel_start_ns >= 0) span += static_cast<double>(counters.last_kernel_end_ns - counters.first_kernel_start_ns);
+    report.pcie_bytes_pinned += counters.pinned_bytes_copied;
+    report.pcie_bytes_pageable += counters.pageable_bytes_copied;
+    report.vram_peak_bytes = std::max(report.vram_peak_bytes, counters.peak_memory_used_bytes);
+    report.oom_count += counters.out_of_memory_count;
+  }
+  report.compute_busy_fraction = span > 0 ? busy / span : 0;
+  report.fallback_count = run.fallbacks;
+  report.jobs = std::move(run.jobs);
+  report.log = std::move(run.log);
+  co_return report;
+}
+
+}  // namespace stagehand

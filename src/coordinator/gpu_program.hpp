@@ -1,0 +1,96 @@
+#pragma once
+// The GPU program of one PoRep-shaped partition, written once against the Device interface and
+// run unchanged by every policy on every backend. It follows the production prover: inverse NTT
+// then coset NTT of a, b and c; H = (a*b - c)/Z on the coset; inverse coset NTT; b and c freed
+// early; the H MSM over points streamed in batches; batch additions over L, A, B_G1, B_G2; tail
+// MSMs; results to the host.
+
+#include "coordinator/partition.hpp"
+#include "device/device.hpp"
+
+#include <array>
+#include <vector>
+
+namespace stagehand {
+
+// How the program gets and returns device memory: the policy decides (the budget and the pool,
+// or the historical mix of cudaMalloc and the pool).
+class ProgramMemory {
+ public:
+  virtual ~ProgramMemory() = default;
+  // Working memory on the compute stream.
+  virtual asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) = 0;
+  virtual asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) = 0;
+  // The inputs, when the program is done with them: b and c after H is formed, a after the H MSM.
+  virtual asio::awaitable<void> release_b_and_c(StreamHandle stream) = 0;
+  virtual asio::awaitable<void> release_a(StreamHandle stream) = 0;
+};
+
+// a, b and c on the device, and the events that say their uploads are done.
+struct PartitionInputs {
+  DevicePointer a;
+  DevicePointer b;
+  DevicePointer c;
+  std::vector<EventHandle> uploaded;
+};
+
+// The proving key's points in pinned host memory, shared by all partitions on a device.
+struct ProvingKeyHost {
+  HostRange h, l, a, b_g1, b_g2, tail;
+};
+
+struct ProgramSettings {
+  MsmCollect msm_collect = MsmCollect::deferred;
+};
+
+// What the program measured.
+struct ProgramTimes {
+  // From the program's start until the compute stream could begin (inputs uploaded).
+  Nanoseconds waited_for_inputs_ns = 0;
+};
+
+class PartitionProgram {
+ public:
+  // The worker owns the streams: it pre-stages on `upload` before the program exists.
+  PartitionProgram(Device& device, const PartitionShape& shape, const ProvingKeyHost& key, ProgramSettings settings,
+                   StreamHandle compute, StreamHandle upload);
+  ~PartitionProgram();
+  PartitionProgram(const PartitionProgram&) = delete;
+  PartitionProgram& operator=(const PartitionProgram&) = delete;
+
+  // Runs the program on the compute stream; `results` (pinned, 2 x bucket results) receives the
+  // MSM buckets. Returns when the results are on the host.
+  asio::awaitable<ProgramTimes> run(PartitionInputs inputs, ProgramMemory& memory, const std::vector<HostRange>& results);
+
+  StreamHandle compute_stream() const { return compute_; }
+  StreamHandle upload_stream() const { return upload_; }
+
+ private:
+  struct StreamedSet {
+    const char* kernel;
+    HostRange host;
+    std::uint64_t items;
+    Bytes item_bytes;
+  };
+  asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, bool collect, DevicePointer scalars,
+                                      const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
+                                      const std::vector<HostRange>& results);
+  std::vector<StreamedSet> h_msm_sets() const;
+  std::vector<StreamedSet> batch_addition_sets() const;
+  void launch_into_buckets(const char* name, std::uint64_t items, std::vector<BufferUse> reads, DevicePointer buckets);
+  void reduce_buckets(const std::vector<DevicePointer>& buckets);
+  void kernel(const char* name, std::uint64_t work_units, std::vector<BufferUse> reads, std::vector<BufferUse> writes);
+
+  Device& device_;
+  PartitionShape shape_;
+  ProvingKeyHost key_;
+  ProgramSettings settings_;
+  StreamHandle compute_;
+  StreamHandle upload_;
+  std::array<EventHandle, 2> buffer_free_;
+  std::array<EventHandle, 2> buffer_filled_;
+  std::array<EventHandle, 2> results_ready_;
+  EventHandle done_;
+};
+
+}  // namespace stagehand

@@ -1,0 +1,104 @@
+#include "coordinator/host_staging.hpp"
+
+#include "device/format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stagehand {
+
+HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,
+                         std::function<HostRange(Bytes)> pageable_memory)
+    : device_(device), mode_(mode), budget_bytes_(pinned_budget_bytes), pageable_memory_(std::move(pageable_memory)) {}
+
+asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
+  if (3 * bytes > budget_bytes_) {
+    throw std::runtime_error(fmt::format("host staging: a partition's a, b, c need {} pinned, the budget is {}",
+                                         format_bytes(3 * bytes), format_bytes(budget_bytes_)));
+  }
+  StagedHostBuffers staged;
+  staged.from_pool = mode_ == HostStagingMode::pinned_pool;
+  if (mode_ == HostStagingMode::pinned_pool) {
+    for (auto& buffer : staged.buffers) {
+      for (;;) {
+        auto idle = std::find_if(idle_.begin(), idle_.end(), [&](const HostRange& range) { return range.bytes == bytes; });
+        if (idle != idle_.end()) {
+          buffer = *idle;
+          idle_.erase(idle);
+          break;
+        }
+        if (pinned_bytes_ + bytes <= budget_bytes_) {
+          pinned_bytes_ += bytes;  // counted before the call, so that waiters see it
+          try {
+            buffer = co_await device_.allocate_pinned_host(bytes);
+          } catch (...) {
+            pinned_bytes_ -= bytes;
+            throw;
+          }
+          break;
+        }
+        if (!idle_.empty()) {
+          // Idle buffers of another size stand in the way: give one back to make room.
+          auto victim = idle_.back();
+          idle_.pop_back();
+          pinned_bytes_ -= victim.bytes;
+          co_await device_.free_pinned_host(victim);
+          continue;
+        }
+        co_await waiters_.wait();
+      }
+      in_use_bytes_ += bytes;
+    }
+    co_return staged;
+  }
+  while (pinned_bytes_ + 3 * bytes > budget_bytes_) co_await waiters_.wait();
+  pinned_bytes_ += 3 * bytes;
+  in_use_bytes_ += 3 * bytes;
+  std::size_t registered = 0;
+  std::exception_ptr failure;
+  try {
+    for (auto& buffer : staged.buffers) {
+      buffer = pageable_memory_(bytes);
+      co_await device_.register_host(buffer);
+      ++registered;
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {
+    // Unpin what was pinned; the error goes to the job.
+    for (std::size_t i = 0; i < registered; ++i) co_await device_.unregister_host(staged.buffers[i]);
+    pinned_bytes_ -= 3 * bytes;
+    in_use_bytes_ -= 3 * bytes;
+    waiters_.notify_all();
+    std::rethrow_exception(failure);
+  }
+  co_return staged;
+}
+
+asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
+  for (auto& buffer : staged.buffers) {
+    if (buffer.bytes == 0) continue;
+    in_use_bytes_ -= buffer.bytes;
+    if (staged.from_pool) {
+      idle_.push_back(buffer);
+    } else {
+      co_await device_.unregister_host(buffer);
+      pinned_bytes_ -= buffer.bytes;
+    }
+  }
+  waiters_.notify_all();
+}
+
+asio::awaitable<void> HostStaging::shutdown() {
+  auto idle = std::move(idle_);
+  idle_.clear();
+  for (auto& buffer : idle) {
+    pinned_bytes_ -= buffer.bytes;
+    co_await device_.free_pinned_host(buffer);
+  }
+}
+
+}  // namespace stagehand

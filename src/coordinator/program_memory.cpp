@@ -1,0 +1,69 @@
+#include "coordinator/program_memory.hpp"
+
+namespace stagehand {
+
+asio::awaitable<DevicePointer> BudgetedMemory::allocate(Bytes bytes, StreamHandle stream) {
+  auto reservation = co_await budget_.reserve(ticket_, bytes);
+  auto pointer = co_await device_.allocate_async(bytes, stream);
+  live_.emplace(pointer.address, Live{bytes, std::move(reservation)});
+  co_return pointer;
+}
+
+asio::awaitable<void> BudgetedMemory::release(DevicePointer pointer, StreamHandle stream) {
+  auto found = live_.find(pointer.address);
+  if (found == live_.end()) co_return;
+  device_.free_async(pointer, stream);
+  found->second.reservation.release_in_stream_order(found->second.bytes, stream);
+  live_.erase(found);
+}
+
+asio::awaitable<void> BudgetedMemory::release_b_and_c(StreamHandle stream) {
+  co_await release(inputs_[1], stream);
+  co_await release(inputs_[2], stream);
+}
+
+asio::awaitable<void> BudgetedMemory::release_a(StreamHandle stream) { co_await release(inputs_[0], stream); }
+
+void BudgetedMemory::release_all(StreamHandle stream) {
+  for (auto& [address, live] : live_) {
+    device_.free_async(DevicePointer{address}, stream);
+    live.reservation.release_in_stream_order(live.bytes, stream);
+  }
+  live_.clear();
+}
+
+asio::awaitable<void> LegacyMemory::allocate_inputs(Bytes polynomial_bytes) {
+  a_ = co_await device_.allocate(polynomial_bytes);
+  bc_bytes_ = 2 * polynomial_bytes;
+  bc_ = co_await device_.allocate(bc_bytes_);
+}
+
+asio::awaitable<DevicePointer> LegacyMemory::allocate(Bytes bytes, StreamHandle stream) {
+  auto pointer = co_await device_.allocate_async(bytes, stream);
+  pool_live_.emplace(pointer.address, bytes);
+  co_return pointer;
+}
+
+asio::awaitable<void> LegacyMemory::release(DevicePointer pointer, StreamHandle stream) {
+  if (pool_live_.erase(pointer.address) == 0) co_return;
+  device_.free_async(pointer, stream);
+}
+
+asio::awaitable<void> LegacyMemory::release_b_and_c(StreamHandle) {
+  if (bc_) co_await device_.free(bc_);
+  bc_ = {};
+}
+
+asio::awaitable<void> LegacyMemory::release_a(StreamHandle) {
+  if (a_) co_await device_.free(a_);
+  a_ = {};
+}
+
+asio::awaitable<void> LegacyMemory::release_all(StreamHandle stream) {
+  for (auto& [address, bytes] : pool_live_) device_.free_async(DevicePointer{address}, stream);
+  pool_live_.clear();
+  co_await release_b_and_c(stream);
+  co_await release_a(stream);
+}
+
+}  // namespace stagehand

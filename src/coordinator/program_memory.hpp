@@ -1,0 +1,66 @@
+#pragma once
+// The two ways a partition's GPU program gets device memory.
+//   BudgetedMemory: every byte reserved in the VramBudget first, then taken from the pool on the
+//                   stream that uses it; frees given back to the budget in stream order.
+//   LegacyMemory:   the production engine's mix: a and b|c from cudaMalloc (freed with cudaFree,
+//                   which waits for the whole device), working memory from the pool.
+// Both keep every live allocation, so that a job failing half-way gives everything back.
+
+#include "coordinator/gpu_program.hpp"
+#include "coordinator/vram_budget.hpp"
+
+#include <map>
+
+namespace stagehand {
+
+class BudgetedMemory final : public ProgramMemory {
+ public:
+  BudgetedMemory(Device& device, VramBudget& budget, ComputeLock::Ticket ticket)
+      : device_(device), budget_(budget), ticket_(ticket) {}
+
+  // Reserves, then allocates on `stream`: the pre-staging path uses it for a, b and c.
+  asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) override;
+  asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) override;
+  asio::awaitable<void> release_b_and_c(StreamHandle stream) override;
+  asio::awaitable<void> release_a(StreamHandle stream) override;
+  void set_inputs(DevicePointer a, DevicePointer b, DevicePointer c) { inputs_ = {a, b, c}; }
+  // Frees everything still held, in order on `stream` (after a failure).
+  void release_all(StreamHandle stream);
+
+ private:
+  struct Live {
+    Bytes bytes;
+    Reservation reservation;
+  };
+  Device& device_;
+  VramBudget& budget_;
+  ComputeLock::Ticket ticket_;
+  std::map<std::uint64_t, Live> live_;
+  std::array<DevicePointer, 3> inputs_{};
+};
+
+class LegacyMemory final : public ProgramMemory {
+ public:
+  explicit LegacyMemory(Device& device) : device_(device) {}
+
+  // a and b|c, as the engine allocated them (cudaMalloc).
+  asio::awaitable<void> allocate_inputs(Bytes polynomial_bytes);
+  DevicePointer a() const { return a_; }
+  DevicePointer b() const { return bc_; }
+  DevicePointer c() const { return bc_ + bc_bytes_ / 2; }
+
+  asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) override;
+  asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) override;
+  asio::awaitable<void> release_b_and_c(StreamHandle stream) override;
+  asio::awaitable<void> release_a(StreamHandle stream) override;
+  asio::awaitable<void> release_all(StreamHandle stream);
+
+ private:
+  Device& device_;
+  DevicePointer a_;
+  DevicePointer bc_;
+  Bytes bc_bytes_ = 0;
+  std::map<std::uint64_t, Bytes> pool_live_;
+};
+
+}  // namespace stagehand

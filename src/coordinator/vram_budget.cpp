@@ -1,0 +1,189 @@
+#include "coordinator/vram_budget.hpp"
+
+#include "device/format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+namespace stagehand {
+
+// ---- Reservation ----
+
+Reservation& Reservation::operator=(Reservation&& other) noexcept {
+  if (this != &other) {
+    if (budget_ && bytes_ > 0) budget_->give_back(ticket_, bytes_);
+    budget_ = std::exchange(other.budget_, nullptr);
+    ticket_ = other.ticket_;
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+Reservation::~Reservation() {
+  if (budget_ && bytes_ > 0) budget_->give_back(ticket_, bytes_);
+}
+
+void Reservation::release(Bytes bytes) {
+  assert(bytes <= bytes_);
+  bytes_ -= bytes;
+  budget_->give_back(ticket_, bytes);
+}
+
+void Reservation::release_in_stream_order(Bytes bytes, StreamHandle stream) {
+  assert(bytes <= bytes_);
+  if (!budget_->rules_.release_after_free_event) {
+    release(bytes);
+    return;
+  }
+  bytes_ -= bytes;
+  auto& job = budget_->jobs_.at(ticket_);
+  job.reserved_bytes -= bytes;
+  budget_->reserved_bytes_ -= bytes;
+  budget_->pending_bytes_ += bytes;
+  // The budget outlives every stream it watches: the coordinator drains the device first.
+  budget_->device_.host_callback(stream, [budget = budget_, bytes] { budget->finish_pending(bytes); });
+}
+
+Reservation Reservation::split(Bytes bytes) {
+  assert(bytes <= bytes_);
+  bytes_ -= bytes;
+  return Reservation(budget_, ticket_, bytes);
+}
+
+// ---- VramBudget ----
+
+VramBudget::VramBudget(Device& device, ComputeLock& lock, Bytes capacity_bytes, VramBudgetRules rules)
+    : device_(device), lock_(lock), rules_(rules), configured_capacity_bytes_(capacity_bytes), capacity_bytes_(capacity_bytes) {
+  lock_.on_holder_change([this] { serve_waiters(); });
+}
+
+void VramBudget::add_job(ComputeLock::Ticket ticket, Bytes peak_bytes) {
+  if (peak_bytes > capacity_bytes_) {
+    throw std::runtime_error(fmt::format("a partition needs {} of device memory at its peak, but the budget holds only {}",
+                                         format_bytes(peak_bytes), format_bytes(capacity_bytes_)));
+  }
+  jobs_[ticket] = Job{peak_bytes, 0};
+}
+
+void VramBudget::remove_job(ComputeLock::Ticket ticket) {
+  auto found = jobs_.find(ticket);
+  if (found == jobs_.end()) return;
+  assert(found->second.reserved_bytes == 0);
+  jobs_.erase(found);
+  serve_waiters();
+}
+
+Bytes VramBudget::job_reserved_bytes(ComputeLock::Ticket ticket) const {
+  auto found = jobs_.find(ticket);
+  return found == jobs_.end() ? 0 : found->second.reserved_bytes;
+}
+
+std::size_t VramBudget::lock_position(ComputeLock::Ticket ticket) const {
+  if (lock_.is_holder(ticket)) return 0;
+  const auto& queue = lock_.queue();
+  auto found = std::find(queue.begin(), queue.end(), ticket);
+  return found == queue.end() ? queue.size() + 1 : static_cast<std::size_t>(found - queue.begin()) + 1;
+}
+
+bool VramBudget::admissible(ComputeLock::Ticket ticket, Bytes bytes) const {
+  if (held_bytes() + bytes > capacity_bytes_) return false;
+  if (!rules_.admission_protects_lock_holder || lock_.is_holder(ticket)) return true;
+  // Room the holder and every job ahead in the lock queue may still need to reach its peak.
+  Bytes room_ahead = 0;
+  auto room_of = [&](ComputeLock::Ticket other) {
+    auto found = jobs_.find(other);
+    if (found == jobs_.end()) return Bytes{0};
+    return found->second.peak_bytes > found->second.reserved_bytes ? found->second.peak_bytes - found->second.reserved_bytes : 0;
+  };
+  if (auto holder = lock_.holder(); holder && *holder != ticket) room_ahead += room_of(*holder);
+  for (auto other : lock_.queue()) {
+    if (other == ticket) break;
+    room_ahead += room_of(other);
+  }
+  return held_bytes() + bytes + room_ahead <= capacity_bytes_;
+}
+
+void VramBudget::grant(ComputeLock::Ticket ticket, Bytes bytes) {
+  jobs_.at(ticket).reserved_bytes += bytes;
+  reserved_bytes_ += bytes;
+  peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes());
+}
+
+void VramBudget::give_back(ComputeLock::Ticket ticket, Bytes bytes) {
+  auto& job = jobs_.at(ticket);
+  assert(job.reserved_bytes >= bytes);
+  job.reserved_bytes -= bytes;
+  reserved_bytes_ -= bytes;
+  serve_waiters();
+}
+
+void VramBudget::finish_pending(Bytes bytes) {
+  assert(pending_bytes_ >= bytes);
+  pending_bytes_ -= bytes;
+  serve_waiters();
+}
+
+std::optional<Reservation> VramBudget::try_reserve(ComputeLock::Ticket ticket, Bytes bytes) {
+  if (!jobs_.contains(ticket)) throw std::logic_error("VramBudget::try_reserve: job not added");
+  reconcile();
+  // Waiters ahead in lock order go first.
+  for (const auto& waiter : waiters_) {
+    if (lock_position(waiter.ticket) < lock_position(ticket)) return std::nullopt;
+  }
+  if (!admissible(ticket, bytes)) return std::nullopt;
+  grant(ticket, bytes);
+  return Reservation(this, ticket, bytes);
+}
+
+asio::awaitable<Reservation> VramBudget::reserve(ComputeLock::Ticket ticket, Bytes bytes) {
+  if (auto now = try_reserve(ticket, bytes)) co_return std::move(*now);
+  co_await await_completion([&](Completion completion) { waiters_.push_back(Waiter{ticket, bytes, std::move(completion)}); });
+  // serve_waiters granted the bytes before completing us.
+  co_return Reservation(this, ticket, bytes);
+}
+
+void VramBudget::serve_waiters() {
+  if (waiters_.empty()) return;
+  std::stable_sort(waiters_.begin(), waiters_.end(),
+                   [&](const Waiter& a, const Waiter& b) { return lock_position(a.ticket) < lock_position(b.ticket); });
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (admissible(it->ticket, it->bytes)) {
+      grant(it->ticket, it->bytes);
+      auto completion = std::move(it->completion);
+      it = waiters_.erase(it);
+      completion.complete();
+    } else {
+      ++it;
+    }
+  }
+}
+
+void VramBudget::reconcile() {
+  // What the device counts as used that this process does not hold: another process, or the
+  // CUDA context. Its growth since the first look is taken off the capacity.
+  auto info = device_.memory_info();
+  auto pool = device_.pool_stats();
+  Bytes ours = pool.reserved_bytes;
+  Bytes used = info.total_bytes - info.free_bytes;
+  Bytes foreign = used > ours ? used - ours : 0;
+  if (!baseline_taken_) {
+    baseline_foreign_bytes_ = foreign;
+    baseline_taken_ = true;
+    return;
+  }
+  Bytes grown = foreign > baseline_foreign_bytes_ ? foreign - baseline_foreign_bytes_ : 0;
+  Bytes capacity = configured_capacity_bytes_ > grown ? configured_capacity_bytes_ - grown : 0;
+  if (capacity != capacity_bytes_) {
+    if (log_) {
+      log_(fmt::format("GPU {}: device memory info shows {} used outside this budget; capacity {} -> {}",
+                       device_.properties().ordinal, format_bytes(grown), format_bytes(capacity_bytes_), format_bytes(capacity)));
+    }
+    capacity_bytes_ = capacity;
+    serve_waiters();
+  }
+}
+
+}  // namespace stagehand

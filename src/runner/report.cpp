@@ -1,0 +1,66 @@
+#include "runner/report.hpp"
+
+#include "device/format.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <ostream>
+
+namespace stagehand {
+
+void print_report_table(std::ostream& out, const std::vector<RunReport>& reports) {
+  fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9}\n", "policy", "s/proof",
+             "parts/s", "GPU s/pt", "busy", "lock s", "upload s", "PCIe pin", "PCIe page", "VRAM peak", "OOM", "fallback");
+  for (const auto& r : reports) {
+    fmt::print(out, "{:<10} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.1f}% {:>9.2f} {:>9.2f} {:>10} {:>10} {:>10} {:>5} {:>9}\n", r.policy,
+               r.seconds_per_proof, r.partitions_per_second, r.gpu_seconds_per_partition, 100 * r.compute_busy_fraction,
+               r.lock_wait_seconds, r.upload_wait_seconds, format_bytes(r.pcie_bytes_pinned), format_bytes(r.pcie_bytes_pageable),
+               format_bytes(r.vram_peak_bytes), r.oom_count, r.fallback_count);
+  }
+  for (const auto& r : reports) {
+    if (r.partitions_completed < r.partitions) {
+      fmt::print(out, "{}: {} of {} partitions failed", r.policy, r.partitions - r.partitions_completed, r.partitions);
+      for (const auto& job : r.jobs) {
+        if (!job.completed()) {
+          fmt::print(out, "; the first, partition {}: {}", job.index, job.error);
+          break;
+        }
+      }
+      fmt::print(out, "\n");
+    }
+  }
+}
+
+std::string report_json(const std::vector<RunReport>& reports) {
+  nlohmann::json policies = nlohmann::json::array();
+  for (const auto& r : reports) {
+    policies.push_back({{"policy", r.policy},
+                        {"seconds_per_proof", r.seconds_per_proof},
+                        {"partitions_per_second", r.partitions_per_second},
+                        {"gpu_seconds_per_partition", r.gpu_seconds_per_partition},
+                        {"compute_busy_fraction", r.compute_busy_fraction},
+                        {"lock_wait_seconds", r.lock_wait_seconds},
+                        {"upload_wait_seconds", r.upload_wait_seconds},
+                        {"pcie_bytes_pinned", r.pcie_bytes_pinned},
+                        {"pcie_bytes_pageable", r.pcie_bytes_pageable},
+                        {"vram_peak_bytes", r.vram_peak_bytes},
+                        {"oom_count", r.oom_count},
+                        {"fallback_count", r.fallback_count},
+                        {"partitions", r.partitions},
+                        {"partitions_completed", r.partitions_completed},
+                        {"devices", r.devices}});
+  }
+  return nlohmann::json{{"policies", policies}}.dump(2);
+}
+
+void write_report_json(const std::filesystem::path& path, const std::vector<RunReport>& reports) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
+  out << report_json(reports) << '\n';
+}
+
+}  // namespace stagehand

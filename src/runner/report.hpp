@@ -1,0 +1,17 @@
+#pragma once
+// The run's figures for a person (a table) and for a program (JSON).
+
+#include "coordinator/coordinator.hpp"
+
+#include <filesystem>
+#include <iosfwd>
+#include <vector>
+
+namespace stagehand {
+
+void print_report_table(std::ostream& out, const std::vector<RunReport>& reports);
+// {"policies":[{"policy", "seconds_per_proof", ...}]}; throws std::runtime_error naming the path.
+void write_report_json(const std::filesystem::path& path, const std::vector<RunReport>& reports);
+std::string report_json(const std::vector<RunReport>& reports);
+
+}  // namespace stagehand

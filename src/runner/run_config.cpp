@@ -1,0 +1,123 @@
+#include "runner/run_config.hpp"
+
+#include "config/config_table.hpp"
+
+#include <cmath>
+
+namespace stagehand {
+namespace {
+Bytes gib_to_bytes(double gib) { return static_cast<Bytes>(std::llround(gib * static_cast<double>(kGiB))); }
+Bytes mib_to_bytes(double mib) { return static_cast<Bytes>(std::llround(mib * static_cast<double>(kMiB))); }
+}  // namespace
+
+void read_run_config(const ConfigTable& root, RunConfig& config) {
+  auto& coordinator = config.coordinator;
+  if (auto run = root.table("run")) {
+    auto backend = run->choice("backend", "auto", {"auto", "sim", "cuda"});
+    config.backend = backend == "sim" ? Backend::simulator : backend == "cuda" ? Backend::cuda : Backend::automatic;
+    if (auto names = run->string_array("policies")) {
+      config.policies.clear();
+      for (const auto& name : *names) {
+        try {
+          config.policies.push_back(policy_from_string(name));
+        } catch (const std::invalid_argument& error) {
+          run->fail("policies", error.what());
+        }
+      }
+      if (config.policies.empty()) run->fail("policies", "needs at least one policy");
+    }
+    coordinator.seed = static_cast<std::uint64_t>(run->integer_in("seed", static_cast<std::int64_t>(coordinator.seed), 0, INT64_MAX));
+    if (auto trace_dir = run->string("trace_dir")) config.trace_dir = *trace_dir;
+    run->reject_unknown_keys();
+  }
+  if (auto sim = root.table("sim")) {
+    config.device_model = sim->string("device_model").value_or(config.device_model);
+    config.duration_jitter = sim->number_in("duration_jitter", config.duration_jitter, 0, 0.9);
+    config.functional = sim->boolean("functional").value_or(config.functional);
+    sim->reject_unknown_keys();
+  }
+  if (auto gpus = root.table("gpus")) {
+    config.gpus = static_cast<int>(gpus->integer_in("count", config.gpus, 1, 64));
+    coordinator.workers_per_device = static_cast<int>(gpus->integer_in("workers_per_device", coordinator.workers_per_device, 1, 64));
+    coordinator.prestage_depth = static_cast<int>(gpus->integer_in("prestage_depth", coordinator.prestage_depth, 1, 64));
+    config.vram_cap_bytes = gib_to_bytes(gpus->number_in("vram_cap_gib", static_cast<double>(config.vram_cap_bytes) / kGiB, 0, 1 << 20));
+    coordinator.safety_margin_bytes =
+        mib_to_bytes(gpus->number_in("safety_margin_mib", static_cast<double>(coordinator.safety_margin_bytes) / kMiB, 0, 1 << 24));
+    coordinator.resident_bytes = mib_to_bytes(gpus->number_in("resident_mib", static_cast<double>(coordinator.resident_bytes) / kMiB, 0, 1 << 24));
+    gpus->reject_unknown_keys();
+  }
+  if (auto staging = root.table("host_staging")) {
+    auto mode = staging->choice("mode", coordinator.host_staging == HostStagingMode::pinned_pool ? "pinned-pool" : "register",
+                                {"pinned-pool", "register"});
+    coordinator.host_staging = mode == "pinned-pool" ? HostStagingMode::pinned_pool : HostStagingMode::register_in_place;
+    coordinator.pinned_host_budget_bytes =
+        gib_to_bytes(staging->number_in("pinned_budget_gib", static_cast<double>(coordinator.pinned_host_budget_bytes) / kGiB, 0.001, 1 << 20));
+    staging->reject_unknown_keys();
+  }
+  if (auto workload = root.table("workload")) {
+    coordinator.proofs = static_cast<int>(workload->integer_in("proofs", coordinator.proofs, 1, 100000));
+    coordinator.partitions_per_proof = static_cast<int>(workload->integer_in("partitions_per_proof", coordinator.partitions_per_proof, 1, 100000));
+    coordinator.shape.domain_log2 = static_cast<int>(workload->integer_in("domain_log2", coordinator.shape.domain_log2, 10, 27));
+    auto collect = workload->choice("msm_collect", coordinator.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
+                                    {"deferred", "synchronize"});
+    coordinator.program.msm_collect = collect == "deferred" ? MsmCollect::deferred : MsmCollect::synchronize;
+    coordinator.shape.host_prepare_ns_per_element =
+        workload->number_in("host_prepare_ns_per_element", coordinator.shape.host_prepare_ns_per_element, 0, 1e6);
+    coordinator.shape.host_finish_ns_per_element =
+        workload->number_in("host_finish_ns_per_element", coordinator.shape.host_finish_ns_per_element, 0, 1e6);
+    workload->reject_unknown_keys();
+  }
+  if (auto policy = root.table("policy")) {
+    if (auto prestage = policy->table("prestage")) {
+      auto& switches = coordinator.prestage;
+      switches.free_memory_check = prestage->boolean("free_memory_check").value_or(switches.free_memory_check);
+      switches.margin_bytes = mib_to_bytes(prestage->number_in("margin_mib", static_cast<double>(switches.margin_bytes) / kMiB, 0, 1 << 24));
+      switches.synchronize_device = prestage->boolean("synchronize_device").value_or(switches.synchronize_device);
+      switches.trim_pool = prestage->boolean("trim_pool").value_or(switches.trim_pool);
+      prestage->reject_unknown_keys();
+    }
+    if (auto two_lock = policy->table("two-lock")) {
+      config.two_lock_workers_per_device =
+          static_cast<int>(two_lock->integer_in("workers_per_device", config.two_lock_workers_per_device, 1, 64));
+      two_lock->reject_unknown_keys();
+    }
+    if (auto budgeted = policy->table("budgeted")) {
+      auto& rules = coordinator.budget_rules;
+      rules.release_after_free_event = budgeted->boolean("release_after_free_event").value_or(rules.release_after_free_event);
+      rules.admission_protects_lock_holder =
+          budgeted->boolean("admission_protects_lock_holder").value_or(rules.admission_protects_lock_holder);
+      coordinator.grant_order_is_lock_order = budgeted->boolean("grant_order_is_lock_order").value_or(coordinator.grant_order_is_lock_order);
+      budgeted->reject_unknown_keys();
+    }
+    policy->reject_unknown_keys();
+  }
+}
+
+RunConfig parse_run_config(std::string_view text, const std::string& source_name) {
+  auto document = ConfigDocument::parse(text, source_name);
+  RunConfig config;
+  config.source = source_name;
+  auto root = document.root();
+  read_run_config(root, config);
+  root.reject_unknown_keys();
+  return config;
+}
+
+RunConfig load_run_config(const std::filesystem::path& path) {
+  auto document = ConfigDocument::load(path);
+  RunConfig config;
+  config.source = path;
+  auto root = document.root();
+  read_run_config(root, config);
+  root.reject_unknown_keys();
+  return config;
+}
+
+CoordinatorSettings settings_for(const RunConfig& config, Policy policy) {
+  auto settings = config.coordinator;
+  settings.policy = policy;
+  if (policy == Policy::two_lock) settings.workers_per_device = config.two_lock_workers_per_device;
+  return settings;
+}
+
+}  // namespace stagehand

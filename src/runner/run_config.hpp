@@ -1,0 +1,43 @@
+#pragma once
+// The deployment configuration (TOML): backend, devices, workers, policy and its switches,
+// staging, budget, workload, trace. Every key is documented in config/default.toml; unknown keys
+// and bad values are errors naming the file, line and key.
+
+#include "coordinator/coordinator.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace stagehand {
+
+class ConfigTable;
+
+enum class Backend { automatic, simulator, cuda };
+
+struct RunConfig {
+  std::filesystem::path source;
+  Backend backend = Backend::automatic;
+  std::vector<Policy> policies{Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted};
+  std::filesystem::path trace_dir = "out/traces";
+  // The simulator.
+  std::string device_model = "h200";
+  double duration_jitter = 0.0;
+  bool functional = false;
+  // The GPUs.
+  int gpus = 1;
+  Bytes vram_cap_bytes = 0;  // 0: the whole card
+  int two_lock_workers_per_device = 3;
+  // Everything the coordinator takes; `policy` is set per run.
+  CoordinatorSettings coordinator;
+};
+
+RunConfig load_run_config(const std::filesystem::path& path);
+RunConfig parse_run_config(std::string_view text, const std::string& source_name);
+// Reads the keys of a run configuration from `root` into `config` (fixtures embed the same keys).
+void read_run_config(const ConfigTable& root, RunConfig& config);
+
+// The coordinator's settings for one policy of the run.
+CoordinatorSettings settings_for(const RunConfig& config, Policy policy);
+
+}  // namespace stagehand

@@ -1,0 +1,35 @@
+#pragma once
+// Runs a configured workload under one policy on the simulator, and gathers the report, the
+// trace and the checker's findings.
+
+#include "coordinator/coordinator.hpp"
+#include "runner/run_config.hpp"
+#include "sim/fault_plan.hpp"
+#include "sim/sim_device.hpp"
+#include "sim/sim_system.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace stagehand {
+
+struct SimulatedRunOptions {
+  bool keep_trace_events = true;
+  sim::FaultPlan faults;  // applied to every simulated GPU
+  std::function<void(const JobRecord&)> on_job_done;
+  // Called after every coordinator step with the budget-relevant ground truth (explore).
+  Nanoseconds time_limit_ns = 24 * 3600 * kSecond;
+};
+
+struct SimulatedRun {
+  RunReport report;
+  std::uint64_t trace_hash = 0;
+  sim::CheckerReport checker;
+  // The simulated machine, kept for its trace and counters.
+  std::unique_ptr<sim::SimSystem> system;
+};
+
+// Throws ConfigError for a bad device model, std::runtime_error for a deadlock.
+SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedRunOptions options = {});
+
+}  // namespace stagehand
