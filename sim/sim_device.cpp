@@ -119,7 +119,8 @@ Nanoseconds SimDevice::now() const { return system_.now(); }
 asio::awaitable<void> SimDevice::sleep_for(Nanoseconds duration) {
   co_await await_completion([&](Completion completion) {
     auto shared = std::make_shared<Completion>(std::move(completion));
-    system_.schedule_after(std::max<Nanoseconds>(0, duration), [shared] { shared->complete(); });
+    // Host work modelled as taking time varies like every other modelled duration.
+    system_.schedule_after(std::max<Nanoseconds>(0, jittered(duration)), [shared] { shared->complete(); });
   });
 }
 
@@ -681,7 +682,7 @@ DevicePointer SimDevice::new_allocation(Bytes bytes, bool pool, std::uint32_t st
 
 asio::awaitable<void> SimDevice::host_call(const char* call, Nanoseconds duration, std::string detail) {
   auto start = system_.now();
-  co_await sleep_for(jittered(duration));
+  co_await sleep_for(duration);
   trace_.async_span(host_track_, call, "host-blocking", start, system_.now(), std::move(detail));
 }
 
@@ -731,7 +732,7 @@ asio::awaitable<void> SimDevice::free(DevicePointer pointer) {
   for (std::size_t id = 1; id < streams_.size(); ++id) {
     co_await wait_until_reached(*streams_[id], streams_[id]->enqueued);
   }
-  co_await sleep_for(jittered(milliseconds(model_.free_ms)));
+  co_await sleep_for(milliseconds(model_.free_ms));
   found = allocations_.find(pointer.address);
   if (found == allocations_.end()) throw DeviceError(DeviceErrc::invalid_value, "free: freed twice");
   sync_used_bytes_ -= found->second->bytes;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -51,6 +52,9 @@ struct Lane {
   ProvingKeyHost key;
   std::vector<HostRange> key_buffers;
   AsyncWaitList prestage_slots;
+  // The lock holder is in a PCIe-bound phase: pre-staging would take link bandwidth from it.
+  bool holder_pcie_bound = false;
+  AsyncWaitList pcie_quiet;
 };
 
 struct Run {
@@ -94,6 +98,7 @@ class Worker {
   asio::awaitable<void> run() {
     compute_ = device_.create_stream();
     upload_ = device_.create_stream();
+    for (auto& event : chunk_done_) event = device_.create_event();
     for (auto& range : results_) range = co_await device_.allocate_pinned_host(PartitionShape::kBucketResultBytes);
     while (run_.next_job < run_.total_jobs) {
       auto& job = run_.jobs[static_cast<std::size_t>(run_.next_job++)];
@@ -107,6 +112,7 @@ class Worker {
     co_await device_.synchronize_stream(compute_);
     co_await device_.synchronize_stream(upload_);
     for (auto& range : results_) co_await device_.free_pinned_host(range);
+    for (auto event : chunk_done_) device_.destroy_event(event);
     device_.destroy_stream(compute_);
     device_.destroy_stream(upload_);
   }
@@ -154,16 +160,16 @@ class Worker {
 
   // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
   static PartitionInputs legacy_inputs(const LegacyMemory& memory, EventHandle uploaded) {
-    PartitionInputs inputs{memory.a(), memory.b(), memory.c(), {}};
-    if (uploaded) inputs.uploaded.push_back(uploaded);
-    return inputs;
-  }
-  static PartitionInputs budgeted_inputs(const std::vector<DevicePointer>& pointers, EventHandle uploaded) {
-    return PartitionInputs{pointers[0], pointers[1], pointers[2], std::vector<EventHandle>(1, uploaded)};
+    return PartitionInputs{memory.a(), memory.b(), memory.c(), uploaded, uploaded, uploaded};
   }
 
   PartitionProgram program() {
-    return PartitionProgram(device_, shape_, lane_.key, run_.settings.program, compute_, upload_);
+    auto settings = run_.settings.program;
+    settings.on_pcie_bound_phase = [&lane = lane_](bool bound) {
+      lane.holder_pcie_bound = bound;
+      if (!bound) lane.pcie_quiet.notify_all();
+    };
+    return PartitionProgram(device_, shape_, lane_.key, settings, compute_, upload_);
   }
 
   // Uploads a, b, c from `host` into the legacy buffers on `stream` and records `uploaded`.
@@ -180,7 +186,7 @@ class Worker {
     for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(shape_.polynomial_bytes()));
     auto ticket = lane_.compute_lock.take_ticket();
     co_await wait_for_lock(lane_.compute_lock, ticket, job);
-    LegacyMemory memory(device_);
+    LegacyMemory memory(device_, false);
     std::exception_ptr failure;
     try {
       co_await memory.allocate_inputs(shape_.polynomial_bytes());
@@ -255,7 +261,7 @@ class Worker {
     auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
     span("cudaHostRegister a, b, c", start);
     auto uploaded = device_.create_event();
-    LegacyMemory memory(device_);
+    LegacyMemory memory(device_, true);
     bool staged = false;
     std::exception_ptr failure;
     try {
@@ -288,7 +294,7 @@ class Worker {
     co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
     auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
     auto uploaded = device_.create_event();
-    LegacyMemory memory(device_);
+    LegacyMemory memory(device_, true);
     bool staged = false;
     auto memory_ticket = lane_.memory_lock.take_ticket();
     auto start = device_.now();
@@ -320,6 +326,28 @@ class Worker {
     if (job.completed()) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
   }
 
+  // Uploads `source` on the upload stream in chunks, at most two in flight, and issues no chunk
+  // while the lock holder is in a PCIe-bound phase (unless this job holds the lock): those
+  // phases would stall kernels, while a waiting job has the rest of the holder's run to upload.
+  asio::awaitable<void> upload_yielding(DevicePointer destination, HostRange source, ComputeLock::Ticket ticket) {
+    constexpr Bytes kChunkBytes = 256 * kMiB;
+    EventHandle in_flight[2] = {chunk_done_[0], chunk_done_[1]};
+    std::size_t issued = 0;
+    for (Bytes offset = 0; offset < source.bytes; offset += kChunkBytes, ++issued) {
+      if (lane_.compute_lock.is_holder(ticket)) {
+        // The GPU is ours: enqueue the rest at once and let the kernels wait for it on the device.
+        co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
+        break;
+      }
+      auto slot = issued % 2;
+      if (issued >= 2) co_await device_.wait_event(in_flight[slot]);
+      while (lane_.holder_pcie_bound && !lane_.compute_lock.is_holder(ticket)) co_await lane_.pcie_quiet.wait();
+      auto bytes = std::min(kChunkBytes, source.bytes - offset);
+      co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
+      device_.record_event(in_flight[slot], upload_);
+    }
+  }
+
   // ---- budgeted: every byte reserved, grant order = lock order, pinned-pool staging ----
   asio::awaitable<void> budgeted(JobRecord& job) {
     auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
@@ -332,7 +360,8 @@ class Worker {
     auto ticket = lane_.compute_lock.take_ticket();
     job.lock_requested_ns = device_.now();
     std::exception_ptr failure;
-    auto uploaded = device_.create_event();
+    std::vector<EventHandle> uploaded;
+    for (int i = 0; i < 3; ++i) uploaded.push_back(device_.create_event());
     BudgetedMemory memory(device_, budget, ticket);
     try {
       budget.add_job(ticket, shape_.peak_bytes());
@@ -342,15 +371,15 @@ class Worker {
       auto start = device_.now();
       for (std::size_t i = 0; i < 3; ++i) {
         inputs[i] = co_await memory.allocate(shape_.polynomial_bytes(), upload_);
-        co_await device_.copy_to_device(inputs[i], host.buffers[i], upload_);
+        co_await upload_yielding(inputs[i], host.buffers[i], ticket);
+        device_.record_event(uploaded[i], upload_);
         if (!lane_.compute_lock.is_holder(ticket)) job.prestaged_bytes += shape_.polynomial_bytes();
       }
-      device_.record_event(uploaded, upload_);
       memory.set_inputs(inputs[0], inputs[1], inputs[2]);
       span("pre-stage a, b, c", start, format_bytes(job.prestaged_bytes) + " before the lock");
       co_await wait_for_lock(lane_.compute_lock, ticket, job);
       lane_.prestage_slots.notify_all();
-      auto times = co_await program().run(budgeted_inputs(inputs, uploaded), memory, results_);
+      auto times = co_await program().run(PartitionInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2]}, memory, results_);
       job.waited_for_inputs_ns = times.waited_for_inputs_ns;
     } catch (...) {
       failure = std::current_exception();
@@ -368,7 +397,7 @@ class Worker {
       lane_.prestage_slots.notify_all();
     }
     budget.remove_job(ticket);
-    device_.destroy_event(uploaded);
+    for (auto event : uploaded) device_.destroy_event(event);
     co_await lane_.staging.release(host);
     if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
   }
@@ -382,6 +411,7 @@ class Worker {
   StreamHandle compute_;
   StreamHandle upload_;
   std::vector<HostRange> results_ = std::vector<HostRange>(2);
+  EventHandle chunk_done_[2];
 };
 
 // Pins the proving key's points once per GPU: every policy streams them from pinned memory.
@@ -426,6 +456,13 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
       lane.device.set_pool_release_threshold(capacity);
       lane.device.set_pool_cross_stream_reuse(false);
     }
+    if (settings.policy == Policy::prestage || settings.policy == Policy::two_lock) {
+      // With pre-staging the production engine took its working memory from the stream-ordered
+      // pool and kept freed memory cached there (a high release threshold, to avoid allocating
+      // anew every partition): exactly what a plain cudaMalloc cannot use on the incident's
+      // driver, and what the fix's synchronise-and-trim gave back.
+      lane.device.set_pool_release_threshold(std::numeric_limits<Bytes>::max());
+    }
     co_await pin_proving_key(lane, settings.shape);
   }
 
@@ -451,10 +488,8 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   for (auto& lane : lanes) {
     co_await lane->staging.shutdown();
     for (auto& range : lane->key_buffers) co_await lane->device.free_pinned_host(range);
-    if (settings.policy == Policy::budgeted) {
-      lane->device.set_pool_release_threshold(0);
-      lane->device.trim_pool(0);
-    }
+    lane->device.set_pool_release_threshold(0);
+    lane->device.trim_pool(0);
   }
 
   RunReport report;

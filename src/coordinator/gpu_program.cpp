@@ -25,11 +25,6 @@ PartitionProgram::~PartitionProgram() {
   }
 }
 
-void PartitionProgram::launch_into_buckets(const char* name, std::uint64_t items, std::vector<BufferUse> reads,
-                                           DevicePointer buckets) {
-  kernel(name, items, std::move(reads), {{buckets, PartitionShape::kBucketResultBytes}});
-}
-
 void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets) {
   kernel("msm_reduce", 1, {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
          {{buckets[0], PartitionShape::kBucketResultBytes}});
@@ -45,119 +40,147 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   ProgramTimes times;
   const auto n = shape_.domain();
   const auto poly = shape_.polynomial_bytes();
-  auto started = device_.now();
 
-  // The kernels wait for the uploads on the device, not on the host.
-  for (auto event : inputs.uploaded) device_.stream_wait_event(compute_, event);
-  auto inputs_ready = std::make_shared<Nanoseconds>(-1);
-  device_.host_callback(compute_, [this, inputs_ready] { *inputs_ready = device_.now(); });
-
-  // NTT phase: twiddles, then for each of a, b, c an inverse NTT and a coset NTT.
+  // NTT phase: twiddles, then for each of a, b, c an inverse NTT and a coset NTT, each waiting
+  // on the device (not the host) for its own upload. The time until the compute stream passed
+  // the waits is the time kernels waited for uploads.
   auto twiddles = co_await memory.allocate(shape_.ntt_scratch_bytes(), compute_);
   BufferUse twiddle_use{twiddles, shape_.ntt_scratch_bytes()};
   kernel("ntt_twiddles", n / 2, {}, {twiddle_use});
+  auto upload_wait_ns = std::make_shared<Nanoseconds>(0);
   // (No braced lists around co_await in this file: GCC 12 miscompiles their arrays in coroutines.)
-  auto to_coset_evaluations = [&](DevicePointer polynomial) {
+  auto to_coset_evaluations = [&](DevicePointer polynomial, EventHandle uploaded) {
+    if (uploaded) {
+      auto before = std::make_shared<Nanoseconds>(0);
+      device_.host_callback(compute_, [this, before] { *before = device_.now(); });
+      device_.stream_wait_event(compute_, uploaded);
+      device_.host_callback(compute_, [this, before, upload_wait_ns] { *upload_wait_ns += device_.now() - *before; });
+    }
     kernel("ntt", n, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
     kernel("ntt", n, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
   };
-  to_coset_evaluations(inputs.a);
-  to_coset_evaluations(inputs.b);
-  to_coset_evaluations(inputs.c);
+  to_coset_evaluations(inputs.a, inputs.a_uploaded);
+  to_coset_evaluations(inputs.b, inputs.b_uploaded);
+  to_coset_evaluations(inputs.c, inputs.c_uploaded);
   // H = (a*b - c)/Z on the coset, into a; then back to coefficients.
   kernel("h_pointwise", n, {{inputs.a, poly}, {inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
   co_await memory.release_b_and_c(compute_);
   kernel("ntt", n, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
-  co_await memory.release(twiddles, compute_);
 
   // The H MSM, then the batch additions and the tail MSMs, all over points streamed in batches
-  // through one double buffer.
+  // through one double buffer, as one pipeline: the first batch-addition points travel while the
+  // last H batches compute. a is freed in stream order after the last kernel that reads it.
   std::vector<DevicePointer> buffers;
   std::vector<DevicePointer> buckets;
   for (int half = 0; half < 2; ++half) {
     buffers.push_back(co_await memory.allocate(shape_.stream_buffer_bytes(), compute_));
     buckets.push_back(co_await memory.allocate(PartitionShape::kBucketResultBytes, compute_));
   }
-  co_await stream_points(h_msm_sets(), true, inputs.a, buffers, buckets, results);
-  co_await memory.release_a(compute_);
-  co_await stream_points(batch_addition_sets(), false, DevicePointer{}, buffers, buckets, results);
+  co_await stream_points(streamed_sets(), inputs.a, memory, buffers, buckets, results);
 
   // The results: the last buckets and the batch-addition sums, to the host.
   co_await device_.copy_to_host(results[0], buckets[0], compute_);
   device_.record_event(done_, compute_);
   co_await device_.wait_event(done_);
+  // The twiddles stay for the whole partition, as the production engine keeps its tables.
+  co_await memory.release(twiddles, compute_);
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
-  times.waited_for_inputs_ns = *inputs_ready >= 0 ? *inputs_ready - started : 0;
+  times.waited_for_inputs_ns = *upload_wait_ns;
   co_return times;
 }
 
-std::vector<PartitionProgram::StreamedSet> PartitionProgram::h_msm_sets() const {
-  return {{"msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes}};
+std::vector<PartitionProgram::StreamedSet> PartitionProgram::streamed_sets() const {
+  return {{"msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true},
+          {"batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false},
+          {"batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false},
+          {"batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false},
+          {"batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false},
+          {"tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false}};
 }
 
-std::vector<PartitionProgram::StreamedSet> PartitionProgram::batch_addition_sets() const {
-  return {{"batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes},
-          {"batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes},
-          {"batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes},
-          {"batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes},
-          {"tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint}};
-}
-
-asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, bool collect,
-                                                      DevicePointer scalars, const std::vector<DevicePointer>& buffers,
+asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars,
+                                                      ProgramMemory& memory, const std::vector<DevicePointer>& buffers,
                                                       const std::vector<DevicePointer>& buckets,
                                                       const std::vector<HostRange>& results) {
   const Bytes buffer_bytes = shape_.stream_buffer_bytes();
-  const bool hard_synchronize = collect && settings_.msm_collect == MsmCollect::synchronize;
+  const bool hard_synchronize = settings_.msm_collect == MsmCollect::synchronize;
   std::vector<bool> results_outstanding{false, false};
-  std::size_t batch = 0;
-  for (const auto& set : sets) {
-    const std::uint64_t items_per_batch = std::max<std::uint64_t>(1, buffer_bytes / set.item_bytes);
-    for (std::uint64_t first = 0; first < set.items; first += items_per_batch, ++batch) {
-      const auto slot = batch % 2;
-      const auto items = std::min(items_per_batch, set.items - first);
-      const Bytes bytes = items * set.item_bytes;
-      // Upload into this half once the kernel that last read it is done (device-side wait).
-      if (batch >= 2) device_.stream_wait_event(upload_, buffer_free_[slot]);
-      co_await device_.copy_to_device(buffers[slot], set.host.sub(first * set.item_bytes, bytes), upload_);
-      device_.record_event(buffer_filled_[slot], upload_);
-      device_.stream_wait_event(compute_, buffer_filled_[slot]);
-      std::vector<BufferUse> reads(1, BufferUse{buffers[slot], bytes});
-      if (scalars) reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
-      if (collect) {
-        // Double-buffered results: before this half's buckets are overwritten, the host must
-        // have folded the ones it got two batches ago.
-        if (results_outstanding[slot]) {
-          co_await device_.wait_event(results_ready_[slot]);
-          co_await device_.sleep_for(shape_.msm_batch_collect_ns);
-        }
-        launch_into_buckets(set.kernel, items, reads, buckets[slot]);
-        device_.record_event(buffer_free_[slot], compute_);
-        co_await device_.copy_to_host(results[slot], buckets[slot], compute_);
-        device_.record_event(results_ready_[slot], compute_);
-        results_outstanding[slot] = true;
-        if (hard_synchronize) {
-          // The historical collect: the host waits for every batch before the GPU gets the next.
-          co_await device_.synchronize_stream(compute_);
-          co_await device_.sleep_for(shape_.msm_batch_collect_ns);
-          results_outstanding[slot] = false;
-        }
-      } else {
-        launch_into_buckets(set.kernel, items, reads, buckets[slot]);
-        device_.record_event(buffer_free_[slot], compute_);
+  auto collect = [&](std::size_t slot) -> asio::awaitable<void> {
+    co_await device_.wait_event(results_ready_[slot]);
+    co_await device_.sleep_for(shape_.msm_batch_collect_ns);
+    results_outstanding[slot] = false;
+  };
+  std::size_t set_index = 0;
+  std::uint64_t next_item = 0;  // in sets[set_index]
+  bool pcie_bound = false;
+  for (std::size_t batch = 0; set_index < sets.size(); ++batch) {
+    const auto slot = batch % 2;
+    // Fill this half with whole items, from as many consecutive sets as fit.
+    if (batch >= 2) device_.stream_wait_event(upload_, buffer_free_[slot]);
+    std::vector<Segment> segments;
+    Bytes filled = 0;
+    while (set_index < sets.size()) {
+      const auto& set = sets[set_index];
+      auto room_items = (buffer_bytes - filled) / set.item_bytes;
+      if (room_items == 0) break;
+      auto items = std::min(room_items, set.items - next_item);
+      auto bytes = items * set.item_bytes;
+      co_await device_.copy_to_device(buffers[slot] + filled, set.host.sub(next_item * set.item_bytes, bytes), upload_);
+      next_item += items;
+      bool ends_set = next_item == set.items;
+      segments.push_back(Segment{set_index, items, filled, bytes, ends_set});
+      filled += bytes;
+      if (ends_set) {
+        ++set_index;
+        next_item = 0;
+      }
+    }
+    device_.record_event(buffer_filled_[slot], upload_);
+    device_.stream_wait_event(compute_, buffer_filled_[slot]);
+    bool batch_collects = false;
+    for (const auto& segment : segments) {
+      const auto& set = sets[segment.set];
+      if (!set.collect && !pcie_bound) {
+        // Told when the device gets there, not when the host enqueues (the host runs ahead).
+        pcie_bound = true;
+        if (settings_.on_pcie_bound_phase) device_.host_callback(compute_, [this] { settings_.on_pcie_bound_phase(true); });
+      }
+      launch_segment(set, segment, buffers[slot], set.collect ? scalars : DevicePointer{}, buckets[slot]);
+      batch_collects = batch_collects || set.collect;
+      // After the last kernel of the last collecting set: fold the buckets, and free the scalars.
+      bool last_collecting = set.collect && segment.ends_set && (segment.set + 1 == sets.size() || !sets[segment.set + 1].collect);
+      if (last_collecting) {
+        reduce_buckets(buckets);
+        co_await memory.release_a(compute_);
+      }
+    }
+    device_.record_event(buffer_free_[slot], compute_);
+    if (batch_collects) {
+      // Double-buffered results: before this half's results are overwritten on the host, the
+      // host must have folded the ones it got two batches ago.
+      if (results_outstanding[slot]) co_await collect(slot);
+      co_await device_.copy_to_host(results[slot], buckets[slot], compute_);
+      device_.record_event(results_ready_[slot], compute_);
+      results_outstanding[slot] = true;
+      if (hard_synchronize) {
+        // The historical collect: the host waits for every batch before the GPU gets the next.
+        co_await device_.synchronize_stream(compute_);
+        co_await collect(slot);
       }
     }
   }
-  if (collect) {
-    reduce_buckets(buckets);
-    for (std::size_t slot = 0; slot < 2; ++slot) {
-      if (results_outstanding[slot]) {
-        co_await device_.wait_event(results_ready_[slot]);
-        co_await device_.sleep_for(shape_.msm_batch_collect_ns);
-      }
-    }
+  if (pcie_bound && settings_.on_pcie_bound_phase) device_.host_callback(compute_, [this] { settings_.on_pcie_bound_phase(false); });
+  for (std::size_t slot = 0; slot < 2; ++slot) {
+    if (results_outstanding[slot]) co_await collect(slot);
   }
+}
+
+void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer,
+                                      DevicePointer scalars, DevicePointer buckets) {
+  std::vector<BufferUse> reads(1, BufferUse{buffer + segment.offset, segment.bytes});
+  if (scalars) reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
+  kernel(set.kernel, segment.items, std::move(reads), {{buckets, PartitionShape::kBucketResultBytes}});
 }
 
 }  // namespace stagehand

@@ -9,6 +9,7 @@
 #include "device/device.hpp"
 
 #include <array>
+#include <functional>
 #include <vector>
 
 namespace stagehand {
@@ -26,12 +27,15 @@ class ProgramMemory {
   virtual asio::awaitable<void> release_a(StreamHandle stream) = 0;
 };
 
-// a, b and c on the device, and the events that say their uploads are done.
+// a, b and c on the device, each with the event that says its upload is done (none: already
+// ordered before the compute stream). The NTTs of a start as soon as a is there.
 struct PartitionInputs {
   DevicePointer a;
   DevicePointer b;
   DevicePointer c;
-  std::vector<EventHandle> uploaded;
+  EventHandle a_uploaded;
+  EventHandle b_uploaded;
+  EventHandle c_uploaded;
 };
 
 // The proving key's points in pinned host memory, shared by all partitions on a device.
@@ -41,6 +45,9 @@ struct ProvingKeyHost {
 
 struct ProgramSettings {
   MsmCollect msm_collect = MsmCollect::deferred;
+  // Told when the program enters (true) and leaves (false) its PCIe-bound phases: the batch
+  // additions and tail MSMs stream 11.6 GiB at 2^26 for about a quarter second of kernels.
+  std::function<void(bool)> on_pcie_bound_phase;
 };
 
 // What the program measured.
@@ -71,13 +78,21 @@ class PartitionProgram {
     HostRange host;
     std::uint64_t items;
     Bytes item_bytes;
+    bool collect;  // an MSM whose bucket results the host folds (the H MSM)
   };
-  asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, bool collect, DevicePointer scalars,
+  struct Segment {
+    std::size_t set;
+    std::uint64_t items;
+    Bytes offset;  // in the buffer half
+    Bytes bytes;
+    bool ends_set;
+  };
+  std::vector<StreamedSet> streamed_sets() const;
+  asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, ProgramMemory& memory,
                                       const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
                                       const std::vector<HostRange>& results);
-  std::vector<StreamedSet> h_msm_sets() const;
-  std::vector<StreamedSet> batch_addition_sets() const;
-  void launch_into_buckets(const char* name, std::uint64_t items, std::vector<BufferUse> reads, DevicePointer buckets);
+  void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
+                      DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
   void kernel(const char* name, std::uint64_t work_units, std::vector<BufferUse> reads, std::vector<BufferUse> writes);
 

@@ -11,7 +11,7 @@ Bytes PartitionShape::upload_bytes() const {
 
 Bytes PartitionShape::peak_bytes() const {
   Bytes ntt_phase = input_bytes() + ntt_scratch_bytes();
-  Bytes msm_phase = polynomial_bytes() + 2 * stream_buffer_bytes() + 2 * kBucketResultBytes;
+  Bytes msm_phase = polynomial_bytes() + ntt_scratch_bytes() + 2 * stream_buffer_bytes() + 2 * kBucketResultBytes;
   return std::max(ntt_phase, msm_phase);
 }
 

@@ -39,14 +39,18 @@ asio::awaitable<void> LegacyMemory::allocate_inputs(Bytes polynomial_bytes) {
 }
 
 asio::awaitable<DevicePointer> LegacyMemory::allocate(Bytes bytes, StreamHandle stream) {
-  auto pointer = co_await device_.allocate_async(bytes, stream);
-  pool_live_.emplace(pointer.address, bytes);
+  auto pointer = use_pool_ ? co_await device_.allocate_async(bytes, stream) : co_await device_.allocate(bytes);
+  working_.emplace(pointer.address, bytes);
   co_return pointer;
 }
 
 asio::awaitable<void> LegacyMemory::release(DevicePointer pointer, StreamHandle stream) {
-  if (pool_live_.erase(pointer.address) == 0) co_return;
-  device_.free_async(pointer, stream);
+  if (working_.erase(pointer.address) == 0) co_return;
+  if (use_pool_) {
+    device_.free_async(pointer, stream);
+  } else {
+    co_await device_.free(pointer);
+  }
 }
 
 asio::awaitable<void> LegacyMemory::release_b_and_c(StreamHandle) {
@@ -60,8 +64,15 @@ asio::awaitable<void> LegacyMemory::release_a(StreamHandle) {
 }
 
 asio::awaitable<void> LegacyMemory::release_all(StreamHandle stream) {
-  for (auto& [address, bytes] : pool_live_) device_.free_async(DevicePointer{address}, stream);
-  pool_live_.clear();
+  auto working = std::move(working_);
+  working_.clear();
+  for (auto& [address, bytes] : working) {
+    if (use_pool_) {
+      device_.free_async(DevicePointer{address}, stream);
+    } else {
+      co_await device_.free(DevicePointer{address});
+    }
+  }
   co_await release_b_and_c(stream);
   co_await release_a(stream);
 }

@@ -2,8 +2,9 @@
 // The two ways a partition's GPU program gets device memory.
 //   BudgetedMemory: every byte reserved in the VramBudget first, then taken from the pool on the
 //                   stream that uses it; frees given back to the budget in stream order.
-//   LegacyMemory:   the production engine's mix: a and b|c from cudaMalloc (freed with cudaFree,
-//                   which waits for the whole device), working memory from the pool.
+//   LegacyMemory:   the production engine's ways: a and b|c from cudaMalloc (freed with
+//                   cudaFree, which waits for the whole device); working memory from cudaMalloc
+//                   too before pre-staging, from the stream-ordered pool with it.
 // Both keep every live allocation, so that a job failing half-way gives everything back.
 
 #include "coordinator/gpu_program.hpp"
@@ -41,7 +42,7 @@ class BudgetedMemory final : public ProgramMemory {
 
 class LegacyMemory final : public ProgramMemory {
  public:
-  explicit LegacyMemory(Device& device) : device_(device) {}
+  LegacyMemory(Device& device, bool working_memory_from_pool) : device_(device), use_pool_(working_memory_from_pool) {}
 
   // a and b|c, as the engine allocated them (cudaMalloc).
   asio::awaitable<void> allocate_inputs(Bytes polynomial_bytes);
@@ -57,10 +58,11 @@ class LegacyMemory final : public ProgramMemory {
 
  private:
   Device& device_;
+  bool use_pool_;
   DevicePointer a_;
   DevicePointer bc_;
   Bytes bc_bytes_ = 0;
-  std::map<std::uint64_t, Bytes> pool_live_;
+  std::map<std::uint64_t, Bytes> working_;
 };
 
 }  // namespace stagehand
