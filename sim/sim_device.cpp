@@ -42,7 +42,7 @@ struct SimDevice::Stream {
   std::uint64_t merged_host_clock_version = 0;
   std::multimap<std::uint64_t, SequenceWaiter> waiters;
   TraceTrack track;
-  std::exception_ptr error;  // a failed kernel; sticky, as CUDA errors are
+  std::exception_ptr error;  // a failed kernel, reported once at the next host synchronise
 };
 
 struct SimDevice::Event {
@@ -238,7 +238,7 @@ void SimDevice::advance(Stream& stream) {
     Op& op = stream.ops.front();
     switch (op.kind) {
       case OpKind::record_event:
-        complete_event(*events_[op.event], op.generation, stream.error);
+        complete_event(*events_[op.event], op.generation, nullptr);
         finish_head(stream);
         break;
       case OpKind::wait_event: {
@@ -479,11 +479,12 @@ asio::awaitable<void> SimDevice::wait_event(EventHandle event_handle) {
     co_await await_completion([&](Completion completion) {
       event.host_waiters.emplace_back(generation, std::make_shared<Completion>(std::move(completion)));
     });
-  } else if (event.recorded_stream != 0 && streams_[event.recorded_stream]->error) {
-    std::rethrow_exception(streams_[event.recorded_stream]->error);
   }
   observe_on_host(clock);
   release_pool_to_threshold();
+  if (event.recorded_stream != 0) {
+    if (auto error = std::exchange(streams_[event.recorded_stream]->error, nullptr)) std::rethrow_exception(error);
+  }
 }
 
 asio::awaitable<void> SimDevice::synchronize_stream(StreamHandle stream_handle) {
@@ -492,7 +493,7 @@ asio::awaitable<void> SimDevice::synchronize_stream(StreamHandle stream_handle) 
   co_await wait_until_reached(stream, stream.enqueued);
   observe_on_host(clock);
   release_pool_to_threshold();
-  if (stream.error) std::rethrow_exception(stream.error);
+  if (auto error = std::exchange(stream.error, nullptr)) std::rethrow_exception(error);
 }
 
 asio::awaitable<void> SimDevice::synchronize_device() {
