@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 namespace stagehand {
@@ -89,6 +90,21 @@ std::string describe(std::exception_ptr error) {
   }
 }
 
+// Runs `step` and drops its error: cleaning up after a failure (a lost device, say) must go on.
+template <class Step>
+asio::awaitable<void> quietly(Step step) {
+  try {
+    co_await step();
+  } catch (...) {
+  }
+}
+
+// A job's place at a lock: released when held, abandoned when still waiting.
+struct LockHold {
+  ComputeLock* lock = nullptr;
+  ComputeLock::Ticket ticket = 0;
+};
+
 class Worker {
  public:
   Worker(Run& run, Lane& lane, int index)
@@ -96,35 +112,59 @@ class Worker {
         track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
 
   asio::awaitable<void> run() {
-    compute_ = device_.create_stream();
-    upload_ = device_.create_stream();
-    for (auto& event : chunk_done_) event = device_.create_event();
-    for (auto& range : results_) range = co_await device_.allocate_pinned_host(PartitionShape::kBucketResultBytes);
+    std::exception_ptr setup_failure;
+    try {
+      compute_ = device_.create_stream();
+      upload_ = device_.create_stream();
+      for (auto& event : chunk_done_) event = device_.create_event();
+      for (auto& range : results_) range = co_await device_.allocate_pinned_host(PartitionShape::kBucketResultBytes);
+    } catch (...) {
+      setup_failure = std::current_exception();
+    }
+    // Every job is taken and ends completed or failed, whatever happened to the device.
     while (run_.next_job < run_.total_jobs) {
       auto& job = run_.jobs[static_cast<std::size_t>(run_.next_job++)];
       job.device = lane_.index;
       job.worker = index_;
       job.started_ns = device_.now();
-      co_await run_job(job);
+      if (setup_failure) {
+        fail(job, setup_failure);
+      } else {
+        co_await run_job(job);
+      }
       job.finished_ns = device_.now();
       if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);
     }
-    co_await device_.synchronize_stream(compute_);
-    co_await device_.synchronize_stream(upload_);
-    for (auto& range : results_) co_await device_.free_pinned_host(range);
-    for (auto event : chunk_done_) device_.destroy_event(event);
-    device_.destroy_stream(compute_);
-    device_.destroy_stream(upload_);
+    if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
+    if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
+    for (auto& range : results_) {
+      if (range.bytes) co_await quietly([&] { return device_.free_pinned_host(range); });
+    }
+    try {
+      for (auto event : chunk_done_) {
+        if (event) device_.destroy_event(event);
+      }
+      if (compute_) device_.destroy_stream(compute_);
+      if (upload_) device_.destroy_stream(upload_);
+    } catch (const DeviceError&) {
+      // A lost device has no handles left to destroy.
+    }
   }
 
  private:
   asio::awaitable<void> run_job(JobRecord& job) {
-    switch (run_.settings.policy) {
-      case Policy::serial: co_await serial(job); break;
-      case Policy::prestage: co_await prestage(job); break;
-      case Policy::two_lock: co_await two_lock(job); break;
-      case Policy::budgeted: co_await budgeted(job); break;
+    std::exception_ptr failure;
+    try {
+      switch (run_.settings.policy) {
+        case Policy::serial: co_await serial(job); break;
+        case Policy::prestage: co_await prestage(job); break;
+        case Policy::two_lock: co_await two_lock(job); break;
+        case Policy::budgeted: co_await budgeted(job); break;
+      }
+    } catch (...) {
+      failure = std::current_exception();
     }
+    if (failure && job.completed()) fail(job, failure);
   }
 
   void span(const char* name, Nanoseconds start, std::string detail = {}) {
@@ -144,18 +184,29 @@ class Worker {
     span(name, start, fmt::format("partition {}", job.index));
   }
 
-  asio::awaitable<void> wait_for_lock(ComputeLock& lock, ComputeLock::Ticket ticket, JobRecord& job) {
+  LockHold take_place(ComputeLock& lock, JobRecord& job) {
     if (job.lock_requested_ns < 0) job.lock_requested_ns = device_.now();
+    return LockHold{&lock, lock.take_ticket()};
+  }
+
+  asio::awaitable<void> wait_for_lock(const LockHold& hold, JobRecord& job) {
     auto start = device_.now();
-    co_await lock.acquire(ticket);
+    co_await hold.lock->acquire(hold.ticket);
     job.lock_acquired_ns = device_.now();
     if (job.lock_acquired_ns > start) span("wait for the compute lock", start);
   }
 
-  void release_lock(ComputeLock& lock, ComputeLock::Ticket ticket, JobRecord& job) {
-    job.lock_released_ns = device_.now();
-    lock.release(ticket);
-    span("GPU program (compute lock held)", job.lock_acquired_ns, fmt::format("partition {}", job.index));
+  void leave(LockHold& hold, JobRecord& job) {
+    if (!hold.lock) return;
+    if (hold.lock->is_holder(hold.ticket)) {
+      job.lock_released_ns = device_.now();
+      hold.lock->release(hold.ticket);
+      span("GPU program (compute lock held)", job.lock_acquired_ns, fmt::format("partition {}", job.index));
+    } else {
+      hold.lock->abandon(hold.ticket);
+    }
+    hold.lock = nullptr;
+    lane_.prestage_slots.notify_all();
   }
 
   // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
@@ -172,7 +223,7 @@ class Worker {
     return PartitionProgram(device_, shape_, lane_.key, settings, compute_, upload_);
   }
 
-  // Uploads a, b, c from `host` into the legacy buffers on `stream` and records `uploaded`.
+  // Uploads a, b, c from `host` into the legacy buffers on `stream`.
   asio::awaitable<void> upload_legacy_inputs(LegacyMemory& memory, const std::vector<HostRange>& host, StreamHandle stream) {
     co_await device_.copy_to_device(memory.a(), host[0], stream);
     co_await device_.copy_to_device(memory.b(), host[1], stream);
@@ -184,11 +235,11 @@ class Worker {
     co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
     std::vector<HostRange> host;
     for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(shape_.polynomial_bytes()));
-    auto ticket = lane_.compute_lock.take_ticket();
-    co_await wait_for_lock(lane_.compute_lock, ticket, job);
+    LockHold hold = take_place(lane_.compute_lock, job);
     LegacyMemory memory(device_, false);
     std::exception_ptr failure;
     try {
+      co_await wait_for_lock(hold, job);
       co_await memory.allocate_inputs(shape_.polynomial_bytes());
       auto start = device_.now();
       co_await upload_legacy_inputs(memory, host, compute_);  // each call holds the host until done
@@ -200,12 +251,12 @@ class Worker {
       failure = std::current_exception();
     }
     if (failure) fail(job, failure);
-    co_await memory.release_all(compute_);
-    release_lock(lane_.compute_lock, ticket, job);
+    co_await quietly([&] { return memory.release_all(compute_); });
+    leave(hold, job);
     if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
   }
 
-  // ---- prestage: pin in place, upload before the lock, fall back inside it ----
+  // ---- prestage and two-lock: the historical pre-staging ----
   asio::awaitable<void> make_room_the_old_way() {
     const auto& switches = run_.settings.prestage;
     if (switches.synchronize_device) co_await device_.synchronize_device();
@@ -218,120 +269,111 @@ class Worker {
     return device_.memory_info().free_bytes >= shape_.input_bytes() + switches.margin_bytes;
   }
 
-  // Allocates a and b|c and starts their upload on the upload stream; false if the free-memory
-  // check said no. OOM propagates.
-  asio::awaitable<bool> stage_legacy(LegacyMemory& memory, const StagedHostBuffers& host, EventHandle uploaded) {
-    co_await make_room_the_old_way();
-    if (!free_memory_check_passes()) co_return false;
-    co_await memory.allocate_inputs(shape_.polynomial_bytes());
-    co_await upload_legacy_inputs(memory, host.buffers, upload_);
-    device_.record_event(uploaded, upload_);
-    co_return true;
-  }
-
-  asio::awaitable<void> legacy_with_lock(JobRecord& job, ComputeLock& lock, ComputeLock::Ticket ticket, LegacyMemory& memory,
-                                         const StagedHostBuffers& host, EventHandle uploaded, bool staged) {
-    co_await wait_for_lock(lock, ticket, job);
+  // Allocates a and b|c (cudaMalloc) and starts their upload; false if the free-memory check
+  // said no. An out-of-memory error is counted and cleaned up, and also answers false.
+  asio::awaitable<bool> try_stage_legacy(JobRecord& job, LegacyMemory& memory, const StagedHostBuffers& host,
+                                         EventHandle uploaded) {
     std::exception_ptr failure;
     try {
-      if (!staged) {
-        // The fallback: upload inside the lock, with the GPU waiting.
-        job.fell_back = true;
-        ++run_.fallbacks;
-        mark("fallback: upload inside the lock", fmt::format("partition {}", job.index));
-        co_await make_room_the_old_way();
-        co_await memory.allocate_inputs(shape_.polynomial_bytes());
-        co_await upload_legacy_inputs(memory, host.buffers, upload_);
-        device_.record_event(uploaded, upload_);
+      auto start = device_.now();
+      co_await make_room_the_old_way();
+      if (!free_memory_check_passes()) co_return false;
+      co_await memory.allocate_inputs(shape_.polynomial_bytes());
+      co_await upload_legacy_inputs(memory, host.buffers, upload_);
+      device_.record_event(uploaded, upload_);
+      job.prestaged_bytes = shape_.input_bytes();
+      span("pre-stage a, b, c", start);
+      co_return true;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (!is_out_of_memory(failure)) std::rethrow_exception(failure);
+    ++job.out_of_memory_errors;
+    mark("out of memory while pre-staging", describe(failure));
+    co_await quietly([&] { return memory.release_all(upload_); });
+    co_return false;
+  }
+
+  // Holds the lock for the program; uploads inside it when pre-staging did not happen.
+  asio::awaitable<void> run_legacy_in_lock(JobRecord& job, const LockHold& hold, LegacyMemory& memory,
+                                           const StagedHostBuffers& host, EventHandle uploaded, bool staged) {
+    co_await wait_for_lock(hold, job);
+    if (!staged) {
+      // The fallback: upload inside the lock, with the GPU waiting.
+      job.fell_back = true;
+      ++run_.fallbacks;
+      mark("fallback: upload inside the lock", fmt::format("partition {}", job.index));
+      co_await make_room_the_old_way();
+      co_await memory.allocate_inputs(shape_.polynomial_bytes());
+      co_await upload_legacy_inputs(memory, host.buffers, upload_);
+      device_.record_event(uploaded, upload_);
+    }
+    auto times = co_await program().run(legacy_inputs(memory, uploaded), memory, results_);
+    job.waited_for_inputs_ns = times.waited_for_inputs_ns;
+  }
+
+  // prestage (memory_lock null) and two-lock (memory_lock set) differ only in the memory lock.
+  asio::awaitable<void> legacy(JobRecord& job, ComputeLock* memory_lock) {
+    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
+    StagedHostBuffers host;
+    bool have_host = false;
+    EventHandle uploaded;
+    LegacyMemory memory(device_, true);
+    LockHold hold;
+    std::exception_ptr failure;
+    try {
+      auto start = device_.now();
+      host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+      have_host = true;
+      span("cudaHostRegister a, b, c", start);
+      uploaded = device_.create_event();
+      bool staged = false;
+      if (memory_lock) {
+        LockHold memory_hold{memory_lock, memory_lock->take_ticket()};
+        start = device_.now();
+        co_await memory_lock->acquire(memory_hold.ticket);
+        if (device_.now() > start) span("wait for the memory lock", start);
+        std::exception_ptr staging_failure;
+        try {
+          staged = co_await try_stage_legacy(job, memory, host, uploaded);
+          if (staged) co_await device_.synchronize_stream(upload_);  // the upload ends under the memory lock
+        } catch (...) {
+          staging_failure = std::current_exception();
+        }
+        memory_lock->release(memory_hold.ticket);
+        if (staging_failure) std::rethrow_exception(staging_failure);
+      } else {
+        staged = co_await try_stage_legacy(job, memory, host, uploaded);
       }
-      auto times = co_await program().run(legacy_inputs(memory, uploaded), memory, results_);
-      job.waited_for_inputs_ns = times.waited_for_inputs_ns;
+      hold = take_place(lane_.compute_lock, job);
+      co_await run_legacy_in_lock(job, hold, memory, host, uploaded, staged);
     } catch (...) {
       failure = std::current_exception();
     }
     if (failure) fail(job, failure);
-    co_await memory.release_all(compute_);
-    co_await device_.synchronize_stream(upload_);
-    release_lock(lock, ticket, job);
+    co_await quietly([&] { return memory.release_all(compute_); });
+    co_await quietly([&] { return device_.synchronize_stream(upload_); });
+    leave(hold, job);
+    try {
+      if (uploaded) device_.destroy_event(uploaded);
+    } catch (const DeviceError&) {
+    }
+    if (have_host) {
+      auto start = device_.now();
+      co_await quietly([&] { return lane_.staging.release(host); });
+      span("cudaHostUnregister a, b, c", start);
+    }
+    if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
   }
 
-  asio::awaitable<void> prestage(JobRecord& job) {
-    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
-    auto start = device_.now();
-    auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
-    span("cudaHostRegister a, b, c", start);
-    auto uploaded = device_.create_event();
-    LegacyMemory memory(device_, true);
-    bool staged = false;
-    std::exception_ptr failure;
-    try {
-      start = device_.now();
-      staged = co_await stage_legacy(memory, host, uploaded);
-      if (staged) {
-        job.prestaged_bytes = shape_.input_bytes();
-        span("pre-stage a, b, c", start);
-      }
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      if (!is_out_of_memory(failure)) std::rethrow_exception(failure);
-      ++job.out_of_memory_errors;
-      mark("out of memory while pre-staging", describe(failure));
-      co_await memory.release_all(upload_);
-    }
-    auto ticket = lane_.compute_lock.take_ticket();
-    co_await legacy_with_lock(job, lane_.compute_lock, ticket, memory, host, uploaded, staged);
-    device_.destroy_event(uploaded);
-    start = device_.now();
-    co_await lane_.staging.release(host);
-    span("cudaHostUnregister a, b, c", start);
-    if (job.completed()) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
-  }
-
-  // ---- two-lock: a memory lock for allocation and upload, then an unfair compute lock ----
-  asio::awaitable<void> two_lock(JobRecord& job) {
-    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
-    auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
-    auto uploaded = device_.create_event();
-    LegacyMemory memory(device_, true);
-    bool staged = false;
-    auto memory_ticket = lane_.memory_lock.take_ticket();
-    auto start = device_.now();
-    co_await lane_.memory_lock.acquire(memory_ticket);
-    if (device_.now() > start) span("wait for the memory lock", start);
-    std::exception_ptr failure;
-    try {
-      start = device_.now();
-      staged = co_await stage_legacy(memory, host, uploaded);
-      if (staged) {
-        co_await device_.synchronize_stream(upload_);
-        job.prestaged_bytes = shape_.input_bytes();
-        span("pre-stage a, b, c (memory lock held)", start);
-      }
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    lane_.memory_lock.release(memory_ticket);
-    if (failure) {
-      if (!is_out_of_memory(failure)) std::rethrow_exception(failure);
-      ++job.out_of_memory_errors;
-      mark("out of memory while pre-staging", describe(failure));
-      co_await memory.release_all(upload_);
-    }
-    auto ticket = lane_.compute_lock.take_ticket();
-    co_await legacy_with_lock(job, lane_.compute_lock, ticket, memory, host, uploaded, staged);
-    device_.destroy_event(uploaded);
-    co_await lane_.staging.release(host);
-    if (job.completed()) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
-  }
+  asio::awaitable<void> prestage(JobRecord& job) { co_await legacy(job, nullptr); }
+  asio::awaitable<void> two_lock(JobRecord& job) { co_await legacy(job, &lane_.memory_lock); }
 
   // Uploads `source` on the upload stream in chunks, at most two in flight, and issues no chunk
   // while the lock holder is in a PCIe-bound phase (unless this job holds the lock): those
   // phases would stall kernels, while a waiting job has the rest of the holder's run to upload.
   asio::awaitable<void> upload_yielding(DevicePointer destination, HostRange source, ComputeLock::Ticket ticket) {
     constexpr Bytes kChunkBytes = 256 * kMiB;
-    EventHandle in_flight[2] = {chunk_done_[0], chunk_done_[1]};
     std::size_t issued = 0;
     for (Bytes offset = 0; offset < source.bytes; offset += kChunkBytes, ++issued) {
       if (lane_.compute_lock.is_holder(ticket)) {
@@ -340,65 +382,70 @@ class Worker {
         break;
       }
       auto slot = issued % 2;
-      if (issued >= 2) co_await device_.wait_event(in_flight[slot]);
+      if (issued >= 2) co_await device_.wait_event(chunk_done_[slot]);
       while (lane_.holder_pcie_bound && !lane_.compute_lock.is_holder(ticket)) co_await lane_.pcie_quiet.wait();
       auto bytes = std::min(kChunkBytes, source.bytes - offset);
       co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
-      device_.record_event(in_flight[slot], upload_);
+      device_.record_event(chunk_done_[slot], upload_);
     }
   }
 
   // ---- budgeted: every byte reserved, grant order = lock order, pinned-pool staging ----
   asio::awaitable<void> budgeted(JobRecord& job) {
-    auto host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
-    co_await host_phase("prepare a, b, c (into pinned buffers)", shape_.host_prepare_ns(), job);
-    // A bounded number of jobs per GPU hold a ticket without the lock.
-    while (static_cast<int>(lane_.compute_lock.queue().size()) >= run_.settings.prestage_depth) {
-      co_await lane_.prestage_slots.wait();
-    }
-    auto& budget = *lane_.budget;
-    auto ticket = lane_.compute_lock.take_ticket();
-    job.lock_requested_ns = device_.now();
-    std::exception_ptr failure;
+    StagedHostBuffers host;
+    bool have_host = false;
     std::vector<EventHandle> uploaded;
-    for (int i = 0; i < 3; ++i) uploaded.push_back(device_.create_event());
-    BudgetedMemory memory(device_, budget, ticket);
+    LockHold hold;
+    bool added = false;
+    std::optional<BudgetedMemory> memory;
+    auto& budget = *lane_.budget;
+    std::exception_ptr failure;
     try {
-      budget.add_job(ticket, shape_.peak_bytes());
+      host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+      have_host = true;
+      co_await host_phase("prepare a, b, c (into pinned buffers)", shape_.host_prepare_ns(), job);
+      // A bounded number of jobs per GPU hold a ticket without the lock.
+      while (static_cast<int>(lane_.compute_lock.queue().size()) >= run_.settings.prestage_depth) {
+        co_await lane_.prestage_slots.wait();
+      }
+      hold = take_place(lane_.compute_lock, job);
+      budget.add_job(hold.ticket, shape_.peak_bytes());
+      added = true;
+      memory.emplace(device_, budget, hold.ticket);
+      for (int i = 0; i < 3; ++i) uploaded.push_back(device_.create_event());
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
       // is uploaded once the job holds it (the budget then serves the holder first).
       std::vector<DevicePointer> inputs(3);
       auto start = device_.now();
       for (std::size_t i = 0; i < 3; ++i) {
-        inputs[i] = co_await memory.allocate(shape_.polynomial_bytes(), upload_);
-        co_await upload_yielding(inputs[i], host.buffers[i], ticket);
+        inputs[i] = co_await memory->allocate(shape_.polynomial_bytes(), upload_);
+        co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket);
         device_.record_event(uploaded[i], upload_);
-        if (!lane_.compute_lock.is_holder(ticket)) job.prestaged_bytes += shape_.polynomial_bytes();
+        if (!lane_.compute_lock.is_holder(hold.ticket)) job.prestaged_bytes += shape_.polynomial_bytes();
       }
-      memory.set_inputs(inputs[0], inputs[1], inputs[2]);
+      memory->set_inputs(inputs[0], inputs[1], inputs[2]);
       span("pre-stage a, b, c", start, format_bytes(job.prestaged_bytes) + " before the lock");
-      co_await wait_for_lock(lane_.compute_lock, ticket, job);
+      co_await wait_for_lock(hold, job);
       lane_.prestage_slots.notify_all();
-      auto times = co_await program().run(PartitionInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2]}, memory, results_);
+      auto times = co_await program().run(PartitionInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2]},
+                                          *memory, results_);
       job.waited_for_inputs_ns = times.waited_for_inputs_ns;
     } catch (...) {
       failure = std::current_exception();
     }
     if (failure) {
       fail(job, failure);
-      memory.release_all(compute_);
-      co_await device_.synchronize_stream(upload_);
-      co_await device_.synchronize_stream(compute_);
+      if (memory) memory->release_all(compute_);
+      co_await quietly([&] { return device_.synchronize_stream(upload_); });
+      co_await quietly([&] { return device_.synchronize_stream(compute_); });
     }
-    if (lane_.compute_lock.is_holder(ticket)) {
-      release_lock(lane_.compute_lock, ticket, job);
-    } else {
-      lane_.compute_lock.abandon(ticket);
-      lane_.prestage_slots.notify_all();
+    leave(hold, job);
+    if (added) budget.remove_job(hold.ticket);
+    try {
+      for (auto event : uploaded) device_.destroy_event(event);
+    } catch (const DeviceError&) {
     }
-    budget.remove_job(ticket);
-    for (auto event : uploaded) device_.destroy_event(event);
-    co_await lane_.staging.release(host);
+    if (have_host) co_await quietly([&] { return lane_.staging.release(host); });
     if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
   }
 

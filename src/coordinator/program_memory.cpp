@@ -26,7 +26,11 @@ asio::awaitable<void> BudgetedMemory::release_a(StreamHandle stream) { co_await 
 
 void BudgetedMemory::release_all(StreamHandle stream) {
   for (auto& [address, live] : live_) {
-    device_.free_async(DevicePointer{address}, stream);
+    try {
+      device_.free_async(DevicePointer{address}, stream);
+    } catch (const DeviceError&) {
+      // A lost device: nothing to free, but the budget must still be given its bytes back.
+    }
     live.reservation.release_in_stream_order(live.bytes, stream);
   }
   live_.clear();

@@ -44,7 +44,11 @@ void Reservation::release_in_stream_order(Bytes bytes, StreamHandle stream) {
   budget_->reserved_bytes_ -= bytes;
   budget_->pending_bytes_ += bytes;
   // The budget outlives every stream it watches: the coordinator drains the device first.
-  budget_->device_.host_callback(stream, [budget = budget_, bytes] { budget->finish_pending(bytes); });
+  try {
+    budget_->device_.host_callback(stream, [budget = budget_, bytes] { budget->finish_pending(bytes); });
+  } catch (const DeviceError&) {
+    budget_->finish_pending(bytes);  // the device is gone, and its memory with it
+  }
 }
 
 Reservation Reservation::split(Bytes bytes) {
