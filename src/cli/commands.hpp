@@ -10,6 +10,8 @@ namespace stagehand::cli {
 
 void add_bench_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
+void add_explore_command(CLI::App& app);
 
 // Registered by the add_* functions: what to run when that subcommand was parsed.
 void on_selected(CLI::App* subcommand, std::function<int()> action);

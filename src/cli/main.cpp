@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Stagehand: a GPU proving coordinator for Groth16 (BLS12-381)", "stagehand"};
   app.require_subcommand(1);
   stagehand::cli::add_run_command(app);
+  stagehand::cli::add_replay_command(app);
+  stagehand::cli::add_explore_command(app);
   stagehand::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);

@@ -278,6 +278,7 @@ class Worker {
       auto start = device_.now();
       co_await make_room_the_old_way();
       if (!free_memory_check_passes()) co_return false;
+      job.prestage_started_ns = device_.now();
       co_await memory.allocate_inputs(shape_.polynomial_bytes());
       co_await upload_legacy_inputs(memory, host.buffers, upload_);
       device_.record_event(uploaded, upload_);
@@ -411,13 +412,14 @@ class Worker {
       hold = take_place(lane_.compute_lock, job);
       budget.add_job(hold.ticket, shape_.peak_bytes());
       added = true;
-      memory.emplace(device_, budget, hold.ticket);
+      memory.emplace(device_, budget, hold.ticket, shape_.peak_after_b_and_c_bytes(), shape_.peak_after_a_bytes());
       for (int i = 0; i < 3; ++i) uploaded.push_back(device_.create_event());
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
       // is uploaded once the job holds it (the budget then serves the holder first).
       std::vector<DevicePointer> inputs(3);
       auto start = device_.now();
       for (std::size_t i = 0; i < 3; ++i) {
+        if (i == 0 && !lane_.compute_lock.is_holder(hold.ticket)) job.prestage_started_ns = device_.now();
         inputs[i] = co_await memory->allocate(shape_.polynomial_bytes(), upload_);
         co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket);
         device_.record_event(uploaded[i], upload_);
@@ -498,6 +500,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
       auto capacity = total > reserved ? total - reserved : 0;
       lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules);
       lane.budget->set_log([&run](const std::string& line) { run.log.push_back(line); });
+      if (hooks.on_budget) hooks.on_budget(static_cast<int>(i), *lane.budget);
       // The budget decides who gets memory: the pool keeps what it has (no release at every
       // synchronise, no regrowth cost) and never makes one stream wait for another's free.
       lane.device.set_pool_release_threshold(capacity);
@@ -573,6 +576,8 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
     report.oom_count += counters.out_of_memory_count;
   }
   report.compute_busy_fraction = span > 0 ? busy / span : 0;
+  report.compute_idle_seconds_per_partition =
+      report.partitions_completed > 0 ? (span - busy) / 1e9 / report.partitions_completed : 0;
   report.fallback_count = run.fallbacks;
   report.jobs = std::move(run.jobs);
   report.log = std::move(run.log);

@@ -67,6 +67,7 @@ struct JobRecord {
   Nanoseconds finished_ns = -1;
   Nanoseconds waited_for_inputs_ns = 0;
   Bytes prestaged_bytes = 0;  // uploaded before the job held the lock
+  Nanoseconds prestage_started_ns = -1;  // its first input allocated before the lock
   int out_of_memory_errors = 0;
   bool fell_back = false;  // meant to pre-stage, uploaded inside the lock instead
   std::string error;       // empty: completed
@@ -84,6 +85,7 @@ struct RunReport {
   double partitions_per_second = 0;
   double gpu_seconds_per_partition = 0;  // compute-lock hold time, completed partitions
   double compute_busy_fraction = 0;      // kernels running, first kernel to last
+  double compute_idle_seconds_per_partition = 0;  // first kernel to last, kernels not running
   double lock_wait_seconds = 0;          // summed over partitions
   double upload_wait_seconds = 0;        // kernels waiting for inputs, summed
   Bytes pcie_bytes_pinned = 0;
@@ -100,6 +102,8 @@ struct CoordinatorHooks {
   std::function<void(const JobRecord&)> on_job_done;
   // Memory for a/b/c in the caller's ordinary host memory (virtual in the simulator's timing mode).
   std::function<HostRange(Bytes)> pageable_memory;
+  // A GPU's budget was created (budgeted only): checkers compare it with the device.
+  std::function<void(int device, const VramBudget&)> on_budget;
 };
 
 // Runs every partition of the workload on `devices` and returns the report. Every job completes

@@ -9,10 +9,14 @@ Bytes PartitionShape::upload_bytes() const {
          b_g2_points() * kG2AffineBytes + tail_points() * kTailBytesPerPoint;
 }
 
+Bytes PartitionShape::peak_after_a_bytes() const {
+  return ntt_scratch_bytes() + 2 * stream_buffer_bytes() + 2 * kBucketResultBytes;
+}
+
+Bytes PartitionShape::peak_after_b_and_c_bytes() const { return polynomial_bytes() + peak_after_a_bytes(); }
+
 Bytes PartitionShape::peak_bytes() const {
-  Bytes ntt_phase = input_bytes() + ntt_scratch_bytes();
-  Bytes msm_phase = polynomial_bytes() + ntt_scratch_bytes() + 2 * stream_buffer_bytes() + 2 * kBucketResultBytes;
-  return std::max(ntt_phase, msm_phase);
+  return std::max(input_bytes() + ntt_scratch_bytes(), peak_after_b_and_c_bytes());
 }
 
 }  // namespace stagehand

@@ -56,6 +56,9 @@ struct PartitionShape {
   Bytes key_bytes() const { return upload_bytes() - input_bytes(); }
   // The most device memory the partition holds at once (inputs and twiddles during the NTTs).
   Bytes peak_bytes() const;
+  // The most it holds once b and c are freed (a, twiddles, the streaming buffers), and once a is.
+  Bytes peak_after_b_and_c_bytes() const;
+  Bytes peak_after_a_bytes() const;
   Nanoseconds host_prepare_ns() const { return static_cast<Nanoseconds>(host_prepare_ns_per_element * static_cast<double>(domain())); }
   Nanoseconds host_finish_ns() const { return static_cast<Nanoseconds>(host_finish_ns_per_element * static_cast<double>(domain())); }
 

@@ -20,9 +20,13 @@ asio::awaitable<void> BudgetedMemory::release(DevicePointer pointer, StreamHandl
 asio::awaitable<void> BudgetedMemory::release_b_and_c(StreamHandle stream) {
   co_await release(inputs_[1], stream);
   co_await release(inputs_[2], stream);
+  budget_.lower_peak(ticket_, peak_after_b_and_c_);
 }
 
-asio::awaitable<void> BudgetedMemory::release_a(StreamHandle stream) { co_await release(inputs_[0], stream); }
+asio::awaitable<void> BudgetedMemory::release_a(StreamHandle stream) {
+  co_await release(inputs_[0], stream);
+  budget_.lower_peak(ticket_, peak_after_a_);
+}
 
 void BudgetedMemory::release_all(StreamHandle stream) {
   for (auto& [address, live] : live_) {

@@ -16,8 +16,9 @@ namespace stagehand {
 
 class BudgetedMemory final : public ProgramMemory {
  public:
-  BudgetedMemory(Device& device, VramBudget& budget, ComputeLock::Ticket ticket)
-      : device_(device), budget_(budget), ticket_(ticket) {}
+  // The job's peak falls to `peak_after_b_and_c`, then `peak_after_a`, as it frees its inputs.
+  BudgetedMemory(Device& device, VramBudget& budget, ComputeLock::Ticket ticket, Bytes peak_after_b_and_c, Bytes peak_after_a)
+      : device_(device), budget_(budget), ticket_(ticket), peak_after_b_and_c_(peak_after_b_and_c), peak_after_a_(peak_after_a) {}
 
   // Reserves, then allocates on `stream`: the pre-staging path uses it for a, b and c.
   asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) override;
@@ -36,6 +37,8 @@ class BudgetedMemory final : public ProgramMemory {
   Device& device_;
   VramBudget& budget_;
   ComputeLock::Ticket ticket_;
+  Bytes peak_after_b_and_c_;
+  Bytes peak_after_a_;
   std::map<std::uint64_t, Live> live_;
   std::array<DevicePointer, 3> inputs_{};
 };

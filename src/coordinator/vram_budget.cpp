@@ -72,6 +72,12 @@ void VramBudget::add_job(ComputeLock::Ticket ticket, Bytes peak_bytes) {
   jobs_[ticket] = Job{peak_bytes, 0};
 }
 
+void VramBudget::lower_peak(ComputeLock::Ticket ticket, Bytes peak_bytes) {
+  auto& job = jobs_.at(ticket);
+  job.peak_bytes = std::min(job.peak_bytes, peak_bytes);
+  serve_waiters();
+}
+
 void VramBudget::remove_job(ComputeLock::Ticket ticket) {
   auto found = jobs_.find(ticket);
   if (found == jobs_.end()) return;

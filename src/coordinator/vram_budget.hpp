@@ -64,6 +64,9 @@ class VramBudget {
   // A job takes part once it holds a lock ticket; `peak_bytes` is the most it will hold at once.
   // Throws std::runtime_error if the peak can never fit.
   void add_job(ComputeLock::Ticket ticket, Bytes peak_bytes);
+  // The most the job will still hold from now on (it has passed its biggest phase). Waiting jobs
+  // may then be admitted into the room it will not need again.
+  void lower_peak(ComputeLock::Ticket ticket, Bytes peak_bytes);
   // The job has finished or failed; everything it reserved must have been released.
   void remove_job(ComputeLock::Ticket ticket);
 

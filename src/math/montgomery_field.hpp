@@ -15,8 +15,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "math/limbs.hpp"
+#include "math/montgomery_assembly.hpp"
 
 namespace stagehand::math {
 
@@ -262,14 +264,30 @@ class MontgomeryField {
   // Coarsely integrated operand scanning without the extra carry word (see the static_assert
   // above); the result is a·b·R^-1 mod p for a, b < p.
   static constexpr LimbArray montgomery_multiply(const LimbArray& a, const LimbArray& b) {
+#if STAGEHAND_MATH_HAVE_ASSEMBLY
+    if constexpr (limb_count == 4 || limb_count == 6) {
+      if (!std::is_constant_evaluated() && detail::assembly_multiplication_enabled) {
+        LimbArray product;
+        detail::montgomery_multiply_assembly(product, a, b, modulus, montgomery_constants.negative_modulus_inverse);
+        return reduce_once(product);
+      }
+    }
+#endif
+    return montgomery_multiply_portable(a, b);
+  }
+
+  static constexpr LimbArray montgomery_multiply_portable(const LimbArray& a, const LimbArray& b) {
     constexpr std::uint64_t inverse = montgomery_constants.negative_modulus_inverse;
     LimbArray t{};
+    // Full unrolling lets the compiler keep t in registers; without it GCC spills every limb.
+#pragma GCC unroll 8
     for (std::size_t i = 0; i < limb_count; ++i) {
       std::uint64_t product_carry = 0;
       t[0] = detail::multiply_add(a[0], b[i], t[0], product_carry);
       const std::uint64_t m = t[0] * inverse;
       std::uint64_t reduction_carry = 0;
       (void)detail::multiply_add(m, modulus[0], t[0], reduction_carry);
+#pragma GCC unroll 8
       for (std::size_t j = 1; j < limb_count; ++j) {
         t[j] = detail::multiply_add(a[j], b[i], t[j], product_carry);
         t[j - 1] = detail::multiply_add(m, modulus[j], t[j], reduction_carry);

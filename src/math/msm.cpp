@@ -45,6 +45,111 @@ std::int64_t signed_digit(const ScalarLimbs& scalar, unsigned window, unsigned w
 
 unsigned window_count_for(unsigned window_bits) { return scalar_bit_count / window_bits + 1; }
 
+// Batch-affine buckets apply from this window width up: below it there are too few buckets for
+// batches to fill before two additions meet in the same bucket.
+constexpr unsigned batch_affine_minimum_window_bits = 12;
+// A mixed Jacobian addition is 11 multiplications; a batched affine one about 6 plus its share
+// of the batch's inversion. These weights steer the planner only.
+constexpr double jacobian_point_cost = 1.0;
+constexpr double batch_affine_point_cost = 0.6;
+
+// Buckets kept in affine coordinates. Additions are queued until a batch is full; then all their
+// denominators are inverted together with one field inversion, and the slopes finish the sums.
+// A bucket with a queued addition is busy until the batch is flushed; a second point for it
+// goes into that bucket's Jacobian overflow instead (a mixed addition), so a batch never
+// waits and windows with few distinct digits (the top one) cost no more than Jacobian buckets.
+// Equal points are doubled inside the batch; opposite points cancel at once.
+template <class Curve>
+class BatchAffineBuckets {
+ public:
+  using Affine = AffinePoint<Curve>;
+  using Projective = ProjectivePoint<Curve>;
+  using Field = typename Curve::BaseField;
+
+  BatchAffineBuckets(std::size_t bucket_count, std::size_t batch_size)
+      : buckets_(bucket_count), overflow_(bucket_count), busy_(bucket_count, 0), batch_size_(batch_size) {
+    pending_buckets_.reserve(batch_size);
+    pending_points_.reserve(batch_size);
+    denominators_.resize(batch_size);
+    prefix_products_.resize(batch_size);
+  }
+
+  void add(std::size_t bucket_index, const Affine& point) {
+    if (busy_[bucket_index] != 0) {
+      overflow_[bucket_index] += point;
+      return;
+    }
+    Affine& bucket = buckets_[bucket_index];
+    if (bucket.infinity) {
+      bucket = point;
+      return;
+    }
+    if (bucket.x == point.x && (bucket.y != point.y || bucket.y.is_zero())) {
+      // P + (-P), or the double of a point of order two: infinity either way.
+      bucket = Affine::identity();
+      return;
+    }
+    busy_[bucket_index] = 1;
+    pending_buckets_.push_back(bucket_index);
+    pending_points_.push_back(point);
+    if (pending_buckets_.size() == batch_size_) flush();
+  }
+
+  // The sum held by a bucket once every addition is done (call finish first).
+  Projective sum(std::size_t bucket_index) const {
+    return overflow_[bucket_index] + buckets_[bucket_index];
+  }
+
+  void finish() { flush(); }
+
+ private:
+  void flush() {
+    const std::size_t count = pending_buckets_.size();
+    if (count == 0) return;
+    // The bucket has not changed since the addition was queued (it was busy), so equal x here
+    // means equal points: a doubling, with slope 3x^2 / 2y.
+    Field running = Field::one();
+    for (std::size_t index = 0; index < count; ++index) {
+      const Affine& bucket = buckets_[pending_buckets_[index]];
+      const Affine& point = pending_points_[index];
+      denominators_[index] = bucket.x == point.x ? bucket.y.doubled() : point.x - bucket.x;
+      prefix_products_[index] = running;
+      running *= denominators_[index];
+    }
+    Field inverse = running.inverse();
+    for (std::size_t index = count; index-- > 0;) {
+      const Field denominator_inverse = inverse * prefix_products_[index];
+      inverse *= denominators_[index];
+      const std::size_t bucket_index = pending_buckets_[index];
+      Affine& bucket = buckets_[bucket_index];
+      const Affine& point = pending_points_[index];
+      Field numerator;
+      if (bucket.x == point.x) {
+        const Field x_squared = bucket.x.squared();
+        numerator = x_squared.doubled() + x_squared;
+      } else {
+        numerator = point.y - bucket.y;
+      }
+      const Field slope = numerator * denominator_inverse;
+      const Field x = slope.squared() - bucket.x - point.x;
+      bucket.y = slope * (bucket.x - x) - bucket.y;
+      bucket.x = x;
+      busy_[bucket_index] = 0;
+    }
+    pending_buckets_.clear();
+    pending_points_.clear();
+  }
+
+  std::vector<Affine> buckets_;
+  std::vector<Projective> overflow_;
+  std::vector<std::uint8_t> busy_;
+  std::size_t batch_size_;
+  std::vector<std::size_t> pending_buckets_;
+  std::vector<Affine> pending_points_;
+  std::vector<Field> denominators_;
+  std::vector<Field> prefix_products_;
+};
+
 template <class Curve>
 ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std::span<const Fr> scalars,
                                  const MsmOptions& options) {
@@ -56,7 +161,7 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std
   const std::size_t count = points.size();
   if (count == 0) return Projective::identity();
   const unsigned thread_count = detail::resolve_thread_count(options.thread_count);
-  const MsmPlan plan = plan_msm(count, thread_count, options.window_bits);
+  const MsmPlan plan = plan_msm(count, thread_count, options.window_bits, options.accumulation);
 
   std::vector<ScalarLimbs> canonical(count);
   detail::run_ranges(count, thread_count, 1 << 14, [&](std::size_t begin, std::size_t end) {
@@ -70,21 +175,40 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std
     const auto window = static_cast<unsigned>(task / plan.chunk_count);
     const std::size_t begin = (task % plan.chunk_count) * chunk_size;
     const std::size_t end = std::min(count, begin + chunk_size);
-    std::vector<Projective> buckets(bucket_count);
-    for (std::size_t index = begin; index < end; ++index) {
-      const std::int64_t digit = signed_digit(canonical[index], window, plan.window_bits);
-      if (digit > 0) {
-        buckets[static_cast<std::size_t>(digit - 1)] += points[index];
-      } else if (digit < 0) {
-        buckets[static_cast<std::size_t>(-digit - 1)] += -points[index];
-      }
-    }
     // Σ (k+1)·bucket[k] by running sums from the top bucket down: two additions per bucket.
     Projective running = Projective::identity();
     Projective total = Projective::identity();
-    for (std::size_t bucket = bucket_count; bucket-- > 0;) {
-      running += buckets[bucket];
-      total += running;
+    if (plan.batch_affine) {
+      const std::size_t batch_size = std::clamp<std::size_t>(bucket_count / 8, 16, 2048);
+      BatchAffineBuckets<Curve> buckets(bucket_count, batch_size);
+      for (std::size_t index = begin; index < end; ++index) {
+        if (points[index].infinity) continue;
+        const std::int64_t digit = signed_digit(canonical[index], window, plan.window_bits);
+        if (digit > 0) {
+          buckets.add(static_cast<std::size_t>(digit - 1), points[index]);
+        } else if (digit < 0) {
+          buckets.add(static_cast<std::size_t>(-digit - 1), -points[index]);
+        }
+      }
+      buckets.finish();
+      for (std::size_t bucket = bucket_count; bucket-- > 0;) {
+        running += buckets.sum(bucket);
+        total += running;
+      }
+    } else {
+      std::vector<Projective> buckets(bucket_count);
+      for (std::size_t index = begin; index < end; ++index) {
+        const std::int64_t digit = signed_digit(canonical[index], window, plan.window_bits);
+        if (digit > 0) {
+          buckets[static_cast<std::size_t>(digit - 1)] += points[index];
+        } else if (digit < 0) {
+          buckets[static_cast<std::size_t>(-digit - 1)] += -points[index];
+        }
+      }
+      for (std::size_t bucket = bucket_count; bucket-- > 0;) {
+        running += buckets[bucket];
+        total += running;
+      }
     }
     partial_sums[task] = total;
   });
@@ -103,7 +227,8 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std
 
 }  // namespace
 
-MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits) {
+MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits,
+                 BucketAccumulation accumulation) {
   const unsigned threads = detail::resolve_thread_count(thread_count);
   if (forced_window_bits > 20) throw std::invalid_argument("msm: window_bits must be at most 20");
   // Cost in mixed additions of the busiest thread: each task adds its chunk's points into
@@ -115,16 +240,20 @@ MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced
   const unsigned last_bits = forced_window_bits != 0 ? forced_window_bits : maximum_window_bits;
   for (unsigned window_bits = first_bits; window_bits <= last_bits; ++window_bits) {
     const unsigned window_count = window_count_for(window_bits);
+    const bool batch_affine = accumulation == BucketAccumulation::batch_affine ||
+                              (accumulation == BucketAccumulation::automatic &&
+                               window_bits >= batch_affine_minimum_window_bits);
+    const double point_cost = batch_affine ? batch_affine_point_cost : jacobian_point_cost;
     const std::size_t chunk_limit = std::max<std::size_t>(1, std::min<std::size_t>(point_count, 4 * threads));
     for (std::size_t chunk_count = 1; chunk_count <= chunk_limit; ++chunk_count) {
       const std::size_t task_count = window_count * chunk_count;
       const double rounds = static_cast<double>((task_count + threads - 1) / threads);
       const double points_per_chunk = static_cast<double>((point_count + chunk_count - 1) / chunk_count);
       const double bucket_cost = 2 * 1.6 * static_cast<double>(std::size_t{1} << (window_bits - 1));
-      const double cost = rounds * (points_per_chunk + bucket_cost) + 1.6 * static_cast<double>(task_count);
+      const double cost = rounds * (point_cost * points_per_chunk + bucket_cost) + 1.6 * static_cast<double>(task_count);
       if (cost < best_cost) {
         best_cost = cost;
-        best = MsmPlan{window_bits, window_count, chunk_count};
+        best = MsmPlan{window_bits, window_count, chunk_count, batch_affine};
       }
     }
   }
@@ -132,10 +261,10 @@ MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced
 }
 
 G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, unsigned thread_count) {
-  return pippenger<G1Curve>(points, scalars, MsmOptions{thread_count, 0});
+  return pippenger<G1Curve>(points, scalars, MsmOptions{thread_count, 0, BucketAccumulation::automatic});
 }
 G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, unsigned thread_count) {
-  return pippenger<G2Curve>(points, scalars, MsmOptions{thread_count, 0});
+  return pippenger<G2Curve>(points, scalars, MsmOptions{thread_count, 0, BucketAccumulation::automatic});
 }
 G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, const MsmOptions& options) {
   return pippenger<G1Curve>(points, scalars, options);

@@ -11,9 +11,18 @@
 
 namespace stagehand::math {
 
+// How points are added into the window buckets.
+enum class BucketAccumulation {
+  automatic,     // batch_affine for wide windows (many buckets), jacobian otherwise
+  jacobian,      // mixed Jacobian additions, one per point: no batching overhead
+  batch_affine,  // affine additions whose inversions are shared by a batch (Montgomery's trick):
+                 // about 6 multiplications per point instead of 11, once batches can fill up
+};
+
 struct MsmOptions {
   unsigned thread_count = 0;  // 0 = every hardware thread
   unsigned window_bits = 0;   // 0 = chosen from the size and thread count; 1..20 forces a width (tests)
+  BucketAccumulation accumulation = BucketAccumulation::automatic;
 };
 
 // points and scalars must have the same length (std::invalid_argument otherwise). Points at
@@ -28,7 +37,9 @@ struct MsmPlan {
   unsigned window_bits = 0;
   unsigned window_count = 0;
   std::size_t chunk_count = 0;
+  bool batch_affine = false;
 };
-MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits = 0);
+MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits = 0,
+                 BucketAccumulation accumulation = BucketAccumulation::automatic);
 
 }  // namespace stagehand::math

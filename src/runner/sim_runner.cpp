@@ -24,6 +24,10 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   CoordinatorHooks hooks;
   hooks.on_job_done = options.on_job_done;
   hooks.pageable_memory = [&system](Bytes bytes) { return system.virtual_host_range(bytes); };
+  if (options.on_budget) {
+    hooks.on_budget = [&](int device, const VramBudget& budget) { options.on_budget(device, budget, system.device(static_cast<std::size_t>(device))); };
+  }
+  if (options.on_settled) system.set_settled_observer(options.on_settled);
   sim::run_to_completion(
       system,
       [&]() -> asio::awaitable<void> {

@@ -17,7 +17,10 @@ struct SimulatedRunOptions {
   bool keep_trace_events = true;
   sim::FaultPlan faults;  // applied to every simulated GPU
   std::function<void(const JobRecord&)> on_job_done;
-  // Called after every coordinator step with the budget-relevant ground truth (explore).
+  // A GPU's budget was created: checkers keep it beside its simulated device.
+  std::function<void(int device, const VramBudget&, const sim::SimDevice&)> on_budget;
+  // Called whenever the simulation settles at an instant (see SimSystem::set_settled_observer).
+  std::function<void()> on_settled;
   Nanoseconds time_limit_ns = 24 * 3600 * kSecond;
 };
 

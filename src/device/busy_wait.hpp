@@ -1,0 +1,16 @@
+#pragma once
+// The stand-in kernel every backend provides: it spins for `duration` (work_units nanoseconds).
+// The Device contract tests and scripted scenarios use it where any kernel of known length will do.
+
+#include "device/types.hpp"
+
+namespace stagehand {
+
+inline KernelLaunch busy_wait(Nanoseconds duration) {
+  KernelLaunch launch;
+  launch.name = "busy_wait";
+  launch.work_units = static_cast<std::uint64_t>(duration);
+  return launch;
+}
+
+}  // namespace stagehand

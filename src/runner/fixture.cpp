@@ -1,0 +1,280 @@
+#include "runner/fixture.hpp"
+
+#include "config/config_table.hpp"
+#include "device/busy_wait.hpp"
+#include "device/format.hpp"
+#include "sim/device_model.hpp"
+#include "sim/run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace stagehand {
+namespace {
+
+template <class T>
+void read_optional(std::optional<T>& into, std::optional<T> value) {
+  if (value) into = value;
+}
+
+Expectations read_expectations(const ConfigTable& table) {
+  Expectations expect;
+  expect.out_of_memory = table.boolean("out_of_memory");
+  if (auto value = table.integer("first_failed_partition")) expect.first_failed_partition = static_cast<int>(*value);
+  if (auto value = table.integer("partitions_failed")) expect.partitions_failed = static_cast<int>(*value);
+  expect.every_fallback_failed = table.boolean("every_fallback_failed");
+  expect.overtaken = table.boolean("overtaken");
+  if (auto value = table.integer("fallbacks_min")) expect.fallbacks_min = static_cast<std::uint64_t>(*value);
+  if (auto value = table.integer("fallbacks_max")) expect.fallbacks_max = static_cast<std::uint64_t>(*value);
+  expect.compute_busy_min = table.number("compute_busy_min");
+  expect.compute_busy_max = table.number("compute_busy_max");
+  expect.seconds_per_proof_max = table.number("seconds_per_proof_max");
+  expect.gpu_seconds_per_partition_min = table.number("gpu_seconds_per_partition_min");
+  expect.gpu_seconds_per_partition_max = table.number("gpu_seconds_per_partition_max");
+  expect.compute_idle_ms_per_partition_min = table.number("compute_idle_ms_per_partition_min");
+  expect.compute_idle_ms_per_partition_max = table.number("compute_idle_ms_per_partition_max");
+  expect.vram_peak_gib_max = table.number("vram_peak_gib_max");
+  expect.seconds_per_proof_no_worse_than = table.string("seconds_per_proof_no_worse_than");
+  expect.malloc_fails_while_free_pending = table.boolean("malloc_fails_while_free_pending");
+  expect.malloc_succeeds_after_free_completes = table.boolean("malloc_succeeds_after_free_completes");
+  table.reject_unknown_keys();
+  return expect;
+}
+
+sim::FaultPlan read_faults(const ConfigTable& table) {
+  sim::FaultPlan faults;
+  faults.fail_allocation_number = static_cast<std::uint64_t>(table.integer_in("fail_allocation_number", 0, 0, INT64_MAX));
+  faults.fail_host_pin_number = static_cast<std::uint64_t>(table.integer_in("fail_host_pin_number", 0, 0, INT64_MAX));
+  faults.fail_kernel_name = table.string("fail_kernel_name").value_or("");
+  faults.fail_kernel_occurrence = static_cast<std::uint64_t>(table.integer_in("fail_kernel_occurrence", 1, 1, INT64_MAX));
+  auto lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
+  faults.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
+  faults.pcie_slowdown_factor = table.number_in("pcie_slowdown_factor", 1.0, 1.0, 1000.0);
+  faults.pcie_slowdown_from_ns = static_cast<Nanoseconds>(table.number_in("pcie_slowdown_from_ms", 0, 0, 1e12) * 1e6);
+  table.reject_unknown_keys();
+  return faults;
+}
+
+void check(std::vector<std::string>& failures, bool holds, std::string what) {
+  if (!holds) failures.push_back(std::move(what));
+}
+
+// The scripted DEVICE_FACTS scenario on the fixture's device model.
+void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
+  sim::SimOptions sim_options;
+  sim_options.seed = options.seed.value_or(fixture.config.coordinator.seed);
+  sim_options.keep_trace_events = options.keep_trace_events;
+  outcome.system = std::make_unique<sim::SimSystem>(sim_options);
+  auto& device = outcome.system->add_device(sim::load_device_model(sim::find_device_model(fixture.config.device_model)),
+                                            fixture.faults);
+  const auto& scenario = fixture.scenario;
+  auto gib = [](double value) { return static_cast<Bytes>(value * static_cast<double>(kGiB)); };
+  bool failed_while_pending = false;
+  bool succeeded_after = false;
+  sim::run_to_completion(*outcome.system, [&]() -> asio::awaitable<void> {
+    // Hold the rest of the card, as the measurement did, so that it looks like `card_gib`.
+    DevicePointer ballast;
+    auto free = device.memory_info().free_bytes;
+    if (free > gib(scenario.card_gib)) ballast = co_await device.allocate(free - gib(scenario.card_gib));
+    auto stream = device.create_stream();
+    auto block = co_await device.allocate_async(gib(scenario.freed_gib), stream);
+    device.launch(busy_wait(static_cast<Nanoseconds>(scenario.kernel_ms * 1e6)), stream);
+    device.free_async(block, stream);
+    try {
+      auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
+      co_await device.free(pointer);
+    } catch (const DeviceError& error) {
+      failed_while_pending = error.errc() == DeviceErrc::out_of_memory;
+      outcome.notes.push_back(fmt::format("while the free was pending: {}", error.what()));
+    }
+    co_await device.synchronize_stream(stream);
+    try {
+      auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
+      succeeded_after = true;
+      outcome.notes.push_back(fmt::format("after the stream synchronised (at {}): cudaMalloc({}) succeeded",
+                                          format_duration(device.now()), format_bytes(gib(scenario.malloc_gib))));
+      co_await device.free(pointer);
+    } catch (const DeviceError& error) {
+      outcome.notes.push_back(fmt::format("after the stream synchronised: {}", error.what()));
+    }
+    device.destroy_stream(stream);
+    if (ballast) co_await device.free(ballast);
+  }(), options.time_limit_ns);
+  const auto& expect = fixture.expect;
+  if (!options.check_expectations) return;
+  if (expect.malloc_fails_while_free_pending) {
+    check(outcome.failures, failed_while_pending == *expect.malloc_fails_while_free_pending,
+          fmt::format("expected malloc_fails_while_free_pending = {}, got {}", *expect.malloc_fails_while_free_pending, failed_while_pending));
+  }
+  if (expect.malloc_succeeds_after_free_completes) {
+    check(outcome.failures, succeeded_after == *expect.malloc_succeeds_after_free_completes,
+          fmt::format("expected malloc_succeeds_after_free_completes = {}, got {}", *expect.malloc_succeeds_after_free_completes,
+                      succeeded_after));
+  }
+  auto report = device.check();
+  outcome.checker_findings = report.leaks;
+  outcome.checker_findings.insert(outcome.checker_findings.end(), report.unsynchronized_reads.begin(), report.unsynchronized_reads.end());
+  outcome.trace_hash = outcome.system->trace().hash();
+}
+
+void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
+  const auto& r = outcome.report;
+  const auto& e = fixture.expect;
+  auto& failures = outcome.failures;
+  int failed = r.partitions - r.partitions_completed;
+  int first_failed = -1;
+  for (const auto& job : r.jobs) {
+    if (!job.completed()) {
+      first_failed = job.index;
+      break;
+    }
+  }
+  outcome.notes.push_back(fmt::format(
+      "{} of {} partitions completed; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute busy "
+      "{:.1f}%, idle {:.1f} ms/partition; VRAM peak {}",
+      r.partitions_completed, r.partitions, r.oom_count, r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition,
+      100 * r.compute_busy_fraction, 1e3 * r.compute_idle_seconds_per_partition, format_bytes(r.vram_peak_bytes)));
+  if (e.out_of_memory) {
+    check(failures, (r.oom_count > 0) == *e.out_of_memory,
+          fmt::format("expected out_of_memory = {}, got {} OOM errors", *e.out_of_memory, r.oom_count));
+  }
+  if (e.first_failed_partition) {
+    check(failures, first_failed == *e.first_failed_partition,
+          fmt::format("expected first_failed_partition = {}, got {}", *e.first_failed_partition,
+                      first_failed < 0 ? std::string("none") : std::to_string(first_failed)));
+  }
+  if (e.partitions_failed) {
+    check(failures, failed == *e.partitions_failed, fmt::format("expected partitions_failed = {}, got {}", *e.partitions_failed, failed));
+  }
+  if (e.every_fallback_failed) {
+    bool all = true;
+    for (const auto& job : r.jobs) all = all && (!job.fell_back || !job.completed());
+    check(failures, all == *e.every_fallback_failed,
+          fmt::format("expected every_fallback_failed = {}, got {}", *e.every_fallback_failed, all));
+  }
+  if (e.overtaken) {
+    // A partition that had not pre-staged took the compute lock and ran out of memory in it,
+    // while another that had already started pre-staging (its inputs taking memory) reached the
+    // lock only after it: grant order was not the order in which memory was taken.
+    bool overtaken = false;
+    for (const auto& late : r.jobs) {
+      if (late.completed() || !late.fell_back || late.lock_acquired_ns < 0 || late.out_of_memory_errors == 0) continue;
+      for (const auto& early : r.jobs) {
+        if (&early != &late && early.prestage_started_ns >= 0 && early.prestage_started_ns <= late.lock_acquired_ns &&
+            (early.lock_acquired_ns > late.lock_acquired_ns)) {
+          overtaken = true;
+        }
+      }
+    }
+    check(failures, overtaken == *e.overtaken, fmt::format("expected overtaken = {}, got {}", *e.overtaken, overtaken));
+  }
+  if (e.fallbacks_min) check(failures, r.fallback_count >= *e.fallbacks_min, fmt::format("expected fallbacks_min = {}, got {}", *e.fallbacks_min, r.fallback_count));
+  if (e.fallbacks_max) check(failures, r.fallback_count <= *e.fallbacks_max, fmt::format("expected fallbacks_max = {}, got {}", *e.fallbacks_max, r.fallback_count));
+  auto bound = [&](const std::optional<double>& limit, double value, bool is_min, const char* key) {
+    if (!limit) return;
+    bool holds = is_min ? value >= *limit : value <= *limit;
+    check(failures, holds, fmt::format("expected {} = {}, got {:.4f}", key, *limit, value));
+  };
+  bound(e.compute_busy_min, r.compute_busy_fraction, true, "compute_busy_min");
+  bound(e.compute_busy_max, r.compute_busy_fraction, false, "compute_busy_max");
+  bound(e.seconds_per_proof_max, r.seconds_per_proof, false, "seconds_per_proof_max");
+  bound(e.gpu_seconds_per_partition_min, r.gpu_seconds_per_partition, true, "gpu_seconds_per_partition_min");
+  bound(e.gpu_seconds_per_partition_max, r.gpu_seconds_per_partition, false, "gpu_seconds_per_partition_max");
+  bound(e.compute_idle_ms_per_partition_min, 1e3 * r.compute_idle_seconds_per_partition, true, "compute_idle_ms_per_partition_min");
+  bound(e.compute_idle_ms_per_partition_max, 1e3 * r.compute_idle_seconds_per_partition, false, "compute_idle_ms_per_partition_max");
+  bound(e.vram_peak_gib_max, static_cast<double>(r.vram_peak_bytes) / static_cast<double>(kGiB), false, "vram_peak_gib_max");
+  if (e.seconds_per_proof_no_worse_than) {
+    auto reference_path = fixture.path.parent_path() / *e.seconds_per_proof_no_worse_than;
+    auto reference = load_fixture(reference_path);
+    ReplayOptions reference_options;
+    reference_options.seed = options.seed;
+    reference_options.keep_trace_events = false;
+    auto baseline = replay_fixture(reference, reference_options);
+    bool complete = baseline.report.partitions_completed == baseline.report.partitions;
+    double reference_seconds = complete ? baseline.report.seconds_per_proof : std::numeric_limits<double>::infinity();
+    outcome.notes.push_back(complete ? fmt::format("{}: {:.3f} s/proof", reference.name, reference_seconds)
+                                     : fmt::format("{}: {} of {} partitions failed, no proof finished", reference.name,
+                                                   baseline.report.partitions - baseline.report.partitions_completed,
+                                                   baseline.report.partitions));
+    check(failures, r.seconds_per_proof <= reference_seconds * 1.01,
+          fmt::format("expected seconds per proof no worse than {} ({:.3f} s), got {:.3f} s", reference.name, reference_seconds,
+                      r.seconds_per_proof));
+  }
+}
+
+}  // namespace
+
+Fixture load_fixture(const std::filesystem::path& path) {
+  auto document = ConfigDocument::load(path);
+  auto root = document.root();
+  Fixture fixture;
+  fixture.path = path;
+  fixture.name = path.stem().string();
+  fixture.config.source = path;
+  auto header = root.required_table("fixture");
+  fixture.description = header.required_string("description");
+  fixture.kind = header.choice("kind", "workload", {"workload", "freed-but-pending"});
+  try {
+    fixture.policy = policy_from_string(header.string("policy").value_or("budgeted"));
+  } catch (const std::invalid_argument& error) {
+    header.fail("policy", error.what());
+  }
+  header.reject_unknown_keys();
+  fixture.config.policies = {fixture.policy};
+  read_run_config(root, fixture.config);
+  if (auto faults = root.table("faults")) fixture.faults = read_faults(*faults);
+  if (auto scenario = root.table("scenario")) {
+    fixture.scenario.card_gib = scenario->number_in("card_gib", fixture.scenario.card_gib, 0.001, 1 << 20);
+    fixture.scenario.freed_gib = scenario->number_in("freed_gib", fixture.scenario.freed_gib, 0.001, 1 << 20);
+    fixture.scenario.kernel_ms = scenario->number_in("kernel_ms", fixture.scenario.kernel_ms, 0, 1e9);
+    fixture.scenario.malloc_gib = scenario->number_in("malloc_gib", fixture.scenario.malloc_gib, 0.001, 1 << 20);
+    scenario->reject_unknown_keys();
+  }
+  fixture.expect = read_expectations(root.required_table("expect"));
+  root.reject_unknown_keys();
+  return fixture;
+}
+
+std::vector<std::filesystem::path> fixture_files(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+FixtureOutcome replay_fixture(const Fixture& fixture, const ReplayOptions& options) {
+  FixtureOutcome outcome;
+  try {
+    if (fixture.kind == "freed-but-pending") {
+      replay_freed_but_pending(fixture, outcome, options);
+      return outcome;
+    }
+    auto config = fixture.config;
+    if (options.seed) config.coordinator.seed = *options.seed;
+    SimulatedRunOptions run_options;
+    run_options.keep_trace_events = options.keep_trace_events;
+    run_options.faults = fixture.faults;
+    run_options.time_limit_ns = options.time_limit_ns;
+    run_options.on_budget = options.on_budget;
+    run_options.on_settled = options.on_settled;
+    auto run = run_on_simulator(config, fixture.policy, std::move(run_options));
+    outcome.report = std::move(run.report);
+    outcome.trace_hash = run.trace_hash;
+    outcome.system = std::move(run.system);
+    outcome.checker_findings = run.checker.leaks;
+    outcome.checker_findings.insert(outcome.checker_findings.end(), run.checker.unsynchronized_reads.begin(),
+                                    run.checker.unsynchronized_reads.end());
+    if (options.check_expectations) check_workload(fixture, outcome, options);
+  } catch (const std::exception& error) {
+    outcome.failures.push_back(fmt::format("the run did not finish: {}", error.what()));
+  }
+  for (const auto& finding : outcome.checker_findings) outcome.failures.push_back("checker: " + finding);
+  return outcome;
+}
+
+}  // namespace stagehand
