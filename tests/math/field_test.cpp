@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cstdint>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "math/fq.hpp"
 #include "math/fq2.hpp"
@@ -43,7 +45,67 @@ std::array<std::uint8_t, Field::byte_count> bytes_of(const typename Field::LimbA
   return bytes;
 }
 
+// The multiplication implementations to check: the portable C++ always, and the x86-64
+// mulx/adx assembly where this CPU has it. The fixture restores the startup choice.
+std::vector<bool> multiplication_backends() {
+  std::vector<bool> backends = {false};
+#if STAGEHAND_MATH_HAVE_ASSEMBLY
+  if (detail::cpu_has_mulx_and_adx()) backends.push_back(true);
+#endif
+  return backends;
+}
+
+void use_assembly_multiplication(bool enabled) {
+#if STAGEHAND_MATH_HAVE_ASSEMBLY
+  detail::assembly_multiplication_enabled = enabled;
+#else
+  (void)enabled;
+#endif
+}
+
+struct RestoreMultiplicationBackend {
+#if STAGEHAND_MATH_HAVE_ASSEMBLY
+  bool saved = detail::assembly_multiplication_enabled;
+  ~RestoreMultiplicationBackend() { detail::assembly_multiplication_enabled = saved; }
+#endif
+};
+
+const char* backend_name(bool assembly) { return assembly ? "mulx/adx assembly" : "portable C++"; }
+
 }  // namespace
+
+BOOST_AUTO_TEST_CASE(assembly_and_portable_multiplication_agree) {
+  // Random operands, and operands next to the modulus where the final subtraction and the
+  // carries are decided. Each backend is checked against noble below; this adds volume.
+  RestoreMultiplicationBackend restore;
+  const auto backends = multiplication_backends();
+  BOOST_TEST_MESSAGE("multiplication backends on this CPU: " << backends.size());
+  std::mt19937_64 generator(20261129);
+  auto check_field = [&](auto field_tag) {
+    using Field = decltype(field_tag);
+    for (int round = 0; round < 20000; ++round) {
+      typename Field::LimbArray a_limbs{};
+      typename Field::LimbArray b_limbs{};
+      for (auto& limb : a_limbs) limb = generator();
+      for (auto& limb : b_limbs) limb = generator();
+      const std::uint64_t top_mask = (std::uint64_t{1} << ((Field::modulus_bit_count - 1) % 64)) - 1;
+      a_limbs.back() &= top_mask;
+      b_limbs.back() &= top_mask;
+      if (round % 3 == 0) a_limbs = detail::subtract_small(Field::modulus, 1 + generator() % 4);
+      if (round % 5 == 0) b_limbs = detail::subtract_small(Field::modulus, 1 + generator() % 4);
+      const Field a = *Field::from_montgomery_limbs(a_limbs);
+      const Field b = *Field::from_montgomery_limbs(b_limbs);
+      std::vector<Field> products;
+      for (const bool assembly : backends) {
+        use_assembly_multiplication(assembly);
+        products.push_back(a * b);
+      }
+      for (const Field& product : products) BOOST_REQUIRE(product == products.front());
+    }
+  };
+  check_field(Fr{});
+  check_field(Fq{});
+}
 
 BOOST_AUTO_TEST_CASE(constants_match_noble) {
   const auto& constants = vectors().at("constants");
@@ -62,9 +124,8 @@ BOOST_AUTO_TEST_CASE(constants_match_noble) {
   BOOST_TEST(Fq::modulus_bit_count == 381u);
 }
 
-BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_arithmetic_matches_noble, Case, PrimeFieldCases) {
-  using Field = typename Case::Field;
-  const auto& section = vectors().at(Case::key);
+template <class Field>
+std::size_t check_prime_field_arithmetic(const nlohmann::json& section) {
   std::size_t checked = 0;
   for (const auto& entry : section.at("binary")) {
     const Field a = field_from<Field>(entry.at("a"));
@@ -94,7 +155,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_arithmetic_matches_noble, Case, PrimeF
     BOOST_CHECK_MESSAGE(a.pow(exponent) == field_from<Field>(entry.at("power")), "power of " << to_hex(a));
     ++checked;
   }
-  BOOST_TEST(checked > 100u);
+  return checked;
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_arithmetic_matches_noble, Case, PrimeFieldCases) {
+  RestoreMultiplicationBackend restore;
+  for (const bool assembly : multiplication_backends()) {
+    use_assembly_multiplication(assembly);
+    BOOST_TEST_CONTEXT("multiplication: " << backend_name(assembly)) {
+      BOOST_TEST(check_prime_field_arithmetic<typename Case::Field>(vectors().at(Case::key)) > 100u);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_square_roots_match_noble, Case, PrimeFieldCases) {
@@ -164,8 +235,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_encodings_match_noble, Case, PrimeFiel
   BOOST_CHECK(Field::from_decimal("0007") == Field::from_uint64(7));
 }
 
-BOOST_AUTO_TEST_CASE(fq2_arithmetic_matches_noble) {
-  const auto& section = vectors().at("fq2");
+void check_fq2_arithmetic(const nlohmann::json& section) {
   for (const auto& entry : section.at("binary")) {
     const Fq2 a = fq2_from(entry.at("a"));
     const Fq2 b = fq2_from(entry.at("b"));
@@ -183,7 +253,16 @@ BOOST_AUTO_TEST_CASE(fq2_arithmetic_matches_noble) {
       BOOST_CHECK_MESSAGE(a.inverse() == fq2_from(entry.at("inverse")), "inverse of " << to_hex(a));
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(fq2_arithmetic_matches_noble) {
+  const auto& section = vectors().at("fq2");
   BOOST_TEST(section.at("unary").size() > 50u);
+  RestoreMultiplicationBackend restore;
+  for (const bool assembly : multiplication_backends()) {
+    use_assembly_multiplication(assembly);
+    BOOST_TEST_CONTEXT("multiplication: " << backend_name(assembly)) { check_fq2_arithmetic(section); }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(fq2_square_roots_match_noble) {
