@@ -75,20 +75,27 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(msm_matches_noble_for_every_thread_count_and_windo
     const std::span<const AffinePoint<Curve>> points(msm_case.points);
     const std::size_t size = points.size();
     std::vector<MsmOptions> variants;
-    for (const unsigned threads : {1u, 2u, 3u, 7u}) variants.push_back(MsmOptions{threads, 0});
-    // Narrow windows on the small cases (every digit pattern, many windows), a few wide ones on
-    // the larger cases, where wide windows are what the planner picks.
-    if (size <= 100) {
-      for (unsigned window_bits = 1; window_bits <= 8; ++window_bits) variants.push_back(MsmOptions{3, window_bits});
-    }
-    if (size >= 100) {
-      for (const unsigned window_bits : {11u, 13u}) variants.push_back(MsmOptions{2, window_bits});
+    for (const auto accumulation : {BucketAccumulation::jacobian, BucketAccumulation::batch_affine}) {
+      for (const unsigned threads : {1u, 2u, 3u, 7u}) variants.push_back(MsmOptions{threads, 0, accumulation});
+      // Narrow windows on the small cases (every digit pattern, many windows, and for batch-affine
+      // buckets many collisions), a few wide ones on the larger cases, where wide windows are what
+      // the planner picks.
+      if (size <= 100) {
+        for (unsigned window_bits = 1; window_bits <= 8; ++window_bits) {
+          variants.push_back(MsmOptions{3, window_bits, accumulation});
+        }
+      }
+      if (size >= 100) {
+        for (const unsigned window_bits : {11u, 13u}) variants.push_back(MsmOptions{2, window_bits, accumulation});
+      }
     }
     for (const MsmOptions& options : variants) {
       const auto result = msm(points, msm_case.scalars, options);
-      BOOST_CHECK_MESSAGE(result.to_affine() == msm_case.expected, "msm '" << msm_case.name << "' with "
-                                                                            << options.thread_count << " threads, window "
-                                                                            << options.window_bits);
+      BOOST_CHECK_MESSAGE(result.to_affine() == msm_case.expected,
+                          "msm '" << msm_case.name << "' with " << options.thread_count << " threads, window "
+                                  << options.window_bits << ", "
+                                  << (options.accumulation == BucketAccumulation::jacobian ? "Jacobian" : "batch-affine")
+                                  << " buckets");
     }
   }
 }

@@ -46,7 +46,12 @@ std::vector<std::uint8_t> little_endian_bytes_from_hex(const std::string& text, 
 
 Fq2 fq2_from(const nlohmann::json& pair) { return Fq2{field_from<Fq>(pair.at(0)), field_from<Fq>(pair.at(1))}; }
 
-std::string to_hex(const Fq2& value) { return "[" + to_hex(value.c0) + ", " + to_hex(value.c1) + "]"; }
+std::string to_hex(const Fq2& value) {
+  // Appending rather than chaining operator+ avoids a false -Wrestrict in GCC 12 (bug 105329).
+  std::string text = "[";
+  text.append(to_hex(value.c0)).append(", ").append(to_hex(value.c1)).append("]");
+  return text;
+}
 
 G1Affine g1_from(const nlohmann::json& point) {
   if (point.contains("infinity")) return G1Affine::identity();
