@@ -182,7 +182,13 @@ class MontgomeryField {
   constexpr bool is_zero() const { return detail::is_zero(limbs_); }
   constexpr bool is_one() const { return limbs_ == montgomery_constants.r_mod_modulus; }
 
-  friend constexpr bool operator==(const MontgomeryField& a, const MontgomeryField& b) = default;
+  // Limb by limb rather than the defaulted comparison, which GCC turns into a call to memcmp:
+  // 9% of an MSM's time went there.
+  friend constexpr bool operator==(const MontgomeryField& a, const MontgomeryField& b) {
+    std::uint64_t difference = 0;
+    for (std::size_t index = 0; index < limb_count; ++index) difference |= a.limbs_[index] ^ b.limbs_[index];
+    return difference == 0;
+  }
 
   friend constexpr MontgomeryField operator+(const MontgomeryField& a, const MontgomeryField& b) {
     LimbArray sum = a.limbs_;

@@ -95,6 +95,13 @@ class BatchAffineBuckets {
     if (pending_buckets_.size() == batch_size_) flush();
   }
 
+  // Starts loading a bucket that a coming addition will read: buckets are spread over
+  // megabytes, and without this most additions wait for memory.
+  void prefetch(std::size_t bucket_index) const {
+    __builtin_prefetch(&buckets_[bucket_index]);
+    __builtin_prefetch(&busy_[bucket_index]);
+  }
+
   // The sum held by a bucket once every addition is done (call finish first).
   Projective sum(std::size_t bucket_index) const {
     return overflow_[bucket_index] + buckets_[bucket_index];
@@ -181,7 +188,12 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std
     if (plan.batch_affine) {
       const std::size_t batch_size = std::clamp<std::size_t>(bucket_count / 8, 16, 2048);
       BatchAffineBuckets<Curve> buckets(bucket_count, batch_size);
+      constexpr std::size_t prefetch_distance = 8;
       for (std::size_t index = begin; index < end; ++index) {
+        if (index + prefetch_distance < end) {
+          const std::int64_t coming = signed_digit(canonical[index + prefetch_distance], window, plan.window_bits);
+          if (coming != 0) buckets.prefetch(static_cast<std::size_t>((coming > 0 ? coming : -coming) - 1));
+        }
         if (points[index].infinity) continue;
         const std::int64_t digit = signed_digit(canonical[index], window, plan.window_bits);
         if (digit > 0) {
