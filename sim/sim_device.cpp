@@ -970,6 +970,9 @@ bool SimDevice::idle() const {
 
 CheckerReport SimDevice::check() const {
   CheckerReport report;
+  report.unsynchronized_reads = unsynchronized_reads_;
+  // A lost device takes its context, and every handle in it, with it: nothing is left to free.
+  if (lost_) return report;
   for (const auto& [base, allocation] : allocations_) {
     report.leaks.push_back(fmt::format("GPU {}: {} device allocation of {} at {:#x}", properties_.ordinal,
                                        allocation->pool ? "stream-ordered" : "synchronous", format_bytes(allocation->bytes), base));
@@ -984,7 +987,6 @@ CheckerReport SimDevice::check() const {
     report.leaks.push_back(fmt::format("GPU {}: pinned host range of {} at {:#x} never {}", properties_.ordinal,
                                        format_bytes(entry.first), address, entry.second ? "freed" : "unregistered"));
   }
-  report.unsynchronized_reads = unsynchronized_reads_;
   return report;
 }
 

@@ -86,6 +86,8 @@ class SimDevice final : public Device {
   // Ground truth: bytes of device memory held by this process (sync allocations + pool reserved).
   Bytes memory_held_bytes() const { return sync_used_bytes_ + pool_reserved_bytes_; }
   Bytes synchronous_allocated_bytes() const { return sync_used_bytes_; }
+  // Freed in stream order, the stream not there yet.
+  Bytes pool_pending_bytes() const { return pool_pending_bytes_; }
   bool lost() const { return lost_; }
   bool idle() const;
   // Leaks and unsynchronised reads found so far.

@@ -29,6 +29,7 @@ bool SimSystem::run(Nanoseconds time_limit_ns) {
     // Let every coroutine that can make progress at this instant do so.
     io_.restart();
     io_.poll();
+    if (settled_observer_) settled_observer_();
     if (queue_.empty()) return true;
     if (queue_.front().time > time_limit_ns) return false;
     std::pop_heap(queue_.begin(), queue_.end(), Later{});

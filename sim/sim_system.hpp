@@ -81,6 +81,9 @@ class SimSystem {
   // `time_limit_ns`. Returns false when it stopped at the limit (work was left).
   bool run(Nanoseconds time_limit_ns = std::numeric_limits<Nanoseconds>::max());
   std::uint64_t events_delivered() const { return events_delivered_; }
+  // Called whenever the system has settled at an instant (every ready handler has run), before
+  // the clock moves on: checkers compare their state with the devices' here.
+  void set_settled_observer(std::function<void()> observer) { settled_observer_ = std::move(observer); }
 
   // Functional mode: the host function that stands in for a kernel.
   void register_kernel(const std::string& name, KernelFunction function);
@@ -107,6 +110,7 @@ class SimSystem {
   std::uint64_t next_order_ = 0;
   std::uint64_t events_delivered_ = 0;
   std::vector<Scheduled> queue_;
+  std::function<void()> settled_observer_;
   Trace trace_;
   Random random_;
   std::vector<std::unique_ptr<SimDevice>> devices_;

@@ -63,7 +63,7 @@ int replay(const ReplayCommandOptions& options) {
     auto variant = exploration_variant(fixture, seed, parse_fault_kinds(options.faults), options.jitter);
     fmt::print("exploration run: jitter {}, faults: {}\n\n", variant.config.duration_jitter,
                variant.faults.any() ? describe_faults(variant.faults) : std::string("none"));
-    outcome = replay_exploration(fixture, seed, parse_fault_kinds(options.faults), options.jitter, violations);
+    outcome = replay_exploration(fixture, seed, parse_fault_kinds(options.faults), options.jitter, violations, true);
   } else {
     ReplayOptions replay_options;
     replay_options.seed = options.seed;

@@ -53,6 +53,7 @@ int run(const RunOptions& options) {
       }
     };
     auto result = run_on_simulator(config, policy, run_options);
+    if (!result.error.empty()) throw std::runtime_error(fmt::format("{}: the run did not finish: {}", name, result.error));
     auto trace_file = config.trace_dir / fmt::format("{}.trace.json", name);
     result.system->trace().write_chrome_json(trace_file);
     fmt::print(stderr, "  {:<9} trace: {} (open in https://ui.perfetto.dev)\n", name, trace_file.string());

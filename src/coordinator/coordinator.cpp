@@ -51,6 +51,7 @@ struct Lane {
   std::unique_ptr<VramBudget> budget;
   HostStaging staging;
   ProvingKeyHost key;
+  std::exception_ptr setup_failure;  // pinning the key failed: every job on this GPU fails with it
   std::vector<HostRange> key_buffers;
   AsyncWaitList prestage_slots;
   // The lock holder is in a PCIe-bound phase: pre-staging would take link bandwidth from it.
@@ -75,6 +76,16 @@ bool is_out_of_memory(std::exception_ptr error) {
     std::rethrow_exception(error);
   } catch (const DeviceError& device_error) {
     return device_error.errc() == DeviceErrc::out_of_memory;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool is_device_lost(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const DeviceError& device_error) {
+    return device_error.errc() == DeviceErrc::device_lost;
   } catch (...) {
     return false;
   }
@@ -112,8 +123,8 @@ class Worker {
         track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
 
   asio::awaitable<void> run() {
-    std::exception_ptr setup_failure;
-    try {
+    std::exception_ptr setup_failure = lane_.setup_failure;
+    if (!setup_failure) try {
       compute_ = device_.create_stream();
       upload_ = device_.create_stream();
       for (auto& event : chunk_done_) event = device_.create_event();
@@ -173,6 +184,12 @@ class Worker {
   void mark(const char* name, std::string detail) { run_.trace.instant(track_, name, "coordinator", device_.now(), std::move(detail)); }
 
   void fail(JobRecord& job, std::exception_ptr error) {
+    if (is_device_lost(error)) {
+      // Nothing on the device will complete any more: wake whoever waits for it.
+      if (lane_.budget) lane_.budget->device_lost(error);
+      lane_.holder_pcie_bound = false;
+      lane_.pcie_quiet.notify_all();
+    }
     if (is_out_of_memory(error)) ++job.out_of_memory_errors;
     job.error = describe(error);
     mark(is_out_of_memory(error) ? "out of memory (job failed)" : "job failed", job.error);
@@ -204,6 +221,11 @@ class Worker {
       span("GPU program (compute lock held)", job.lock_acquired_ns, fmt::format("partition {}", job.index));
     } else {
       hold.lock->abandon(hold.ticket);
+    }
+    if (hold.lock == &lane_.compute_lock && lane_.holder_pcie_bound && !lane_.compute_lock.holder()) {
+      // The holder's phase flag dies with its hold (a program that failed never cleared it).
+      lane_.holder_pcie_bound = false;
+      lane_.pcie_quiet.notify_all();
     }
     hold.lock = nullptr;
     lane_.prestage_slots.notify_all();
@@ -501,19 +523,26 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
       lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules);
       lane.budget->set_log([&run](const std::string& line) { run.log.push_back(line); });
       if (hooks.on_budget) hooks.on_budget(static_cast<int>(i), *lane.budget);
-      // The budget decides who gets memory: the pool keeps what it has (no release at every
-      // synchronise, no regrowth cost) and never makes one stream wait for another's free.
-      lane.device.set_pool_release_threshold(capacity);
-      lane.device.set_pool_cross_stream_reuse(false);
     }
-    if (settings.policy == Policy::prestage || settings.policy == Policy::two_lock) {
-      // With pre-staging the production engine took its working memory from the stream-ordered
-      // pool and kept freed memory cached there (a high release threshold, to avoid allocating
-      // anew every partition): exactly what a plain cudaMalloc cannot use on the incident's
-      // driver, and what the fix's synchronise-and-trim gave back.
-      lane.device.set_pool_release_threshold(std::numeric_limits<Bytes>::max());
+    std::exception_ptr failure;
+    try {
+      if (settings.policy == Policy::budgeted) {
+        // The budget decides who gets memory: the pool keeps what it has (no release at every
+        // synchronise, no regrowth cost) and never makes one stream wait for another's free.
+        lane.device.set_pool_release_threshold(lane.budget->capacity_bytes());
+        lane.device.set_pool_cross_stream_reuse(false);
+      } else if (settings.policy != Policy::serial) {
+        // With pre-staging the production engine took its working memory from the stream-ordered
+        // pool and kept freed memory cached there (a high release threshold, to avoid allocating
+        // anew every partition): exactly what a plain cudaMalloc cannot use on the incident's
+        // driver, and what the fix's synchronise-and-trim gave back.
+        lane.device.set_pool_release_threshold(std::numeric_limits<Bytes>::max());
+      }
+      co_await pin_proving_key(lane, settings.shape);
+    } catch (...) {
+      failure = std::current_exception();
     }
-    co_await pin_proving_key(lane, settings.shape);
+    lane.setup_failure = failure;
   }
 
   auto start = devices.front()->now();
@@ -536,10 +565,15 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   if (worker_failure) std::rethrow_exception(worker_failure);
 
   for (auto& lane : lanes) {
-    co_await lane->staging.shutdown();
-    for (auto& range : lane->key_buffers) co_await lane->device.free_pinned_host(range);
-    lane->device.set_pool_release_threshold(0);
-    lane->device.trim_pool(0);
+    if (lane->budget) co_await lane->budget->drain();
+    co_await quietly([&] { return lane->staging.shutdown(); });
+    for (auto& range : lane->key_buffers) co_await quietly([&] { return lane->device.free_pinned_host(range); });
+    try {
+      lane->device.set_pool_release_threshold(0);
+      lane->device.trim_pool(0);
+    } catch (const DeviceError&) {
+      // A lost device keeps nothing to trim.
+    }
   }
 
   RunReport report;

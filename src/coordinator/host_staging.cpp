@@ -21,35 +21,21 @@ asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
   StagedHostBuffers staged;
   staged.from_pool = mode_ == HostStagingMode::pinned_pool;
   if (mode_ == HostStagingMode::pinned_pool) {
-    for (auto& buffer : staged.buffers) {
-      for (;;) {
-        auto idle = std::find_if(idle_.begin(), idle_.end(), [&](const HostRange& range) { return range.bytes == bytes; });
-        if (idle != idle_.end()) {
-          buffer = *idle;
-          idle_.erase(idle);
-          break;
-        }
-        if (pinned_bytes_ + bytes <= budget_bytes_) {
-          pinned_bytes_ += bytes;  // counted before the call, so that waiters see it
-          try {
-            buffer = co_await device_.allocate_pinned_host(bytes);
-          } catch (...) {
-            pinned_bytes_ -= bytes;
-            throw;
-          }
-          break;
-        }
-        if (!idle_.empty()) {
-          // Idle buffers of another size stand in the way: give one back to make room.
-          auto victim = idle_.back();
-          idle_.pop_back();
-          pinned_bytes_ -= victim.bytes;
-          co_await device_.free_pinned_host(victim);
-          continue;
-        }
-        co_await waiters_.wait();
+    std::exception_ptr failure;
+    try {
+      co_await acquire_from_pool(staged, bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      // Buffers already taken go back to the pool; the error goes to the job.
+      for (auto& buffer : staged.buffers) {
+        if (buffer.bytes == 0) continue;
+        in_use_bytes_ -= buffer.bytes;
+        idle_.push_back(buffer);
       }
-      in_use_bytes_ += bytes;
+      waiters_.notify_all();
+      std::rethrow_exception(failure);
     }
     co_return staged;
   }
@@ -76,6 +62,43 @@ asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
     std::rethrow_exception(failure);
   }
   co_return staged;
+}
+
+asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, Bytes bytes) {
+  for (auto& buffer : staged.buffers) {
+    for (;;) {
+      auto idle = std::find_if(idle_.begin(), idle_.end(), [&](const HostRange& range) { return range.bytes == bytes; });
+      if (idle != idle_.end()) {
+        buffer = *idle;
+        idle_.erase(idle);
+        break;
+      }
+      if (pinned_bytes_ + bytes <= budget_bytes_) {
+        pinned_bytes_ += bytes;  // counted before the call, so that waiters see it
+        std::exception_ptr failure;
+        try {
+          buffer = co_await device_.allocate_pinned_host(bytes);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+        if (failure) {
+          pinned_bytes_ -= bytes;
+          std::rethrow_exception(failure);
+        }
+        break;
+      }
+      if (!idle_.empty()) {
+        // Idle buffers of another size stand in the way: give one back to make room.
+        auto victim = idle_.back();
+        idle_.pop_back();
+        pinned_bytes_ -= victim.bytes;
+        co_await device_.free_pinned_host(victim);
+        continue;
+      }
+      co_await waiters_.wait();
+    }
+    in_use_bytes_ += bytes;
+  }
 }
 
 asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {

@@ -39,6 +39,8 @@ class HostStaging {
   HostStagingMode mode() const { return mode_; }
 
  private:
+  asio::awaitable<void> acquire_from_pool(StagedHostBuffers& staged, Bytes bytes);
+
   Device& device_;
   HostStagingMode mode_;
   Bytes budget_bytes_;

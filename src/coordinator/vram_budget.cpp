@@ -43,12 +43,7 @@ void Reservation::release_in_stream_order(Bytes bytes, StreamHandle stream) {
   job.reserved_bytes -= bytes;
   budget_->reserved_bytes_ -= bytes;
   budget_->pending_bytes_ += bytes;
-  // The budget outlives every stream it watches: the coordinator drains the device first.
-  try {
-    budget_->device_.host_callback(stream, [budget = budget_, bytes] { budget->finish_pending(bytes); });
-  } catch (const DeviceError&) {
-    budget_->finish_pending(bytes);  // the device is gone, and its memory with it
-  }
+  budget_->watch_free(bytes, stream);
 }
 
 Reservation Reservation::split(Bytes bytes) {
@@ -131,8 +126,7 @@ void VramBudget::give_back(ComputeLock::Ticket ticket, Bytes bytes) {
 }
 
 void VramBudget::finish_pending(Bytes bytes) {
-  assert(pending_bytes_ >= bytes);
-  pending_bytes_ -= bytes;
+  pending_bytes_ -= std::min(pending_bytes_, bytes);  // after device_lost the debt was forgiven
   serve_waiters();
 }
 
@@ -151,7 +145,7 @@ std::optional<Reservation> VramBudget::try_reserve(ComputeLock::Ticket ticket, B
 asio::awaitable<Reservation> VramBudget::reserve(ComputeLock::Ticket ticket, Bytes bytes) {
   if (auto now = try_reserve(ticket, bytes)) co_return std::move(*now);
   co_await await_completion([&](Completion completion) { waiters_.push_back(Waiter{ticket, bytes, std::move(completion)}); });
-  // serve_waiters granted the bytes before completing us.
+  // serve_waiters granted the bytes before completing us (device_lost completes with an error).
   co_return Reservation(this, ticket, bytes);
 }
 
@@ -169,6 +163,55 @@ void VramBudget::serve_waiters() {
       ++it;
     }
   }
+}
+
+void VramBudget::watch_free(Bytes bytes, StreamHandle stream) {
+  // An event after the free, and a watcher that waits for it without holding a thread. Unlike a
+  // host callback, a wait fails when the device is lost, so the budget learns of that too.
+  EventHandle reached;
+  try {
+    reached = device_.create_event();
+    device_.record_event(reached, stream);
+  } catch (const DeviceError&) {
+    if (reached) {
+      try {
+        device_.destroy_event(reached);
+      } catch (const DeviceError&) {
+      }
+    }
+    device_lost(std::current_exception());
+    return;
+  }
+  ++watchers_;
+  asio::co_spawn(device_.executor(), [this, bytes, reached]() -> asio::awaitable<void> {
+    std::exception_ptr error;
+    try {
+      co_await device_.wait_event(reached);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    try {
+      device_.destroy_event(reached);
+    } catch (const DeviceError&) {
+    }
+    if (error) {
+      device_lost(error);
+    } else {
+      finish_pending(bytes);
+    }
+    if (--watchers_ == 0) drained_.notify_all();
+  }, asio::detached);
+}
+
+asio::awaitable<void> VramBudget::drain() {
+  while (watchers_ > 0) co_await drained_.wait();
+}
+
+void VramBudget::device_lost(std::exception_ptr error) {
+  pending_bytes_ = 0;
+  auto waiters = std::move(waiters_);
+  waiters_.clear();
+  for (auto& waiter : waiters) waiter.completion.complete(error);
 }
 
 void VramBudget::reconcile() {

@@ -82,6 +82,13 @@ class VramBudget {
   Bytes peak_held_bytes() const { return peak_held_bytes_; }
   Bytes job_reserved_bytes(ComputeLock::Ticket ticket) const;
 
+  // The device is gone: frees it owed will never be reached. Forgets them, and fails every
+  // waiting reservation with `error`.
+  void device_lost(std::exception_ptr error);
+
+  // Waits until every free it watches has been reached (before the budget is destroyed).
+  asio::awaitable<void> drain();
+
   // Compares with the device's memory info; another process's memory shrinks the capacity.
   // Never waits for the device. `log` receives a line for every disagreement.
   void reconcile();
@@ -103,6 +110,7 @@ class VramBudget {
   void grant(ComputeLock::Ticket ticket, Bytes bytes);
   void give_back(ComputeLock::Ticket ticket, Bytes bytes);
   void finish_pending(Bytes bytes);
+  void watch_free(Bytes bytes, StreamHandle stream);
   void serve_waiters();
   // Lock order: the holder first, then the queue; jobs without a ticket in either come last.
   std::size_t lock_position(ComputeLock::Ticket ticket) const;
@@ -119,6 +127,8 @@ class VramBudget {
   bool baseline_taken_ = false;
   std::map<ComputeLock::Ticket, Job> jobs_;
   std::vector<Waiter> waiters_;
+  int watchers_ = 0;
+  AsyncWaitList drained_;
   std::function<void(const std::string&)> log_;
 };
 

@@ -60,6 +60,6 @@ std::string describe_faults(const sim::FaultPlan& faults);
 
 // Replays one exploration run (the command a finding prints).
 FixtureOutcome replay_exploration(const Fixture& fixture, std::uint64_t seed, const std::vector<FaultKind>& faults,
-                                  double jitter, std::vector<std::string>& violations);
+                                  double jitter, std::vector<std::string>& violations, bool keep_trace_events = false);
 
 }  // namespace stagehand

@@ -263,6 +263,10 @@ FixtureOutcome replay_fixture(const Fixture& fixture, const ReplayOptions& optio
     run_options.on_budget = options.on_budget;
     run_options.on_settled = options.on_settled;
     auto run = run_on_simulator(config, fixture.policy, std::move(run_options));
+    if (!run.error.empty()) {
+      outcome.system = std::move(run.system);
+      throw std::runtime_error(run.error);
+    }
     outcome.report = std::move(run.report);
     outcome.trace_hash = run.trace_hash;
     outcome.system = std::move(run.system);

@@ -3,6 +3,8 @@
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
 
+#include <stdexcept>
+
 namespace stagehand {
 
 SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedRunOptions options) {
@@ -28,12 +30,16 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
     hooks.on_budget = [&](int device, const VramBudget& budget) { options.on_budget(device, budget, system.device(static_cast<std::size_t>(device))); };
   }
   if (options.on_settled) system.set_settled_observer(options.on_settled);
-  sim::run_to_completion(
-      system,
-      [&]() -> asio::awaitable<void> {
-        result.report = co_await run_coordinator(devices, settings_for(config, policy), system.trace(), hooks);
-      }(),
-      options.time_limit_ns);
+  try {
+    sim::run_to_completion(
+        system,
+        [&]() -> asio::awaitable<void> {
+          result.report = co_await run_coordinator(devices, settings_for(config, policy), system.trace(), hooks);
+        }(),
+        options.time_limit_ns);
+  } catch (const std::exception& error) {
+    result.error = error.what();
+  }
   for (std::size_t i = 0; i < system.device_count(); ++i) {
     auto report = system.device(i).check();
     result.checker.leaks.insert(result.checker.leaks.end(), report.leaks.begin(), report.leaks.end());

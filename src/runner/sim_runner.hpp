@@ -30,9 +30,11 @@ struct SimulatedRun {
   sim::CheckerReport checker;
   // The simulated machine, kept for its trace and counters.
   std::unique_ptr<sim::SimSystem> system;
+  // Why the run did not finish (a deadlock, an escaped error); empty when it did.
+  std::string error;
 };
 
-// Throws ConfigError for a bad device model, std::runtime_error for a deadlock.
+// Throws ConfigError for a bad device model; a run that does not finish sets `error`.
 SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedRunOptions options = {});
 
 }  // namespace stagehand

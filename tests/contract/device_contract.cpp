@@ -84,13 +84,6 @@ asio::awaitable<void> finish_kernel(Device& device, RunningKernel running) {
 
 }  // namespace
 
-KernelLaunch busy_wait(Nanoseconds duration) {
-  KernelLaunch launch;
-  launch.name = "busy_wait";
-  launch.work_units = static_cast<std::uint64_t>(duration);
-  return launch;
-}
-
 // ---- Transfers over PCIe ---------------------------------------------------------------------
 
 asio::awaitable<void> pinned_copy_to_device_runs_at_55_gbps(Device& device, DeviceExpectations expect) {

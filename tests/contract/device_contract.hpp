@@ -3,6 +3,7 @@
 // interface. tests/sim runs them on SimDevice (H200 and RTX 5070 Ti models); the gpu suite runs
 // them on CudaDevice where a GPU is present. Each returns after checking with Boost.Test macros.
 
+#include "device/busy_wait.hpp"
 #include "device/device.hpp"
 
 #include "device/asio.hpp"
@@ -19,8 +20,7 @@ struct DeviceExpectations {
   bool virtual_host_memory = false;
 };
 
-// The kernel that spins for work_units nanoseconds; every backend provides it.
-KernelLaunch busy_wait(Nanoseconds duration);
+using stagehand::busy_wait;
 
 // ---- Transfers over PCIe ----
 asio::awaitable<void> pinned_copy_to_device_runs_at_55_gbps(Device& device, DeviceExpectations expect);

@@ -1,0 +1,51 @@
+// stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
+//   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S]
+// NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
+// (default 26, 0 to skip). Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "kernel_checks.hpp"
+
+int main(int argc, char** argv) {
+  using namespace stagehand::cuda::checks;
+  unsigned max_log = 22, big = 26;
+  std::uint64_t seed = 20261130;
+  if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--max-log") max_log = std::atoi(argv[i + 1]);
+    else if (flag == "--big") big = std::atoi(argv[i + 1]);
+    else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  std::string why;
+  if (!gpu_present(why)) {
+    std::cout << "stagehand_kernel_check: skipped, " << why << std::endl;
+    return 77;
+  }
+  Result total;
+  auto add = [&](const Result& r) {
+    total.passed += r.passed;
+    total.failed += r.failed;
+  };
+  try {
+    add(check_launchers(std::cout, seed));
+    add(check_msm_edge_cases(std::cout, seed));
+    for (unsigned log = 1; log <= max_log; ++log) add(check_ntt(std::cout, log, seed + log));
+    for (unsigned log = 1; log <= max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
+    for (unsigned log = 10; log <= max_log; ++log) add(check_msm(std::cout, log, seed + 200 + log, false));
+    add(check_msm_streamed(std::cout, 16, 13, seed + 300));
+    if (big != 0) {
+      add(check_ntt(std::cout, big, seed + 400));
+      add(check_h(std::cout, big, seed + 500));
+      add(check_msm(std::cout, big, seed + 600, false));
+    }
+  } catch (const std::exception& error) {
+    std::cout << "FAIL  exception: " << error.what() << std::endl;
+    ++total.failed;
+  }
+  std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
+  return total.failed == 0 ? 0 : 1;
+}

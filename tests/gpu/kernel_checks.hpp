@@ -1,0 +1,37 @@
+// GPU kernel checks against the CPU reference (src/math), shared by the Boost.Test suite
+// (kernels_test) and the one-call script driver (stagehand_kernel_check). Each check draws fresh
+// random inputs, poisons every buffer the kernel writes (0xff bytes: never a reduced field
+// element) before the run, compares every output element, and prints one line.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace stagehand::cuda::checks {
+
+// cudaGetDeviceCount fails or returns 0: the caller skips.
+bool gpu_present(std::string& why);
+
+struct Result {
+  int passed = 0;
+  int failed = 0;
+  void add(bool ok) { ok ? ++passed : ++failed; }
+};
+
+// All four transforms, snarkjs and classic domains, sizes 2^log_size.
+Result check_ntt(std::ostream& out, unsigned log_size, std::uint64_t seed);
+// h_pointwise and both H forms.
+Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed);
+// MSM with canonical and Montgomery scalars (reference: math::msm for log_size <= 22 or when
+// `full_reference`, else the discrete-log identity of the sample points).
+Result check_msm(std::ostream& out, unsigned log_size, std::uint64_t seed, bool full_reference);
+// Zero scalars, points at infinity, repeated and opposite points, r-1, forced window widths.
+Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed);
+// Points streamed from pinned memory in batches equal the reference.
+Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_log, std::uint64_t seed);
+// Every launcher name resolves; a launch through the table equals the direct call; busy_wait
+// waits at least as long as asked.
+Result check_launchers(std::ostream& out, std::uint64_t seed);
+
+}  // namespace stagehand::cuda::checks

@@ -1,0 +1,66 @@
+// The GPU kernels against the CPU reference (label gpu). The sizes here are the quick ones (the
+// full sweep to 2^22 and the 2^26 runs are scripts/gpu-check-kernels.sh). Without a usable
+// CUDA device the program says so and exits 77 before Boost.Test starts: ctest shows "skipped".
+#define BOOST_TEST_MODULE gpu_kernels
+#define BOOST_TEST_NO_MAIN
+#include <boost/test/unit_test.hpp>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "kernel_checks.hpp"
+
+using namespace stagehand::cuda::checks;
+
+namespace {
+void expect_clean(const Result& result, const std::string& log) {
+  BOOST_TEST(result.failed == 0, log);
+  BOOST_TEST(result.passed > 0);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(launchers_resolve_and_run) {
+  std::ostringstream log;
+  expect_clean(check_launchers(log, 1), log.str());
+}
+
+BOOST_AUTO_TEST_CASE(ntt_matches_reference_2_to_16) {
+  for (unsigned log_size = 1; log_size <= 16; ++log_size) {
+    std::ostringstream log;
+    expect_clean(check_ntt(log, log_size, 10 + log_size), log.str());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(h_polynomial_matches_reference_2_to_14) {
+  for (unsigned log_size = 1; log_size <= 14; ++log_size) {
+    std::ostringstream log;
+    expect_clean(check_h(log, log_size, 40 + log_size), log.str());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(msm_matches_reference_2_10_to_2_14) {
+  for (unsigned log_size = 10; log_size <= 14; ++log_size) {
+    std::ostringstream log;
+    expect_clean(check_msm(log, log_size, 70 + log_size, true), log.str());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(msm_edge_cases) {
+  std::ostringstream log;
+  expect_clean(check_msm_edge_cases(log, 5), log.str());
+}
+
+BOOST_AUTO_TEST_CASE(msm_streamed_batches) {
+  std::ostringstream log;
+  expect_clean(check_msm_streamed(log, 14, 11, 9), log.str());
+}
+
+int main(int argc, char* argv[]) {
+  std::string why;
+  if (!gpu_present(why)) {
+    std::cout << "gpu_kernels_test: skipped, " << why << std::endl;
+    return 77;
+  }
+  return boost::unit_test::unit_test_main(&init_unit_test, argc, argv);
+}
