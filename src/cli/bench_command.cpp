@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 
+#include "math/benchmark.hpp"
 #include "sim/benchmark.hpp"
 
 #include <iostream>
@@ -19,6 +20,12 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   simulator->add_option("--workers", sim_options->workers, "Concurrent workers, one stream each")->capture_default_str();
   on_selected(simulator, [sim_options] { return sim::run_simulator_benchmark(std::cout, *sim_options); });
+
+  auto* math = bench->add_subcommand("math", "The CPU reference: field multiplications, NTT and G1 MSM per second");
+  auto math_options = std::make_shared<math::BenchmarkOptions>();
+  math->add_option("--threads", math_options->threads, "Threads for the MSM (0: every core)")->capture_default_str();
+  math->add_flag("--quick", math_options->quick, "Small sizes (2^12, 2^14), for a smoke test");
+  on_selected(math, [math_options] { return math::run_benchmark(std::cout, *math_options); });
 }
 
 }  // namespace stagehand::cli
