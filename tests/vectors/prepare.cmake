@@ -62,7 +62,8 @@ if(existing_key STREQUAL vector_key)
   message(STATUS "Math vectors up to date: ${OUTPUT}")
   return()
 endif()
-file(REMOVE "${vector_stamp}")
+# Remove the old vectors first, so that a failed generation cannot leave stale ones behind.
+file(REMOVE "${vector_stamp}" "${OUTPUT}")
 execute_process(COMMAND "${NODE_EXECUTABLE}" "${WORK_DIR}/generate.mjs" --seed "${SEED}" --output "${OUTPUT}"
                 WORKING_DIRECTORY "${WORK_DIR}" RESULT_VARIABLE generate_result)
 if(NOT generate_result EQUAL 0)
