@@ -89,13 +89,13 @@ BOOST_AUTO_TEST_CASE(xyzz_formulas_match_reference) {
   }
   cuda::G1Xyzz twice = cuda::G1Xyzz::from_affine(fq(points[0].x), fq(points[0].y));
   twice.add_affine(fq(points[0].x), fq(points[0].y));
-  BOOST_TEST(reference_of(twice) == math::G1Projective::from_affine(points[0]).doubled());
+  BOOST_TEST((reference_of(twice) == math::G1Projective::from_affine(points[0]).doubled()));
   cuda::G1Xyzz cancelled = cuda::G1Xyzz::from_affine(fq(points[0].x), fq(points[0].y));
   cancelled.add_affine(fq(points[0].x), fq((-points[0]).y));
   BOOST_TEST(cancelled.is_infinity());
-  BOOST_TEST(reference_of(sum + sum) == expected.doubled());
+  BOOST_TEST((reference_of(sum + sum) == expected.doubled()));
   BOOST_TEST((sum + (-sum)).is_infinity());
-  BOOST_TEST(reference_of(sum.doubled()) == expected.doubled());
-  BOOST_TEST(reference_of(sum.times(123457)) == expected.multiply(math::Fr::from_uint64(123457)));
-  BOOST_TEST(reference_of(cuda::G1Xyzz::infinity() + sum) == expected);
+  BOOST_TEST((reference_of(sum.doubled()) == expected.doubled()));
+  BOOST_TEST((reference_of(sum.times(123457)) == expected.multiply(math::Fr::from_uint64(123457))));
+  BOOST_TEST((reference_of(cuda::G1Xyzz::infinity() + sum) == expected));
 }

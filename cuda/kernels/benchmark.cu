@@ -1,0 +1,228 @@
+#include "benchmark.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iomanip>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "common_host.hpp"
+#include "msm.hpp"
+#include "ntt.hpp"
+#include "sample_data.hpp"
+#include "math/g1.hpp"
+#include "math/ntt.hpp"
+
+namespace stagehand::cuda {
+namespace {
+
+struct Stats {
+  double median = 0, minimum = 0, maximum = 0;
+};
+
+Stats summarise(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  Stats stats;
+  stats.minimum = times.front();
+  stats.maximum = times.back();
+  const std::size_t middle = times.size() / 2;
+  stats.median = times.size() % 2 ? times[middle] : 0.5 * (times[middle - 1] + times[middle]);
+  return stats;
+}
+
+void row(std::ostream& out, const std::string& name, unsigned log_size, const Stats& stats, unsigned repetitions,
+         const std::string& note = "") {
+  out << std::left << std::setw(24) << name << std::right << std::setw(4) << log_size << std::fixed
+      << std::setprecision(3) << std::setw(12) << stats.median << std::setw(12) << stats.minimum << std::setw(12)
+      << stats.maximum << std::setw(6) << repetitions << "  " << note << std::endl;
+}
+
+struct DeviceBuffer {
+  void* pointer = nullptr;
+  explicit DeviceBuffer(std::uint64_t bytes) { SH_CUDA_OK(cudaMalloc(&pointer, bytes)); }
+  ~DeviceBuffer() { cudaFree(pointer); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct PinnedBuffer {
+  void* pointer = nullptr;
+  explicit PinnedBuffer(std::uint64_t bytes) { SH_CUDA_OK(cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault)); }
+  ~PinnedBuffer() { cudaFreeHost(pointer); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  std::uint8_t* bytes() const { return static_cast<std::uint8_t*>(pointer); }
+};
+
+void words_of(FrWords& words, const math::Fr& value) {
+  const auto& limbs = value.montgomery_limbs();
+  for (int i = 0; i < 4; ++i) words[i] = limbs[i];
+}
+
+template <class Body>
+Stats time_events(unsigned repetitions, cudaStream_t stream, Body body) {
+  cudaEvent_t start, stop;
+  SH_CUDA_OK(cudaEventCreate(&start));
+  SH_CUDA_OK(cudaEventCreate(&stop));
+  body(0u);  // warm-up: module load, first-touch of the buffers
+  SH_CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<double> times;
+  for (unsigned r = 0; r < repetitions; ++r) {
+    SH_CUDA_OK(cudaEventRecord(start, stream));
+    body(r + 1);
+    SH_CUDA_OK(cudaEventRecord(stop, stream));
+    SH_CUDA_OK(cudaEventSynchronize(stop));
+    float milliseconds = 0;
+    SH_CUDA_OK(cudaEventElapsedTime(&milliseconds, start, stop));
+    times.push_back(milliseconds);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return summarise(times);
+}
+
+void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOptions& options, cudaStream_t stream) {
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  const std::uint64_t bytes = n * kFrBytes;
+  // Rotate over enough buffers that repeated runs do not find their data in the 60 MB L2.
+  const unsigned buffer_count = static_cast<unsigned>(std::clamp<std::uint64_t>((std::uint64_t{256} << 20) / bytes, 1, 8));
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<std::uint8_t> host(bytes);
+  fill_sample_scalars(host, n, options.seed + log_size, true);
+  for (unsigned b = 0; b < buffer_count; ++b) {
+    buffers.push_back(std::make_unique<DeviceBuffer>(bytes));
+    SH_CUDA_OK(cudaMemcpy(buffers.back()->pointer, host.data(), bytes, cudaMemcpyHostToDevice));
+  }
+  const math::Domain domain = math::Domain::snarkjs(log_size, 1);
+  FrWords root, coset;
+  words_of(root, domain.root());
+  words_of(coset, domain.coset_generator());
+  DeviceBuffer table(ntt_domain_bytes(log_size));
+  ntt_domain_init(table.pointer, log_size, root, coset, stream);
+  const std::pair<const char*, NttKind> kinds[] = {{"ntt_forward", NttKind::forward},
+                                                   {"ntt_inverse", NttKind::inverse},
+                                                   {"coset_ntt", NttKind::coset_forward},
+                                                   {"coset_intt", NttKind::coset_inverse}};
+  for (const auto& [name, kind] : kinds) {
+    const Stats stats = time_events(options.ntt_repetitions, stream, [&](unsigned r) {
+      ntt(buffers[r % buffer_count]->pointer, table.pointer, log_size, kind, stream);
+    });
+    row(out, name, log_size, stats, options.ntt_repetitions);
+  }
+  for (const auto& [name, form] : {std::pair{"h_polynomial_snarkjs", HForm::snarkjs}, std::pair{"h_polynomial_classic", HForm::classic}}) {
+    if (buffer_count < 3 && log_size > 24) continue;  // 3 x 2 GiB more at 2^26 buys nothing new
+    std::vector<std::unique_ptr<DeviceBuffer>> abc;
+    for (int i = 0; i < 3; ++i) {
+      abc.push_back(std::make_unique<DeviceBuffer>(bytes));
+      SH_CUDA_OK(cudaMemcpy(abc.back()->pointer, host.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    const Stats stats = time_events(options.ntt_repetitions, stream, [&](unsigned) {
+      h_polynomial(abc[0]->pointer, abc[1]->pointer, abc[2]->pointer, table.pointer, log_size, form, stream);
+    });
+    row(out, name, log_size, stats, options.ntt_repetitions);
+  }
+  SH_CUDA_OK(cudaStreamSynchronize(stream));
+}
+
+void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOptions& options, cudaStream_t stream,
+               cudaStream_t copy_stream) {
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  PinnedBuffer points(n * kG1AffineBytes);
+  const PointWalk walk = fill_sample_points({points.bytes(), n * kG1AffineBytes}, n, options.seed + 100 + log_size);
+  std::vector<std::uint8_t> scalars(n * kFrBytes);
+  fill_sample_scalars(scalars, n, options.seed + 200 + log_size, false);
+  DeviceBuffer device_scalars(n * kFrBytes);
+  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+
+  // Every timed result is also checked, through the sample points' discrete logarithms.
+  const math::G1Projective expected = expected_walk_msm(scalars, n, walk);
+  auto verdict = [&](const G1JacobianBytes& got) {
+    math::G1Projective point;
+    math::Fq* coordinates[3] = {&point.x, &point.y, &point.z};
+    for (int c = 0; c < 3; ++c) {
+      math::Limbs<6> limbs;
+      std::memcpy(limbs.data(), got.bytes + 48 * c, 48);
+      const auto value = math::Fq::from_montgomery_limbs(limbs);
+      if (!value) return std::string("WRONG RESULT");
+      *coordinates[c] = *value;
+    }
+    return point == expected ? std::string("verified") : std::string("WRONG RESULT");
+  };
+  const MsmPlan plan = msm_plan(n, options.msm_window_bits);
+  const std::string note = "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
+                           " group=" + std::to_string(plan.windows_per_group);
+  {
+    DeviceBuffer device_points(n * kG1AffineBytes);
+    SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
+    DeviceBuffer scratch(msm_scratch_bytes(plan));
+    DeviceBuffer sums(msm_result_bytes(plan));
+    PinnedBuffer host_sums(msm_result_bytes(plan));
+    std::vector<double> combine_ms;
+    const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
+      msm_g1_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, stream);
+      SH_CUDA_OK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(plan), cudaMemcpyDeviceToHost, stream));
+    });
+    // The host's share: combining the window sums (after the timed device work).
+    const auto begin = std::chrono::steady_clock::now();
+    const G1JacobianBytes result = msm_combine_windows({host_sums.pointer}, plan.window_count, plan.window_bits);
+    const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+    row(out, "msm_g1 (device)", log_size, stats, options.msm_repetitions,
+        note + " +host combine " + std::to_string(host_ms).substr(0, 5) + " ms, " + verdict(result));
+  }
+  if (options.msm_streamed) {
+    // Four batches: the first batch's copy is the only one not hidden behind compute, and each
+    // batch pays one bucket reduction; the batches use the whole size's window width.
+    const std::uint64_t batch = options.streamed_batch_log != 0
+                                    ? (std::uint64_t{1} << options.streamed_batch_log)
+                                    : std::max<std::uint64_t>(std::uint64_t{1} << 18, n / 4);
+    StreamedMsm streamed(std::min(batch, n), plan.window_bits);
+    std::vector<double> times;
+    G1JacobianBytes result{};
+    for (unsigned r = 0; r <= options.msm_repetitions; ++r) {
+      SH_CUDA_OK(cudaDeviceSynchronize());
+      const auto begin = std::chrono::steady_clock::now();
+      result = streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+      if (r > 0) times.push_back(ms);  // the first run warms up
+    }
+    row(out, "msm_g1 (streamed)", log_size, summarise(times), options.msm_repetitions,
+        "batch=2^" + std::to_string(63 - __builtin_clzll(std::min(batch, n))) + " c=" +
+            std::to_string(plan.window_bits) + " wall clock incl. host combine, " + verdict(result));
+  }
+}
+
+}  // namespace
+
+int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& options) {
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    out << "bench kernels: no CUDA device" << std::endl;
+    return 1;
+  }
+  SH_CUDA_OK(cudaSetDevice(options.device));
+  cudaDeviceProp properties{};
+  SH_CUDA_OK(cudaGetDeviceProperties(&properties, options.device));
+  int sm_clock_khz = 0, memory_clock_khz = 0;
+  cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, options.device);
+  cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, options.device);
+  out << "device: " << properties.name << ", " << properties.multiProcessorCount << " SMs, "
+      << (properties.totalGlobalMem >> 20) << " MiB, sm_" << properties.major << properties.minor << std::endl;
+  out << std::left << std::setw(24) << "kernel" << std::right << std::setw(4) << "log" << std::setw(12) << "median_ms"
+      << std::setw(12) << "min_ms" << std::setw(12) << "max_ms" << std::setw(6) << "reps" << std::endl;
+  cudaStream_t stream, copy_stream;
+  SH_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  SH_CUDA_OK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
+  if (options.ntt) {
+    for (unsigned log_size : options.log_sizes) bench_ntt(out, log_size, options, stream);
+  }
+  if (options.msm) {
+    for (unsigned log_size : options.log_sizes) bench_msm(out, log_size, options, stream, copy_stream);
+  }
+  cudaStreamDestroy(stream);
+  cudaStreamDestroy(copy_stream);
+  return 0;
+}
+
+}  // namespace stagehand::cuda

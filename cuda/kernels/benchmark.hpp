@@ -1,0 +1,28 @@
+// `stagehand bench kernels`: NTT and MSM timings on the current CUDA device.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <vector>
+
+namespace stagehand::cuda {
+
+struct KernelBenchmarkOptions {
+  std::vector<unsigned> log_sizes{20, 22, 24, 26};
+  unsigned ntt_repetitions = 9;
+  unsigned msm_repetitions = 5;
+  bool ntt = true;
+  bool msm = true;
+  bool msm_streamed = true;
+  unsigned msm_window_bits = 0;        // 0 = the plan's choice
+  unsigned streamed_batch_log = 0;     // 0 = n/4 points per batch (at least 2^18)
+  int device = 0;
+  std::uint64_t seed = 1;
+};
+
+// Prints a table (median, min and max of the repetitions, CUDA-event timed, data already on the
+// device; the streamed MSM timed end to end by the host clock). Returns 0, or 1 with a message
+// when no CUDA device is usable.
+int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& options);
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,31 @@
+// stagehand_kernel_bench [log_size ...] [--no-ntt] [--no-msm] [--no-streamed] [--reps N] [--window-bits C]
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "benchmark.hpp"
+
+int main(int argc, char** argv) {
+  stagehand::cuda::KernelBenchmarkOptions options;
+  std::vector<unsigned> sizes;
+  if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "--no-ntt") options.ntt = false;
+    else if (argument == "--no-msm") options.msm = false;
+    else if (argument == "--no-streamed") options.msm_streamed = false;
+    else if (argument == "--reps" && i + 1 < argc) options.ntt_repetitions = options.msm_repetitions = std::atoi(argv[++i]);
+    else if (argument == "--window-bits" && i + 1 < argc) options.msm_window_bits = std::atoi(argv[++i]);
+    else if (argument == "--batch-log" && i + 1 < argc) options.streamed_batch_log = std::atoi(argv[++i]);
+    else sizes.push_back(static_cast<unsigned>(std::atoi(argument.c_str())));
+  }
+  if (!sizes.empty()) options.log_sizes = sizes;
+  try {
+    return stagehand::cuda::run_kernel_benchmark(std::cout, options);
+  } catch (const std::exception& error) {
+    std::cerr << "stagehand_kernel_bench: " << error.what() << std::endl;
+    return 1;
+  }
+}

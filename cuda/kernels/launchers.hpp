@@ -1,0 +1,52 @@
+// Host-side launchers that the CUDA Device backend calls for Device::launch(KernelLaunch, stream).
+//
+// Every launcher is asynchronous on the given stream, allocates no device memory, and throws
+// std::invalid_argument when a launch's arguments or buffers do not fit its convention below
+// (std::runtime_error for CUDA errors). DevicePointer::address is the raw device pointer; a
+// buffer's `bytes` must be at least what the kernel touches. Fr values are 32-byte Montgomery
+// form (R = 2^256), G1 points 96-byte affine Montgomery form (snarkjs layout, infinity = zeros).
+//
+// name                   work_units     arguments                              reads                 writes
+// busy_wait              nanoseconds    -                                      -                     -
+//   spins one thread on %globaltimer for work_units ns (the Device contract's stand-in kernel).
+// ntt_domain_init        2^log_size     [log_size, ω w0..w3, g w0..w3]         -                     [domain]
+//   ω a primitive 2^log_size-th root, g the coset generator, each four 64-bit Montgomery words;
+//   domain takes ntt_domain_bytes(log_size) (ntt.hpp). Build once per (size, ω, g).
+// ntt_forward            2^log_size     [log_size]                             [domain]              [values]
+// ntt_inverse            (same)                                                                            
+// coset_ntt              (same)          coefficients -> evaluations on g·⟨ω⟩
+// coset_intt             (same)          evaluations on g·⟨ω⟩ -> coefficients
+//   in place on values (32·2^log_size bytes), natural order in and out.
+// h_pointwise            count          [] or [factor w0..w3]                  [b, c]                [a]
+//   a[i] = (a[i]·b[i] − c[i])·factor (factor 1 when absent).
+// h_polynomial_snarkjs   2^log_size     [log_size]                             [domain]              [a, b, c]
+// h_polynomial_classic   (same)
+//   the two forms of src/math/h_polynomial.hpp, result in a; b and c are overwritten.
+// msm_g1                 point_count    [scalars_montgomery 0|1, window_bits (0 = auto)]
+//                                                                              [points, scalars]     [window_sums, scratch]
+//   window_sums takes msm_result_bytes(plan), scratch msm_scratch_bytes(plan) with
+//   plan = msm_plan(point_count, window_bits) (msm.hpp); the host finishes with
+//   msm_combine_windows once window_sums has been copied back.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string_view>
+#include <vector>
+
+#include "device/types.hpp"
+
+namespace stagehand::cuda {
+
+using KernelLauncher = void (*)(const stagehand::KernelLaunch&, cudaStream_t);
+
+// nullptr for an unknown name.
+const KernelLauncher* find_launcher(std::string_view name);
+
+// Every registered name, for diagnostics and tests.
+std::vector<std::string_view> launcher_names();
+
+// The stand-in kernel on its own.
+void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream);
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,128 @@
+// Host side of the MSM: combining window sums (with the CPU reference's G1 arithmetic) and the
+// streamed variant's batching.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "common_host.hpp"
+#include "math/g1.hpp"
+#include "msm.hpp"
+
+namespace stagehand::cuda {
+namespace {
+
+math::Fq fq_from_bytes(const std::uint8_t* bytes) {
+  math::Limbs<6> limbs{};
+  std::memcpy(limbs.data(), bytes, 48);
+  const auto value = math::Fq::from_montgomery_limbs(limbs);
+  if (!value) throw std::runtime_error("msm: the device returned an unreduced coordinate");
+  return *value;
+}
+
+math::G1Projective point_from_bytes(const std::uint8_t* bytes) {
+  math::G1Projective point;
+  point.x = fq_from_bytes(bytes);
+  point.y = fq_from_bytes(bytes + 48);
+  point.z = fq_from_bytes(bytes + 96);
+  return point;
+}
+
+G1JacobianBytes bytes_from_point(const math::G1Projective& point) {
+  G1JacobianBytes out{};
+  std::memcpy(out.bytes, point.x.montgomery_limbs().data(), 48);
+  std::memcpy(out.bytes + 48, point.y.montgomery_limbs().data(), 48);
+  std::memcpy(out.bytes + 96, point.z.montgomery_limbs().data(), 48);
+  return out;
+}
+
+void accumulate_windows(std::vector<math::G1Projective>& running, const void* window_sums) {
+  const auto* bytes = static_cast<const std::uint8_t*>(window_sums);
+  for (std::size_t w = 0; w < running.size(); ++w) running[w] += point_from_bytes(bytes + w * kG1JacobianBytes);
+}
+
+G1JacobianBytes horner(const std::vector<math::G1Projective>& windows, unsigned window_bits) {
+  math::G1Projective result = math::G1Projective::identity();
+  for (std::size_t w = windows.size(); w-- > 0;) {
+    for (unsigned bit = 0; bit < window_bits; ++bit) result = result.doubled();
+    result += windows[w];
+  }
+  return bytes_from_point(result);
+}
+
+}  // namespace
+
+G1JacobianBytes msm_combine_windows(const std::vector<const void*>& batch_window_sums, unsigned window_count,
+                                    unsigned window_bits) {
+  std::vector<math::G1Projective> running(window_count, math::G1Projective::identity());
+  for (const void* sums : batch_window_sums) accumulate_windows(running, sums);
+  return horner(running, window_bits);
+}
+
+StreamedMsm::StreamedMsm(std::uint64_t batch_points, unsigned window_bits)
+    : batch_points_(batch_points), plan_(msm_plan(batch_points, window_bits)) {
+  const std::uint64_t scratch_bytes = msm_scratch_bytes(plan_);
+  for (int slot = 0; slot < 2; ++slot) {
+    SH_CUDA_OK(cudaMalloc(&device_points_[slot], batch_points * kG1AffineBytes));
+    SH_CUDA_OK(cudaMalloc(&device_sums_[slot], msm_result_bytes(plan_)));
+    SH_CUDA_OK(cudaHostAlloc(&host_sums_[slot], msm_result_bytes(plan_), cudaHostAllocDefault));
+    SH_CUDA_OK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
+    SH_CUDA_OK(cudaEventCreateWithFlags(&consumed_[slot], cudaEventDisableTiming));
+    SH_CUDA_OK(cudaEventCreateWithFlags(&sums_ready_[slot], cudaEventDisableTiming));
+  }
+  SH_CUDA_OK(cudaMalloc(&scratch_, scratch_bytes));
+  device_bytes_ = 2 * batch_points * kG1AffineBytes + 2 * msm_result_bytes(plan_) + scratch_bytes;
+}
+
+StreamedMsm::~StreamedMsm() {
+  for (int slot = 0; slot < 2; ++slot) {
+    cudaFree(device_points_[slot]);
+    cudaFree(device_sums_[slot]);
+    cudaFreeHost(host_sums_[slot]);
+    cudaEventDestroy(copied_[slot]);
+    cudaEventDestroy(consumed_[slot]);
+    cudaEventDestroy(sums_ready_[slot]);
+  }
+  cudaFree(scratch_);
+}
+
+G1JacobianBytes StreamedMsm::run(const void* host_points, const void* device_scalars, std::uint64_t point_count,
+                                 bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy) {
+  const std::uint64_t batches = (point_count + batch_points_ - 1) / batch_points_;
+  std::vector<math::G1Projective> running(plan_.window_count, math::G1Projective::identity());
+  const auto* points = static_cast<const std::uint8_t*>(host_points);
+  const auto* scalars = static_cast<const std::uint8_t*>(device_scalars);
+  for (std::uint64_t batch = 0; batch < batches; ++batch) {
+    const int slot = static_cast<int>(batch % 2);
+    const std::uint64_t first = batch * batch_points_;
+    const std::uint64_t count = std::min(batch_points_, point_count - first);
+    // The copy may overwrite this slot's points only once batch - 2 has finished reading them.
+    if (batch >= 2) SH_CUDA_OK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
+    SH_CUDA_OK(cudaMemcpyAsync(device_points_[slot], points + first * kG1AffineBytes, count * kG1AffineBytes,
+                               cudaMemcpyHostToDevice, copy));
+    SH_CUDA_OK(cudaEventRecord(copied_[slot], copy));
+    SH_CUDA_OK(cudaStreamWaitEvent(compute, copied_[slot], 0));
+    MsmPlan plan = plan_;  // same width and grouping as the scratch was sized for
+    plan.point_count = count;
+    msm_g1_windows(device_points_[slot], scalars + first * kFrBytes, scalars_montgomery, plan, device_sums_[slot],
+                   scratch_, compute);
+    SH_CUDA_OK(cudaEventRecord(consumed_[slot], compute));
+    SH_CUDA_OK(cudaMemcpyAsync(host_sums_[slot], device_sums_[slot], msm_result_bytes(plan_), cudaMemcpyDeviceToHost,
+                               compute));
+    SH_CUDA_OK(cudaEventRecord(sums_ready_[slot], compute));
+    // Deferred synchronise: batch - 1's sums are collected only now that batch is queued, so
+    // the GPU already has the next work while the host waits and adds.
+    if (batch >= 1) {
+      const int previous = 1 - slot;
+      SH_CUDA_OK(cudaEventSynchronize(sums_ready_[previous]));
+      accumulate_windows(running, host_sums_[previous]);
+    }
+  }
+  const int last = static_cast<int>((batches - 1) % 2);
+  SH_CUDA_OK(cudaEventSynchronize(sums_ready_[last]));
+  accumulate_windows(running, host_sums_[last]);
+  return horner(running, plan_.window_bits);
+}
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,293 @@
+// Radix-2 decimation-in-time NTT in passes of up to 10 stages, each pass one kernel whose block
+// holds its tile in shared memory. Why this shape: at 2^26 the transform is bound by Montgomery
+// multiplications, not memory, so the work per element must stay near log2(n)/2 products; three
+// passes over device memory (plus one bit-reversal) keep the memory traffic well under the
+// arithmetic time. A pass over stages [s0, s0+t) is, per group of 2^(s0+t) elements, a twiddle
+// multiplication by ω_M^(low·rev_t(i)) followed by 2^s0 independent DFTs of size 2^t (the
+// four-step identity), so the in-block stages only need the 2^t-th roots.
+#include <stdexcept>
+#include <string>
+
+#include "common.cuh"
+#include "ntt.hpp"
+
+namespace stagehand::cuda {
+namespace {
+
+constexpr unsigned kTileLog = 10;  // elements per block tile: 2^10 (32 KiB of shared memory)
+constexpr unsigned kLaterPassMaxStages = 8;  // later passes keep >= 4 consecutive elements per run
+
+// Where each table lives inside the domain buffer, in elements.
+struct DomainLayout {
+  unsigned log_size = 0;
+  unsigned low_log = 0;    // L: low table has 2^L entries
+  unsigned small_log = 0;  // T: the small table holds the 2^T-th roots
+  std::uint64_t table = 0;
+  __host__ __device__ explicit DomainLayout(unsigned k)
+      : log_size(k), low_log((k + 1) / 2), small_log(k < kTileLog ? k : kTileLog) {
+    table = (std::uint64_t{1} << low_log) + (std::uint64_t{1} << (k - low_log));
+  }
+  __host__ __device__ std::uint64_t power_table(unsigned which) const { return which * table; }  // 0 ω, 1 ω^-1, 2 g, 3 g^-1
+  __host__ __device__ std::uint64_t small_table(unsigned which) const {
+    return 4 * table + which * (std::uint64_t{1} << (small_log - 1));
+  }
+  __host__ __device__ std::uint64_t constants() const { return 4 * table + (std::uint64_t{1} << small_log); }
+  __host__ __device__ std::uint64_t element_count() const { return constants() + 8; }
+};
+
+// Constant slots.
+enum : unsigned { kSizeInverse = 0, kCosetGenerator, kCosetGeneratorInverse, kRoot, kRootInverse, kVanishingInverse };
+
+__device__ __forceinline__ Fr table_power(const Fr* table, unsigned low_log, std::uint32_t exponent) {
+  const Fr low = load(table + (exponent & ((1u << low_log) - 1)));
+  const std::uint32_t high_index = exponent >> low_log;
+  if (high_index == 0) return low;
+  return low * load(table + (std::uint64_t{1} << low_log) + high_index);
+}
+
+__global__ void domain_constants_kernel(Fr* domain, unsigned log_size, Fr root, Fr coset_generator) {
+  const DomainLayout layout(log_size);
+  Fr* constants = domain + layout.constants();
+  Fr n = Fr::one();
+  for (unsigned i = 0; i < log_size; ++i) n = n + n;
+  constants[kSizeInverse] = n.inverse();
+  constants[kCosetGenerator] = coset_generator;
+  constants[kCosetGeneratorInverse] = coset_generator.inverse();
+  constants[kRoot] = root;
+  constants[kRootInverse] = root.inverse();
+  Fr g_to_n = coset_generator;
+  for (unsigned i = 0; i < log_size; ++i) g_to_n = g_to_n.squared();
+  constants[kVanishingInverse] = (g_to_n - Fr::one()).inverse();
+  constants[6] = Fr::zero();
+  constants[7] = Fr::zero();
+}
+
+__global__ void domain_tables_kernel(Fr* domain, unsigned log_size) {
+  const DomainLayout layout(log_size);
+  const Fr* constants = domain + layout.constants();
+  const std::uint64_t index = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::uint64_t low_count = std::uint64_t{1} << layout.low_log;
+  const std::uint64_t small_count = std::uint64_t{1} << (layout.small_log - 1);
+  if (index < 4 * layout.table) {
+    const unsigned which = static_cast<unsigned>(index / layout.table);
+    const std::uint64_t entry = index % layout.table;
+    const unsigned base_slot[4] = {kRoot, kRootInverse, kCosetGenerator, kCosetGeneratorInverse};
+    const Fr base = load(constants + base_slot[which]);
+    const std::uint64_t exponent = entry < low_count ? entry : (entry - low_count) << layout.low_log;
+    store(domain + index, base.pow(exponent));
+  } else if (index < 4 * layout.table + 2 * small_count) {
+    const std::uint64_t offset = index - 4 * layout.table;
+    const unsigned which = static_cast<unsigned>(offset / small_count);
+    const std::uint64_t entry = offset % small_count;
+    const Fr base = load(constants + (which == 0 ? kRoot : kRootInverse));
+    store(domain + index, base.pow(entry << (log_size - layout.small_log)));
+  }
+}
+
+__device__ __forceinline__ std::uint32_t bit_reverse(std::uint32_t value, unsigned bits) {
+  return bits == 0 ? 0 : __brev(value) >> (32 - bits);
+}
+
+// Scale modes for the first kernel of a transform.
+enum ScaleMode : int { kNoScale = 0, kScaleConstant = 1, kScalePowers = 2 };
+
+// In-place bit reversal, optionally scaling each element (by its natural index) on the way:
+// constant (n^-1 for the inverse) or powers of a base (g^i for the coset transform).
+__global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, const Fr* constant,
+                                   const Fr* power_table, unsigned low_log) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >> log_size) return;
+  const std::uint32_t j = bit_reverse(i, log_size);
+  if (j < i) return;
+  Fr x = load(values + i);
+  Fr y = load(values + j);
+  if (mode == kScaleConstant) {
+    const Fr factor = load(constant);
+    x *= factor;
+    if (j != i) y *= factor;
+  } else if (mode == kScalePowers) {
+    x *= table_power(power_table, low_log, i);
+    if (j != i) y *= table_power(power_table, low_log, j);
+  }
+  store(values + j, x);
+  if (j != i) store(values + i, y);
+}
+
+__global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* power_table, unsigned low_log) {
+  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  store(values + i, load(values + i) * table_power(power_table, low_log, static_cast<std::uint32_t>(i)));
+}
+
+// Stages [s0, s0 + t) of the DIT transform on bit-reversed input, 2^c consecutive low indices
+// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory.
+__global__ void __launch_bounds__(512) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
+                                                       unsigned log_size, unsigned low_log, unsigned small_log,
+                                                       unsigned s0, unsigned t, unsigned c) {
+  extern __shared__ uint4 shared_words[];
+  Fr* tile = reinterpret_cast<Fr*>(shared_words);
+  const unsigned tile_log = t + c;
+  const unsigned half_tile = 1u << (tile_log - 1);
+  const std::uint32_t low_chunks_log = s0 - c;
+  const std::uint32_t low_chunk = blockIdx.x & ((1u << low_chunks_log) - 1);
+  const std::uint32_t group = blockIdx.x >> low_chunks_log;
+  const std::uint64_t base = (std::uint64_t{group} << (s0 + t)) | (std::uint64_t{low_chunk} << c);
+  const unsigned low_mask = (1u << c) - 1;
+
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const unsigned e = threadIdx.x + half * half_tile;
+    const unsigned l = e & low_mask;
+    const unsigned i = e >> c;
+    Fr x = load(values + base + l + (std::uint64_t{i} << s0));
+    if (s0 > 0) {
+      const std::uint32_t low = (low_chunk << c) + l;
+      const std::uint32_t exponent = (low * bit_reverse(i, t)) << (log_size - s0 - t);
+      if (exponent != 0) x *= table_power(power_table, low_log, exponent);
+    }
+    store(tile + e, x);
+  }
+  __syncthreads();
+
+  const unsigned l = threadIdx.x & low_mask;
+  const unsigned q = threadIdx.x >> c;
+  for (unsigned u = 0; u < t; ++u) {
+    const unsigned half = 1u << u;
+    const unsigned j = q & (half - 1);
+    const unsigned i0 = ((q >> u) << (u + 1)) | j;
+    const unsigned i1 = i0 + half;
+    const Fr a = load(tile + ((i0 << c) | l));
+    Fr b = load(tile + ((i1 << c) | l));
+    if (j != 0) b *= load(small_roots + (j << (small_log - u - 1)));
+    store(tile + ((i0 << c) | l), a + b);
+    store(tile + ((i1 << c) | l), a - b);
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const unsigned e = threadIdx.x + half * half_tile;
+    const unsigned l2 = e & low_mask;
+    const unsigned i = e >> c;
+    store(values + base + l2 + (std::uint64_t{i} << s0), load(tile + e));
+  }
+}
+
+__global__ void h_pointwise_kernel(Fr* a, const Fr* b, const Fr* c, std::uint64_t count, int mode, Fr factor,
+                                   const Fr* factor_pointer) {
+  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Fr value = load(a + i) * load(b + i) - load(c + i);
+  if (mode == 1) value *= factor;
+  if (mode == 2) value *= load(factor_pointer);
+  store(a + i, value);
+}
+
+Fr fr_from_words(const FrWords& words) {
+  Fr value;
+  for (int i = 0; i < 4; ++i) {
+    value.w[2 * i] = static_cast<std::uint32_t>(words[i]);
+    value.w[2 * i + 1] = static_cast<std::uint32_t>(words[i] >> 32);
+  }
+  return value;
+}
+
+void check_log_size(unsigned log_size) {
+  if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) {
+    throw std::invalid_argument("ntt: log_size " + std::to_string(log_size) + " outside 1..27");
+  }
+}
+
+}  // namespace
+
+std::uint64_t ntt_domain_bytes(unsigned log_size) {
+  check_log_size(log_size);
+  return DomainLayout(log_size).element_count() * sizeof(Fr);
+}
+
+void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const FrWords& coset_generator,
+                     cudaStream_t stream) {
+  check_log_size(log_size);
+  const DomainLayout layout(log_size);
+  Fr* table = static_cast<Fr*>(domain);
+  domain_constants_kernel<<<1, 1, 0, stream>>>(table, log_size, fr_from_words(root), fr_from_words(coset_generator));
+  SH_CUDA_LAUNCHED();
+  const std::uint64_t entries = 4 * layout.table + (std::uint64_t{1} << layout.small_log);
+  domain_tables_kernel<<<blocks_for(entries, 256), 256, 0, stream>>>(table, log_size);
+  SH_CUDA_LAUNCHED();
+}
+
+void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, NttKind kind, cudaStream_t stream) {
+  check_log_size(log_size);
+  Fr* values = static_cast<Fr*>(values_pointer);
+  const Fr* domain = static_cast<const Fr*>(domain_pointer);
+  const DomainLayout layout(log_size);
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  const bool inverse = kind == NttKind::inverse || kind == NttKind::coset_inverse;
+  const Fr* constants = domain + layout.constants();
+
+  int mode = kNoScale;
+  if (inverse) mode = kScaleConstant;
+  if (kind == NttKind::coset_forward) mode = kScalePowers;
+  bit_reverse_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
+                                                              domain + layout.power_table(2), layout.low_log);
+  SH_CUDA_LAUNCHED();
+
+  const Fr* power_table = domain + layout.power_table(inverse ? 1 : 0);
+  const Fr* small_roots = domain + layout.small_table(inverse ? 1 : 0);
+  // Plan the passes: the first takes up to 10 stages, the rest share the remainder evenly in
+  // passes of at most 8 stages (so that each block reads runs of at least 4 elements).
+  unsigned s0 = 0;
+  const unsigned first = log_size < kTileLog ? log_size : kTileLog;
+  const unsigned remaining = log_size - first;
+  const unsigned later_passes = (remaining + kLaterPassMaxStages - 1) / kLaterPassMaxStages;
+  for (unsigned pass = 0; pass <= later_passes; ++pass) {
+    unsigned t = first;
+    if (pass > 0) t = remaining / later_passes + (pass <= remaining % later_passes ? 1 : 0);
+    if (t == 0) continue;
+    unsigned c = kTileLog - t;
+    if (c > s0) c = s0;
+    const unsigned tile_log = t + c;
+    const unsigned threads = 1u << (tile_log - 1);
+    const unsigned blocks = static_cast<unsigned>(n >> tile_log);
+    const std::size_t shared = sizeof(Fr) << tile_log;
+    ntt_pass_kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, log_size, layout.low_log,
+                                                         layout.small_log, s0, t, c);
+    SH_CUDA_LAUNCHED();
+    s0 += t;
+  }
+
+  if (kind == NttKind::coset_inverse) {
+    scale_powers_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3),
+                                                                 layout.low_log);
+    SH_CUDA_LAUNCHED();
+  }
+}
+
+void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, const FrWords* factor,
+                 cudaStream_t stream) {
+  if (count == 0) return;
+  h_pointwise_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(
+      static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), count, factor ? 1 : 0,
+      factor ? fr_from_words(*factor) : Fr::one(), nullptr);
+  SH_CUDA_LAUNCHED();
+}
+
+void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigned log_size, HForm form,
+                  cudaStream_t stream) {
+  check_log_size(log_size);
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  for (void* values : {a, b, c}) {
+    ntt(values, domain_pointer, log_size, NttKind::inverse, stream);
+    ntt(values, domain_pointer, log_size, NttKind::coset_forward, stream);
+  }
+  const Fr* domain = static_cast<const Fr*>(domain_pointer);
+  const DomainLayout layout(log_size);
+  h_pointwise_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(
+      static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), n, form == HForm::classic ? 2 : 0,
+      Fr::one(), domain + layout.constants() + kVanishingInverse);
+  SH_CUDA_LAUNCHED();
+  if (form == HForm::classic) ntt(a, domain_pointer, log_size, NttKind::coset_inverse, stream);
+}
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,54 @@
+// Number-theoretic transforms over Fr on the device, and the H-polynomial step built on them.
+//
+// Values are Fr elements in Montgomery form (R = 2^256), 32 bytes each, little-endian words: the
+// layout of stagehand::math::Fr and of snarkjs. Every transform is in place on natural-order data
+// and matches the CPU reference (src/math/ntt.hpp):
+//   forward:        coefficients c_i        -> evaluations Σ c_i ω^(ij)
+//   inverse:        evaluations at ω^j      -> coefficients
+//   coset_forward:  coefficients            -> evaluations at g·ω^j
+//   coset_inverse:  evaluations at g·ω^j    -> coefficients
+//
+// A domain is a small device table built once per (size, ω, g) by ntt_domain_init: powers of ω,
+// ω^-1, g and g^-1 split into a low and a high table (x^e = low[e mod 2^L]·high[e >> L]), the
+// 2^T-th roots for the in-block stages and a few constants. It takes ntt_domain_bytes(log_size)
+// bytes (under 5 MiB at 2^27), so any primitive root works (snarkjs: ω = 5^((r-1)/n), g = ω_2n;
+// classic: ω = 7^((r-1)/n), g = 7), and the transforms need no other scratch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace stagehand::cuda {
+
+inline constexpr unsigned kNttMinLogSize = 1;
+inline constexpr unsigned kNttMaxLogSize = 27;
+
+enum class NttKind { forward, inverse, coset_forward, coset_inverse };
+
+// An Fr in Montgomery form as four little-endian 64-bit words (math::Fr::montgomery_limbs()).
+using FrWords = std::uint64_t[4];
+
+std::uint64_t ntt_domain_bytes(unsigned log_size);
+
+// Fills `domain` (ntt_domain_bytes(log_size) bytes of device memory) on `stream`. `root` must be
+// a primitive 2^log_size-th root of unity and `coset_generator` must not lie in ⟨root⟩; neither is
+// checked here (the CPU reference's Domain checks them).
+void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const FrWords& coset_generator,
+                     cudaStream_t stream);
+
+// In place on 2^log_size elements; `domain` was initialised for the same log_size.
+void ntt(void* values, const void* domain, unsigned log_size, NttKind kind, cudaStream_t stream);
+
+// a[i] = (a[i]·b[i] − c[i])·factor for i < count. factor: nullptr means 1.
+void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, const FrWords* factor,
+                 cudaStream_t stream);
+
+// The two forms of the CPU reference (src/math/h_polynomial.hpp), on a, b, c in place (result in a):
+//   snarkjs:  a[j] = A(x_j)·B(x_j) − C(x_j) on the coset (the domain's g must square to ω);
+//   classic:  coefficients of (A·B − C)/Z, Z = x^n − 1 (the constant g^n − 1 on the coset).
+enum class HForm { snarkjs, classic };
+void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form,
+                  cudaStream_t stream);
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,112 @@
+#include "sample_data.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace stagehand::cuda {
+namespace {
+
+unsigned threads_or_all(unsigned thread_count) {
+  return thread_count != 0 ? thread_count : std::max(1u, std::thread::hardware_concurrency());
+}
+
+template <class Task>
+void parallel_chunks(std::uint64_t count, unsigned thread_count, Task task) {
+  const unsigned threads = static_cast<unsigned>(std::min<std::uint64_t>(threads_or_all(thread_count), std::max<std::uint64_t>(1, count / 1024)));
+  const std::uint64_t chunk = (count + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::uint64_t begin = t * chunk;
+    const std::uint64_t end = std::min(count, begin + chunk);
+    if (begin >= end) break;
+    workers.emplace_back([=, &task] { task(t, begin, end); });
+  }
+  for (auto& worker : workers) worker.join();
+}
+
+math::Fr random_element(std::mt19937_64& engine) {
+  for (;;) {
+    math::Limbs<4> limbs{engine(), engine(), engine(), engine() & 0x7fffffffffffffffULL};
+    if (auto value = math::Fr::from_canonical_limbs(limbs)) return *value;
+  }
+}
+
+}  // namespace
+
+std::vector<math::Fr> random_fr(std::uint64_t count, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::vector<math::Fr> values(count);
+  for (auto& value : values) value = random_element(engine);
+  return values;
+}
+
+PointWalk fill_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                             unsigned thread_count) {
+  std::mt19937_64 engine(seed);
+  PointWalk walk{random_element(engine), random_element(engine)};
+  const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
+  const math::G1Affine step_point = generator.multiply(walk.step).to_affine();
+  parallel_chunks(point_count, thread_count, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
+    std::vector<math::G1Projective> chunk(end - begin);
+    math::G1Projective current = generator.multiply(walk.start + math::Fr::from_uint64(begin) * walk.step);
+    for (auto& point : chunk) {
+      point = current;
+      current += step_point;
+    }
+    std::vector<math::G1Affine> affine(chunk.size());
+    math::batch_to_affine<math::G1Curve>(chunk, affine);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const auto& point = affine[i - begin];
+      std::uint8_t* target = out.data() + i * 96;
+      if (point.infinity) {
+        std::memset(target, 0, 96);
+      } else {
+        std::memcpy(target, point.x.montgomery_limbs().data(), 48);
+        std::memcpy(target + 48, point.y.montgomery_limbs().data(), 48);
+      }
+    }
+  });
+  return walk;
+}
+
+void fill_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
+  parallel_chunks(count, 0, [&](unsigned thread, std::uint64_t begin, std::uint64_t end) {
+    std::mt19937_64 engine(seed * 1000003 + thread);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const math::Fr value = random_element(engine);
+      const auto limbs = montgomery ? value.montgomery_limbs() : value.to_canonical_limbs();
+      std::memcpy(out.data() + i * 32, limbs.data(), 32);
+    }
+  });
+}
+
+math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                     const PointWalk& walk, unsigned thread_count) {
+  // Σ s_i·(a + i·d) = a·Σ s_i + d·Σ i·s_i.
+  std::mutex mutex;
+  math::Fr sum = math::Fr::zero();
+  math::Fr weighted = math::Fr::zero();
+  parallel_chunks(count, thread_count, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
+    math::Fr local_sum = math::Fr::zero();
+    math::Fr local_weighted = math::Fr::zero();
+    math::Fr index = math::Fr::from_uint64(begin);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      math::Limbs<4> limbs;
+      std::memcpy(limbs.data(), canonical_scalars.data() + i * 32, 32);
+      const math::Fr scalar = *math::Fr::from_canonical_limbs(limbs);
+      local_sum += scalar;
+      local_weighted += scalar * index;
+      index += math::Fr::one();
+    }
+    const std::lock_guard lock(mutex);
+    sum += local_sum;
+    weighted += local_weighted;
+  });
+  const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
+  return generator.multiply(walk.start * sum + walk.step * weighted);
+}
+
+}  // namespace stagehand::cuda
