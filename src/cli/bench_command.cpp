@@ -3,6 +3,9 @@
 #include "cli/commands.hpp"
 
 #include "math/benchmark.hpp"
+#if defined(STAGEHAND_HAVE_CUDA)
+#include "benchmark.hpp"
+#endif
 #include "sim/benchmark.hpp"
 
 #include <iostream>
@@ -26,6 +29,16 @@ void add_bench_command(CLI::App& app) {
   math->add_option("--threads", math_options->threads, "Threads for the MSM (0: every core)")->capture_default_str();
   math->add_flag("--quick", math_options->quick, "Small sizes (2^12, 2^14), for a smoke test");
   on_selected(math, [math_options] { return math::run_benchmark(std::cout, *math_options); });
+
+  auto* kernels = bench->add_subcommand("kernels", "The CUDA kernels on the GPU: NTT and MSM at 2^20..2^26 (CUDA events)");
+  on_selected(kernels, [] {
+#if defined(STAGEHAND_HAVE_CUDA)
+    return cuda::run_kernel_benchmark(std::cout, cuda::KernelBenchmarkOptions{});
+#else
+    std::cerr << "stagehand bench kernels: this build has no CUDA backend (nvcc was not found)\n";
+    return 1;
+#endif
+  });
 }
 
 }  // namespace stagehand::cli

@@ -1,0 +1,438 @@
+#include "cuda_device.hpp"
+
+#include "device/format.hpp"
+#include "launchers.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stagehand::cuda {
+
+void check(cudaError_t status, const char* call, const char* file, int line) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so that the next call does not see it
+  DeviceErrc code = DeviceErrc::invalid_value;
+  switch (status) {
+    case cudaErrorMemoryAllocation: code = DeviceErrc::out_of_memory; break;
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorLaunchOutOfResources: code = DeviceErrc::kernel_failed; break;
+    case cudaErrorNoDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInsufficientDriver: code = DeviceErrc::device_lost; break;
+    case cudaErrorHostMemoryAlreadyRegistered:
+    case cudaErrorHostMemoryNotRegistered: code = DeviceErrc::host_pin_failed; break;
+    case cudaErrorNotReady: code = DeviceErrc::not_ready; break;
+    default: break;
+  }
+  throw DeviceError(code, fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(status), cudaGetErrorName(status),
+                                      file, line));
+}
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+namespace {
+// What a host function needs to resume a coroutine: the completion, and tracked work on the
+// executor so that the io_context does not run out of work while the GPU is busy.
+struct HostWake {
+  std::shared_ptr<Completion> completion;
+  asio::any_io_executor work;
+};
+
+void CUDART_CB wake_host(void* data) {
+  std::unique_ptr<HostWake> wake(static_cast<HostWake*>(data));
+  wake->completion->complete();
+}
+
+struct HostCall {
+  std::function<void()> callback;
+  asio::any_io_executor work;
+};
+
+void CUDART_CB run_host_call(void* data) {
+  std::unique_ptr<HostCall> call(static_cast<HostCall*>(data));
+  // Host functions must not call CUDA: hand the callback to the coordinator's thread.
+  auto executor = call->work;
+  asio::post(executor, [callback = std::move(call->callback), work = std::move(call->work)] { callback(); });
+}
+
+asio::any_io_executor tracked(const asio::any_io_executor& executor) {
+  return asio::prefer(executor, asio::execution::outstanding_work.tracked);
+}
+}  // namespace
+
+CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor) : ordinal_(ordinal), executor_(std::move(executor)) {
+  if (ordinal_ < 0 || ordinal_ >= device_count()) {
+    throw DeviceError(DeviceErrc::device_lost, fmt::format("CUDA device {} not present ({} found)", ordinal_, device_count()));
+  }
+  use_device();
+  cudaDeviceProp prop{};
+  STAGEHAND_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal_));
+  properties_.name = prop.name;
+  properties_.ordinal = ordinal_;
+  properties_.total_memory_bytes = prop.totalGlobalMem;
+  properties_.async_engine_count = prop.asyncEngineCount;
+  STAGEHAND_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool_, ordinal_));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&waiter_stream_, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&origin_event_));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(origin_event_, waiter_stream_));
+  STAGEHAND_CUDA_CHECK(cudaEventSynchronize(origin_event_));
+  origin_ = std::chrono::steady_clock::now();
+  worker_ = std::thread([this] {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(worker_mutex_);
+        worker_wake_.wait(lock, [this] { return worker_stop_ || !worker_queue_.empty(); });
+        if (worker_queue_.empty()) return;
+        job = std::move(worker_queue_.front());
+        worker_queue_.pop_front();
+      }
+      job();
+    }
+  });
+}
+
+CudaDevice::~CudaDevice() {
+  {
+    std::lock_guard lock(worker_mutex_);
+    worker_stop_ = true;
+  }
+  worker_wake_.notify_all();
+  worker_.join();
+  use_device();
+  for (auto& timing : kernel_timings_) {
+    cudaEventDestroy(timing.start);
+    cudaEventDestroy(timing.end);
+  }
+  for (auto& [id, event] : events_) cudaEventDestroy(event);
+  for (auto& [id, stream] : streams_) cudaStreamDestroy(stream);
+  cudaStreamDestroy(waiter_stream_);
+  cudaEventDestroy(origin_event_);
+}
+
+void CudaDevice::use_device() const { STAGEHAND_CUDA_CHECK(cudaSetDevice(ordinal_)); }
+
+Nanoseconds CudaDevice::now() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+asio::awaitable<void> CudaDevice::sleep_for(Nanoseconds duration) {
+  asio::steady_timer timer(executor_, std::chrono::nanoseconds(std::max<Nanoseconds>(0, duration)));
+  co_await timer.async_wait(asio::use_awaitable);
+}
+
+asio::awaitable<void> CudaDevice::on_worker(std::function<void()> work) {
+  co_await await_completion([&](Completion completion) {
+    auto shared = std::make_shared<Completion>(std::move(completion));
+    {
+      std::lock_guard lock(worker_mutex_);
+      worker_queue_.push_back([this, work = std::move(work), shared, keep = tracked(executor_)] {
+        std::exception_ptr error;
+        try {
+          use_device();
+          work();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        shared->complete(error);
+      });
+    }
+    worker_wake_.notify_one();
+  });
+}
+
+asio::awaitable<void> CudaDevice::when_reached(cudaStream_t stream) {
+  std::exception_ptr error;
+  co_await await_completion([&](Completion completion) {
+    auto* wake = new HostWake{std::make_shared<Completion>(std::move(completion)), tracked(executor_)};
+    auto status = cudaLaunchHostFunc(stream, wake_host, wake);
+    if (status != cudaSuccess) {
+      auto shared = wake->completion;
+      delete wake;
+      try {
+        check(status, "cudaLaunchHostFunc", __FILE__, __LINE__);
+      } catch (...) {
+        shared->complete(std::current_exception());
+      }
+    }
+  });
+}
+
+cudaStream_t CudaDevice::stream_of(StreamHandle handle) const {
+  auto found = streams_.find(handle.id);
+  if (found == streams_.end()) throw DeviceError(DeviceErrc::invalid_value, fmt::format("invalid stream {}", handle.id));
+  return found->second;
+}
+
+cudaEvent_t CudaDevice::event_of(EventHandle handle) const {
+  auto found = events_.find(handle.id);
+  if (found == events_.end()) throw DeviceError(DeviceErrc::invalid_value, fmt::format("invalid event {}", handle.id));
+  return found->second;
+}
+
+StreamHandle CudaDevice::create_stream() {
+  use_device();
+  cudaStream_t stream;
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto id = next_handle_++;
+  streams_.emplace(id, stream);
+  return StreamHandle{id};
+}
+
+void CudaDevice::destroy_stream(StreamHandle handle) {
+  auto stream = stream_of(handle);
+  STAGEHAND_CUDA_CHECK(cudaStreamDestroy(stream));  // pending work still completes
+  streams_.erase(handle.id);
+}
+
+EventHandle CudaDevice::create_event() {
+  use_device();
+  cudaEvent_t event;
+  STAGEHAND_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  auto id = next_handle_++;
+  events_.emplace(id, event);
+  return EventHandle{id};
+}
+
+void CudaDevice::destroy_event(EventHandle handle) {
+  STAGEHAND_CUDA_CHECK(cudaEventDestroy(event_of(handle)));
+  events_.erase(handle.id);
+}
+
+void CudaDevice::record_event(EventHandle event, StreamHandle stream) {
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(event_of(event), stream_of(stream)));
+}
+
+void CudaDevice::stream_wait_event(StreamHandle stream, EventHandle event) {
+  STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), event_of(event), 0));
+}
+
+bool CudaDevice::event_complete(EventHandle event) {
+  auto status = cudaEventQuery(event_of(event));
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  STAGEHAND_CUDA_CHECK(status);
+  return true;
+}
+
+asio::awaitable<void> CudaDevice::wait_event(EventHandle event) {
+  auto cuda_event = event_of(event);
+  if (event_complete(event)) co_return;
+  // A short-lived stream per wait, so that waits never queue behind one another.
+  use_device();
+  cudaStream_t stream;
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(stream, cuda_event, 0));
+  co_await when_reached(stream);
+  STAGEHAND_CUDA_CHECK(cudaStreamDestroy(stream));
+  STAGEHAND_CUDA_CHECK(cudaEventQuery(cuda_event));  // surfaces a failure of the work it followed
+}
+
+asio::awaitable<void> CudaDevice::synchronize_stream(StreamHandle stream) {
+  auto cuda_stream = stream_of(stream);
+  co_await when_reached(cuda_stream);
+  STAGEHAND_CUDA_CHECK(cudaStreamQuery(cuda_stream));
+}
+
+asio::awaitable<void> CudaDevice::synchronize_device() {
+  co_await on_worker([] { STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize()); });
+}
+
+bool CudaDevice::pinned(const void* pointer) const {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+asio::awaitable<void> CudaDevice::copy_to_device(DevicePointer destination, HostRange source, StreamHandle stream) {
+  auto cuda_stream = stream_of(stream);
+  auto* target = reinterpret_cast<void*>(destination.address);
+  if (pinned(source.data())) {
+    counters_.pinned_bytes_copied += source.bytes;
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(target, source.data(), source.bytes, cudaMemcpyHostToDevice, cuda_stream));
+    co_return;
+  }
+  counters_.pageable_bytes_copied += source.bytes;
+  // From pageable memory the call returns only when the copy is done: off this thread.
+  co_await on_worker([=] {
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(target, source.data(), source.bytes, cudaMemcpyHostToDevice, cuda_stream));
+  });
+}
+
+asio::awaitable<void> CudaDevice::copy_to_host(HostRange destination, DevicePointer source, StreamHandle stream) {
+  auto cuda_stream = stream_of(stream);
+  auto* from = reinterpret_cast<const void*>(source.address);
+  if (pinned(destination.data())) {
+    counters_.pinned_bytes_copied += destination.bytes;
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(destination.data(), from, destination.bytes, cudaMemcpyDeviceToHost, cuda_stream));
+    co_return;
+  }
+  counters_.pageable_bytes_copied += destination.bytes;
+  co_await on_worker([=] {
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(destination.data(), from, destination.bytes, cudaMemcpyDeviceToHost, cuda_stream));
+    STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(cuda_stream));
+  });
+}
+
+void CudaDevice::memset_async(DevicePointer destination, std::uint8_t value, Bytes bytes, StreamHandle stream) {
+  STAGEHAND_CUDA_CHECK(cudaMemsetAsync(reinterpret_cast<void*>(destination.address), value, bytes, stream_of(stream)));
+}
+
+asio::awaitable<DevicePointer> CudaDevice::allocate(Bytes bytes) {
+  void* pointer = nullptr;
+  co_await on_worker([&] { STAGEHAND_CUDA_CHECK(cudaMalloc(&pointer, bytes)); });
+  auto info = memory_info();
+  counters_.peak_memory_used_bytes = std::max(counters_.peak_memory_used_bytes, info.total_bytes - info.free_bytes);
+  co_return DevicePointer{reinterpret_cast<std::uint64_t>(pointer)};
+}
+
+asio::awaitable<void> CudaDevice::free(DevicePointer pointer) {
+  // cudaFree waits for all work on the device: never on the coordinator's thread.
+  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaFree(reinterpret_cast<void*>(pointer.address))); });
+}
+
+asio::awaitable<DevicePointer> CudaDevice::allocate_async(Bytes bytes, StreamHandle stream) {
+  use_device();
+  void* pointer = nullptr;
+  auto status = cudaMallocAsync(&pointer, bytes, stream_of(stream));
+  if (status == cudaErrorMemoryAllocation) ++counters_.out_of_memory_count;
+  STAGEHAND_CUDA_CHECK(status);
+  auto info = memory_info();
+  counters_.peak_memory_used_bytes = std::max(counters_.peak_memory_used_bytes, info.total_bytes - info.free_bytes);
+  co_return DevicePointer{reinterpret_cast<std::uint64_t>(pointer)};
+}
+
+void CudaDevice::free_async(DevicePointer pointer, StreamHandle stream) {
+  STAGEHAND_CUDA_CHECK(cudaFreeAsync(reinterpret_cast<void*>(pointer.address), stream_of(stream)));
+}
+
+void CudaDevice::set_pool_release_threshold(Bytes bytes) {
+  std::uint64_t threshold = bytes;
+  STAGEHAND_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+}
+
+void CudaDevice::trim_pool(Bytes keep_bytes) { STAGEHAND_CUDA_CHECK(cudaMemPoolTrimTo(pool_, keep_bytes)); }
+
+PoolStats CudaDevice::pool_stats() const {
+  std::uint64_t reserved = 0;
+  std::uint64_t used = 0;
+  std::uint64_t threshold = 0;
+  STAGEHAND_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  STAGEHAND_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
+  STAGEHAND_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+  return PoolStats{reserved, used, threshold};
+}
+
+MemoryInfo CudaDevice::memory_info() const {
+  use_device();
+  std::size_t free = 0;
+  std::size_t total = 0;
+  STAGEHAND_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return MemoryInfo{free, total};
+}
+
+void CudaDevice::set_pool_cross_stream_reuse(bool allowed) {
+  int value = allowed ? 1 : 0;
+  STAGEHAND_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowInternalDependencies, &value));
+}
+
+asio::awaitable<void> CudaDevice::register_host(HostRange range) {
+  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaHostRegister(range.data(), range.bytes, cudaHostRegisterPortable)); });
+}
+
+asio::awaitable<void> CudaDevice::unregister_host(HostRange range) {
+  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data())); });
+}
+
+asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
+  void* pointer = nullptr;
+  co_await on_worker([&] { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable)); });
+  co_return HostRange{reinterpret_cast<std::uintptr_t>(pointer), bytes};
+}
+
+asio::awaitable<void> CudaDevice::free_pinned_host(HostRange range) {
+  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaFreeHost(range.data())); });
+}
+
+void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
+  const auto* launcher = find_launcher(kernel.name);
+  if (launcher == nullptr) {
+    throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: no CUDA launcher for kernel '{}'", kernel.name));
+  }
+  auto cuda_stream = stream_of(stream);
+  use_device();
+  KernelTiming timing{};
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&timing.start));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&timing.end));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(timing.start, cuda_stream));
+  try {
+    (*launcher)(kernel, cuda_stream);
+  } catch (const std::invalid_argument& error) {
+    cudaEventDestroy(timing.start);
+    cudaEventDestroy(timing.end);
+    throw DeviceError(DeviceErrc::invalid_value, fmt::format("launch '{}': {}", kernel.name, error.what()));
+  }
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(timing.end, cuda_stream));
+  kernel_timings_.push_back(timing);
+  ++counters_.kernels;
+  if (kernel_timings_.size() > 256) harvest_kernel_times();
+}
+
+void CudaDevice::harvest_kernel_times() const {
+  // Completed launches in launch order; busy time as the union of their intervals.
+  while (!kernel_timings_.empty()) {
+    auto timing = kernel_timings_.front();
+    auto status = cudaEventQuery(timing.end);
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();
+      return;
+    }
+    float start_ms = 0;
+    float end_ms = 0;
+    if (status == cudaSuccess && cudaEventElapsedTime(&start_ms, origin_event_, timing.start) == cudaSuccess &&
+        cudaEventElapsedTime(&end_ms, origin_event_, timing.end) == cudaSuccess) {
+      auto start = static_cast<Nanoseconds>(start_ms * 1e6);
+      auto end = static_cast<Nanoseconds>(end_ms * 1e6);
+      if (counters_.first_kernel_start_ns < 0) counters_.first_kernel_start_ns = start;
+      auto from = std::max(start, counters_.last_kernel_end_ns);
+      if (end > from) counters_.compute_busy_ns += end - from;
+      counters_.last_kernel_end_ns = std::max(counters_.last_kernel_end_ns, end);
+    }
+    cudaGetLastError();
+    cudaEventDestroy(timing.start);
+    cudaEventDestroy(timing.end);
+    kernel_timings_.pop_front();
+  }
+}
+
+void CudaDevice::host_callback(StreamHandle stream, std::function<void()> callback) {
+  auto* call = new HostCall{std::move(callback), tracked(executor_)};
+  auto status = cudaLaunchHostFunc(stream_of(stream), run_host_call, call);
+  if (status != cudaSuccess) delete call;
+  STAGEHAND_CUDA_CHECK(status);
+}
+
+const DeviceCounters& CudaDevice::counters() const {
+  harvest_kernel_times();
+  return counters_;
+}
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,117 @@
+#pragma once
+// CudaDevice: the Device interface on the CUDA runtime.
+//
+// Coroutines run on the coordinator's io_context. Calls that return at once on real hardware
+// (stream-ordered work, events, cudaMemGetInfo) run on the calling thread; calls that hold a host
+// thread (cudaMalloc, cudaFree, cudaHostRegister/Unregister, cudaHostAlloc/FreeHost, pageable
+// copies, cudaDeviceSynchronize, a growing cudaMallocAsync) run on one worker thread per GPU and
+// complete to the io_context. Waits for the device complete through cudaLaunchHostFunc, which
+// posts to the io_context. Every CUDA call is checked; an error names the call, file and line.
+
+#include "device/device.hpp"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace stagehand::cuda {
+
+// Throws DeviceError for a failed CUDA call, naming it with file and line.
+void check(cudaError_t status, const char* call, const char* file, int line);
+#define STAGEHAND_CUDA_CHECK(call) ::stagehand::cuda::check((call), #call, __FILE__, __LINE__)
+
+// The number of CUDA devices; 0 when there is no driver or no GPU.
+int device_count();
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int ordinal, asio::any_io_executor executor);
+  ~CudaDevice() override;
+
+  const DeviceProperties& properties() const override { return properties_; }
+  asio::any_io_executor executor() override { return executor_; }
+  Nanoseconds now() const override;
+  asio::awaitable<void> sleep_for(Nanoseconds duration) override;
+
+  StreamHandle create_stream() override;
+  void destroy_stream(StreamHandle stream) override;
+  EventHandle create_event() override;
+  void destroy_event(EventHandle event) override;
+  void record_event(EventHandle event, StreamHandle stream) override;
+  void stream_wait_event(StreamHandle stream, EventHandle event) override;
+  bool event_complete(EventHandle event) override;
+  asio::awaitable<void> wait_event(EventHandle event) override;
+  asio::awaitable<void> synchronize_stream(StreamHandle stream) override;
+  asio::awaitable<void> synchronize_device() override;
+
+  asio::awaitable<void> copy_to_device(DevicePointer destination, HostRange source, StreamHandle stream) override;
+  asio::awaitable<void> copy_to_host(HostRange destination, DevicePointer source, StreamHandle stream) override;
+  void memset_async(DevicePointer destination, std::uint8_t value, Bytes bytes, StreamHandle stream) override;
+
+  asio::awaitable<DevicePointer> allocate(Bytes bytes) override;
+  asio::awaitable<void> free(DevicePointer pointer) override;
+  asio::awaitable<DevicePointer> allocate_async(Bytes bytes, StreamHandle stream) override;
+  void free_async(DevicePointer pointer, StreamHandle stream) override;
+  void set_pool_release_threshold(Bytes bytes) override;
+  void trim_pool(Bytes keep_bytes) override;
+  PoolStats pool_stats() const override;
+  MemoryInfo memory_info() const override;
+  void set_pool_cross_stream_reuse(bool allowed) override;
+
+  asio::awaitable<void> register_host(HostRange range) override;
+  asio::awaitable<void> unregister_host(HostRange range) override;
+  asio::awaitable<HostRange> allocate_pinned_host(Bytes bytes) override;
+  asio::awaitable<void> free_pinned_host(HostRange range) override;
+
+  void launch(const KernelLaunch& kernel, StreamHandle stream) override;
+  void host_callback(StreamHandle stream, std::function<void()> callback) override;
+  const DeviceCounters& counters() const override;
+
+ private:
+  // Runs `work` on this GPU's worker thread; the coroutine resumes on the executor afterwards
+  // and rethrows what `work` threw.
+  asio::awaitable<void> on_worker(std::function<void()> work);
+  // Resumes once `stream` reaches this point (cudaLaunchHostFunc).
+  asio::awaitable<void> when_reached(cudaStream_t stream);
+  cudaStream_t stream_of(StreamHandle handle) const;
+  cudaEvent_t event_of(EventHandle handle) const;
+  bool pinned(const void* pointer) const;
+  void use_device() const;
+  void harvest_kernel_times() const;
+
+  int ordinal_;
+  asio::any_io_executor executor_;
+  DeviceProperties properties_;
+  cudaMemPool_t pool_ = nullptr;
+  std::chrono::steady_clock::time_point origin_ = std::chrono::steady_clock::now();
+  std::map<std::uint32_t, cudaStream_t> streams_;
+  std::map<std::uint32_t, cudaEvent_t> events_;
+  std::uint32_t next_handle_ = 1;
+  cudaStream_t waiter_stream_ = nullptr;  // carries host functions that wait for events
+
+  // The worker thread for calls that block.
+  std::mutex worker_mutex_;
+  std::condition_variable worker_wake_;
+  std::deque<std::function<void()>> worker_queue_;
+  bool worker_stop_ = false;
+  std::thread worker_;
+
+  // Kernel times: an event pair per launch, read once complete.
+  struct KernelTiming {
+    cudaEvent_t start;
+    cudaEvent_t end;
+  };
+  mutable std::deque<KernelTiming> kernel_timings_;
+  mutable DeviceCounters counters_;
+  cudaEvent_t origin_event_ = nullptr;
+};
+
+}  // namespace stagehand::cuda
