@@ -133,11 +133,12 @@ asio::awaitable<void> pageable_copy_is_seven_times_slower_and_blocks_the_host(De
   device.record_event(after_copy, stream);
   co_await device.wait_event(after_copy);
   auto finished = device.now() - start;
-  BOOST_CHECK_CLOSE(ms(returned), 252.8, expect.tolerance_percent);
+  // The driver copies pageable memory through a staging buffer with the CPU: host-bound.
+  BOOST_CHECK_CLOSE(ms(returned), 252.8, expect.host_tolerance_percent);
   BOOST_CHECK_LE(ms(finished - returned), 1.0);
   auto pageable_rate = gigabytes_per_second(bytes, returned);
-  BOOST_CHECK_GE(pageable_rate, 8.1 * (1 - expect.tolerance_percent / 100));
-  BOOST_CHECK_LE(pageable_rate, 8.5 * (1 + expect.tolerance_percent / 100));
+  BOOST_CHECK_GE(pageable_rate, 8.1 * (1 - expect.host_tolerance_percent / 100));
+  BOOST_CHECK_LE(pageable_rate, 8.5 * (1 + expect.host_tolerance_percent / 100));
   auto pinned_elapsed = co_await timed_pinned_copy(device, true, bytes);
   BOOST_CHECK_GE(static_cast<double>(returned) / static_cast<double>(pinned_elapsed), 5.5);  // about 7x, not 2x
   co_await device.free(buffer);
@@ -177,15 +178,15 @@ asio::awaitable<std::pair<Nanoseconds, Nanoseconds>> time_pinning(Device& device
 asio::awaitable<void> registering_costs_41_ms_per_gib(Device& device, DeviceExpectations expect) {
   auto [register_2, unregister_2] = co_await time_pinning(device, 2 * kGiB, expect);
   auto [register_6, unregister_6] = co_await time_pinning(device, 6 * kGiB, expect);
-  BOOST_CHECK_CLOSE(ms(register_2), 86.8, expect.tolerance_percent);
-  BOOST_CHECK_CLOSE(ms(register_6), 244.8, expect.tolerance_percent);
+  BOOST_CHECK_CLOSE(ms(register_2), 86.8, expect.host_tolerance_percent);
+  BOOST_CHECK_CLOSE(ms(register_6), 244.8, expect.host_tolerance_percent);
 }
 
 asio::awaitable<void> unregistering_costs_17_ms_per_gib(Device& device, DeviceExpectations expect) {
   auto [register_2, unregister_2] = co_await time_pinning(device, 2 * kGiB, expect);
   auto [register_6, unregister_6] = co_await time_pinning(device, 6 * kGiB, expect);
-  BOOST_CHECK_CLOSE(ms(unregister_2), 38.7, expect.tolerance_percent);
-  BOOST_CHECK_CLOSE(ms(unregister_6), 99.7, expect.tolerance_percent);
+  BOOST_CHECK_CLOSE(ms(unregister_2), 38.7, expect.host_tolerance_percent);
+  BOOST_CHECK_CLOSE(ms(unregister_6), 99.7, expect.host_tolerance_percent);
 }
 
 asio::awaitable<void> the_device_has_three_copy_engines(Device& device, DeviceExpectations) {
@@ -244,11 +245,13 @@ asio::awaitable<void> malloc_memory_info_and_trim_do_not_wait(Device& device, De
 }
 
 asio::awaitable<void> registering_does_not_wait_for_a_kernel(Device& device, DeviceExpectations expect) {
+  // The same registration with the device idle is the baseline, measured in this run.
+  auto [idle_ns, idle_unregister_ns] = co_await time_pinning(device, 2 * kGiB, expect);
   auto kernel = start_kernel(device, 300 * kMillisecond);
-  auto [register_ns, unregister_ns] = co_await time_pinning(device, 2 * kGiB, expect);
-  // 78 ms in this reading, 86.8 ms in the transfer table: its own cost, far below the kernel's.
-  BOOST_CHECK_GT(ms(register_ns), 78.0 * (1 - expect.tolerance_percent / 100));
-  BOOST_CHECK_LT(ms(register_ns), 86.8 * (1 + expect.tolerance_percent / 100));
+  auto [busy_ns, busy_unregister_ns] = co_await time_pinning(device, 2 * kGiB, expect);
+  // 78 ms measured beside the kernel: its own cost, not the kernel's 300 ms.
+  BOOST_CHECK_LT(ms(busy_ns), 200.0);
+  BOOST_CHECK_LT(static_cast<double>(busy_ns), (1 + expect.host_tolerance_percent / 100) * static_cast<double>(idle_ns));
   co_await finish_kernel(device, kernel);
 }
 
@@ -261,7 +264,7 @@ asio::awaitable<void> pool_allocation_costs_milliseconds_when_growing(Device& de
   start = device.now();
   device.free_async(block, stream);
   auto free_ns = device.now() - start;
-  BOOST_CHECK_CLOSE(ms(grow_ns), 8.8, expect.tolerance_percent * 2);
+  BOOST_CHECK_CLOSE(ms(grow_ns), 8.8, expect.host_tolerance_percent);  // mapping memory: host-side work
   BOOST_CHECK_LT(ms(free_ns), 0.1);
   co_await device.synchronize_stream(stream);
   device.destroy_stream(stream);
@@ -385,7 +388,8 @@ asio::awaitable<void> trim_releases_idle_pool_memory_at_once(Device& device, Dev
   auto kernel = start_kernel(device, 300 * kMillisecond);
   auto start = device.now();
   device.trim_pool(0);
-  BOOST_CHECK_LT(ms(device.now() - start), 1.0);
+  // It does not wait for the 300 ms kernel (releasing 4 GiB took 4.2 ms on the H200).
+  BOOST_CHECK_LT(ms(device.now() - start), 50.0);
   BOOST_CHECK_EQUAL(device.pool_stats().reserved_bytes, 0u);
   BOOST_CHECK(!device.event_complete(kernel.done));
   co_await finish_kernel(device, kernel);

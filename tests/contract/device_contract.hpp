@@ -16,6 +16,11 @@ struct DeviceExpectations {
   bool malloc_reclaims_idle_pool = true;
   // Relative tolerance, in percent, for timings and rates (the facts are single readings).
   double tolerance_percent = 10.0;
+  // For work the host does itself (pinning and unpinning pages, mapping pool memory, staging
+  // pageable copies), which varies with the host's load far more than the device does: over
+  // three runs on the H200 machine, 2 GiB unpinned in 32.8 to 38.7 ms, pinned in 79 to 115 ms,
+  // copied from pageable memory at 6.0 to 8.5 GB/s; a 1 GiB pool growth took 11.6 ms.
+  double host_tolerance_percent = 10.0;
   // The simulator's timing mode needs no bytes behind host ranges; a real device does.
   bool virtual_host_memory = false;
 };

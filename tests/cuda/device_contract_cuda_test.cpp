@@ -20,6 +20,7 @@ void run_fact(Fact fact) {
   contract::DeviceExpectations expect;
   expect.malloc_reclaims_idle_pool = true;  // the H200's driver (DEVICE_FACTS.md)
   expect.tolerance_percent = 15.0;          // single readings on a shared machine
+  expect.host_tolerance_percent = 45.0;     // host-side work: the host's load decides
   std::exception_ptr failure;
   bool finished = false;
   asio::co_spawn(io, fact(device, expect), [&](std::exception_ptr error) {
