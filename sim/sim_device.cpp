@@ -562,16 +562,30 @@ void SimDevice::note_write(const Stream& stream, std::uint64_t sequence, DeviceP
 }
 
 asio::awaitable<void> SimDevice::copy_to_device(DevicePointer destination, HostRange source, StreamHandle stream_handle) {
-  auto& stream = stream_at(stream_handle, "copy_to_device");
-  allocation_for(destination, source.bytes, "copy_to_device");
-  bool pageable = !pinned(source);
-  auto& op = enqueue(stream, OpKind::copy_to_device);
-  op.bytes = source.bytes;
-  op.device_pointer = destination;
-  op.host = source;
+  co_await copy(OpKind::copy_to_device, destination, source, stream_handle);
+}
+
+asio::awaitable<void> SimDevice::copy_to_host(HostRange destination, DevicePointer source, StreamHandle stream_handle) {
+  co_await copy(OpKind::copy_to_host, source, destination, stream_handle);
+}
+
+asio::awaitable<void> SimDevice::copy(OpKind kind, DevicePointer device_side, HostRange host_side, StreamHandle stream_handle) {
+  bool to_device = kind == OpKind::copy_to_device;
+  const char* call = to_device ? "copy_to_device" : "copy_to_host";
+  auto& stream = stream_at(stream_handle, call);
+  allocation_for(device_side, host_side.bytes, call);
+  bool pageable = !pinned(host_side);
+  auto& op = enqueue(stream, kind);
+  op.bytes = host_side.bytes;
+  op.device_pointer = device_side;
+  op.host = host_side;
   op.pageable = pageable;
   auto sequence = op.sequence;
-  note_write(stream, sequence, destination, "copy to device");
+  if (to_device) {
+    note_write(stream, sequence, device_side, "copy to device");
+  } else {
+    check_read(stream, device_side, "copy to host");
+  }
   auto clock = stream.clock;
   advance(stream);
   if (pageable) {
@@ -580,30 +594,8 @@ asio::awaitable<void> SimDevice::copy_to_device(DevicePointer destination, HostR
     auto start = system_.now();
     co_await wait_until_reached(stream, sequence);
     observe_on_host(clock);
-    trace_.async_span(host_track_, "pageable copy to device (host blocked)", "host-blocking", start, system_.now(),
-                      format_bytes(source.bytes));
-  }
-}
-
-asio::awaitable<void> SimDevice::copy_to_host(HostRange destination, DevicePointer source, StreamHandle stream_handle) {
-  auto& stream = stream_at(stream_handle, "copy_to_host");
-  allocation_for(source, destination.bytes, "copy_to_host");
-  bool pageable = !pinned(destination);
-  auto& op = enqueue(stream, OpKind::copy_to_host);
-  op.bytes = destination.bytes;
-  op.device_pointer = source;
-  op.host = destination;
-  op.pageable = pageable;
-  auto sequence = op.sequence;
-  check_read(stream, source, "copy to host");
-  auto clock = stream.clock;
-  advance(stream);
-  if (pageable) {
-    auto start = system_.now();
-    co_await wait_until_reached(stream, sequence);
-    observe_on_host(clock);
-    trace_.async_span(host_track_, "pageable copy to host (host blocked)", "host-blocking", start, system_.now(),
-                      format_bytes(destination.bytes));
+    trace_.async_span(host_track_, to_device ? "pageable copy to device (host blocked)" : "pageable copy to host (host blocked)",
+                      "host-blocking", start, system_.now(), format_bytes(host_side.bytes));
   }
 }
 

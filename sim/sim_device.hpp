@@ -118,6 +118,7 @@ class SimDevice final : public Device {
   Event& event_at(EventHandle handle, const char* call);
   void ensure_alive(const char* call) const;
   Op& enqueue(Stream& stream, OpKind kind);
+  asio::awaitable<void> copy(OpKind kind, DevicePointer device_side, HostRange host_side, StreamHandle stream);
   void advance(Stream& stream);
   void finish_head(Stream& stream);
   void start_on_engine(Stream& stream);
