@@ -12,6 +12,8 @@ void add_bench_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_explore_command(CLI::App& app);
+void add_prove_command(CLI::App& app);
+void add_setup_command(CLI::App& app);
 
 // Registered by the add_* functions: what to run when that subcommand was parsed.
 void on_selected(CLI::App* subcommand, std::function<int()> action);

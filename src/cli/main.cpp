@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   stagehand::cli::add_replay_command(app);
   stagehand::cli::add_explore_command(app);
   stagehand::cli::add_bench_command(app);
+  stagehand::cli::add_prove_command(app);
+  stagehand::cli::add_setup_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

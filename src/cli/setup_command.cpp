@@ -1,0 +1,66 @@
+// stagehand setup: a TEST-ONLY Groth16 trusted setup (src/groth16/setup.hpp) that writes a .zkey
+// and a verification key snarkjs accepts. The toxic waste is random and unprotected: never use
+// these keys for anything real.
+
+#include "cli/commands.hpp"
+
+#include "groth16/json.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
+#include "groth16/zkey.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+namespace stagehand::cli {
+namespace {
+
+struct SetupOptions {
+  std::string r1cs;
+  std::string zkey;
+  std::string vk;
+  std::optional<std::uint64_t> seed;
+  unsigned threads = 0;
+};
+
+constexpr const char* kWarning =
+    "WARNING: `stagehand setup` is a TEST-ONLY trusted setup. Its toxic waste (tau, alpha, beta, gamma, delta) is drawn\n"
+    "WARNING: in this process with no ceremony: whoever ran it could forge proofs. The keys it writes are UNSAFE for any\n"
+    "WARNING: real use; they exist to benchmark and test proving. Use a snarkjs ceremony for real keys.\n";
+
+int setup(const SetupOptions& options) {
+  fmt::print(stderr, "{}", kWarning);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto r1cs = groth16::read_r1cs(options.r1cs);
+  fmt::print(stderr, "stagehand setup: {}: {} constraints, {} wires, {} public signals (read in {:.2f} s)\n", options.r1cs,
+             r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
+  groth16::SetupOptions setup_options;
+  setup_options.seed = options.seed;
+  setup_options.thread_count = options.threads;
+  const auto key = groth16::setup_from_r1cs(r1cs, setup_options);
+  fmt::print(stderr, "stagehand setup: domain 2^{}, key computed at {:.2f} s\n", key.domain_log2, elapsed());
+  groth16::write_zkey(options.zkey, key);
+  groth16::write_text_file(options.vk, groth16::verification_key_json(key));
+  fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n", options.zkey,
+             options.vk, elapsed());
+  return 0;
+}
+
+}  // namespace
+
+void add_setup_command(CLI::App& app) {
+  auto options = std::make_shared<SetupOptions>();
+  auto* command = app.add_subcommand("setup", "TEST-ONLY Groth16 setup from random toxic waste (unsafe for real use): .r1cs in, .zkey and vk.json out");
+  command->add_option("--r1cs", options->r1cs, "circom constraint system (compiled with --prime bls12381)")->required()->check(CLI::ExistingFile);
+  command->add_option("--zkey", options->zkey, "Where to write the proving key")->required();
+  command->add_option("--vk", options->vk, "Where to write the verification key (snarkjs vk.json)")->required();
+  command->add_option("--seed", options->seed, "Derive the toxic waste from this seed (reproducible tests)");
+  command->add_option("--threads", options->threads, "Host threads (0 = all)")->capture_default_str();
+  on_selected(command, [options] { return setup(*options); });
+}
+
+}  // namespace stagehand::cli

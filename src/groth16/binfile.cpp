@@ -1,0 +1,124 @@
+#include "groth16/binfile.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+
+namespace stagehand::groth16 {
+namespace {
+
+std::uint32_t load_u32(const std::uint8_t* data) {
+  return static_cast<std::uint32_t>(data[0]) | static_cast<std::uint32_t>(data[1]) << 8 |
+         static_cast<std::uint32_t>(data[2]) << 16 | static_cast<std::uint32_t>(data[3]) << 24;
+}
+std::uint64_t load_u64(const std::uint8_t* data) {
+  return static_cast<std::uint64_t>(load_u32(data)) | static_cast<std::uint64_t>(load_u32(data + 4)) << 32;
+}
+
+}  // namespace
+
+BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind)
+    : path_(path), kind_(kind) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path.string(), kind_));
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::size_t>(in.tellg());
+  in.seekg(0);
+  bytes_.resize(size);
+  if (size != 0 && !in.read(reinterpret_cast<char*>(bytes_.data()), static_cast<std::streamsize>(size))) {
+    fail("cannot read the file");
+  }
+  if (size < 12) fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", size, kind_, magic));
+  if (std::memcmp(bytes_.data(), magic.data(), 4) != 0) {
+    std::string found;
+    for (int i = 0; i < 4; ++i) {
+      const char c = static_cast<char>(bytes_[static_cast<std::size_t>(i)]);
+      found += (c >= 32 && c < 127) ? std::string(1, c) : fmt::format("\\x{:02x}", static_cast<unsigned>(bytes_[static_cast<std::size_t>(i)]));
+    }
+    fail(fmt::format("not a {} file: magic \"{}\", expected \"{}\"", kind_, found, magic));
+  }
+  version_ = load_u32(bytes_.data() + 4);
+  const std::uint32_t count = load_u32(bytes_.data() + 8);
+  std::size_t offset = 12;
+  for (std::uint32_t index = 0; index < count; ++index) {
+    if (size - offset < 12) {
+      fail(fmt::format("truncated: the header of section {} of {} runs past the end of the file ({} bytes)", index + 1, count, size));
+    }
+    const std::uint32_t id = load_u32(bytes_.data() + offset);
+    const std::uint64_t length = load_u64(bytes_.data() + offset + 4);
+    offset += 12;
+    if (length > size - offset) {
+      fail(fmt::format("truncated: section {} declares {} bytes but only {} remain in the file", id, length, size - offset));
+    }
+    sections_.emplace(id, std::span<const std::uint8_t>(bytes_.data() + offset, static_cast<std::size_t>(length)));
+    offset += static_cast<std::size_t>(length);
+  }
+}
+
+std::span<const std::uint8_t> BinFile::section(std::uint32_t id, std::string_view name) const {
+  const auto count = sections_.count(id);
+  if (count == 0) fail(id, name, "missing (the file is truncated or not of this kind)");
+  if (count > 1) fail(id, name, "appears more than once");
+  return sections_.find(id)->second;
+}
+
+void BinFile::fail(std::uint32_t id, std::string_view name, const std::string& what) const {
+  throw InputError(fmt::format("{}: section {} ({}): {}", path_.string(), id, name, what));
+}
+
+void BinFile::fail(const std::string& what) const { throw InputError(fmt::format("{}: {}", path_.string(), what)); }
+
+std::uint32_t SectionReader::u32() { return load_u32(take(4).data()); }
+std::uint64_t SectionReader::u64() { return load_u64(take(8).data()); }
+
+std::span<const std::uint8_t> SectionReader::take(std::size_t count) {
+  if (count > remaining()) {
+    fail(fmt::format("too short: {} bytes, reading {} bytes at offset {}", bytes_.size(), count, offset_));
+  }
+  auto result = bytes_.subspan(offset_, count);
+  offset_ += count;
+  return result;
+}
+
+void SectionReader::expect_end() const {
+  if (remaining() != 0) fail(fmt::format("{} bytes, {} more than expected", bytes_.size(), remaining()));
+}
+
+BinFileWriter::BinFileWriter(std::string_view magic, std::uint32_t version) {
+  for (std::size_t i = 0; i < 4; ++i) buffer_.push_back(static_cast<std::uint8_t>(magic[i]));
+  u32(version);
+  u32(0);  // section count, patched by save()
+}
+
+void BinFileWriter::begin_section(std::uint32_t id) {
+  u32(id);
+  section_size_offset_ = buffer_.size();
+  u64(0);
+  in_section_ = true;
+  ++section_count_;
+}
+
+void BinFileWriter::end_section() {
+  const std::uint64_t size = buffer_.size() - section_size_offset_ - 8;
+  for (int i = 0; i < 8; ++i) buffer_[section_size_offset_ + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (8 * i));
+  in_section_ = false;
+}
+
+void BinFileWriter::u32(std::uint32_t value) {
+  for (int i = 0; i < 4; ++i) buffer_.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+void BinFileWriter::u64(std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) buffer_.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+void BinFileWriter::bytes(std::span<const std::uint8_t> data) { buffer_.insert(buffer_.end(), data.begin(), data.end()); }
+
+void BinFileWriter::save(const std::filesystem::path& path) {
+  for (int i = 0; i < 4; ++i) buffer_[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(section_count_ >> (8 * i));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot create the file", path.string()));
+  out.write(reinterpret_cast<const char*>(buffer_.data()), static_cast<std::streamsize>(buffer_.size()));
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write the file", path.string()));
+}
+
+}  // namespace stagehand::groth16

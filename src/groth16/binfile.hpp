@@ -1,0 +1,84 @@
+#pragma once
+// The container shared by snarkjs's .zkey, .wtns and .r1cs files (@iden3/binfileutils): a
+// 4-byte magic, u32 version, u32 section count, then sections of u32 id, u64 size and the bytes.
+// All little-endian. Sections are found by id, not by position.
+
+#include "groth16/errors.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stagehand::groth16 {
+
+class BinFile {
+ public:
+  // Reads the whole file; InputError when it cannot be read, the magic differs, or the section
+  // table runs past the end of the file.
+  BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::uint32_t version() const { return version_; }
+  bool has_section(std::uint32_t id) const { return sections_.count(id) != 0; }
+  // The bytes of section `id`; InputError when it is missing or appears twice.
+  std::span<const std::uint8_t> section(std::uint32_t id, std::string_view name) const;
+
+  // "<file>: section <id> (<name>): <what>"
+  [[noreturn]] void fail(std::uint32_t id, std::string_view name, const std::string& what) const;
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::filesystem::path path_;
+  std::string kind_;
+  std::vector<std::uint8_t> bytes_;
+  std::uint32_t version_ = 0;
+  std::multimap<std::uint32_t, std::span<const std::uint8_t>> sections_;
+};
+
+// A bounds-checked little-endian cursor over one section.
+class SectionReader {
+ public:
+  SectionReader(const BinFile& file, std::uint32_t id, std::string_view name)
+      : file_(file), id_(id), name_(name), bytes_(file.section(id, name)) {}
+
+  std::uint32_t u32();
+  std::uint64_t u64();
+  std::span<const std::uint8_t> take(std::size_t count);
+  std::size_t remaining() const { return bytes_.size() - offset_; }
+  std::size_t size() const { return bytes_.size(); }
+  // Fails unless the section was read to its exact end.
+  void expect_end() const;
+  [[noreturn]] void fail(const std::string& what) const { file_.fail(id_, name_, what); }
+
+ private:
+  const BinFile& file_;
+  std::uint32_t id_;
+  std::string name_;
+  std::span<const std::uint8_t> bytes_;
+  std::size_t offset_ = 0;
+};
+
+// Writes the same container (for `stagehand setup`).
+class BinFileWriter {
+ public:
+  BinFileWriter(std::string_view magic, std::uint32_t version);
+  void begin_section(std::uint32_t id);
+  void end_section();
+  void u32(std::uint32_t value);
+  void u64(std::uint64_t value);
+  void bytes(std::span<const std::uint8_t> data);
+  // Writes the whole file at once; std::runtime_error when it cannot.
+  void save(const std::filesystem::path& path);
+
+ private:
+  std::vector<std::uint8_t> buffer_;
+  std::uint32_t section_count_ = 0;
+  std::size_t section_size_offset_ = 0;
+  bool in_section_ = false;
+};
+
+}  // namespace stagehand::groth16

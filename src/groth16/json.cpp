@@ -1,0 +1,64 @@
+#include "groth16/json.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace stagehand::groth16 {
+namespace {
+
+using nlohmann::json;
+
+json g1_json(const math::G1Affine& point) {
+  if (point.infinity) return json::array({"0", "1", "0"});
+  return json::array({point.x.to_decimal(), point.y.to_decimal(), "1"});
+}
+
+json g2_json(const math::G2Affine& point) {
+  if (point.infinity) return json::array({json::array({"0", "0"}), json::array({"1", "0"}), json::array({"0", "0"})});
+  return json::array({json::array({point.x.c0.to_decimal(), point.x.c1.to_decimal()}),
+                      json::array({point.y.c0.to_decimal(), point.y.c1.to_decimal()}), json::array({"1", "0"})});
+}
+
+}  // namespace
+
+std::string proof_json(const Proof& proof) {
+  json out;
+  out["pi_a"] = g1_json(proof.a);
+  out["pi_b"] = g2_json(proof.b);
+  out["pi_c"] = g1_json(proof.c);
+  out["protocol"] = "groth16";
+  out["curve"] = "bls12381";
+  return out.dump(1) + "\n";
+}
+
+std::string public_json(std::span<const math::Fr> signals) {
+  json out = json::array();
+  for (const auto& value : signals) out.push_back(value.to_decimal());
+  return out.dump(1) + "\n";
+}
+
+std::string verification_key_json(const ProvingKey& key) {
+  json out;
+  out["protocol"] = "groth16";
+  out["curve"] = "bls12381";
+  out["nPublic"] = key.n_public;
+  out["vk_alpha_1"] = g1_json(key.alpha1);
+  out["vk_beta_2"] = g2_json(key.beta2);
+  out["vk_gamma_2"] = g2_json(key.gamma2);
+  out["vk_delta_2"] = g2_json(key.delta2);
+  json ic = json::array();
+  for (const auto& point : key.ic) ic.push_back(g1_json(point));
+  out["IC"] = ic;
+  return out.dump(1) + "\n";
+}
+
+void write_text_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot create the file", path.string()));
+  out << text;
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write the file", path.string()));
+}
+
+}  // namespace stagehand::groth16

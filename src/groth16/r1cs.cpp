@@ -1,0 +1,91 @@
+#include "groth16/r1cs.hpp"
+
+#include "groth16/binfile.hpp"
+#include "groth16/encoding.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace stagehand::groth16 {
+
+R1cs read_r1cs(const std::filesystem::path& path) {
+  BinFile file(path, "r1cs", "circom constraint system (.r1cs)");
+  R1cs r1cs;
+  std::uint32_t constraint_count = 0;
+  {
+    SectionReader header(file, 1, "header");
+    const auto n8 = header.u32();
+    if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 circuit", n8));
+    auto prime = header.take(32);
+    const auto r = modulus_bytes<math::Fr>();
+    if (!std::equal(prime.begin(), prime.end(), r.begin())) {
+      header.fail("the prime is not BLS12-381's r: compile the circuit with circom --prime bls12381");
+    }
+    r1cs.n_wires = header.u32();
+    r1cs.n_outputs = header.u32();
+    r1cs.n_public_inputs = header.u32();
+    r1cs.n_private_inputs = header.u32();
+    r1cs.n_labels = header.u64();
+    constraint_count = header.u32();
+    header.expect_end();
+    if (r1cs.n_wires == 0 || std::uint64_t{r1cs.n_public()} + r1cs.n_private_inputs + 1 > r1cs.n_wires) {
+      header.fail(fmt::format("{} wires cannot hold {} outputs, {} public and {} private inputs and the constant", r1cs.n_wires,
+                              r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
+    }
+  }
+  SectionReader section(file, 2, "constraints");
+  r1cs.constraints.resize(constraint_count);
+  for (std::uint32_t index = 0; index < constraint_count; ++index) {
+    auto read_lc = [&](LinearCombination& lc) {
+      const auto terms = section.u32();
+      if (std::uint64_t{terms} * 36 > section.remaining()) section.fail(fmt::format("truncated in constraint {}", index));
+      lc.resize(terms);
+      for (auto& term : lc) {
+        term.wire = section.u32();
+        auto value = math::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(section.take(32).data(), 32));
+        if (term.wire >= r1cs.n_wires || !value) {
+          section.fail(fmt::format("constraint {}: term on wire {} of {}{}", index, term.wire, r1cs.n_wires, value ? "" : " with a coefficient not below r"));
+        }
+        term.coefficient = *value;
+      }
+    };
+    auto& constraint = r1cs.constraints[index];
+    read_lc(constraint.a);
+    read_lc(constraint.b);
+    read_lc(constraint.c);
+  }
+  section.expect_end();
+  return r1cs;
+}
+
+void write_r1cs(const std::filesystem::path& path, const R1cs& r1cs) {
+  BinFileWriter out("r1cs", 1);
+  out.begin_section(1);
+  out.u32(32);
+  out.bytes(modulus_bytes<math::Fr>());
+  out.u32(r1cs.n_wires);
+  out.u32(r1cs.n_outputs);
+  out.u32(r1cs.n_public_inputs);
+  out.u32(r1cs.n_private_inputs);
+  out.u64(r1cs.n_labels);
+  out.u32(static_cast<std::uint32_t>(r1cs.constraints.size()));
+  out.end_section();
+  out.begin_section(2);
+  for (const auto& constraint : r1cs.constraints) {
+    for (const auto* lc : {&constraint.a, &constraint.b, &constraint.c}) {
+      out.u32(static_cast<std::uint32_t>(lc->size()));
+      for (const auto& term : *lc) {
+        out.u32(term.wire);
+        out.bytes(term.coefficient.to_canonical_bytes());
+      }
+    }
+  }
+  out.end_section();
+  out.begin_section(3);
+  for (std::uint64_t label = 0; label < r1cs.n_wires; ++label) out.u64(label);
+  out.end_section();
+  out.save(path);
+}
+
+}  // namespace stagehand::groth16

@@ -1,0 +1,220 @@
+#include "groth16/zkey.hpp"
+
+#include "groth16/binfile.hpp"
+#include "groth16/encoding.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace stagehand::groth16 {
+namespace {
+
+constexpr std::uint32_t kProtocolSection = 1;
+constexpr std::uint32_t kHeaderSection = 2;
+constexpr std::uint32_t kIcSection = 3;
+constexpr std::uint32_t kCoefficientSection = 4;
+constexpr std::uint32_t kASection = 5;
+constexpr std::uint32_t kB1Section = 6;
+constexpr std::uint32_t kB2Section = 7;
+constexpr std::uint32_t kCSection = 8;
+constexpr std::uint32_t kHSection = 9;
+constexpr std::uint32_t kContributionSection = 10;
+constexpr std::size_t kCoefficientBytes = 44;
+
+// Checks that a section holds exactly count records of `size` bytes before decoding them.
+void expect_size(SectionReader& reader, std::uint64_t count, std::size_t size, const std::string& what) {
+  const std::uint64_t expected = count * size;
+  if (reader.size() != expected) {
+    reader.fail(fmt::format("{} bytes, expected {} ({} {} of {} bytes){}", reader.size(), expected, count, what, size,
+                            reader.size() < expected ? ": truncated or for a smaller circuit" : ""));
+  }
+}
+
+}  // namespace
+
+unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count) {
+  // snarkjs: log2(nConstraints + nPublic) + 1 with a floor log2, so the domain always has room
+  // for the nPublic + 1 extra rows.
+  const std::uint64_t rows = std::max<std::uint64_t>(constraint_count + public_count, 1);
+  return static_cast<unsigned>(std::bit_width(rows) - 1) + 1;
+}
+
+ProvingKey read_zkey(const std::filesystem::path& path) {
+  BinFile file(path, "zkey", "snarkjs proving key (.zkey)");
+  ProvingKey key;
+  {
+    SectionReader protocol(file, kProtocolSection, "protocol");
+    const auto id = protocol.u32();
+    if (id != 1) {
+      protocol.fail(fmt::format("protocol {} ({}), but Stagehand proves Groth16 (protocol 1)", id,
+                                id == 2 ? "PLONK" : id == 10 ? "FFLONK" : "unknown"));
+    }
+  }
+  {
+    SectionReader header(file, kHeaderSection, "header");
+    const auto n8q = header.u32();
+    if (n8q != 48) header.fail(fmt::format("base field of {} bytes, expected 48: not a BLS12-381 key", n8q));
+    auto q = header.take(48);
+    const auto fq_modulus = modulus_bytes<math::Fq>();
+    if (!std::equal(q.begin(), q.end(), fq_modulus.begin())) header.fail("the base field prime q is not BLS12-381's: a key for another curve");
+    const auto n8r = header.u32();
+    if (n8r != 32) header.fail(fmt::format("scalar field of {} bytes, expected 32: not a BLS12-381 key", n8r));
+    auto r = header.take(32);
+    const auto fr_modulus = modulus_bytes<math::Fr>();
+    if (!std::equal(r.begin(), r.end(), fr_modulus.begin())) header.fail("the scalar field prime r is not BLS12-381's: a key for another curve");
+    key.n_vars = header.u32();
+    key.n_public = header.u32();
+    key.domain_size = header.u32();
+    if (key.n_vars == 0 || key.n_public + 1 > key.n_vars) {
+      header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
+    }
+    if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << 28)) {
+      header.fail(fmt::format("domain size {} is not a power of two in [2, 2^28]", key.domain_size));
+    }
+    key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
+    auto g1 = [&](const char* name) {
+      auto point = decode_g1(header.take(kG1Bytes));
+      if (!point) header.fail(fmt::format("{} is not a point of G1", name));
+      return *point;
+    };
+    auto g2 = [&](const char* name) {
+      auto point = decode_g2(header.take(kG2Bytes));
+      if (!point) header.fail(fmt::format("{} is not a point of G2", name));
+      return *point;
+    };
+    key.alpha1 = g1("alpha1");
+    key.beta1 = g1("beta1");
+    key.beta2 = g2("beta2");
+    key.gamma2 = g2("gamma2");
+    key.delta1 = g1("delta1");
+    key.delta2 = g2("delta2");
+    header.expect_end();
+  }
+  {
+    SectionReader ic(file, kIcSection, "IC");
+    expect_size(ic, key.n_public + 1ULL, kG1Bytes, "G1 points");
+    key.ic = read_g1_points(ic, key.n_public + 1ULL, "IC");
+  }
+  {
+    SectionReader coefficients(file, kCoefficientSection, "coefficients");
+    const auto count = coefficients.u32();
+    if (coefficients.remaining() != std::uint64_t{count} * kCoefficientBytes) {
+      coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(), count,
+                                    std::uint64_t{count} * kCoefficientBytes));
+    }
+    key.coefficients.resize(count);
+    for (std::uint32_t index = 0; index < count; ++index) {
+      auto& entry = key.coefficients[index];
+      entry.matrix = coefficients.u32();
+      entry.constraint = coefficients.u32();
+      entry.signal = coefficients.u32();
+      auto value = math::Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(coefficients.take(32).data(), 32));
+      if (entry.matrix > 1 || entry.constraint >= key.domain_size || entry.signal >= key.n_vars || !value) {
+        coefficients.fail(fmt::format("record {} is out of range (matrix {}, constraint {} of {}, signal {} of {}{})", index,
+                                      entry.matrix, entry.constraint, key.domain_size, entry.signal, key.n_vars,
+                                      value ? "" : ", value not below r"));
+      }
+      entry.value = *value;
+    }
+  }
+  {
+    SectionReader a(file, kASection, "A");
+    expect_size(a, key.n_vars, kG1Bytes, "G1 points");
+    key.a = read_g1_points(a, key.n_vars, "A");
+  }
+  {
+    SectionReader b1(file, kB1Section, "B1");
+    expect_size(b1, key.n_vars, kG1Bytes, "G1 points");
+    key.b1 = read_g1_points(b1, key.n_vars, "B1");
+  }
+  {
+    SectionReader b2(file, kB2Section, "B2");
+    expect_size(b2, key.n_vars, kG2Bytes, "G2 points");
+    key.b2 = read_g2_points(b2, key.n_vars, "B2");
+  }
+  {
+    SectionReader c(file, kCSection, "C");
+    const std::uint64_t count = key.n_vars - key.n_public - 1ULL;
+    expect_size(c, count, kG1Bytes, "G1 points");
+    key.c = read_g1_points(c, count, "C");
+  }
+  {
+    SectionReader h(file, kHSection, "H");
+    expect_size(h, key.domain_size, kG1Bytes, "G1 points");
+    key.h = read_g1_points(h, key.domain_size, "H");
+  }
+  return key;
+}
+
+void write_zkey(const std::filesystem::path& path, const ProvingKey& key) {
+  BinFileWriter out("zkey", 1);
+  std::vector<std::uint8_t> buffer;
+  auto flush = [&] {
+    out.bytes(buffer);
+    buffer.clear();
+  };
+  out.begin_section(kProtocolSection);
+  out.u32(1);
+  out.end_section();
+
+  out.begin_section(kHeaderSection);
+  out.u32(48);
+  out.bytes(modulus_bytes<math::Fq>());
+  out.u32(32);
+  out.bytes(modulus_bytes<math::Fr>());
+  out.u32(key.n_vars);
+  out.u32(key.n_public);
+  out.u32(key.domain_size);
+  encode_g1(key.alpha1, buffer);
+  encode_g1(key.beta1, buffer);
+  encode_g2(key.beta2, buffer);
+  encode_g2(key.gamma2, buffer);
+  encode_g1(key.delta1, buffer);
+  encode_g2(key.delta2, buffer);
+  flush();
+  out.end_section();
+
+  out.begin_section(kIcSection);
+  for (const auto& point : key.ic) encode_g1(point, buffer);
+  flush();
+  out.end_section();
+
+  // snarkjs writes the coefficients in the file order 4 after 2 and 3 as well; section order
+  // does not matter to readers.
+  out.begin_section(kCoefficientSection);
+  out.u32(static_cast<std::uint32_t>(key.coefficients.size()));
+  for (const auto& entry : key.coefficients) {
+    out.u32(entry.matrix);
+    out.u32(entry.constraint);
+    out.u32(entry.signal);
+    // Stored as coef·R² mod r: the Montgomery bytes of coef·R.
+    const auto stored = (entry.value * *math::Fr::from_montgomery_limbs(math::Fr::montgomery_constants.r_squared_mod_modulus)).to_montgomery_bytes();
+    out.bytes(stored);
+  }
+  out.end_section();
+
+  auto g1_section = [&](std::uint32_t id, const std::vector<math::G1Affine>& points) {
+    out.begin_section(id);
+    for (const auto& point : points) encode_g1(point, buffer);
+    flush();
+    out.end_section();
+  };
+  g1_section(kASection, key.a);
+  g1_section(kB1Section, key.b1);
+  out.begin_section(kB2Section);
+  for (const auto& point : key.b2) encode_g2(point, buffer);
+  flush();
+  out.end_section();
+  g1_section(kCSection, key.c);
+  g1_section(kHSection, key.h);
+
+  out.begin_section(kContributionSection);
+  out.bytes(std::vector<std::uint8_t>(64, 0));
+  out.u32(0);
+  out.end_section();
+  out.save(path);
+}
+
+}  // namespace stagehand::groth16

@@ -1,0 +1,52 @@
+#pragma once
+// snarkjs's Groth16 proving key (.zkey) over BLS12-381, as SNARKJS_FORMATS.md lays it out:
+// sections 1 (protocol), 2 (header), 3 (IC), 4 (coefficients), 5 (A), 6 (B1), 7 (B2), 8 (C),
+// 9 (H), 10 (contributions; not read).
+
+#include "math/fr.hpp"
+#include "math/g1.hpp"
+#include "math/g2.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace stagehand::groth16 {
+
+// One entry of section 4: the A (matrix 0) or B (matrix 1) coefficient of `signal` in
+// `constraint`.
+struct Coefficient {
+  std::uint32_t matrix = 0;
+  std::uint32_t constraint = 0;
+  std::uint32_t signal = 0;
+  math::Fr value;
+};
+
+struct ProvingKey {
+  std::uint32_t n_vars = 0;
+  std::uint32_t n_public = 0;  // public outputs + public inputs, not the constant 1
+  std::uint32_t domain_size = 0;
+  unsigned domain_log2 = 0;
+  math::G1Affine alpha1, beta1, delta1;
+  math::G2Affine beta2, gamma2, delta2;
+  std::vector<math::G1Affine> ic;  // n_public + 1
+  std::vector<Coefficient> coefficients;
+  std::vector<math::G1Affine> a;   // n_vars
+  std::vector<math::G1Affine> b1;  // n_vars
+  std::vector<math::G2Affine> b2;  // n_vars
+  std::vector<math::G1Affine> c;   // n_vars - n_public - 1 (wires n_public+1 ..)
+  std::vector<math::G1Affine> h;   // domain_size
+};
+
+// Reads and checks a .zkey: protocol Groth16, curve BLS12-381 (both primes), section sizes that
+// agree with the header, points on their curves, coefficients within range. InputError naming
+// the file and section otherwise.
+ProvingKey read_zkey(const std::filesystem::path& path);
+
+// Writes a .zkey snarkjs reads (section 10 holds a zero circuit hash and no contributions).
+void write_zkey(const std::filesystem::path& path, const ProvingKey& key);
+
+// The header-derived sizes a .zkey must have for a circuit (used by readers and setup).
+unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count);
+
+}  // namespace stagehand::groth16
