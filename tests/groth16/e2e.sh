@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The Groth16 end-to-end test: for each circuit prepared by prepare_circuits.sh (snarkjs keys),
+# `stagehand prove` (the device program on the functional simulator) must give a proof that
+# `snarkjs groth16 verify` accepts, and the same proof with one public signal changed must be
+# rejected. Then `stagehand setup` makes keys for one circuit and a Stagehand proof with them
+# must verify too; several witnesses at once must all verify.
+#
+#   e2e.sh <stagehand executable> <work dir of prepare_circuits.sh>
+set -euo pipefail
+stagehand=$1
+work_dir=$2
+snarkjs="node $work_dir/node_modules/snarkjs/build/cli.cjs"
+out="$work_dir/e2e"
+rm -rf "$out"
+mkdir -p "$out"
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# verify <vk> <public> <proof> <expect: ok|reject> <what>
+verify() {
+  local output status
+  set +e
+  output=$($snarkjs groth16 verify "$1" "$2" "$3" 2>&1)
+  status=$?
+  set -e
+  if [ "$4" = ok ]; then
+    if [ $status -eq 0 ] && grep -q "OK!" <<<"$output"; then echo "ok: $5 verifies"; else fail "$5 does not verify (exit $status): $output"; fi
+  else
+    if [ $status -ne 0 ]; then echo "ok: $5 is rejected (exit $status)"; else fail "$5 was accepted: $output"; fi
+  fi
+}
+
+# A copy of public.json with its first signal changed (plus one, mod nothing: still a valid field element).
+tamper() {
+  node -e '
+    const fs = require("fs");
+    const signals = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    signals[0] = (BigInt(signals[0]) + 1n).toString();
+    fs.writeFileSync(process.argv[2], JSON.stringify(signals));
+  ' "$1" "$2"
+}
+
+for circuit in multiplier linear chain; do
+  dir="$work_dir/$circuit"
+  "$stagehand" prove --zkey "$dir/$circuit.zkey" --wtns "$dir/$circuit.wtns" \
+    --proof "$out/$circuit.proof.json" --public "$out/$circuit.public.json"
+  verify "$dir/vk.json" "$out/$circuit.public.json" "$out/$circuit.proof.json" ok "$circuit: the stagehand proof"
+  tamper "$out/$circuit.public.json" "$out/$circuit.tampered.json"
+  verify "$dir/vk.json" "$out/$circuit.tampered.json" "$out/$circuit.proof.json" reject "$circuit: the proof with a public signal changed"
+done
+
+# Several witnesses for one key through one run (a directory and a repeated --wtns).
+mkdir -p "$out/many"
+cp "$work_dir/chain/chain.wtns" "$out/many/first.wtns"
+cp "$work_dir/chain/chain.wtns" "$out/many/second.wtns"
+"$stagehand" prove --zkey "$work_dir/chain/chain.zkey" --wtns "$out/many" --wtns "$work_dir/chain/chain.wtns" --out-dir "$out/many/proofs"
+for name in first second chain; do
+  verify "$work_dir/chain/vk.json" "$out/many/proofs/$name.public.json" "$out/many/proofs/$name.proof.json" ok "chain, batch proof $name"
+done
+
+# Keys from `stagehand setup` (test-only), for the circuit with linear constraints and for the chain.
+for circuit in linear chain; do
+  "$stagehand" setup --r1cs "$work_dir/$circuit/$circuit.r1cs" --zkey "$out/$circuit.own.zkey" --vk "$out/$circuit.own.vk.json"
+  "$stagehand" prove --zkey "$out/$circuit.own.zkey" --wtns "$work_dir/$circuit/$circuit.wtns" \
+    --proof "$out/$circuit.own.proof.json" --public "$out/$circuit.own.public.json"
+  verify "$out/$circuit.own.vk.json" "$out/$circuit.own.public.json" "$out/$circuit.own.proof.json" ok "$circuit: stagehand proof with stagehand setup keys"
+  tamper "$out/$circuit.own.public.json" "$out/$circuit.own.tampered.json"
+  verify "$out/$circuit.own.vk.json" "$out/$circuit.own.tampered.json" "$out/$circuit.own.proof.json" reject "$circuit: stagehand setup keys, tampered signal"
+done
+# snarkjs's own prover accepts a stagehand setup key.
+$snarkjs groth16 prove "$out/chain.own.zkey" "$work_dir/chain/chain.wtns" "$out/chain.snarkjs.proof.json" "$out/chain.snarkjs.public.json"
+verify "$out/chain.own.vk.json" "$out/chain.snarkjs.public.json" "$out/chain.snarkjs.proof.json" ok "chain: snarkjs proof with stagehand setup keys"
+
+# A bad input on the command line is a clear error, not a crash.
+set +e
+message=$("$stagehand" prove --zkey "$work_dir/chain/chain.zkey" --wtns "$work_dir/linear/linear.wtns" --proof "$out/x.json" --public "$out/y.json" 2>&1)
+status=$?
+set -e
+if [ $status -eq 1 ] && grep -q "another circuit" <<<"$message"; then echo "ok: a witness for another circuit is refused: $message" | tail -1
+else fail "a witness for another circuit: exit $status: $message"; fi
+
+if [ $failures -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all Groth16 end-to-end checks passed"

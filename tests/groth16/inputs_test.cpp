@@ -1,0 +1,323 @@
+// The Groth16 inputs: readers round-trip what the writers wrote, every kind of bad input is a
+// clear error naming the file and the section, and the device program (on the functional
+// simulator) computes the same proof as the plain CPU prover.
+
+#define BOOST_TEST_MODULE groth16_inputs
+#include <boost/test/unit_test.hpp>
+
+#include "groth16/device_prover.hpp"
+#include "groth16/errors.hpp"
+#include "groth16/json.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
+#include "groth16/witness.hpp"
+#include "groth16/zkey.hpp"
+#include "sim/device_model.hpp"
+#include "sim/run.hpp"
+#include "sim/sim_device.hpp"
+#include "sim/sim_system.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace stagehand;
+using namespace stagehand::groth16;
+using math::Fr;
+
+namespace {
+
+// out = x·y (public output), t = x + 3·y (private, through a ·1 constraint), and an empty row.
+// Wires: 0 = 1, 1 = out, 2 = x (public input), 3 = y, 4 = t.
+R1cs small_circuit() {
+  R1cs r1cs;
+  r1cs.n_wires = 5;
+  r1cs.n_outputs = 1;
+  r1cs.n_public_inputs = 1;
+  r1cs.n_private_inputs = 1;
+  r1cs.n_labels = 5;
+  const Fr one = Fr::one();
+  const Fr three = Fr::from_uint64(3);
+  r1cs.constraints.push_back({{{2, one}}, {{3, one}}, {{1, one}}});                         // x·y = out
+  r1cs.constraints.push_back({{{2, one}, {3, three}}, {{0, one}}, {{4, one}}});             // (x + 3y)·1 = t
+  r1cs.constraints.push_back({{}, {}, {}});                                                 // an empty row
+  return r1cs;
+}
+
+std::vector<Fr> small_witness() {
+  const Fr x = Fr::from_uint64(6), y = Fr::from_uint64(7);
+  return {Fr::one(), x * y, x, y, x + Fr::from_uint64(3) * y};
+}
+
+struct Files {
+  fs::path dir;
+  fs::path zkey, wtns, r1cs;
+  ProvingKey key;
+  Files() {
+    dir = fs::temp_directory_path() / ("stagehand_groth16_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    zkey = dir / "small.zkey";
+    wtns = dir / "small.wtns";
+    r1cs = dir / "small.r1cs";
+    write_r1cs(r1cs, small_circuit());
+    SetupOptions options;
+    options.seed = 42;
+    options.thread_count = 2;
+    key = setup_from_r1cs(read_r1cs(r1cs), options);
+    write_zkey(zkey, key);
+    write_wtns(wtns, small_witness());
+  }
+  ~Files() { fs::remove_all(dir); }
+};
+
+std::vector<std::uint8_t> load(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+void save(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+// The offset of section `id`'s data in a container file.
+std::size_t section_offset(const std::vector<std::uint8_t>& bytes, std::uint32_t id) {
+  std::uint32_t count;
+  std::memcpy(&count, bytes.data() + 8, 4);
+  std::size_t offset = 12;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t section;
+    std::uint64_t size;
+    std::memcpy(&section, bytes.data() + offset, 4);
+    std::memcpy(&size, bytes.data() + offset + 4, 8);
+    if (section == id) return offset + 12;
+    offset += 12 + size;
+  }
+  throw std::runtime_error("no such section");
+}
+void put_u32(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint32_t value) { std::memcpy(bytes.data() + offset, &value, 4); }
+
+// The message of the InputError `action` throws ("no error" when it throws none).
+template <class Action>
+std::string error_of(Action&& action) {
+  try {
+    action();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return true;
+  BOOST_TEST_MESSAGE("'" << text << "' lacks '" << part << "'");
+  return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(readers)
+
+BOOST_AUTO_TEST_CASE(what_the_writers_wrote_reads_back) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  BOOST_CHECK_EQUAL(key.n_vars, 5u);
+  BOOST_CHECK_EQUAL(key.n_public, 2u);
+  BOOST_CHECK_EQUAL(key.domain_size, 8u);  // 3 constraints + 2 public -> 2^(floor(log2 5) + 1)
+  BOOST_CHECK_EQUAL(key.coefficients.size(), files.key.coefficients.size());
+  for (std::size_t i = 0; i < key.coefficients.size(); ++i) BOOST_CHECK(key.coefficients[i].value == files.key.coefficients[i].value);
+  BOOST_CHECK(key.a == files.key.a);
+  BOOST_CHECK(key.b2 == files.key.b2);
+  BOOST_CHECK(key.h == files.key.h);
+  BOOST_CHECK(key.delta2 == files.key.delta2);
+  const auto witness = read_wtns(files.wtns);
+  BOOST_CHECK(witness == small_witness());
+  const auto r1cs = read_r1cs(files.r1cs);
+  BOOST_CHECK_EQUAL(r1cs.constraints.size(), 3u);
+  BOOST_CHECK_EQUAL(r1cs.constraints[1].a.size(), 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_file_is_named) {
+  Files files;
+  auto message = error_of([&] { read_zkey(files.dir / "absent.zkey"); });
+  BOOST_CHECK(contains(message, "absent.zkey") && contains(message, "cannot open"));
+}
+
+BOOST_AUTO_TEST_CASE(a_truncated_zkey_names_the_file) {
+  Files files;
+  auto bytes = load(files.zkey);
+  bytes.resize(bytes.size() / 2);
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, files.zkey.string()) && contains(message, "truncated"));
+  bytes.resize(7);
+  save(files.zkey, bytes);
+  message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "truncated"));
+}
+
+BOOST_AUTO_TEST_CASE(a_truncated_witness_names_the_section) {
+  Files files;
+  auto bytes = load(files.wtns);
+  // Shorten section 2 consistently (size field too), so the container is valid but short.
+  const auto offset = section_offset(bytes, 2);
+  std::uint64_t size;
+  std::memcpy(&size, bytes.data() + offset - 8, 8);
+  size -= 32;
+  std::memcpy(bytes.data() + offset - 8, &size, 8);
+  bytes.resize(bytes.size() - 32);
+  save(files.wtns, bytes);
+  auto message = error_of([&] { read_wtns(files.wtns); });
+  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "section 2 (witness values)") && contains(message, "truncated"));
+}
+
+BOOST_AUTO_TEST_CASE(the_wrong_magic_says_what_the_file_is_not) {
+  Files files;
+  auto message = error_of([&] { read_zkey(files.wtns); });
+  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "not a snarkjs proving key") && contains(message, "\"wtns\""));
+  message = error_of([&] { read_wtns(files.zkey); });
+  BOOST_CHECK(contains(message, "not a snarkjs witness"));
+  message = error_of([&] { read_r1cs(files.zkey); });
+  BOOST_CHECK(contains(message, "not a circom constraint system"));
+}
+
+BOOST_AUTO_TEST_CASE(another_curve_is_refused_in_the_header) {
+  Files files;
+  auto bytes = load(files.zkey);
+  const auto header = section_offset(bytes, 2);
+  bytes[header + 4] ^= 1;  // q
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 2 (header)") && contains(message, "another curve"));
+
+  bytes = load(files.wtns);
+  bytes[section_offset(bytes, 1) + 4] ^= 1;  // r
+  save(files.wtns, bytes);
+  message = error_of([&] { read_wtns(files.wtns); });
+  BOOST_CHECK(contains(message, "section 1 (header)") && contains(message, "another curve"));
+
+  bytes = load(files.zkey);
+  put_u32(bytes, section_offset(bytes, 2), 32);  // n8q of BN254
+  save(files.zkey, bytes);
+  message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 2 (header)") && contains(message, "not a BLS12-381 key"));
+}
+
+BOOST_AUTO_TEST_CASE(another_protocol_is_refused) {
+  Files files;
+  auto bytes = load(files.zkey);
+  put_u32(bytes, section_offset(bytes, 1), 2);
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 1 (protocol)") && contains(message, "PLONK"));
+}
+
+BOOST_AUTO_TEST_CASE(section_sizes_must_agree_with_the_header) {
+  Files files;
+  auto bytes = load(files.zkey);
+  const auto header = section_offset(bytes, 2);
+  put_u32(bytes, header + 4 + 48 + 4 + 32 + 4, 3);  // nPublic 2 -> 3: IC and C no longer fit
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 3 (IC)") && contains(message, "expected 384"));
+
+  write_zkey(files.zkey, files.key);  // start again from a good key
+  bytes = load(files.zkey);
+  put_u32(bytes, header + 4 + 48 + 4 + 32, 6);  // nVars 5 -> 6: A is too short
+  save(files.zkey, bytes);
+  message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 5 (A)") || contains(message, "section 4 (coefficients)"));
+
+  write_zkey(files.zkey, files.key);  // start again from a good key
+  bytes = load(files.zkey);
+  put_u32(bytes, header + 4 + 48 + 4 + 32 + 8, 12);  // domain size not a power of two
+  save(files.zkey, bytes);
+  message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 2 (header)") && contains(message, "power of two"));
+
+  write_zkey(files.zkey, files.key);  // start again from a good key
+  bytes = load(files.zkey);
+  put_u32(bytes, section_offset(bytes, 4), 1000);  // coefficient count
+  save(files.zkey, bytes);
+  message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 4 (coefficients)") && contains(message, "1000 coefficients"));
+}
+
+BOOST_AUTO_TEST_CASE(a_point_off_the_curve_is_named) {
+  Files files;
+  auto bytes = load(files.zkey);
+  bytes[section_offset(bytes, 5) + 96 + 5] ^= 0x10;  // A point 1, x
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 5 (A)") && contains(message, "point 1"));
+}
+
+BOOST_AUTO_TEST_CASE(a_witness_for_another_circuit_is_refused) {
+  Files files;
+  auto witness = small_witness();
+  witness.push_back(Fr::one());
+  write_wtns(files.wtns, witness);
+  const auto key = read_zkey(files.zkey);
+  auto message = error_of([&] { check_witness_matches(key, read_wtns(files.wtns), files.zkey, files.wtns); });
+  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, files.zkey.string()) && contains(message, "another circuit") &&
+              contains(message, "6 values") && contains(message, "expects 5"));
+}
+
+BOOST_AUTO_TEST_CASE(a_witness_value_not_below_r_is_refused) {
+  Files files;
+  auto bytes = load(files.wtns);
+  auto offset = section_offset(bytes, 2) + 32;
+  std::memset(bytes.data() + offset, 0xff, 32);
+  save(files.wtns, bytes);
+  auto message = error_of([&] { read_wtns(files.wtns); });
+  BOOST_CHECK(contains(message, "section 2 (witness values)") && contains(message, "value 1"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(proving)
+
+BOOST_AUTO_TEST_CASE(the_device_program_on_the_functional_simulator_matches_the_cpu_prover) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto witness = read_wtns(files.wtns);
+  const auto randomness = ProofRandomness::from_seed(7);
+  const auto expected = prove_on_cpu(key, witness, randomness, 2);
+
+  sim::SimOptions options;
+  options.functional = true;
+  sim::SimSystem system(options);
+  auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
+  register_sim_kernels(system);
+  Proof proof;
+  sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
+    DeviceProver prover(device, key, 2);
+    co_await prover.upload_key();
+    proof = co_await prover.prove(witness, randomness);
+    co_await prover.release_key();
+  }());
+  BOOST_CHECK(proof.a == expected.a);
+  BOOST_CHECK(proof.b == expected.b);
+  BOOST_CHECK(proof.c == expected.c);
+  BOOST_CHECK(proof.a.is_on_curve() && proof.b.is_on_curve() && proof.c.is_on_curve());
+  BOOST_CHECK(!proof.a.infinity);
+}
+
+BOOST_AUTO_TEST_CASE(seeded_randomness_is_reproducible_and_system_randomness_is_not) {
+  BOOST_CHECK(ProofRandomness::from_seed(3).r == ProofRandomness::from_seed(3).r);
+  BOOST_CHECK(!(ProofRandomness::from_seed(3).r == ProofRandomness::from_seed(4).r));
+  BOOST_CHECK(!(ProofRandomness::from_system().r == ProofRandomness::from_system().r));
+}
+
+BOOST_AUTO_TEST_CASE(public_json_is_the_public_signals_in_decimal) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto text = public_json(public_signals(key, small_witness()));
+  BOOST_CHECK(text.find("\"42\"") != std::string::npos && text.find("\"6\"") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
