@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common.cuh"
+#include "groth16_launchers.hpp"
 #include "launchers.hpp"
 #include "msm.hpp"
 #include "ntt.hpp"
@@ -125,12 +126,13 @@ const KernelLauncher* find_launcher(std::string_view name) {
   for (const auto& entry : kLaunchers) {
     if (entry.first == name) return &entry.second;
   }
-  return nullptr;
+  return find_groth16_launcher(name);  // groth16_launchers.cu
 }
 
 std::vector<std::string_view> launcher_names() {
   std::vector<std::string_view> names;
   for (const auto& entry : kLaunchers) names.push_back(entry.first);
+  for (auto name : groth16_launcher_names()) names.push_back(name);
   return names;
 }
 

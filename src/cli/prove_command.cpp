@@ -1,8 +1,9 @@
 // stagehand prove: snarkjs .zkey and .wtns in, proof.json and public.json out.
 //
-// The proof runs as a program on the Device interface (src/groth16/device_prover.hpp): here on
-// the simulator's functional mode, whose kernels run the CPU reference. The CUDA backend has no
-// launchers for the program's kernels yet, so backend = "cuda" is refused with a clear error.
+// The proof runs as a program on the Device interface (src/groth16/device_prover.hpp): on a GPU
+// through CudaDevice (backend = "cuda", or "auto" when built with CUDA and a GPU is present; the
+// kernels are cuda/kernels/groth16_launchers.cu), otherwise on the simulator's functional mode,
+// whose kernels run the CPU reference.
 
 #include "cli/commands.hpp"
 
@@ -16,6 +17,10 @@
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
+
+#if defined(STAGEHAND_HAVE_CUDA)
+#include "cuda_device.hpp"
+#endif
 
 #include <fmt/format.h>
 
@@ -69,12 +74,20 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
 int prove(const ProveOptions& options) {
   RunConfig config;
   if (!options.config.empty()) config = load_run_config(options.config);
+#if defined(STAGEHAND_HAVE_CUDA)
+  const bool use_cuda = config.backend == Backend::cuda || (config.backend == Backend::automatic && cuda::device_count() > 0);
+  if (config.backend == Backend::cuda && cuda::device_count() == 0) {
+    throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", options.config));
+  }
+#else
+  const bool use_cuda = false;
   if (config.backend == Backend::cuda) {
     throw std::runtime_error(fmt::format(
-        "{}: backend = \"cuda\": the Groth16 program's kernels (groth16_h, groth16_msm_g1) have no CUDA launchers yet; "
-        "use \"sim\" or \"auto\" (the simulator's functional mode on the CPU reference)",
+        "{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the simulator's "
+        "functional mode on the CPU reference)",
         options.config));
   }
+#endif
   const auto files = witness_files(options.wtns);
   const bool many = files.size() > 1;
   if (many && (!options.proof.empty() || !options.public_signals.empty())) {
@@ -93,19 +106,11 @@ int prove(const ProveOptions& options) {
                *options.seed);
   }
 
-  sim::SimOptions sim_options;
-  sim_options.functional = true;
-  sim_options.keep_trace_events = false;
-  sim::SimSystem system(sim_options);
-  auto& device = system.add_device(sim::load_device_model(sim::find_device_model(config.device_model)));
-  groth16::register_sim_kernels(system);
-  fmt::print(stderr, "stagehand prove: on the simulator's functional mode ({}), kernels on the CPU reference\n", config.device_model);
-
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
   if (many) fs::create_directories(out_dir);
   std::size_t done = 0;
   double total_prove_seconds = 0;
-  sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
+  auto program = [&](Device& device) -> asio::awaitable<void> {
     groth16::DeviceProver prover(device, key, options.threads);
     co_await prover.upload_key();
     for (std::size_t index = 0; index < files.size(); ++index) {
@@ -133,7 +138,28 @@ int prove(const ProveOptions& options) {
                  proof_file.string(), public_file.string());
     }
     co_await prover.release_key();
-  }());
+  };
+  if (use_cuda) {
+#if defined(STAGEHAND_HAVE_CUDA)
+    asio::io_context io;
+    cuda::CudaDevice device(0, io.get_executor());
+    fmt::print(stderr, "stagehand prove: on CUDA device 0 ({}), kernels groth16_h and groth16_msm_g1 on the GPU\n",
+               device.properties().name);
+    std::exception_ptr failure;
+    asio::co_spawn(io, program(device), [&](std::exception_ptr error) { failure = error; });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+#endif
+  } else {
+    sim::SimOptions sim_options;
+    sim_options.functional = true;
+    sim_options.keep_trace_events = false;
+    sim::SimSystem system(sim_options);
+    auto& device = system.add_device(sim::load_device_model(sim::find_device_model(config.device_model)));
+    groth16::register_sim_kernels(system);
+    fmt::print(stderr, "stagehand prove: on the simulator's functional mode ({}), kernels on the CPU reference\n", config.device_model);
+    sim::run_to_completion(system, program(device));
+  }
   fmt::print(stderr, "stagehand prove: {} proof{} in {:.3f} s of proving ({:.2f} s in all)\n", done, done == 1 ? "" : "s",
              total_prove_seconds, seconds_since(start));
   return 0;

@@ -4,8 +4,9 @@
 // G2 MSM (a host thread, concurrent with the device) and the assembly run on the host.
 //
 // The program's kernels (names and conventions below) run in the simulator's functional mode as
-// host functions on the CPU reference (register_sim_kernels); CudaDevice has no launchers under
-// these names yet, so on a GPU the program stops at its first launch with unknown_kernel.
+// host functions on the CPU reference (register_sim_kernels), and on a GPU through CudaDevice's
+// launchers of the same names (cuda/kernels/groth16_launchers.cu: the NTT H step and the
+// Pippenger MSM, window sums combined on the device). `threads` is ignored on the GPU.
 //
 // name             work_units    arguments                  reads               writes
 // groth16_h        2^log_size    [log_size, threads]        -                   [a, b, c]
