@@ -46,6 +46,9 @@ struct Lane {
 
   Device& device;
   int index;
+  // Everything of this GPU (its workers, locks, budget) runs on this strand: no thread ever
+  // blocks on the lock, and the lane's state needs no mutex whatever runs the io_context.
+  asio::strand<asio::any_io_executor> strand{device.executor()};
   ComputeLock compute_lock;
   ComputeLock memory_lock;  // two-lock only
   std::unique_ptr<VramBudget> budget;
@@ -520,7 +523,8 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
       auto total = lane.device.properties().total_memory_bytes;
       auto reserved = settings.safety_margin_bytes + settings.resident_bytes;
       auto capacity = total > reserved ? total - reserved : 0;
-      lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules);
+      lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules,
+                                                 asio::any_io_executor(lane.strand));
       lane.budget->set_log([&run](const std::string& line) { run.log.push_back(line); });
       if (hooks.on_budget) hooks.on_budget(static_cast<int>(i), *lane.budget);
     }
@@ -554,7 +558,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
     for (int w = 0; w < settings.workers_per_device; ++w) {
       workers.push_back(std::make_unique<Worker>(run, *lane, w));
       ++workers_running;
-      asio::co_spawn(lane->device.executor(), workers.back()->run(), [&](std::exception_ptr error) {
+      asio::co_spawn(lane->strand, workers.back()->run(), [&](std::exception_ptr error) {
         if (error && !worker_failure) worker_failure = error;
         if (--workers_running == 0) all_done.notify_all();
       });

@@ -54,8 +54,14 @@ Reservation Reservation::split(Bytes bytes) {
 
 // ---- VramBudget ----
 
-VramBudget::VramBudget(Device& device, ComputeLock& lock, Bytes capacity_bytes, VramBudgetRules rules)
-    : device_(device), lock_(lock), rules_(rules), configured_capacity_bytes_(capacity_bytes), capacity_bytes_(capacity_bytes) {
+VramBudget::VramBudget(Device& device, ComputeLock& lock, Bytes capacity_bytes, VramBudgetRules rules,
+                       asio::any_io_executor executor)
+    : device_(device),
+      lock_(lock),
+      executor_(executor ? std::move(executor) : device.executor()),
+      rules_(rules),
+      configured_capacity_bytes_(capacity_bytes),
+      capacity_bytes_(capacity_bytes) {
   lock_.on_holder_change([this] { serve_waiters(); });
 }
 
@@ -183,7 +189,7 @@ void VramBudget::watch_free(Bytes bytes, StreamHandle stream) {
     return;
   }
   ++watchers_;
-  asio::co_spawn(device_.executor(), [this, bytes, reached]() -> asio::awaitable<void> {
+  asio::co_spawn(executor_, [this, bytes, reached]() -> asio::awaitable<void> {
     std::exception_ptr error;
     try {
       co_await device_.wait_event(reached);

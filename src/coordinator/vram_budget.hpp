@@ -57,7 +57,10 @@ class Reservation {
 
 class VramBudget {
  public:
-  VramBudget(Device& device, ComputeLock& lock, Bytes capacity_bytes, VramBudgetRules rules = {});
+  // `executor` runs the budget's own coroutines (the watchers of frees): the GPU's strand, so
+  // that the budget's state is only ever touched there. Defaults to the device's executor.
+  VramBudget(Device& device, ComputeLock& lock, Bytes capacity_bytes, VramBudgetRules rules = {},
+             asio::any_io_executor executor = {});
   VramBudget(const VramBudget&) = delete;
   VramBudget& operator=(const VramBudget&) = delete;
 
@@ -117,6 +120,7 @@ class VramBudget {
 
   Device& device_;
   ComputeLock& lock_;
+  asio::any_io_executor executor_;
   VramBudgetRules rules_;
   Bytes configured_capacity_bytes_;
   Bytes capacity_bytes_;
