@@ -56,7 +56,7 @@ run)
     # A second copy of the witness: the second proof shows the steady state (domain and MSM
     # buffers cached, kernels loaded).
     cp "$bundle/keys/$c.wtns" "/tmp/proofs/$c/${c}2.wtns"
-    "$bundle/stagehand" prove --config "$bundle/cuda.toml" --zkey "$bundle/keys/$c.zkey" --wtns "/tmp/proofs/$c" \
+    timeout 90 "$bundle/stagehand" prove --config "$bundle/cuda.toml" --zkey "$bundle/keys/$c.zkey" --wtns "/tmp/proofs/$c" \
       --out-dir "/tmp/proofs/$c/out" 2>&1 | tee -a "$log" || status=1
   done
   # All proofs into one tarball (the files back from $OUT are few).
@@ -64,7 +64,7 @@ run)
   largest=$(ls -S "$bundle"/keys/*.zkey | head -1)
   c=$(basename "$largest" .zkey)
   echo "== CPU path (backend sim) on $c" | tee -a "$log"
-  "$bundle/stagehand" prove --config "$bundle/sim.toml" --zkey "$largest" --wtns "/tmp/proofs/$c" \
+  timeout 90 "$bundle/stagehand" prove --config "$bundle/sim.toml" --zkey "$largest" --wtns "/tmp/proofs/$c" \
     --out-dir /tmp/proofs/cpu 2>&1 | tee -a "$log" || status=1
   nproc | sed 's/^/host cores: /' | tee -a "$log"
   exit $status
