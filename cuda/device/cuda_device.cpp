@@ -245,7 +245,11 @@ asio::awaitable<void> CudaDevice::wait_event(EventHandle event) {
 asio::awaitable<void> CudaDevice::synchronize_stream(StreamHandle stream) {
   auto cuda_stream = stream_of(stream);
   co_await when_reached(cuda_stream);
-  STAGEHAND_CUDA_CHECK(cudaStreamQuery(cuda_stream));
+  // Surfaces a failure of the work waited for. "Not ready" is no failure: CUDA may still count
+  // the host function that woke us as running.
+  auto status = cudaStreamQuery(cuda_stream);
+  if (status != cudaErrorNotReady) STAGEHAND_CUDA_CHECK(status);
+  cudaGetLastError();
 }
 
 asio::awaitable<void> CudaDevice::synchronize_device() {

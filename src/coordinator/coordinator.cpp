@@ -60,6 +60,8 @@ struct Lane {
   // The lock holder is in a PCIe-bound phase: pre-staging would take link bandwidth from it.
   bool holder_pcie_bound = false;
   AsyncWaitList pcie_quiet;
+  // Woken when a pre-staging chunk lands or the lock changes hands.
+  AsyncWaitList pacing;
 };
 
 struct Run {
@@ -232,6 +234,7 @@ class Worker {
     }
     hold.lock = nullptr;
     lane_.prestage_slots.notify_all();
+    lane_.pacing.notify_all();
   }
 
   // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
@@ -408,11 +411,19 @@ class Worker {
         break;
       }
       auto slot = issued % 2;
-      if (issued >= 2) co_await device_.wait_event(chunk_done_[slot]);
+      // Wait for the older chunk in flight, unless the lock comes first.
+      while (issued >= 2 && !device_.event_complete(chunk_done_[slot]) && !lane_.compute_lock.is_holder(ticket)) {
+        co_await lane_.pacing.wait();
+      }
       while (lane_.holder_pcie_bound && !lane_.compute_lock.is_holder(ticket)) co_await lane_.pcie_quiet.wait();
+      if (lane_.compute_lock.is_holder(ticket)) {
+        co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
+        break;
+      }
       auto bytes = std::min(kChunkBytes, source.bytes - offset);
       co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
       device_.record_event(chunk_done_[slot], upload_);
+      device_.host_callback(upload_, [&lane = lane_] { lane.pacing.notify_all(); });
     }
   }
 

@@ -11,6 +11,7 @@ PartitionProgram::PartitionProgram(Device& device, const PartitionShape& shape, 
   for (auto& event : buffer_filled_) event = device_.create_event();
   for (auto& event : results_ready_) event = device_.create_event();
   done_ = device_.create_event();
+  prefetched_ = device_.create_event();
 }
 
 PartitionProgram::~PartitionProgram() {
@@ -20,6 +21,7 @@ PartitionProgram::~PartitionProgram() {
     for (auto event : buffer_filled_) device_.destroy_event(event);
     for (auto event : results_ready_) device_.destroy_event(event);
     device_.destroy_event(done_);
+    device_.destroy_event(prefetched_);
   } catch (const DeviceError&) {
     // A lost device has no handles left to destroy.
   }
@@ -76,7 +78,13 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
     buffers.push_back(co_await memory.allocate(shape_.stream_buffer_bytes(), compute_));
     buckets.push_back(co_await memory.allocate(PartitionShape::kBucketResultBytes, compute_));
   }
-  co_await stream_points(streamed_sets(), inputs.a, memory, buffers, buckets, results);
+  // The tail MSMs' bases would cross PCIe at the end, with little compute to hide behind; where
+  // memory is free right now they travel during the compute-bound H MSM instead.
+  auto sets = streamed_sets();
+  auto& tail = sets.back();
+  auto tail_resident = co_await memory.try_allocate_spare(tail.items * tail.item_bytes, compute_);
+  if (tail_resident) tail.resident = *tail_resident;
+  co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
 
   // The results: the last buckets and the batch-addition sums, to the host.
   co_await device_.copy_to_host(results[0], buckets[0], compute_);
@@ -86,6 +94,7 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   co_await memory.release(twiddles, compute_);
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
+  if (tail_resident) co_await memory.release(*tail_resident, compute_);
   times.waited_for_inputs_ns = *upload_wait_ns;
   co_return times;
 }
@@ -114,13 +123,33 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
   std::size_t set_index = 0;
   std::uint64_t next_item = 0;  // in sets[set_index]
   bool pcie_bound = false;
-  for (std::size_t batch = 0; set_index < sets.size(); ++batch) {
+  bool prefetch_issued = false;
+  // Fetching resident sets goes on the upload stream after the second batch, so that it fills
+  // the gaps between the paced batch uploads without delaying the first two.
+  auto issue_prefetch = [&]() -> asio::awaitable<void> {
+    if (prefetch_issued) co_return;
+    prefetch_issued = true;
+    for (const auto& set : sets) {
+      if (set.resident) co_await device_.copy_to_device(set.resident, set.host.sub(0, set.items * set.item_bytes), upload_);
+    }
+    device_.record_event(prefetched_, upload_);
+  };
+  std::size_t batch = 0;
+  while (set_index < sets.size()) {
+    if (sets[set_index].resident) {
+      // Already on the device (or on its way): kernels straight from it, no buffer rotation.
+      co_await issue_prefetch();
+      device_.stream_wait_event(compute_, prefetched_);
+      launch_resident_set(sets[set_index], buckets[0]);
+      ++set_index;
+      continue;
+    }
     const auto slot = batch % 2;
-    // Fill this half with whole items, from as many consecutive sets as fit.
+    // Fill this half with whole items, from as many consecutive streamed sets as fit.
     if (batch >= 2) device_.stream_wait_event(upload_, buffer_free_[slot]);
     std::vector<Segment> segments;
     Bytes filled = 0;
-    while (set_index < sets.size()) {
+    while (set_index < sets.size() && !sets[set_index].resident) {
       const auto& set = sets[set_index];
       auto room_items = (buffer_bytes - filled) / set.item_bytes;
       if (room_items == 0) break;
@@ -137,6 +166,8 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       }
     }
     device_.record_event(buffer_filled_[slot], upload_);
+    if (batch == 1) co_await issue_prefetch();
+    ++batch;
     device_.stream_wait_event(compute_, buffer_filled_[slot]);
     bool batch_collects = false;
     for (const auto& segment : segments) {
@@ -173,6 +204,16 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
   if (pcie_bound && settings_.on_pcie_bound_phase) device_.host_callback(compute_, [this] { settings_.on_pcie_bound_phase(false); });
   for (std::size_t slot = 0; slot < 2; ++slot) {
     if (results_outstanding[slot]) co_await collect(slot);
+  }
+}
+
+void PartitionProgram::launch_resident_set(const StreamedSet& set, DevicePointer buckets) {
+  // Kernels of the same size as the streamed batches.
+  const std::uint64_t items_per_kernel = std::max<std::uint64_t>(1, shape_.stream_buffer_bytes() / set.item_bytes);
+  for (std::uint64_t first = 0; first < set.items; first += items_per_kernel) {
+    auto items = std::min(items_per_kernel, set.items - first);
+    launch_segment(set, Segment{0, items, first * set.item_bytes, items * set.item_bytes, false}, set.resident, DevicePointer{},
+                   buckets);
   }
 }
 

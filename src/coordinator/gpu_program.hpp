@@ -10,6 +10,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace stagehand {
@@ -25,6 +26,11 @@ class ProgramMemory {
   // The inputs, when the program is done with them: b and c after H is formed, a after the H MSM.
   virtual asio::awaitable<void> release_b_and_c(StreamHandle stream) = 0;
   virtual asio::awaitable<void> release_a(StreamHandle stream) = 0;
+  // Memory beyond the job's plan, only if it is free right now (never waits); none by default.
+  // The program uses it to fetch PCIe-bound data early, while the link is idle.
+  virtual asio::awaitable<std::optional<DevicePointer>> try_allocate_spare(Bytes bytes, StreamHandle stream) {
+    co_return std::nullopt;
+  }
 };
 
 // a, b and c on the device, each with the event that says its upload is done (none: already
@@ -79,6 +85,7 @@ class PartitionProgram {
     std::uint64_t items;
     Bytes item_bytes;
     bool collect;  // an MSM whose bucket results the host folds (the H MSM)
+    DevicePointer resident = {};  // where the set was fetched to in advance, if it was
   };
   struct Segment {
     std::size_t set;
@@ -91,6 +98,7 @@ class PartitionProgram {
   asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, ProgramMemory& memory,
                                       const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
                                       const std::vector<HostRange>& results);
+  void launch_resident_set(const StreamedSet& set, DevicePointer buckets);
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
@@ -105,6 +113,7 @@ class PartitionProgram {
   std::array<EventHandle, 2> buffer_free_;
   std::array<EventHandle, 2> buffer_filled_;
   std::array<EventHandle, 2> results_ready_;
+  EventHandle prefetched_;
   EventHandle done_;
 };
 

@@ -9,6 +9,14 @@ asio::awaitable<DevicePointer> BudgetedMemory::allocate(Bytes bytes, StreamHandl
   co_return pointer;
 }
 
+asio::awaitable<std::optional<DevicePointer>> BudgetedMemory::try_allocate_spare(Bytes bytes, StreamHandle stream) {
+  auto reservation = budget_.try_reserve(ticket_, bytes);
+  if (!reservation) co_return std::nullopt;
+  auto pointer = co_await device_.allocate_async(bytes, stream);
+  live_.emplace(pointer.address, Live{bytes, std::move(*reservation)});
+  co_return pointer;
+}
+
 asio::awaitable<void> BudgetedMemory::release(DevicePointer pointer, StreamHandle stream) {
   auto found = live_.find(pointer.address);
   if (found == live_.end()) co_return;

@@ -25,6 +25,8 @@ class BudgetedMemory final : public ProgramMemory {
   asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) override;
   asio::awaitable<void> release_b_and_c(StreamHandle stream) override;
   asio::awaitable<void> release_a(StreamHandle stream) override;
+  // Admitted only if the budget has the room now, as the lock holder; never waits.
+  asio::awaitable<std::optional<DevicePointer>> try_allocate_spare(Bytes bytes, StreamHandle stream) override;
   void set_inputs(DevicePointer a, DevicePointer b, DevicePointer c) { inputs_ = {a, b, c}; }
   // Frees everything still held, in order on `stream` (after a failure).
   void release_all(StreamHandle stream);

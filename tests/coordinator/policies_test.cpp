@@ -97,9 +97,8 @@ BOOST_AUTO_TEST_CASE(the_default_run_has_budgeted_best) {
   BOOST_CHECK_EQUAL(budgeted.oom_count, 0u);
   BOOST_CHECK_EQUAL(failed(budgeted), 0);
   BOOST_CHECK_GE(budgeted.compute_busy_fraction, 0.95);
-  // The issue asks for at most 55% of serial's GPU seconds per partition; this model reaches
-  // about 57% (bench/RESULTS.md says why). The check guards the bulk of the gain.
-  BOOST_CHECK_LT(budgeted.gpu_seconds_per_partition, 0.58 * reports.at(Policy::serial).gpu_seconds_per_partition);
+  // 55.1% on this model (bench/RESULTS.md); the kernels alone are 54.2% of serial's time.
+  BOOST_CHECK_LT(budgeted.gpu_seconds_per_partition, 0.56 * reports.at(Policy::serial).gpu_seconds_per_partition);
 }
 
 BOOST_AUTO_TEST_CASE(two_gpus_give_budgeted_nearly_twice_the_throughput) {
