@@ -76,25 +76,19 @@ struct Run {
   std::uint64_t fallbacks = 0;
 };
 
-bool is_out_of_memory(std::exception_ptr error) {
+// The device's error code, when the error came from the device.
+std::optional<DeviceErrc> device_errc(std::exception_ptr error) {
   try {
     std::rethrow_exception(error);
   } catch (const DeviceError& device_error) {
-    return device_error.errc() == DeviceErrc::out_of_memory;
+    return device_error.errc();
   } catch (...) {
-    return false;
+    return std::nullopt;
   }
 }
 
-bool is_device_lost(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const DeviceError& device_error) {
-    return device_error.errc() == DeviceErrc::device_lost;
-  } catch (...) {
-    return false;
-  }
-}
+bool is_out_of_memory(std::exception_ptr error) { return device_errc(error) == DeviceErrc::out_of_memory; }
+bool is_device_lost(std::exception_ptr error) { return device_errc(error) == DeviceErrc::device_lost; }
 
 std::string describe(std::exception_ptr error) {
   try {
