@@ -6,6 +6,7 @@
 #include "runner/report.hpp"
 #include "runner/run_config.hpp"
 #include "runner/sim_runner.hpp"
+#include "trace/svg_timeline.hpp"
 
 #include <fmt/format.h>
 
@@ -58,7 +59,10 @@ int run(const RunOptions& options) {
     if (!result.error.empty()) throw std::runtime_error(fmt::format("{}: the run did not finish: {}", name, result.error));
     auto trace_file = config.trace_dir / fmt::format("{}.trace.json", name);
     result.system->trace().write_chrome_json(trace_file);
-    fmt::print(stderr, "  {:<9} trace: {} (open in https://ui.perfetto.dev)\n", name, trace_file.string());
+    auto picture = config.trace_dir / fmt::format("{}.svg", name);
+    write_svg_timeline(result.system->trace(), picture, fmt::format("{}: {}", name, config.source.string()));
+    fmt::print(stderr, "  {:<9} trace: {} (open in https://ui.perfetto.dev), picture: {}\n", name, trace_file.string(),
+               picture.string());
     for (const auto& line : result.report.log) fmt::print(stderr, "  {:<9} {}\n", name, line);
     if (!result.checker.clean()) fmt::print(stderr, "  {:<9} checker: {}", name, result.checker.describe());
     reports.push_back(std::move(result.report));

@@ -6,6 +6,7 @@
 #include "config/config_table.hpp"
 #include "contract/device_contract.hpp"
 #include "support/sim_harness.hpp"
+#include "trace/svg_timeline.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -409,6 +410,17 @@ BOOST_AUTO_TEST_CASE(exports_chrome_trace_json_with_named_tracks_and_dependencie
   BOOST_CHECK_EQUAL(flow_starts, 1);
   BOOST_CHECK_EQUAL(hidden, 1);
   BOOST_CHECK(thread_names.contains("stream 1") && thread_names.contains("stream 2") && thread_names.contains("host calls"));
+
+  // The same trace as a picture: one bar for the kernel, a row label per stream.
+  auto svg_path = std::filesystem::temp_directory_path() / "stagehand-trace-test.svg";
+  write_svg_timeline(harness.system.trace(), svg_path, "test");
+  std::ifstream svg_file(svg_path);
+  std::stringstream svg;
+  svg << svg_file.rdbuf();
+  std::filesystem::remove(svg_path);
+  BOOST_TEST(svg.str().find("<svg") == 0);
+  BOOST_TEST(svg.str().find("<title>busy_wait</title>") != std::string::npos);
+  BOOST_TEST(svg.str().find("/ stream 1</text>") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
