@@ -6,6 +6,7 @@
 #include "device/format.hpp"
 #include "runner/explore.hpp"
 #include "runner/fixture.hpp"
+#include "trace/svg_timeline.hpp"
 
 #include <fmt/format.h>
 
@@ -75,7 +76,10 @@ int replay(const ReplayCommandOptions& options) {
   if (outcome.system) {
     std::filesystem::path trace_path = options.trace.empty() ? fmt::format("out/traces/{}.trace.json", fixture.name) : options.trace;
     outcome.system->trace().write_chrome_json(trace_path);
-    fmt::print("trace: {} (open in https://ui.perfetto.dev), hash {:016x}\n", trace_path.string(), outcome.trace_hash);
+    auto picture = std::filesystem::path(trace_path).replace_extension("").replace_extension(".svg");
+    write_svg_timeline(outcome.system->trace(), picture, fmt::format("{}: {}", fixture.name, fixture.description));
+    fmt::print("trace: {} (open in https://ui.perfetto.dev), picture: {}, hash {:016x}\n", trace_path.string(), picture.string(),
+               outcome.trace_hash);
   }
   if (options.explore) {
     if (violations.empty()) {

@@ -15,7 +15,7 @@ namespace {
 constexpr int kLabelWidth = 260;
 constexpr int kPlotWidth = 1300;
 constexpr int kRowHeight = 16;
-constexpr int kTop = 40;
+constexpr int kTop = 56;
 
 struct Style {
   const char* colour;
@@ -92,8 +92,8 @@ void write_svg_timeline(const Trace& trace, const std::filesystem::path& path, c
                      kLabelWidth + kPlotWidth + 20, height)
       << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   out << fmt::format("<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>"
-                     "<text x=\"{}\" y=\"20\" fill=\"#555\">time from {:.3f} s of device time</text>\n",
-                     escape(title), kLabelWidth, static_cast<double>(from_ns) / 1e9);
+                     "<text x=\"10\" y=\"36\" fill=\"#555\">axis: seconds from {:.3f} s of device time</text>\n",
+                     escape(title), static_cast<double>(from_ns) / 1e9);
   // Time axis: about ten ticks at a round step.
   double span_s = static_cast<double>(to_ns - from_ns) / 1e9;
   double step = 1e-3;
