@@ -953,13 +953,6 @@ void SimDevice::lose_device() {
   }
 }
 
-bool SimDevice::idle() const {
-  for (std::size_t id = 1; id < streams_.size(); ++id) {
-    if (!streams_[id]->ops.empty()) return false;
-  }
-  return link_.active_transfers() == 0;
-}
-
 CheckerReport SimDevice::check() const {
   CheckerReport report;
   report.unsynchronized_reads = unsynchronized_reads_;

@@ -89,7 +89,6 @@ class SimDevice final : public Device {
   // Freed in stream order, the stream not there yet.
   Bytes pool_pending_bytes() const { return pool_pending_bytes_; }
   bool lost() const { return lost_; }
-  bool idle() const;
   // Leaks and unsynchronised reads found so far.
   CheckerReport check() const;
 

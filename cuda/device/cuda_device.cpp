@@ -266,32 +266,28 @@ bool CudaDevice::pinned(const void* pointer) const {
 }
 
 asio::awaitable<void> CudaDevice::copy_to_device(DevicePointer destination, HostRange source, StreamHandle stream) {
-  auto cuda_stream = stream_of(stream);
-  auto* target = reinterpret_cast<void*>(destination.address);
-  if (pinned(source.data())) {
-    counters_.pinned_bytes_copied += source.bytes;
-    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(target, source.data(), source.bytes, cudaMemcpyHostToDevice, cuda_stream));
-    co_return;
-  }
-  counters_.pageable_bytes_copied += source.bytes;
-  // From pageable memory the call returns only when the copy is done: off this thread.
-  co_await on_worker([=] {
-    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(target, source.data(), source.bytes, cudaMemcpyHostToDevice, cuda_stream));
-  });
+  co_await copy(reinterpret_cast<void*>(destination.address), source.data(), source.bytes, source.data(),
+                cudaMemcpyHostToDevice, stream);
 }
 
 asio::awaitable<void> CudaDevice::copy_to_host(HostRange destination, DevicePointer source, StreamHandle stream) {
+  co_await copy(destination.data(), reinterpret_cast<const void*>(source.address), destination.bytes, destination.data(),
+                cudaMemcpyDeviceToHost, stream);
+}
+
+asio::awaitable<void> CudaDevice::copy(void* to, const void* from, Bytes bytes, const void* host_side, cudaMemcpyKind kind,
+                                       StreamHandle stream) {
   auto cuda_stream = stream_of(stream);
-  auto* from = reinterpret_cast<const void*>(source.address);
-  if (pinned(destination.data())) {
-    counters_.pinned_bytes_copied += destination.bytes;
-    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(destination.data(), from, destination.bytes, cudaMemcpyDeviceToHost, cuda_stream));
+  if (pinned(host_side)) {
+    counters_.pinned_bytes_copied += bytes;
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, cuda_stream));
     co_return;
   }
-  counters_.pageable_bytes_copied += destination.bytes;
+  counters_.pageable_bytes_copied += bytes;
+  // With pageable memory the call returns only when the copy is done: off this thread.
   co_await on_worker([=] {
-    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(destination.data(), from, destination.bytes, cudaMemcpyDeviceToHost, cuda_stream));
-    STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(cuda_stream));
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, cuda_stream));
+    if (kind == cudaMemcpyDeviceToHost) STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(cuda_stream));
   });
 }
 

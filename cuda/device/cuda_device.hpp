@@ -81,6 +81,9 @@ class CudaDevice final : public Device {
   asio::awaitable<void> on_worker(std::function<void()> work);
   // Resumes once `stream` reaches this point (cudaLaunchHostFunc).
   asio::awaitable<void> when_reached(cudaStream_t stream);
+  // Both directions: from pinned memory enqueued at once, from pageable memory on the worker.
+  asio::awaitable<void> copy(void* to, const void* from, Bytes bytes, const void* host_side, cudaMemcpyKind kind,
+                             StreamHandle stream);
   cudaStream_t stream_of(StreamHandle handle) const;
   cudaEvent_t event_of(EventHandle handle) const;
   bool pinned(const void* pointer) const;

@@ -119,11 +119,6 @@ class DeviceError : public std::system_error {
   DeviceErrc errc() const { return static_cast<DeviceErrc>(code().value()); }
 };
 
-inline bool is_out_of_memory(const std::exception& error) {
-  auto* device_error = dynamic_cast<const DeviceError*>(&error);
-  return device_error != nullptr && device_error->errc() == DeviceErrc::out_of_memory;
-}
-
 }  // namespace stagehand
 
 template <>

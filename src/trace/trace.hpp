@@ -52,7 +52,6 @@ class Trace {
 
   std::uint64_t hash() const { return hash_; }
   std::uint64_t event_count() const { return event_count_; }
-  bool keeps_events() const { return keep_events_; }
   const std::vector<TraceEvent>& events() const { return events_; }
   std::string_view string(std::uint32_t index) const { return strings_[index]; }
   std::string_view track_process(std::uint32_t track) const;

@@ -20,15 +20,7 @@ using stagehand::math::test::vectors;
 
 namespace {
 
-struct G1Case {
-  using Curve = G1Curve;
-  static constexpr const char* key = "g1";
-};
-struct G2Case {
-  using Curve = G2Curve;
-  static constexpr const char* key = "g2";
-};
-using CurveCases = boost::mpl::list<G1Case, G2Case>;
+using CurveCases = boost::mpl::list<test::G1Case, test::G2Case>;
 
 template <class Curve>
 struct MsmCase {

@@ -71,4 +71,14 @@ std::string describe(const AffinePoint<Curve>& point) {
   return "(" + to_hex(point.x) + ", " + to_hex(point.y) + ")";
 }
 
+// The two groups, for tests written once over both (Boost.Test template test cases).
+struct G1Case {
+  using Curve = G1Curve;
+  static constexpr const char* key = "g1";
+};
+struct G2Case {
+  using Curve = G2Curve;
+  static constexpr const char* key = "g2";
+};
+
 }  // namespace stagehand::math::test
