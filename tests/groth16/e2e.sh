@@ -13,36 +13,7 @@ snarkjs="node $work_dir/node_modules/snarkjs/build/cli.cjs"
 out="$work_dir/e2e"
 rm -rf "$out"
 mkdir -p "$out"
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# verify <vk> <public> <proof> <expect: ok|reject> <what>
-verify() {
-  local output status
-  set +e
-  output=$($snarkjs groth16 verify "$1" "$2" "$3" 2>&1)
-  status=$?
-  set -e
-  if [ "$4" = ok ]; then
-    if [ $status -eq 0 ] && grep -q "OK!" <<<"$output"; then echo "ok: $5 verifies"; else fail "$5 does not verify (exit $status): $output"; fi
-  else
-    if [ $status -ne 0 ]; then echo "ok: $5 is rejected (exit $status)"; else fail "$5 was accepted: $output"; fi
-  fi
-}
-
-# A copy of public.json with its first signal changed (plus one, mod nothing: still a valid field element).
-tamper() {
-  node -e '
-    const fs = require("fs");
-    const signals = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    signals[0] = (BigInt(signals[0]) + 1n).toString();
-    fs.writeFileSync(process.argv[2], JSON.stringify(signals));
-  ' "$1" "$2"
-}
+source "$(dirname "$0")/verify_lib.sh"
 
 for circuit in multiplier linear chain; do
   dir="$work_dir/$circuit"
@@ -83,8 +54,4 @@ set -e
 if [ $status -eq 1 ] && grep -q "another circuit" <<<"$message"; then echo "ok: a witness for another circuit is refused: $message" | tail -1
 else fail "a witness for another circuit: exit $status: $message"; fi
 
-if [ $failures -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all Groth16 end-to-end checks passed"
+finish "all Groth16 end-to-end checks passed"

@@ -1,0 +1,41 @@
+# Shared by the Groth16 end-to-end scripts (e2e.sh, synthetic.sh): source it after setting
+# $snarkjs. Counts failures in $failures; finish() reports them and sets the exit status.
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# verify <vk> <public> <proof> <expect: ok|reject> <what>
+verify() {
+  local output status
+  set +e
+  output=$($snarkjs groth16 verify "$1" "$2" "$3" 2>&1)
+  status=$?
+  set -e
+  if [ "$4" = ok ]; then
+    if [ $status -eq 0 ] && grep -q "OK!" <<<"$output"; then echo "ok: $5 verifies"; else fail "$5 does not verify (exit $status): $output"; fi
+  else
+    if [ $status -ne 0 ]; then echo "ok: $5 is rejected (exit $status)"; else fail "$5 was accepted: $output"; fi
+  fi
+}
+
+# A copy of public.json with its first signal changed (plus one, mod nothing: still a valid field element).
+tamper() {
+  node -e '
+    const fs = require("fs");
+    const signals = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    signals[0] = (BigInt(signals[0]) + 1n).toString();
+    fs.writeFileSync(process.argv[2], JSON.stringify(signals));
+  ' "$1" "$2"
+}
+
+# finish <what passed>
+finish() {
+  if [ $failures -ne 0 ]; then
+    echo "$failures check(s) failed" >&2
+    exit 1
+  fi
+  echo "$1"
+}
