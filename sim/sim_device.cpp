@@ -260,6 +260,7 @@ void SimDevice::advance(Stream& stream) {
           pool_pending_bytes_ -= found->bytes;
           pending_frees_.erase(found);
         }
+        retiring_.erase(op.device_pointer.address);
         finish_head(stream);
         break;
       }
@@ -361,7 +362,12 @@ void SimDevice::complete_running(std::uint32_t stream_id, std::exception_ptr err
           std::vector<std::span<std::byte>> reads;
           std::vector<std::span<std::byte>> writes;
           auto view = [&](const BufferUse& use) {
-            auto* allocation = find_allocation(use.pointer);
+            auto* allocation = find_backing(use.pointer);
+            if (allocation == nullptr || use.pointer.address + use.bytes > allocation->base + allocation->bytes) {
+              throw DeviceError(DeviceErrc::invalid_value,
+                                fmt::format("kernel '{}' on GPU {}: buffer {:#x} ({}) is not inside a live allocation",
+                                            op.kernel->name, properties_.ordinal, use.pointer.address, format_bytes(use.bytes)));
+            }
             return std::span<std::byte>(allocation->backing.data() + (use.pointer.address - allocation->base), use.bytes);
           };
           for (const auto& use : op.kernel->reads) reads.push_back(view(use));
@@ -376,7 +382,7 @@ void SimDevice::complete_running(std::uint32_t stream_id, std::exception_ptr err
     }
     case OpKind::memset:
       if (functional) {
-        auto* allocation = find_allocation(op.device_pointer);
+        auto* allocation = find_backing(op.device_pointer);
         if (allocation != nullptr) {
           std::memset(allocation->backing.data() + (op.device_pointer.address - allocation->base), op.memset_value, op.bytes);
         }
@@ -387,7 +393,7 @@ void SimDevice::complete_running(std::uint32_t stream_id, std::exception_ptr err
     case OpKind::copy_to_host: {
       bool to_device = op.kind == OpKind::copy_to_device;
       if (functional) {
-        auto* allocation = find_allocation(op.device_pointer);
+        auto* allocation = find_backing(op.device_pointer);
         if (allocation != nullptr) {
           auto* device_bytes = allocation->backing.data() + (op.device_pointer.address - allocation->base);
           if (to_device) {
@@ -522,6 +528,14 @@ bool SimDevice::pinned(HostRange range) const {
 SimDevice::Allocation* SimDevice::find_allocation(DevicePointer pointer) {
   auto after = allocations_.upper_bound(pointer.address);
   if (after == allocations_.begin()) return nullptr;
+  auto& candidate = *std::prev(after)->second;
+  return pointer.address < candidate.base + candidate.bytes ? &candidate : nullptr;
+}
+
+SimDevice::Allocation* SimDevice::find_backing(DevicePointer pointer) {
+  if (auto* live = find_allocation(pointer)) return live;
+  auto after = retiring_.upper_bound(pointer.address);
+  if (after == retiring_.begin()) return nullptr;
   auto& candidate = *std::prev(after)->second;
   return pointer.address < candidate.base + candidate.bytes ? &candidate : nullptr;
 }
@@ -821,10 +835,14 @@ void SimDevice::free_async(DevicePointer pointer, StreamHandle stream_handle) {
                       fmt::format("free_async: {:#x} is not a live stream-ordered allocation", pointer.address));
   }
   auto bytes = found->second->bytes;
+  // Functional mode: the bytes stay readable until the stream reaches the free, for the work
+  // enqueued before it (addresses are never reused, so nothing else can land there).
+  if (system_.options().functional) retiring_.emplace(pointer.address, std::move(found->second));
   allocations_.erase(found);
   pool_used_bytes_ -= bytes;
   auto& op = enqueue(stream, OpKind::free_async);
   op.bytes = bytes;
+  op.device_pointer = pointer;
   pending_frees_.push_back(PendingFree{stream.id, op.sequence, bytes, stream.clock});
   pool_pending_bytes_ += bytes;
   advance(stream);

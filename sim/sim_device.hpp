@@ -133,6 +133,8 @@ class SimDevice final : public Device {
   [[noreturn]] void out_of_memory(const std::string& what);
   bool take_allocation_fault();
   Allocation* find_allocation(DevicePointer pointer);
+  // Live or freed with free_async but not yet reached: where functional work finds its bytes.
+  Allocation* find_backing(DevicePointer pointer);
   Allocation& allocation_for(DevicePointer pointer, Bytes bytes, const char* call);
   void check_read(const Stream& stream, DevicePointer pointer, const std::string& reader);
   void note_write(const Stream& stream, std::uint64_t sequence, DevicePointer pointer, std::string writer);
@@ -160,6 +162,7 @@ class SimDevice final : public Device {
   Engine copy_engine_to_host_;
 
   std::map<std::uint64_t, std::unique_ptr<Allocation>> allocations_;  // by base address
+  std::map<std::uint64_t, std::unique_ptr<Allocation>> retiring_;     // functional: freed, not yet reached
   std::uint64_t next_device_address_ = 0x7000'0000'0000ull;
   Bytes sync_used_bytes_ = 0;
   Bytes pool_reserved_bytes_ = 0;

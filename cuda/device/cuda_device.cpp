@@ -1,6 +1,7 @@
 #include "cuda_device.hpp"
 
 #include "device/format.hpp"
+#include "groth16_launchers.hpp"
 #include "launchers.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -369,6 +370,10 @@ asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
 
 asio::awaitable<void> CudaDevice::free_pinned_host(HostRange range) {
   co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaFreeHost(range.data())); });
+}
+
+Bytes CudaDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const {
+  return groth16_kernel_scratch_bytes(kernel, work_units);
 }
 
 void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {

@@ -72,6 +72,7 @@ class CudaDevice final : public Device {
   asio::awaitable<void> free_pinned_host(HostRange range) override;
 
   void launch(const KernelLaunch& kernel, StreamHandle stream) override;
+  Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const override;
   void host_callback(StreamHandle stream, std::function<void()> callback) override;
   const DeviceCounters& counters() const override;
 

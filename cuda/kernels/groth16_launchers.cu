@@ -99,7 +99,17 @@ void launch_groth16_h(const KernelLaunch& launch, cudaStream_t stream) {
   void* a = address(launch, launch.writes[0], bytes);
   void* b = address(launch, launch.writes[1], bytes);
   void* c = address(launch, launch.writes[2], bytes);
-  h_polynomial(a, b, c, snarkjs_domain(log, stream), log, HForm::snarkjs, stream);
+  const void* domain = nullptr;
+  if (launch.writes.size() > 3) {
+    void* scratch = address(launch, launch.writes[3], ntt_domain_bytes(log));
+    FrWords root, coset;
+    snarkjs_roots(log, root, coset);
+    ntt_domain_init(scratch, log, root, coset, stream);
+    domain = scratch;
+  } else {
+    domain = snarkjs_domain(log, stream);
+  }
+  h_polynomial(a, b, c, domain, log, HForm::snarkjs, stream);
 }
 
 // ---- the MSM -----------------------------------------------------------------------------------
@@ -137,6 +147,9 @@ void* msm_buffers(std::uint64_t bytes, cudaStream_t stream) {
   return slot.memory;
 }
 
+// The window sums' share of the MSM's memory, rounded so that the sort buffers after it stay aligned.
+std::uint64_t msm_sums_bytes(const MsmPlan& plan) { return (msm_result_bytes(plan) + 255) / 256 * 256; }
+
 // Jacobian (X/Z^2, Y/Z^3) as XYZZ: ZZ = Z^2, ZZZ = Z^3 (Z = 0, infinity, gives ZZ = 0).
 __device__ G1Xyzz xyzz_from_jacobian(const G1Jacobian& p) {
   G1Xyzz r;
@@ -172,8 +185,10 @@ void launch_groth16_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
   const void* points = address(launch, launch.reads[0], n * kG1AffineBytes);
   const void* scalars = address(launch, launch.reads[1], n * kFrBytes);
   const MsmPlan plan = msm_plan(n, 0);
-  const std::uint64_t sums_bytes = (msm_result_bytes(plan) + 255) / 256 * 256;
-  auto* memory = static_cast<std::uint8_t*>(msm_buffers(sums_bytes + msm_scratch_bytes(plan), stream));
+  const std::uint64_t sums_bytes = msm_sums_bytes(plan);
+  auto* memory = launch.writes.size() > 1
+                     ? static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)))
+                     : static_cast<std::uint8_t*>(msm_buffers(sums_bytes + msm_scratch_bytes(plan), stream));
   msm_g1_windows(points, scalars, /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream);
   combine_windows_kernel<<<1, 1, 0, stream>>>(reinterpret_cast<const G1Jacobian*>(memory), plan.window_count,
                                               plan.window_bits, result);
@@ -192,6 +207,19 @@ const KernelLauncher* find_groth16_launcher(std::string_view name) {
     if (entry.first == name) return &entry.second;
   }
   return nullptr;
+}
+
+std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t work_units) {
+  if (name == "groth16_h") {
+    unsigned log = 0;
+    while ((std::uint64_t{1} << log) < work_units) ++log;
+    return log >= kNttMinLogSize && log <= kNttMaxLogSize ? ntt_domain_bytes(log) : 0;
+  }
+  if (name == "groth16_msm_g1" && work_units > 0) {
+    const MsmPlan plan = msm_plan(work_units, 0);
+    return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
+  }
+  return 0;
 }
 
 std::vector<std::string_view> groth16_launcher_names() {

@@ -1,22 +1,24 @@
 // stagehand prove: snarkjs .zkey and .wtns in, proof.json and public.json out.
 //
-// The proof runs as a program on the Device interface (src/groth16/device_prover.hpp): on a GPU
-// through CudaDevice (backend = "cuda", or "auto" when built with CUDA and a GPU is present; the
-// kernels are cuda/kernels/groth16_launchers.cu), otherwise on the simulator's functional mode,
-// whose kernels run the CPU reference.
+// Every witness is one job of a Groth16Workload (src/groth16/groth16_workload.hpp) that runs
+// through the coordinator like any partition: the policy's locks, the VRAM budget, a/b/c staged
+// in pinned memory and pre-staged while another proof holds the GPU, two workers per GPU. On a
+// GPU through CudaDevice (backend = "cuda", or "auto" when built with CUDA and a GPU is present;
+// kernels in cuda/kernels/groth16_launchers.cu), otherwise on the simulator's functional mode,
+// whose kernels run the CPU reference: the same code path either way.
 
 #include "cli/commands.hpp"
 
-#include "groth16/device_prover.hpp"
+#include "groth16/groth16_workload.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
-#include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
 #include "runner/run_config.hpp"
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
+#include "trace/trace.hpp"
 
 #if defined(STAGEHAND_HAVE_CUDA)
 #include "cuda_device.hpp"
@@ -26,10 +28,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace stagehand::cli {
 namespace {
@@ -43,6 +47,8 @@ struct ProveOptions {
   std::string public_signals;
   std::string out_dir;
   std::string config;
+  std::string policy = "budgeted";
+  std::string trace;
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;
 };
@@ -71,23 +77,46 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
   return files;
 }
 
-int prove(const ProveOptions& options) {
-  RunConfig config;
-  if (!options.config.empty()) config = load_run_config(options.config);
-#if defined(STAGEHAND_HAVE_CUDA)
-  const bool use_cuda = config.backend == Backend::cuda || (config.backend == Backend::automatic && cuda::device_count() > 0);
-  if (config.backend == Backend::cuda && cuda::device_count() == 0) {
-    throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", options.config));
+struct OutputFiles {
+  fs::path proof;
+  fs::path public_signals;
+};
+
+// Ordinary host memory for the policies that upload a, b and c from pageable memory (serial) or
+// pin it in place (prestage, two-lock); kept until the run ends.
+class PageableArena {
+ public:
+  HostRange take(Bytes bytes) {
+    auto& block = blocks_.emplace_back(bytes);
+    return HostRange{reinterpret_cast<std::uintptr_t>(block.data()), bytes};
   }
+
+ private:
+  std::deque<std::vector<std::byte>> blocks_;
+};
+
+bool use_cuda_backend(const RunConfig& config, const std::string& config_path) {
+#if defined(STAGEHAND_HAVE_CUDA)
+  if (config.backend == Backend::cuda && cuda::device_count() == 0) {
+    throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config_path));
+  }
+  return config.backend == Backend::cuda || (config.backend == Backend::automatic && cuda::device_count() > 0);
 #else
-  const bool use_cuda = false;
   if (config.backend == Backend::cuda) {
     throw std::runtime_error(fmt::format(
         "{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the simulator's "
         "functional mode on the CPU reference)",
-        options.config));
+        config_path));
   }
+  return false;
 #endif
+}
+
+int prove(const ProveOptions& options) {
+  RunConfig config;
+  if (!options.config.empty()) config = load_run_config(options.config);
+  const bool use_cuda = use_cuda_backend(config, options.config);
+  auto settings = settings_for(config, policy_from_string(options.policy));
   const auto files = witness_files(options.wtns);
   const bool many = files.size() > 1;
   if (many && (!options.proof.empty() || !options.public_signals.empty())) {
@@ -95,74 +124,121 @@ int prove(const ProveOptions& options) {
                              "(each witness W.wtns gives W.proof.json and W.public.json there)");
   }
 
-  auto start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
   const auto key = groth16::read_zkey(options.zkey);
   fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
              key.n_public, key.domain_log2, seconds_since(start));
-  if (!options.seed) {
-    // Nothing to warn about: the blinding comes from the system's CSPRNG.
-  } else {
+  if (options.seed) {
     fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
                *options.seed);
   }
 
+  // The jobs and where each one's files go.
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
   if (many) fs::create_directories(out_dir);
-  std::size_t done = 0;
-  double total_prove_seconds = 0;
-  auto program = [&](Device& device) -> asio::awaitable<void> {
-    groth16::DeviceProver prover(device, key, options.threads);
-    co_await prover.upload_key();
-    for (std::size_t index = 0; index < files.size(); ++index) {
-      const auto& file = files[index];
-      const auto witness = groth16::read_wtns(file);
-      groth16::check_witness_matches(key, witness, options.zkey, file);
-      const auto randomness = options.seed ? groth16::ProofRandomness::from_seed(*options.seed + index)
-                                           : groth16::ProofRandomness::from_system();
-      const auto proof_start = std::chrono::steady_clock::now();
-      const auto proof = co_await prover.prove(witness, randomness);
-      const double proof_seconds = seconds_since(proof_start);
-      total_prove_seconds += proof_seconds;
-      fs::path proof_file, public_file;
-      if (many) {
-        proof_file = out_dir / (file.stem().string() + ".proof.json");
-        public_file = out_dir / (file.stem().string() + ".public.json");
-      } else {
-        proof_file = options.proof.empty() ? out_dir / "proof.json" : fs::path(options.proof);
-        public_file = options.public_signals.empty() ? out_dir / "public.json" : fs::path(options.public_signals);
-      }
-      groth16::write_text_file(proof_file, groth16::proof_json(proof));
-      groth16::write_text_file(public_file, groth16::public_json(groth16::public_signals(key, witness)));
-      ++done;
-      fmt::print(stderr, "  [{}/{}] {}: proved in {:.3f} s -> {}, {}\n", done, files.size(), file.string(), proof_seconds,
-                 proof_file.string(), public_file.string());
+  std::vector<groth16::ProofJob> jobs;
+  std::vector<OutputFiles> outputs;
+  for (std::size_t index = 0; index < files.size(); ++index) {
+    const auto& file = files[index];
+    jobs.push_back(groth16::ProofJob{file, options.seed ? groth16::ProofRandomness::from_seed(*options.seed + index)
+                                                        : groth16::ProofRandomness::from_system()});
+    if (many) {
+      outputs.push_back({out_dir / (file.stem().string() + ".proof.json"), out_dir / (file.stem().string() + ".public.json")});
+    } else {
+      outputs.push_back({options.proof.empty() ? out_dir / "proof.json" : fs::path(options.proof),
+                         options.public_signals.empty() ? out_dir / "public.json" : fs::path(options.public_signals)});
     }
-    co_await prover.release_key();
+  }
+
+  std::size_t done = 0;
+  std::size_t failed = 0;
+  auto proving_start = std::chrono::steady_clock::now();
+  auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& public_signals) {
+    const auto& output = outputs[static_cast<std::size_t>(job)];
+    groth16::write_text_file(output.proof, groth16::proof_json(proof));
+    groth16::write_text_file(output.public_signals, groth16::public_json(public_signals));
+  };
+  CoordinatorHooks hooks;
+  PageableArena pageable;
+  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
+  hooks.on_job_done = [&](const JobRecord& record) {
+    const auto index = static_cast<std::size_t>(record.index);
+    ++done;
+    if (record.completed()) {
+      // On the simulator the device's clock is virtual: only the wall clock means anything there.
+      const auto held = use_cuda ? fmt::format(", GPU {} held {:.3f} s", record.device,
+                                               static_cast<double>(record.lock_released_ns - record.lock_acquired_ns) / 1e9)
+                                 : std::string();
+      fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{} -> {}, {}\n", done, files.size(), files[index].string(),
+                 seconds_since(proving_start), held, outputs[index].proof.string(), outputs[index].public_signals.string());
+    } else {
+      ++failed;
+      fmt::print(stderr, "  [{}/{}] {}: FAILED: {}\n", done, files.size(), files[index].string(), record.error);
+    }
+  };
+
+  // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
+  HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
+  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof);
+  // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
+  Trace gpu_trace(!options.trace.empty());
+  Trace* trace = &gpu_trace;
+  RunReport report;
+  auto program = [&](std::vector<Device*> devices) -> asio::awaitable<void> {
+    report = co_await run_coordinator(std::move(devices), settings, workload, *trace, hooks);
+  };
+  auto write_trace = [&] {
+    if (options.trace.empty()) return;
+    trace->write_chrome_json(options.trace);
+    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev)\n", options.trace);
   };
   if (use_cuda) {
 #if defined(STAGEHAND_HAVE_CUDA)
     asio::io_context io;
-    cuda::CudaDevice device(0, io.get_executor());
-    fmt::print(stderr, "stagehand prove: on CUDA device 0 ({}), kernels groth16_h and groth16_msm_g1 on the GPU\n",
-               device.properties().name);
+    const int count = std::min(config.gpus, cuda::device_count());
+    std::vector<std::unique_ptr<cuda::CudaDevice>> gpus;
+    std::vector<Device*> devices;
+    for (int i = 0; i < count; ++i) {
+      gpus.push_back(std::make_unique<cuda::CudaDevice>(i, io.get_executor()));
+      devices.push_back(gpus.back().get());
+    }
+    fmt::print(stderr, "stagehand prove: {} proof{} on {} CUDA device{} ({}), policy {}, {} workers per GPU\n", files.size(),
+               files.size() == 1 ? "" : "s", count, count == 1 ? "" : "s", gpus.front()->properties().name,
+               to_string(settings.policy), settings.workers_per_device);
+    proving_start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
-    asio::co_spawn(io, program(device), [&](std::exception_ptr error) { failure = error; });
+    asio::co_spawn(io, program(devices), [&](std::exception_ptr error) { failure = error; });
     io.run();
     if (failure) std::rethrow_exception(failure);
+    write_trace();
 #endif
   } else {
     sim::SimOptions sim_options;
     sim_options.functional = true;
-    sim_options.keep_trace_events = false;
+    sim_options.keep_trace_events = !options.trace.empty();
     sim::SimSystem system(sim_options);
-    auto& device = system.add_device(sim::load_device_model(sim::find_device_model(config.device_model)));
+    trace = &system.trace();
+    std::vector<Device*> devices;
+    for (int i = 0; i < config.gpus; ++i) {
+      devices.push_back(&system.add_device(sim::load_device_model(sim::find_device_model(config.device_model))));
+    }
     groth16::register_sim_kernels(system);
-    fmt::print(stderr, "stagehand prove: on the simulator's functional mode ({}), kernels on the CPU reference\n", config.device_model);
-    sim::run_to_completion(system, program(device));
+    fmt::print(stderr,
+               "stagehand prove: {} proof{} on the simulator's functional mode ({}, kernels on the CPU reference), policy {}, "
+               "{} workers per GPU\n",
+               files.size(), files.size() == 1 ? "" : "s", config.device_model, to_string(settings.policy),
+               settings.workers_per_device);
+    proving_start = std::chrono::steady_clock::now();
+    sim::run_to_completion(system, program(devices));
+    write_trace();
   }
-  fmt::print(stderr, "stagehand prove: {} proof{} in {:.3f} s of proving ({:.2f} s in all)\n", done, done == 1 ? "" : "s",
-             total_prove_seconds, seconds_since(start));
-  return 0;
+  const double proving_seconds = seconds_since(proving_start);
+  fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
+             files.size() - failed, files.size(), files.size() == 1 ? "" : "s", proving_seconds,
+             proving_seconds / static_cast<double>(std::max<std::size_t>(files.size(), 1)), seconds_since(start),
+             use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
+                      : std::string());
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -176,6 +252,10 @@ void add_prove_command(CLI::App& app) {
   command->add_option("--public", options->public_signals, "Where to write the public signals (one witness; default ./public.json)");
   command->add_option("--out-dir", options->out_dir, "Folder for W.proof.json and W.public.json of each witness W.wtns (several witnesses)");
   command->add_option("--config", options->config, "Deployment configuration (TOML): backend and device model");
+  command->add_option("--policy", options->policy, "Scheduling policy: serial, prestage, two-lock or budgeted")
+      ->capture_default_str()
+      ->check(CLI::IsMember(policy_names()));
+  command->add_option("--trace", options->trace, "Write a Chrome/Perfetto trace of the run to this file");
   command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
   command->add_option("--threads", options->threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
   on_selected(command, [options] { return prove(*options); });

@@ -1,5 +1,6 @@
 #include "coordinator/coordinator.hpp"
 
+#include "coordinator/porep_workload.hpp"
 #include "coordinator/program_memory.hpp"
 #include "device/format.hpp"
 #include "util/random.hpp"
@@ -53,9 +54,7 @@ struct Lane {
   ComputeLock memory_lock;  // two-lock only
   std::unique_ptr<VramBudget> budget;
   HostStaging staging;
-  ProvingKeyHost key;
-  std::exception_ptr setup_failure;  // pinning the key failed: every job on this GPU fails with it
-  std::vector<HostRange> key_buffers;
+  std::exception_ptr setup_failure;  // the workload's set-up failed: every job on this GPU fails with it
   AsyncWaitList prestage_slots;
   // The lock holder is in a PCIe-bound phase: pre-staging would take link bandwidth from it.
   bool holder_pcie_bound = false;
@@ -66,6 +65,7 @@ struct Lane {
 
 struct Run {
   CoordinatorSettings settings;
+  Workload& workload;
   Trace& trace;
   CoordinatorHooks hooks;
   Random random;
@@ -118,7 +118,7 @@ struct LockHold {
 class Worker {
  public:
   Worker(Run& run, Lane& lane, int index)
-      : run_(run), lane_(lane), device_(lane.device), index_(index), shape_(run.settings.shape),
+      : run_(run), workload_(run.workload), lane_(lane), device_(lane.device), index_(index),
         track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
 
   asio::awaitable<void> run() {
@@ -140,8 +140,10 @@ class Worker {
       if (setup_failure) {
         fail(job, setup_failure);
       } else {
+        plan_ = workload_.memory_plan(job.index);
         co_await run_job(job);
       }
+      if (!job.completed()) workload_.abandon(job.index);
       job.finished_ns = device_.now();
       if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);
     }
@@ -194,10 +196,34 @@ class Worker {
     mark(is_out_of_memory(error) ? "out of memory (job failed)" : "job failed", job.error);
   }
 
-  asio::awaitable<void> host_phase(const char* name, Nanoseconds duration, const JobRecord& job) {
+  // The workload's host work before the GPU, filling a, b and c.
+  asio::awaitable<void> prepare(const char* name, const JobRecord& job, const std::vector<HostRange>& abc) {
     auto start = device_.now();
-    co_await device_.sleep_for(duration);
+    co_await workload_.prepare(job.index, device_, abc);
     span(name, start, fmt::format("partition {}", job.index));
+  }
+
+  // The workload's host work after the GPU.
+  asio::awaitable<void> finish(const JobRecord& job) {
+    auto start = device_.now();
+    co_await workload_.finish(job.index, device_);
+    span("G2 MSM and proof assembly", start, fmt::format("partition {}", job.index));
+  }
+
+  // The workload's GPU program, on this worker's streams.
+  asio::awaitable<ProgramTimes> run_program(const JobRecord& job, const PartitionInputs& inputs, ProgramMemory& memory) {
+    JobContext context{device_, lane_.index, compute_, upload_, inputs, memory, results_,
+                       [&lane = lane_](bool bound) {
+                         lane.holder_pcie_bound = bound;
+                         if (!bound) lane.pcie_quiet.notify_all();
+                       }};
+    co_return co_await workload_.run_program(job.index, context);
+  }
+
+  std::vector<HostRange> pageable_inputs() const {
+    std::vector<HostRange> host;
+    for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(plan_.input_bytes));
+    return host;
   }
 
   LockHold take_place(ComputeLock& lock, JobRecord& job) {
@@ -235,14 +261,8 @@ class Worker {
   static PartitionInputs legacy_inputs(const LegacyMemory& memory, EventHandle uploaded) {
     return PartitionInputs{memory.a(), memory.b(), memory.c(), uploaded, uploaded, uploaded};
   }
-
-  PartitionProgram program() {
-    auto settings = run_.settings.program;
-    settings.on_pcie_bound_phase = [&lane = lane_](bool bound) {
-      lane.holder_pcie_bound = bound;
-      if (!bound) lane.pcie_quiet.notify_all();
-    };
-    return PartitionProgram(device_, shape_, lane_.key, settings, compute_, upload_);
+  static PartitionInputs budgeted_inputs(const std::vector<DevicePointer>& inputs, const std::vector<EventHandle>& uploaded) {
+    return PartitionInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2]};
   }
 
   // Uploads a, b, c from `host` into the legacy buffers on `stream`.
@@ -254,20 +274,19 @@ class Worker {
 
   // ---- serial: one lock around everything, pageable uploads inside it ----
   asio::awaitable<void> serial(JobRecord& job) {
-    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
-    std::vector<HostRange> host;
-    for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(shape_.polynomial_bytes()));
+    const auto host = pageable_inputs();
+    co_await prepare("prepare a, b, c", job, host);
     LockHold hold = take_place(lane_.compute_lock, job);
     LegacyMemory memory(device_, false);
     std::exception_ptr failure;
     try {
       co_await wait_for_lock(hold, job);
-      co_await memory.allocate_inputs(shape_.polynomial_bytes());
+      co_await memory.allocate_inputs(plan_.input_bytes);
       auto start = device_.now();
       co_await upload_legacy_inputs(memory, host, compute_);  // each call holds the host until done
       auto upload_ns = device_.now() - start;
       span("pageable upload of a, b, c (in the lock)", start);
-      auto times = co_await program().run(legacy_inputs(memory, EventHandle{}), memory, results_);
+      auto times = co_await run_program(job, legacy_inputs(memory, EventHandle{}), memory);
       job.waited_for_inputs_ns = upload_ns + times.waited_for_inputs_ns;
     } catch (...) {
       failure = std::current_exception();
@@ -275,7 +294,7 @@ class Worker {
     if (failure) fail(job, failure);
     co_await quietly([&] { return memory.release_all(compute_); });
     leave(hold, job);
-    if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+    if (!failure) co_await finish(job);
   }
 
   // ---- prestage and two-lock: the historical pre-staging ----
@@ -288,7 +307,7 @@ class Worker {
   bool free_memory_check_passes() {
     const auto& switches = run_.settings.prestage;
     if (!switches.free_memory_check) return true;
-    return device_.memory_info().free_bytes >= shape_.input_bytes() + switches.margin_bytes;
+    return device_.memory_info().free_bytes >= 3 * plan_.input_bytes + switches.margin_bytes;
   }
 
   // Allocates a and b|c (cudaMalloc) and starts their upload; false if the free-memory check
@@ -301,10 +320,10 @@ class Worker {
       co_await make_room_the_old_way();
       if (!free_memory_check_passes()) co_return false;
       job.prestage_started_ns = device_.now();
-      co_await memory.allocate_inputs(shape_.polynomial_bytes());
+      co_await memory.allocate_inputs(plan_.input_bytes);
       co_await upload_legacy_inputs(memory, host.buffers, upload_);
       device_.record_event(uploaded, upload_);
-      job.prestaged_bytes = shape_.input_bytes();
+      job.prestaged_bytes = 3 * plan_.input_bytes;
       span("pre-stage a, b, c", start);
       co_return true;
     } catch (...) {
@@ -327,17 +346,18 @@ class Worker {
       ++run_.fallbacks;
       mark("fallback: upload inside the lock", fmt::format("partition {}", job.index));
       co_await make_room_the_old_way();
-      co_await memory.allocate_inputs(shape_.polynomial_bytes());
+      co_await memory.allocate_inputs(plan_.input_bytes);
       co_await upload_legacy_inputs(memory, host.buffers, upload_);
       device_.record_event(uploaded, upload_);
     }
-    auto times = co_await program().run(legacy_inputs(memory, uploaded), memory, results_);
+    auto times = co_await run_program(job, legacy_inputs(memory, uploaded), memory);
     job.waited_for_inputs_ns = times.waited_for_inputs_ns;
   }
 
   // prestage (memory_lock null) and two-lock (memory_lock set) differ only in the memory lock.
   asio::awaitable<void> legacy(JobRecord& job, ComputeLock* memory_lock) {
-    co_await host_phase("prepare a, b, c", shape_.host_prepare_ns(), job);
+    const auto pageable = pageable_inputs();
+    co_await prepare("prepare a, b, c", job, pageable);
     StagedHostBuffers host;
     bool have_host = false;
     EventHandle uploaded;
@@ -346,7 +366,7 @@ class Worker {
     std::exception_ptr failure;
     try {
       auto start = device_.now();
-      host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+      host = co_await lane_.staging.pin_in_place(pageable);
       have_host = true;
       span("cudaHostRegister a, b, c", start);
       uploaded = device_.create_event();
@@ -386,7 +406,7 @@ class Worker {
       co_await quietly([&] { return lane_.staging.release(host); });
       span("cudaHostUnregister a, b, c", start);
     }
-    if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+    if (!failure) co_await finish(job);
   }
 
   asio::awaitable<void> prestage(JobRecord& job) { co_await legacy(job, nullptr); }
@@ -432,17 +452,17 @@ class Worker {
     auto& budget = *lane_.budget;
     std::exception_ptr failure;
     try {
-      host = co_await lane_.staging.acquire(shape_.polynomial_bytes());
+      host = co_await lane_.staging.acquire(plan_.input_bytes);
       have_host = true;
-      co_await host_phase("prepare a, b, c (into pinned buffers)", shape_.host_prepare_ns(), job);
+      co_await prepare("prepare a, b, c (into pinned buffers)", job, host.buffers);
       // A bounded number of jobs per GPU hold a ticket without the lock.
       while (static_cast<int>(lane_.compute_lock.queue().size()) >= run_.settings.prestage_depth) {
         co_await lane_.prestage_slots.wait();
       }
       hold = take_place(lane_.compute_lock, job);
-      budget.add_job(hold.ticket, shape_.peak_bytes());
+      budget.add_job(hold.ticket, plan_.peak_bytes);
       added = true;
-      memory.emplace(device_, budget, hold.ticket, shape_.peak_after_b_and_c_bytes(), shape_.peak_after_a_bytes());
+      memory.emplace(device_, budget, hold.ticket, plan_.peak_after_b_and_c_bytes, plan_.peak_after_a_bytes);
       for (int i = 0; i < 3; ++i) uploaded.push_back(device_.create_event());
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
       // is uploaded once the job holds it (the budget then serves the holder first).
@@ -450,17 +470,16 @@ class Worker {
       auto start = device_.now();
       for (std::size_t i = 0; i < 3; ++i) {
         if (i == 0 && !lane_.compute_lock.is_holder(hold.ticket)) job.prestage_started_ns = device_.now();
-        inputs[i] = co_await memory->allocate(shape_.polynomial_bytes(), upload_);
+        inputs[i] = co_await memory->allocate(plan_.input_bytes, upload_);
         co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket);
         device_.record_event(uploaded[i], upload_);
-        if (!lane_.compute_lock.is_holder(hold.ticket)) job.prestaged_bytes += shape_.polynomial_bytes();
+        if (!lane_.compute_lock.is_holder(hold.ticket)) job.prestaged_bytes += plan_.input_bytes;
       }
       memory->set_inputs(inputs[0], inputs[1], inputs[2]);
       span("pre-stage a, b, c", start, format_bytes(job.prestaged_bytes) + " before the lock");
       co_await wait_for_lock(hold, job);
       lane_.prestage_slots.notify_all();
-      auto times = co_await program().run(PartitionInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2]},
-                                          *memory, results_);
+      auto times = co_await run_program(job, budgeted_inputs(inputs, uploaded), *memory);
       job.waited_for_inputs_ns = times.waited_for_inputs_ns;
     } catch (...) {
       failure = std::current_exception();
@@ -478,14 +497,15 @@ class Worker {
     } catch (const DeviceError&) {
     }
     if (have_host) co_await quietly([&] { return lane_.staging.release(host); });
-    if (!failure) co_await host_phase("G2 MSM and proof assembly", shape_.host_finish_ns(), job);
+    if (!failure) co_await finish(job);
   }
 
   Run& run_;
+  Workload& workload_;
   Lane& lane_;
   Device& device_;
   int index_;
-  PartitionShape shape_;
+  JobMemoryPlan plan_;  // of the job in hand
   TraceTrack track_;
   StreamHandle compute_;
   StreamHandle upload_;
@@ -493,31 +513,22 @@ class Worker {
   EventHandle chunk_done_[2];
 };
 
-// Pins the proving key's points once per GPU: every policy streams them from pinned memory.
-asio::awaitable<void> pin_proving_key(Lane& lane, const PartitionShape& shape) {
-  auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
-    auto range = co_await lane.device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
-    lane.key_buffers.push_back(range);
-    co_return range;
-  };
-  lane.key.h = co_await pin(shape.h_points() * PartitionShape::kG1AffineBytes);
-  lane.key.l = co_await pin(shape.l_points() * PartitionShape::kG1AffineBytes);
-  lane.key.a = co_await pin(shape.a_points() * PartitionShape::kG1AffineBytes);
-  lane.key.b_g1 = co_await pin(shape.b_g1_points() * PartitionShape::kG1AffineBytes);
-  lane.key.b_g2 = co_await pin(shape.b_g2_points() * PartitionShape::kG2AffineBytes);
-  lane.key.tail = co_await pin(shape.tail_points() * PartitionShape::kTailBytesPerPoint);
-}
-
 }  // namespace
 
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Trace& trace,
                                            CoordinatorHooks hooks) {
+  PoRepWorkload workload(settings.shape, settings.program, settings.proofs, settings.partitions_per_proof);
+  co_return co_await run_coordinator(std::move(devices), std::move(settings), workload, trace, std::move(hooks));
+}
+
+asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
+                                           Trace& trace, CoordinatorHooks hooks) {
   if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
-  Run run{settings, trace, hooks, Random(settings.seed ^ 0x5eed), 0, settings.proofs * settings.partitions_per_proof, {}, {}, 0};
+  Run run{settings, workload, trace, hooks, Random(settings.seed ^ 0x5eed), 0, workload.job_count(), {}, {}, 0};
   run.jobs.resize(static_cast<std::size_t>(run.total_jobs));
   for (int i = 0; i < run.total_jobs; ++i) {
     run.jobs[static_cast<std::size_t>(i)].index = i;
-    run.jobs[static_cast<std::size_t>(i)].proof = i / settings.partitions_per_proof;
+    run.jobs[static_cast<std::size_t>(i)].proof = workload.proof_of(i);
   }
 
   std::vector<std::unique_ptr<Lane>> lanes;
@@ -526,7 +537,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
     auto& lane = *lanes.back();
     if (settings.policy == Policy::budgeted) {
       auto total = lane.device.properties().total_memory_bytes;
-      auto reserved = settings.safety_margin_bytes + settings.resident_bytes;
+      auto reserved = settings.safety_margin_bytes + settings.resident_bytes + workload.resident_bytes();
       auto capacity = total > reserved ? total - reserved : 0;
       lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules,
                                                  asio::any_io_executor(lane.strand));
@@ -547,7 +558,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
         // driver, and what the fix's synchronise-and-trim gave back.
         lane.device.set_pool_release_threshold(std::numeric_limits<Bytes>::max());
       }
-      co_await pin_proving_key(lane, settings.shape);
+      co_await workload.set_up(lane.device, lane.index);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -576,7 +587,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   for (auto& lane : lanes) {
     if (lane->budget) co_await lane->budget->drain();
     co_await quietly([&] { return lane->staging.shutdown(); });
-    for (auto& range : lane->key_buffers) co_await quietly([&] { return lane->device.free_pinned_host(range); });
+    co_await quietly([&] { return workload.tear_down(lane->device, lane->index); });
     try {
       lane->device.set_pool_release_threshold(0);
       lane->device.trim_pool(0);
@@ -588,7 +599,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   RunReport report;
   report.policy = to_string(settings.policy);
   report.devices = static_cast<int>(devices.size());
-  report.proofs = settings.proofs;
+  report.proofs = workload.proof_count();
   report.partitions = run.total_jobs;
   report.makespan_ns = end - start;
   Nanoseconds lock_held = 0;
@@ -603,7 +614,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
     report.upload_wait_seconds += static_cast<double>(job.waited_for_inputs_ns) / 1e9;
   }
   double makespan_seconds = static_cast<double>(report.makespan_ns) / 1e9;
-  report.seconds_per_proof = makespan_seconds / settings.proofs;
+  report.seconds_per_proof = report.proofs > 0 ? makespan_seconds / report.proofs : 0;
   report.partitions_per_second = makespan_seconds > 0 ? report.partitions_completed / makespan_seconds : 0;
   report.gpu_seconds_per_partition =
       report.partitions_completed > 0 ? static_cast<double>(lock_held) / 1e9 / report.partitions_completed : 0;

@@ -14,6 +14,7 @@
 #include "coordinator/host_staging.hpp"
 #include "coordinator/partition.hpp"
 #include "coordinator/vram_budget.hpp"
+#include "coordinator/workload.hpp"
 #include "device/device.hpp"
 #include "trace/trace.hpp"
 
@@ -106,8 +107,12 @@ struct CoordinatorHooks {
   std::function<void(int device, const VramBudget&)> on_budget;
 };
 
-// Runs every partition of the workload on `devices` and returns the report. Every job completes
-// or fails with its error recorded; the devices are left with nothing allocated.
+// Runs every job of `workload` on `devices` and returns the report. Every job completes or fails
+// with its error recorded; the devices are left with nothing allocated. The settings' workload
+// fields (proofs, partitions_per_proof, shape, program) are not used: the workload says.
+asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
+                                           Trace& trace, CoordinatorHooks hooks);
+// The synthetic PoRep-shaped workload of the settings (proofs x partitions_per_proof of `shape`).
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Trace& trace,
                                            CoordinatorHooks hooks);
 

@@ -13,11 +13,15 @@ HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budg
                          std::function<HostRange(Bytes)> pageable_memory)
     : device_(device), mode_(mode), budget_bytes_(pinned_budget_bytes), pageable_memory_(std::move(pageable_memory)) {}
 
-asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
-  if (3 * bytes > budget_bytes_) {
+void HostStaging::check_fits(Bytes bytes) const {
+  if (bytes > budget_bytes_) {
     throw std::runtime_error(fmt::format("host staging: a partition's a, b, c need {} pinned, the budget is {}",
-                                         format_bytes(3 * bytes), format_bytes(budget_bytes_)));
+                                         format_bytes(bytes), format_bytes(budget_bytes_)));
   }
+}
+
+asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
+  check_fits(3 * bytes);
   StagedHostBuffers staged;
   staged.from_pool = mode_ == HostStagingMode::pinned_pool;
   if (mode_ == HostStagingMode::pinned_pool) {
@@ -39,14 +43,24 @@ asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
     }
     co_return staged;
   }
-  while (pinned_bytes_ + 3 * bytes > budget_bytes_) co_await waiters_.wait();
-  pinned_bytes_ += 3 * bytes;
-  in_use_bytes_ += 3 * bytes;
+  std::vector<HostRange> pageable;
+  for (int i = 0; i < 3; ++i) pageable.push_back(pageable_memory_(bytes));
+  co_return co_await pin_in_place(std::move(pageable));
+}
+
+asio::awaitable<StagedHostBuffers> HostStaging::pin_in_place(std::vector<HostRange> buffers) {
+  Bytes total = 0;
+  for (const auto& buffer : buffers) total += buffer.bytes;
+  check_fits(total);
+  while (pinned_bytes_ + total > budget_bytes_) co_await waiters_.wait();
+  pinned_bytes_ += total;
+  in_use_bytes_ += total;
+  StagedHostBuffers staged;
+  staged.buffers = std::move(buffers);
   std::size_t registered = 0;
   std::exception_ptr failure;
   try {
     for (auto& buffer : staged.buffers) {
-      buffer = pageable_memory_(bytes);
       co_await device_.register_host(buffer);
       ++registered;
     }
@@ -56,8 +70,8 @@ asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
   if (failure) {
     // Unpin what was pinned; the error goes to the job.
     for (std::size_t i = 0; i < registered; ++i) co_await device_.unregister_host(staged.buffers[i]);
-    pinned_bytes_ -= 3 * bytes;
-    in_use_bytes_ -= 3 * bytes;
+    pinned_bytes_ -= total;
+    in_use_bytes_ -= total;
     waiters_.notify_all();
     std::rethrow_exception(failure);
   }

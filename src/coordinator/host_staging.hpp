@@ -28,8 +28,12 @@ class HostStaging {
   HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,
               std::function<HostRange(Bytes)> pageable_memory);
 
-  // Waits for pinned-budget room, then gives three buffers of `bytes` each, pinned.
+  // Waits for pinned-budget room, then gives three buffers of `bytes` each, pinned (from the
+  // pool, or the caller's pageable memory pinned in place, as the mode says).
   asio::awaitable<StagedHostBuffers> acquire(Bytes bytes);
+  // Waits for pinned-budget room, then pins the caller's three buffers in place (cudaHostRegister),
+  // whatever the mode: the historical policies filled a, b and c before pinning them.
+  asio::awaitable<StagedHostBuffers> pin_in_place(std::vector<HostRange> buffers);
   // Back to the pool, or unpinned.
   asio::awaitable<void> release(StagedHostBuffers staged);
   // Frees the pool's buffers (at the end of a run).
@@ -39,6 +43,8 @@ class HostStaging {
   HostStagingMode mode() const { return mode_; }
 
  private:
+  // Throws when `bytes` could never fit the pinned budget (waiting would never end).
+  void check_fits(Bytes bytes) const;
   asio::awaitable<void> acquire_from_pool(StagedHostBuffers& staged, Bytes bytes);
 
   Device& device_;

@@ -1,11 +1,12 @@
 // The Groth16 inputs: readers round-trip what the writers wrote, every kind of bad input is a
-// clear error naming the file and the section, and the device program (on the functional
-// simulator) computes the same proof as the plain CPU prover.
+// clear error naming the file and the section, and proofs made as coordinator jobs (on the
+// functional simulator, under every policy) equal the plain CPU prover's.
 
 #define BOOST_TEST_MODULE groth16_inputs
 #include <boost/test/unit_test.hpp>
 
-#include "groth16/device_prover.hpp"
+#include "coordinator/coordinator.hpp"
+#include "groth16/groth16_workload.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
@@ -19,6 +20,8 @@
 #include "sim/sim_system.hpp"
 
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -281,30 +284,90 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(proving)
 
-BOOST_AUTO_TEST_CASE(the_device_program_on_the_functional_simulator_matches_the_cpu_prover) {
-  Files files;
-  const auto key = read_zkey(files.zkey);
-  const auto witness = read_wtns(files.wtns);
-  const auto randomness = ProofRandomness::from_seed(7);
-  const auto expected = prove_on_cpu(key, witness, randomness, 2);
+// Proofs of `jobs` through the coordinator on a functional simulated H200 under `policy`; the
+// report, and each job's proof (absent where the job failed).
+struct CoordinatedProofs {
+  RunReport report;
+  std::vector<std::optional<Proof>> proofs;
+  std::vector<std::vector<Fr>> public_signals;
+  Bytes memory_left = 0;
+};
 
+CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::path& zkey_path, std::vector<ProofJob> jobs,
+                                            Policy policy) {
+  CoordinatedProofs result;
+  result.proofs.resize(jobs.size());
+  result.public_signals.resize(jobs.size());
   sim::SimOptions options;
   options.functional = true;
+  options.keep_trace_events = false;
   sim::SimSystem system(options);
   auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
   register_sim_kernels(system);
-  Proof proof;
+  HostWork host_work(0);
+  Groth16Workload workload(key, zkey_path, std::move(jobs), host_work, 2,
+                           [&](int job, const Proof& proof, const std::vector<Fr>& public_signals) {
+                             result.proofs.at(static_cast<std::size_t>(job)) = proof;
+                             result.public_signals.at(static_cast<std::size_t>(job)) = public_signals;
+                           });
+  CoordinatorSettings settings;
+  settings.policy = policy;
+  std::deque<std::vector<std::byte>> pageable;
+  CoordinatorHooks hooks;
+  hooks.pageable_memory = [&pageable](Bytes bytes) {
+    auto& block = pageable.emplace_back(bytes);
+    return HostRange{reinterpret_cast<std::uintptr_t>(block.data()), bytes};
+  };
+  Trace trace(false);
   sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
-    DeviceProver prover(device, key, 2);
-    co_await prover.upload_key();
-    proof = co_await prover.prove(witness, randomness);
-    co_await prover.release_key();
+    std::vector<Device*> devices{&device};
+    result.report = co_await run_coordinator(devices, settings, workload, trace, hooks);
   }());
-  BOOST_CHECK(proof.a == expected.a);
-  BOOST_CHECK(proof.b == expected.b);
-  BOOST_CHECK(proof.c == expected.c);
-  BOOST_CHECK(proof.a.is_on_curve() && proof.b.is_on_curve() && proof.c.is_on_curve());
-  BOOST_CHECK(!proof.a.infinity);
+  result.memory_left = device.memory_info().total_bytes - device.memory_info().free_bytes;
+  return result;
+}
+
+BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_every_policy) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto witness = read_wtns(files.wtns);
+  for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
+    BOOST_TEST_CONTEXT("policy " << to_string(policy)) {
+      std::vector<ProofJob> jobs;
+      for (std::uint64_t seed : {7, 8, 9}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
+      auto result = prove_through_coordinator(key, files.zkey, jobs, policy);
+      BOOST_CHECK_EQUAL(result.report.partitions_completed, 3);
+      BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
+      BOOST_CHECK_EQUAL(result.memory_left, 0u);
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const auto expected = prove_on_cpu(key, witness, jobs[i].randomness, 2);
+        BOOST_REQUIRE(result.proofs[i].has_value());
+        const auto& proof = *result.proofs[i];
+        BOOST_CHECK(proof.a == expected.a);
+        BOOST_CHECK(proof.b == expected.b);
+        BOOST_CHECK(proof.c == expected.c);
+        BOOST_CHECK(proof.a.is_on_curve() && proof.b.is_on_curve() && proof.c.is_on_curve());
+        BOOST_CHECK(!proof.a.infinity);
+        BOOST_CHECK(result.public_signals[i] == public_signals(key, witness));
+      }
+      // Distinct randomness: distinct proofs of the same witness.
+      BOOST_CHECK(!(result.proofs[0]->a == result.proofs[1]->a));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_witness_fails_its_own_job_and_the_others_complete) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  std::vector<ProofJob> jobs{ProofJob{files.wtns, ProofRandomness::from_seed(1)},
+                             ProofJob{files.dir / "absent.wtns", ProofRandomness::from_seed(2)},
+                             ProofJob{files.wtns, ProofRandomness::from_seed(3)}};
+  auto result = prove_through_coordinator(key, files.zkey, jobs, Policy::budgeted);
+  BOOST_CHECK_EQUAL(result.report.partitions_completed, 2);
+  BOOST_CHECK(result.proofs[0].has_value() && result.proofs[2].has_value());
+  BOOST_CHECK(!result.proofs[1].has_value());
+  BOOST_CHECK(contains(result.report.jobs[1].error, "absent.wtns"));
+  BOOST_CHECK_EQUAL(result.memory_left, 0u);
 }
 
 BOOST_AUTO_TEST_CASE(seeded_randomness_is_reproducible_and_system_randomness_is_not) {

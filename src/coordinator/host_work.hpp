@@ -1,0 +1,59 @@
+#pragma once
+// HostWork: CPU-heavy host work of a job (the a/b/c step, the G2 MSM) kept off the thread that
+// runs the coordinator, so that the other workers' device completions are served while it runs.
+//
+// With threads > 0 the work runs on a pool of that many threads and the coroutine resumes on its
+// own executor afterwards. With threads = 0 it runs inline: the simulator's virtual clock stands
+// still while the host computes, and work on another thread would look like a deadlock to it.
+
+#include "device/completion.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace stagehand {
+
+class HostWork {
+ public:
+  explicit HostWork(unsigned threads) {
+    if (threads > 0) pool_.emplace(threads);
+  }
+  ~HostWork() {
+    if (pool_) pool_->join();
+  }
+  HostWork(const HostWork&) = delete;
+  HostWork& operator=(const HostWork&) = delete;
+
+  bool inline_work() const { return !pool_; }
+
+  // Runs `work`; rethrows what it threw.
+  asio::awaitable<void> run(std::function<void()> work) {
+    if (!pool_) {
+      work();
+      co_return;
+    }
+    auto executor = co_await asio::this_coro::executor;
+    co_await await_completion([&](Completion completion) {
+      auto done = std::make_shared<Completion>(std::move(completion));
+      // The tracked executor keeps the caller's io_context running while the pool works.
+      asio::post(*pool_, [work = std::move(work), done,
+                          keep = asio::prefer(executor, asio::execution::outstanding_work.tracked)] {
+        std::exception_ptr error;
+        try {
+          work();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        done->complete(error);
+      });
+    });
+  }
+
+ private:
+  std::optional<asio::thread_pool> pool_;
+};
+
+}  // namespace stagehand

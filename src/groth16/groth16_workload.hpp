@@ -1,0 +1,112 @@
+#pragma once
+// Groth16 proofs of a snarkjs circuit as a coordinator Workload: one job per witness, scheduled
+// like any partition (the policy's locks, VramBudget reservations, pinned staging and
+// pre-staging of a, b and c, several workers per GPU).
+//
+//   prepare  (host)  read the .wtns, check it against the key, the a/b/c step into the staged
+//                    a, b, c buffers
+//   program  (GPU)   upload the witness; groth16_h on a, b, c; b and c freed; the four G1 MSMs
+//                    (A, B1, C over the private signals, H over the H evaluations); a freed;
+//                    the four sums to the host
+//   finish   (host)  the G2 MSM, the blinding and the assembly of the proof
+//
+// The proving key's G1 points (A, B1, C, H) stay on each device for the whole run (resident,
+// outside the budget's capacity); the kernels' scratch, where the device needs one
+// (Device::kernel_scratch_bytes), is reserved per job like the rest.
+//
+// The program's kernels run in the simulator's functional mode as host functions on the CPU
+// reference (register_sim_kernels), and on a GPU through CudaDevice's launchers of the same
+// names (cuda/kernels/groth16_launchers.cu).
+//
+// name             work_units    arguments                  reads               writes
+// groth16_h        2^log_size    [log_size, threads]        -                   [a, b, c, scratch?]
+//   a, b, c: 32·2^log_size bytes of Fr (Montgomery, R = 2^256); in: A, B, C on the domain; out: a
+//   holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1) (math::h_evaluations_snarkjs).
+// groth16_msm_g1   point_count   [threads]                  [points, scalars]   [result, scratch?]
+//   points: 96-byte affine G1 (snarkjs layout: Montgomery Fq, infinity = zeros); scalars:
+//   32-byte Montgomery Fr; result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq).
+
+#include "coordinator/host_work.hpp"
+#include "coordinator/workload.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/zkey.hpp"
+
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace stagehand::sim {
+class SimSystem;
+}
+
+namespace stagehand::groth16 {
+
+inline constexpr const char* kHKernel = "groth16_h";
+inline constexpr const char* kMsmG1Kernel = "groth16_msm_g1";
+
+// Registers the program's kernels on a functional SimSystem.
+void register_sim_kernels(sim::SimSystem& system);
+
+// One proof to make.
+struct ProofJob {
+  std::filesystem::path wtns;
+  ProofRandomness randomness;
+};
+
+class Groth16Workload final : public Workload {
+ public:
+  // Called once per proof made (from the coordinator's thread), with w[1..nPublic].
+  using ProofHandler = std::function<void(int job, const Proof& proof, const std::vector<math::Fr>& public_signals)>;
+
+  // `host_work` runs the CPU math (threaded on a GPU, inline on the simulator); thread_count is
+  // what each step's math may use (0 = every hardware thread).
+  Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
+                  unsigned thread_count, ProofHandler on_proof);
+
+  int job_count() const override { return static_cast<int>(jobs_.size()); }
+  int proof_count() const override { return job_count(); }
+  int proof_of(int job) const override { return job; }
+  JobMemoryPlan memory_plan(int job) const override;
+  Bytes resident_bytes() const override;
+
+  asio::awaitable<void> set_up(Device& device, int device_index) override;
+  asio::awaitable<void> tear_down(Device& device, int device_index) override;
+  asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override;
+  asio::awaitable<ProgramTimes> run_program(int job, JobContext& context) override;
+  asio::awaitable<void> finish(int job, Device& device) override;
+  void abandon(int job) override;
+
+  static constexpr Bytes kResultBytes = 4 * 144;  // the four G1 sums, Jacobian
+
+ private:
+  struct KeyOnDevice {
+    DevicePointer a, b1, c, h;
+  };
+  struct JobState {
+    std::vector<math::Fr> witness;
+    std::array<std::byte, kResultBytes> sums{};
+  };
+  struct Scratch {
+    DevicePointer h, msm;
+  };
+  JobState& state(int job);
+  void launch_h(JobContext& context, const Scratch& scratch) const;
+  void launch_msms(JobContext& context, DevicePointer witness, DevicePointer results, const Scratch& scratch) const;
+
+  const ProvingKey& key_;
+  std::filesystem::path zkey_path_;
+  std::vector<ProofJob> jobs_;
+  HostWork& host_work_;
+  unsigned thread_count_;
+  ProofHandler on_proof_;
+  Bytes h_scratch_bytes_ = 0;
+  Bytes msm_scratch_bytes_ = 0;
+  std::map<int, KeyOnDevice> keys_;  // by device index
+  std::mutex states_mutex_;
+  std::map<int, JobState> states_;  // jobs between prepare and finish
+};
+
+}  // namespace stagehand::groth16
