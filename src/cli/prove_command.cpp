@@ -18,6 +18,7 @@
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
+#include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"
 
 #if defined(STAGEHAND_HAVE_CUDA)
@@ -124,15 +125,6 @@ int prove(const ProveOptions& options) {
                              "(each witness W.wtns gives W.proof.json and W.public.json there)");
   }
 
-  const auto start = std::chrono::steady_clock::now();
-  const auto key = groth16::read_zkey(options.zkey);
-  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
-             key.n_public, key.domain_log2, seconds_since(start));
-  if (options.seed) {
-    fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
-               *options.seed);
-  }
-
   // The jobs and where each one's files go.
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
   if (many) fs::create_directories(out_dir);
@@ -148,6 +140,25 @@ int prove(const ProveOptions& options) {
       outputs.push_back({options.proof.empty() ? out_dir / "proof.json" : fs::path(options.proof),
                          options.public_signals.empty() ? out_dir / "public.json" : fs::path(options.public_signals)});
     }
+  }
+
+  // Two witnesses with one name (from two folders) would overwrite each other's proof.
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (outputs[i].proof == outputs[j].proof) {
+        throw std::runtime_error(fmt::format("{} and {} would both write {}: give the witnesses distinct names",
+                                             files[j].string(), files[i].string(), outputs[i].proof.string()));
+      }
+    }
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto key = groth16::read_zkey(options.zkey);
+  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
+             key.n_public, key.domain_log2, seconds_since(start));
+  if (options.seed) {
+    fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
+               *options.seed);
   }
 
   std::size_t done = 0;
@@ -190,7 +201,12 @@ int prove(const ProveOptions& options) {
   auto write_trace = [&] {
     if (options.trace.empty()) return;
     trace->write_chrome_json(options.trace);
-    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev)\n", options.trace);
+    auto picture = fs::path(options.trace).replace_extension("").replace_extension(".svg");
+    write_svg_timeline(*trace, picture,
+                       fmt::format("stagehand prove: {} proof{}, {}, policy {}", files.size(), files.size() == 1 ? "" : "s",
+                                   use_cuda ? "CUDA" : "functional simulator", to_string(settings.policy)));
+    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options.trace,
+               picture.string());
   };
   if (use_cuda) {
 #if defined(STAGEHAND_HAVE_CUDA)
@@ -255,7 +271,8 @@ void add_prove_command(CLI::App& app) {
   command->add_option("--policy", options->policy, "Scheduling policy: serial, prestage, two-lock or budgeted")
       ->capture_default_str()
       ->check(CLI::IsMember(policy_names()));
-  command->add_option("--trace", options->trace, "Write a Chrome/Perfetto trace of the run to this file");
+  command->add_option("--trace", options->trace,
+                      "Write a Chrome/Perfetto trace of the run to this file (and a picture of it beside, .svg)");
   command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
   command->add_option("--threads", options->threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
   on_selected(command, [options] { return prove(*options); });

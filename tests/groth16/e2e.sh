@@ -54,4 +54,30 @@ set -e
 if [ $status -eq 1 ] && grep -q "another circuit" <<<"$message"; then echo "ok: a witness for another circuit is refused: $message" | tail -1
 else fail "a witness for another circuit: exit $status: $message"; fi
 
+# The same batch under the serial policy (a, b, c uploaded from pageable memory inside the lock).
+"$stagehand" prove --zkey "$work_dir/chain/chain.zkey" --wtns "$out/many" --out-dir "$out/many/serial" --policy serial
+for name in first second; do
+  verify "$work_dir/chain/vk.json" "$out/many/serial/$name.public.json" "$out/many/serial/$name.proof.json" ok "chain, serial batch proof $name"
+done
+
+# A bad witness in a batch fails its own job only: the others are proved, the exit status is 1.
+mkdir -p "$out/mixed"
+cp "$work_dir/chain/chain.wtns" "$out/mixed/good.wtns"
+cp "$work_dir/linear/linear.wtns" "$out/mixed/other.wtns"
+set +e
+message=$("$stagehand" prove --zkey "$work_dir/chain/chain.zkey" --wtns "$out/mixed" --out-dir "$out/mixed/proofs" 2>&1)
+status=$?
+set -e
+if [ $status -eq 1 ] && grep -q "other.wtns: FAILED: .*another circuit" <<<"$message"; then echo "ok: the bad witness of a batch fails alone"
+else fail "a bad witness in a batch: exit $status: $message"; fi
+verify "$work_dir/chain/vk.json" "$out/mixed/proofs/good.public.json" "$out/mixed/proofs/good.proof.json" ok "chain, the good proof of a batch with a bad witness"
+
+# Two witnesses with one name would overwrite each other's proof: refused before any work.
+set +e
+message=$("$stagehand" prove --zkey "$work_dir/chain/chain.zkey" --wtns "$work_dir/chain/chain.wtns" --wtns "$work_dir/chain/chain.wtns" --out-dir "$out/twice" 2>&1)
+status=$?
+set -e
+if [ $status -eq 1 ] && grep -q "distinct names" <<<"$message"; then echo "ok: two witnesses of one name are refused"
+else fail "two witnesses of one name: exit $status: $message"; fi
+
 finish "all Groth16 end-to-end checks passed"
