@@ -11,6 +11,9 @@
 #   MAX_LOG (22)  largest size of the sweep   BIG (26)  the one large run (0: none)
 #   BENCH_SIZES ("20 22 24 26")               JOBS (nproc)  parallel compiles
 #   REUSE=1  use the binaries in $BUILD if they start, however old
+#   MSM_ONLY=1  leave the NTT and H checks out (MSM work)   BIG_NTT=0  at 2^BIG check only the MSM
+#   BENCH_ARGS  extra bench arguments
+#   (e.g. "--no-ntt --msm-variants --msm-profile")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step=${1:-all}
@@ -22,7 +25,8 @@ ARCH=${STAGEHAND_CUDA_ARCH:-90}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$BUILD/obj" "$LOGS"
 
-cuda_sources="cuda/kernels/ntt.cu cuda/kernels/msm.cu cuda/kernels/launchers.cu cuda/kernels/benchmark.cu"
+cuda_sources="cuda/kernels/ntt.cu cuda/kernels/msm.cu cuda/kernels/launchers.cu cuda/kernels/groth16_launchers.cu
+              cuda/kernels/benchmark.cu"
 cxx_sources="cuda/kernels/msm_host.cpp cuda/kernels/sample_data.cpp src/math/curve.cpp src/math/h_polynomial.cpp
              src/math/msm.cpp src/math/ntt.cpp tests/gpu/kernel_checks.cpp tests/gpu/check_main.cpp
              cuda/kernels/benchmark_main.cpp"
@@ -51,7 +55,8 @@ build() {
     for source in $cuda_sources; do echo "$NVCC $cuda_flags -c $source -o $BUILD/obj/$(basename "$source").o"; done
     for source in $cxx_sources; do echo "g++ $cxx_flags -c $source -o $BUILD/obj/$(basename "$source").o"; done
   } | xargs -P "$JOBS" -I{} sh -c '{}'
-  local common="$BUILD/obj/ntt.cu.o $BUILD/obj/msm.cu.o $BUILD/obj/launchers.cu.o $BUILD/obj/benchmark.cu.o
+  local common="$BUILD/obj/ntt.cu.o $BUILD/obj/msm.cu.o $BUILD/obj/launchers.cu.o $BUILD/obj/groth16_launchers.cu.o
+                $BUILD/obj/benchmark.cu.o
                 $BUILD/obj/msm_host.cpp.o $BUILD/obj/sample_data.cpp.o $BUILD/obj/curve.cpp.o
                 $BUILD/obj/h_polynomial.cpp.o $BUILD/obj/msm.cpp.o $BUILD/obj/ntt.cpp.o"
   # shellcheck disable=SC2086
@@ -63,17 +68,19 @@ build() {
 }
 
 check() {
-  set -o pipefail
-  "$BUILD/stagehand_kernel_check" --max-log "${MAX_LOG:-22}" --big "${BIG:-26}" "$@" 2>&1 | tee "$LOGS/check.log" |
-    grep -v '^ok ' || true
-  local status=${PIPESTATUS[0]}
+  # The check's own exit status (a pipeline through grep would report grep's).
+  local status=0
+  "$BUILD/stagehand_kernel_check" --max-log "${MAX_LOG:-22}" --big "${BIG:-26}" --msm-only "${MSM_ONLY:-0}" \
+    --big-ntt "${BIG_NTT:-1}" "$@" \
+    >"$LOGS/check.log" 2>&1 || status=$?
+  grep -v '^ok ' "$LOGS/check.log" || true
   grep -c '^ok ' "$LOGS/check.log" | sed 's/^/check: lines ok: /'
   return "$status"
 }
 
 bench() {
   # shellcheck disable=SC2086
-  "$BUILD/stagehand_kernel_bench" ${BENCH_SIZES:-20 22 24 26} "$@" 2>&1 | tee "$LOGS/bench.log"
+  "$BUILD/stagehand_kernel_bench" ${BENCH_SIZES:-20 22 24 26} ${BENCH_ARGS:-} "$@" 2>&1 | tee "$LOGS/bench.log"
 }
 
 case $step in

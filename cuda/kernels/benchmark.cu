@@ -153,43 +153,86 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   const MsmPlan plan = msm_plan(n, options.msm_window_bits);
   const std::string note = "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
                            " group=" + std::to_string(plan.windows_per_group);
-  {
-    DeviceBuffer device_points(n * kG1AffineBytes);
-    SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
-    DeviceBuffer scratch(msm_scratch_bytes(plan));
-    DeviceBuffer sums(msm_result_bytes(plan));
-    PinnedBuffer host_sums(msm_result_bytes(plan));
-    std::vector<double> combine_ms;
+  auto phases_text = [](const std::vector<std::pair<std::string, double>>& phases) {
+    std::string text;
+    double total = 0;
+    for (const auto& [name, ms] : phases) {
+      text += " " + name + "=" + std::to_string(ms).substr(0, std::to_string(ms).find('.') + 2);
+      total += ms;
+    }
+    return "phases (ms):" + text + " sum=" + std::to_string(total).substr(0, std::to_string(total).find('.') + 2);
+  };
+  DeviceBuffer device_points(n * kG1AffineBytes);
+  SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
+  // The default tuning first; with msm_variants, the earlier kernel ("before": one thread per
+  // bucket, each group reduced at once) and each switch on its own, in the same run.
+  std::vector<std::pair<std::string, MsmTuning>> variants = {{"msm_g1 (device)", MsmTuning{}}};
+  if (options.msm_variants) {
+    variants.push_back({"msm_g1 before", MsmTuning{false, false, false, false}});
+    variants.push_back({"msm_g1 +balanced only", MsmTuning{true, false, false, false}});
+    variants.push_back({"msm_g1 one segment kern", MsmTuning{true, true, false, false}});
+    variants.push_back({"msm_g1 +prefetch", MsmTuning{true, true, true, true}});
+  }
+  for (const auto& [name, tuning] : variants) {
+    MsmPlan variant_plan = plan;
+    variant_plan.tuning = tuning;
+    DeviceBuffer scratch(msm_scratch_bytes(variant_plan));
+    DeviceBuffer sums(msm_result_bytes(variant_plan));
+    PinnedBuffer host_sums(msm_result_bytes(variant_plan));
+    SH_CUDA_OK(cudaMemset(sums.pointer, 0xff, msm_result_bytes(variant_plan)));  // poison
     const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
-      msm_g1_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, stream);
-      SH_CUDA_OK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(plan), cudaMemcpyDeviceToHost, stream));
+      msm_g1_windows(device_points.pointer, device_scalars.pointer, false, variant_plan, sums.pointer, scratch.pointer,
+                     stream);
+      SH_CUDA_OK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(variant_plan), cudaMemcpyDeviceToHost,
+                                 stream));
     });
     // The host's share: combining the window sums (after the timed device work).
     const auto begin = std::chrono::steady_clock::now();
     const G1JacobianBytes result = msm_combine_windows({host_sums.pointer}, plan.window_count, plan.window_bits);
     const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-    row(out, "msm_g1 (device)", log_size, stats, options.msm_repetitions,
-        note + " +host combine " + std::to_string(host_ms).substr(0, 5) + " ms, " + verdict(result));
+    row(out, name, log_size, stats, options.msm_repetitions,
+        note + " scratch=" + std::to_string(msm_scratch_bytes(variant_plan) >> 20) + "MiB +host combine " +
+            std::to_string(host_ms).substr(0, 5) + " ms, " + verdict(result));
+    if (options.msm_profile) {
+      MsmProfile profile;
+      msm_g1_windows(device_points.pointer, device_scalars.pointer, false, variant_plan, sums.pointer, scratch.pointer,
+                     stream, &profile);
+      out << "    " << name << " " << log_size << ": " << phases_text(profile.collect()) << std::endl;
+    }
   }
   if (options.msm_streamed) {
-    // Four batches: the first batch's copy is the only one not hidden behind compute, and each
-    // batch pays one bucket reduction; the batches use the whole size's window width.
-    const std::uint64_t batch = options.streamed_batch_log != 0
-                                    ? (std::uint64_t{1} << options.streamed_batch_log)
-                                    : std::max<std::uint64_t>(std::uint64_t{1} << 18, n / 4);
-    StreamedMsm streamed(std::min(batch, n), plan.window_bits);
-    std::vector<double> times;
-    G1JacobianBytes result{};
-    for (unsigned r = 0; r <= options.msm_repetitions; ++r) {
-      SH_CUDA_OK(cudaDeviceSynchronize());
-      const auto begin = std::chrono::steady_clock::now();
-      result = streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-      if (r > 0) times.push_back(ms);  // the first run warms up
+    // Four batches by default: the first batch's copy is the only one not hidden behind compute;
+    // the batches use the whole size's window width and add into the same buckets.
+    std::vector<std::uint64_t> batch_sizes = {options.streamed_batch_log != 0
+                                                  ? (std::uint64_t{1} << options.streamed_batch_log)
+                                                  : std::max<std::uint64_t>(std::uint64_t{1} << 18, n / 4)};
+    if (options.msm_variants && options.streamed_batch_log == 0 && n / 8 >= (std::uint64_t{1} << 18)) {
+      batch_sizes.push_back(n / 8);
     }
-    row(out, "msm_g1 (streamed)", log_size, summarise(times), options.msm_repetitions,
-        "batch=2^" + std::to_string(63 - __builtin_clzll(std::min(batch, n))) + " c=" +
-            std::to_string(plan.window_bits) + " wall clock incl. host combine, " + verdict(result));
+    for (const std::uint64_t batch : batch_sizes) {
+      StreamedMsm streamed(std::min(batch, n), plan.window_bits);
+      std::vector<double> times;
+      G1JacobianBytes result{};
+      for (unsigned r = 0; r <= options.msm_repetitions; ++r) {
+        SH_CUDA_OK(cudaDeviceSynchronize());
+        const auto begin = std::chrono::steady_clock::now();
+        result = streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+        if (r > 0) times.push_back(ms);  // the first run warms up
+        if (verdict(result) != "verified") break;
+      }
+      const std::string batch_note = "batch=2^" + std::to_string(63 - __builtin_clzll(std::min(batch, n)));
+      row(out, "msm_g1 (streamed)", log_size, summarise(times.empty() ? std::vector<double>{0.0} : times),
+          options.msm_repetitions,
+          batch_note + " c=" + std::to_string(plan.window_bits) + " wall clock incl. host combine, " + verdict(result));
+      if (options.msm_profile) {
+        MsmProfile profile;
+        SH_CUDA_OK(cudaDeviceSynchronize());
+        streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream, &profile);
+        out << "    msm_g1 (streamed) " << log_size << " " << batch_note << ": " << phases_text(profile.collect())
+            << std::endl;
+      }
+    }
   }
 }
 

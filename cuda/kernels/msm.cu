@@ -1,5 +1,6 @@
-// Pippenger MSM over G1: digits, sort, bucket accumulation, bucket reduction (see msm.hpp).
+// Pippenger MSM over G1: digits, sort, balanced bucket accumulation, one bucket reduction (see msm.hpp).
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -13,35 +14,89 @@
 namespace stagehand::cuda {
 namespace {
 
-constexpr unsigned kSegmentBuckets = 16;   // buckets per thread in the first reduction step
 constexpr unsigned kReduceThreads = 128;   // each reduction block folds 256 inputs into one
 constexpr std::uint64_t kAlign = 256;
 
 std::uint64_t align_up(std::uint64_t value) { return (value + kAlign - 1) / kAlign * kAlign; }
 
+unsigned bit_width(std::uint64_t value) {
+  unsigned bits = 0;
+  while ((std::uint64_t{1} << bits) <= value) ++bits;
+  return bits;
+}
+
+// Buckets, reduction partials first (their place depends only on the window width), then what
+// depends on the point count.
 struct ScratchLayout {
+  std::uint64_t buckets = 0, partials_a = 0, partials_b = 0;
   std::uint64_t canonical_scalars = 0, keys_in = 0, keys_out = 0, values_in = 0, values_out = 0;
-  std::uint64_t bucket_start = 0, bucket_end = 0, buckets = 0, partials_a = 0, partials_b = 0, sort_temp = 0;
-  std::uint64_t sort_temp_bytes = 0, total = 0;
-  std::uint64_t pairs = 0, buckets_per_group = 0, segments_per_window = 0;
-  unsigned end_bit = 0;
+  std::uint64_t bucket_start = 0, bucket_end = 0;
+  std::uint64_t chunk_count = 0, chunk_offset = 0, item_first = 0, item_len_in = 0, item_len_out = 0,
+                item_index_in = 0, item_index_out = 0, item_sums = 0;
+  std::uint64_t sort_temp = 0, sort_temp_bytes = 0, total = 0;
+  std::uint64_t pairs = 0, buckets_per_window = 0, buckets_per_group = 0, bucket_windows = 0;
+  std::uint64_t segments_per_window = 0, reduce_windows = 0;
+  bool split_reduction = false;
+  std::uint64_t item_limit = 0;  // upper bound of the work items of one group
+  std::uint32_t item_points = 0;  // K: the most points one work item sums
+  unsigned end_bit = 0, item_end_bit = 0;
 };
 
 ScratchLayout layout_for(const MsmPlan& plan) {
   ScratchLayout s;
+  const bool deferred = plan.tuning.deferred_reduction;
   s.pairs = std::uint64_t{plan.windows_per_group} * plan.point_count;
-  const std::uint64_t buckets_per_window = std::uint64_t{1} << (plan.window_bits - 1);
-  s.buckets_per_group = plan.windows_per_group * buckets_per_window;
-  s.segments_per_window = std::max<std::uint64_t>(1, buckets_per_window / kSegmentBuckets);
+  s.buckets_per_window = std::uint64_t{1} << (plan.window_bits - 1);
+  s.buckets_per_group = plan.windows_per_group * s.buckets_per_window;
+  s.bucket_windows = deferred ? plan.window_count : plan.windows_per_group;
+  s.reduce_windows = s.bucket_windows;
+  // Split only for wide windows: measured on the H200 (2026-11-29) at c = 20 the split kernels
+  // took 24 ms against 34 ms, at c = 16 10.1 ms against 6.0 ms for one segment kernel.
+  s.split_reduction = plan.tuning.split_reduction && plan.window_bits >= 17;
+  // Segment length L: each segment thread makes 2L additions in a chain (then, split, about
+  // 1.5·log2(s·L) more), and the chains run side by side up to the threads the GPU holds at
+  // once (H200: 132 SMs x 256 threads at segment_kernel's 255 registers, x 384 at the split
+  // kernels' 168); more threads than that run in waves. Choose L minimising chain length x
+  // waves; the window's segment partials are then folded by reduce_kernel.
+  // (Reduced group by group, the earlier choice: segments of 16 buckets.)
+  std::uint64_t segments = 1;
+  if (deferred) {
+    const double resident = s.split_reduction ? 132.0 * 384 : 132.0 * 256;
+    const double scale_ops = 1.5 * (plan.window_bits - 1);
+    double best = 0;
+    for (std::uint64_t candidate = 1; candidate <= s.buckets_per_window / 2; candidate *= 2) {
+      const double length = static_cast<double>(s.buckets_per_window / candidate);
+      const double waves = std::max(1.0, static_cast<double>(candidate * s.reduce_windows) / resident);
+      const double cost = (2 * length + scale_ops) * waves;
+      if (candidate == 1 || cost < best) {
+        best = cost;
+        segments = candidate;
+      }
+    }
+  } else {
+    segments = std::max<std::uint64_t>(1, s.buckets_per_window / 16);
+  }
+  s.segments_per_window = segments;
   const std::uint64_t sentinel = s.buckets_per_group;
-  s.end_bit = 1;
-  while ((std::uint64_t{1} << s.end_bit) <= sentinel) ++s.end_bit;
+  s.end_bit = bit_width(sentinel);
+  // K: about twice the mean bucket size, so that a bucket of random scalars is one item and a
+  // heavy bucket (equal scalars, the sparse top window) is cut into several.
+  const std::uint64_t mean = (plan.point_count + s.buckets_per_window - 1) / s.buckets_per_window;
+  s.item_points = static_cast<std::uint32_t>(std::max<std::uint64_t>(8, 2 * mean));
+  s.item_end_bit = bit_width(s.item_points);
+  // Items: Σ ceil(m_b/K) <= buckets + pairs/K, and pairs/K <= buckets/2 since K >= 2n/2^(c-1).
+  // The bound used grows with the point count (so a scratch sized for a batch fits every
+  // smaller one), whatever K is.
+  s.item_limit = std::min(s.buckets_per_group + s.buckets_per_group / 2, s.buckets_per_group + s.pairs / 8);
   std::uint64_t offset = 0;
   auto take = [&](std::uint64_t bytes) {
     const std::uint64_t at = offset;
     offset += align_up(bytes);
     return at;
   };
+  s.buckets = take(s.bucket_windows * s.buckets_per_window * sizeof(G1Xyzz));
+  s.partials_a = take(s.reduce_windows * s.segments_per_window * sizeof(G1Xyzz));
+  s.partials_b = take(s.reduce_windows * ((s.segments_per_window + 255) / 256) * sizeof(G1Xyzz));
   s.canonical_scalars = take(plan.point_count * kFrBytes);
   s.keys_in = take(s.pairs * 4);
   s.keys_out = take(s.pairs * 4);
@@ -49,15 +104,32 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.values_out = take(s.pairs * 4);
   s.bucket_start = take((sentinel + 1) * 4);
   s.bucket_end = take((sentinel + 1) * 4);
-  s.buckets = take(s.buckets_per_group * sizeof(G1Xyzz));
-  s.partials_a = take(plan.windows_per_group * s.segments_per_window * sizeof(G1Xyzz));
-  s.partials_b = take(plan.windows_per_group * ((s.segments_per_window + 255) / 256) * sizeof(G1Xyzz));
   std::size_t temp_bytes = 0;
   SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const std::uint32_t*>(nullptr),
                                              static_cast<std::uint32_t*>(nullptr),
                                              static_cast<const std::uint32_t*>(nullptr),
                                              static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(s.pairs),
                                              0, static_cast<int>(s.end_bit)));
+  if (plan.tuning.balanced) {
+    s.chunk_count = take((sentinel + 1) * 4);
+    s.chunk_offset = take((sentinel + 1) * 4);
+    s.item_first = take(s.item_limit * 4);
+    s.item_len_in = take(s.item_limit * 4);
+    s.item_len_out = take(s.item_limit * 4);
+    s.item_index_in = take(s.item_limit * 4);
+    s.item_index_out = take(s.item_limit * 4);
+    s.item_sums = take(s.item_limit * sizeof(G1Xyzz));
+    std::size_t item_temp = 0;
+    SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(
+        nullptr, item_temp, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+        static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+        static_cast<std::int64_t>(s.item_limit), 0, 32));  // the most any K needs
+    std::size_t scan_temp = 0;
+    SH_CUDA_OK(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp, static_cast<const std::uint32_t*>(nullptr),
+                                             static_cast<std::uint32_t*>(nullptr),
+                                             static_cast<std::int64_t>(sentinel + 1)));
+    temp_bytes = std::max({temp_bytes, item_temp, scan_temp});
+  }
   s.sort_temp_bytes = temp_bytes;
   s.sort_temp = take(temp_bytes);
   s.total = offset;
@@ -114,6 +186,16 @@ __global__ void bucket_bounds_kernel(const std::uint32_t* keys, std::uint64_t co
   if (p + 1 == count || keys[p + 1] != key) end[key] = static_cast<std::uint32_t>(p + 1);
 }
 
+__device__ __forceinline__ void add_signed_point(G1Xyzz& sum, const G1Affine* points, std::uint32_t value) {
+  const G1Affine* point = points + (value & 0x7fffffffu);
+  const Fq x = load(&point->x);
+  Fq y = load(&point->y);
+  if (x.is_zero() && y.is_zero()) return;
+  if (value >> 31) y = -y;
+  sum.add_affine(x, y);
+}
+
+// The earlier kernel (tuning.balanced off): one thread per bucket.
 __global__ void __launch_bounds__(128) accumulate_kernel(const G1Affine* points, const std::uint32_t* values,
                                                          const std::uint32_t* start, const std::uint32_t* end,
                                                          std::uint32_t bucket_count, G1Xyzz* buckets) {
@@ -121,15 +203,101 @@ __global__ void __launch_bounds__(128) accumulate_kernel(const G1Affine* points,
   if (b >= bucket_count) return;
   G1Xyzz sum = G1Xyzz::infinity();
   const std::uint32_t last = end[b];
-  for (std::uint32_t p = start[b]; p < last; ++p) {
-    const std::uint32_t value = values[p];
-    const G1Affine* point = points + (value & 0x7fffffffu);
-    const Fq x = load(&point->x);
-    Fq y = load(&point->y);
-    if (x.is_zero() && y.is_zero()) continue;
-    if (value >> 31) y = -y;
-    sum.add_affine(x, y);
+  for (std::uint32_t p = start[b]; p < last; ++p) add_signed_point(sum, points, values[p]);
+  store(buckets + b, sum);
+}
+
+// Items per bucket: ceil(points / K); entry bucket_count is 0 so that the exclusive scan's last
+// entry is the number of items.
+__global__ void chunk_count_kernel(const std::uint32_t* start, const std::uint32_t* end, std::uint32_t bucket_count,
+                                   std::uint32_t item_points, std::uint32_t* chunks) {
+  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b > bucket_count) return;
+  chunks[b] = b == bucket_count ? 0 : (end[b] - start[b] + item_points - 1) / item_points;
+}
+
+// Every possible item slot: length 0 (sorts last, does nothing) and its own index.
+__global__ void items_init_kernel(std::uint32_t* lengths, std::uint32_t* indices, std::uint64_t limit) {
+  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= limit) return;
+  lengths[i] = 0;
+  indices[i] = static_cast<std::uint32_t>(i);
+}
+
+// Bucket b's items occupy [offset[b], offset[b+1]): K points each, the last one the rest.
+__global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* end, const std::uint32_t* offset,
+                             std::uint32_t bucket_count, std::uint32_t item_points, std::uint32_t* first,
+                             std::uint32_t* lengths) {
+  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bucket_count) return;
+  const std::uint32_t from = start[b], to = end[b];
+  std::uint32_t item = offset[b];
+  for (std::uint32_t p = from; p < to; p += item_points, ++item) {
+    first[item] = p | (p == from ? 0x80000000u : 0u);  // bit 31: the bucket's first item
+    lengths[item] = min(item_points, to - p);
   }
+}
+
+// Thread t sums the t-th longest item's points into sums[item]. When adding to the buckets
+// (streamed batches after the first), a bucket's first item starts from what the bucket holds
+// (its key, the group-local bucket index, is keys[from]), so no batch pays a separate full
+// addition per bucket. (At most 128 registers: 4 blocks of 128 threads per SM, as the
+// one-thread-per-bucket kernel.)
+template <bool Prefetch, bool AddToBuckets>
+__global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G1Affine* points, const std::uint32_t* values,
+                                                       const std::uint32_t* keys, const std::uint32_t* first,
+                                                       const std::uint32_t* lengths, const std::uint32_t* indices,
+                                                       std::uint64_t limit, const G1Xyzz* buckets, G1Xyzz* sums) {
+  const std::uint64_t t = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= limit) return;
+  const std::uint32_t length = lengths[t];
+  if (length == 0) return;
+  const std::uint32_t item = indices[t];
+  const std::uint32_t tagged = first[item];
+  const std::uint32_t from = tagged & 0x7fffffffu;
+  G1Xyzz sum = G1Xyzz::infinity();
+  if constexpr (AddToBuckets) {
+    if ((tagged >> 31) != 0) sum = load(buckets + keys[from]);
+  }
+  if constexpr (Prefetch) {
+    std::uint32_t value = values[from];
+    const G1Affine* point = points + (value & 0x7fffffffu);
+    Fq x = load(&point->x);
+    Fq y = load(&point->y);
+    for (std::uint32_t k = 0; k < length; ++k) {
+      const Fq cx = x;
+      Fq cy = y;
+      const std::uint32_t sign = value >> 31;
+      if (k + 1 < length) {
+        value = values[from + k + 1];
+        point = points + (value & 0x7fffffffu);
+        x = load(&point->x);
+        y = load(&point->y);
+      }
+      if (cx.is_zero() && cy.is_zero()) continue;
+      if (sign) cy = -cy;
+      sum.add_affine(cx, cy);
+    }
+  } else {
+    for (std::uint32_t k = 0; k < length; ++k) add_signed_point(sum, points, values[from + k]);
+  }
+  store(sums + item, sum);
+}
+
+// Bucket b = Σ of its items (the first of which already holds what the bucket held, when
+// adding to the buckets); a bucket without items keeps its value (or becomes infinity).
+__global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums, const std::uint32_t* offset,
+                                                             std::uint32_t bucket_count, bool add_to_buckets,
+                                                             G1Xyzz* buckets) {
+  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bucket_count) return;
+  const std::uint32_t from = offset[b], to = offset[b + 1];
+  if (from == to) {
+    if (!add_to_buckets) store(buckets + b, G1Xyzz::infinity());
+    return;
+  }
+  G1Xyzz sum = load(sums + from);
+  for (std::uint32_t i = from + 1; i < to; ++i) sum = sum + load(sums + i);
   store(buckets + b, sum);
 }
 
@@ -153,6 +321,53 @@ __global__ void __launch_bounds__(128) segment_kernel(const G1Xyzz* buckets, std
   const std::uint32_t offset = segment * length;
   if (offset != 0) total = total + running.times(offset);
   store(partials + index, total);
+}
+
+// The same sum in lighter kernels (tuning.split_reduction), each holding one running point
+// and one loaded point (168 registers, no spills, against segment_kernel's 255 with spills):
+// suffix_kernel turns each segment's buckets, in place, into suffix sums S_j = Σ_{k>=j} B_k
+// (the buckets are consumed); segment_total_kernel writes U_s = Σ_j S_j = Σ_local (k+1)·B_k;
+// segment_scale_kernel adds s·L·T_s with T_s = S_0 = Σ_local B_k (double-and-add).
+__global__ void __launch_bounds__(128, 3) suffix_kernel(G1Xyzz* buckets, std::uint32_t buckets_per_window,
+                                                        std::uint32_t segments_per_window, std::uint32_t windows) {
+  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
+  if (index >= segments_per_window * windows) return;
+  const std::uint32_t window = index / segments_per_window;
+  const std::uint32_t segment = index % segments_per_window;
+  const std::uint32_t length = buckets_per_window / segments_per_window;
+  G1Xyzz* base = buckets + std::uint64_t{window} * buckets_per_window + std::uint64_t{segment} * length;
+  G1Xyzz running = G1Xyzz::infinity();
+  for (int b = static_cast<int>(length) - 1; b >= 0; --b) {
+    running = running + load(base + b);
+    store(base + b, running);
+  }
+}
+
+__global__ void __launch_bounds__(128, 3) segment_total_kernel(const G1Xyzz* suffixes, std::uint32_t buckets_per_window,
+                                                               std::uint32_t segments_per_window, std::uint32_t windows,
+                                                               G1Xyzz* weighted) {
+  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
+  if (index >= segments_per_window * windows) return;
+  const std::uint32_t window = index / segments_per_window;
+  const std::uint32_t segment = index % segments_per_window;
+  const std::uint32_t length = buckets_per_window / segments_per_window;
+  const G1Xyzz* base = suffixes + std::uint64_t{window} * buckets_per_window + std::uint64_t{segment} * length;
+  G1Xyzz total = G1Xyzz::infinity();
+  for (std::uint32_t b = 0; b < length; ++b) total = total + load(base + b);
+  store(weighted + index, total);
+}
+
+__global__ void __launch_bounds__(128) segment_scale_kernel(G1Xyzz* weighted, const G1Xyzz* suffixes,
+                                                            std::uint32_t buckets_per_window,
+                                                            std::uint32_t segments_per_window, std::uint32_t windows) {
+  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
+  if (index >= segments_per_window * windows) return;
+  const std::uint32_t window = index / segments_per_window;
+  const std::uint32_t segment = index % segments_per_window;
+  const std::uint32_t offset = segment * (buckets_per_window / segments_per_window);
+  if (offset == 0) return;
+  const G1Xyzz scaled = load(suffixes + std::uint64_t{window} * buckets_per_window + offset).times(offset);
+  store(weighted + index, load(weighted + index) + scaled);
 }
 
 // Block (window, chunk): folds up to 256 consecutive partials of one window into one.
@@ -180,7 +395,184 @@ __global__ void to_jacobian_kernel(const G1Xyzz* sums, std::uint32_t count, G1Ja
   if (i < count) out[i] = sums[i].to_jacobian();
 }
 
+void mark(MsmProfile* profile, const char* phase, cudaStream_t stream) {
+  if (profile != nullptr) profile->mark(phase, stream);
+}
+
+// Σ (b+1)·B_b for `windows` windows of buckets, into out[0..windows). Consumes the buckets
+// (split reduction: they become suffix sums).
+void reduce_buckets(const ScratchLayout& s, std::uint8_t* scratch, G1Xyzz* buckets, unsigned windows,
+                    G1Jacobian* out, cudaStream_t stream, MsmProfile* profile) {
+  auto* partials_a = reinterpret_cast<G1Xyzz*>(scratch + s.partials_a);
+  auto* partials_b = reinterpret_cast<G1Xyzz*>(scratch + s.partials_b);
+  std::uint32_t per_window = static_cast<std::uint32_t>(s.segments_per_window);
+  const auto buckets_per_window = static_cast<std::uint32_t>(s.buckets_per_window);
+  const unsigned segment_blocks = blocks_for(std::uint64_t{per_window} * windows, 128);
+  if (s.split_reduction) {
+    suffix_kernel<<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows);
+    SH_CUDA_LAUNCHED();
+    segment_total_kernel<<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows,
+                                                             partials_a);
+    SH_CUDA_LAUNCHED();
+    segment_scale_kernel<<<segment_blocks, 128, 0, stream>>>(partials_a, buckets, buckets_per_window, per_window,
+                                                             windows);
+    SH_CUDA_LAUNCHED();
+  } else {
+    segment_kernel<<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows, partials_a);
+    SH_CUDA_LAUNCHED();
+  }
+  G1Xyzz* from = partials_a;
+  G1Xyzz* to = partials_b;
+  while (per_window > 1) {
+    const std::uint32_t out_per_window = (per_window + 2 * kReduceThreads - 1) / (2 * kReduceThreads);
+    reduce_kernel<<<out_per_window * windows, kReduceThreads, 0, stream>>>(from, per_window, to, out_per_window);
+    SH_CUDA_LAUNCHED();
+    per_window = out_per_window;
+    std::swap(from, to);
+  }
+  to_jacobian_kernel<<<blocks_for(windows, 64), 64, 0, stream>>>(from, windows, out);
+  SH_CUDA_LAUNCHED();
+  mark(profile, "reduce", stream);
+}
+
+// Digits, sort and bucket sums of every group; with deferred reduction the buckets of window w
+// end at buckets + w·2^(c-1), otherwise each group is reduced into window_sums at once.
+void accumulate_groups(const void* points_pointer, const void* scalars_pointer, bool scalars_montgomery,
+                       const MsmPlan& plan, bool add_to_buckets, std::uint8_t* scratch, G1Jacobian* window_sums,
+                       cudaStream_t stream, MsmProfile* profile) {
+  const ScratchLayout s = layout_for(plan);
+  const auto* points = static_cast<const G1Affine*>(points_pointer);
+  const Fr* scalars = static_cast<const Fr*>(scalars_pointer);
+  const std::uint64_t n = plan.point_count;
+  const bool deferred = plan.tuning.deferred_reduction;
+  mark(profile, "start", stream);
+  if (scalars_montgomery) {
+    Fr* canonical = reinterpret_cast<Fr*>(scratch + s.canonical_scalars);
+    to_canonical_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(canonical, scalars, n);
+    SH_CUDA_LAUNCHED();
+    scalars = canonical;
+    mark(profile, "digits", stream);
+  }
+  auto* keys_in = reinterpret_cast<std::uint32_t*>(scratch + s.keys_in);
+  auto* keys_out = reinterpret_cast<std::uint32_t*>(scratch + s.keys_out);
+  auto* values_in = reinterpret_cast<std::uint32_t*>(scratch + s.values_in);
+  auto* values_out = reinterpret_cast<std::uint32_t*>(scratch + s.values_out);
+  auto* bucket_start = reinterpret_cast<std::uint32_t*>(scratch + s.bucket_start);
+  auto* bucket_end = reinterpret_cast<std::uint32_t*>(scratch + s.bucket_end);
+  auto* buckets = reinterpret_cast<G1Xyzz*>(scratch + s.buckets);
+  const std::uint32_t buckets_per_window = 1u << (plan.window_bits - 1);
+
+  for (unsigned first = 0; first < plan.window_count; first += plan.windows_per_group) {
+    const unsigned windows = std::min(plan.windows_per_group, plan.window_count - first);
+    const std::uint64_t pairs = std::uint64_t{windows} * n;
+    const std::uint32_t sentinel = plan.windows_per_group * buckets_per_window;
+    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, n, plan.window_bits, first, windows, keys_in,
+                                                          values_in);
+    SH_CUDA_LAUNCHED();
+    mark(profile, "digits", stream);
+    // A short last group uses a smaller sentinel; it is still the largest key of that group.
+    std::size_t temp_bytes = s.sort_temp_bytes;
+    SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out, values_in,
+                                               values_out, static_cast<std::int64_t>(pairs), 0,
+                                               static_cast<int>(s.end_bit), stream));
+    mark(profile, "sort", stream);
+    SH_CUDA_OK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
+    SH_CUDA_OK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
+    const std::uint32_t group_sentinel = windows * buckets_per_window;
+    bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, group_sentinel, bucket_start,
+                                                                      bucket_end);
+    SH_CUDA_LAUNCHED();
+    mark(profile, "bounds", stream);
+    const std::uint32_t bucket_count = windows * buckets_per_window;
+    G1Xyzz* group_buckets = deferred ? buckets + std::uint64_t{first} * buckets_per_window : buckets;
+    if (!plan.tuning.balanced) {
+      if (add_to_buckets) throw std::logic_error("msm: adding to buckets needs the balanced accumulation");
+      accumulate_kernel<<<blocks_for(bucket_count, 128), 128, 0, stream>>>(points, values_out, bucket_start,
+                                                                            bucket_end, bucket_count, group_buckets);
+      SH_CUDA_LAUNCHED();
+      mark(profile, "accumulate", stream);
+    } else {
+      auto* chunk_count = reinterpret_cast<std::uint32_t*>(scratch + s.chunk_count);
+      auto* chunk_offset = reinterpret_cast<std::uint32_t*>(scratch + s.chunk_offset);
+      auto* item_first = reinterpret_cast<std::uint32_t*>(scratch + s.item_first);
+      auto* item_len_in = reinterpret_cast<std::uint32_t*>(scratch + s.item_len_in);
+      auto* item_len_out = reinterpret_cast<std::uint32_t*>(scratch + s.item_len_out);
+      auto* item_index_in = reinterpret_cast<std::uint32_t*>(scratch + s.item_index_in);
+      auto* item_index_out = reinterpret_cast<std::uint32_t*>(scratch + s.item_index_out);
+      auto* item_sums = reinterpret_cast<G1Xyzz*>(scratch + s.item_sums);
+      const std::uint64_t limit = std::uint64_t{bucket_count} + pairs / s.item_points;
+      if (limit > s.item_limit) throw std::logic_error("msm: work items exceed their bound");
+      chunk_count_kernel<<<blocks_for(bucket_count + 1, 256), 256, 0, stream>>>(bucket_start, bucket_end, bucket_count,
+                                                                                 s.item_points, chunk_count);
+      SH_CUDA_LAUNCHED();
+      temp_bytes = s.sort_temp_bytes;
+      SH_CUDA_OK(cub::DeviceScan::ExclusiveSum(scratch + s.sort_temp, temp_bytes, chunk_count, chunk_offset,
+                                               static_cast<std::int64_t>(bucket_count + 1), stream));
+      items_init_kernel<<<blocks_for(limit, 256), 256, 0, stream>>>(item_len_in, item_index_in, limit);
+      SH_CUDA_LAUNCHED();
+      items_kernel<<<blocks_for(bucket_count, 256), 256, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
+                                                                       bucket_count, s.item_points, item_first,
+                                                                       item_len_in);
+      SH_CUDA_LAUNCHED();
+      temp_bytes = s.sort_temp_bytes;
+      SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
+                                                           item_len_out, item_index_in, item_index_out,
+                                                           static_cast<std::int64_t>(limit), 0,
+                                                           static_cast<int>(s.item_end_bit), stream));
+      mark(profile, "balance", stream);
+      auto item_sum = item_sum_kernel<false, false>;
+      if (plan.tuning.prefetch) {
+        item_sum = add_to_buckets ? item_sum_kernel<true, true> : item_sum_kernel<true, false>;
+      } else if (add_to_buckets) {
+        item_sum = item_sum_kernel<false, true>;
+      }
+      item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
+                                                           item_index_out, limit, group_buckets, item_sums);
+      SH_CUDA_LAUNCHED();
+      mark(profile, "accumulate", stream);
+      bucket_combine_kernel<<<blocks_for(bucket_count, 128), 128, 0, stream>>>(item_sums, chunk_offset, bucket_count,
+                                                                               add_to_buckets, group_buckets);
+      SH_CUDA_LAUNCHED();
+      mark(profile, "combine", stream);
+    }
+    if (!deferred) reduce_buckets(s, scratch, group_buckets, windows, window_sums + first, stream, profile);
+  }
+}
+
 }  // namespace
+
+MsmProfile::~MsmProfile() {
+  for (auto& entry : marks_) cudaEventDestroy(entry.second);
+}
+
+void MsmProfile::mark(const char* phase, cudaStream_t stream) {
+  cudaEvent_t event;
+  SH_CUDA_OK(cudaEventCreate(&event));
+  SH_CUDA_OK(cudaEventRecord(event, stream));
+  marks_.emplace_back(phase, event);
+}
+
+// Each mark's time since the one before it on the same stream goes to the mark's phase ("start"
+// marks only begin a run).
+std::vector<std::pair<std::string, double>> MsmProfile::collect() {
+  std::vector<std::pair<std::string, double>> totals;
+  if (!marks_.empty()) SH_CUDA_OK(cudaEventSynchronize(marks_.back().second));
+  SH_CUDA_OK(cudaDeviceSynchronize());
+  for (std::size_t i = 1; i < marks_.size(); ++i) {
+    if (marks_[i].first == "start") continue;
+    float ms = 0;
+    SH_CUDA_OK(cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second));
+    auto found = std::find_if(totals.begin(), totals.end(), [&](const auto& t) { return t.first == marks_[i].first; });
+    if (found == totals.end()) {
+      totals.emplace_back(marks_[i].first, ms);
+    } else {
+      found->second += ms;
+    }
+  }
+  for (auto& entry : marks_) cudaEventDestroy(entry.second);
+  marks_.clear();
+  return totals;
+}
 
 MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
   if (point_count == 0 || point_count >= (std::uint64_t{1} << 31)) {
@@ -191,10 +583,9 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
   if (window_bits == 0) {
     // Cost in field multiplications: every window adds each point into a bucket (8M + 2S, plus
     // about one more for its share of the sort) and folds its 2^(c-1) buckets twice (12M + 2S).
-    // Only widths whose top window keeps most of its bits are candidates: the top window holds
-    // bits (W-1)·c..254, and with few of them (c = 18 leaves 3: 8 buckets) its buckets each get
-    // n/2^bits points, which one thread per bucket sums serially (measured on the H200: 20.8 s
-    // instead of tens of ms at 2^22). 8, 16 and 20 leave 7, 15 and 15 bits.
+    // Only widths whose top window keeps most of its bits are candidates (8, 16 and 20 leave 7,
+    // 15 and 15 bits): a narrow top window has few, heavy buckets. The balanced accumulation
+    // now cuts heavy buckets into items, but other widths were not measured again.
     double best_cost = 0;
     for (unsigned bits : {8u, 16u, 20u}) {
       const double windows = (256 + bits - 1) / bits;
@@ -219,69 +610,35 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
 
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan) { return layout_for(plan).total; }
 
-void msm_g1_windows(const void* points_pointer, const void* scalars_pointer, bool scalars_montgomery,
-                    const MsmPlan& plan, void* window_sums, void* scratch_pointer, cudaStream_t stream) {
-  const ScratchLayout s = layout_for(plan);
+void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                    void* window_sums, void* scratch_pointer, cudaStream_t stream, MsmProfile* profile) {
   auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
-  const auto* points = static_cast<const G1Affine*>(points_pointer);
-  const Fr* scalars = static_cast<const Fr*>(scalars_pointer);
-  const std::uint64_t n = plan.point_count;
-  if (scalars_montgomery) {
-    Fr* canonical = reinterpret_cast<Fr*>(scratch + s.canonical_scalars);
-    to_canonical_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(canonical, scalars, n);
-    SH_CUDA_LAUNCHED();
-    scalars = canonical;
-  }
-  auto* keys_in = reinterpret_cast<std::uint32_t*>(scratch + s.keys_in);
-  auto* keys_out = reinterpret_cast<std::uint32_t*>(scratch + s.keys_out);
-  auto* values_in = reinterpret_cast<std::uint32_t*>(scratch + s.values_in);
-  auto* values_out = reinterpret_cast<std::uint32_t*>(scratch + s.values_out);
-  auto* bucket_start = reinterpret_cast<std::uint32_t*>(scratch + s.bucket_start);
-  auto* bucket_end = reinterpret_cast<std::uint32_t*>(scratch + s.bucket_end);
-  auto* buckets = reinterpret_cast<G1Xyzz*>(scratch + s.buckets);
-  auto* partials_a = reinterpret_cast<G1Xyzz*>(scratch + s.partials_a);
-  auto* partials_b = reinterpret_cast<G1Xyzz*>(scratch + s.partials_b);
   auto* out = static_cast<G1Jacobian*>(window_sums);
-  const std::uint32_t buckets_per_window = 1u << (plan.window_bits - 1);
-
-  for (unsigned first = 0; first < plan.window_count; first += plan.windows_per_group) {
-    const unsigned windows = std::min(plan.windows_per_group, plan.window_count - first);
-    const std::uint64_t pairs = std::uint64_t{windows} * n;
-    const std::uint32_t sentinel = plan.windows_per_group * buckets_per_window;
-    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, n, plan.window_bits, first, windows, keys_in,
-                                                          values_in);
-    SH_CUDA_LAUNCHED();
-    // A short last group uses a smaller sentinel; it is still the largest key of that group.
-    std::size_t temp_bytes = s.sort_temp_bytes;
-    SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out, values_in,
-                                               values_out, static_cast<std::int64_t>(pairs), 0,
-                                               static_cast<int>(s.end_bit), stream));
-    SH_CUDA_OK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
-    SH_CUDA_OK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
-    const std::uint32_t group_sentinel = windows * buckets_per_window;
-    bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, group_sentinel, bucket_start,
-                                                                      bucket_end);
-    SH_CUDA_LAUNCHED();
-    const std::uint32_t bucket_count = windows * buckets_per_window;
-    accumulate_kernel<<<blocks_for(bucket_count, 128), 128, 0, stream>>>(points, values_out, bucket_start,
-                                                                          bucket_end, bucket_count, buckets);
-    SH_CUDA_LAUNCHED();
-    std::uint32_t per_window = static_cast<std::uint32_t>(s.segments_per_window);
-    segment_kernel<<<blocks_for(std::uint64_t{per_window} * windows, 128), 128, 0, stream>>>(
-        buckets, buckets_per_window, per_window, windows, partials_a);
-    SH_CUDA_LAUNCHED();
-    G1Xyzz* from = partials_a;
-    G1Xyzz* to = partials_b;
-    while (per_window > 1) {
-      const std::uint32_t out_per_window = (per_window + 2 * kReduceThreads - 1) / (2 * kReduceThreads);
-      reduce_kernel<<<out_per_window * windows, kReduceThreads, 0, stream>>>(from, per_window, to, out_per_window);
-      SH_CUDA_LAUNCHED();
-      per_window = out_per_window;
-      std::swap(from, to);
-    }
-    to_jacobian_kernel<<<blocks_for(windows, 64), 64, 0, stream>>>(from, windows, out + first);
-    SH_CUDA_LAUNCHED();
+  accumulate_groups(points, scalars, scalars_montgomery, plan, false, scratch, out, stream, profile);
+  if (plan.tuning.deferred_reduction) {
+    const ScratchLayout s = layout_for(plan);
+    reduce_buckets(s, scratch, reinterpret_cast<G1Xyzz*>(scratch + s.buckets), plan.window_count, out, stream,
+                   profile);
   }
+}
+
+void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                       bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  if (!plan.tuning.deferred_reduction || !plan.tuning.balanced) {
+    throw std::invalid_argument("msm_g1_accumulate: needs the deferred reduction and the balanced accumulation");
+  }
+  accumulate_groups(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
+                    nullptr, stream, profile);
+}
+
+void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch_pointer, cudaStream_t stream,
+                   MsmProfile* profile) {
+  if (!plan.tuning.deferred_reduction) throw std::invalid_argument("msm_g1_reduce: needs the deferred reduction");
+  auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
+  const ScratchLayout s = layout_for(plan);
+  mark(profile, "start", stream);
+  reduce_buckets(s, scratch, reinterpret_cast<G1Xyzz*>(scratch + s.buckets), plan.window_count,
+                 static_cast<G1Jacobian*>(window_sums), stream, profile);
 }
 
 }  // namespace stagehand::cuda

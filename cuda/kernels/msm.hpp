@@ -6,21 +6,30 @@
 //
 // Algorithm: signed c-bit window digits (bucket b of a window holds the points whose digit is
 // ±(b+1), so each window has 2^(c-1) buckets), a radix sort of (bucket, point) pairs per group
-// of windows, one thread per bucket summing its points in XYZZ coordinates, then a parallel
-// reduction of Σ (b+1)·B_b per window. The device produces one sum per window (Jacobian, 144
-// bytes, Montgomery Fq); the host combines them (msm_combine_windows, a few hundred doublings).
-// Batches of points combine the same way, which is what the streamed variant relies on.
+// of windows, then bucket accumulation in XYZZ coordinates, balanced: each bucket's run of
+// sorted points is cut into work items of at most K points (K about twice the mean bucket
+// size), the items are sorted by length (longest first, so a warp's threads run about equally
+// long), one thread sums each item, and a second pass adds a bucket's items together. The
+// buckets of every window stay on the device until all groups are done; one parallel
+// reduction of Σ (b+1)·B_b over all windows at once then gives one sum per window (Jacobian,
+// 144 bytes, Montgomery Fq); the host combines them (msm_combine_windows, a few hundred
+// doublings). The streamed variant accumulates every batch into the same buckets and reduces
+// once, at the end.
 //
-// Limitation, stated plainly: one thread per bucket means that inputs with very many equal
-// scalars (e.g. half the witness equal to 1) put most points into one bucket and serialise it.
-// The result stays correct; only the time suffers. For the same reason the planner uses only
-// window widths whose top window keeps most of its bits (8, 16, 20; see msm_plan).
-// Not done yet: the GLV endomorphism.
+// Limits, stated plainly: a bucket's items are added together by one thread, so a bucket with
+// m points costs m/K item sums in that thread (inputs with very many equal scalars are slower,
+// never wrong). Keeping every window's buckets costs scratch (2^26 points at c = 20: 5.0 GiB
+// against 3.7 GiB with per-group reduction; msm_scratch_bytes says it). The planner still uses
+// only the window widths 8, 16 and 20. Not done yet: the
+// GLV endomorphism (at the same c it halves the windows but doubles the points, so it does not
+// cut the bucket additions; see bench/RESULTS.md).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace stagehand::cuda {
@@ -29,11 +38,26 @@ inline constexpr std::uint64_t kG1AffineBytes = 96;
 inline constexpr std::uint64_t kG1JacobianBytes = 144;
 inline constexpr std::uint64_t kFrBytes = 32;
 
+// Switches for measuring the algorithm's pieces against each other (bench, checks); the
+// defaults are the fastest measured. `balanced` off: one thread per bucket (the earlier kernel);
+// `deferred_reduction` off: each group of windows reduced as soon as it is accumulated;
+// `prefetch`: the item sum loads the next point before adding the current one;
+// `split_reduction` off: one segment kernel (255 registers) instead of three lighter ones; on,
+// the lighter ones are used only for window widths of 17 bits and more (measured faster at
+// c = 20, slower at c = 16).
+struct MsmTuning {
+  bool balanced = true;
+  bool deferred_reduction = true;
+  bool prefetch = false;
+  bool split_reduction = true;
+};
+
 struct MsmPlan {
   std::uint64_t point_count = 0;
   unsigned window_bits = 0;        // c
   unsigned window_count = 0;       // ceil(256 / c): signed digits never carry out of the top window
   unsigned windows_per_group = 0;  // windows sorted and accumulated together
+  MsmTuning tuning{};
 };
 
 // window_bits 0 picks the width from the size (8, 16 or 20); 2..22 forces one (tests, tuning).
@@ -44,10 +68,38 @@ std::uint64_t msm_scratch_bytes(const MsmPlan& plan);
 // The window sums it writes: plan.window_count Jacobian points.
 inline std::uint64_t msm_result_bytes(const MsmPlan& plan) { return plan.window_count * kG1JacobianBytes; }
 
+// Records an event after each phase of the MSM on the stream it runs on (for the benchmark's
+// breakdown; costs a few microseconds per phase). collect() waits for the last event and
+// returns milliseconds per phase name, summed over every time the phase ran.
+class MsmProfile {
+ public:
+  MsmProfile() = default;
+  ~MsmProfile();
+  MsmProfile(const MsmProfile&) = delete;
+  MsmProfile& operator=(const MsmProfile&) = delete;
+  void mark(const char* phase, cudaStream_t stream);
+  std::vector<std::pair<std::string, double>> collect();
+
+ private:
+  std::vector<std::pair<std::string, cudaEvent_t>> marks_;
+};
+
 // Writes the plan.window_count window sums to `window_sums` (device). All pointers are device
 // pointers; `scratch` holds msm_scratch_bytes(plan) bytes. Asynchronous on `stream`.
 void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
-                    void* window_sums, void* scratch, cudaStream_t stream);
+                    void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
+
+// The two halves of msm_g1_windows, for callers that feed the same buckets several times (the
+// streamed variant). The buckets live at the start of `scratch` and do not depend on
+// plan.point_count, so one scratch sized for the largest batch serves every batch of the same
+// window width. add_to_buckets false starts the buckets afresh; true adds to what they hold.
+// Needs plan.tuning.deferred_reduction.
+void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                       bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
+// Consumes the buckets (they are overwritten with partial sums): accumulate afresh before the
+// next reduction.
+void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream,
+                   MsmProfile* profile = nullptr);
 
 // Host side: Σ_w 2^(c·w)·S_w over one or more batches' window sums (host memory, each batch
 // msm_result_bytes(plan) bytes, all batches planned with the same window_bits). Result as
@@ -58,11 +110,14 @@ struct G1JacobianBytes {
 G1JacobianBytes msm_combine_windows(const std::vector<const void*>& batch_window_sums, unsigned window_count,
                                     unsigned window_bits);
 
-// MSM with the points streamed from pinned host memory in batches: while batch i computes on
-// `compute`, batch i+1 copies on `copy` into the other of two device point buffers, and batch
-// i-1's window sums come back into one of two pinned host buffers that the host combines only
-// once the next batch has been queued (a deferred synchronise), so the GPU never waits for
-// the host. Allocates its buffers once at construction (not on the hot path).
+// MSM with the points streamed from pinned host memory in batches: while batch i accumulates
+// on `compute`, batch i+1 copies on `copy` into the other of two device point buffers (the
+// copy of batch i+2 waits, on the device, until batch i has finished reading its buffer). Every
+// batch adds into the same device buckets; no batch sends anything back. run() queues all
+// batches without waiting, then the one reduction, then one copy of the window sums into a
+// pinned host buffer, and only then synchronises: the GPU never waits for the host, and the
+// host combines the window sums once. Allocates its buffers once at construction (not on the
+// hot path).
 class StreamedMsm {
  public:
   StreamedMsm(std::uint64_t batch_points, unsigned window_bits = 0);
@@ -73,7 +128,8 @@ class StreamedMsm {
   // host_points: pinned (cudaHostAlloc / cudaHostRegister) point_count·96 bytes;
   // device_scalars: point_count scalars on the device. Blocks until the result is known.
   G1JacobianBytes run(const void* host_points, const void* device_scalars, std::uint64_t point_count,
-                      bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy);
+                      bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy,
+                      MsmProfile* profile = nullptr);
 
   std::uint64_t device_bytes() const { return device_bytes_; }
 
@@ -81,12 +137,12 @@ class StreamedMsm {
   std::uint64_t batch_points_;
   MsmPlan plan_;
   void* device_points_[2] = {nullptr, nullptr};
-  void* device_sums_[2] = {nullptr, nullptr};
-  void* host_sums_[2] = {nullptr, nullptr};
+  void* device_sums_ = nullptr;
+  void* host_sums_ = nullptr;
   void* scratch_ = nullptr;
   cudaEvent_t copied_[2] = {nullptr, nullptr};
   cudaEvent_t consumed_[2] = {nullptr, nullptr};
-  cudaEvent_t sums_ready_[2] = {nullptr, nullptr};
+  cudaEvent_t sums_ready_ = nullptr;
   std::uint64_t device_bytes_ = 0;
 };
 

@@ -65,63 +65,62 @@ StreamedMsm::StreamedMsm(std::uint64_t batch_points, unsigned window_bits)
   const std::uint64_t scratch_bytes = msm_scratch_bytes(plan_);
   for (int slot = 0; slot < 2; ++slot) {
     SH_CUDA_OK(cudaMalloc(&device_points_[slot], batch_points * kG1AffineBytes));
-    SH_CUDA_OK(cudaMalloc(&device_sums_[slot], msm_result_bytes(plan_)));
-    SH_CUDA_OK(cudaHostAlloc(&host_sums_[slot], msm_result_bytes(plan_), cudaHostAllocDefault));
     SH_CUDA_OK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
     SH_CUDA_OK(cudaEventCreateWithFlags(&consumed_[slot], cudaEventDisableTiming));
-    SH_CUDA_OK(cudaEventCreateWithFlags(&sums_ready_[slot], cudaEventDisableTiming));
   }
+  SH_CUDA_OK(cudaMalloc(&device_sums_, msm_result_bytes(plan_)));
+  SH_CUDA_OK(cudaHostAlloc(&host_sums_, msm_result_bytes(plan_), cudaHostAllocDefault));
+  SH_CUDA_OK(cudaEventCreateWithFlags(&sums_ready_, cudaEventDisableTiming));
   SH_CUDA_OK(cudaMalloc(&scratch_, scratch_bytes));
-  device_bytes_ = 2 * batch_points * kG1AffineBytes + 2 * msm_result_bytes(plan_) + scratch_bytes;
+  device_bytes_ = 2 * batch_points * kG1AffineBytes + msm_result_bytes(plan_) + scratch_bytes;
 }
 
 StreamedMsm::~StreamedMsm() {
   for (int slot = 0; slot < 2; ++slot) {
     cudaFree(device_points_[slot]);
-    cudaFree(device_sums_[slot]);
-    cudaFreeHost(host_sums_[slot]);
     cudaEventDestroy(copied_[slot]);
     cudaEventDestroy(consumed_[slot]);
-    cudaEventDestroy(sums_ready_[slot]);
   }
+  cudaFree(device_sums_);
+  cudaFreeHost(host_sums_);
+  cudaEventDestroy(sums_ready_);
   cudaFree(scratch_);
 }
 
 G1JacobianBytes StreamedMsm::run(const void* host_points, const void* device_scalars, std::uint64_t point_count,
-                                 bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy) {
+                                 bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy,
+                                 MsmProfile* profile) {
+  if (point_count == 0) return horner(std::vector<math::G1Projective>(), plan_.window_bits);
   const std::uint64_t batches = (point_count + batch_points_ - 1) / batch_points_;
-  std::vector<math::G1Projective> running(plan_.window_count, math::G1Projective::identity());
   const auto* points = static_cast<const std::uint8_t*>(host_points);
   const auto* scalars = static_cast<const std::uint8_t*>(device_scalars);
+  // Earlier work on `compute` (a previous run) may still read the point buffers.
+  SH_CUDA_OK(cudaEventRecord(consumed_[0], compute));
+  SH_CUDA_OK(cudaEventRecord(consumed_[1], compute));
   for (std::uint64_t batch = 0; batch < batches; ++batch) {
     const int slot = static_cast<int>(batch % 2);
     const std::uint64_t first = batch * batch_points_;
     const std::uint64_t count = std::min(batch_points_, point_count - first);
     // The copy may overwrite this slot's points only once batch - 2 has finished reading them.
-    if (batch >= 2) SH_CUDA_OK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
+    SH_CUDA_OK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
     SH_CUDA_OK(cudaMemcpyAsync(device_points_[slot], points + first * kG1AffineBytes, count * kG1AffineBytes,
                                cudaMemcpyHostToDevice, copy));
     SH_CUDA_OK(cudaEventRecord(copied_[slot], copy));
     SH_CUDA_OK(cudaStreamWaitEvent(compute, copied_[slot], 0));
+    if (profile != nullptr) profile->mark("wait_copy", compute);
     MsmPlan plan = plan_;  // same width and grouping as the scratch was sized for
     plan.point_count = count;
-    msm_g1_windows(device_points_[slot], scalars + first * kFrBytes, scalars_montgomery, plan, device_sums_[slot],
-                   scratch_, compute);
+    msm_g1_accumulate(device_points_[slot], scalars + first * kFrBytes, scalars_montgomery, plan,
+                      /*add_to_buckets=*/batch != 0, scratch_, compute, profile);
     SH_CUDA_OK(cudaEventRecord(consumed_[slot], compute));
-    SH_CUDA_OK(cudaMemcpyAsync(host_sums_[slot], device_sums_[slot], msm_result_bytes(plan_), cudaMemcpyDeviceToHost,
-                               compute));
-    SH_CUDA_OK(cudaEventRecord(sums_ready_[slot], compute));
-    // Deferred synchronise: batch - 1's sums are collected only now that batch is queued, so
-    // the GPU already has the next work while the host waits and adds.
-    if (batch >= 1) {
-      const int previous = 1 - slot;
-      SH_CUDA_OK(cudaEventSynchronize(sums_ready_[previous]));
-      accumulate_windows(running, host_sums_[previous]);
-    }
   }
-  const int last = static_cast<int>((batches - 1) % 2);
-  SH_CUDA_OK(cudaEventSynchronize(sums_ready_[last]));
-  accumulate_windows(running, host_sums_[last]);
+  // One reduction of the buckets of all batches, one copy back, one wait.
+  msm_g1_reduce(plan_, device_sums_, scratch_, compute, profile);
+  SH_CUDA_OK(cudaMemcpyAsync(host_sums_, device_sums_, msm_result_bytes(plan_), cudaMemcpyDeviceToHost, compute));
+  SH_CUDA_OK(cudaEventRecord(sums_ready_, compute));
+  SH_CUDA_OK(cudaEventSynchronize(sums_ready_));
+  std::vector<math::G1Projective> running(plan_.window_count, math::G1Projective::identity());
+  accumulate_windows(running, host_sums_);
   return horner(running, plan_.window_bits);
 }
 

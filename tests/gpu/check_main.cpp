@@ -1,5 +1,5 @@
 // stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
-//   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S]
+//   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
 // NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
 // (default 26, 0 to skip). Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
 #include <cstdlib>
@@ -12,6 +12,8 @@
 int main(int argc, char** argv) {
   using namespace stagehand::cuda::checks;
   unsigned max_log = 22, big = 26;
+  bool msm_only = false;  // leave out the NTT and H checks (for MSM work that touches neither)
+  bool big_ntt = true;    // false: at 2^big only the MSM (its CPU-side NTT references take minutes)
   std::uint64_t seed = 20261130;
   if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -19,6 +21,8 @@ int main(int argc, char** argv) {
     if (flag == "--max-log") max_log = std::atoi(argv[i + 1]);
     else if (flag == "--big") big = std::atoi(argv[i + 1]);
     else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--msm-only") msm_only = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--big-ntt") big_ntt = std::atoi(argv[i + 1]) != 0;
   }
   std::string why;
   if (!gpu_present(why)) {
@@ -33,13 +37,19 @@ int main(int argc, char** argv) {
   try {
     add(check_launchers(std::cout, seed));
     add(check_msm_edge_cases(std::cout, seed));
-    for (unsigned log = 1; log <= max_log; ++log) add(check_ntt(std::cout, log, seed + log));
-    for (unsigned log = 1; log <= max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
+    add(check_msm_tunings(std::cout, 14, seed + 700));
+    if (!msm_only) {
+      for (unsigned log = 1; log <= max_log; ++log) add(check_ntt(std::cout, log, seed + log));
+      for (unsigned log = 1; log <= max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
+    }
     for (unsigned log = 10; log <= max_log; ++log) add(check_msm(std::cout, log, seed + 200 + log, false));
     add(check_msm_streamed(std::cout, 16, 13, seed + 300));
+    add(check_msm_streamed(std::cout, 20, 18, seed + 800));
     if (big != 0) {
-      add(check_ntt(std::cout, big, seed + 400));
-      add(check_h(std::cout, big, seed + 500));
+      if (!msm_only && big_ntt) {
+        add(check_ntt(std::cout, big, seed + 400));
+        add(check_h(std::cout, big, seed + 500));
+      }
       add(check_msm(std::cout, big, seed + 600, false));
     }
   } catch (const std::exception& error) {

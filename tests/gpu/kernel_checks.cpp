@@ -135,8 +135,9 @@ std::vector<math::Fr> scalars_from_bytes(const std::uint8_t* bytes, std::uint64_
 
 // One device MSM through msm_g1_windows with every output poisoned; returns the combined point.
 G1JacobianBytes device_msm(const std::uint8_t* point_bytes, const std::uint8_t* scalar_bytes, std::uint64_t n,
-                           bool montgomery, unsigned window_bits) {
-  const MsmPlan plan = msm_plan(n, window_bits);
+                           bool montgomery, unsigned window_bits, const MsmTuning& tuning = MsmTuning{}) {
+  MsmPlan plan = msm_plan(n, window_bits);
+  plan.tuning = tuning;
   DeviceBuffer points(n * kG1AffineBytes), scalars(n * kFrBytes), scratch(msm_scratch_bytes(plan)),
       sums(msm_result_bytes(plan));
   SH_CUDA_OK(cudaMemcpy(points.pointer, point_bytes, n * kG1AffineBytes, cudaMemcpyHostToDevice));
@@ -351,7 +352,7 @@ Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed) {
     std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * 700, 32);
   }
   const math::G1Projective expected = math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
-  for (unsigned bits : {0u, 2u, 4u, 7u, 11u, 13u, 16u}) {
+  for (unsigned bits : {0u, 2u, 4u, 7u, 11u, 13u, 16u, 18u, 20u}) {
     const G1JacobianBytes got = device_msm(points.data(), scalars.data(), n, false, bits);
     result.add(report(out, point_from(got) == expected, "msm_g1 edge cases c=" + std::to_string(msm_plan(n, bits).window_bits)));
   }
@@ -377,7 +378,8 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
   SH_CUDA_OK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
   SH_CUDA_OK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
   {
-    // A last batch shorter than the others, too.
+    // A last batch shorter than the others, too (and the same object run twice: the second run
+    // must start from fresh buckets).
     StreamedMsm streamed(std::uint64_t{1} << batch_log);
     const auto got = streamed.run(pinned, device_scalars.pointer, n - 3, false, compute, copy);
     const auto short_points = affine_from_bytes(set.bytes.data(), n - 3);
@@ -389,9 +391,68 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
     result.add(report(out, point_from(got_full) == expected,
                       "msm_g1 streamed 2^" + std::to_string(log_size) + " in batches of 2^" + std::to_string(batch_log)));
   }
+  {
+    // Window width 20 (its sparse top window cut into items in every batch), Montgomery scalars,
+    // a batch size that does not divide the count, and a block of equal scalars (one heavy bucket
+    // per window in every batch).
+    std::vector<std::uint8_t> heavy(n * 32);
+    fill_sample_scalars(heavy, n, seed + 10, true);
+    for (std::uint64_t i = n / 4; i < n / 2; ++i) std::memcpy(heavy.data() + 32 * i, heavy.data() + 32 * (n / 4), 32);
+    DeviceBuffer heavy_scalars(n * 32);
+    SH_CUDA_OK(cudaMemcpy(heavy_scalars.pointer, heavy.data(), n * 32, cudaMemcpyHostToDevice));
+    const math::G1Projective expected_heavy =
+        math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(heavy.data(), n, true));
+    const std::uint64_t batch = (std::uint64_t{1} << batch_log) + 5;
+    for (unsigned bits : {20u, 0u}) {
+      StreamedMsm streamed(batch, bits);
+      const auto got = streamed.run(pinned, heavy_scalars.pointer, n, true, compute, copy);
+      result.add(report(out, point_from(got) == expected_heavy,
+                        "msm_g1 streamed 2^" + std::to_string(log_size) + " c=" +
+                            std::to_string(msm_plan(batch, bits).window_bits) +
+                            " Montgomery, a quarter equal scalars, batches of 2^" + std::to_string(batch_log) + "+5"));
+    }
+  }
   cudaStreamDestroy(compute);
   cudaStreamDestroy(copy);
   cudaFreeHost(pinned);
+  return result;
+}
+
+Result check_msm_tunings(std::ostream& out, unsigned log_size, std::uint64_t seed) {
+  Result result;
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  const PointSet& set = shared_points(n);
+  const auto points = affine_from_bytes(set.bytes.data(), n);
+  for (bool heavy : {false, true}) {
+    std::vector<std::uint8_t> scalars(n * 32);
+    fill_sample_scalars(scalars, n, seed + heavy, false);
+    // Heavy: half the scalars equal (one bucket per window holds half the points) and an eighth
+    // equal to one (the lowest window's first bucket).
+    if (heavy) {
+      for (std::uint64_t i = 0; i < n / 2; ++i) std::memcpy(scalars.data() + 32 * i, scalars.data(), 32);
+      for (std::uint64_t i = n / 2; i < n / 2 + n / 8; ++i) {
+        std::memset(scalars.data() + 32 * i, 0, 32);
+        scalars[32 * i] = 1;
+      }
+    }
+    const math::G1Projective expected = math::msm(points, scalars_from_bytes(scalars.data(), n, false));
+    const std::pair<const char*, MsmTuning> tunings[] = {
+        {"default", MsmTuning{}},
+        {"one thread per bucket", MsmTuning{false, false, false, false}},
+        {"one thread per bucket, deferred", MsmTuning{false, true, false, true}},
+        {"balanced, per group", MsmTuning{true, false, false, true}},
+        {"balanced, per group, one segment kernel", MsmTuning{true, false, false, false}},
+        {"one segment kernel", MsmTuning{true, true, false, false}},
+        {"prefetch", MsmTuning{true, true, true, true}}};
+    for (unsigned bits : {0u, 8u, 20u}) {
+      for (const auto& [name, tuning] : tunings) {
+        const G1JacobianBytes got = device_msm(set.bytes.data(), scalars.data(), n, false, bits, tuning);
+        result.add(report(out, point_from(got) == expected,
+                          std::string("msm_g1 ") + name + (heavy ? " heavy buckets" : "") + " c=" +
+                              std::to_string(msm_plan(n, bits).window_bits) + " 2^" + std::to_string(log_size)));
+      }
+    }
+  }
   return result;
 }
 

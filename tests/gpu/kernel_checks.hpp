@@ -28,7 +28,11 @@ Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed);
 Result check_msm(std::ostream& out, unsigned log_size, std::uint64_t seed, bool full_reference);
 // Zero scalars, points at infinity, repeated and opposite points, r-1, forced window widths.
 Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed);
-// Points streamed from pinned memory in batches equal the reference.
+// Every MsmTuning combination at window widths 8, 20 and the plan's, on random scalars and on
+// heavy buckets (half the scalars equal), against math::msm.
+Result check_msm_tunings(std::ostream& out, unsigned log_size, std::uint64_t seed);
+// Points streamed from pinned memory in batches equal the reference (also: c = 20, Montgomery
+// scalars, heavy buckets, a batch size that does not divide the count, one object run twice).
 Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_log, std::uint64_t seed);
 // Every launcher name resolves; a launch through the table equals the direct call; busy_wait
 // waits at least as long as asked.

@@ -51,6 +51,11 @@ BOOST_AUTO_TEST_CASE(msm_edge_cases) {
   expect_clean(check_msm_edge_cases(log, 5), log.str());
 }
 
+BOOST_AUTO_TEST_CASE(msm_tunings_and_heavy_buckets) {
+  std::ostringstream log;
+  expect_clean(check_msm_tunings(log, 12, 11), log.str());
+}
+
 BOOST_AUTO_TEST_CASE(msm_streamed_batches) {
   std::ostringstream log;
   expect_clean(check_msm_streamed(log, 14, 11, 9), log.str());
