@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "batch_addition.hpp"
 #include "common.cuh"
 #include "groth16_launchers.hpp"
 #include "launchers.hpp"
@@ -126,12 +127,14 @@ const KernelLauncher* find_launcher(std::string_view name) {
   for (const auto& entry : kLaunchers) {
     if (entry.first == name) return &entry.second;
   }
+  if (const KernelLauncher* launcher = find_batch_addition_launcher(name)) return launcher;  // batch_addition.cu
   return find_groth16_launcher(name);  // groth16_launchers.cu
 }
 
 std::vector<std::string_view> launcher_names() {
   std::vector<std::string_view> names;
   for (const auto& entry : kLaunchers) names.push_back(entry.first);
+  for (auto name : batch_addition_launcher_names()) names.push_back(name);
   for (auto name : groth16_launcher_names()) names.push_back(name);
   return names;
 }

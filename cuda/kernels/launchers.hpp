@@ -27,6 +27,14 @@
 //   window_sums takes msm_result_bytes(plan), scratch msm_scratch_bytes(plan) with
 //   plan = msm_plan(point_count, window_bits) (msm.hpp); the host finishes with
 //   msm_combine_windows once window_sums has been copied back.
+// batch_addition_g1      point_count    [] or [start 0|1] or [start, offset]   [points]              [accumulator + scratch]
+// batch_addition_g2      (same; 192-byte affine G2 points x.c0‖x.c1‖y.c0‖y.c1)
+//   accumulator := (start ? ∞ : accumulator) + Σ points (points at infinity count as zero): the
+//   XYZZ point at byte `offset` (default 0, a multiple of 16) of writes[0], 192 bytes for G1 and
+//   384 for G2 (batch_addition.hpp gives the format; zero bytes are ∞, so a zeroed slot is an empty
+//   sum). Without arguments successive launches accumulate. Scratch: the block partial sums take
+//   the last kBatchAdditionScratchBytes (384 KiB) of writes[0], which must therefore hold
+//   batch_write_bytes(group, offset) (the partition program's 8 MiB bucket buffer does).
 #pragma once
 
 #include <cuda_runtime.h>

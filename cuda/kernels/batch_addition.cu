@@ -1,0 +1,203 @@
+// batch_addition_g1 and batch_addition_g2: see batch_addition.hpp for the method and the memory.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "batch_addition.hpp"
+#include "common.cuh"
+#include "curve.cuh"
+#include "g2.cuh"
+
+namespace stagehand::cuda {
+namespace {
+
+// Threads per block: the shared-memory tree holds one XYZZ point per thread, 24 KiB either way.
+// Fewer G2 threads because a G2 point is twice the size and the arithmetic twice the registers.
+struct G1Traits {
+  using Affine = G1Affine;
+  using Point = G1Xyzz;
+  static constexpr unsigned kThreads = 128;
+};
+struct G2Traits {
+  using Affine = G2Affine;
+  using Point = G2Xyzz;
+  static constexpr unsigned kThreads = 64;
+};
+static_assert(sizeof(G1Xyzz) * kBatchAdditionMaxBlocks <= kBatchAdditionScratchBytes);
+static_assert(sizeof(G2Xyzz) * kBatchAdditionMaxBlocks <= kBatchAdditionScratchBytes);
+static_assert(sizeof(G1Affine) == kBatchG1PointBytes && sizeof(G2Affine) == kBatchG2PointBytes);
+static_assert(sizeof(G1Xyzz) == 2 * kBatchG1PointBytes && sizeof(G2Xyzz) == 2 * kBatchG2PointBytes);
+
+// The sum of every thread's `sum`, returned in thread 0 (other threads get partial sums). Every
+// thread of the block must call it. A binary tree: at each level the lower half adds the upper
+// half's points; thread t only writes slot t and reads slot t + half, which no thread writes at
+// that level, so one barrier per level suffices.
+template <class T>
+__device__ typename T::Point block_sum(typename T::Point sum) {
+  __shared__ typename T::Point tree[T::kThreads];
+  const unsigned t = threadIdx.x;
+  tree[t] = sum;
+  __syncthreads();
+#pragma unroll 1
+  for (unsigned half = T::kThreads / 2; half > 0; half /= 2) {
+    if (t < half) {
+      sum = sum + tree[t + half];
+      tree[t] = sum;
+    }
+    __syncthreads();
+  }
+  return sum;
+}
+
+// Block b's partial sum of points b·T + t + k·(grid·T) into partials[b]. Consecutive threads read
+// consecutive points, so the loads coalesce.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads)
+    batch_partials_kernel(const typename T::Affine* points, std::uint64_t count, typename T::Point* partials) {
+  using Point = typename T::Point;
+  Point sum = Point::infinity();
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * T::kThreads;
+#pragma unroll 1
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * T::kThreads + threadIdx.x; i < count; i += stride) {
+    const typename T::Affine point = load(points + i);
+    if (!point.is_infinity()) sum.add_affine(point.x, point.y);
+  }
+  sum = block_sum<T>(sum);
+  if (threadIdx.x == 0) store(partials + blockIdx.x, sum);
+}
+
+// One block: accumulator := (start ? ∞ : accumulator) + Σ partials.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads)
+    batch_fold_kernel(const typename T::Point* partials, unsigned partial_count, typename T::Point* accumulator,
+                      bool start) {
+  using Point = typename T::Point;
+  Point sum = Point::infinity();
+#pragma unroll 1
+  for (unsigned i = threadIdx.x; i < partial_count; i += T::kThreads) sum = sum + load(partials + i);
+  sum = block_sum<T>(sum);
+  if (threadIdx.x == 0) store(accumulator, start ? sum : load(accumulator) + sum);
+}
+
+// Blocks of batch_partials_kernel<T> resident at once on the current GPU, once per GPU.
+template <class T>
+unsigned resident_blocks() {
+  static std::mutex mutex;
+  static std::map<int, unsigned> per_device;
+  int device = 0;
+  SH_CUDA_OK(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  auto found = per_device.find(device);
+  if (found != per_device.end()) return found->second;
+  int per_sm = 0, sms = 0;
+  SH_CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch_partials_kernel<T>, T::kThreads, 0));
+  SH_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned blocks = static_cast<unsigned>(std::max(1, per_sm) * std::max(1, sms));
+  per_device.emplace(device, blocks);
+  return blocks;
+}
+
+template <class T>
+unsigned blocks_for_count(std::uint64_t count) {
+  const std::uint64_t needed = (count + T::kThreads - 1) / T::kThreads;
+  return static_cast<unsigned>(std::min<std::uint64_t>({needed, resident_blocks<T>(), kBatchAdditionMaxBlocks}));
+}
+
+bool aligned16(const void* pointer) { return (reinterpret_cast<std::uintptr_t>(pointer) & 15) == 0; }
+
+template <class T>
+void run(const void* points, std::uint64_t count, void* write, std::uint64_t write_bytes, std::uint64_t offset,
+         bool start, cudaStream_t stream) {
+  using Point = typename T::Point;
+  auto* base = static_cast<std::uint8_t*>(write);
+  // The scratch is the last kBatchAdditionScratchBytes of the buffer, its start rounded down to 16.
+  const std::uint64_t scratch_offset = (write_bytes - kBatchAdditionScratchBytes) & ~std::uint64_t{15};
+  auto* partials = reinterpret_cast<Point*>(base + scratch_offset);
+  auto* accumulator = reinterpret_cast<Point*>(base + offset);
+  unsigned blocks = 0;
+  if (count != 0) {
+    blocks = blocks_for_count<T>(count);
+    batch_partials_kernel<T><<<blocks, T::kThreads, 0, stream>>>(static_cast<const typename T::Affine*>(points), count,
+                                                                  partials);
+    SH_CUDA_LAUNCHED();
+  }
+  batch_fold_kernel<T><<<1, T::kThreads, 0, stream>>>(partials, blocks, accumulator, start);
+  SH_CUDA_LAUNCHED();
+}
+
+[[noreturn]] void reject(const KernelLaunch& launch, const std::string& why) {
+  throw std::invalid_argument("kernel " + launch.name + ": " + why);
+}
+
+// reads [points], writes [accumulator + scratch]; arguments [start 0|1, offset] (both optional).
+template <BatchGroup Group>
+void launch_batch_addition(const KernelLaunch& launch, cudaStream_t stream) {
+  if (launch.reads.empty() || launch.writes.empty()) reject(launch, "expects at least 1 read and 1 write");
+  const BufferUse& read = launch.reads[0];
+  const BufferUse& write = launch.writes[0];
+  const std::uint64_t point_bytes = launch.work_units * batch_point_bytes(Group);
+  if (launch.work_units != 0 && !read.pointer) reject(launch, "null points buffer");
+  if (read.bytes < point_bytes) {
+    reject(launch, "points buffer of " + std::to_string(read.bytes) + " bytes, needs " + std::to_string(point_bytes));
+  }
+  if (!write.pointer) reject(launch, "null write buffer");
+  const bool start = !launch.arguments.empty() && launch.arguments[0] != 0;
+  const std::uint64_t offset = launch.arguments.size() >= 2 ? launch.arguments[1] : 0;
+  try {
+    batch_addition(Group, reinterpret_cast<const void*>(read.pointer.address), launch.work_units,
+                   reinterpret_cast<void*>(write.pointer.address), write.bytes, offset, start, stream);
+  } catch (const std::invalid_argument& error) {
+    reject(launch, error.what());
+  }
+}
+
+constexpr std::pair<std::string_view, KernelLauncher> kBatchLaunchers[] = {
+    {"batch_addition_g1", &launch_batch_addition<BatchGroup::g1>},
+    {"batch_addition_g2", &launch_batch_addition<BatchGroup::g2>},
+};
+
+}  // namespace
+
+void batch_addition(BatchGroup group, const void* points, std::uint64_t count, void* write, std::uint64_t write_bytes,
+                    std::uint64_t offset, bool start, cudaStream_t stream) {
+  const char* name = group == BatchGroup::g1 ? "batch_addition_g1" : "batch_addition_g2";
+  auto fail = [&](const std::string& why) { throw std::invalid_argument(std::string(name) + ": " + why); };
+  if (count != 0 && (points == nullptr || !aligned16(points))) fail("points must be non-null and 16-byte aligned");
+  if (write == nullptr || !aligned16(write)) fail("write buffer must be non-null and 16-byte aligned");
+  if (offset % 16 != 0) fail("accumulator offset " + std::to_string(offset) + " is not a multiple of 16");
+  // The accumulator must end at or before the scratch region at the end of the buffer (whose start
+  // is rounded down to 16 bytes). offset <= write_bytes first, so that the sum cannot wrap.
+  if (offset > write_bytes || write_bytes < batch_write_bytes(group, offset) ||
+      offset + batch_accumulator_bytes(group) > ((write_bytes - kBatchAdditionScratchBytes) & ~std::uint64_t{15})) {
+    fail("write buffer of " + std::to_string(write_bytes) + " bytes is too small for an accumulator at offset " +
+         std::to_string(offset) + " and " + std::to_string(kBatchAdditionScratchBytes) + " bytes of scratch at its end");
+  }
+  if (group == BatchGroup::g1) {
+    run<G1Traits>(points, count, write, write_bytes, offset, start, stream);
+  } else {
+    run<G2Traits>(points, count, write, write_bytes, offset, start, stream);
+  }
+}
+
+unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count) {
+  if (count == 0) return 0;
+  return group == BatchGroup::g1 ? blocks_for_count<G1Traits>(count) : blocks_for_count<G2Traits>(count);
+}
+
+const KernelLauncher* find_batch_addition_launcher(std::string_view name) {
+  for (const auto& entry : kBatchLaunchers) {
+    if (entry.first == name) return &entry.second;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> batch_addition_launcher_names() {
+  std::vector<std::string_view> names;
+  for (const auto& entry : kBatchLaunchers) names.push_back(entry.first);
+  return names;
+}
+
+}  // namespace stagehand::cuda
