@@ -19,7 +19,8 @@
 #       four as coordinator jobs under budgeted and under serial (throughput), and one proof with
 #       backend "sim" (the CPU path, same machine), each step timed and the whole held under
 #       330 s. Into $OUT: vk.json, public.json, proof.json (the lone cuda proof),
-#       steady.proof.json (the fourth of the budgeted run), cpu.proof.json, big.log. --no-cuda
+#       steady.proof.json (the fourth of the budgeted run), cpu.proof.json, big.log, and the
+#       budgeted run's trace (budgeted.trace.json, for Perfetto) with its picture (.svg). --no-cuda
 #       skips the cuda proofs (to try the mode on a machine without a GPU).
 #   scripts/gpu-check-groth16.sh verify-big DIR     here: snarkjs verifies each proof in DIR against
 #       DIR/vk.json and DIR/public.json, rejects one with a public signal changed, and prints the
@@ -171,7 +172,7 @@ run-big)
       --wtns "$work/w/1.wtns" --proof "$out/proof.json" --public "$out/public.json"; then
       # Four proofs as coordinator jobs (two workers): the throughput, budgeted, then serial.
       if step "prove, backend cuda, 4 proofs, budgeted" 120 "$bundle/stagehand" prove --config "$bundle/cuda.toml" \
-        --zkey "$work/circuit.zkey" --wtns "$work/w4" --out-dir "$work/cuda"; then
+        --zkey "$work/circuit.zkey" --wtns "$work/w4" --out-dir "$work/cuda" --trace "$out/budgeted.trace.json"; then
         cp "$work/cuda/4.proof.json" "$out/steady.proof.json"
         cmp -s "$out/public.json" "$work/cuda/4.public.json" || { echo "the proofs' public signals differ" | tee -a "$log"; status=1; }
       else
