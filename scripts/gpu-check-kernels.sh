@@ -26,6 +26,7 @@ JOBS=${JOBS:-$(nproc)}
 mkdir -p "$BUILD/obj" "$LOGS"
 
 cuda_sources="cuda/kernels/ntt.cu cuda/kernels/msm.cu cuda/kernels/launchers.cu cuda/kernels/groth16_launchers.cu
+              cuda/kernels/batch_addition.cu cuda/kernels/partition_launchers.cu
               cuda/kernels/benchmark.cu"
 cxx_sources="cuda/kernels/msm_host.cpp cuda/kernels/sample_data.cpp src/math/curve.cpp src/math/h_polynomial.cpp
              src/math/msm.cpp src/math/ntt.cpp tests/gpu/kernel_checks.cpp tests/gpu/check_main.cpp

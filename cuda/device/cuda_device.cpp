@@ -73,7 +73,8 @@ asio::any_io_executor tracked(const asio::any_io_executor& executor) {
 }
 }  // namespace
 
-CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor) : ordinal_(ordinal), executor_(std::move(executor)) {
+CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor, Bytes memory_cap_bytes)
+    : ordinal_(ordinal), executor_(std::move(executor)) {
   if (ordinal_ < 0 || ordinal_ >= device_count()) {
     throw DeviceError(DeviceErrc::device_lost, fmt::format("CUDA device {} not present ({} found)", ordinal_, device_count()));
   }
@@ -84,6 +85,12 @@ CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor) : ordinal_(o
   properties_.ordinal = ordinal_;
   properties_.total_memory_bytes = prop.totalGlobalMem;
   properties_.async_engine_count = prop.asyncEngineCount;
+  if (memory_cap_bytes > 0) {
+    std::size_t free = 0, total = 0;
+    STAGEHAND_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    if (free > memory_cap_bytes) STAGEHAND_CUDA_CHECK(cudaMalloc(&ballast_, free - memory_cap_bytes));
+    properties_.total_memory_bytes = std::min<Bytes>(memory_cap_bytes, properties_.total_memory_bytes);
+  }
   STAGEHAND_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool_, ordinal_));
   STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&waiter_stream_, cudaStreamNonBlocking));
   STAGEHAND_CUDA_CHECK(cudaEventCreate(&origin_event_));
@@ -121,6 +128,7 @@ CudaDevice::~CudaDevice() {
   for (auto& [id, stream] : streams_) cudaStreamDestroy(stream);
   cudaStreamDestroy(waiter_stream_);
   cudaEventDestroy(origin_event_);
+  if (ballast_ != nullptr) cudaFree(ballast_);
 }
 
 void CudaDevice::use_device() const { STAGEHAND_CUDA_CHECK(cudaSetDevice(ordinal_)); }
@@ -346,7 +354,8 @@ MemoryInfo CudaDevice::memory_info() const {
   std::size_t free = 0;
   std::size_t total = 0;
   STAGEHAND_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  return MemoryInfo{free, total};
+  // Under a cap the ballast is not part of the emulated card.
+  return MemoryInfo{free, std::min<Bytes>(total, properties_.total_memory_bytes)};
 }
 
 void CudaDevice::set_pool_cross_stream_reuse(bool allowed) {
@@ -373,7 +382,7 @@ asio::awaitable<void> CudaDevice::free_pinned_host(HostRange range) {
 }
 
 Bytes CudaDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const {
-  return groth16_kernel_scratch_bytes(kernel, work_units);
+  return cuda::kernel_scratch_bytes(kernel, work_units);
 }
 
 void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {

@@ -33,7 +33,9 @@ int device_count();
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int ordinal, asio::any_io_executor executor);
+  // memory_cap_bytes > 0 emulates a smaller card: a ballast allocation holds all but that much of
+  // the free memory for the device's life, and the properties report the cap as the total.
+  CudaDevice(int ordinal, asio::any_io_executor executor, Bytes memory_cap_bytes = 0);
   ~CudaDevice() override;
 
   const DeviceProperties& properties() const override { return properties_; }
@@ -91,6 +93,7 @@ class CudaDevice final : public Device {
   void use_device() const;
   void harvest_kernel_times() const;
 
+  void* ballast_ = nullptr;  // see the constructor
   int ordinal_;
   asio::any_io_executor executor_;
   DeviceProperties properties_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "batch_addition.hpp"
+#include "launch_args.hpp"
 #include "common.cuh"
 #include "curve.cuh"
 #include "g2.cuh"
@@ -126,10 +127,6 @@ void run(const void* points, std::uint64_t count, void* write, std::uint64_t wri
   }
   batch_fold_kernel<T><<<1, T::kThreads, 0, stream>>>(partials, blocks, accumulator, start);
   SH_CUDA_LAUNCHED();
-}
-
-[[noreturn]] void reject(const KernelLaunch& launch, const std::string& why) {
-  throw std::invalid_argument("kernel " + launch.name + ": " + why);
 }
 
 // reads [points], writes [accumulator + scratch]; arguments [start 0|1, offset] (both optional).

@@ -8,9 +8,11 @@
 #include "batch_addition.hpp"
 #include "common.cuh"
 #include "groth16_launchers.hpp"
+#include "launch_args.hpp"
 #include "launchers.hpp"
 #include "msm.hpp"
 #include "ntt.hpp"
+#include "partition_launchers.hpp"
 
 namespace stagehand::cuda {
 namespace {
@@ -24,25 +26,6 @@ __global__ void busy_wait_kernel(std::uint64_t nanoseconds) {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     if (now - start >= nanoseconds) break;
   }
-}
-
-[[noreturn]] void reject(const KernelLaunch& launch, const std::string& why) {
-  throw std::invalid_argument("kernel " + launch.name + ": " + why);
-}
-
-void need(const KernelLaunch& launch, std::size_t arguments, std::size_t reads, std::size_t writes) {
-  if (launch.arguments.size() < arguments || launch.reads.size() < reads || launch.writes.size() < writes) {
-    reject(launch, "expects at least " + std::to_string(arguments) + " arguments, " + std::to_string(reads) +
-                       " reads and " + std::to_string(writes) + " writes");
-  }
-}
-
-void* address(const KernelLaunch& launch, const BufferUse& use, std::uint64_t bytes) {
-  if (!use.pointer) reject(launch, "null buffer");
-  if (use.bytes < bytes) {
-    reject(launch, "buffer of " + std::to_string(use.bytes) + " bytes, needs " + std::to_string(bytes));
-  }
-  return reinterpret_cast<void*>(use.pointer.address);
 }
 
 unsigned log_size_of(const KernelLaunch& launch) {
@@ -128,6 +111,7 @@ const KernelLauncher* find_launcher(std::string_view name) {
     if (entry.first == name) return &entry.second;
   }
   if (const KernelLauncher* launcher = find_batch_addition_launcher(name)) return launcher;  // batch_addition.cu
+  if (const KernelLauncher* launcher = find_partition_launcher(name)) return launcher;      // partition_launchers.cu
   return find_groth16_launcher(name);  // groth16_launchers.cu
 }
 
@@ -135,8 +119,14 @@ std::vector<std::string_view> launcher_names() {
   std::vector<std::string_view> names;
   for (const auto& entry : kLaunchers) names.push_back(entry.first);
   for (auto name : batch_addition_launcher_names()) names.push_back(name);
+  for (auto name : partition_launcher_names()) names.push_back(name);
   for (auto name : groth16_launcher_names()) names.push_back(name);
   return names;
+}
+
+std::uint64_t kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
+  if (const std::uint64_t bytes = partition_kernel_scratch_bytes(name, capacity)) return bytes;
+  return groth16_kernel_scratch_bytes(name, capacity);
 }
 
 }  // namespace stagehand::cuda

@@ -54,6 +54,10 @@ const KernelLauncher* find_launcher(std::string_view name);
 // Every registered name, for diagnostics and tests.
 std::vector<std::string_view> launcher_names();
 
+// Device scratch a launch of `name` takes as its last write buffer when its largest launch has
+// `capacity` work units (partition_launchers.hpp, groth16_launchers.hpp); 0 when it takes none.
+std::uint64_t kernel_scratch_bytes(std::string_view name, std::uint64_t capacity);
+
 // The stand-in kernel on its own.
 void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream);
 

@@ -641,4 +641,45 @@ void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch_pointer
                  static_cast<G1Jacobian*>(window_sums), stream, profile);
 }
 
+namespace {
+
+// Jacobian (X/Z^2, Y/Z^3) as XYZZ: ZZ = Z^2, ZZZ = Z^3 (Z = 0, infinity, gives ZZ = 0).
+__device__ G1Xyzz xyzz_from_jacobian(const G1Jacobian& p) {
+  G1Xyzz r;
+  r.x = p.x;
+  r.y = p.y;
+  r.zz = p.z.squared();
+  r.zzz = r.zz * p.z;
+  return r;
+}
+
+// Horner over the window sums, then written as Jacobian (result) or added into an accumulator.
+__global__ void combine_windows_kernel(const G1Jacobian* window_sums, unsigned window_count, unsigned window_bits,
+                                       G1Jacobian* result, G1Xyzz* accumulator, bool start) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  G1Xyzz sum = G1Xyzz::infinity();
+  for (unsigned w = window_count; w-- > 0;) {
+    for (unsigned bit = 0; bit < window_bits; ++bit) sum = sum.doubled();
+    sum = sum + xyzz_from_jacobian(window_sums[w]);
+  }
+  if (result != nullptr) *result = sum.to_jacobian();
+  if (accumulator != nullptr) *accumulator = start ? sum : *accumulator + sum;
+}
+
+}  // namespace
+
+void msm_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
+                                   void* result_jacobian, cudaStream_t stream) {
+  combine_windows_kernel<<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
+                                              static_cast<G1Jacobian*>(result_jacobian), nullptr, false);
+  SH_CUDA_LAUNCHED();
+}
+
+void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
+                           bool start, cudaStream_t stream) {
+  combine_windows_kernel<<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
+                                              nullptr, static_cast<G1Xyzz*>(accumulator_xyzz), start);
+  SH_CUDA_LAUNCHED();
+}
+
 }  // namespace stagehand::cuda

@@ -101,6 +101,16 @@ void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_mon
 void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream,
                    MsmProfile* profile = nullptr);
 
+// Device side: Σ_w 2^(c·w)·S_w of `window_count` window sums (device memory, Jacobian) by Horner
+// from the top window, one thread (a few hundred doublings, microseconds). on_device writes the
+// Jacobian result (144 bytes; infinity for window_count 0); fold_into adds it to an XYZZ
+// accumulator (192 bytes X‖Y‖ZZ‖ZZZ, the batch additions' format; all zero = infinity), or
+// replaces the accumulator when `start`.
+void msm_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
+                                   void* result_jacobian, cudaStream_t stream);
+void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
+                           bool start, cudaStream_t stream);
+
 // Host side: Σ_w 2^(c·w)·S_w over one or more batches' window sums (host memory, each batch
 // msm_result_bytes(plan) bytes, all batches planned with the same window_bits). Result as
 // Jacobian (X, Y, Z) in Montgomery form, the layout of stagehand::math::G1Projective.

@@ -198,7 +198,40 @@ void check_log_size(unsigned log_size) {
   }
 }
 
+// base^exponent on the host with field.cuh's arithmetic (it compiles for the host too);
+// exponent as eight little-endian 32-bit words.
+Fr power(const Fr& base, const std::uint32_t (&exponent)[8]) {
+  Fr result = Fr::one();
+  for (int bit = 255; bit >= 0; --bit) {
+    result = result * result;
+    if ((exponent[bit / 32] >> (bit % 32)) & 1) result = result * base;
+  }
+  return result;
+}
+
+void to_words(FrWords& target, const Fr& value) {
+  for (int i = 0; i < 4; ++i) target[i] = std::uint64_t{value.w[2 * i]} | (std::uint64_t{value.w[2 * i + 1]} << 32);
+}
+
 }  // namespace
+
+void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_generator) {
+  check_log_size(log_size);
+  std::uint32_t r_minus_1[8];
+  for (int i = 0; i < 8; ++i) r_minus_1[i] = FrParams::modulus(i);
+  r_minus_1[0] -= 1;  // the low word of r is 1
+  const unsigned shift = log_size + 1;  // < 32 (two-adicity of r is 32, log_size <= 27)
+  std::uint32_t exponent[8];
+  for (int i = 0; i < 8; ++i) {
+    const std::uint32_t high = i + 1 < 8 ? r_minus_1[i + 1] : 0;
+    exponent[i] = shift == 32 ? high : (r_minus_1[i] >> shift) | (high << (32 - shift));
+  }
+  const Fr one = Fr::one();
+  const Fr five = one + one + one + one + one;
+  const Fr g = power(five, exponent);
+  to_words(coset_generator, g);
+  to_words(root, g * g);
+}
 
 std::uint64_t ntt_domain_bytes(unsigned log_size) {
   check_log_size(log_size);

@@ -37,6 +37,10 @@ std::uint64_t ntt_domain_bytes(unsigned log_size);
 void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const FrWords& coset_generator,
                      cudaStream_t stream);
 
+// snarkjs's domain of size 2^log_size (math::Domain::snarkjs): g = ω_2n = 5^((r-1)/2n), ω = g^2.
+// Computed on the host (a few hundred multiplications).
+void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_generator);
+
 // In place on 2^log_size elements; `domain` was initialised for the same log_size.
 void ntt(void* values, const void* domain, unsigned log_size, NttKind kind, cudaStream_t stream);
 

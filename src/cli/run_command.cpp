@@ -33,9 +33,9 @@ int run(const RunOptions& options) {
   if (!options.trace_dir.empty()) config.trace_dir = options.trace_dir;
   if (config.backend == Backend::cuda) {
     throw std::runtime_error(fmt::format(
-        "{}: backend = \"cuda\": the PoRep partition's kernels (ntt, h_pointwise, msm_batch, batch_addition_g1/g2, "
-        "tail_msm) have no CUDA launchers yet; use \"sim\" or \"auto\"",
-        config.source.string()));
+        "{}: backend = \"cuda\": `stagehand run` simulates; the same workload runs on a GPU with "
+        "`stagehand bench policies --config {}` (synthetic data, real kernels)",
+        config.source.string(), config.source.string()));
   }
   const auto& shape = config.coordinator.shape;
   fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {} proofs x {} partitions at domain 2^{} ({} uploaded per partition)\n",

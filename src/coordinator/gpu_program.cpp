@@ -1,6 +1,7 @@
 #include "coordinator/gpu_program.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace stagehand {
 
@@ -27,14 +28,27 @@ PartitionProgram::~PartitionProgram() {
   }
 }
 
+// The H MSM's window sums into the start of buckets[0] (msm_reduce; partition_launchers.hpp).
 void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets) {
-  kernel("msm_reduce", 1, {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
-         {{buckets[0], PartitionShape::kBucketResultBytes}});
+  std::vector<BufferUse> writes(1, BufferUse{buckets[0], PartitionShape::kBucketResultBytes});
+  if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
+  kernel("msm_reduce", 1, {shape_.h_batch_points()},
+         {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
+         std::move(writes));
 }
 
-void PartitionProgram::kernel(const char* name, std::uint64_t work_units, std::vector<BufferUse> reads,
-                              std::vector<BufferUse> writes) {
-  device_.launch(KernelLaunch{name, work_units, {}, std::move(reads), std::move(writes)}, compute_);
+void PartitionProgram::kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
+                              std::vector<BufferUse> reads, std::vector<BufferUse> writes) {
+  device_.launch(KernelLaunch{name, work_units, std::move(arguments), std::move(reads), std::move(writes)}, compute_);
+}
+
+Bytes PartitionProgram::scratch_bytes(Device& device, const PartitionShape& shape) {
+  return device.kernel_scratch_bytes("msm_batch", shape.h_batch_points()) +
+         device.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape));
+}
+
+std::uint64_t PartitionProgram::tail_items_per_kernel(const PartitionShape& shape) {
+  return std::max<std::uint64_t>(1, shape.stream_buffer_bytes() / PartitionShape::kTailBytesPerPoint);
 }
 
 asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, ProgramMemory& memory,
@@ -48,7 +62,8 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   // the waits is the time kernels waited for uploads.
   auto twiddles = co_await memory.allocate(shape_.ntt_scratch_bytes(), compute_);
   BufferUse twiddle_use{twiddles, shape_.ntt_scratch_bytes()};
-  kernel("ntt_twiddles", n / 2, {}, {twiddle_use});
+  const auto log_size = static_cast<std::uint64_t>(shape_.domain_log2);
+  kernel("ntt_twiddles", n / 2, {log_size}, {}, {twiddle_use});
   auto upload_wait_ns = std::make_shared<Nanoseconds>(0);
   // (No braced lists around co_await in this file: GCC 12 miscompiles their arrays in coroutines.)
   auto to_coset_evaluations = [&](DevicePointer polynomial, EventHandle uploaded) {
@@ -58,16 +73,29 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
       device_.stream_wait_event(compute_, uploaded);
       device_.host_callback(compute_, [this, before, upload_wait_ns] { *upload_wait_ns += device_.now() - *before; });
     }
-    kernel("ntt", n, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
-    kernel("ntt", n, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    kernel("ntt", n, {log_size, kNttInverse}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    kernel("ntt", n, {log_size, kNttCosetForward}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
   };
   to_coset_evaluations(inputs.a, inputs.a_uploaded);
   to_coset_evaluations(inputs.b, inputs.b_uploaded);
   to_coset_evaluations(inputs.c, inputs.c_uploaded);
-  // H = (a*b - c)/Z on the coset, into a; then back to coefficients.
-  kernel("h_pointwise", n, {{inputs.a, poly}, {inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
+  // H = a*b - c on the coset, into a (the constant 1/Z is left out: one more multiplication in a
+  // memory-bound kernel); then back to coefficients.
+  kernel("h_pointwise", n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
   co_await memory.release_b_and_c(compute_);
-  kernel("ntt", n, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
+  kernel("ntt", n, {log_size, kNttCosetInverse}, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
+
+  // The MSMs' device scratch, where the device needs one (the simulator's kernels do not).
+  const Bytes msm_scratch_bytes = device_.kernel_scratch_bytes("msm_batch", shape_.h_batch_points());
+  const Bytes tail_scratch_bytes = device_.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape_));
+  if (msm_scratch_bytes) {
+    const auto pointer = co_await memory.allocate(msm_scratch_bytes, compute_);
+    msm_scratch_ = BufferUse{pointer, msm_scratch_bytes};
+  }
+  if (tail_scratch_bytes) {
+    const auto pointer = co_await memory.allocate(tail_scratch_bytes, compute_);
+    tail_scratch_ = BufferUse{pointer, tail_scratch_bytes};
+  }
 
   // The H MSM, then the batch additions and the tail MSMs, all over points streamed in batches
   // through one double buffer, as one pipeline: the first batch-addition points travel while the
@@ -95,17 +123,22 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
   if (tail_resident) co_await memory.release(*tail_resident, compute_);
+  if (msm_scratch_.pointer) co_await memory.release(msm_scratch_.pointer, compute_);
+  if (tail_scratch_.pointer) co_await memory.release(tail_scratch_.pointer, compute_);
   times.waited_for_inputs_ns = *upload_wait_ns;
   co_return times;
 }
 
+// Each set's sum goes to its own slot of buckets[0], past the H MSM's window sums (at 0).
 std::vector<PartitionProgram::StreamedSet> PartitionProgram::streamed_sets() const {
-  return {{"msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true},
-          {"batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false},
-          {"batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false},
-          {"batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false},
-          {"batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false},
-          {"tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false}};
+  constexpr Bytes kSums = 64 * kKiB;
+  constexpr Bytes kSlot = 1 * kKiB;
+  return {{"msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
+          {"batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
+          {"batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
+          {"batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false, kSums + 2 * kSlot},
+          {"batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false, kSums + 3 * kSlot},
+          {"tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
 }
 
 asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars,
@@ -156,9 +189,10 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       auto items = std::min(room_items, set.items - next_item);
       auto bytes = items * set.item_bytes;
       co_await device_.copy_to_device(buffers[slot] + filled, set.host.sub(next_item * set.item_bytes, bytes), upload_);
+      const auto first_item = next_item;
       next_item += items;
       bool ends_set = next_item == set.items;
-      segments.push_back(Segment{set_index, items, filled, bytes, ends_set});
+      segments.push_back(Segment{set_index, first_item, items, filled, bytes, ends_set});
       filled += bytes;
       if (ends_set) {
         ++set_index;
@@ -177,7 +211,9 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
         pcie_bound = true;
         if (settings_.on_pcie_bound_phase) device_.host_callback(compute_, [this] { settings_.on_pcie_bound_phase(true); });
       }
-      launch_segment(set, segment, buffers[slot], set.collect ? scalars : DevicePointer{}, buckets[slot]);
+      // The H batches alternate bucket buffers (their results travel back per batch); the other
+      // sets keep one running sum each in buckets[0].
+      launch_segment(set, segment, buffers[slot], set.collect ? scalars : DevicePointer{}, set.collect ? buckets[slot] : buckets[0]);
       batch_collects = batch_collects || set.collect;
       // After the last kernel of the last collecting set: fold the buckets, and free the scalars.
       bool last_collecting = set.collect && segment.ends_set && (segment.set + 1 == sets.size() || !sets[segment.set + 1].collect);
@@ -212,16 +248,31 @@ void PartitionProgram::launch_resident_set(const StreamedSet& set, DevicePointer
   const std::uint64_t items_per_kernel = std::max<std::uint64_t>(1, shape_.stream_buffer_bytes() / set.item_bytes);
   for (std::uint64_t first = 0; first < set.items; first += items_per_kernel) {
     auto items = std::min(items_per_kernel, set.items - first);
-    launch_segment(set, Segment{0, items, first * set.item_bytes, items * set.item_bytes, false}, set.resident, DevicePointer{},
-                   buckets);
+    launch_segment(set, Segment{0, first, items, first * set.item_bytes, items * set.item_bytes, false}, set.resident,
+                   DevicePointer{}, buckets);
   }
 }
 
+// The arguments follow partition_launchers.hpp and batch_addition.hpp: the H MSM accumulates
+// into its scratch from the segment's first scalar; the other sets add into their sum slot,
+// the first segment of a set starting it afresh.
 void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer,
                                       DevicePointer scalars, DevicePointer buckets) {
+  const std::uint64_t start = segment.first_item == 0 ? 1 : 0;
   std::vector<BufferUse> reads(1, BufferUse{buffer + segment.offset, segment.bytes});
-  if (scalars) reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
-  kernel(set.kernel, segment.items, std::move(reads), {{buckets, PartitionShape::kBucketResultBytes}});
+  std::vector<BufferUse> writes(1, BufferUse{buckets, PartitionShape::kBucketResultBytes});
+  std::vector<std::uint64_t> arguments;
+  if (set.collect) {
+    reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
+    arguments = {segment.first_item, shape_.h_batch_points(), start};
+    if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
+  } else if (std::string_view(set.kernel) == "tail_msm") {
+    arguments = {start, set.sum_offset, tail_items_per_kernel(shape_)};
+    if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
+  } else {
+    arguments = {start, set.sum_offset};
+  }
+  kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
 }
 
 }  // namespace stagehand

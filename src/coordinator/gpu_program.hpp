@@ -62,6 +62,9 @@ struct ProgramTimes {
   Nanoseconds waited_for_inputs_ns = 0;
 };
 
+// The ntt kernel's kind argument (NttKind's order in cuda/kernels/ntt.hpp).
+inline constexpr std::uint64_t kNttForward = 0, kNttInverse = 1, kNttCosetForward = 2, kNttCosetInverse = 3;
+
 class PartitionProgram {
  public:
   // The worker owns the streams: it pre-stages on `upload` before the program exists.
@@ -76,6 +79,10 @@ class PartitionProgram {
   asio::awaitable<ProgramTimes> run(PartitionInputs inputs, ProgramMemory& memory, const std::vector<HostRange>& results);
 
   StreamHandle compute_stream() const { return compute_; }
+
+  // The MSM scratch `device` needs for one partition of `shape` (0 on the simulator), which a job
+  // holds from the H MSM on: its memory plan adds it after b and c are freed.
+  static Bytes scratch_bytes(Device& device, const PartitionShape& shape);
   StreamHandle upload_stream() const { return upload_; }
 
  private:
@@ -85,10 +92,12 @@ class PartitionProgram {
     std::uint64_t items;
     Bytes item_bytes;
     bool collect;  // an MSM whose bucket results the host folds (the H MSM)
+    Bytes sum_offset;  // where in buckets[0] the set's running sum lives (not the H MSM)
     DevicePointer resident = {};  // where the set was fetched to in advance, if it was
   };
   struct Segment {
     std::size_t set;
+    std::uint64_t first_item;  // in the set
     std::uint64_t items;
     Bytes offset;  // in the buffer half
     Bytes bytes;
@@ -102,7 +111,9 @@ class PartitionProgram {
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
-  void kernel(const char* name, std::uint64_t work_units, std::vector<BufferUse> reads, std::vector<BufferUse> writes);
+  void kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments, std::vector<BufferUse> reads,
+              std::vector<BufferUse> writes);
+  static std::uint64_t tail_items_per_kernel(const PartitionShape& shape);
 
   Device& device_;
   PartitionShape shape_;
@@ -115,6 +126,8 @@ class PartitionProgram {
   std::array<EventHandle, 2> results_ready_;
   EventHandle prefetched_;
   EventHandle done_;
+  BufferUse msm_scratch_{};   // the H MSM's buckets between batches, where the device needs them
+  BufferUse tail_scratch_{};  // the tail MSMs' working memory
 };
 
 }  // namespace stagehand

@@ -1,16 +1,22 @@
 #include "coordinator/porep_workload.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
 
 namespace stagehand {
 
 JobMemoryPlan PoRepWorkload::memory_plan(int) const {
-  return JobMemoryPlan{shape_.polynomial_bytes(), shape_.peak_bytes(), shape_.peak_after_b_and_c_bytes(),
-                       shape_.peak_after_a_bytes()};
+  // The MSM scratch is taken once b and c are freed, and kept to the end.
+  const Bytes after_b_and_c = shape_.peak_after_b_and_c_bytes() + scratch_bytes_;
+  return JobMemoryPlan{shape_.polynomial_bytes(), std::max(shape_.peak_bytes(), after_b_and_c), after_b_and_c,
+                       shape_.peak_after_a_bytes() + scratch_bytes_};
 }
 
 // Pins the proving key's points once per GPU: every policy streams them from pinned memory.
 asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
+  scratch_bytes_ = std::max(scratch_bytes_, PartitionProgram::scratch_bytes(device, shape_));
   auto& pinned = keys_[device_index];
   auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
     auto range = co_await device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
@@ -23,6 +29,7 @@ asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
   pinned.key.b_g1 = co_await pin(shape_.b_g1_points() * PartitionShape::kG1AffineBytes);
   pinned.key.b_g2 = co_await pin(shape_.b_g2_points() * PartitionShape::kG2AffineBytes);
   pinned.key.tail = co_await pin(shape_.tail_points() * PartitionShape::kTailBytesPerPoint);
+  if (data_.fill_key) co_await data_.fill_key(device, pinned.key);
 }
 
 asio::awaitable<void> PoRepWorkload::tear_down(Device& device, int device_index) {
@@ -39,8 +46,24 @@ asio::awaitable<void> PoRepWorkload::tear_down(Device& device, int device_index)
   }
 }
 
-asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<const HostRange>) {
-  co_await device.sleep_for(shape_.host_prepare_ns());
+asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<const HostRange> abc) {
+  if (data_.input_template.empty()) {
+    co_await device.sleep_for(shape_.host_prepare_ns());
+    co_return;
+  }
+  if (data_.input_template.size() < shape_.polynomial_bytes()) {
+    throw std::invalid_argument("PoRepWorkload: the input template is smaller than a polynomial");
+  }
+  const auto bytes = shape_.polynomial_bytes();
+  std::vector<HostRange> targets(abc.begin(), abc.end());
+  auto copy = [&] {
+    for (const auto& target : targets) std::memcpy(target.data(), data_.input_template.data(), bytes);
+  };
+  if (data_.host_work) {
+    co_await data_.host_work->run(copy);
+  } else {
+    copy();
+  }
 }
 
 asio::awaitable<ProgramTimes> PoRepWorkload::run_program(int, JobContext& context) {

@@ -4,17 +4,32 @@
 // program is PartitionProgram; the proving key's points are pinned once per device and streamed
 // by every partition.
 
+#include "coordinator/host_work.hpp"
 #include "coordinator/partition.hpp"
 #include "coordinator/workload.hpp"
 
+#include <functional>
 #include <map>
+#include <span>
 
 namespace stagehand {
 
+// Real data for the partition on a GPU (`stagehand bench policies`); the simulator's timing mode
+// leaves it empty.
+struct PoRepData {
+  // Fills the proving key's pinned sets once per device, after pinning (synthetic points).
+  std::function<asio::awaitable<void>(Device&, const ProvingKeyHost&)> fill_key;
+  // One polynomial of field elements that every job's host step copies into a, b and c, in place
+  // of the modelled host time (host_prepare_ns); the copy runs on `host_work`.
+  std::span<const std::byte> input_template;
+  HostWork* host_work = nullptr;
+};
+
 class PoRepWorkload final : public Workload {
  public:
-  PoRepWorkload(PartitionShape shape, ProgramSettings program, int proofs, int partitions_per_proof)
-      : shape_(shape), program_(std::move(program)), proofs_(proofs), partitions_per_proof_(partitions_per_proof) {}
+  PoRepWorkload(PartitionShape shape, ProgramSettings program, int proofs, int partitions_per_proof, PoRepData data = {})
+      : shape_(shape), program_(std::move(program)), proofs_(proofs), partitions_per_proof_(partitions_per_proof),
+        data_(std::move(data)) {}
 
   int job_count() const override { return proofs_ * partitions_per_proof_; }
   int proof_count() const override { return proofs_; }
@@ -36,7 +51,9 @@ class PoRepWorkload final : public Workload {
   ProgramSettings program_;
   int proofs_;
   int partitions_per_proof_;
+  PoRepData data_;
   std::map<int, PinnedKey> keys_;  // by device index
+  Bytes scratch_bytes_ = 0;        // the kernels' scratch on the devices (none on the simulator)
 };
 
 }  // namespace stagehand

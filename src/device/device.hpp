@@ -87,9 +87,10 @@ class Device {
 
   // ---- Kernels and callbacks ----
   virtual void launch(const KernelLaunch& kernel, StreamHandle stream) = 0;
-  // Device scratch a launch of `kernel` over `work_units` takes as its extra last write buffer,
-  // where its convention has one (0: it needs none, as the simulator's kernels). The caller
-  // allocates it, so that the budget reserves it like any other byte.
+  // Device scratch a launch of `kernel` takes as its extra last write buffer, where its
+  // convention has one, when its largest launch has `work_units` (0: it needs none, as the
+  // simulator's kernels). The caller allocates it, so that the budget reserves it like any other
+  // byte.
   virtual Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const { return 0; }
   // Runs `callback` on the executor once `stream` reaches this point (cudaLaunchHostFunc).
   virtual void host_callback(StreamHandle stream, std::function<void()> callback) = 0;

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   };
   try {
     add(check_launchers(std::cout, seed));
+    add(check_partition_launchers(std::cout, 12, seed + 40));
+    add(check_partition_launchers(std::cout, 18, seed + 41));
     add(check_msm_edge_cases(std::cout, seed));
     add(check_msm_tunings(std::cout, 14, seed + 700));
     if (!msm_only) {

@@ -23,6 +23,7 @@ void expect_clean(const Result& result, const std::string& log) {
 BOOST_AUTO_TEST_CASE(launchers_resolve_and_run) {
   std::ostringstream log;
   expect_clean(check_launchers(log, 1), log.str());
+  expect_clean(check_partition_launchers(log, 12, 2), log.str());
 }
 
 BOOST_AUTO_TEST_CASE(ntt_matches_reference_2_to_16) {

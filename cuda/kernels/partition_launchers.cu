@@ -1,0 +1,151 @@
+// The partition program's kernels on the GPU (partition_launchers.hpp): the NTTs of ntt.cu, the
+// streamed H MSM on msm.cu's accumulate/reduce halves, and the tail MSMs over interleaved items.
+#include <string>
+#include <utility>
+
+#include "common.cuh"
+#include "launch_args.hpp"
+#include "msm.hpp"
+#include "ntt.hpp"
+#include "partition_launchers.hpp"
+
+namespace stagehand::cuda {
+namespace {
+
+constexpr std::uint64_t kTailItemBytes = kG1AffineBytes + kFrBytes;
+
+unsigned log_size_argument(const KernelLaunch& launch) {
+  const std::uint64_t log_size = launch.arguments[0];
+  if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) reject(launch, "log_size outside 1..27");
+  return static_cast<unsigned>(log_size);
+}
+
+std::uint64_t round_up(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// One window width for every batch of an MSM: the planner's choice for its largest batch.
+MsmPlan batch_plan(const KernelLaunch& launch, std::uint64_t count, std::uint64_t capacity) {
+  if (capacity == 0 || count > capacity) reject(launch, "point count above the planned capacity");
+  return msm_plan(count, msm_plan(capacity).window_bits);
+}
+
+// The tail MSM's scratch for `plan`: its items split into points and scalars, the window sums,
+// then the MSM's own scratch.
+struct TailLayout {
+  std::uint64_t points = 0, scalars = 0, sums = 0, msm = 0, total = 0;
+};
+TailLayout tail_layout(const MsmPlan& plan) {
+  TailLayout layout;
+  layout.scalars = round_up(plan.point_count * kG1AffineBytes);
+  layout.sums = layout.scalars + round_up(plan.point_count * kFrBytes);
+  layout.msm = layout.sums + round_up(msm_result_bytes(plan));
+  layout.total = layout.msm + msm_scratch_bytes(plan);
+  return layout;
+}
+
+__global__ void split_items_kernel(const std::uint8_t* items, std::uint64_t count, uint4* points, uint4* scalars) {
+  // 8 16-byte words per item: 6 of the point, 2 of the scalar.
+  const std::uint64_t word = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (word >= count * 8) return;
+  const std::uint64_t item = word / 8;
+  const unsigned part = static_cast<unsigned>(word % 8);
+  const uint4 value = reinterpret_cast<const uint4*>(items)[word];
+  if (part < 6) {
+    points[item * 6 + part] = value;
+  } else {
+    scalars[item * 2 + (part - 6)] = value;
+  }
+}
+
+void launch_ntt_twiddles(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 1, 0, 1);
+  const unsigned log_size = log_size_argument(launch);
+  FrWords root, coset;
+  snarkjs_domain_roots(log_size, root, coset);
+  ntt_domain_init(address(launch, launch.writes[0], ntt_domain_bytes(log_size)), log_size, root, coset, stream);
+}
+
+void launch_partition_ntt(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 2, 2, 1);
+  const unsigned log_size = log_size_argument(launch);
+  if (launch.arguments[1] > 3) reject(launch, "kind must be 0..3");
+  const auto kind = static_cast<NttKind>(launch.arguments[1]);
+  void* values = address(launch, launch.writes[0], kFrBytes << log_size);
+  if (address(launch, launch.reads[0], kFrBytes << log_size) != values) reject(launch, "reads[0] must be the values");
+  ntt(values, address(launch, launch.reads[1], ntt_domain_bytes(log_size)), log_size, kind, stream);
+}
+
+void launch_msm_batch(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 3, 2, 2);
+  const std::uint64_t first = launch.arguments[0];
+  const std::uint64_t capacity = launch.arguments[1];
+  const bool start = launch.arguments[2] != 0;
+  const std::uint64_t n = launch.work_units;
+  if (n == 0) reject(launch, "no points");
+  const MsmPlan plan = batch_plan(launch, n, capacity);
+  const void* points = address(launch, launch.reads[0], n * kG1AffineBytes);
+  const auto* scalars = static_cast<const std::uint8_t*>(address(launch, launch.reads[1], (first + n) * kFrBytes));
+  void* scratch = address(launch, launch.writes.back(), msm_scratch_bytes(plan));
+  msm_g1_accumulate(points, scalars + first * kFrBytes, /*scalars_montgomery=*/true, plan, !start, scratch, stream);
+}
+
+void launch_msm_reduce(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 1, 0, 2);
+  const std::uint64_t capacity = launch.arguments[0];
+  if (capacity == 0) reject(launch, "capacity must be positive");
+  const MsmPlan plan = msm_plan(capacity);
+  msm_g1_reduce(plan, address(launch, launch.writes[0], msm_result_bytes(plan)),
+                address(launch, launch.writes.back(), msm_scratch_bytes(plan)), stream);
+}
+
+void launch_tail_msm(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 3, 1, 2);
+  const bool start = launch.arguments[0] != 0;
+  const std::uint64_t offset = launch.arguments[1];
+  const std::uint64_t capacity = launch.arguments[2];
+  const std::uint64_t n = launch.work_units;
+  if (offset % 16 != 0) reject(launch, "offset must be a multiple of 16");
+  auto* accumulator = static_cast<std::uint8_t*>(address(launch, launch.writes[0], offset + 2 * kG1AffineBytes)) + offset;
+  if (n == 0) {
+    if (start) SH_CUDA_OK(cudaMemsetAsync(accumulator, 0, 2 * kG1AffineBytes, stream));  // the empty sum
+    return;
+  }
+  const MsmPlan plan = batch_plan(launch, n, capacity);
+  const TailLayout layout = tail_layout(plan);
+  auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
+  const auto* items = static_cast<const std::uint8_t*>(address(launch, launch.reads[0], n * kTailItemBytes));
+  split_items_kernel<<<blocks_for(n * 8, 256), 256, 0, stream>>>(items, n, reinterpret_cast<uint4*>(scratch + layout.points),
+                                                                  reinterpret_cast<uint4*>(scratch + layout.scalars));
+  SH_CUDA_LAUNCHED();
+  msm_g1_windows(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan,
+                 scratch + layout.sums, scratch + layout.msm, stream);
+  msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, start, stream);
+}
+
+constexpr std::pair<std::string_view, KernelLauncher> kPartitionLaunchers[] = {
+    {"ntt_twiddles", &launch_ntt_twiddles}, {"ntt", &launch_partition_ntt}, {"msm_batch", &launch_msm_batch},
+    {"msm_reduce", &launch_msm_reduce},     {"tail_msm", &launch_tail_msm},
+};
+
+}  // namespace
+
+const KernelLauncher* find_partition_launcher(std::string_view name) {
+  for (const auto& entry : kPartitionLaunchers) {
+    if (entry.first == name) return &entry.second;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> partition_launcher_names() {
+  std::vector<std::string_view> names;
+  for (const auto& entry : kPartitionLaunchers) names.push_back(entry.first);
+  return names;
+}
+
+std::uint64_t partition_kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
+  if (capacity == 0) return 0;
+  if (name == "msm_batch" || name == "msm_reduce") return msm_scratch_bytes(msm_plan(capacity));
+  if (name == "tail_msm") return tail_layout(msm_plan(capacity)).total;
+  return 0;
+}
+
+}  // namespace stagehand::cuda
