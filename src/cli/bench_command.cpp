@@ -1,6 +1,8 @@
-// stagehand bench sim|math: benchmarks that print their figures (never timed unit tests).
+// stagehand bench sim|math|kernels|policies: benchmarks that print their figures (never timed unit tests).
 
 #include "cli/commands.hpp"
+
+#include "cli/bench_policies.hpp"
 
 #include "math/benchmark.hpp"
 #if defined(STAGEHAND_HAVE_CUDA)
@@ -29,6 +31,20 @@ void add_bench_command(CLI::App& app) {
   math->add_option("--threads", math_options->threads, "Threads for the MSM (0: every core)")->capture_default_str();
   math->add_flag("--quick", math_options->quick, "Small sizes (2^12, 2^14), for a smoke test");
   on_selected(math, [math_options] { return math::run_benchmark(std::cout, *math_options); });
+
+  auto* policies = bench->add_subcommand(
+      "policies", "The partition program with the real kernels on the GPU, each policy in turn (synthetic data, VRAM capped)");
+  auto policy_options = std::make_shared<PolicyBenchOptions>();
+  policies->add_option("--config", policy_options->config, "Deployment configuration (TOML): workload, workers, vram_cap_gib")
+      ->capture_default_str()
+      ->check(CLI::ExistingFile);
+  policies->add_option("--policy", policy_options->policies, "Run only this policy (repeatable)");
+  policies->add_option("--proofs", policy_options->proofs, "Proofs (0: the config's)");
+  policies->add_option("--partitions", policy_options->partitions, "Partitions per proof (0: the config's)");
+  policies->add_option("--domain-log2", policy_options->domain_log2, "Domain size (0: the config's)");
+  policies->add_option("--trace", policy_options->trace_dir, "Folder for the traces and pictures")->capture_default_str();
+  policies->add_option("--json", policy_options->json, "Also write the figures as JSON to this file");
+  on_selected(policies, [policy_options] { return run_policy_bench(*policy_options); });
 
   auto* kernels = bench->add_subcommand("kernels", "The CUDA kernels on the GPU: NTT and MSM at 2^20..2^26 (CUDA events)");
   on_selected(kernels, [] {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Issue 7 on a GPU in one call: the partition program's kernels checked through the launcher
+# table, then `stagehand bench policies` (the four policies with the real kernels on synthetic
+# data, the card held to 16 GiB) at a small domain and at 2^26.
+#
+#   scripts/gpu-check-policies.sh bundle     here: builds stagehand, stagehand_kernel_check and
+#       stagehand_synthetic_check in build-cuda (nvcc for sm_90; no GPU needed) and gathers them,
+#       with the shared libraries the GPU machine lacks, into .gpu-policies/ (carry it there).
+#   scripts/gpu-check-policies.sh run        there: into $OUT kernel_check.log, synthetic.log,
+#       small.log, policies.log, policies.json and traces.tar (a Perfetto trace and an SVG
+#       picture per policy). PARTITIONS (6), SMALL_LOG (22), BIG_LOG (26) narrow it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle=.gpu-policies
+case "${1:-}" in
+bundle)
+  set -e
+  export CCACHE_BASEDIR="$PWD"
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-cuda -j2 --target stagehand stagehand_kernel_check stagehand_synthetic_check
+  rm -rf "$bundle" && mkdir -p "$bundle/lib"
+  cp build-cuda/src/cli/stagehand build-cuda/tests/gpu/stagehand_kernel_check build-cuda/tests/gpu/stagehand_synthetic_check \
+    config/default.toml "$bundle/"
+  for binary in "$bundle"/stagehand*; do
+    ldd "$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
+  done
+  du -sh "$bundle"
+  ;;
+run)
+  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  out="${OUT:-/tmp/gpu-policies}"
+  mkdir -p "$out" /tmp/policy-traces
+  status=0
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader | tee "$out/kernel_check.log"
+  timeout 240 "$bundle/stagehand_kernel_check" --max-log 14 --big 0 >>"$out/kernel_check.log" 2>&1 || status=1
+  grep -E "partition|passed|failed" "$out/kernel_check.log" | tail -20
+  timeout 120 "$bundle/stagehand_synthetic_check" >"$out/synthetic.log" 2>&1 || status=1
+  tail -6 "$out/synthetic.log"
+  timeout 150 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions 4 \
+    --domain-log2 "${SMALL_LOG:-22}" --trace /tmp/policy-traces/small >"$out/small.log" 2>&1 || status=1
+  tail -8 "$out/small.log"
+  timeout 330 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
+    --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/big --json "$out/policies.json" >"$out/policies.log" 2>&1 || status=1
+  tail -12 "$out/policies.log"
+  tar -C /tmp/policy-traces -cf "$out/traces.tar" . || status=1
+  exit $status
+  ;;
+*)
+  sed -n 2,13p "$0"
+  exit 2
+  ;;
+esac
