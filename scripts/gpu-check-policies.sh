@@ -7,8 +7,11 @@
 #       stagehand_synthetic_check in build-cuda (nvcc for sm_90; no GPU needed) and gathers them,
 #       with the shared libraries the GPU machine lacks, into .gpu-policies/ (carry it there).
 #   scripts/gpu-check-policies.sh run        there: into $OUT kernel_check.log, synthetic.log,
-#       small.log, policies.log, policies.json and traces.tar (a Perfetto trace and an SVG
-#       picture per policy). PARTITIONS (6), SMALL_LOG (22), BIG_LOG (26) narrow it.
+#       small.log, policies.log (with each policy's kernel time by kernel, to calibrate the
+#       simulator), policies.json, incident.log (prestage without the synchronise and trim of the
+#       fix) and traces.tar (a Perfetto trace and an SVG picture per policy). PARTITIONS (6),
+#       SMALL_LOG (22), BIG_LOG (26) narrow it; CHECKS=0 skips the checks and the small run,
+#       INCIDENT=0 the incident.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle=.gpu-policies
@@ -21,6 +24,10 @@ bundle)
   rm -rf "$bundle" && mkdir -p "$bundle/lib"
   cp build-cuda/src/cli/stagehand build-cuda/tests/gpu/stagehand_kernel_check build-cuda/tests/gpu/stagehand_synthetic_check \
     config/default.toml "$bundle/"
+  # The incident: prestage with the free-memory check but without the fix's synchronise and trim.
+  sed -e 's/^synchronize_device = true/synchronize_device = false/' -e 's/^trim_pool = true/trim_pool = false/' \
+    -e 's/^policies = .*/policies = ["prestage"]/' config/default.toml >"$bundle/incident.toml"
+  grep -q '^synchronize_device = false' "$bundle/incident.toml" && grep -q '^trim_pool = false' "$bundle/incident.toml"
   for binary in "$bundle"/stagehand*; do
     ldd "$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
   done
@@ -31,17 +38,24 @@ run)
   out="${OUT:-/tmp/gpu-policies}"
   mkdir -p "$out" /tmp/policy-traces
   status=0
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader | tee "$out/kernel_check.log"
-  timeout 240 "$bundle/stagehand_kernel_check" --max-log 14 --big 0 >>"$out/kernel_check.log" 2>&1 || status=1
-  grep -E "partition|passed|failed" "$out/kernel_check.log" | tail -20
-  timeout 120 "$bundle/stagehand_synthetic_check" >"$out/synthetic.log" 2>&1 || status=1
-  tail -6 "$out/synthetic.log"
-  timeout 150 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions 4 \
-    --domain-log2 "${SMALL_LOG:-22}" --trace /tmp/policy-traces/small >"$out/small.log" 2>&1 || status=1
-  tail -8 "$out/small.log"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
+  if [[ ${CHECKS:-1} != 0 ]]; then
+    timeout 240 "$bundle/stagehand_kernel_check" --max-log 14 --big 0 >"$out/kernel_check.log" 2>&1 || status=1
+    grep -E "partition|passed|failed" "$out/kernel_check.log" | tail -20
+    timeout 120 "$bundle/stagehand_synthetic_check" >"$out/synthetic.log" 2>&1 || status=1
+    tail -6 "$out/synthetic.log"
+    timeout 150 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions 4 \
+      --domain-log2 "${SMALL_LOG:-22}" --trace /tmp/policy-traces/small >"$out/small.log" 2>&1 || status=1
+    tail -8 "$out/small.log"
+  fi
   timeout 330 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
     --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/big --json "$out/policies.json" >"$out/policies.log" 2>&1 || status=1
-  tail -12 "$out/policies.log"
+  grep -E "^(policy|serial|prestage|two-lock|budgeted) " "$out/policies.log"
+  if [[ ${INCIDENT:-1} != 0 ]]; then
+    timeout 120 "$bundle/stagehand" bench policies --config "$bundle/incident.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
+      --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/incident >"$out/incident.log" 2>&1 || status=1
+    grep -E "^(policy|prestage) |FAILED|out of memory" "$out/incident.log" | head -12
+  fi
   tar -C /tmp/policy-traces -cf "$out/traces.tar" . || status=1
   exit $status
   ;;

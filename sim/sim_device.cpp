@@ -353,6 +353,12 @@ void SimDevice::complete_running(std::uint32_t stream_id, std::exception_ptr err
         stats_.last_kernel_end_ns = now;
       }
       ++stats_.kernels;
+      {
+        auto& totals = stats_.kernel_totals[op.kernel->name];
+        ++totals.launches;
+        totals.work_units += op.kernel->work_units;
+        totals.busy_ns += now - op.started_ns;
+      }
       if (op.fail) {
         error = std::make_exception_ptr(DeviceError(
             DeviceErrc::kernel_failed, fmt::format("kernel '{}' failed on GPU {} {} (injected fault)", op.kernel->name,

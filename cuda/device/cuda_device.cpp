@@ -393,6 +393,8 @@ void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
   auto cuda_stream = stream_of(stream);
   use_device();
   KernelTiming timing{};
+  timing.name = &counters_.kernel_totals.try_emplace(kernel.name).first->first;
+  timing.work_units = kernel.work_units;
   STAGEHAND_CUDA_CHECK(cudaEventCreate(&timing.start));
   STAGEHAND_CUDA_CHECK(cudaEventCreate(&timing.end));
   STAGEHAND_CUDA_CHECK(cudaEventRecord(timing.start, cuda_stream));
@@ -429,6 +431,10 @@ void CudaDevice::harvest_kernel_times() const {
       auto from = std::max(start, counters_.last_kernel_end_ns);
       if (end > from) counters_.compute_busy_ns += end - from;
       counters_.last_kernel_end_ns = std::max(counters_.last_kernel_end_ns, end);
+      auto& totals = counters_.kernel_totals.find(*timing.name)->second;
+      ++totals.launches;
+      totals.work_units += timing.work_units;
+      totals.busy_ns += end - start;
     }
     cudaGetLastError();
     cudaEventDestroy(timing.start);

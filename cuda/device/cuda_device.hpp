@@ -115,6 +115,8 @@ class CudaDevice final : public Device {
   struct KernelTiming {
     cudaEvent_t start;
     cudaEvent_t end;
+    const std::string* name;  // a key of counters_.kernel_totals (map nodes stay put)
+    std::uint64_t work_units;
   };
   mutable std::deque<KernelTiming> kernel_timings_;
   mutable DeviceCounters counters_;

@@ -22,6 +22,7 @@ struct RunOptions {
   std::vector<std::string> policies;
   std::string trace_dir;
   std::string json;
+  bool kernels = false;
 };
 
 int run(const RunOptions& options) {
@@ -69,6 +70,12 @@ int run(const RunOptions& options) {
   }
   fmt::print("\n");
   print_report_table(std::cout, reports);
+  if (options.kernels) {
+    for (const auto& report : reports) {
+      fmt::print("\n");
+      print_kernel_table(std::cout, report);
+    }
+  }
   if (!options.json.empty()) {
     write_report_json(options.json, reports);
     fmt::print(stderr, "figures written to {}\n", options.json);
@@ -85,6 +92,7 @@ void add_run_command(CLI::App& app) {
   command->add_option("--policy", options->policies, "Run only this policy (repeatable): serial, prestage, two-lock, budgeted");
   command->add_option("--trace", options->trace_dir, "Folder for the Perfetto traces (one per policy)");
   command->add_option("--json", options->json, "Also write the figures as JSON to this file");
+  command->add_flag("--kernels", options->kernels, "Also print each policy's kernel time by kernel (to compare with bench policies)");
   on_selected(command, [options] { return run(*options); });
 }
 

@@ -559,6 +559,12 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
         lane.device.set_pool_release_threshold(std::numeric_limits<Bytes>::max());
       }
       co_await workload.set_up(lane.device, lane.index);
+      if (settings.policy == Policy::budgeted && settings.prewarm_pinned_pool && workload.job_count() > 0) {
+        const auto began = lane.device.now();
+        co_await lane.staging.prewarm(workload.memory_plan(0).input_bytes, settings.workers_per_device);
+        run.log.push_back(fmt::format("GPU {}: pinned pool prewarmed with {} in {}", lane.index,
+                                      format_bytes(lane.staging.pinned_bytes()), format_duration(lane.device.now() - began)));
+      }
     } catch (...) {
       failure = std::current_exception();
     }
@@ -628,6 +634,12 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
     report.pcie_bytes_pageable += counters.pageable_bytes_copied;
     report.vram_peak_bytes = std::max(report.vram_peak_bytes, counters.peak_memory_used_bytes);
     report.oom_count += counters.out_of_memory_count;
+    for (const auto& [name, totals] : counters.kernel_totals) {
+      auto& sum = report.kernel_totals[name];
+      sum.launches += totals.launches;
+      sum.work_units += totals.work_units;
+      sum.busy_ns += totals.busy_ns;
+    }
   }
   report.compute_busy_fraction = span > 0 ? busy / span : 0;
   report.compute_idle_seconds_per_partition =

@@ -19,6 +19,7 @@
 #include "trace/trace.hpp"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct CoordinatorSettings {
   PrestageSwitches prestage;
   VramBudgetRules budget_rules;
   bool grant_order_is_lock_order = true;  // false: the compute lock goes to any waiter (a rule off)
+  // Budgeted: fill the pinned pool for every worker before the run's clock starts (the steady
+  // state of a long-running deployment), instead of growing it on the first jobs' way.
+  bool prewarm_pinned_pool = false;
   std::uint64_t seed = 1;
 };
 
@@ -94,6 +98,7 @@ struct RunReport {
   Bytes vram_peak_bytes = 0;
   std::uint64_t oom_count = 0;
   std::uint64_t fallback_count = 0;
+  std::map<std::string, KernelTotals, std::less<>> kernel_totals;  // every device's, by kernel name
   std::vector<JobRecord> jobs;
   std::vector<std::string> log;
 };

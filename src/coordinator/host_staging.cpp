@@ -129,6 +129,25 @@ asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
   waiters_.notify_all();
 }
 
+asio::awaitable<void> HostStaging::prewarm(Bytes bytes, int sets) {
+  if (mode_ != HostStagingMode::pinned_pool) co_return;
+  for (int i = 0; i < 3 * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i) {
+    pinned_bytes_ += bytes;
+    std::exception_ptr failure;
+    HostRange buffer;
+    try {
+      buffer = co_await device_.allocate_pinned_host(bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      pinned_bytes_ -= bytes;
+      std::rethrow_exception(failure);
+    }
+    idle_.push_back(buffer);
+  }
+}
+
 asio::awaitable<void> HostStaging::shutdown() {
   auto idle = std::move(idle_);
   idle_.clear();

@@ -36,6 +36,10 @@ class HostStaging {
   asio::awaitable<StagedHostBuffers> pin_in_place(std::vector<HostRange> buffers);
   // Back to the pool, or unpinned.
   asio::awaitable<void> release(StagedHostBuffers staged);
+  // Pinned-pool mode: allocates `sets` triples of buffers of `bytes` into the pool now, so that
+  // jobs do not pay cudaHostAlloc on their way (a deployment's start-up; benchmarks of the
+  // steady state). Stays within the pinned budget.
+  asio::awaitable<void> prewarm(Bytes bytes, int sets);
   // Frees the pool's buffers (at the end of a run).
   asio::awaitable<void> shutdown();
 

@@ -19,8 +19,9 @@ namespace stagehand {
 struct PoRepData {
   // Fills the proving key's pinned sets once per device, after pinning (synthetic points).
   std::function<asio::awaitable<void>(Device&, const ProvingKeyHost&)> fill_key;
-  // One polynomial of field elements that every job's host step copies into a, b and c, in place
-  // of the modelled host time (host_prepare_ns); the copy runs on `host_work`.
+  // One polynomial of field elements that every job's host step copies into a, b and c; the step
+  // lasts the modelled host time (host_prepare_ns) or the copy's, the longer. The copy runs on
+  // `host_work`.
   std::span<const std::byte> input_template;
   HostWork* host_work = nullptr;
 };

@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -86,6 +87,13 @@ struct DeviceProperties {
 };
 
 // Running totals a backend keeps, for reports and benchmarks.
+// One kernel name's launches, for calibrating the simulator's cost table against a real GPU.
+struct KernelTotals {
+  std::uint64_t launches = 0;
+  std::uint64_t work_units = 0;
+  Nanoseconds busy_ns = 0;  // summed launch durations (overlapping launches each count)
+};
+
 struct DeviceCounters {
   std::uint64_t operations = 0;
   std::uint64_t kernels = 0;
@@ -97,6 +105,7 @@ struct DeviceCounters {
   Bytes peak_memory_used_bytes = 0;  // synchronous allocations + pool reserved
   std::uint64_t out_of_memory_count = 0;
   std::uint64_t pool_cross_stream_reuses = 0;
+  std::map<std::string, KernelTotals, std::less<>> kernel_totals;  // by kernel name
 };
 
 enum class DeviceErrc {

@@ -3,6 +3,8 @@
 #include "device/format.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,19 @@ void print_report_table(std::ostream& out, const std::vector<RunReport>& reports
       }
       fmt::print(out, "\n");
     }
+  }
+}
+
+void print_kernel_table(std::ostream& out, const RunReport& report) {
+  std::vector<std::pair<std::string, KernelTotals>> rows(report.kernel_totals.begin(), report.kernel_totals.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.busy_ns > b.second.busy_ns; });
+  const double partitions = std::max(1, report.partitions_completed);
+  fmt::print(out, "{}: kernel time by kernel\n{:<22} {:>9} {:>14} {:>11} {:>13} {:>12}\n", report.policy, "kernel", "launches",
+             "work units", "total ms", "ms/partition", "ns/unit");
+  for (const auto& [name, totals] : rows) {
+    const double ms = static_cast<double>(totals.busy_ns) / 1e6;
+    fmt::print(out, "{:<22} {:>9} {:>14} {:>11.1f} {:>13.2f} {:>12.4f}\n", name, totals.launches, totals.work_units, ms,
+               ms / partitions, totals.work_units ? static_cast<double>(totals.busy_ns) / static_cast<double>(totals.work_units) : 0.0);
   }
 }
 

@@ -10,6 +10,9 @@
 namespace stagehand {
 
 void print_report_table(std::ostream& out, const std::vector<RunReport>& reports);
+// Where one run's kernel time went, by kernel name: launches, total, per partition, ns per work
+// unit (the unit of the device model's cost table, so that a real run calibrates the model).
+void print_kernel_table(std::ostream& out, const RunReport& report);
 // {"policies":[{"policy", "seconds_per_proof", ...}]}; throws std::runtime_error naming the path.
 void write_report_json(const std::filesystem::path& path, const std::vector<RunReport>& reports);
 std::string report_json(const std::vector<RunReport>& reports);

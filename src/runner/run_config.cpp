@@ -52,6 +52,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     coordinator.host_staging = mode == "pinned-pool" ? HostStagingMode::pinned_pool : HostStagingMode::register_in_place;
     coordinator.pinned_host_budget_bytes =
         gib_to_bytes(staging->number_in("pinned_budget_gib", static_cast<double>(coordinator.pinned_host_budget_bytes) / kGiB, 0.001, 1 << 20));
+    coordinator.prewarm_pinned_pool = staging->boolean("prewarm").value_or(coordinator.prewarm_pinned_pool);
     staging->reject_unknown_keys();
   }
   if (auto workload = root.table("workload")) {
