@@ -88,17 +88,7 @@ asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, 
         break;
       }
       if (pinned_bytes_ + bytes <= budget_bytes_) {
-        pinned_bytes_ += bytes;  // counted before the call, so that waiters see it
-        std::exception_ptr failure;
-        try {
-          buffer = co_await device_.allocate_pinned_host(bytes);
-        } catch (...) {
-          failure = std::current_exception();
-        }
-        if (failure) {
-          pinned_bytes_ -= bytes;
-          std::rethrow_exception(failure);
-        }
+        buffer = co_await allocate_pinned(bytes);
         break;
       }
       if (!idle_.empty()) {
@@ -131,21 +121,23 @@ asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
 
 asio::awaitable<void> HostStaging::prewarm(Bytes bytes, int sets) {
   if (mode_ != HostStagingMode::pinned_pool) co_return;
-  for (int i = 0; i < 3 * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i) {
-    pinned_bytes_ += bytes;
-    std::exception_ptr failure;
-    HostRange buffer;
-    try {
-      buffer = co_await device_.allocate_pinned_host(bytes);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      pinned_bytes_ -= bytes;
-      std::rethrow_exception(failure);
-    }
-    idle_.push_back(buffer);
+  for (int i = 0; i < 3 * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i) idle_.push_back(co_await allocate_pinned(bytes));
+}
+
+asio::awaitable<HostRange> HostStaging::allocate_pinned(Bytes bytes) {
+  pinned_bytes_ += bytes;  // counted before the call, so that waiters see it
+  std::exception_ptr failure;
+  HostRange buffer;
+  try {
+    buffer = co_await device_.allocate_pinned_host(bytes);
+  } catch (...) {
+    failure = std::current_exception();
   }
+  if (failure) {
+    pinned_bytes_ -= bytes;
+    std::rethrow_exception(failure);
+  }
+  co_return buffer;
 }
 
 asio::awaitable<void> HostStaging::shutdown() {

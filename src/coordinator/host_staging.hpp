@@ -49,6 +49,8 @@ class HostStaging {
  private:
   // Throws when `bytes` could never fit the pinned budget (waiting would never end).
   void check_fits(Bytes bytes) const;
+  // A new pool buffer, counted against the budget (uncounted again if the allocation fails).
+  asio::awaitable<HostRange> allocate_pinned(Bytes bytes);
   asio::awaitable<void> acquire_from_pool(StagedHostBuffers& staged, Bytes bytes);
 
   Device& device_;

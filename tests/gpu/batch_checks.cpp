@@ -415,20 +415,6 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
 
 }  // namespace
 
-bool gpu_present(std::string& why) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
-    return false;
-  }
-  if (count == 0) {
-    why = "no CUDA device";
-    return false;
-  }
-  return true;
-}
-
 Result check_batch_addition(std::ostream& out, BatchGroup group, unsigned max_log, std::uint64_t seed) {
   return group == BatchGroup::g1 ? check_group<G1>(out, max_log, seed) : check_group<G2>(out, max_log, seed);
 }

@@ -14,22 +14,14 @@
 #include <iosfwd>
 #include <string>
 
+#include "check_support.hpp"
+
 #include "batch_addition.hpp"
 
 namespace stagehand::cuda::batch_checks {
 
-// cudaGetDeviceCount fails or returns 0: the caller skips.
-bool gpu_present(std::string& why);
-
-struct Result {
-  int passed = 0;
-  int failed = 0;
-  void add(bool ok) { ok ? ++passed : ++failed; }
-  void add(const Result& other) {
-    passed += other.passed;
-    failed += other.failed;
-  }
-};
+using check_support::gpu_present;
+using check_support::Result;
 
 // Sizes 1, 2, 1000 and 2^max_log (points at infinity among them), edge-case sets (all equal
 // points, P/-P pairs, all at infinity), accumulation over two and three batches, start = 1 over a

@@ -167,20 +167,6 @@ const PointSet& shared_points(std::uint64_t count) {
 
 }  // namespace
 
-bool gpu_present(std::string& why) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
-    return false;
-  }
-  if (count == 0) {
-    why = "no CUDA device";
-    return false;
-  }
-  return true;
-}
-
 Result check_ntt(std::ostream& out, unsigned log_size, std::uint64_t seed) {
   Result result;
   const std::uint64_t n = std::uint64_t{1} << log_size;

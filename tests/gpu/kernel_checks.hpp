@@ -8,16 +8,12 @@
 #include <iosfwd>
 #include <string>
 
+#include "check_support.hpp"
+
 namespace stagehand::cuda::checks {
 
-// cudaGetDeviceCount fails or returns 0: the caller skips.
-bool gpu_present(std::string& why);
-
-struct Result {
-  int passed = 0;
-  int failed = 0;
-  void add(bool ok) { ok ? ++passed : ++failed; }
-};
+using check_support::gpu_present;
+using check_support::Result;
 
 // All four transforms, snarkjs and classic domains, sizes 2^log_size.
 Result check_ntt(std::ostream& out, unsigned log_size, std::uint64_t seed);

@@ -349,20 +349,6 @@ std::vector<std::uint8_t> scalars_on_device(std::uint64_t count, std::uint64_t s
 
 }  // namespace
 
-bool gpu_present(std::string& why) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
-    return false;
-  }
-  if (count == 0) {
-    why = "no CUDA device";
-    return false;
-  }
-  return true;
-}
-
 Result check_points(std::ostream& out, SyntheticGroup group, unsigned max_log) {
   return group == SyntheticGroup::g1 ? check_group<G1>(out, max_log) : check_group<G2>(out, max_log);
 }

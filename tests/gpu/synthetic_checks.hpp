@@ -12,22 +12,14 @@
 #include <iosfwd>
 #include <string>
 
+#include "check_support.hpp"
+
 #include "synthetic.hpp"
 
 namespace stagehand::cuda::synthetic_checks {
 
-// cudaGetDeviceCount fails or returns 0: the caller skips.
-bool gpu_present(std::string& why);
-
-struct Result {
-  int passed = 0;
-  int failed = 0;
-  void add(bool ok) { ok ? ++passed : ++failed; }
-  void add(const Result& other) {
-    passed += other.passed;
-    failed += other.failed;
-  }
-};
+using check_support::gpu_present;
+using check_support::Result;
 
 // Counts 1, 7, 1000 and 2^max_log − 3 at an odd first_index (and 0, the scalar-1 start, and one
 // near 2^63): every point decodes, lies on the curve and equals (first_index + i + 1)·G from the
