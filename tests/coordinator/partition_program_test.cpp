@@ -1,0 +1,169 @@
+// The partition program's kernel launches carry what the real kernels need
+// (cuda/kernels/partition_launchers.hpp, batch_addition.hpp), checked without a GPU: the program
+// runs through the coordinator on the simulator's functional mode with host functions standing in
+// for the kernels, each checking its launch's arguments and buffers; PoRepWorkload's real-data
+// path (a key filled once per device, a, b and c copied from a template) reaches the kernels.
+#define BOOST_TEST_MODULE partition_program
+#include <boost/test/unit_test.hpp>
+
+#include "coordinator/coordinator.hpp"
+#include "coordinator/porep_workload.hpp"
+#include "sim/device_model.hpp"
+#include "sim/run.hpp"
+#include "sim/sim_device.hpp"
+#include "sim/sim_system.hpp"
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace stagehand;
+
+namespace {
+
+// What the stand-in kernels saw.
+struct Seen {
+  std::map<std::string, int> launches;
+  std::vector<std::string> problems;
+  int inverse_ntts_on_the_template = 0;
+  std::map<std::uint64_t, int> sum_starts;  // by sum slot (batch additions, tail MSM): sums begun
+  int key_fills = 0;
+
+  void expect(bool ok, const std::string& what) {
+    if (!ok) problems.push_back(what);
+  }
+};
+
+void register_checking_kernels(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input,
+                               Seen& seen) {
+  const std::uint64_t n = shape.domain();
+  const auto log_size = static_cast<std::uint64_t>(shape.domain_log2);
+  system.register_kernel("ntt_twiddles", [&seen, log_size](sim::KernelContext& context) {
+    ++seen.launches["ntt_twiddles"];
+    seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == log_size, "ntt_twiddles: [log_size]");
+  });
+  system.register_kernel("ntt", [&seen, &input, log_size, n](sim::KernelContext& context) {
+    ++seen.launches["ntt"];
+    const auto& launch = context.launch();
+    seen.expect(launch.arguments.size() == 2 && context.argument(0) == log_size && context.argument(1) >= 1 && context.argument(1) <= 3,
+                "ntt: [log_size, kind 1..3]");
+    seen.expect(launch.reads.size() == 2 && launch.writes.size() == 1 && launch.reads[0].pointer == launch.writes[0].pointer,
+                "ntt: reads [values, twiddles], writes [values]");
+    // The stand-ins change nothing, so every inverse NTT of a, b or c still sees the host's data.
+    if (context.argument(1) == 1 && context.write(0).size() >= 32 * n &&
+        std::memcmp(context.write(0).data(), input.data(), 32 * n) == 0) {
+      ++seen.inverse_ntts_on_the_template;
+    }
+  });
+  system.register_kernel("h_pointwise", [&seen](sim::KernelContext& context) {
+    ++seen.launches["h_pointwise"];
+    seen.expect(context.launch().reads.size() == 2 && context.launch().writes.size() == 1, "h_pointwise: reads [b, c], writes [a]");
+  });
+  system.register_kernel("msm_batch", [&seen, &shape, n](sim::KernelContext& context) {
+    ++seen.launches["msm_batch"];
+    const auto& launch = context.launch();
+    if (launch.arguments.size() != 3) return seen.expect(false, "msm_batch: [first, capacity, start]");
+    const auto first = context.argument(0);
+    seen.expect(context.argument(1) == shape.h_batch_points(), "msm_batch: capacity is the H batch");
+    seen.expect(launch.work_units <= context.argument(1), "msm_batch: a batch within the capacity");
+    seen.expect(first + launch.work_units <= n, "msm_batch: scalars within the polynomial");
+    seen.expect((context.argument(2) == 1) == (first == 0), "msm_batch: start exactly on the first batch");
+    seen.expect(launch.reads.size() == 2 && context.read(1).size() >= 32 * (first + launch.work_units), "msm_batch: reads [points, scalars]");
+  });
+  system.register_kernel("msm_reduce", [&seen, &shape](sim::KernelContext& context) {
+    ++seen.launches["msm_reduce"];
+    seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(), "msm_reduce: [capacity]");
+  });
+  auto sums = [&seen](const char* name, bool tail) {
+    return [&seen, name, tail](sim::KernelContext& context) {
+      ++seen.launches[name];
+      const auto& launch = context.launch();
+      if (launch.arguments.size() < 2) return seen.expect(false, std::string(name) + ": [start, offset, ...]");
+      const auto offset = context.argument(1);
+      const bool start = context.argument(0) == 1;
+      // A slot's first launch ever must begin a sum; the count of sums begun is checked at the end.
+      seen.expect(start || seen.sum_starts.count(offset) == 1, std::string(name) + ": adds to a sum never begun");
+      if (start) ++seen.sum_starts[offset];
+      seen.expect(offset >= 64 * 1024 && offset % 16 == 0 && offset + 384 + 384 * 1024 <= context.write(0).size(),
+                  std::string(name) + ": the sum slot clear of the window sums and the scratch");
+      if (tail) seen.expect(launch.arguments.size() == 3 && launch.work_units <= context.argument(2), "tail_msm: within its capacity");
+    };
+  };
+  system.register_kernel("batch_addition_g1", sums("batch_addition_g1", false));
+  system.register_kernel("batch_addition_g2", sums("batch_addition_g2", false));
+  system.register_kernel("tail_msm", sums("tail_msm", true));
+}
+
+struct Outcome {
+  RunReport report;
+  Seen seen;
+};
+
+Outcome run_partitions(Policy policy) {
+  Outcome outcome;
+  PartitionShape shape;
+  shape.domain_log2 = 12;
+  std::vector<std::byte> input(shape.polynomial_bytes());
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::byte>((i * 131 + 7) & 0xff);
+
+  sim::SimOptions options;
+  options.functional = true;
+  options.keep_trace_events = false;
+  sim::SimSystem system(options);
+  auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
+  register_checking_kernels(system, shape, input, outcome.seen);
+
+  PoRepData data;
+  data.fill_key = [&outcome, &shape](Device&, const ProvingKeyHost& key) -> asio::awaitable<void> {
+    ++outcome.seen.key_fills;
+    outcome.seen.expect(key.h.bytes == shape.h_points() * PartitionShape::kG1AffineBytes &&
+                            key.tail.bytes == shape.tail_points() * PartitionShape::kTailBytesPerPoint,
+                        "fill_key: the pinned sets of the shape");
+    co_return;
+  };
+  data.input_template = input;
+  CoordinatorSettings settings;
+  settings.policy = policy;
+  settings.proofs = 1;
+  settings.partitions_per_proof = 3;
+  settings.prewarm_pinned_pool = true;
+  PoRepWorkload workload(shape, settings.program, settings.proofs, settings.partitions_per_proof, data);
+  std::deque<std::vector<std::byte>> pageable;
+  CoordinatorHooks hooks;
+  hooks.pageable_memory = [&pageable](Bytes bytes) {
+    auto& block = pageable.emplace_back(bytes);
+    return HostRange{reinterpret_cast<std::uintptr_t>(block.data()), bytes};
+  };
+  Trace trace(false);
+  sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
+    std::vector<Device*> devices{&device};
+    outcome.report = co_await run_coordinator(devices, settings, workload, trace, hooks);
+  }());
+  return outcome;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
+  for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
+    BOOST_TEST_CONTEXT(to_string(policy)) {
+      const auto outcome = run_partitions(policy);
+      const auto& seen = outcome.seen;
+      BOOST_CHECK_EQUAL(outcome.report.partitions_completed, 3);
+      BOOST_TEST(seen.problems.empty(), (seen.problems.empty() ? std::string() : seen.problems.front()));
+      BOOST_CHECK_EQUAL(seen.key_fills, 1);
+      // a, b and c of every partition reached the device as the host step wrote them.
+      BOOST_CHECK_EQUAL(seen.inverse_ntts_on_the_template, 3 * 3);
+      for (const char* name : {"ntt_twiddles", "ntt", "h_pointwise", "msm_batch", "msm_reduce", "batch_addition_g1",
+                               "batch_addition_g2", "tail_msm"}) {
+        BOOST_TEST(seen.launches.count(name) == 1, name << " launched");
+      }
+      BOOST_CHECK_EQUAL(seen.launches.at("msm_reduce"), 3);
+      // Five sums per partition (L, A, B_G1, B_G2, tail), each in its own slot, begun once per partition.
+      BOOST_CHECK_EQUAL(seen.sum_starts.size(), 5u);
+      for (const auto& [offset, starts] : seen.sum_starts) BOOST_TEST(starts == 3, "slot " << offset);
+    }
+  }
+}
