@@ -67,6 +67,12 @@ std::string report_json(const std::vector<RunReport>& reports) {
                         {"partitions", r.partitions},
                         {"partitions_completed", r.partitions_completed},
                         {"devices", r.devices}});
+    // Kernel time by kernel, in the device model's units (to calibrate it against a real run).
+    nlohmann::json kernels = nlohmann::json::object();
+    for (const auto& [name, totals] : r.kernel_totals) {
+      kernels[name] = {{"launches", totals.launches}, {"work_units", totals.work_units}, {"busy_ns", totals.busy_ns}};
+    }
+    policies.back()["kernels"] = kernels;
   }
   return nlohmann::json{{"policies", policies}}.dump(2);
 }
