@@ -37,6 +37,9 @@ struct DeviceModel {
   double unregister_ms_per_gib = 0;
   double pinned_alloc_ms_per_gib = 0;
   double pinned_free_ms_per_gib = 0;
+  // Host-blocking calls of one GPU run one after the other, as CudaDevice runs them on one host
+  // worker per GPU (false: each on its own, as the production engine's threads did).
+  bool host_calls_queue = false;
 
   // Allocation.
   double malloc_ms = 0;                    // cudaMalloc, not waiting for the device

@@ -695,7 +695,15 @@ DevicePointer SimDevice::new_allocation(Bytes bytes, bool pool, std::uint32_t st
 
 asio::awaitable<void> SimDevice::host_call(const char* call, Nanoseconds duration, std::string detail) {
   auto start = system_.now();
-  co_await sleep_for(duration);
+  if (model_.host_calls_queue) {
+    // Behind every call already given to the GPU's host worker.
+    const auto begins = std::max(start, host_worker_free_ns_);
+    host_worker_free_ns_ = begins + duration;
+    co_await sleep_for(host_worker_free_ns_ - start);
+    start = begins;
+  } else {
+    co_await sleep_for(duration);
+  }
   trace_.async_span(host_track_, call, "host-blocking", start, system_.now(), std::move(detail));
 }
 

@@ -182,6 +182,7 @@ class SimDevice final : public Device {
   std::uint64_t faulted_kernel_launches_ = 0;
   int kernels_running_ = 0;
   Nanoseconds compute_busy_since_ns_ = 0;
+  Nanoseconds host_worker_free_ns_ = 0;  // model.host_calls_queue: when the host worker is next free
   bool lost_ = false;
   bool pool_cross_stream_reuse_ = true;
   DeviceCounters stats_;

@@ -424,3 +424,38 @@ BOOST_AUTO_TEST_CASE(exports_chrome_trace_json_with_named_tracks_and_dependencie
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// config/devices/h200-measured.toml queues host-blocking calls as CudaDevice does (one host
+// worker per GPU); h200.toml lets them run side by side, as the production engine's threads did.
+BOOST_AUTO_TEST_CASE(host_calls_queue_where_the_model_says_so) {
+  for (const auto* model : {"h200", "h200-measured"}) {
+    SimHarness h(model);
+    const bool queues = std::string(model) == "h200-measured";
+    Nanoseconds first_done = 0, second_done = 0;
+    h.run([&](SimHarness& harness) -> asio::awaitable<void> {
+      auto& device = harness.device;
+      const auto a = harness.system.virtual_host_range(2 * kGiB);
+      const auto b = harness.system.virtual_host_range(2 * kGiB);
+      // Two workers pin at the same instant; a second is far longer than both calls.
+      auto pin = [&](HostRange range, Nanoseconds& at) -> asio::awaitable<void> {
+        co_await device.register_host(range);
+        at = device.now();
+      };
+      asio::co_spawn(device.executor(), pin(a, first_done), asio::detached);
+      asio::co_spawn(device.executor(), pin(b, second_done), asio::detached);
+      co_await device.sleep_for(kSecond);
+      BOOST_REQUIRE(first_done > 0 && second_done > 0);
+      co_await device.unregister_host(a);
+      co_await device.unregister_host(b);
+    });
+    const double one = static_cast<double>(std::min(first_done, second_done));
+    const double other = static_cast<double>(std::max(first_done, second_done));
+    BOOST_TEST_CONTEXT(model) {
+      if (queues) {
+        BOOST_CHECK_CLOSE(other, 2 * one, 1.0);  // the second waited for the first
+      } else {
+        BOOST_CHECK_CLOSE(other, one, 1.0);  // side by side
+      }
+    }
+  }
+}
