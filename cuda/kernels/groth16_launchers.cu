@@ -1,8 +1,5 @@
 // groth16_h and groth16_msm_g1 on the device: the NTT-based H step and the Pippenger MSM of
 // ntt.cu/msm.cu, its window sums folded into one point on the device.
-#include <cstring>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -17,37 +14,12 @@
 namespace stagehand::cuda {
 namespace {
 
-// ---- the snarkjs domain ------------------------------------------------------------------------
-
-struct DomainCache {
-  std::mutex mutex;
-  std::map<std::pair<int, unsigned>, void*> domains;  // (GPU, log_size) -> device table
-};
-DomainCache& domain_cache() {
-  static DomainCache cache;
-  return cache;
-}
-
-const void* snarkjs_domain(unsigned log_size, cudaStream_t stream) {
-  int device = 0;
-  SH_CUDA_OK(cudaGetDevice(&device));
-  auto& cache = domain_cache();
-  std::lock_guard lock(cache.mutex);
-  auto& slot = cache.domains[{device, log_size}];
-  if (slot == nullptr) {
-    FrWords root, coset;
-    snarkjs_domain_roots(log_size, root, coset);
-    void* table = nullptr;
-    SH_CUDA_OK(cudaMalloc(&table, ntt_domain_bytes(log_size)));
-    ntt_domain_init(table, log_size, root, coset, stream);
-    SH_CUDA_OK(cudaStreamSynchronize(stream));  // once per size: then any stream may read it
-    slot = table;
-  }
-  return slot;
-}
-
+// The snarkjs domain is built in the scratch at every launch (a few small kernels; the H step
+// itself is seven NTTs over the whole domain).
 void launch_groth16_h(const KernelLaunch& launch, cudaStream_t stream) {
-  if (launch.arguments.empty() || launch.writes.size() < 3) reject(launch, "expects [log_size, threads] and writes [a, b, c]");
+  if (launch.arguments.empty() || launch.writes.size() < 4) {
+    reject(launch, "expects [log_size, threads] and writes [a, b, c, scratch]");
+  }
   const std::uint64_t log_size = launch.arguments[0];
   if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) reject(launch, "log_size outside 1..27");
   const unsigned log = static_cast<unsigned>(log_size);
@@ -55,59 +27,20 @@ void launch_groth16_h(const KernelLaunch& launch, cudaStream_t stream) {
   void* a = address(launch, launch.writes[0], bytes);
   void* b = address(launch, launch.writes[1], bytes);
   void* c = address(launch, launch.writes[2], bytes);
-  const void* domain = nullptr;
-  if (launch.writes.size() > 3) {
-    void* scratch = address(launch, launch.writes[3], ntt_domain_bytes(log));
-    FrWords root, coset;
-    snarkjs_domain_roots(log, root, coset);
-    ntt_domain_init(scratch, log, root, coset, stream);
-    domain = scratch;
-  } else {
-    domain = snarkjs_domain(log, stream);
-  }
+  void* domain = address(launch, launch.writes[3], ntt_domain_bytes(log));
+  FrWords root, coset;
+  snarkjs_domain_roots(log, root, coset);
+  ntt_domain_init(domain, log, root, coset, stream);
   h_polynomial(a, b, c, domain, log, HForm::snarkjs, stream);
 }
 
 // ---- the MSM -----------------------------------------------------------------------------------
 
-struct MsmBuffers {
-  void* memory = nullptr;
-  std::uint64_t bytes = 0;
-};
-struct MsmCache {
-  std::mutex mutex;
-  std::map<std::pair<int, unsigned long long>, MsmBuffers> buffers;  // (GPU, stream id)
-};
-MsmCache& msm_cache() {
-  static MsmCache cache;
-  return cache;
-}
-
-void* msm_buffers(std::uint64_t bytes, cudaStream_t stream) {
-  int device = 0;
-  SH_CUDA_OK(cudaGetDevice(&device));
-  unsigned long long stream_id = 0;
-  SH_CUDA_OK(cudaStreamGetId(stream, &stream_id));
-  auto& cache = msm_cache();
-  std::lock_guard lock(cache.mutex);
-  auto& slot = cache.buffers[{device, stream_id}];
-  if (slot.bytes < bytes) {
-    if (slot.memory != nullptr) {
-      SH_CUDA_OK(cudaStreamSynchronize(stream));  // earlier launches on this stream may still read it
-      SH_CUDA_OK(cudaFree(slot.memory));
-      slot = MsmBuffers{};
-    }
-    SH_CUDA_OK(cudaMalloc(&slot.memory, bytes));
-    slot.bytes = bytes;
-  }
-  return slot.memory;
-}
-
 // The window sums' share of the MSM's memory, rounded so that the sort buffers after it stay aligned.
 std::uint64_t msm_sums_bytes(const MsmPlan& plan) { return (msm_result_bytes(plan) + 255) / 256 * 256; }
 
 void launch_groth16_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
-  if (launch.reads.size() < 2 || launch.writes.empty()) reject(launch, "reads [points, scalars] and writes [result]");
+  if (launch.reads.size() < 2 || launch.writes.size() < 2) reject(launch, "reads [points, scalars] and writes [result, scratch]");
   const std::uint64_t n = launch.work_units;
   void* result = address(launch, launch.writes[0], kG1JacobianBytes);
   if (n == 0) {  // the empty sum: infinity
@@ -118,9 +51,7 @@ void launch_groth16_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
   const void* scalars = address(launch, launch.reads[1], n * kFrBytes);
   const MsmPlan plan = msm_plan(n, 0);
   const std::uint64_t sums_bytes = msm_sums_bytes(plan);
-  auto* memory = launch.writes.size() > 1
-                     ? static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)))
-                     : static_cast<std::uint8_t*>(msm_buffers(sums_bytes + msm_scratch_bytes(plan), stream));
+  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)));
   msm_g1_windows(points, scalars, /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream);
   msm_combine_windows_on_device(memory, plan.window_count, plan.window_bits, result, stream);
 }
@@ -156,20 +87,6 @@ std::vector<std::string_view> groth16_launcher_names() {
   std::vector<std::string_view> names;
   for (const auto& entry : kGroth16Launchers) names.push_back(entry.first);
   return names;
-}
-
-void release_groth16_buffers() {
-  SH_CUDA_OK(cudaDeviceSynchronize());
-  {
-    auto& cache = domain_cache();
-    std::lock_guard lock(cache.mutex);
-    for (auto& [key, table] : cache.domains) cudaFree(table);
-    cache.domains.clear();
-  }
-  auto& cache = msm_cache();
-  std::lock_guard lock(cache.mutex);
-  for (auto& [key, buffers] : cache.buffers) cudaFree(buffers.memory);
-  cache.buffers.clear();
 }
 
 }  // namespace stagehand::cuda

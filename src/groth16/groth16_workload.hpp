@@ -12,7 +12,8 @@
 //
 // The proving key's G1 points (A, B1, C, H) stay on each device for the whole run (resident,
 // outside the budget's capacity); the kernels' scratch, where the device needs one
-// (Device::kernel_scratch_bytes), is reserved per job like the rest.
+// (Device::kernel_scratch_bytes: the GPU's launchers do, the simulator's host functions not), is
+// reserved per job like the rest.
 //
 // The program's kernels run in the simulator's functional mode as host functions on the CPU
 // reference (register_sim_kernels), and on a GPU through CudaDevice's launchers of the same
