@@ -215,12 +215,13 @@ asio::awaitable<ProgramTimes> Groth16Workload::run_program(int job, JobContext& 
   co_await device.copy_to_device(witness, host_range(job_state.witness.data(), witness_bytes), stream);
 
   // The H step waits on the device for a, b and c (uploaded by the policy, maybe still travelling).
-  ProgramTimes times;
+  // (Shared with the callback: if the program fails before the stream gets there, the frame is gone.)
+  const auto waited = std::make_shared<Nanoseconds>(0);
   const auto before_inputs = device.now();
   for (auto uploaded : {context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded}) {
     if (uploaded) device.stream_wait_event(stream, uploaded);
   }
-  device.host_callback(stream, [&device, &times, before_inputs] { times.waited_for_inputs_ns = device.now() - before_inputs; });
+  device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
   launch_h(context, scratch);
   co_await memory.release_b_and_c(stream);
   launch_msms(context, witness, results, scratch);
@@ -233,6 +234,8 @@ asio::awaitable<ProgramTimes> Groth16Workload::run_program(int job, JobContext& 
   for (auto pointer : pointers(witness, results, scratch.h, scratch.msm)) {
     if (pointer) co_await memory.release(pointer, stream);
   }
+  ProgramTimes times;
+  times.waited_for_inputs_ns = *waited;
   co_return times;
 }
 
