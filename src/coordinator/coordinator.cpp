@@ -415,7 +415,8 @@ class Worker {
   // Uploads `source` on the upload stream in chunks, at most two in flight, and issues no chunk
   // while the lock holder is in a PCIe-bound phase (unless this job holds the lock): those
   // phases would stall kernels, while a waiting job has the rest of the holder's run to upload.
-  asio::awaitable<void> upload_yielding(DevicePointer destination, HostRange source, ComputeLock::Ticket ticket) {
+  asio::awaitable<void> upload_yielding(DevicePointer destination, HostRange source, ComputeLock::Ticket ticket,
+                                        JobRecord& job) {
     constexpr Bytes kChunkBytes = 256 * kMiB;
     std::size_t issued = 0;
     for (Bytes offset = 0; offset < source.bytes; offset += kChunkBytes, ++issued) {
@@ -435,9 +436,17 @@ class Worker {
         break;
       }
       auto bytes = std::min(kChunkBytes, source.bytes - offset);
+      const auto issued_ns = device_.now();
       co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
       device_.record_event(chunk_done_[slot], upload_);
-      device_.host_callback(upload_, [&lane = lane_] { lane.pacing.notify_all(); });
+      device_.host_callback(upload_, [this, &job, bytes, issued_ns] {
+        // The chunk started when it was issued or when the one before it landed, the later.
+        const auto now = device_.now();
+        job.prestage_copy_ns += now - std::max(issued_ns, last_chunk_landed_ns_);
+        job.prestage_copy_bytes += bytes;
+        last_chunk_landed_ns_ = now;
+        lane_.pacing.notify_all();
+      });
     }
   }
 
@@ -471,7 +480,7 @@ class Worker {
       for (std::size_t i = 0; i < 3; ++i) {
         if (i == 0 && !lane_.compute_lock.is_holder(hold.ticket)) job.prestage_started_ns = device_.now();
         inputs[i] = co_await memory->allocate(plan_.input_bytes, upload_);
-        co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket);
+        co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket, job);
         device_.record_event(uploaded[i], upload_);
         if (!lane_.compute_lock.is_holder(hold.ticket)) job.prestaged_bytes += plan_.input_bytes;
       }
@@ -511,6 +520,7 @@ class Worker {
   StreamHandle upload_;
   std::vector<HostRange> results_ = std::vector<HostRange>(2);
   EventHandle chunk_done_[2];
+  Nanoseconds last_chunk_landed_ns_ = 0;  // of this worker's upload stream
 };
 
 }  // namespace
@@ -609,6 +619,8 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   report.partitions = run.total_jobs;
   report.makespan_ns = end - start;
   Nanoseconds lock_held = 0;
+  Bytes prestage_bytes = 0;
+  Nanoseconds prestage_ns = 0;
   for (const auto& job : run.jobs) {
     if (job.completed()) {
       ++report.partitions_completed;
@@ -618,7 +630,10 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
       report.lock_wait_seconds += static_cast<double>(job.lock_acquired_ns - job.lock_requested_ns) / 1e9;
     }
     report.upload_wait_seconds += static_cast<double>(job.waited_for_inputs_ns) / 1e9;
+    prestage_bytes += job.prestage_copy_bytes;
+    prestage_ns += job.prestage_copy_ns;
   }
+  report.prestage_gbps = prestage_ns > 0 ? static_cast<double>(prestage_bytes) / static_cast<double>(prestage_ns) : 0;
   double makespan_seconds = static_cast<double>(report.makespan_ns) / 1e9;
   report.seconds_per_proof = report.proofs > 0 ? makespan_seconds / report.proofs : 0;
   report.partitions_per_second = makespan_seconds > 0 ? report.partitions_completed / makespan_seconds : 0;

@@ -72,6 +72,10 @@ struct JobRecord {
   Nanoseconds finished_ns = -1;
   Nanoseconds waited_for_inputs_ns = 0;
   Bytes prestaged_bytes = 0;  // uploaded before the job held the lock
+  // Budgeted: the chunks copied before the lock, and their copy time (each chunk from when the
+  // upload stream could start it to when it landed, as the host saw it).
+  Bytes prestage_copy_bytes = 0;
+  Nanoseconds prestage_copy_ns = 0;
   Nanoseconds prestage_started_ns = -1;  // its first input allocated before the lock
   int out_of_memory_errors = 0;
   bool fell_back = false;  // meant to pre-stage, uploaded inside the lock instead
@@ -93,6 +97,7 @@ struct RunReport {
   double compute_idle_seconds_per_partition = 0;  // first kernel to last, kernels not running
   double lock_wait_seconds = 0;          // summed over partitions
   double upload_wait_seconds = 0;        // kernels waiting for inputs, summed
+  double prestage_gbps = 0;              // budgeted: pre-staged chunks' bytes over their copy time
   Bytes pcie_bytes_pinned = 0;
   Bytes pcie_bytes_pageable = 0;
   Bytes vram_peak_bytes = 0;

@@ -14,13 +14,15 @@
 namespace stagehand {
 
 void print_report_table(std::ostream& out, const std::vector<RunReport>& reports) {
-  fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9}\n", "policy", "s/proof",
-             "parts/s", "GPU s/pt", "busy", "lock s", "upload s", "PCIe pin", "PCIe page", "VRAM peak", "OOM", "fallback");
+  fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", "policy", "s/proof",
+             "parts/s", "GPU s/pt", "busy", "lock s", "upload s", "PCIe pin", "PCIe page", "VRAM peak", "OOM", "fallback",
+             "pre GB/s");
   for (const auto& r : reports) {
-    fmt::print(out, "{:<10} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.1f}% {:>9.2f} {:>9.2f} {:>10} {:>10} {:>10} {:>5} {:>9}\n", r.policy,
+    fmt::print(out, "{:<10} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.1f}% {:>9.2f} {:>9.2f} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", r.policy,
                r.seconds_per_proof, r.partitions_per_second, r.gpu_seconds_per_partition, 100 * r.compute_busy_fraction,
                r.lock_wait_seconds, r.upload_wait_seconds, format_bytes(r.pcie_bytes_pinned), format_bytes(r.pcie_bytes_pageable),
-               format_bytes(r.vram_peak_bytes), r.oom_count, r.fallback_count);
+               format_bytes(r.vram_peak_bytes), r.oom_count, r.fallback_count,
+               r.prestage_gbps > 0 ? fmt::format("{:.1f}", r.prestage_gbps) : std::string("-"));
   }
   for (const auto& r : reports) {
     if (r.partitions_completed < r.partitions) {
@@ -59,6 +61,7 @@ std::string report_json(const std::vector<RunReport>& reports) {
                         {"compute_busy_fraction", r.compute_busy_fraction},
                         {"lock_wait_seconds", r.lock_wait_seconds},
                         {"upload_wait_seconds", r.upload_wait_seconds},
+                        {"prestage_gbps", r.prestage_gbps},
                         {"pcie_bytes_pinned", r.pcie_bytes_pinned},
                         {"pcie_bytes_pageable", r.pcie_bytes_pageable},
                         {"vram_peak_bytes", r.vram_peak_bytes},
