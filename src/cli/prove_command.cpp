@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 
+#include "coordinator/pageable_arena.hpp"
 #include "groth16/groth16_workload.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
@@ -29,7 +30,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -81,19 +81,6 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
 struct OutputFiles {
   fs::path proof;
   fs::path public_signals;
-};
-
-// Ordinary host memory for the policies that upload a, b and c from pageable memory (serial) or
-// pin it in place (prestage, two-lock); kept until the run ends.
-class PageableArena {
- public:
-  HostRange take(Bytes bytes) {
-    auto& block = blocks_.emplace_back(bytes);
-    return HostRange{reinterpret_cast<std::uintptr_t>(block.data()), bytes};
-  }
-
- private:
-  std::deque<std::vector<std::byte>> blocks_;
 };
 
 bool use_cuda_backend(const RunConfig& config, const std::string& config_path) {
@@ -170,7 +157,7 @@ int prove(const ProveOptions& options) {
     groth16::write_text_file(output.public_signals, groth16::public_json(public_signals));
   };
   CoordinatorHooks hooks;
-  PageableArena pageable;
+  PageableArena pageable;  // serial uploads a, b, c from it; prestage and two-lock pin it in place
   hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
   hooks.on_job_done = [&](const JobRecord& record) {
     const auto index = static_cast<std::size_t>(record.index);

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "coordinator/coordinator.hpp"
+#include "coordinator/pageable_arena.hpp"
 #include "coordinator/porep_workload.hpp"
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
@@ -14,7 +15,6 @@
 #include "sim/sim_system.hpp"
 
 #include <cstring>
-#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -130,12 +130,9 @@ Outcome run_partitions(Policy policy) {
   settings.partitions_per_proof = 3;
   settings.prewarm_pinned_pool = true;
   PoRepWorkload workload(shape, settings.program, settings.proofs, settings.partitions_per_proof, data);
-  std::deque<std::vector<std::byte>> pageable;
+  PageableArena pageable;
   CoordinatorHooks hooks;
-  hooks.pageable_memory = [&pageable](Bytes bytes) {
-    auto& block = pageable.emplace_back(bytes);
-    return HostRange{reinterpret_cast<std::uintptr_t>(block.data()), bytes};
-  };
+  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
   Trace trace(false);
   sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
     std::vector<Device*> devices{&device};

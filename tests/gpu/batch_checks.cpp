@@ -376,29 +376,10 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
   }
   SH_CUDA_OK(cudaDeviceSynchronize());
   DeviceBuffer write(kWriteBytes);
-  cudaStream_t stream;
-  SH_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t begin, end;
-  SH_CUDA_OK(cudaEventCreate(&begin));
-  SH_CUDA_OK(cudaEventCreate(&end));
-  std::vector<float> milliseconds;
   write.fill(0xff);
-  launch<Group>(points, 0, n, write, {1}, stream);  // warm-up (and the occupancy query)
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
-  for (int r = 0; r < repetitions; ++r) {
-    SH_CUDA_OK(cudaEventRecord(begin, stream));
-    launch<Group>(points, 0, n, write, {1}, stream);
-    SH_CUDA_OK(cudaEventRecord(end, stream));
-    SH_CUDA_OK(cudaEventSynchronize(end));
-    float ms = 0;
-    SH_CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
-    milliseconds.push_back(ms);
-  }
-  SH_CUDA_OK(cudaEventDestroy(begin));
-  SH_CUDA_OK(cudaEventDestroy(end));
-  SH_CUDA_OK(cudaStreamDestroy(stream));
-  std::sort(milliseconds.begin(), milliseconds.end());
-  const double median = milliseconds[milliseconds.size() / 2];
+  const auto timing = check_support::time_launches(
+      repetitions, [&](cudaStream_t stream) { launch<Group>(points, 0, n, write, {1}, stream); });
+  const double median = timing.median;
   // The points are the walk repeated n/tile times: the sum is that multiple of the walk's sum.
   const auto expected = cpu_sum<Group>(walk, 0, tile).multiply(math::Fr::from_uint64(n / tile));
   result.add(accumulator_is<Group>(out, download(write), 0, expected, 0xff,
@@ -407,7 +388,7 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
   std::snprintf(line, sizeof line,
                 "bench %s 2^%u points: median %.3f ms (min %.3f, max %.3f, %d runs), %.1f Mpoints/s, %.3f ns/point, "
                 "%u blocks",
-                Group::name, log_size, median, milliseconds.front(), milliseconds.back(), repetitions,
+                Group::name, log_size, median, timing.min, timing.max, repetitions,
                 n / median / 1e3, median * 1e6 / n, batch_addition_blocks(Group::group, n));
   out << line << std::endl;
   return result;

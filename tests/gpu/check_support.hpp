@@ -5,7 +5,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace stagehand::cuda::check_support {
 
@@ -33,5 +36,41 @@ struct Result {
     failed += other.failed;
   }
 };
+
+// Milliseconds of `repetitions` runs of launch(stream), each between two CUDA events, after one
+// warm-up run: the median, the fastest and the slowest.
+struct Timing {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+template <class Launch>
+Timing time_launches(int repetitions, Launch&& launch) {
+  auto ok = [](cudaError_t status) {
+    if (status != cudaSuccess) throw std::runtime_error(std::string("timing: ") + cudaGetErrorString(status));
+  };
+  cudaStream_t stream;
+  cudaEvent_t begin, end;
+  ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  ok(cudaEventCreate(&begin));
+  ok(cudaEventCreate(&end));
+  launch(stream);  // warm-up (and any occupancy query)
+  ok(cudaStreamSynchronize(stream));
+  std::vector<float> milliseconds;
+  for (int r = 0; r < std::max(1, repetitions); ++r) {
+    ok(cudaEventRecord(begin, stream));
+    launch(stream);
+    ok(cudaEventRecord(end, stream));
+    ok(cudaEventSynchronize(end));
+    float ms = 0;
+    ok(cudaEventElapsedTime(&ms, begin, end));
+    milliseconds.push_back(ms);
+  }
+  ok(cudaEventDestroy(begin));
+  ok(cudaEventDestroy(end));
+  ok(cudaStreamDestroy(stream));
+  std::sort(milliseconds.begin(), milliseconds.end());
+  return Timing{milliseconds[milliseconds.size() / 2], milliseconds.front(), milliseconds.back()};
+}
 
 }  // namespace stagehand::cuda::check_support

@@ -488,33 +488,10 @@ Result check_arguments(std::ostream& out) {
 
 namespace {
 
-struct Timing {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-};
+using check_support::Timing;
 
 Timing time_runs(int repetitions, const std::function<void(cudaStream_t)>& launch) {
-  cudaStream_t stream;
-  SH_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t begin, end;
-  SH_CUDA_OK(cudaEventCreate(&begin));
-  SH_CUDA_OK(cudaEventCreate(&end));
-  launch(stream);  // warm-up (and the occupancy query)
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<float> milliseconds;
-  for (int r = 0; r < repetitions; ++r) {
-    SH_CUDA_OK(cudaEventRecord(begin, stream));
-    launch(stream);
-    SH_CUDA_OK(cudaEventRecord(end, stream));
-    SH_CUDA_OK(cudaEventSynchronize(end));
-    float ms = 0;
-    SH_CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
-    milliseconds.push_back(ms);
-  }
-  SH_CUDA_OK(cudaEventDestroy(begin));
-  SH_CUDA_OK(cudaEventDestroy(end));
-  SH_CUDA_OK(cudaStreamDestroy(stream));
-  std::sort(milliseconds.begin(), milliseconds.end());
-  return Timing{milliseconds[milliseconds.size() / 2], milliseconds.front(), milliseconds.back()};
+  return check_support::time_launches(repetitions, launch);
 }
 
 void print_timing(std::ostream& out, const std::string& what, unsigned log, const Timing& t, int repetitions,
@@ -522,8 +499,8 @@ void print_timing(std::ostream& out, const std::string& what, unsigned log, cons
   const double n = double(std::uint64_t{1} << log);
   char line[320];
   std::snprintf(line, sizeof line, "bench %s 2^%u: median %.3f ms (min %.3f, max %.3f, %d runs), %.1f M/s, %.3f ns each%s",
-                what.c_str(), log, t.median_ms, t.min_ms, t.max_ms, repetitions, n / t.median_ms / 1e3,
-                t.median_ms * 1e6 / n, extra.c_str());
+                what.c_str(), log, t.median, t.min, t.max, repetitions, n / t.median / 1e3,
+                t.median * 1e6 / n, extra.c_str());
   out << line << std::endl;
 }
 
@@ -542,7 +519,7 @@ Result bench_points(std::ostream& out, unsigned log, int repetitions, double& se
   const Timing t = time_runs(repetitions, [&](cudaStream_t stream) {
     generate<Group>(buffer, 0, Group::bytes, n, first_index, 0, stream);
   });
-  seconds_per_point = t.median_ms * 1e-3 / double(n);
+  seconds_per_point = t.median * 1e-3 / double(n);
   print_timing(out, Group::name, log, t, repetitions,
                ", chunk " + std::to_string(synthetic_default_chunk(Group::group, n)));
   const auto bytes = buffer.download();
@@ -568,7 +545,7 @@ Result bench(std::ostream& out, const BenchSizes& sizes) {
     for (bool montgomery : {false, true}) {
       const Timing t = time_runs(reps, [&](cudaStream_t stream) { generate_scalars(buffer.pointer, n, 5, montgomery, stream); });
       print_timing(out, montgomery ? "generate_scalars (Montgomery)" : "generate_scalars", sizes.scalars_log, t, reps, "");
-      if (montgomery) rates.scalar = t.median_ms * 1e-3 / double(n);
+      if (montgomery) rates.scalar = t.median * 1e-3 / double(n);
     }
     const auto bytes = buffer.download();
     bool ok = true;
@@ -580,7 +557,7 @@ Result bench(std::ostream& out, const BenchSizes& sizes) {
     DeviceBuffer buffer(n * kSyntheticTailItemBytes);
     const Timing t = time_runs(reps, [&](cudaStream_t stream) { generate_tail_items(buffer.pointer, n, 11, 5, stream); });
     print_timing(out, "generate_tail_items", sizes.tail_log, t, reps, "");
-    rates.tail = t.median_ms * 1e-3 / double(n);
+    rates.tail = t.median * 1e-3 / double(n);
     const auto bytes = buffer.download();
     std::string detail;
     result.add(report(out, sample_matches<G1>(bytes.data(), kSyntheticTailItemBytes, n, 11, n, detail),

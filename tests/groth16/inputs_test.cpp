@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "coordinator/coordinator.hpp"
+#include "coordinator/pageable_arena.hpp"
 #include "groth16/groth16_workload.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
@@ -20,7 +21,6 @@
 #include "sim/sim_system.hpp"
 
 #include <cstring>
-#include <deque>
 #include <optional>
 #include <filesystem>
 #include <fstream>
@@ -312,12 +312,9 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
                            });
   CoordinatorSettings settings;
   settings.policy = policy;
-  std::deque<std::vector<std::byte>> pageable;
+  PageableArena pageable;
   CoordinatorHooks hooks;
-  hooks.pageable_memory = [&pageable](Bytes bytes) {
-    auto& block = pageable.emplace_back(bytes);
-    return HostRange{reinterpret_cast<std::uintptr_t>(block.data()), bytes};
-  };
+  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
   Trace trace(false);
   sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
     std::vector<Device*> devices{&device};
