@@ -57,7 +57,7 @@ build() {
     for source in $cxx_sources; do echo "g++ $cxx_flags -c $source -o $BUILD/obj/$(basename "$source").o"; done
   } | xargs -P "$JOBS" -I{} sh -c '{}'
   local common="$BUILD/obj/ntt.cu.o $BUILD/obj/msm.cu.o $BUILD/obj/launchers.cu.o $BUILD/obj/groth16_launchers.cu.o
-                $BUILD/obj/benchmark.cu.o
+                $BUILD/obj/batch_addition.cu.o $BUILD/obj/partition_launchers.cu.o $BUILD/obj/benchmark.cu.o
                 $BUILD/obj/msm_host.cpp.o $BUILD/obj/sample_data.cpp.o $BUILD/obj/curve.cpp.o
                 $BUILD/obj/h_polynomial.cpp.o $BUILD/obj/msm.cpp.o $BUILD/obj/ntt.cpp.o"
   # shellcheck disable=SC2086
