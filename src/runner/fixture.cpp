@@ -239,6 +239,11 @@ Fixture load_fixture(const std::filesystem::path& path) {
 }
 
 std::vector<std::filesystem::path> fixture_files(const std::filesystem::path& folder) {
+  if (!std::filesystem::is_directory(folder)) {
+    throw std::runtime_error(fmt::format("{}: no fixtures folder here (run from the repository root, or name fixtures "
+                                         "with --fixture)",
+                                         folder.string()));
+  }
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder)) {
     if (entry.path().extension() == ".toml") files.push_back(entry.path());
