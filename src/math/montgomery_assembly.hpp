@@ -26,6 +26,96 @@
 #define STAGEHAND_MATH_HAVE_ASSEMBLY 0
 #endif
 
+// One row i > 0 of the 4-limb CIOS loop: t += a·b[i], then one reduction step (OFFSET = 8·i).
+#define STAGEHAND_MONT4_ROW(OFFSET) \
+  "movq " #OFFSET "(%[b]), %%rdx\n\t" \
+  "xorl %%eax, %%eax\n\t" \
+  "mulxq 0(%[a]), %%rax, %[h0]\n\t" \
+  "adoxq %%rax, %[t0]\n\t" \
+  "mulxq 8(%[a]), %%rax, %[h1]\n\t" \
+  "adcxq %[h0], %[t1]\n\t" \
+  "adoxq %%rax, %[t1]\n\t" \
+  "mulxq 16(%[a]), %%rax, %[h0]\n\t" \
+  "adcxq %[h1], %[t2]\n\t" \
+  "adoxq %%rax, %[t2]\n\t" \
+  "mulxq 24(%[a]), %%rax, %[h1]\n\t" \
+  "adcxq %[h0], %[t3]\n\t" \
+  "adoxq %%rax, %[t3]\n\t" \
+  "movl $0, %%eax\n\t" \
+  "adcxq %%rax, %[h1]\n\t" \
+  "adoxq %%rax, %[h1]\n\t" \
+  "movq %[h1], %[carry]\n\t" \
+  "movq %[inverse], %%rdx\n\t" \
+  "imulq %[t0], %%rdx\n\t" \
+  "xorl %%eax, %%eax\n\t" \
+  "mulxq 0(%[q]), %%rax, %[h0]\n\t" \
+  "adcxq %[t0], %%rax\n\t" \
+  "movq %[h0], %[t0]\n\t" \
+  "adcxq %[t1], %[t0]\n\t" \
+  "mulxq 8(%[q]), %%rax, %[t1]\n\t" \
+  "adoxq %%rax, %[t0]\n\t" \
+  "adcxq %[t2], %[t1]\n\t" \
+  "mulxq 16(%[q]), %%rax, %[t2]\n\t" \
+  "adoxq %%rax, %[t1]\n\t" \
+  "adcxq %[t3], %[t2]\n\t" \
+  "mulxq 24(%[q]), %%rax, %[t3]\n\t" \
+  "adoxq %%rax, %[t2]\n\t" \
+  "movl $0, %%eax\n\t" \
+  "adcxq %%rax, %[t3]\n\t" \
+  "adoxq %%rax, %[t3]\n\t" \
+  "addq %[carry], %[t3]\n\t"
+
+// One row i > 0 of the 6-limb CIOS loop: t += a·b[i], then one reduction step (OFFSET = 8·i).
+#define STAGEHAND_MONT6_ROW(OFFSET) \
+  "movq " #OFFSET "(%[b]), %%rdx\n\t" \
+  "xorl %%eax, %%eax\n\t" \
+  "mulxq 0(%[a]), %%rax, %[h0]\n\t" \
+  "adoxq %%rax, %[t0]\n\t" \
+  "mulxq 8(%[a]), %%rax, %[h1]\n\t" \
+  "adcxq %[h0], %[t1]\n\t" \
+  "adoxq %%rax, %[t1]\n\t" \
+  "mulxq 16(%[a]), %%rax, %[h0]\n\t" \
+  "adcxq %[h1], %[t2]\n\t" \
+  "adoxq %%rax, %[t2]\n\t" \
+  "mulxq 24(%[a]), %%rax, %[h1]\n\t" \
+  "adcxq %[h0], %[t3]\n\t" \
+  "adoxq %%rax, %[t3]\n\t" \
+  "mulxq 32(%[a]), %%rax, %[h0]\n\t" \
+  "adcxq %[h1], %[t4]\n\t" \
+  "adoxq %%rax, %[t4]\n\t" \
+  "mulxq 40(%[a]), %%rax, %[h1]\n\t" \
+  "adcxq %[h0], %[t5]\n\t" \
+  "adoxq %%rax, %[t5]\n\t" \
+  "movl $0, %%eax\n\t" \
+  "adcxq %%rax, %[h1]\n\t" \
+  "adoxq %%rax, %[h1]\n\t" \
+  "movq %[h1], %[carry]\n\t" \
+  "movq %[inverse], %%rdx\n\t" \
+  "imulq %[t0], %%rdx\n\t" \
+  "xorl %%eax, %%eax\n\t" \
+  "mulxq 0(%[q]), %%rax, %[h0]\n\t" \
+  "adcxq %[t0], %%rax\n\t" \
+  "movq %[h0], %[t0]\n\t" \
+  "adcxq %[t1], %[t0]\n\t" \
+  "mulxq 8(%[q]), %%rax, %[t1]\n\t" \
+  "adoxq %%rax, %[t0]\n\t" \
+  "adcxq %[t2], %[t1]\n\t" \
+  "mulxq 16(%[q]), %%rax, %[t2]\n\t" \
+  "adoxq %%rax, %[t1]\n\t" \
+  "adcxq %[t3], %[t2]\n\t" \
+  "mulxq 24(%[q]), %%rax, %[t3]\n\t" \
+  "adoxq %%rax, %[t2]\n\t" \
+  "adcxq %[t4], %[t3]\n\t" \
+  "mulxq 32(%[q]), %%rax, %[t4]\n\t" \
+  "adoxq %%rax, %[t3]\n\t" \
+  "adcxq %[t5], %[t4]\n\t" \
+  "mulxq 40(%[q]), %%rax, %[t5]\n\t" \
+  "adoxq %%rax, %[t4]\n\t" \
+  "movl $0, %%eax\n\t" \
+  "adcxq %%rax, %[t5]\n\t" \
+  "adoxq %%rax, %[t5]\n\t" \
+  "addq %[carry], %[t5]\n\t"
+
 namespace stagehand::math::detail {
 
 #if STAGEHAND_MATH_HAVE_ASSEMBLY
@@ -83,114 +173,7 @@ inline bool assembly_multiplication_enabled = assembly_multiplication_wanted();
         "adcxq %%rax, %[t3]\n\t"
         "adoxq %%rax, %[t3]\n\t"
         "addq %[carry], %[t3]\n\t"
-        "movq 8(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "addq %[carry], %[t3]\n\t"
-        "movq 16(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "addq %[carry], %[t3]\n\t"
-        "movq 24(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "addq %[carry], %[t3]\n\t"
+        STAGEHAND_MONT4_ROW(8) STAGEHAND_MONT4_ROW(16) STAGEHAND_MONT4_ROW(24)
       : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [h0] "=&r"(h0), [h1] "=&r"(h1),
         [carry] "=&r"(carry)
       : [a] "r"(a.data()), [b] "r"(b.data()), [q] "r"(modulus.data()), [inverse] "m"(negative_modulus_inverse),
@@ -244,246 +227,7 @@ inline bool assembly_multiplication_enabled = assembly_multiplication_wanted();
         "adcxq %%rax, %[t5]\n\t"
         "adoxq %%rax, %[t5]\n\t"
         "addq %[carry], %[t5]\n\t"
-        "movq 8(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "mulxq 32(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t4]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "mulxq 40(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "adcxq %[t4], %[t3]\n\t"
-        "mulxq 32(%[q]), %%rax, %[t4]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "adcxq %[t5], %[t4]\n\t"
-        "mulxq 40(%[q]), %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "addq %[carry], %[t5]\n\t"
-        "movq 16(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "mulxq 32(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t4]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "mulxq 40(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "adcxq %[t4], %[t3]\n\t"
-        "mulxq 32(%[q]), %%rax, %[t4]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "adcxq %[t5], %[t4]\n\t"
-        "mulxq 40(%[q]), %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "addq %[carry], %[t5]\n\t"
-        "movq 24(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "mulxq 32(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t4]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "mulxq 40(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "adcxq %[t4], %[t3]\n\t"
-        "mulxq 32(%[q]), %%rax, %[t4]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "adcxq %[t5], %[t4]\n\t"
-        "mulxq 40(%[q]), %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "addq %[carry], %[t5]\n\t"
-        "movq 32(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "mulxq 32(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t4]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "mulxq 40(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "adcxq %[t4], %[t3]\n\t"
-        "mulxq 32(%[q]), %%rax, %[t4]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "adcxq %[t5], %[t4]\n\t"
-        "mulxq 40(%[q]), %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "addq %[carry], %[t5]\n\t"
-        "movq 40(%[b]), %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[a]), %%rax, %[h0]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "mulxq 8(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t1]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "mulxq 16(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t2]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "mulxq 24(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t3]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "mulxq 32(%[a]), %%rax, %[h0]\n\t"
-        "adcxq %[h1], %[t4]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "mulxq 40(%[a]), %%rax, %[h1]\n\t"
-        "adcxq %[h0], %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[h1]\n\t"
-        "adoxq %%rax, %[h1]\n\t"
-        "movq %[h1], %[carry]\n\t"
-        "movq %[inverse], %%rdx\n\t"
-        "imulq %[t0], %%rdx\n\t"
-        "xorl %%eax, %%eax\n\t"
-        "mulxq 0(%[q]), %%rax, %[h0]\n\t"
-        "adcxq %[t0], %%rax\n\t"
-        "movq %[h0], %[t0]\n\t"
-        "adcxq %[t1], %[t0]\n\t"
-        "mulxq 8(%[q]), %%rax, %[t1]\n\t"
-        "adoxq %%rax, %[t0]\n\t"
-        "adcxq %[t2], %[t1]\n\t"
-        "mulxq 16(%[q]), %%rax, %[t2]\n\t"
-        "adoxq %%rax, %[t1]\n\t"
-        "adcxq %[t3], %[t2]\n\t"
-        "mulxq 24(%[q]), %%rax, %[t3]\n\t"
-        "adoxq %%rax, %[t2]\n\t"
-        "adcxq %[t4], %[t3]\n\t"
-        "mulxq 32(%[q]), %%rax, %[t4]\n\t"
-        "adoxq %%rax, %[t3]\n\t"
-        "adcxq %[t5], %[t4]\n\t"
-        "mulxq 40(%[q]), %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t4]\n\t"
-        "movl $0, %%eax\n\t"
-        "adcxq %%rax, %[t5]\n\t"
-        "adoxq %%rax, %[t5]\n\t"
-        "addq %[carry], %[t5]\n\t"
+        STAGEHAND_MONT6_ROW(8) STAGEHAND_MONT6_ROW(16) STAGEHAND_MONT6_ROW(24) STAGEHAND_MONT6_ROW(32) STAGEHAND_MONT6_ROW(40)
       : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5),
         [h0] "=&r"(h0), [h1] "=&r"(h1), [carry] "=&r"(carry)
       : [a] "r"(a.data()), [b] "r"(b.data()), [q] "r"(modulus.data()), [inverse] "m"(negative_modulus_inverse),
@@ -493,5 +237,8 @@ inline bool assembly_multiplication_enabled = assembly_multiplication_wanted();
 }
 
 #endif  // STAGEHAND_MATH_HAVE_ASSEMBLY
+
+#undef STAGEHAND_MONT4_ROW
+#undef STAGEHAND_MONT6_ROW
 
 }  // namespace stagehand::math::detail
