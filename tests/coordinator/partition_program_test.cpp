@@ -7,7 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "coordinator/coordinator.hpp"
-#include "coordinator/pageable_arena.hpp"
+#include "support/functional_run.hpp"
 #include "coordinator/porep_workload.hpp"
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
@@ -130,14 +130,7 @@ Outcome run_partitions(Policy policy) {
   settings.partitions_per_proof = 3;
   settings.prewarm_pinned_pool = true;
   PoRepWorkload workload(shape, settings.program, settings.proofs, settings.partitions_per_proof, data);
-  PageableArena pageable;
-  CoordinatorHooks hooks;
-  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
-  Trace trace(false);
-  sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
-    std::vector<Device*> devices{&device};
-    outcome.report = co_await run_coordinator(devices, settings, workload, trace, hooks);
-  }());
+  outcome.report = testing::run_functional(system, device, settings, workload);
   return outcome;
 }
 

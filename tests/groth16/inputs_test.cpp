@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "coordinator/coordinator.hpp"
-#include "coordinator/pageable_arena.hpp"
+#include "support/functional_run.hpp"
 #include "groth16/groth16_workload.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
@@ -312,14 +312,7 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
                            });
   CoordinatorSettings settings;
   settings.policy = policy;
-  PageableArena pageable;
-  CoordinatorHooks hooks;
-  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
-  Trace trace(false);
-  sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
-    std::vector<Device*> devices{&device};
-    result.report = co_await run_coordinator(devices, settings, workload, trace, hooks);
-  }());
+  result.report = testing::run_functional(system, device, settings, workload);
   result.memory_left = device.memory_info().total_bytes - device.memory_info().free_bytes;
   return result;
 }
