@@ -83,28 +83,11 @@ __global__ void __launch_bounds__(T::kThreads)
   if (threadIdx.x == 0) store(accumulator, start ? sum : load(accumulator) + sum);
 }
 
-// Blocks of batch_partials_kernel<T> resident at once on the current GPU, once per GPU.
-template <class T>
-unsigned resident_blocks() {
-  static std::mutex mutex;
-  static std::map<int, unsigned> per_device;
-  int device = 0;
-  SH_CUDA_OK(cudaGetDevice(&device));
-  const std::lock_guard lock(mutex);
-  auto found = per_device.find(device);
-  if (found != per_device.end()) return found->second;
-  int per_sm = 0, sms = 0;
-  SH_CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch_partials_kernel<T>, T::kThreads, 0));
-  SH_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const unsigned blocks = static_cast<unsigned>(std::max(1, per_sm) * std::max(1, sms));
-  per_device.emplace(device, blocks);
-  return blocks;
-}
-
 template <class T>
 unsigned blocks_for_count(std::uint64_t count) {
   const std::uint64_t needed = (count + T::kThreads - 1) / T::kThreads;
-  return static_cast<unsigned>(std::min<std::uint64_t>({needed, resident_blocks<T>(), kBatchAdditionMaxBlocks}));
+  const std::uint64_t resident = resident_blocks<batch_partials_kernel<T>>(T::kThreads);
+  return static_cast<unsigned>(std::min<std::uint64_t>({needed, resident, kBatchAdditionMaxBlocks}));
 }
 
 bool aligned16(const void* pointer) { return (reinterpret_cast<std::uintptr_t>(pointer) & 15) == 0; }

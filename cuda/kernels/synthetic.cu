@@ -58,22 +58,10 @@ void check_buffer(const char* name, const void* out, std::uint64_t count, std::u
   if (count > ~std::uint64_t{0} / stride) fail(name, "count " + std::to_string(count) + " overflows the buffer size");
 }
 
-// Threads of points_kernel<F, Threads> resident at once on the current GPU, asked once per GPU.
+// Threads of points_kernel<F, Threads> resident at once on the current GPU.
 template <class F, unsigned Threads>
 std::uint64_t resident_threads() {
-  static std::mutex mutex;
-  static std::map<int, std::uint64_t> per_device;
-  int device = 0;
-  SH_CUDA_OK(cudaGetDevice(&device));
-  const std::lock_guard lock(mutex);
-  auto found = per_device.find(device);
-  if (found != per_device.end()) return found->second;
-  int per_sm = 0, sms = 0;
-  SH_CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, points_kernel<F, Threads>, Threads, 0));
-  SH_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::uint64_t threads = std::uint64_t(std::max(1, per_sm)) * std::uint64_t(std::max(1, sms)) * Threads;
-  per_device.emplace(device, threads);
-  return threads;
+  return std::uint64_t{resident_blocks<points_kernel<F, Threads>>(Threads)} * Threads;
 }
 
 template <class F, unsigned Threads>
