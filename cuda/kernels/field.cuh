@@ -2,12 +2,17 @@
 // Montgomery form with 32-bit words, R = 2^256 for Fr and 2^384 for Fq, i.e. the same bytes as
 // the CPU reference (src/math) and as snarkjs store them (little-endian words, Montgomery form).
 //
-// Why 32-bit words: sm_90 multiplies 32x32 bits natively (IMAD and IMAD.HI with carry-in and
-// carry-out); 64-bit products cost several instructions each. The multiplication is CIOS with
-// two carry chains per row (the low halves, then the high halves of the 32x32 products), which
-// keeps every product in one IMAD and every carry in the condition-code register. Both moduli
-// leave the top bit free, so every intermediate of CIOS fits in N+1 words and the result stays
-// below 2p before one conditional subtraction.
+// Why 32-bit words: sm_90 multiplies 32x32 bits natively; 64x64-bit products take several
+// instructions each. The multiplication is CIOS; each 32x32 product is one 64-bit multiply
+// (IMAD.WIDE.U32) and its halves go into two carry chains per row on the integer ALU (see
+// operator*). Both moduli leave the top bit free, so every intermediate of CIOS fits in N+1
+// words and the result stays below 2p before one conditional subtraction.
+//
+// What bounds it (H200, bench/field_throughput.cu and Nsight Compute, 2026-11-30): the FMA-heavy
+// pipe, where IMAD takes one issue cycle and IMAD.HI and IMAD.WIDE two each. The earlier form
+// (IMAD + IMAD.HI per product, multiply_narrow) kept that pipe 95% busy; the wide form moves a
+// third of that work off it and is 5% (Fq) to 10% (Fr) faster, now held back by dispatch stalls
+// with both pipes about 70% busy.
 //
 // Every primitive has a host emulation of the PTX carry flag so that the same code runs on the
 // CPU: the host-side unit test checks the arithmetic against src/math without a GPU, and host
@@ -220,7 +225,102 @@ struct Field {
   SH_HD Field doubled() const { return *this + *this; }
 
   // CIOS Montgomery multiplication: a*b*R^-1 mod p (see the file comment for the bounds).
+  //
+  // Each 32x32 product is one 64-bit multiplication (IMAD.WIDE.U32 on sm_90: two cycles of the
+  // FMA-heavy pipe for both halves, where IMAD plus IMAD.HI take three; measured with
+  // bench/field_throughput.cu, and that pipe is what bounds these kernels). The halves are added
+  // in two carry chains per row on the integer ALU: the products of even words cover the word
+  // pairs (0,1), (2,3), ... and those of odd words (1,2), (3,4), ..., so each chain adds both
+  // halves of a product as soon as it is made and no row holds more than one product at a time.
+  //
+  // Bound: with t < 2p at the start of a row, t + a·b_i + m·p < 2p + 2(2^32 - 1)p < 2^33·p, below
+  // 2^(32(N+1)) for both moduli (Fr: 2^255 > p, N = 8; Fq: 2^381 > p, N = 12), so t[N] takes
+  // every carry and (t + a·b_i + m·p)/2^32 < 2p again.
   SH_HD friend Field operator*(const Field& a, const Field& b) {
+    std::uint32_t t[N + 1];
+    accumulate_row<true>(t, a.w, b.w[0]);
+    reduce_row(t);
+#pragma unroll
+    for (int i = 1; i < N; ++i) {
+      accumulate_row<false>(t, a.w, b.w[i]);
+      reduce_row(t);
+    }
+    Field r;
+#pragma unroll
+    for (int i = 0; i < N; ++i) r.w[i] = t[i];
+    r.reduce_once();
+    return r;
+  }
+
+  // t += x·y (t = x·y when First). x has N words; t has N + 1 and, by the caller's bound, the
+  // sum fits in them.
+  template <bool First>
+  SH_HD static void accumulate_row(std::uint32_t (&t)[N + 1], const std::uint32_t (&x)[N], std::uint32_t y) {
+    std::uint64_t p;
+    if constexpr (First) {
+      // Even words' products fill disjoint word pairs: no carries.
+#pragma unroll
+      for (int j = 0; j < N; j += 2) {
+        p = std::uint64_t{x[j]} * y;
+        t[j] = static_cast<std::uint32_t>(p);
+        t[j + 1] = static_cast<std::uint32_t>(p >> 32);
+      }
+      t[N] = 0;
+    } else {
+      p = std::uint64_t{x[0]} * y;
+      t[0] = carry::add_cc(t[0], static_cast<std::uint32_t>(p));
+      t[1] = carry::addc_cc(t[1], static_cast<std::uint32_t>(p >> 32));
+#pragma unroll
+      for (int j = 2; j < N; j += 2) {
+        p = std::uint64_t{x[j]} * y;
+        t[j] = carry::addc_cc(t[j], static_cast<std::uint32_t>(p));
+        t[j + 1] = carry::addc_cc(t[j + 1], static_cast<std::uint32_t>(p >> 32));
+      }
+      t[N] = carry::addc(t[N], 0);
+    }
+    add_odd_products(t, [&](int j) { return x[j]; }, y);
+  }
+
+  // t += m·p with m = t[0]·(-p^-1) mod 2^32, which clears t[0]; then t /= 2^32.
+  SH_HD static void reduce_row(std::uint32_t (&t)[N + 1]) {
+    const std::uint32_t m = t[0] * P::inverse;
+    std::uint64_t p = std::uint64_t{m} * P::modulus(0);
+    // The low word becomes zero; only its carry matters.
+    carry::add_cc(t[0], static_cast<std::uint32_t>(p));
+    t[1] = carry::addc_cc(t[1], static_cast<std::uint32_t>(p >> 32));
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+      p = std::uint64_t{m} * P::modulus(j);
+      t[j] = carry::addc_cc(t[j], static_cast<std::uint32_t>(p));
+      t[j + 1] = carry::addc_cc(t[j + 1], static_cast<std::uint32_t>(p >> 32));
+    }
+    t[N] = carry::addc(t[N], 0);
+    add_odd_products(t, [](int j) { return P::modulus(j); }, m);
+#pragma unroll
+    for (int j = 0; j < N; ++j) t[j] = t[j + 1];
+    t[N] = 0;
+  }
+
+  // t += Σ over odd j of word(j)·y·2^(32j): the chain through t[1..N]; no carry leaves t[N].
+  template <class Word>
+  SH_HD static void add_odd_products(std::uint32_t (&t)[N + 1], Word word, std::uint32_t y) {
+    std::uint64_t p = std::uint64_t{word(1)} * y;
+    t[1] = carry::add_cc(t[1], static_cast<std::uint32_t>(p));
+    t[2] = carry::addc_cc(t[2], static_cast<std::uint32_t>(p >> 32));
+#pragma unroll
+    for (int j = 3; j < N - 1; j += 2) {
+      p = std::uint64_t{word(j)} * y;
+      t[j] = carry::addc_cc(t[j], static_cast<std::uint32_t>(p));
+      t[j + 1] = carry::addc_cc(t[j + 1], static_cast<std::uint32_t>(p >> 32));
+    }
+    p = std::uint64_t{word(N - 1)} * y;
+    t[N - 1] = carry::addc_cc(t[N - 1], static_cast<std::uint32_t>(p));
+    t[N] = carry::addc(t[N], static_cast<std::uint32_t>(p >> 32));
+  }
+
+  // The earlier CIOS with IMAD and IMAD.HI per 32x32 product (the products' halves in two carry
+  // chains per row); kept to measure against (bench/field_throughput.cu).
+  SH_HD static Field multiply_narrow(const Field& a, const Field& b) {
     std::uint32_t t[N + 1];
 #pragma unroll
     for (int i = 0; i <= N; ++i) t[i] = 0;
@@ -254,7 +354,70 @@ struct Field {
     r.reduce_once();
     return r;
   }
-  SH_HD Field squared() const { return *this * *this; }
+  // a^2·R^-1 mod p with 222 of a multiplication's 288 products (Fq; Fr 100 of 128): each cross
+  // product a_i·a_j (i < j) once, doubled, plus the squares a_i^2; then the Montgomery reduction
+  // of the low half, to which the high half is added. Products and carry chains as in operator*.
+  // Bounds: T = a^2 < p^2; (T_lo + M·p)/2^(32N) <= p and T_hi < p^2/2^(32N) < p, so the sum is
+  // below 2p before the one conditional subtraction.
+  SH_HD Field squared() const {
+    std::uint32_t t[2 * N];
+#pragma unroll
+    for (int i = 0; i < 2 * N; ++i) t[i] = 0;
+    // Cross products, row i: a_i·a_j for j > i into words i+j and i+j+1, in two chains (j - i odd,
+    // then even). After row i the sum so far is below 2^(32(i+N+1)) (rows up to i hold
+    // Σ a_k·2^(32k)·(Σ_(j>k) a_j·2^(32j)) < 2^(32N)·2^(32(i+1))), so a chain that ends at word i+N
+    // carries nothing out, and one that ends at i+N-1 carries into word i+N, which earlier rows
+    // have not reached.
+#pragma unroll
+    for (int i = 0; i < N - 1; ++i) {
+#pragma unroll
+      for (int parity = 1; parity <= 2; ++parity) {
+        const int first = i + parity;
+        if (first >= N) continue;
+        std::uint64_t p = std::uint64_t{w[i]} * w[first];
+        t[i + first] = carry::add_cc(t[i + first], static_cast<std::uint32_t>(p));
+        t[i + first + 1] = carry::addc_cc(t[i + first + 1], static_cast<std::uint32_t>(p >> 32));
+        int last = first;
+#pragma unroll
+        for (int j = first + 2; j < N; j += 2) {
+          p = std::uint64_t{w[i]} * w[j];
+          t[i + j] = carry::addc_cc(t[i + j], static_cast<std::uint32_t>(p));
+          t[i + j + 1] = carry::addc_cc(t[i + j + 1], static_cast<std::uint32_t>(p >> 32));
+          last = j;
+        }
+        if (last < N - 1) t[i + N] = carry::addc(t[i + N], 0);
+      }
+    }
+    // Doubled (the cross sum is below 2^(64N-1)), then the squares added in one chain.
+#pragma unroll
+    for (int i = 2 * N - 1; i > 0; --i) t[i] = (t[i] << 1) | (t[i - 1] >> 31);
+    t[0] <<= 1;
+    std::uint64_t p = std::uint64_t{w[0]} * w[0];
+    t[0] = carry::add_cc(t[0], static_cast<std::uint32_t>(p));
+    t[1] = carry::addc_cc(t[1], static_cast<std::uint32_t>(p >> 32));
+#pragma unroll
+    for (int i = 1; i < N - 1; ++i) {
+      p = std::uint64_t{w[i]} * w[i];
+      t[2 * i] = carry::addc_cc(t[2 * i], static_cast<std::uint32_t>(p));
+      t[2 * i + 1] = carry::addc_cc(t[2 * i + 1], static_cast<std::uint32_t>(p >> 32));
+    }
+    p = std::uint64_t{w[N - 1]} * w[N - 1];
+    t[2 * N - 2] = carry::addc_cc(t[2 * N - 2], static_cast<std::uint32_t>(p));
+    t[2 * N - 1] = carry::addc(t[2 * N - 1], static_cast<std::uint32_t>(p >> 32));
+    // Montgomery reduction of the low half, N rows as in operator*.
+    std::uint32_t r[N + 1];
+#pragma unroll
+    for (int i = 0; i < N; ++i) r[i] = t[i];
+    r[N] = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) reduce_row(r);
+    Field s;
+    s.w[0] = carry::add_cc(r[0], t[N]);
+#pragma unroll
+    for (int i = 1; i < N; ++i) s.w[i] = carry::addc_cc(r[i], t[N + i]);
+    s.reduce_once();
+    return s;
+  }
   SH_HD Field& operator*=(const Field& o) { return *this = *this * o; }
   SH_HD Field& operator+=(const Field& o) { return *this = *this + o; }
   SH_HD Field& operator-=(const Field& o) { return *this = *this - o; }

@@ -50,6 +50,7 @@ void check_field() {
     const Reference b = i < 16 ? specials[i / 4] : random_element<Reference>(engine);
     const Device da = to_device<Device>(a), db = to_device<Device>(b);
     BOOST_REQUIRE(same(da * db, a * b));
+    BOOST_REQUIRE(same(da.squared(), a * a));
     BOOST_REQUIRE(same(da + db, a + b));
     BOOST_REQUIRE(same(da - db, a - b));
     BOOST_REQUIRE(same(-da, -a));
