@@ -120,8 +120,10 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 }
 
 // Stages [s0, s0 + t) of the DIT transform on bit-reversed input, 2^c consecutive low indices
-// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory.
-__global__ void __launch_bounds__(512) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
+// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory. Three blocks per SM:
+// left to itself the compiler gives the wide-product multiplication 52 registers and the SM two
+// blocks; held to 40 it spills nothing.
+__global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
                                                        unsigned log_size, unsigned low_log, unsigned small_log,
                                                        unsigned s0, unsigned t, unsigned c) {
   extern __shared__ uint4 shared_words[];
