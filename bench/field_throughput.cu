@@ -1,0 +1,196 @@
+// What one multiprocessor sustains, for deciding how to write the field arithmetic: the integer
+// instructions a Montgomery multiplication is made of, the Fr and Fq multiplications themselves,
+// and the MSM's mixed point addition with everything in registers (no memory traffic), each as
+// operations per clock per SM. Compared with the kernels' own figures, it separates the
+// arithmetic's cost from what memory and occupancy add.
+//
+//   nvcc -std=c++20 -O3 -gencode=arch=compute_90,code=sm_90 -Icuda/kernels bench/field_throughput.cu
+//   (scripts/gpu-check-pipes.sh builds and runs it)
+//
+// Clock: the device's rated SM clock (cudaDevAttrClockRate, 1980 MHz on the H200, the clock
+// nvidia-smi shows under load), so "per clock" figures assume the run held that clock.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "curve.cuh"
+#include "field.cuh"
+
+using namespace stagehand::cuda;
+
+#define CHECK(call)                                                                                  \
+  do {                                                                                               \
+    cudaError_t error_ = (call);                                                                     \
+    if (error_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
+      std::exit(1);                                                                                  \
+    }                                                                                                \
+  } while (0)
+
+constexpr int kChains = 8;  // independent chains per thread: enough to hide each instruction's latency
+
+
+// One kind of instruction, kChains independent chains, `rounds` per chain.
+template <int Kind>
+__global__ void instruction_kernel(std::uint32_t* sink, int rounds, std::uint32_t seed) {
+  std::uint32_t v[kChains], w[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) {
+    v[c] = seed * (threadIdx.x + 1) + c;
+    w[c] = seed ^ (c * 0x9e3779b9u);
+  }
+  for (int r = 0; r < rounds; ++r) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) {
+      if constexpr (Kind == 0) {  // IMAD: v = v*w + v
+        asm volatile("mad.lo.u32 %0, %0, %1, %0;" : "+r"(v[c]) : "r"(w[c]));
+      } else if constexpr (Kind == 1) {  // IMAD.HI
+        asm volatile("mad.hi.u32 %0, %0, %1, %0;" : "+r"(v[c]) : "r"(w[c]));
+      } else if constexpr (Kind == 2) {  // IMAD.WIDE: 64-bit a*b + c, the low word fed back
+        std::uint64_t wide;
+        asm volatile("mad.wide.u32 %0, %1, %2, %3;" : "=l"(wide) : "r"(v[c]), "r"(w[c]), "l"(std::uint64_t{w[c]} << 7));
+        v[c] = static_cast<std::uint32_t>(wide) ^ static_cast<std::uint32_t>(wide >> 32);
+      } else if constexpr (Kind == 3) {  // IADD3
+        asm volatile("add.u32 %0, %0, %1;" : "+r"(v[c]) : "r"(w[c]));
+      } else {  // add with carry out then in: the CIOS accumulation step
+        asm volatile("add.cc.u32 %0, %0, %1;\n\taddc.u32 %1, %1, 0;" : "+r"(v[c]), "+r"(w[c]));
+      }
+    }
+  }
+  std::uint32_t acc = 0;
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) acc ^= v[c];
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// Field multiplications: `Ilp` independent products per thread, `rounds` each. Op 0: operator*
+// (wide products), 1: multiply_narrow (the earlier IMAD + IMAD.HI form), 2: squared().
+template <class F, int Op, int Ilp>
+__global__ void multiply_kernel(F* sink, int rounds) {
+  F x[Ilp], y = F::one();
+  y.w[0] ^= threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < Ilp; ++i) {
+    x[i] = F::one();
+    x[i].w[1] ^= blockIdx.x + i;
+  }
+  for (int r = 0; r < rounds; ++r) {
+#pragma unroll
+    for (int i = 0; i < Ilp; ++i) {
+      if constexpr (Op == 0) x[i] = x[i] * y;
+      else if constexpr (Op == 1) x[i] = F::multiply_narrow(x[i], y);
+      else x[i] = x[i].squared();
+    }
+  }
+  F acc = x[0];
+#pragma unroll
+  for (int i = 1; i < Ilp; ++i) acc = acc + x[i];
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// The MSM's mixed addition (madd-2008-s), the affine points in registers: the arithmetic of one
+// bucket addition without the gather of the point.
+__global__ void __launch_bounds__(128, 4) mixed_add_kernel(G1Xyzz* sink, const G1Affine* points, int rounds) {
+  const G1Affine p = points[threadIdx.x & 7];
+  const G1Affine q = points[8 + (threadIdx.x & 7)];
+  G1Xyzz sum = G1Xyzz::from_affine(p.x, p.y);
+  for (int r = 0; r < rounds; ++r) {
+    sum.add_affine(q.x, (r & 1) ? q.y : -q.y);
+  }
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+template <class Launch>
+double time_launch(Launch launch) {
+  cudaEvent_t begin, end;
+  CHECK(cudaEventCreate(&begin));
+  CHECK(cudaEventCreate(&end));
+  launch();  // warm-up
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaEventRecord(begin));
+  launch();
+  CHECK(cudaEventRecord(end));
+  CHECK(cudaEventSynchronize(end));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, begin, end));
+  CHECK(cudaEventDestroy(begin));
+  CHECK(cudaEventDestroy(end));
+  return ms;
+}
+
+int main() {
+  cudaDeviceProp properties{};
+  CHECK(cudaGetDeviceProperties(&properties, 0));
+  const int sms = properties.multiProcessorCount;
+  int clock_khz = 0;
+  CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  const double mhz = clock_khz / 1e3;
+  std::printf("device: %s, %d SMs, rated SM clock %.0f MHz\n", properties.name, sms, mhz);
+  std::printf("%-40s %10s %14s %14s\n", "operation", "ms", "per clk per SM", "clk per op/SM");
+
+  auto report = [&](const char* name, double ms, double operations) {
+    const double per_clock = operations / (ms * 1e-3 * mhz * 1e6) / sms;
+    std::printf("%-40s %10.3f %14.3f %14.2f\n", name, ms, per_clock, 1.0 / per_clock);
+  };
+
+  std::uint32_t* sink = nullptr;
+  const int threads = 256, blocks = sms * 8;  // 2048 threads per SM: full occupancy
+  CHECK(cudaMalloc(&sink, sizeof(G1Xyzz) * threads * blocks));
+  const int rounds = 1 << 14;
+  const double instructions = double(threads) * blocks * rounds * kChains;
+  report("IMAD (mad.lo.u32)", time_launch([&] { instruction_kernel<0><<<blocks, threads>>>(sink, rounds, 7); }),
+         instructions);
+  report("IMAD.HI (mad.hi.u32)", time_launch([&] { instruction_kernel<1><<<blocks, threads>>>(sink, rounds, 7); }),
+         instructions);
+  report("IMAD.WIDE (mad.wide.u32) +LOP3", time_launch([&] { instruction_kernel<2><<<blocks, threads>>>(sink, rounds, 7); }),
+         instructions);
+  report("IADD3 (add.u32)", time_launch([&] { instruction_kernel<3><<<blocks, threads>>>(sink, rounds, 7); }),
+         instructions);
+  report("add.cc + addc pairs", time_launch([&] { instruction_kernel<4><<<blocks, threads>>>(sink, rounds, 7); }),
+         instructions);
+
+  const int mul_rounds = 1 << 10;
+  const int mul_blocks = sms * 8, mul_threads = 256;  // as many as fit, in waves
+  const double products = double(mul_threads) * mul_blocks * mul_rounds;
+  auto field_rows = [&](auto field, const char* field_name) {
+    using F = decltype(field);
+    F* out = reinterpret_cast<F*>(sink);
+    char name[64];
+    std::snprintf(name, sizeof name, "%s mul (wide products)", field_name);
+    report(name, time_launch([&] { multiply_kernel<F, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    std::snprintf(name, sizeof name, "%s mul (wide products) ilp2", field_name);
+    report(name, time_launch([&] { multiply_kernel<F, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           2 * products);
+    std::snprintf(name, sizeof name, "%s mul (narrow: IMAD + IMAD.HI)", field_name);
+    report(name, time_launch([&] { multiply_kernel<F, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    std::snprintf(name, sizeof name, "%s squared", field_name);
+    report(name, time_launch([&] { multiply_kernel<F, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+  };
+  field_rows(Fr{}, "Fr");
+  field_rows(Fq{}, "Fq");
+
+  // Sixteen points with distinct x: the formulas do not check that a point is on the curve, and
+  // distinct x keeps every addition on the common path; the sums are not checked.
+  std::vector<G1Affine> host_points(16);
+  for (int i = 0; i < 16; ++i) {
+    host_points[i].x = Fq::one();
+    host_points[i].x.w[0] += 3 * i + 1;
+    host_points[i].y = Fq::one();
+    host_points[i].y.w[2] += i;
+  }
+  G1Affine* points = nullptr;
+  CHECK(cudaMalloc(&points, sizeof(G1Affine) * 16));
+  CHECK(cudaMemcpy(points, host_points.data(), sizeof(G1Affine) * 16, cudaMemcpyHostToDevice));
+  const int add_rounds = 1 << 9;
+  const int add_blocks = sms * 4;
+  report("mixed add (XYZZ+affine) 4x128/SM", time_launch([&] {
+           mixed_add_kernel<<<add_blocks, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, add_rounds);
+         }),
+         double(add_blocks) * 128 * add_rounds);
+  CHECK(cudaFree(points));
+  CHECK(cudaFree(sink));
+  return 0;
+}
