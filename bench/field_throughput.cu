@@ -66,8 +66,80 @@ __global__ void instruction_kernel(std::uint32_t* sink, int rounds, std::uint32_
   sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
+// Two mixes of the multiplication's forms, to see which half of a CIOS row gains from wide
+// products: kWideProductNarrowReduce makes a·b_i with wide products and m·p with IMAD + IMAD.HI,
+// kNarrowProductWideReduce the other way round. Checked against operator* in main.
+enum Mix { kWideProductNarrowReduce, kNarrowProductWideReduce };
+
+template <class F>
+struct FieldParams;
+template <class P>
+struct FieldParams<Field<P>> {
+  using type = P;
+};
+
+template <class P, Mix M>
+__device__ __forceinline__ Field<P> multiply_mixed(const Field<P>& a, const Field<P>& b) {
+  using F = Field<P>;
+  constexpr int N = F::N;
+  std::uint32_t t[N + 1];
+#pragma unroll
+  for (int i = 0; i <= N; ++i) t[i] = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const std::uint32_t bi = b.w[i];
+    if constexpr (M == kWideProductNarrowReduce) {
+      F::template accumulate_row<false>(t, a.w, bi);
+      const std::uint32_t m = t[0] * P::inverse;
+      t[0] = carry::mad_lo_cc(m, P::modulus(0), t[0]);
+#pragma unroll
+      for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(m, P::modulus(j), t[j]);
+      t[N] = carry::addc(t[N], 0);
+      t[0] = carry::mad_hi_cc(m, P::modulus(0), t[1]);
+#pragma unroll
+      for (int j = 1; j < N - 1; ++j) t[j] = carry::madc_hi_cc(m, P::modulus(j), t[j + 1]);
+      t[N - 1] = carry::madc_hi(m, P::modulus(N - 1), t[N]);
+      t[N] = 0;
+    } else {
+      t[0] = carry::mad_lo_cc(a.w[0], bi, t[0]);
+#pragma unroll
+      for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(a.w[j], bi, t[j]);
+      t[N] = carry::addc(t[N], 0);
+      t[1] = carry::mad_hi_cc(a.w[0], bi, t[1]);
+#pragma unroll
+      for (int j = 1; j < N - 1; ++j) t[j + 1] = carry::madc_hi_cc(a.w[j], bi, t[j + 1]);
+      t[N] = carry::madc_hi(a.w[N - 1], bi, t[N]);
+      F::reduce_row(t);
+    }
+  }
+  F r;
+#pragma unroll
+  for (int i = 0; i < N; ++i) r.w[i] = t[i];
+  r.reduce_once();
+  return r;
+}
+
+
+// Each thread follows a chain of products from its own start and counts where a mix differs from
+// operator*.
+template <class P>
+__global__ void mixed_check_kernel(unsigned* mismatches) {
+  using F = Field<P>;
+  F x = F::one(), y = F::one();
+  x.w[0] ^= threadIdx.x * 2654435761u + blockIdx.x;
+  y.w[1] ^= threadIdx.x + 977u * blockIdx.x;
+  for (int r = 0; r < 64; ++r) {
+    const F expected = x * y;
+    if (multiply_mixed<P, kWideProductNarrowReduce>(x, y) != expected) atomicAdd(mismatches, 1u);
+    if (multiply_mixed<P, kNarrowProductWideReduce>(x, y) != expected) atomicAdd(mismatches, 1u);
+    y = x;
+    x = expected;
+  }
+}
+
 // Field multiplications: `Ilp` independent products per thread, `rounds` each. Op 0: operator*
-// (wide products), 1: multiply_narrow (the earlier IMAD + IMAD.HI form), 2: squared().
+// (wide products), 1: multiply_narrow (the earlier IMAD + IMAD.HI form), 2: squared(), 3 and 4:
+// the two mixes above.
 template <class F, int Op, int Ilp>
 __global__ void multiply_kernel(F* sink, int rounds) {
   F x[Ilp], y = F::one();
@@ -82,7 +154,9 @@ __global__ void multiply_kernel(F* sink, int rounds) {
     for (int i = 0; i < Ilp; ++i) {
       if constexpr (Op == 0) x[i] = x[i] * y;
       else if constexpr (Op == 1) x[i] = F::multiply_narrow(x[i], y);
-      else x[i] = x[i].squared();
+      else if constexpr (Op == 2) x[i] = x[i].squared();
+      else if constexpr (Op == 3) x[i] = multiply_mixed<typename FieldParams<F>::type, kWideProductNarrowReduce>(x[i], y);
+      else x[i] = multiply_mixed<typename FieldParams<F>::type, kNarrowProductWideReduce>(x[i], y);
     }
   }
   F acc = x[0];
@@ -168,9 +242,23 @@ int main() {
     report(name, time_launch([&] { multiply_kernel<F, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
     std::snprintf(name, sizeof name, "%s squared", field_name);
     report(name, time_launch([&] { multiply_kernel<F, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    std::snprintf(name, sizeof name, "%s mul (wide a*b, narrow m*p)", field_name);
+    report(name, time_launch([&] { multiply_kernel<F, 3, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    std::snprintf(name, sizeof name, "%s mul (narrow a*b, wide m*p)", field_name);
+    report(name, time_launch([&] { multiply_kernel<F, 4, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
   };
   field_rows(Fr{}, "Fr");
   field_rows(Fq{}, "Fq");
+  unsigned* mismatches = nullptr;
+  CHECK(cudaMalloc(&mismatches, sizeof(unsigned)));
+  CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
+  mixed_check_kernel<FrParams><<<64, 256>>>(mismatches);
+  mixed_check_kernel<FqParams><<<64, 256>>>(mismatches);
+  unsigned mismatch_count = 0;
+  CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
+  CHECK(cudaFree(mismatches));
+  std::printf("mixes against operator*: %u of %d products differ\n", mismatch_count, 2 * 2 * 64 * 256 * 64);
+  if (mismatch_count != 0) return 1;
 
   // Sixteen points with distinct x: the formulas do not check that a point is on the curve, and
   // distinct x keeps every addition on the common path; the sums are not checked.
