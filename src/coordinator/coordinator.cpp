@@ -143,10 +143,17 @@ class Worker {
         plan_ = workload_.memory_plan(job.index);
         co_await run_job(job);
       }
-      if (!job.completed()) workload_.abandon(job.index);
-      job.finished_ns = device_.now();
-      if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);
+      if (job.completed() && run_.settings.overlap_finish) {
+        // The host step after the GPU runs beside this worker's next job.
+        while (finishing_) co_await finish_done_.wait();
+        finishing_ = true;
+        asio::co_spawn(lane_.strand, finish_and_close(job), asio::detached);
+        continue;
+      }
+      if (job.completed()) co_await finish(job);
+      close(job);
     }
+    while (finishing_) co_await finish_done_.wait();
     if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
     if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
     for (auto& range : results_) {
@@ -203,11 +210,34 @@ class Worker {
     span(name, start, fmt::format("partition {}", job.index));
   }
 
-  // The workload's host work after the GPU.
-  asio::awaitable<void> finish(const JobRecord& job) {
+  // The workload's host work after the GPU; its failure fails the job.
+  asio::awaitable<void> finish(JobRecord& job) {
     auto start = device_.now();
-    co_await workload_.finish(job.index, device_);
-    span("G2 MSM and proof assembly", start, fmt::format("partition {}", job.index));
+    std::exception_ptr failure;
+    try {
+      co_await workload_.finish(job.index, device_);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    // Beside the next job its span goes on a track of its own (spans on one track must nest).
+    const auto track = run_.settings.overlap_finish ? finish_track() : track_;
+    run_.trace.span(track, "G2 MSM and proof assembly", "coordinator", start, device_.now(),
+                    fmt::format("partition {}", job.index));
+    if (failure) fail(job, failure);
+  }
+
+  asio::awaitable<void> finish_and_close(JobRecord& job) {
+    co_await finish(job);
+    close(job);
+    finishing_ = false;
+    finish_done_.notify_all();
+  }
+
+  // A job ends: what failed is abandoned, and the run hears of it.
+  void close(JobRecord& job) {
+    if (!job.completed()) workload_.abandon(job.index);
+    job.finished_ns = device_.now();
+    if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);
   }
 
   // The workload's GPU program, on this worker's streams.
@@ -294,7 +324,6 @@ class Worker {
     if (failure) fail(job, failure);
     co_await quietly([&] { return memory.release_all(compute_); });
     leave(hold, job);
-    if (!failure) co_await finish(job);
   }
 
   // ---- prestage and two-lock: the historical pre-staging ----
@@ -406,7 +435,6 @@ class Worker {
       co_await quietly([&] { return lane_.staging.release(host); });
       span("cudaHostUnregister a, b, c", start);
     }
-    if (!failure) co_await finish(job);
   }
 
   asio::awaitable<void> prestage(JobRecord& job) { co_await legacy(job, nullptr); }
@@ -506,7 +534,6 @@ class Worker {
     } catch (const DeviceError&) {
     }
     if (have_host) co_await quietly([&] { return lane_.staging.release(host); });
-    if (!failure) co_await finish(job);
   }
 
   Run& run_;
@@ -516,6 +543,17 @@ class Worker {
   int index_;
   JobMemoryPlan plan_;  // of the job in hand
   TraceTrack track_;
+  std::optional<TraceTrack> finish_track_;  // with overlap_finish: the host steps after the GPU
+  bool finishing_ = false;                  // a job's step after the GPU runs beside the next
+  AsyncWaitList finish_done_;
+
+  TraceTrack finish_track() {
+    if (!finish_track_) {
+      finish_track_ = run_.trace.track(fmt::format("GPU {} coordinator", lane_.index),
+                                       fmt::format("worker {} after the GPU", index_));
+    }
+    return *finish_track_;
+  }
   StreamHandle compute_;
   StreamHandle upload_;
   std::vector<HostRange> results_ = std::vector<HostRange>(2);

@@ -42,6 +42,10 @@ struct CoordinatorSettings {
   int workers_per_device = 2;
   // Jobs per GPU that may hold a lock ticket (and pre-stage) while waiting for the GPU.
   int prestage_depth = 2;
+  // A worker takes its next job as soon as its GPU work is done, while the job's host step after
+  // the GPU (the workload's finish: G2 MSM and proof assembly) runs beside it; at most one such
+  // step per worker. Off: the worker finishes a job before taking the next.
+  bool overlap_finish = false;
   Bytes safety_margin_bytes = 512 * kMiB;
   Bytes resident_bytes = 0;  // long-lived allocations outside any job
   HostStagingMode host_staging = HostStagingMode::pinned_pool;
