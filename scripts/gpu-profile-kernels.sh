@@ -35,12 +35,17 @@ run_pipes() {
 run_ncu() {
   local bench=build-cuda/direct/stagehand_kernel_bench
   [[ -x $bench ]] || { echo "missing $bench (scripts/gpu-check-kernels.sh build)" >&2; return 1; }
-  # One launch of each: the accumulation of a 2^22 MSM on the device, and the passes of a 2^22
-  # forward NTT (the first launch of each name after the benchmark's warm-up).
-  ncu --clock-control none --kernel-name regex:'item_sum_kernel|ntt_pass_kernel' --launch-skip 2 --launch-count 3 \
-    --section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats \
-    --section SchedulerStats --section Occupancy --section LaunchStats --metrics "$(metrics)" \
-    "$bench" 22 --reps 1 --no-streamed >"$LOGS/ncu.log" 2>&1 || true
+  # The first launches after the benchmark's warm-up: the accumulation of a 2^22 MSM on the
+  # device, and the three passes of a 2^22 forward NTT (one ncu run per kernel: --launch-count
+  # counts the launches of every kernel the filter lets through).
+  : >"$LOGS/ncu.log"
+  local kernel
+  for kernel in item_sum_kernel ntt_pass_kernel; do
+    ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 2 --launch-count 3 \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats \
+      --section SchedulerStats --section Occupancy --section LaunchStats --metrics "$(metrics)" \
+      "$bench" 22 --reps 1 --no-streamed >>"$LOGS/ncu.log" 2>&1 || true
+  done
   grep -E "item_sum_kernel|ntt_pass_kernel|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A|No Eligible|sm__inst_executed_pipe|sm__pipe_|issue_stalled" "$LOGS/ncu.log" | head -120
 }
 
