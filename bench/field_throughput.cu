@@ -87,38 +87,16 @@ __device__ __forceinline__ Field<P> multiply_mixed(const Field<P>& a, const Fiel
   for (int i = 0; i <= N; ++i) t[i] = 0;
 #pragma unroll
   for (int i = 0; i < N; ++i) {
-    const std::uint32_t bi = b.w[i];
     if constexpr (M == kWideProductNarrowReduce) {
-      F::template accumulate_row<false>(t, a.w, bi);
-      const std::uint32_t m = t[0] * P::inverse;
-      t[0] = carry::mad_lo_cc(m, P::modulus(0), t[0]);
-#pragma unroll
-      for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(m, P::modulus(j), t[j]);
-      t[N] = carry::addc(t[N], 0);
-      t[0] = carry::mad_hi_cc(m, P::modulus(0), t[1]);
-#pragma unroll
-      for (int j = 1; j < N - 1; ++j) t[j] = carry::madc_hi_cc(m, P::modulus(j), t[j + 1]);
-      t[N - 1] = carry::madc_hi(m, P::modulus(N - 1), t[N]);
-      t[N] = 0;
+      F::template accumulate_row<false>(t, a.w, b.w[i]);
+      F::narrow_reduce_row(t);
     } else {
-      t[0] = carry::mad_lo_cc(a.w[0], bi, t[0]);
-#pragma unroll
-      for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(a.w[j], bi, t[j]);
-      t[N] = carry::addc(t[N], 0);
-      t[1] = carry::mad_hi_cc(a.w[0], bi, t[1]);
-#pragma unroll
-      for (int j = 1; j < N - 1; ++j) t[j + 1] = carry::madc_hi_cc(a.w[j], bi, t[j + 1]);
-      t[N] = carry::madc_hi(a.w[N - 1], bi, t[N]);
+      F::narrow_product_row(t, a.w, b.w[i]);
       F::reduce_row(t);
     }
   }
-  F r;
-#pragma unroll
-  for (int i = 0; i < N; ++i) r.w[i] = t[i];
-  r.reduce_once();
-  return r;
+  return F::reduced(t);
 }
-
 
 // Each thread follows a chain of products from its own start and counts where a mix differs from
 // operator*.

@@ -245,11 +245,7 @@ struct Field {
       accumulate_row<false>(t, a.w, b.w[i]);
       reduce_row(t);
     }
-    Field r;
-#pragma unroll
-    for (int i = 0; i < N; ++i) r.w[i] = t[i];
-    r.reduce_once();
-    return r;
+    return reduced(t);
   }
 
   // t += x·y (t = x·y when First). x has N words; t has N + 1 and, by the caller's bound, the
@@ -326,34 +322,47 @@ struct Field {
     for (int i = 0; i <= N; ++i) t[i] = 0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      const std::uint32_t bi = b.w[i];
-      // t += a * bi: low halves at word j, high halves at word j + 1.
-      t[0] = carry::mad_lo_cc(a.w[0], bi, t[0]);
-#pragma unroll
-      for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(a.w[j], bi, t[j]);
-      t[N] = carry::addc(t[N], 0);
-      t[1] = carry::mad_hi_cc(a.w[0], bi, t[1]);
-#pragma unroll
-      for (int j = 1; j < N - 1; ++j) t[j + 1] = carry::madc_hi_cc(a.w[j], bi, t[j + 1]);
-      t[N] = carry::madc_hi(a.w[N - 1], bi, t[N]);
-      // t += m * p with m chosen so that the low word becomes zero, then shift by one word.
-      const std::uint32_t m = t[0] * P::inverse;
-      t[0] = carry::mad_lo_cc(m, P::modulus(0), t[0]);
-#pragma unroll
-      for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(m, P::modulus(j), t[j]);
-      t[N] = carry::addc(t[N], 0);
-      t[0] = carry::mad_hi_cc(m, P::modulus(0), t[1]);
-#pragma unroll
-      for (int j = 1; j < N - 1; ++j) t[j] = carry::madc_hi_cc(m, P::modulus(j), t[j + 1]);
-      t[N - 1] = carry::madc_hi(m, P::modulus(N - 1), t[N]);
-      t[N] = 0;
+      narrow_product_row(t, a.w, b.w[i]);
+      narrow_reduce_row(t);
     }
+    return reduced(t);
+  }
+
+  // t += x·y: low halves at word j, high halves at word j + 1 (IMAD, IMAD.HI).
+  SH_HD static void narrow_product_row(std::uint32_t (&t)[N + 1], const std::uint32_t (&x)[N], std::uint32_t y) {
+    t[0] = carry::mad_lo_cc(x[0], y, t[0]);
+#pragma unroll
+    for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(x[j], y, t[j]);
+    t[N] = carry::addc(t[N], 0);
+    t[1] = carry::mad_hi_cc(x[0], y, t[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; ++j) t[j + 1] = carry::madc_hi_cc(x[j], y, t[j + 1]);
+    t[N] = carry::madc_hi(x[N - 1], y, t[N]);
+  }
+
+  // reduce_row with IMAD and IMAD.HI: t += m·p clearing the low word, then t /= 2^32.
+  SH_HD static void narrow_reduce_row(std::uint32_t (&t)[N + 1]) {
+    const std::uint32_t m = t[0] * P::inverse;
+    t[0] = carry::mad_lo_cc(m, P::modulus(0), t[0]);
+#pragma unroll
+    for (int j = 1; j < N; ++j) t[j] = carry::madc_lo_cc(m, P::modulus(j), t[j]);
+    t[N] = carry::addc(t[N], 0);
+    t[0] = carry::mad_hi_cc(m, P::modulus(0), t[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; ++j) t[j] = carry::madc_hi_cc(m, P::modulus(j), t[j + 1]);
+    t[N - 1] = carry::madc_hi(m, P::modulus(N - 1), t[N]);
+    t[N] = 0;
+  }
+
+  // The CIOS result: t below 2p in its low N words, reduced below p.
+  SH_HD static Field reduced(const std::uint32_t (&t)[N + 1]) {
     Field r;
 #pragma unroll
     for (int i = 0; i < N; ++i) r.w[i] = t[i];
     r.reduce_once();
     return r;
   }
+
   // a^2·R^-1 mod p with 222 of a multiplication's 288 products (Fq; Fr 100 of 128): each cross
   // product a_i·a_j (i < j) once, doubled, plus the squares a_i^2; then the Montgomery reduction
   // of the low half, to which the high half is added. Products and carry chains as in operator*.

@@ -51,6 +51,7 @@ void check_field() {
     const Device da = to_device<Device>(a), db = to_device<Device>(b);
     BOOST_REQUIRE(same(da * db, a * b));
     BOOST_REQUIRE(same(da.squared(), a * a));
+    BOOST_REQUIRE(same(Device::multiply_narrow(da, db), a * b));
     BOOST_REQUIRE(same(da + db, a + b));
     BOOST_REQUIRE(same(da - db, a - b));
     BOOST_REQUIRE(same(-da, -a));
