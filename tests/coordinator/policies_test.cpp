@@ -184,6 +184,8 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
   BOOST_TEST(error_of("[host_staging]\nmode = \"mmap\"\n") ==
              "deploy.toml:2: key 'host_staging.mode': 'mmap' is not one of: pinned-pool, register");
   BOOST_TEST(error_of("[sim]\nfunctional = 1\n") == "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
+  BOOST_TEST(error_of("[gpus]\noverlap_finish = \"yes\"\n") ==
+             "deploy.toml:2: key 'gpus.overlap_finish': expected true or false, found a string");
 }
 
 // The measured H200 model (config/devices/h200-measured.toml) against what `stagehand bench
