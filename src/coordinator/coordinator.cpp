@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace stagehand {
 
@@ -145,7 +146,7 @@ class Worker {
       }
       if (job.completed() && run_.settings.overlap_finish) {
         // The host step after the GPU runs beside this worker's next job.
-        while (finishing_) co_await finish_done_.wait();
+        co_await wait_for_finishing();
         finishing_ = true;
         asio::co_spawn(lane_.strand, finish_and_close(job), asio::detached);
         continue;
@@ -153,7 +154,7 @@ class Worker {
       if (job.completed()) co_await finish(job);
       close(job);
     }
-    while (finishing_) co_await finish_done_.wait();
+    co_await wait_for_finishing();
     if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
     if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
     for (auto& range : results_) {
@@ -228,9 +229,20 @@ class Worker {
 
   asio::awaitable<void> finish_and_close(JobRecord& job) {
     co_await finish(job);
-    close(job);
+    // What close() throws (a run hook) ends the worker, as it does without the overlap.
+    try {
+      close(job);
+    } catch (...) {
+      close_failure_ = std::current_exception();
+    }
     finishing_ = false;
     finish_done_.notify_all();
+  }
+
+  // Before the worker takes another job or stops: the step beside it has ended.
+  asio::awaitable<void> wait_for_finishing() {
+    while (finishing_) co_await finish_done_.wait();
+    if (close_failure_) std::rethrow_exception(std::exchange(close_failure_, nullptr));
   }
 
   // A job ends: what failed is abandoned, and the run hears of it.
@@ -546,6 +558,7 @@ class Worker {
   std::optional<TraceTrack> finish_track_;  // with overlap_finish: the host steps after the GPU
   bool finishing_ = false;                  // a job's step after the GPU runs beside the next
   AsyncWaitList finish_done_;
+  std::exception_ptr close_failure_;
 
   TraceTrack finish_track() {
     if (!finish_track_) {
