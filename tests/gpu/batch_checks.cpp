@@ -209,10 +209,8 @@ std::vector<std::uint8_t> download(const DeviceBuffer& buffer) {
   return bytes;
 }
 
-bool report(std::ostream& out, bool ok, const std::string& what, const std::string& detail = "") {
-  out << (ok ? "ok    " : "FAIL  ") << what << (detail.empty() ? "" : "  ") << detail << std::endl;
-  return ok;
-}
+using check_support::report;
+using check_support::rejects;
 
 // The accumulator at `offset` equals `expected`, and every byte outside it and the scratch region
 // is still `background` (the poison, or zero for a zeroed buffer).
@@ -236,16 +234,8 @@ bool accumulator_is(std::ostream& out, const std::vector<std::uint8_t>& bytes, s
 }
 
 template <class Group>
-bool rejects(std::ostream& out, const std::string& what, const std::function<void()>& call) {
-  bool rejected = false;
-  std::string message;
-  try {
-    call();
-  } catch (const std::invalid_argument& error) {
-    rejected = true;
-    message = error.what();
-  }
-  return report(out, rejected, std::string(Group::name) + " rejects " + what, message);
+bool group_rejects(std::ostream& out, const std::string& what, const std::function<void()>& call) {
+  return rejects(out, std::string(Group::name) + " rejects " + what, call);
 }
 
 template <class Group>
@@ -338,14 +328,14 @@ Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
   // Arguments that do not fit are refused before anything runs.
   const std::uint64_t accumulator_bytes = batch_accumulator_bytes(Group::group);
   DeviceBuffer small(batch_write_bytes(Group::group, 0) - 16);
-  result.add(rejects<Group>(out, "a write buffer without room for the scratch", [&] {
+  result.add(group_rejects<Group>(out, "a write buffer without room for the scratch", [&] {
     launch<Group>(points, 0, 10, small, {1});
   }));
-  result.add(rejects<Group>(out, "an offset that is no multiple of 16", [&] { launch<Group>(points, 0, 10, write, {1, 8}); }));
-  result.add(rejects<Group>(out, "an accumulator overlapping the scratch", [&] {
+  result.add(group_rejects<Group>(out, "an offset that is no multiple of 16", [&] { launch<Group>(points, 0, 10, write, {1, 8}); }));
+  result.add(group_rejects<Group>(out, "an accumulator overlapping the scratch", [&] {
     launch<Group>(points, 0, 10, write, {1, kWriteBytes - kBatchAdditionScratchBytes - accumulator_bytes + 16});
   }));
-  result.add(rejects<Group>(out, "a points buffer smaller than work_units", [&] {
+  result.add(group_rejects<Group>(out, "a points buffer smaller than work_units", [&] {
     const KernelLaunch kernel{Group::name, 10, {1}, {points.use(0, 9 * point_bytes)}, {write.use(0, write.bytes)}};
     (*find_batch_addition_launcher(Group::name))(kernel, nullptr);
   }));

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +27,26 @@ inline bool gpu_present(std::string& why) {
     return false;
   }
   return true;
+}
+
+// One check's line: "ok" or "FAIL", what was checked, and any detail.
+inline bool report(std::ostream& out, bool ok, const std::string& what, const std::string& detail = "") {
+  out << (ok ? "ok    " : "FAIL  ") << what << (detail.empty() ? "" : "  ") << detail << std::endl;
+  return ok;
+}
+
+// Whether `call` refuses its arguments (std::invalid_argument), reported under `what` with the
+// refusal's text.
+inline bool rejects(std::ostream& out, const std::string& what, const std::function<void()>& call) {
+  bool rejected = false;
+  std::string message;
+  try {
+    call();
+  } catch (const std::invalid_argument& error) {
+    rejected = true;
+    message = error.what();
+  }
+  return report(out, rejected, what, message);
 }
 
 struct Result {

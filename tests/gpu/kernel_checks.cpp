@@ -74,10 +74,8 @@ double seconds_since(Clock::time_point begin) {
   return std::chrono::duration<double>(Clock::now() - begin).count();
 }
 
-bool report(std::ostream& out, bool ok, const std::string& what, const std::string& detail = "") {
-  out << (ok ? "ok    " : "FAIL  ") << what << (detail.empty() ? "" : "  ") << detail << std::endl;
-  return ok;
-}
+using check_support::report;
+using check_support::rejects;
 
 // A buffer of `count` Fr plus guard elements behind it: poisoned, then the input copied in; the
 // guard must still hold the poison after the kernel.
@@ -485,15 +483,11 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   math::coset_ntt(expected, domain);
   result.add(report(out, first_mismatch(values.download<FrLimbs>(n), expected) < 0, "launcher coset_ntt 2^12"));
 
-  bool rejected = false;
-  try {
+  result.add(rejects(out, "launcher rejects a buffer smaller than the transform", [&] {
     KernelLaunch small = forward;
     small.writes[0].bytes = 32;
     (*find_launcher("ntt_forward"))(small, stream);
-  } catch (const std::invalid_argument&) {
-    rejected = true;
-  }
-  result.add(report(out, rejected, "launcher rejects a buffer smaller than the transform"));
+  }));
 
   const PointSet& set = shared_points(n);
   std::vector<std::uint8_t> scalars(n * 32);
@@ -644,15 +638,11 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   }
   result.add(report(out, untouched, "partition tail_msm writes nothing outside its accumulator"));
 
-  bool rejected = false;
-  try {
+  result.add(rejects(out, "partition msm_batch refuses a batch above its capacity", [&] {
     launch_through_table(KernelLaunch{"msm_batch", capacity + 1, {0, capacity, 1}, {use_of(points), use_of(scalars)},
                                       {use_of(results), use_of(scratch)}},
                          stream);
-  } catch (const std::invalid_argument&) {
-    rejected = true;
-  }
-  result.add(report(out, rejected, "partition msm_batch refuses a batch above its capacity"));
+  }));
   SH_CUDA_OK(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
   return result;

@@ -141,10 +141,8 @@ struct DeviceBuffer {
   }
 };
 
-bool report(std::ostream& out, bool ok, const std::string& what, const std::string& detail = "") {
-  out << (ok ? "ok    " : "FAIL  ") << what << (detail.empty() ? "" : "  ") << detail << std::endl;
-  return ok;
-}
+using check_support::report;
+using check_support::rejects;
 
 // "N word" when N is not zero, for a report's detail.
 std::string how_many(std::uint64_t n, const char* word) { return n == 0 ? "" : std::to_string(n) + " " + word; }
@@ -448,26 +446,18 @@ Result check_tail_items(std::ostream& out, unsigned max_log) {
 Result check_arguments(std::ostream& out) {
   Result result;
   DeviceBuffer buffer(4096);
-  auto rejects = [&](const std::string& what, const std::function<void()>& call) {
-    bool rejected = false;
-    std::string message;
-    try {
-      call();
-    } catch (const std::invalid_argument& error) {
-      rejected = true;
-      message = error.what();
-    }
-    result.add(report(out, rejected, "rejects " + what, message));
+  auto refused = [&](const std::string& what, const std::function<void()>& call) {
+    result.add(rejects(out, "rejects " + what, call));
   };
   const std::uint64_t top = ~std::uint64_t{0};
-  rejects("a null point buffer", [&] { generate_g1_points(nullptr, 10, 0, nullptr); });
-  rejects("a misaligned point buffer", [&] { generate_g2_points(buffer.at(8), 10, 0, nullptr); });
-  rejects("first_index + count beyond 2^64 - 1", [&] { generate_g1_points(buffer.pointer, 2, top - 1, nullptr); });
-  rejects("a stride below the point", [&] { generate_points(SyntheticGroup::g2, buffer.pointer, 96, 4, 0, 0, nullptr); });
-  rejects("a stride no multiple of 16", [&] { generate_points(SyntheticGroup::g1, buffer.pointer, 100, 4, 0, 0, nullptr); });
-  rejects("a null scalar buffer", [&] { generate_scalars(nullptr, 10, 1, false, nullptr); });
-  rejects("a misaligned tail buffer", [&] { generate_tail_items(buffer.at(4), 10, 0, 1, nullptr); });
-  rejects("tail first_index + count beyond 2^64 - 1", [&] { generate_tail_items(buffer.pointer, 3, top - 2, 1, nullptr); });
+  refused("a null point buffer", [&] { generate_g1_points(nullptr, 10, 0, nullptr); });
+  refused("a misaligned point buffer", [&] { generate_g2_points(buffer.at(8), 10, 0, nullptr); });
+  refused("first_index + count beyond 2^64 - 1", [&] { generate_g1_points(buffer.pointer, 2, top - 1, nullptr); });
+  refused("a stride below the point", [&] { generate_points(SyntheticGroup::g2, buffer.pointer, 96, 4, 0, 0, nullptr); });
+  refused("a stride no multiple of 16", [&] { generate_points(SyntheticGroup::g1, buffer.pointer, 100, 4, 0, 0, nullptr); });
+  refused("a null scalar buffer", [&] { generate_scalars(nullptr, 10, 1, false, nullptr); });
+  refused("a misaligned tail buffer", [&] { generate_tail_items(buffer.at(4), 10, 0, 1, nullptr); });
+  refused("tail first_index + count beyond 2^64 - 1", [&] { generate_tail_items(buffer.pointer, 3, top - 2, 1, nullptr); });
   // Nothing to do is no error, even without a buffer; the last valid scalar, 2^64 - 1, is accepted.
   bool accepted = true;
   try {
