@@ -19,7 +19,7 @@
 // (48 bytes, G1: 192 bytes in all) or one Fq2 c0‖c1 (96 bytes, G2: 384 bytes). ZZ = 0 is the
 // point at infinity, so an accumulator of zero bytes (cudaMemsetAsync 0) is an empty sum;
 // argument start = 1 also begins a new sum, ignoring what the slot held. Convert on the host
-// with XyzzPoint<F>::to_jacobian (g2.cuh) or G1Xyzz::to_jacobian (curve.cuh).
+// with XyzzPoint<F>::to_jacobian (curve.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
