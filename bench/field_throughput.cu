@@ -49,11 +49,12 @@ __global__ void instruction_kernel(std::uint32_t* sink, int rounds, std::uint32_
         asm volatile("mad.lo.u32 %0, %0, %1, %0;" : "+r"(v[c]) : "r"(w[c]));
       } else if constexpr (Kind == 1) {  // IMAD.HI
         asm volatile("mad.hi.u32 %0, %0, %1, %0;" : "+r"(v[c]) : "r"(w[c]));
-      } else if constexpr (Kind == 2) {  // IMAD.WIDE: 64-bit a*b + c, the low word fed back
+      } else if constexpr (Kind == 2) {  // mad.wide with a 64-bit addend: ptxas (sm_90) makes it two
+                                         // IMAD.WIDE (one for a*b, one adding w*2^7) plus the LOP3
         std::uint64_t wide;
         asm volatile("mad.wide.u32 %0, %1, %2, %3;" : "=l"(wide) : "r"(v[c]), "r"(w[c]), "l"(std::uint64_t{w[c]} << 7));
         v[c] = static_cast<std::uint32_t>(wide) ^ static_cast<std::uint32_t>(wide >> 32);
-      } else if constexpr (Kind == 3) {  // IADD3
+      } else if constexpr (Kind == 3) {  // add.u32: ptxas folds two dependent adds into one IADD3
         asm volatile("add.u32 %0, %0, %1;" : "+r"(v[c]) : "r"(w[c]));
       } else {  // add with carry out then in: the CIOS accumulation step
         asm volatile("add.cc.u32 %0, %0, %1;\n\taddc.u32 %1, %1, 0;" : "+r"(v[c]), "+r"(w[c]));
@@ -197,9 +198,9 @@ int main() {
          instructions);
   report("IMAD.HI (mad.hi.u32)", time_launch([&] { instruction_kernel<1><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
-  report("IMAD.WIDE (mad.wide.u32) +LOP3", time_launch([&] { instruction_kernel<2><<<blocks, threads>>>(sink, rounds, 7); }),
+  report("2 IMAD.WIDE + LOP3 (mad.wide, 64-bit c)", time_launch([&] { instruction_kernel<2><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
-  report("IADD3 (add.u32)", time_launch([&] { instruction_kernel<3><<<blocks, threads>>>(sink, rounds, 7); }),
+  report("add.u32 (two per IADD3, fused)", time_launch([&] { instruction_kernel<3><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
   report("add.cc + addc pairs", time_launch([&] { instruction_kernel<4><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
