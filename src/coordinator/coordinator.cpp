@@ -57,9 +57,20 @@ struct Lane {
   HostStaging staging;
   std::exception_ptr setup_failure;  // the workload's set-up failed: every job on this GPU fails with it
   AsyncWaitList prestage_slots;
-  // The lock holder is in a PCIe-bound phase: pre-staging would take link bandwidth from it.
-  bool holder_pcie_bound = false;
-  AsyncWaitList pcie_quiet;
+  // The lock holder's claims on the host-to-device link (its uploads while they run, its
+  // PCIe-bound phases): pre-staging issues no chunk meanwhile, so that neither shares the link.
+  int holder_link_claims = 0;
+  AsyncWaitList link_free;
+  void set_link_claim(bool claimed) {
+    // Never below 0: a failed holder's claims were dropped with its hold (drop_link_claims),
+    // and its releases may still arrive from the streams.
+    holder_link_claims = std::max(0, holder_link_claims + (claimed ? 1 : -1));
+    if (holder_link_claims == 0) link_free.notify_all();
+  }
+  void drop_link_claims() {
+    holder_link_claims = 0;
+    link_free.notify_all();
+  }
   // Woken when a pre-staging chunk lands or the lock changes hands.
   AsyncWaitList pacing;
 };
@@ -196,8 +207,7 @@ class Worker {
     if (is_device_lost(error)) {
       // Nothing on the device will complete any more: wake whoever waits for it.
       if (lane_.budget) lane_.budget->device_lost(error);
-      lane_.holder_pcie_bound = false;
-      lane_.pcie_quiet.notify_all();
+      lane_.drop_link_claims();
     }
     if (is_out_of_memory(error)) ++job.out_of_memory_errors;
     job.error = describe(error);
@@ -255,10 +265,7 @@ class Worker {
   // The workload's GPU program, on this worker's streams.
   asio::awaitable<ProgramTimes> run_program(const JobRecord& job, const PartitionInputs& inputs, ProgramMemory& memory) {
     JobContext context{device_, lane_.index, compute_, upload_, inputs, memory, results_,
-                       [&lane = lane_](bool bound) {
-                         lane.holder_pcie_bound = bound;
-                         if (!bound) lane.pcie_quiet.notify_all();
-                       }};
+                       [&lane = lane_](bool claimed) { lane.set_link_claim(claimed); }};
     co_return co_await workload_.run_program(job.index, context);
   }
 
@@ -289,10 +296,9 @@ class Worker {
     } else {
       hold.lock->abandon(hold.ticket);
     }
-    if (hold.lock == &lane_.compute_lock && lane_.holder_pcie_bound && !lane_.compute_lock.holder()) {
-      // The holder's phase flag dies with its hold (a program that failed never cleared it).
-      lane_.holder_pcie_bound = false;
-      lane_.pcie_quiet.notify_all();
+    if (hold.lock == &lane_.compute_lock && lane_.holder_link_claims > 0 && !lane_.compute_lock.holder()) {
+      // The holder's claims die with its hold (a program that failed never let them go).
+      lane_.drop_link_claims();
     }
     hold.lock = nullptr;
     lane_.prestage_slots.notify_all();
@@ -453,11 +459,12 @@ class Worker {
   asio::awaitable<void> two_lock(JobRecord& job) { co_await legacy(job, &lane_.memory_lock); }
 
   // Uploads `source` on the upload stream in chunks, at most two in flight, and issues no chunk
-  // while the lock holder is in a PCIe-bound phase (unless this job holds the lock): those
-  // phases would stall kernels, while a waiting job has the rest of the holder's run to upload.
+  // while the lock holder claims the link (unless this job holds the lock): sharing it would
+  // slow the holder's uploads, and its kernels wait for them, while a waiting job has the rest of
+  // the holder's run to upload.
   asio::awaitable<void> upload_yielding(DevicePointer destination, HostRange source, ComputeLock::Ticket ticket,
                                         JobRecord& job) {
-    constexpr Bytes kChunkBytes = 256 * kMiB;
+    constexpr Bytes kChunkBytes = 64 * kMiB;
     std::size_t issued = 0;
     for (Bytes offset = 0; offset < source.bytes; offset += kChunkBytes, ++issued) {
       if (lane_.compute_lock.is_holder(ticket)) {
@@ -470,7 +477,7 @@ class Worker {
       while (issued >= 2 && !device_.event_complete(chunk_done_[slot]) && !lane_.compute_lock.is_holder(ticket)) {
         co_await lane_.pacing.wait();
       }
-      while (lane_.holder_pcie_bound && !lane_.compute_lock.is_holder(ticket)) co_await lane_.pcie_quiet.wait();
+      while (lane_.holder_link_claims > 0 && !lane_.compute_lock.is_holder(ticket)) co_await lane_.link_free.wait();
       if (lane_.compute_lock.is_holder(ticket)) {
         co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
         break;

@@ -37,6 +37,17 @@ void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets)
          std::move(writes));
 }
 
+asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
+  claim_link(upload_, true);
+  co_await device_.copy_to_device(destination, source, upload_);
+  claim_link(upload_, false);
+}
+
+void PartitionProgram::claim_link(StreamHandle stream, bool claimed) {
+  // The hook, not the program, travels with the callback: a failed program may be gone by then.
+  if (settings_.on_link_claim) device_.host_callback(stream, [hook = settings_.on_link_claim, claimed] { hook(claimed); });
+}
+
 void PartitionProgram::kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
                               std::vector<BufferUse> reads, std::vector<BufferUse> writes) {
   device_.launch(KernelLaunch{name, work_units, std::move(arguments), std::move(reads), std::move(writes)}, compute_);
@@ -163,7 +174,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
     if (prefetch_issued) co_return;
     prefetch_issued = true;
     for (const auto& set : sets) {
-      if (set.resident) co_await device_.copy_to_device(set.resident, set.host.sub(0, set.items * set.item_bytes), upload_);
+      if (set.resident) co_await upload(set.resident, set.host.sub(0, set.items * set.item_bytes));
     }
     device_.record_event(prefetched_, upload_);
   };
@@ -188,7 +199,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       if (room_items == 0) break;
       auto items = std::min(room_items, set.items - next_item);
       auto bytes = items * set.item_bytes;
-      co_await device_.copy_to_device(buffers[slot] + filled, set.host.sub(next_item * set.item_bytes, bytes), upload_);
+      co_await upload(buffers[slot] + filled, set.host.sub(next_item * set.item_bytes, bytes));
       const auto first_item = next_item;
       next_item += items;
       bool ends_set = next_item == set.items;
@@ -209,7 +220,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       if (!set.collect && !pcie_bound) {
         // Told when the device gets there, not when the host enqueues (the host runs ahead).
         pcie_bound = true;
-        if (settings_.on_pcie_bound_phase) device_.host_callback(compute_, [this] { settings_.on_pcie_bound_phase(true); });
+        claim_link(compute_, true);
       }
       // The H batches alternate bucket buffers (their results travel back per batch); the other
       // sets keep one running sum each in buckets[0].
@@ -237,7 +248,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       }
     }
   }
-  if (pcie_bound && settings_.on_pcie_bound_phase) device_.host_callback(compute_, [this] { settings_.on_pcie_bound_phase(false); });
+  if (pcie_bound) claim_link(compute_, false);
   for (std::size_t slot = 0; slot < 2; ++slot) {
     if (results_outstanding[slot]) co_await collect(slot);
   }

@@ -51,9 +51,11 @@ struct ProvingKeyHost {
 
 struct ProgramSettings {
   MsmCollect msm_collect = MsmCollect::deferred;
-  // Told when the program enters (true) and leaves (false) its PCIe-bound phases: the batch
-  // additions and tail MSMs stream 11.6 GiB at 2^26 for about a quarter second of kernels.
-  std::function<void(bool)> on_pcie_bound_phase;
+  // Told, from the device's streams, when the program claims the host-to-device link (true)
+  // and lets it go (false); claims nest. The program claims it for each of its own uploads
+  // while the copy runs, and for its PCIe-bound phases throughout (the batch additions and tail
+  // MSMs stream 11.6 GiB at 2^26 for about a quarter second of kernels).
+  std::function<void(bool)> on_link_claim;
 };
 
 // What the program measured.
@@ -111,6 +113,10 @@ class PartitionProgram {
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
+  // A host-to-device copy on the upload stream, the link claimed while it runs.
+  asio::awaitable<void> upload(DevicePointer destination, HostRange source);
+  // Tells settings_.on_link_claim when `stream` gets here.
+  void claim_link(StreamHandle stream, bool claimed);
   void kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments, std::vector<BufferUse> reads,
               std::vector<BufferUse> writes);
   static std::uint64_t tail_items_per_kernel(const PartitionShape& shape);

@@ -33,9 +33,9 @@ struct JobContext {
   ProgramMemory& memory;
   // Two pinned host buffers of PartitionShape::kBucketResultBytes for results coming back.
   const std::vector<HostRange>& results;
-  // Told when the program enters (true) and leaves (false) a phase bound by PCIe, so that
-  // pre-staging of the next job yields the link.
-  std::function<void(bool)> on_pcie_bound_phase;
+  // Told when the program claims the host-to-device link (true) and lets it go (false), claims
+  // nesting, so that pre-staging of the next job keeps off the link meanwhile.
+  std::function<void(bool)> on_link_claim;
 };
 
 class Workload {
