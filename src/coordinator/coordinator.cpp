@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -57,19 +58,50 @@ struct Lane {
   HostStaging staging;
   std::exception_ptr setup_failure;  // the workload's set-up failed: every job on this GPU fails with it
   AsyncWaitList prestage_slots;
-  // The lock holder's claims on the host-to-device link (its uploads while they run, its
-  // PCIe-bound phases): pre-staging issues no chunk meanwhile, so that neither shares the link.
-  int holder_link_claims = 0;
+  // The lock holder's use of the host-to-device link: its PCIe-bound phases, and its uploads (the
+  // start event of each one enqueued, oldest first, until it is done). Pre-staging issues no
+  // chunk meanwhile, so that neither waits for the other on the copy engine.
+  int holder_pcie_phases = 0;
+  std::deque<EventHandle> holder_uploads;
   AsyncWaitList link_free;
-  void set_link_claim(bool claimed) {
-    // Never below 0: a failed holder's claims were dropped with its hold (drop_link_claims),
-    // and its releases may still arrive from the streams.
-    holder_link_claims = std::max(0, holder_link_claims + (claimed ? 1 : -1));
-    if (holder_link_claims == 0) link_free.notify_all();
+  bool holder_on_link() {
+    if (holder_pcie_phases > 0) return true;
+    try {
+      return !holder_uploads.empty() && device.event_complete(holder_uploads.front());
+    } catch (const DeviceError&) {
+      return false;  // a lost device carries nothing
+    }
   }
+  LinkClaimHooks link_claim_hooks() {
+    return LinkClaimHooks{[this](bool entering) {
+                            // Never below 0: a failed holder's phases were dropped with its hold,
+                            // and its leaving may still arrive from the stream.
+                            holder_pcie_phases = std::max(0, holder_pcie_phases + (entering ? 1 : -1));
+                            if (holder_pcie_phases == 0) link_free.notify_all();
+                          },
+                          [this](EventHandle started) { holder_uploads.push_back(started); },
+                          [this](EventHandle started) {
+                            // Absent when dropped with the hold before this arrived.
+                            auto found = std::find(holder_uploads.begin(), holder_uploads.end(), started);
+                            if (found != holder_uploads.end()) {
+                              destroy_quietly(*found);
+                              holder_uploads.erase(found);
+                            }
+                            link_free.notify_all();
+                          }};
+  }
+  // With the holder's hold (a program that failed never let go).
   void drop_link_claims() {
-    holder_link_claims = 0;
+    holder_pcie_phases = 0;
+    for (auto event : holder_uploads) destroy_quietly(event);
+    holder_uploads.clear();
     link_free.notify_all();
+  }
+  void destroy_quietly(EventHandle event) {
+    try {
+      device.destroy_event(event);
+    } catch (const DeviceError&) {
+    }
   }
   // Woken when a pre-staging chunk lands or the lock changes hands.
   AsyncWaitList pacing;
@@ -138,6 +170,8 @@ class Worker {
     if (!setup_failure) try {
       compute_ = device_.create_stream();
       upload_ = device_.create_stream();
+      landed_ = device_.create_stream();
+      chunk_done_.resize(static_cast<std::size_t>(run_.settings.prestage_chunks_in_flight));
       for (auto& event : chunk_done_) event = device_.create_event();
       for (auto& range : results_) range = co_await device_.allocate_pinned_host(PartitionShape::kBucketResultBytes);
     } catch (...) {
@@ -168,6 +202,7 @@ class Worker {
     co_await wait_for_finishing();
     if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
     if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
+    if (landed_) co_await quietly([&] { return device_.synchronize_stream(landed_); });
     for (auto& range : results_) {
       if (range.bytes) co_await quietly([&] { return device_.free_pinned_host(range); });
     }
@@ -177,6 +212,7 @@ class Worker {
       }
       if (compute_) device_.destroy_stream(compute_);
       if (upload_) device_.destroy_stream(upload_);
+      if (landed_) device_.destroy_stream(landed_);
     } catch (const DeviceError&) {
       // A lost device has no handles left to destroy.
     }
@@ -264,8 +300,7 @@ class Worker {
 
   // The workload's GPU program, on this worker's streams.
   asio::awaitable<ProgramTimes> run_program(const JobRecord& job, const PartitionInputs& inputs, ProgramMemory& memory) {
-    JobContext context{device_, lane_.index, compute_, upload_, inputs, memory, results_,
-                       [&lane = lane_](bool claimed) { lane.set_link_claim(claimed); }};
+    JobContext context{device_, lane_.index, compute_, upload_, inputs, memory, results_, lane_.link_claim_hooks()};
     co_return co_await workload_.run_program(job.index, context);
   }
 
@@ -296,10 +331,7 @@ class Worker {
     } else {
       hold.lock->abandon(hold.ticket);
     }
-    if (hold.lock == &lane_.compute_lock && lane_.holder_link_claims > 0 && !lane_.compute_lock.holder()) {
-      // The holder's claims die with its hold (a program that failed never let them go).
-      lane_.drop_link_claims();
-    }
+    if (hold.lock == &lane_.compute_lock && !lane_.compute_lock.holder()) lane_.drop_link_claims();
     hold.lock = nullptr;
     lane_.prestage_slots.notify_all();
     lane_.pacing.notify_all();
@@ -458,40 +490,48 @@ class Worker {
   asio::awaitable<void> prestage(JobRecord& job) { co_await legacy(job, nullptr); }
   asio::awaitable<void> two_lock(JobRecord& job) { co_await legacy(job, &lane_.memory_lock); }
 
-  // Uploads `source` on the upload stream in chunks, at most two in flight, and issues no chunk
+  // Uploads `source` on the upload stream in chunks, a bounded number in flight, and issues no chunk
   // while the lock holder claims the link (unless this job holds the lock): sharing it would
   // slow the holder's uploads, and its kernels wait for them, while a waiting job has the rest of
   // the holder's run to upload.
   asio::awaitable<void> upload_yielding(DevicePointer destination, HostRange source, ComputeLock::Ticket ticket,
                                         JobRecord& job) {
-    constexpr Bytes kChunkBytes = 64 * kMiB;
+    const Bytes chunk_bytes = run_.settings.prestage_chunk_bytes;
+    const std::size_t in_flight = chunk_done_.size();
     std::size_t issued = 0;
-    for (Bytes offset = 0; offset < source.bytes; offset += kChunkBytes, ++issued) {
+    for (Bytes offset = 0; offset < source.bytes; offset += chunk_bytes, ++issued) {
       if (lane_.compute_lock.is_holder(ticket)) {
         // The GPU is ours: enqueue the rest at once and let the kernels wait for it on the device.
         co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
         break;
       }
-      auto slot = issued % 2;
-      // Wait for the older chunk in flight, unless the lock comes first.
-      while (issued >= 2 && !device_.event_complete(chunk_done_[slot]) && !lane_.compute_lock.is_holder(ticket)) {
+      auto slot = issued % in_flight;
+      // Wait for the oldest chunk in flight, unless the lock comes first.
+      while (issued >= in_flight && !device_.event_complete(chunk_done_[slot]) && !lane_.compute_lock.is_holder(ticket)) {
         co_await lane_.pacing.wait();
       }
-      while (lane_.holder_link_claims > 0 && !lane_.compute_lock.is_holder(ticket)) co_await lane_.link_free.wait();
+      while (lane_.holder_on_link() && !lane_.compute_lock.is_holder(ticket)) co_await lane_.link_free.wait();
       if (lane_.compute_lock.is_holder(ticket)) {
         co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
         break;
       }
-      auto bytes = std::min(kChunkBytes, source.bytes - offset);
+      auto bytes = std::min(chunk_bytes, source.bytes - offset);
       const auto issued_ns = device_.now();
       co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
       device_.record_event(chunk_done_[slot], upload_);
-      device_.host_callback(upload_, [this, &job, bytes, issued_ns] {
+      // Told on a stream of its own: a host callback on the upload stream would hold the next
+      // chunk until the host ran it (0.1-0.2 ms per chunk on the H200).
+      device_.stream_wait_event(landed_, chunk_done_[slot]);
+      device_.host_callback(landed_, [this, &job, bytes, issued_ns] {
         // The chunk started when it was issued or when the one before it landed, the later.
         const auto now = device_.now();
-        job.prestage_copy_ns += now - std::max(issued_ns, last_chunk_landed_ns_);
+        const auto started = std::max(issued_ns, last_chunk_landed_ns_);
+        job.prestage_copy_ns += now - started;
         job.prestage_copy_bytes += bytes;
         last_chunk_landed_ns_ = now;
+        run_.trace.span(chunk_track(), "pre-stage chunk", "coordinator", started, now,
+                        fmt::format("partition {}: {}, {:.1f} GB/s", job.index, format_bytes(bytes),
+                                    static_cast<double>(bytes) / static_cast<double>(std::max<Nanoseconds>(1, now - started))));
         lane_.pacing.notify_all();
       });
     }
@@ -576,8 +616,16 @@ class Worker {
   }
   StreamHandle compute_;
   StreamHandle upload_;
+  StreamHandle landed_;  // where pre-staging hears that its chunks landed
   std::vector<HostRange> results_ = std::vector<HostRange>(2);
-  EventHandle chunk_done_[2];
+  std::vector<EventHandle> chunk_done_;  // one per pre-staging chunk in flight
+  std::optional<TraceTrack> chunk_track_;
+  TraceTrack chunk_track() {
+    if (!chunk_track_) {
+      chunk_track_ = run_.trace.track(fmt::format("GPU {} coordinator", lane_.index), fmt::format("worker {} pre-stage chunks", index_));
+    }
+    return *chunk_track_;
+  }
   Nanoseconds last_chunk_landed_ns_ = 0;  // of this worker's upload stream
 };
 

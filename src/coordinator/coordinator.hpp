@@ -42,6 +42,11 @@ struct CoordinatorSettings {
   int workers_per_device = 2;
   // Jobs per GPU that may hold a lock ticket (and pre-stage) while waiting for the GPU.
   int prestage_depth = 2;
+  // Budgeted pre-staging copies in chunks, issuing none while the lock holder claims the link:
+  // smaller chunks share the link less when a claim begins, more in flight ride out the host's
+  // latency in issuing the next.
+  Bytes prestage_chunk_bytes = 64 * kMiB;
+  int prestage_chunks_in_flight = 2;
   // A worker takes its next job as soon as its GPU work is done, while the job's host step after
   // the GPU (the workload's finish: G2 MSM and proof assembly) runs beside it; at most one such
   // step per worker. Off: the worker finishes a job before taking the next.

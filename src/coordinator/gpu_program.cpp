@@ -38,14 +38,20 @@ void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets)
 }
 
 asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
-  claim_link(upload_, true);
+  const auto& link = settings_.link;
+  EventHandle started;
+  if (link.upload_enqueued && link.upload_done) {
+    started = device_.create_event();
+    device_.record_event(started, upload_);
+    link.upload_enqueued(started);
+  }
   co_await device_.copy_to_device(destination, source, upload_);
-  claim_link(upload_, false);
+  // The hook, not the program, travels with the callback: a failed program may be gone by then.
+  if (started) device_.host_callback(upload_, [hook = link.upload_done, started] { hook(started); });
 }
 
-void PartitionProgram::claim_link(StreamHandle stream, bool claimed) {
-  // The hook, not the program, travels with the callback: a failed program may be gone by then.
-  if (settings_.on_link_claim) device_.host_callback(stream, [hook = settings_.on_link_claim, claimed] { hook(claimed); });
+void PartitionProgram::pcie_bound_phase(bool entering) {
+  if (settings_.link.phase) device_.host_callback(compute_, [hook = settings_.link.phase, entering] { hook(entering); });
 }
 
 void PartitionProgram::kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
@@ -220,7 +226,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       if (!set.collect && !pcie_bound) {
         // Told when the device gets there, not when the host enqueues (the host runs ahead).
         pcie_bound = true;
-        claim_link(compute_, true);
+        pcie_bound_phase(true);
       }
       // The H batches alternate bucket buffers (their results travel back per batch); the other
       // sets keep one running sum each in buckets[0].
@@ -248,7 +254,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       }
     }
   }
-  if (pcie_bound) claim_link(compute_, false);
+  if (pcie_bound) pcie_bound_phase(false);
   for (std::size_t slot = 0; slot < 2; ++slot) {
     if (results_outstanding[slot]) co_await collect(slot);
   }

@@ -49,13 +49,24 @@ struct ProvingKeyHost {
   HostRange h, l, a, b_g1, b_g2, tail;
 };
 
+// How a program tells its worker's GPU when it uses the host-to-device link, so that pre-staging
+// of the next job keeps off it meanwhile (a copy engine serves host-to-device copies in turn: a
+// chunk queued behind one of the program's uploads waits for all of it).
+struct LinkClaimHooks {
+  // The PCIe-bound phases (the batch additions and tail MSMs stream 11.6 GiB at 2^26 for about a
+  // quarter second of kernels), told from the compute stream: true on entering, false on leaving.
+  std::function<void(bool)> phase;
+  // An upload enqueued on the upload stream starts when `started` completes: the event is the
+  // hook's from here on, and is queried on the device, without a host round trip, so that no
+  // chunk is issued in the time a callback would take to say the upload began.
+  std::function<void(EventHandle started)> upload_enqueued;
+  // That upload has ended, told from the upload stream.
+  std::function<void(EventHandle started)> upload_done;
+};
+
 struct ProgramSettings {
   MsmCollect msm_collect = MsmCollect::deferred;
-  // Told, from the device's streams, when the program claims the host-to-device link (true)
-  // and lets it go (false); claims nest. The program claims it for each of its own uploads
-  // while the copy runs, and for its PCIe-bound phases throughout (the batch additions and tail
-  // MSMs stream 11.6 GiB at 2^26 for about a quarter second of kernels).
-  std::function<void(bool)> on_link_claim;
+  LinkClaimHooks link;
 };
 
 // What the program measured.
@@ -113,10 +124,10 @@ class PartitionProgram {
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
-  // A host-to-device copy on the upload stream, the link claimed while it runs.
+  // A host-to-device copy on the upload stream, told to settings_.link.
   asio::awaitable<void> upload(DevicePointer destination, HostRange source);
-  // Tells settings_.on_link_claim when `stream` gets here.
-  void claim_link(StreamHandle stream, bool claimed);
+  // Tells settings_.link.phase when the compute stream gets here.
+  void pcie_bound_phase(bool entering);
   void kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments, std::vector<BufferUse> reads,
               std::vector<BufferUse> writes);
   static std::uint64_t tail_items_per_kernel(const PartitionShape& shape);

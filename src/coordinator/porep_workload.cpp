@@ -83,7 +83,7 @@ asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<cons
 
 asio::awaitable<ProgramTimes> PoRepWorkload::run_program(int, JobContext& context) {
   auto settings = program_;
-  settings.on_link_claim = context.on_link_claim;
+  settings.link = context.link;
   PartitionProgram program(context.device, shape_, keys_.at(context.device_index).key, settings, context.compute,
                            context.upload);
   co_return co_await program.run(context.inputs, context.memory, context.results);

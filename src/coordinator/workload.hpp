@@ -33,9 +33,8 @@ struct JobContext {
   ProgramMemory& memory;
   // Two pinned host buffers of PartitionShape::kBucketResultBytes for results coming back.
   const std::vector<HostRange>& results;
-  // Told when the program claims the host-to-device link (true) and lets it go (false), claims
-  // nesting, so that pre-staging of the next job keeps off the link meanwhile.
-  std::function<void(bool)> on_link_claim;
+  // Where the program tells when it uses the host-to-device link (gpu_program.hpp).
+  LinkClaimHooks link;
 };
 
 class Workload {

@@ -41,6 +41,10 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     coordinator.workers_per_device = static_cast<int>(gpus->integer_in("workers_per_device", coordinator.workers_per_device, 1, 64));
     coordinator.prestage_depth = static_cast<int>(gpus->integer_in("prestage_depth", coordinator.prestage_depth, 1, 64));
     coordinator.overlap_finish = gpus->boolean("overlap_finish").value_or(coordinator.overlap_finish);
+    coordinator.prestage_chunk_bytes =
+        mib_to_bytes(gpus->number_in("prestage_chunk_mib", static_cast<double>(coordinator.prestage_chunk_bytes) / kMiB, 1, 1 << 20));
+    coordinator.prestage_chunks_in_flight =
+        static_cast<int>(gpus->integer_in("prestage_chunks_in_flight", coordinator.prestage_chunks_in_flight, 1, 64));
     config.vram_cap_bytes = gib_to_bytes(gpus->number_in("vram_cap_gib", static_cast<double>(config.vram_cap_bytes) / kGiB, 0, 1 << 20));
     coordinator.safety_margin_bytes =
         mib_to_bytes(gpus->number_in("safety_margin_mib", static_cast<double>(coordinator.safety_margin_bytes) / kMiB, 0, 1 << 24));
