@@ -1,5 +1,5 @@
-// The partition program's kernels on the GPU (partition_launchers.hpp): the NTTs of ntt.cu, the
-// streamed H MSM on msm.cu's accumulate/reduce halves, and the tail MSMs over interleaved items.
+// The partition program's kernels on the GPU (partition_launchers.hpp): the NTTs of ntt.cu, and
+// the streamed H MSM and the tail MSM on msm.cu's accumulate/reduce halves.
 #include <string>
 #include <utility>
 
@@ -98,32 +98,44 @@ void launch_msm_reduce(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 void launch_tail_msm(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 3, 1, 2);
+  need(launch, 2, 1, 1);
   const bool start = launch.arguments[0] != 0;
-  const std::uint64_t offset = launch.arguments[1];
-  const std::uint64_t capacity = launch.arguments[2];
+  const std::uint64_t capacity = launch.arguments[1];
   const std::uint64_t n = launch.work_units;
-  if (offset % 16 != 0) reject(launch, "offset must be a multiple of 16");
-  auto* accumulator = static_cast<std::uint8_t*>(address(launch, launch.writes[0], offset + 2 * kG1AffineBytes)) + offset;
+  if (capacity == 0) reject(launch, "capacity must be positive");
+  const TailLayout layout = tail_layout(msm_plan(capacity));
+  auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
   if (n == 0) {
-    if (start) SH_CUDA_OK(cudaMemsetAsync(accumulator, 0, 2 * kG1AffineBytes, stream));  // the empty sum
+    // Zeroed buckets are empty ones (ZZ = 0): the tail's sum is then infinity.
+    if (start) SH_CUDA_OK(cudaMemsetAsync(scratch + layout.msm, 0, layout.total - layout.msm, stream));
     return;
   }
   const MsmPlan plan = batch_plan(launch, n, capacity);
-  const TailLayout layout = tail_layout(plan);
-  auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
   const auto* items = static_cast<const std::uint8_t*>(address(launch, launch.reads[0], n * kTailItemBytes));
   split_items_kernel<<<blocks_for(n * 8, 256), 256, 0, stream>>>(items, n, reinterpret_cast<uint4*>(scratch + layout.points),
                                                                   reinterpret_cast<uint4*>(scratch + layout.scalars));
   SH_CUDA_LAUNCHED();
-  msm_g1_windows(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan,
-                 scratch + layout.sums, scratch + layout.msm, stream);
-  msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, start, stream);
+  msm_g1_accumulate(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan, !start,
+                    scratch + layout.msm, stream);
+}
+
+void launch_tail_reduce(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 2, 0, 2);
+  const std::uint64_t offset = launch.arguments[0];
+  const std::uint64_t capacity = launch.arguments[1];
+  if (offset % 16 != 0) reject(launch, "offset must be a multiple of 16");
+  if (capacity == 0) reject(launch, "capacity must be positive");
+  const MsmPlan plan = msm_plan(capacity);
+  const TailLayout layout = tail_layout(plan);
+  auto* accumulator = static_cast<std::uint8_t*>(address(launch, launch.writes[0], offset + 2 * kG1AffineBytes)) + offset;
+  auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
+  msm_g1_reduce(plan, scratch + layout.sums, scratch + layout.msm, stream);
+  msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, /*start=*/true, stream);
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kPartitionLaunchers[] = {
     {"ntt_twiddles", &launch_ntt_twiddles}, {"ntt", &launch_partition_ntt}, {"msm_batch", &launch_msm_batch},
-    {"msm_reduce", &launch_msm_reduce},     {"tail_msm", &launch_tail_msm},
+    {"msm_reduce", &launch_msm_reduce},     {"tail_msm", &launch_tail_msm},     {"tail_reduce", &launch_tail_reduce},
 };
 
 }  // namespace
@@ -144,7 +156,7 @@ std::vector<std::string_view> partition_launcher_names() {
 std::uint64_t partition_kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
   if (capacity == 0) return 0;
   if (name == "msm_batch" || name == "msm_reduce") return msm_scratch_bytes(msm_plan(capacity));
-  if (name == "tail_msm") return tail_layout(msm_plan(capacity)).total;
+  if (name == "tail_msm" || name == "tail_reduce") return tail_layout(msm_plan(capacity)).total;
   return 0;
 }
 

@@ -17,12 +17,15 @@
 // msm_reduce    1               [capacity]                     [results, other results] [results, scratch]
 //   the window sums of the MSM whose buckets are in scratch (msm_g1_reduce) into the start of
 //   results, window_count Jacobian points; the buckets are consumed.
-// tail_msm      item_count      [start, offset, capacity]      [items]                  [sums, scratch]
-//   items of 128 bytes, a G1 point (96) then its canonical scalar (32); the MSM over them is
-//   added into the XYZZ accumulator at byte `offset` of sums (192 bytes, the batch additions'
-//   format), or replaces it when start is 1. Every launch uses the window width planned for
-//   `capacity` items (the largest launch); scratch: partition_kernel_scratch_bytes("tail_msm",
-//   capacity). Each launch is a whole MSM (its own reduction): the tail is a few large launches.
+// tail_msm      item_count      [start, capacity]              [items]                  [scratch]
+//   items of 128 bytes, a G1 point (96) then its canonical scalar (32), accumulated into the
+//   tail's buckets in scratch, which start afresh when start is 1 (as msm_batch's). Every launch
+//   uses the window width planned for `capacity` items (the largest launch); scratch:
+//   partition_kernel_scratch_bytes("tail_msm", capacity).
+// tail_reduce   1               [offset, capacity]             []                       [sums, scratch]
+//   the tail's buckets reduced (consumed) and the MSM written into the XYZZ accumulator at byte
+//   `offset` of sums (192 bytes, the batch additions' format). One reduction for the whole tail:
+//   per launch it cost about 18 ms at 2^26, six times a partition.
 // The other kernels of the program have launchers of their own: h_pointwise (launchers.hpp) and
 // batch_addition_g1/g2 (batch_addition.hpp).
 #pragma once

@@ -191,6 +191,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       co_await issue_prefetch();
       device_.stream_wait_event(compute_, prefetched_);
       launch_resident_set(sets[set_index], buckets[0]);
+      finish_set(sets[set_index], buckets[0]);
       ++set_index;
       continue;
     }
@@ -232,6 +233,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       // sets keep one running sum each in buckets[0].
       launch_segment(set, segment, buffers[slot], set.collect ? scalars : DevicePointer{}, set.collect ? buckets[slot] : buckets[0]);
       batch_collects = batch_collects || set.collect;
+      if (segment.ends_set && !set.collect) finish_set(set, buckets[0]);
       // After the last kernel of the last collecting set: fold the buckets, and free the scalars.
       bool last_collecting = set.collect && segment.ends_set && (segment.set + 1 == sets.size() || !sets[segment.set + 1].collect);
       if (last_collecting) {
@@ -270,9 +272,9 @@ void PartitionProgram::launch_resident_set(const StreamedSet& set, DevicePointer
   }
 }
 
-// The arguments follow partition_launchers.hpp and batch_addition.hpp: the H MSM accumulates
-// into its scratch from the segment's first scalar; the other sets add into their sum slot,
-// the first segment of a set starting it afresh.
+// The arguments follow partition_launchers.hpp and batch_addition.hpp: the H MSM and the tail
+// MSM accumulate into their scratch (the H MSM from the segment's first scalar); the batch
+// additions add into their sum slot; the first segment of a set starts it afresh.
 void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer,
                                       DevicePointer scalars, DevicePointer buckets) {
   const std::uint64_t start = segment.first_item == 0 ? 1 : 0;
@@ -283,13 +285,25 @@ void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& seg
     reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
     arguments = {segment.first_item, shape_.h_batch_points(), start};
     if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
-  } else if (std::string_view(set.kernel) == "tail_msm") {
-    arguments = {start, set.sum_offset, tail_items_per_kernel(shape_)};
+  } else if (is_tail(set)) {
+    // Into the tail's buckets in its scratch; tail_reduce writes the sum slot (finish_set).
+    arguments = {start, tail_items_per_kernel(shape_)};
+    writes.clear();
     if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
   } else {
     arguments = {start, set.sum_offset};
   }
   kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
+}
+
+bool PartitionProgram::is_tail(const StreamedSet& set) { return std::string_view(set.kernel) == "tail_msm"; }
+
+// After a set's last kernel: the tail MSM's one reduction, into its sum slot of `buckets`.
+void PartitionProgram::finish_set(const StreamedSet& set, DevicePointer buckets) {
+  if (!is_tail(set)) return;
+  std::vector<BufferUse> writes(1, BufferUse{buckets, PartitionShape::kBucketResultBytes});
+  if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
+  kernel("tail_reduce", 1, {set.sum_offset, tail_items_per_kernel(shape_)}, {}, std::move(writes));
 }
 
 }  // namespace stagehand

@@ -124,6 +124,8 @@ class PartitionProgram {
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
+  static bool is_tail(const StreamedSet& set);
+  void finish_set(const StreamedSet& set, DevicePointer buckets);
   // A host-to-device copy on the upload stream, told to settings_.link.
   asio::awaitable<void> upload(DevicePointer destination, HostRange source);
   // Tells settings_.link.phase when the compute stream gets here.

@@ -29,6 +29,7 @@ struct Seen {
   std::vector<std::string> problems;
   int inverse_ntts_on_the_template = 0;
   std::map<std::uint64_t, int> sum_starts;  // by sum slot (batch additions, tail MSM): sums begun
+  std::uint64_t tail_items = 0;              // accumulated since the tail MSM last began
   int key_fills = 0;
 
   void expect(bool ok, const std::string& what) {
@@ -88,12 +89,32 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
       if (start) ++seen.sum_starts[offset];
       seen.expect(offset >= 64 * 1024 && offset % 16 == 0 && offset + 384 + 384 * 1024 <= context.write(0).size(),
                   std::string(name) + ": the sum slot clear of the window sums and the scratch");
-      if (tail) seen.expect(launch.arguments.size() == 3 && launch.work_units <= context.argument(2), "tail_msm: within its capacity");
     };
   };
   system.register_kernel("batch_addition_g1", sums("batch_addition_g1", false));
   system.register_kernel("batch_addition_g2", sums("batch_addition_g2", false));
-  system.register_kernel("tail_msm", sums("tail_msm", true));
+  // The tail MSM accumulates into its scratch, then tail_reduce writes its sum slot, once.
+  system.register_kernel("tail_msm", [&seen, &shape](sim::KernelContext& context) {
+    ++seen.launches["tail_msm"];
+    const auto& launch = context.launch();
+    if (launch.arguments.size() != 2) return seen.expect(false, "tail_msm: [start, capacity]");
+    seen.expect(launch.work_units <= context.argument(1), "tail_msm: within its capacity");
+    seen.expect(context.argument(0) == 1 || seen.tail_items > 0, "tail_msm: adds to buckets never begun");
+    if (context.argument(0) == 1) seen.tail_items = 0;
+    seen.tail_items += launch.work_units;
+    seen.expect(launch.writes.empty(), "tail_msm: writes only its scratch (none on the simulator)");
+  });
+  system.register_kernel("tail_reduce", [&seen, &shape](sim::KernelContext& context) {
+    ++seen.launches["tail_reduce"];
+    const auto& launch = context.launch();
+    if (launch.arguments.size() != 2 || launch.writes.empty()) return seen.expect(false, "tail_reduce: [offset, capacity], writes [sums]");
+    seen.expect(seen.tail_items == shape.tail_points(), "tail_reduce: after every tail item was accumulated");
+    seen.tail_items = 0;
+    const auto offset = context.argument(0);
+    ++seen.sum_starts[offset];
+    seen.expect(offset >= 64 * 1024 && offset % 16 == 0 && offset + 384 <= context.write(0).size(),
+                "tail_reduce: the sum slot clear of the window sums");
+  });
 }
 
 struct Outcome {
@@ -147,10 +168,11 @@ BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
       // a, b and c of every partition reached the device as the host step wrote them.
       BOOST_CHECK_EQUAL(seen.inverse_ntts_on_the_template, 3 * 3);
       for (const char* name : {"ntt_twiddles", "ntt", "h_pointwise", "msm_batch", "msm_reduce", "batch_addition_g1",
-                               "batch_addition_g2", "tail_msm"}) {
+                               "batch_addition_g2", "tail_msm", "tail_reduce"}) {
         BOOST_TEST(seen.launches.count(name) == 1, name << " launched");
       }
       BOOST_CHECK_EQUAL(seen.launches.at("msm_reduce"), 3);
+      BOOST_CHECK_EQUAL(seen.launches.at("tail_reduce"), 3);
       // Five sums per partition (L, A, B_G1, B_G2, tail), each in its own slot, begun once per partition.
       BOOST_CHECK_EQUAL(seen.sum_starts.size(), 5u);
       for (const auto& [offset, starts] : seen.sum_starts) BOOST_TEST(starts == 3, "slot " << offset);

@@ -608,7 +608,8 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
                     "partition msm_batch x3 (last short) + msm_reduce" + size + " (c=" + std::to_string(plan.window_bits) + ")"));
   result.add(report(out, streamed_msm(capacity + 7) == reference(capacity + 7), "partition msm_batch restarted on the same scratch" + size));
 
-  // tail_msm: items of a point and a canonical scalar, two launches into an accumulator at 1 KiB.
+  // tail_msm: items of a point and a canonical scalar, accumulated over launches into the tail's
+  // buckets, then tail_reduce into an accumulator at 1 KiB; the same scratch restarted; an empty tail.
   const std::uint64_t tail_capacity = capacity;
   const std::uint64_t tail_total = tail_capacity + tail_capacity / 3;
   std::vector<std::uint8_t> tail_scalars(tail_total * 32), items(tail_total * 128);
@@ -620,23 +621,37 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   DeviceBuffer device_items(tail_total * 128), sums(8 << 20), tail_scratch(kernel_scratch_bytes("tail_msm", tail_capacity));
   SH_CUDA_OK(cudaMemcpy(device_items.pointer, items.data(), items.size(), cudaMemcpyHostToDevice));
   const std::uint64_t offset = 1024;
-  for (std::uint64_t first = 0; first < tail_total; first += tail_capacity) {
-    const std::uint64_t count = std::min(tail_capacity, tail_total - first);
-    launch_through_table(KernelLaunch{"tail_msm", count, {first == 0 ? 1u : 0u, offset, tail_capacity},
-                                      {use_of(device_items, first * 128, count * 128)}, {use_of(sums), use_of(tail_scratch)}},
+  auto tail_msm = [&](std::uint64_t total) {
+    for (std::uint64_t first = 0; first < total || first == 0; first += tail_capacity) {
+      const std::uint64_t count = std::min(tail_capacity, total - first);
+      launch_through_table(KernelLaunch{"tail_msm", count, {first == 0 ? 1u : 0u, tail_capacity},
+                                        {use_of(device_items, first * 128, count * 128)}, {use_of(tail_scratch)}},
+                           stream);
+      if (total == 0) break;
+    }
+    launch_through_table(KernelLaunch{"tail_reduce", 1, {offset, tail_capacity}, {}, {use_of(sums), use_of(tail_scratch)}},
                          stream);
-  }
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<std::uint8_t> sum_bytes(sums.bytes);
-  SH_CUDA_OK(cudaMemcpy(sum_bytes.data(), sums.pointer, sum_bytes.size(), cudaMemcpyDeviceToHost));
-  const auto tail_expected =
-      math::msm(affine_from_bytes(set.bytes.data(), tail_total), scalars_from_bytes(tail_scalars.data(), tail_total, false));
-  result.add(report(out, point_from_xyzz(sum_bytes.data() + offset) == tail_expected, "partition tail_msm x2 into an accumulator" + size));
+    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<std::uint8_t> sum_bytes(sums.bytes);
+    SH_CUDA_OK(cudaMemcpy(sum_bytes.data(), sums.pointer, sum_bytes.size(), cudaMemcpyDeviceToHost));
+    return sum_bytes;
+  };
+  auto tail_reference = [&](std::uint64_t count) {
+    return math::msm(affine_from_bytes(set.bytes.data(), count), scalars_from_bytes(tail_scalars.data(), count, false));
+  };
+  const auto sum_bytes = tail_msm(tail_total);
+  result.add(report(out, point_from_xyzz(sum_bytes.data() + offset) == tail_reference(tail_total),
+                    "partition tail_msm x2 + tail_reduce into an accumulator" + size));
   bool untouched = true;
   for (std::uint64_t i = 0; i < sum_bytes.size(); ++i) {
     if ((i < offset || i >= offset + 192) && sum_bytes[i] != 0xff) untouched = false;
   }
-  result.add(report(out, untouched, "partition tail_msm writes nothing outside its accumulator"));
+  result.add(report(out, untouched, "partition tail_msm and tail_reduce write nothing outside the accumulator"));
+  const std::uint64_t restarted = tail_capacity / 2 + 3;
+  result.add(report(out, point_from_xyzz(tail_msm(restarted).data() + offset) == tail_reference(restarted),
+                    "partition tail_msm restarted on the same scratch" + size));
+  result.add(report(out, point_from_xyzz(tail_msm(0).data() + offset) == math::G1Projective::identity(),
+                    "partition tail_msm over no items: infinity"));
 
   result.add(rejects(out, "partition msm_batch refuses a batch above its capacity", [&] {
     launch_through_table(KernelLaunch{"msm_batch", capacity + 1, {0, capacity, 1}, {use_of(points), use_of(scalars)},

@@ -36,8 +36,9 @@ Result check_launchers(std::ostream& out, std::uint64_t seed);
 // The partition program's kernels through the launcher table, as gpu_program.cpp launches them:
 // ntt_twiddles + the four ntt kinds at 2^log_size; the H MSM streamed as msm_batch launches of
 // 2^(log_size-2) points (scalars from an offset, the last batch short) then msm_reduce; a second
-// MSM started afresh on the same scratch; tail_msm over interleaved items in two launches into
-// an accumulator at an offset, nothing else of the buffer written. All against src/math.
+// MSM started afresh on the same scratch; tail_msm over interleaved items in two launches, then
+// tail_reduce into an accumulator at an offset, nothing else of the buffer written; restarted on
+// the same scratch; over no items. All against src/math.
 Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint64_t seed);
 
 }  // namespace stagehand::cuda::checks
