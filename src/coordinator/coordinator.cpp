@@ -522,12 +522,16 @@ class Worker {
       // Told on a stream of its own: a host callback on the upload stream would hold the next
       // chunk until the host ran it (0.1-0.2 ms per chunk on the H200).
       device_.stream_wait_event(landed_, chunk_done_[slot]);
-      device_.host_callback(landed_, [this, &job, bytes, issued_ns] {
-        // The chunk started when it was issued or when the one before it landed, the later.
+      device_.host_callback(landed_, [this, &job, bytes, issued_ns, ticket] {
+        // The chunk started when it was issued or when the one before it landed, the later. One
+        // that lands after the job took the lock is an upload inside the lock, as the rest of its
+        // input then is: not pre-staged.
         const auto now = device_.now();
         const auto started = std::max(issued_ns, last_chunk_landed_ns_);
-        job.prestage_copy_ns += now - started;
-        job.prestage_copy_bytes += bytes;
+        if (!lane_.compute_lock.is_holder(ticket)) {
+          job.prestage_copy_ns += now - started;
+          job.prestage_copy_bytes += bytes;
+        }
         last_chunk_landed_ns_ = now;
         run_.trace.span(chunk_track(), "pre-stage chunk", "coordinator", started, now,
                         fmt::format("partition {}: {}, {:.1f} GB/s", job.index, format_bytes(bytes),

@@ -123,12 +123,21 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
     buffers.push_back(co_await memory.allocate(shape_.stream_buffer_bytes(), compute_));
     buckets.push_back(co_await memory.allocate(PartitionShape::kBucketResultBytes, compute_));
   }
-  // The tail MSMs' bases would cross PCIe at the end, with little compute to hide behind; where
-  // memory is free right now they travel during the compute-bound H MSM instead.
+  // A set whose kernels are faster than its points cross PCIe would leave the GPU waiting at the
+  // end; where memory is free right now it travels during the compute-bound H MSM instead: the
+  // most PCIe-bound set that fits, one only (more would take room the next job's pre-staging may
+  // need; with one, the third input of the next job already waits for this program's end on a
+  // 16 GiB card, bench/RESULTS.md run L).
   auto sets = streamed_sets();
-  auto& tail = sets.back();
-  auto tail_resident = co_await memory.try_allocate_spare(tail.items * tail.item_bytes, compute_);
-  if (tail_resident) tail.resident = *tail_resident;
+  std::vector<DevicePointer> residents;
+  for (auto index : prefetch_order(sets)) {
+    auto& set = sets[index];
+    auto resident = co_await memory.try_allocate_spare(set.items * set.item_bytes, compute_);
+    if (!resident) continue;
+    set.resident = *resident;
+    residents.push_back(*resident);
+    break;
+  }
   co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
 
   // The results: the last buckets and the batch-addition sums, to the host.
@@ -139,7 +148,7 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   co_await memory.release(twiddles, compute_);
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
-  if (tail_resident) co_await memory.release(*tail_resident, compute_);
+  for (auto resident : residents) co_await memory.release(resident, compute_);
   if (msm_scratch_.pointer) co_await memory.release(msm_scratch_.pointer, compute_);
   if (tail_scratch_.pointer) co_await memory.release(tail_scratch_.pointer, compute_);
   times.waited_for_inputs_ns = *upload_wait_ns;
@@ -294,6 +303,28 @@ void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& seg
     arguments = {start, set.sum_offset};
   }
   kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
+}
+
+// Most PCIe-bound first: the sets whose kernels took the least time per byte on this device so
+// far (its kernel_totals). Until each has run once, the tail alone: its kernels were the fastest
+// per byte on the cost table the program was first tuned on (h200.toml, an established
+// library's), while on Stagehand's own kernels the batch additions are (bench/RESULTS.md).
+std::vector<std::size_t> PartitionProgram::prefetch_order(const std::vector<StreamedSet>& sets) const {
+  const auto& totals = device_.counters().kernel_totals;
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const auto& set = sets[i];
+    if (set.collect || set.items == 0) continue;
+    auto found = totals.find(set.kernel);
+    if (found == totals.end() || found->second.work_units == 0) return {sets.size() - 1};
+    const double ns_per_byte = static_cast<double>(found->second.busy_ns) /
+                               static_cast<double>(found->second.work_units) / static_cast<double>(set.item_bytes);
+    ranked.emplace_back(ns_per_byte, i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::size_t> order;
+  for (const auto& entry : ranked) order.push_back(entry.second);
+  return order;
 }
 
 bool PartitionProgram::is_tail(const StreamedSet& set) { return std::string_view(set.kernel) == "tail_msm"; }

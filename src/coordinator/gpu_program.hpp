@@ -125,6 +125,7 @@ class PartitionProgram {
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
   static bool is_tail(const StreamedSet& set);
+  std::vector<std::size_t> prefetch_order(const std::vector<StreamedSet>& sets) const;
   void finish_set(const StreamedSet& set, DevicePointer buckets);
   // A host-to-device copy on the upload stream, told to settings_.link.
   asio::awaitable<void> upload(DevicePointer destination, HostRange source);
