@@ -299,9 +299,11 @@ class Worker {
   }
 
   // The workload's GPU program, on this worker's streams.
-  asio::awaitable<ProgramTimes> run_program(const JobRecord& job, const PartitionInputs& inputs, ProgramMemory& memory) {
+  asio::awaitable<ProgramTimes> run_program(JobRecord& job, const PartitionInputs& inputs, ProgramMemory& memory) {
     JobContext context{device_, lane_.index, compute_, upload_, inputs, memory, results_, lane_.link_claim_hooks()};
-    co_return co_await workload_.run_program(job.index, context);
+    auto times = co_await workload_.run_program(job.index, context);
+    job.fetched_ahead = times.fetched_ahead;
+    co_return times;
   }
 
   std::vector<HostRange> pageable_inputs() const {
@@ -327,7 +329,8 @@ class Worker {
     if (hold.lock->is_holder(hold.ticket)) {
       job.lock_released_ns = device_.now();
       hold.lock->release(hold.ticket);
-      span("GPU program (compute lock held)", job.lock_acquired_ns, fmt::format("partition {}", job.index));
+      span("GPU program (compute lock held)", job.lock_acquired_ns,
+           fmt::format("partition {}{}", job.index, job.fetched_ahead.empty() ? "" : ", " + job.fetched_ahead + " fetched ahead"));
     } else {
       hold.lock->abandon(hold.ticket);
     }

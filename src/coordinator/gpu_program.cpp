@@ -136,6 +136,7 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
     if (!resident) continue;
     set.resident = *resident;
     residents.push_back(*resident);
+    times.fetched_ahead = set.name;
     break;
   }
   co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
@@ -159,12 +160,12 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
 std::vector<PartitionProgram::StreamedSet> PartitionProgram::streamed_sets() const {
   constexpr Bytes kSums = 64 * kKiB;
   constexpr Bytes kSlot = 1 * kKiB;
-  return {{"msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
-          {"batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
-          {"batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
-          {"batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false, kSums + 2 * kSlot},
-          {"batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false, kSums + 3 * kSlot},
-          {"tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
+  return {{"H", "msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
+          {"L", "batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
+          {"A", "batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
+          {"B_G1", "batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false, kSums + 2 * kSlot},
+          {"B_G2", "batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false, kSums + 3 * kSlot},
+          {"tail", "tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
 }
 
 asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars,

@@ -11,6 +11,7 @@
 #include <array>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace stagehand {
@@ -73,6 +74,8 @@ struct ProgramSettings {
 struct ProgramTimes {
   // From the program's start until the compute stream could begin (inputs uploaded).
   Nanoseconds waited_for_inputs_ns = 0;
+  // The streamed set fetched during the H MSM, by name (gpu_program.cpp); empty if none.
+  std::string fetched_ahead;
 };
 
 // The ntt kernel's kind argument (NttKind's order in cuda/kernels/ntt.hpp).
@@ -100,6 +103,7 @@ class PartitionProgram {
 
  private:
   struct StreamedSet {
+    const char* name;  // the proving key's set: H, L, A, B_G1, B_G2, tail
     const char* kernel;
     HostRange host;
     std::uint64_t items;

@@ -144,6 +144,21 @@ BOOST_AUTO_TEST_CASE(workers_overlap_the_host_step_after_the_gpu_with_their_next
   }
 }
 
+// The program fetches during its H MSM the set whose kernels were fastest per byte so far: the
+// tail on the library's kernels (h200), the G1 batch additions' L on Stagehand's (h200-measured),
+// and the tail before any kernel has been timed.
+BOOST_AUTO_TEST_CASE(the_program_fetches_ahead_the_set_its_kernels_leave_most_pcie_bound) {
+  for (const auto& [file, expected] : {std::pair{"config/default.toml", "tail"}, std::pair{"config/h200-measured.toml", "L"}}) {
+    auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / file);
+    const auto report = run(config, Policy::budgeted).report;
+    BOOST_TEST_CONTEXT(file) {
+      BOOST_REQUIRE_GE(report.jobs.size(), 3u);
+      BOOST_CHECK_EQUAL(report.jobs.front().fetched_ahead, "tail");
+      for (std::size_t i = 2; i < report.jobs.size(); ++i) BOOST_CHECK_EQUAL(report.jobs[i].fetched_ahead, expected);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(two_gpus_give_budgeted_nearly_twice_the_throughput) {
   auto config = load_run_config("config/default.toml");
   config.coordinator.proofs = 4;
