@@ -65,6 +65,8 @@ DeviceModel read_model(const ConfigTable& root) {
       KernelCost cost;
       cost.fixed_ns = entry.number_in("fixed_ns", 0, 0, 1e15);
       cost.ns_per_unit = entry.number_in("ns_per_unit", 0, 0, 1e12);
+      cost.scratch_fixed_bytes = entry.number_in("scratch_fixed_mib", 0, 0, 1 << 24) * static_cast<double>(kMiB);
+      cost.scratch_bytes_per_unit = entry.number_in("scratch_bytes_per_unit", 0, 0, 1e9);
       entry.reject_unknown_keys();
       model.kernels.emplace(name, cost);
     }
@@ -81,6 +83,13 @@ Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work
                       fmt::format("kernel '{}' has no cost in device model '{}' ({})", kernel, name, source.string()));
   }
   return static_cast<Nanoseconds>(std::llround(found->second.fixed_ns + found->second.ns_per_unit * static_cast<double>(work_units)));
+}
+
+Bytes DeviceModel::kernel_scratch_bytes(std::string_view kernel, std::uint64_t capacity) const {
+  auto found = kernels.find(kernel);
+  if (found == kernels.end() || capacity == 0) return 0;
+  const auto& cost = found->second;
+  return static_cast<Bytes>(std::llround(cost.scratch_fixed_bytes + cost.scratch_bytes_per_unit * static_cast<double>(capacity)));
 }
 
 DeviceModel parse_device_model(std::string_view text, const std::string& source_name) {

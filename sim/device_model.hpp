@@ -14,6 +14,11 @@ namespace stagehand::sim {
 struct KernelCost {
   double fixed_ns = 0;
   double ns_per_unit = 0;
+  // Device memory the kernel needs for `units` of capacity (Device::kernel_scratch_bytes):
+  // fixed + per unit. None on the models of other kernels; the measured H200 model carries what
+  // Stagehand's MSM launchers ask for.
+  double scratch_fixed_bytes = 0;
+  double scratch_bytes_per_unit = 0;
 };
 
 struct DeviceModel {
@@ -55,6 +60,7 @@ struct DeviceModel {
   std::map<std::string, KernelCost, std::less<>> kernels;
 
   Nanoseconds kernel_ns(const std::string& kernel, std::uint64_t work_units) const;
+  Bytes kernel_scratch_bytes(std::string_view kernel, std::uint64_t capacity) const;
   bool has_kernel(std::string_view kernel) const { return kernels.find(kernel) != kernels.end(); }
   int async_engine_count() const { return copy_engines_host_to_device + copy_engines_device_to_host; }
 };
