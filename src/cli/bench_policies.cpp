@@ -148,6 +148,9 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                device.properties().name, format_bytes(device.properties().total_memory_bytes),
                config.vram_cap_bytes ? "a capped card" : "the card", settings.proofs, settings.partitions_per_proof, shape.domain_log2,
                settings.workers_per_device);
+    // What the simulator's measured model must match (config/devices/h200-measured.toml).
+    fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
+               format_bytes(PartitionProgram::scratch_bytes(device, shape)));
     PoRepData data;
     data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
     data.input_template = std::span<const std::byte>(polynomial);
