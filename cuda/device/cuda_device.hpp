@@ -76,6 +76,7 @@ class CudaDevice final : public Device {
   void launch(const KernelLaunch& kernel, StreamHandle stream) override;
   Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const override;
   void host_callback(StreamHandle stream, std::function<void()> callback) override;
+  void host_callback_reached(StreamHandle stream, std::function<void(Nanoseconds reached)> callback) override;
   const DeviceCounters& counters() const override;
 
  private:

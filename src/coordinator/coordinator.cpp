@@ -523,15 +523,17 @@ class Worker {
       co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
       device_.record_event(chunk_done_[slot], upload_);
       // Told on a stream of its own: a host callback on the upload stream would hold the next
-      // chunk until the host ran it (0.1-0.2 ms per chunk on the H200).
+      // chunk until the host ran it (0.1-0.2 ms per chunk on the H200). Timed when the stream
+      // got there, not when this thread got to the callback (it may be busy then).
       device_.stream_wait_event(landed_, chunk_done_[slot]);
-      device_.host_callback(landed_, [this, &job, bytes, issued_ns, ticket] {
+      device_.host_callback_reached(landed_, [this, &job, bytes, issued_ns, ticket](Nanoseconds now) {
         // The chunk started when it was issued or when the one before it landed, the later. One
         // that lands after the job took the lock is an upload inside the lock, as the rest of its
         // input then is: not pre-staged.
-        const auto now = device_.now();
         const auto started = std::max(issued_ns, last_chunk_landed_ns_);
-        if (!lane_.compute_lock.is_holder(ticket)) {
+        // (Its ticket may hold the lock before the job, resuming, records taking it.)
+        const bool before_lock = job.lock_acquired_ns >= 0 ? now < job.lock_acquired_ns : !lane_.compute_lock.is_holder(ticket);
+        if (before_lock) {
           job.prestage_copy_ns += now - started;
           job.prestage_copy_bytes += bytes;
         }

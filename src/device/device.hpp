@@ -94,6 +94,11 @@ class Device {
   virtual Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const { return 0; }
   // Runs `callback` on the executor once `stream` reaches this point (cudaLaunchHostFunc).
   virtual void host_callback(StreamHandle stream, std::function<void()> callback) = 0;
+  // The same, telling the callback when the stream reached the point (now()'s clock). On a real
+  // device that can be well before the callback runs, when the executor's thread is busy.
+  virtual void host_callback_reached(StreamHandle stream, std::function<void(Nanoseconds reached)> callback) {
+    host_callback(stream, [this, callback = std::move(callback)] { callback(now()); });
+  }
 
   // Totals since the device was opened.
   virtual const DeviceCounters& counters() const = 0;

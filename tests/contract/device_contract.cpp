@@ -4,7 +4,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <limits>
+#include <thread>
 
 namespace stagehand::contract {
 namespace {
@@ -395,6 +397,36 @@ asio::awaitable<void> trim_releases_idle_pool_memory_at_once(Device& device, Dev
   co_await finish_kernel(device, kernel);
   device.set_pool_release_threshold(0);
   device.destroy_stream(stream);
+}
+
+namespace {
+asio::awaitable<void> check_reached_time(Device& device, DeviceExpectations expect, bool hold_thread) {
+  constexpr Nanoseconds kKernel = 100 * kMillisecond;
+  auto running = start_kernel(device, kKernel);
+  Nanoseconds reached = -1;
+  Nanoseconds ran = -1;
+  device.host_callback_reached(running.stream, [&](Nanoseconds at) {
+    reached = at;
+    ran = device.now();
+  });
+  if (hold_thread) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  co_await device.wait_event(running.done);
+  while (ran < 0) co_await device.sleep_for(kMillisecond);
+  BOOST_CHECK_GE(ms(reached - running.started_ns), ms(kKernel) * (1 - expect.tolerance_percent / 100));
+  BOOST_CHECK_LE(reached, ran);
+  // The thread was held well past the kernel's end: the callback ran late, the time it was told did not.
+  if (hold_thread) BOOST_CHECK_GT(ms(ran - reached), 50.0);
+  co_await finish_kernel(device, running);
+}
+}  // namespace
+
+asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it(Device& device, DeviceExpectations expect) {
+  co_await check_reached_time(device, expect, false);
+}
+
+asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy(Device& device,
+                                                                                             DeviceExpectations expect) {
+  co_await check_reached_time(device, expect, true);
 }
 
 }  // namespace stagehand::contract

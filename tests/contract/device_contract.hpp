@@ -51,4 +51,13 @@ asio::awaitable<void> pool_allocation_reuses_a_pending_free_from_another_stream(
 asio::awaitable<void> high_threshold_hides_free_memory_from_memory_info(Device& device, DeviceExpectations expect);
 asio::awaitable<void> trim_releases_idle_pool_memory_at_once(Device& device, DeviceExpectations expect);
 
+// ---- The interface itself ----
+// host_callback_reached tells the time the stream reached the callback: after the kernel before
+// it ended, and even while the executor's thread is busy, before that thread runs the callback
+// (pre-staging times its chunks by it). The second holds the thread for 200 ms of real time:
+// for real devices only.
+asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it(Device& device, DeviceExpectations expect);
+asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy(Device& device,
+                                                                                             DeviceExpectations expect);
+
 }  // namespace stagehand::contract

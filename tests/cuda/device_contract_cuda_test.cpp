@@ -54,6 +54,8 @@ FACT(pending_free_blocks_malloc_until_the_stream_syncs)
 FACT(pool_allocation_reuses_a_pending_free_from_another_stream)
 FACT(high_threshold_hides_free_memory_from_memory_info)
 FACT(trim_releases_idle_pool_memory_at_once)
+FACT(a_callback_is_told_when_its_stream_reached_it)
+FACT(a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy)
 
 bool init_unit_test() {
   boost::unit_test::framework::master_test_suite().p_name.value = "cuda_device_contract";

@@ -60,3 +60,7 @@ FACT(rtx5070ti, pending_free_blocks_malloc_until_the_stream_syncs)
 FACT(rtx5070ti, pool_allocation_reuses_a_pending_free_from_another_stream)
 FACT(rtx5070ti, high_threshold_hides_free_memory_from_memory_info)
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(interface)
+FACT(h200, a_callback_is_told_when_its_stream_reached_it)
+BOOST_AUTO_TEST_SUITE_END()
