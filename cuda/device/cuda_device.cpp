@@ -56,27 +56,20 @@ void CUDART_CB wake_host(void* data) {
   wake->completion->complete();
 }
 
+// A host function's call: the callback is told when CUDA's thread ran the host function (on
+// now()'s clock), which can be well before the executor's thread gets to the callback.
 struct HostCall {
-  std::function<void()> callback;
+  std::function<void(Nanoseconds reached)> callback;
   asio::any_io_executor work;
-  // host_callback_reached: told the time CUDA's thread ran the host function, on now()'s clock.
-  std::function<void(Nanoseconds)> reached_callback;
   std::chrono::steady_clock::time_point origin;
 };
 
 void CUDART_CB run_host_call(void* data) {
   std::unique_ptr<HostCall> call(static_cast<HostCall*>(data));
+  const auto reached = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call->origin).count();
   // Host functions must not call CUDA: hand the callback to the coordinator's thread.
   auto executor = call->work;
-  if (call->reached_callback) {
-    const auto reached =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call->origin).count();
-    asio::post(executor, [callback = std::move(call->reached_callback), work = std::move(call->work), reached] {
-      callback(reached);
-    });
-    return;
-  }
-  asio::post(executor, [callback = std::move(call->callback), work = std::move(call->work)] { callback(); });
+  asio::post(executor, [callback = std::move(call->callback), work = std::move(call->work), reached] { callback(reached); });
 }
 
 asio::any_io_executor tracked(const asio::any_io_executor& executor) {
@@ -455,14 +448,11 @@ void CudaDevice::harvest_kernel_times() const {
 }
 
 void CudaDevice::host_callback(StreamHandle stream, std::function<void()> callback) {
-  auto* call = new HostCall{std::move(callback), tracked(executor_), {}, origin_};
-  auto status = cudaLaunchHostFunc(stream_of(stream), run_host_call, call);
-  if (status != cudaSuccess) delete call;
-  STAGEHAND_CUDA_CHECK(status);
+  host_callback_reached(stream, [callback = std::move(callback)](Nanoseconds) { callback(); });
 }
 
 void CudaDevice::host_callback_reached(StreamHandle stream, std::function<void(Nanoseconds reached)> callback) {
-  auto* call = new HostCall{{}, tracked(executor_), std::move(callback), origin_};
+  auto* call = new HostCall{std::move(callback), tracked(executor_), origin_};
   auto status = cudaLaunchHostFunc(stream_of(stream), run_host_call, call);
   if (status != cudaSuccess) delete call;
   STAGEHAND_CUDA_CHECK(status);

@@ -81,8 +81,8 @@ struct JobRecord {
   Nanoseconds finished_ns = -1;
   Nanoseconds waited_for_inputs_ns = 0;
   Bytes prestaged_bytes = 0;  // uploaded before the job held the lock
-  // Budgeted: the chunks copied before the lock, and their copy time (each chunk from when the
-  // upload stream could start it to when it landed, as the host saw it).
+  // Budgeted: the chunks that landed before the job took the lock, and their copy time (each
+  // from when the upload stream could start it to when the stream reached the point after it).
   Bytes prestage_copy_bytes = 0;
   Nanoseconds prestage_copy_ns = 0;
   Nanoseconds prestage_started_ns = -1;  // its first input allocated before the lock

@@ -129,13 +129,12 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   // need; with one, the third input of the next job already waits for this program's end on a
   // 16 GiB card, bench/RESULTS.md run L).
   auto sets = streamed_sets();
-  std::vector<DevicePointer> residents;
+  std::optional<DevicePointer> fetched;
   for (auto index : prefetch_order(sets)) {
     auto& set = sets[index];
-    auto resident = co_await memory.try_allocate_spare(set.items * set.item_bytes, compute_);
-    if (!resident) continue;
-    set.resident = *resident;
-    residents.push_back(*resident);
+    fetched = co_await memory.try_allocate_spare(set.items * set.item_bytes, compute_);
+    if (!fetched) continue;
+    set.resident = *fetched;
     times.fetched_ahead = set.name;
     break;
   }
@@ -149,7 +148,7 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   co_await memory.release(twiddles, compute_);
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
-  for (auto resident : residents) co_await memory.release(resident, compute_);
+  if (fetched) co_await memory.release(*fetched, compute_);
   if (msm_scratch_.pointer) co_await memory.release(msm_scratch_.pointer, compute_);
   if (tail_scratch_.pointer) co_await memory.release(tail_scratch_.pointer, compute_);
   times.waited_for_inputs_ns = *upload_wait_ns;
@@ -289,19 +288,21 @@ void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& seg
                                       DevicePointer scalars, DevicePointer buckets) {
   const std::uint64_t start = segment.first_item == 0 ? 1 : 0;
   std::vector<BufferUse> reads(1, BufferUse{buffer + segment.offset, segment.bytes});
-  std::vector<BufferUse> writes(1, BufferUse{buckets, PartitionShape::kBucketResultBytes});
+  const BufferUse sums{buckets, PartitionShape::kBucketResultBytes};
+  std::vector<BufferUse> writes;
   std::vector<std::uint64_t> arguments;
   if (set.collect) {
     reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
     arguments = {segment.first_item, shape_.h_batch_points(), start};
+    writes.push_back(sums);
     if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
   } else if (is_tail(set)) {
     // Into the tail's buckets in its scratch; tail_reduce writes the sum slot (finish_set).
     arguments = {start, tail_items_per_kernel(shape_)};
-    writes.clear();
     if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
   } else {
     arguments = {start, set.sum_offset};
+    writes.push_back(sums);
   }
   kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
 }
