@@ -171,7 +171,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     variants.push_back({"msm_g1 before", MsmTuning{false, false, false, false}});
     variants.push_back({"msm_g1 +balanced only", MsmTuning{true, false, false, false}});
     variants.push_back({"msm_g1 one segment kern", MsmTuning{true, true, false, false}});
-    variants.push_back({"msm_g1 +prefetch", MsmTuning{true, true, true, true}});
+    variants.push_back({"msm_g1 no prefetch", MsmTuning{true, true, false, true}});
   }
   for (const auto& [name, tuning] : variants) {
     MsmPlan variant_plan = plan;

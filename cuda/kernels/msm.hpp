@@ -41,14 +41,16 @@ inline constexpr std::uint64_t kFrBytes = 32;
 // Switches for measuring the algorithm's pieces against each other (bench, checks); the
 // defaults are the fastest measured. `balanced` off: one thread per bucket (the earlier kernel);
 // `deferred_reduction` off: each group of windows reduced as soon as it is accumulated;
-// `prefetch`: the item sum loads the next point before adding the current one;
+// `prefetch`: the item sum loads the next point before adding the current one (on since
+// 2026-11-30: with the wide-product multiplication it became the faster form, at 3 blocks of 168
+// registers per SM against 4 of 128; bench/RESULTS.md);
 // `split_reduction` off: one segment kernel (255 registers) instead of three lighter ones; on,
 // the lighter ones are used only for window widths of 17 bits and more (measured faster at
 // c = 20, slower at c = 16).
 struct MsmTuning {
   bool balanced = true;
   bool deferred_reduction = true;
-  bool prefetch = false;
+  bool prefetch = true;
   bool split_reduction = true;
 };
 

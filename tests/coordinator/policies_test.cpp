@@ -228,18 +228,18 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
     double seconds_per_proof_tolerance_percent;
     double vram_peak_gib;
   };
-  // Run L (bench/RESULTS.md): the H200, pre-staging kept off the link while the holder uploads,
-  // the tail MSM with one reduction, the most PCIe-bound set fetched during the H MSM; pre GB/s
-  // from run M (the same program, chunks landing after the lock no longer counted).
-  const Measured measured[] = {{Policy::serial, 23.625, 2.291, 10, 8.87},
-                               {Policy::prestage, 18.350, 1.624, 10, 14.90},
-                               {Policy::two_lock, 18.467, 1.653, 10, 14.91},
-                               {Policy::budgeted, 14.885, 1.416, 10, 15.18}};
-  const double measured_prestage_gbps = 49.2;  // budgeted
+  // Run O (bench/RESULTS.md): the H200, pre-staging kept off the link while the holder uploads,
+  // the tail MSM with one reduction, the most PCIe-bound set fetched during the H MSM, chunks
+  // timed where their stream reached them, the MSM item sum prefetching its next point.
+  const Measured measured[] = {{Policy::serial, 23.222, 2.250, 10, 8.87},
+                               {Policy::prestage, 17.717, 1.565, 10, 14.90},
+                               {Policy::two_lock, 17.989, 1.614, 10, 14.91},
+                               {Policy::budgeted, 14.445, 1.371, 10, 15.18}};
+  const double measured_prestage_gbps = 54.9;  // budgeted
   // ms per partition of the budgeted run on the H200.
-  const std::pair<const char*, double> kernels[] = {{"msm_batch", 660.63}, {"tail_msm", 327.65}, {"ntt", 247.93},
-                                                    {"batch_addition_g1", 54.33}, {"batch_addition_g2", 33.58},
-                                                    {"msm_reduce", 17.55},        {"tail_reduce", 20.35}};
+  const std::pair<const char*, double> kernels[] = {{"msm_batch", 625.54}, {"tail_msm", 316.71}, {"ntt", 247.70},
+                                                    {"batch_addition_g1", 55.31}, {"batch_addition_g2", 33.39},
+                                                    {"msm_reduce", 17.66},        {"tail_reduce", 20.40}};
   for (const auto& real : measured) {
     const auto result = run(config, real.policy);
     const auto& report = result.report;
