@@ -224,7 +224,12 @@ __global__ void items_init_kernel(std::uint32_t* lengths, std::uint32_t* indices
   indices[i] = static_cast<std::uint32_t>(i);
 }
 
-// Bucket b's items occupy [offset[b], offset[b+1]): K points each, the last one the rest.
+// Bucket b's items occupy [offset[b], offset[b+1]): K points each, the last one the rest. Each
+// item's first point index is tagged: bit 31 if it is its bucket's first item, bit 30 if it is
+// the only one (the item sum then writes the bucket itself and the combine pass leaves it).
+// Point indices stay below 2^28 (msm_plan caps the pairs of a group).
+constexpr std::uint32_t kFirstItem = 0x80000000u, kOnlyItem = 0x40000000u, kItemPointMask = 0x3fffffffu;
+
 __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* end, const std::uint32_t* offset,
                              std::uint32_t bucket_count, std::uint32_t item_points, std::uint32_t* first,
                              std::uint32_t* lengths) {
@@ -233,7 +238,7 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
   const std::uint32_t from = start[b], to = end[b];
   std::uint32_t item = offset[b];
   for (std::uint32_t p = from; p < to; p += item_points, ++item) {
-    first[item] = p | (p == from ? 0x80000000u : 0u);  // bit 31: the bucket's first item
+    first[item] = p | (p == from ? kFirstItem : 0u) | (to - from <= item_points ? kOnlyItem : 0u);
     lengths[item] = min(item_points, to - p);
   }
 }
@@ -249,17 +254,17 @@ template <bool Prefetch, bool AddToBuckets>
 __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G1Affine* points, const std::uint32_t* values,
                                                        const std::uint32_t* keys, const std::uint32_t* first,
                                                        const std::uint32_t* lengths, const std::uint32_t* indices,
-                                                       std::uint64_t limit, const G1Xyzz* buckets, G1Xyzz* sums) {
+                                                       std::uint64_t limit, G1Xyzz* buckets, G1Xyzz* sums) {
   const std::uint64_t t = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= limit) return;
   const std::uint32_t length = lengths[t];
   if (length == 0) return;
   const std::uint32_t item = indices[t];
   const std::uint32_t tagged = first[item];
-  const std::uint32_t from = tagged & 0x7fffffffu;
+  const std::uint32_t from = tagged & kItemPointMask;
   G1Xyzz sum = G1Xyzz::infinity();
   if constexpr (AddToBuckets) {
-    if ((tagged >> 31) != 0) sum = load(buckets + keys[from]);
+    if ((tagged & kFirstItem) != 0) sum = load(buckets + keys[from]);
   }
   if constexpr (Prefetch) {
     std::uint32_t value = values[from];
@@ -283,11 +288,14 @@ __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G
   } else {
     for (std::uint32_t k = 0; k < length; ++k) add_signed_point(sum, points, values[from + k]);
   }
-  store(sums + item, sum);
+  // A bucket's only item is the bucket: written there, it needs no copy by the combine pass
+  // (which, for streamed batches of about 16 points per bucket, had become most of that pass).
+  store((tagged & kOnlyItem) != 0 ? buckets + keys[from] : sums + item, sum);
 }
 
 // Bucket b = Σ of its items (the first of which already holds what the bucket held, when
-// adding to the buckets); a bucket without items keeps its value (or becomes infinity).
+// adding to the buckets); a bucket without items keeps its value (or becomes infinity), one with
+// a single item was written by it.
 __global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums, const std::uint32_t* offset,
                                                              std::uint32_t bucket_count, bool add_to_buckets,
                                                              G1Xyzz* buckets) {
@@ -298,6 +306,7 @@ __global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums,
     if (!add_to_buckets) store(buckets + b, G1Xyzz::infinity());
     return;
   }
+  if (to - from == 1) return;  // its only item wrote it
   G1Xyzz sum = load(sums + from);
   for (std::uint32_t i = from + 1; i < to; ++i) sum = sum + load(sums + i);
   store(buckets + b, sum);
