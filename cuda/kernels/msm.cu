@@ -304,9 +304,9 @@ __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G
 // Bucket b = Σ of its items (the first of which already holds what the bucket held, when
 // adding to the buckets), for the buckets with several items only (items_kernel's list): a
 // bucket's only item wrote it, and an empty one was cleared or keeps its value. A fixed grid
-// walks the list, whose length only the device knows. (One thread per bucket, most of them
-// returning at once, took 0.19 ms per launch at this kernel's occupancy: 9.6 of the streamed
-// 2^24 MSM's 24 ms above on-device, H200.)
+// walks the list, whose length only the device knows (any grid size is correct; two blocks per
+// SM of the H200). On the H200 this took the pass from 9.6 to 5.8 ms in the streamed 2^24 MSM;
+// what is left is the top window's few heavy buckets, 8 items each (bench/RESULTS.md).
 constexpr unsigned kCombineBlocks = 2 * 132;
 __global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums, const std::uint32_t* offset,
                                                              const std::uint32_t* combine_list,
