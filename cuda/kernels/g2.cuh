@@ -82,7 +82,6 @@ struct G2Affine {
 };
 static_assert(sizeof(G2Affine) == 192);
 
-// Jacobian (X/Z^2, Y/Z^3), Z = 0 at infinity, as src/math's ProjectivePoint.
 using G2Xyzz = XyzzPoint<Fq2>;
 static_assert(sizeof(G2Xyzz) == 384);
 

@@ -616,12 +616,11 @@ class Worker {
   AsyncWaitList finish_done_;
   std::exception_ptr close_failure_;
 
-  TraceTrack finish_track() {
-    if (!finish_track_) {
-      finish_track_ = run_.trace.track(fmt::format("GPU {} coordinator", lane_.index),
-                                       fmt::format("worker {} after the GPU", index_));
-    }
-    return *finish_track_;
+  TraceTrack finish_track() { return side_track(finish_track_, "after the GPU"); }
+  // A track of this worker's beside its own, made when first used (a run without it shows none).
+  TraceTrack side_track(std::optional<TraceTrack>& track, const char* what) {
+    if (!track) track = run_.trace.track(fmt::format("GPU {} coordinator", lane_.index), fmt::format("worker {} {}", index_, what));
+    return *track;
   }
   StreamHandle compute_;
   StreamHandle upload_;
@@ -629,12 +628,7 @@ class Worker {
   std::vector<HostRange> results_ = std::vector<HostRange>(2);
   std::vector<EventHandle> chunk_done_;  // one per pre-staging chunk in flight
   std::optional<TraceTrack> chunk_track_;
-  TraceTrack chunk_track() {
-    if (!chunk_track_) {
-      chunk_track_ = run_.trace.track(fmt::format("GPU {} coordinator", lane_.index), fmt::format("worker {} pre-stage chunks", index_));
-    }
-    return *chunk_track_;
-  }
+  TraceTrack chunk_track() { return side_track(chunk_track_, "pre-stage chunks"); }
   Nanoseconds last_chunk_landed_ns_ = 0;  // of this worker's upload stream
 };
 

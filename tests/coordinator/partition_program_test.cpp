@@ -77,8 +77,8 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     ++seen.launches["msm_reduce"];
     seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(), "msm_reduce: [capacity]");
   });
-  auto sums = [&seen](const char* name, bool tail) {
-    return [&seen, name, tail](sim::KernelContext& context) {
+  auto sums = [&seen](const char* name) {
+    return [&seen, name](sim::KernelContext& context) {
       ++seen.launches[name];
       const auto& launch = context.launch();
       if (launch.arguments.size() < 2) return seen.expect(false, std::string(name) + ": [start, offset, ...]");
@@ -91,10 +91,10 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
                   std::string(name) + ": the sum slot clear of the window sums and the scratch");
     };
   };
-  system.register_kernel("batch_addition_g1", sums("batch_addition_g1", false));
-  system.register_kernel("batch_addition_g2", sums("batch_addition_g2", false));
+  system.register_kernel("batch_addition_g1", sums("batch_addition_g1"));
+  system.register_kernel("batch_addition_g2", sums("batch_addition_g2"));
   // The tail MSM accumulates into its scratch, then tail_reduce writes its sum slot, once.
-  system.register_kernel("tail_msm", [&seen, &shape](sim::KernelContext& context) {
+  system.register_kernel("tail_msm", [&seen](sim::KernelContext& context) {
     ++seen.launches["tail_msm"];
     const auto& launch = context.launch();
     if (launch.arguments.size() != 2) return seen.expect(false, "tail_msm: [start, capacity]");

@@ -213,9 +213,8 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
 }
 
 // The measured H200 model (config/devices/h200-measured.toml) against what `stagehand bench
-// policies` measured on a real H200 with the same workload (bench/RESULTS.md, run F, 2026-11-30:
-// the wide-product kernels, workers overlapping the host step after the GPU): each policy's
-// seconds per proof and GPU seconds per partition within
+// policies` measured on a real H200 with the same workload (bench/RESULTS.md, runs O and P,
+// 2026-11-30, below): each policy's seconds per proof and GPU seconds per partition within
 // ±10% (the model queues host-blocking calls as CudaDevice does; without that the two policies
 // that pin in place per job came out 10-12% fast), every kernel within ±2% of its measured total.
 // Changing the model or the partition program without re-measuring fails here.
