@@ -201,8 +201,9 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     }
   }
   if (options.msm_streamed) {
-    // Four batches by default: the first batch's copy is the only one not hidden behind compute;
-    // the batches use the whole size's window width and add into the same buckets.
+    // Batches of a quarter of the points by default, led by one of a sixteenth (streamed_batches:
+    // its copy is the only one not hidden behind compute); the batches use the whole size's window
+    // width and add into the same buckets.
     std::vector<std::uint64_t> batch_sizes = {options.streamed_batch_log != 0
                                                   ? (std::uint64_t{1} << options.streamed_batch_log)
                                                   : std::max<std::uint64_t>(std::uint64_t{1} << 18, n / 4)};
@@ -224,7 +225,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
       const std::string batch_note = "batch=2^" + std::to_string(63 - __builtin_clzll(std::min(batch, n)));
       row(out, "msm_g1 (streamed)", log_size, summarise(times.empty() ? std::vector<double>{0.0} : times),
           options.msm_repetitions,
-          batch_note + " c=" + std::to_string(plan.window_bits) + " wall clock incl. host combine, " + verdict(result));
+          batch_note + " c=" + std::to_string(plan.window_bits) + " group=" +
+              std::to_string(streamed.plan().windows_per_group) + " wall clock incl. host combine, " + verdict(result));
       if (options.msm_profile) {
         MsmProfile profile;
         SH_CUDA_OK(cudaDeviceSynchronize());

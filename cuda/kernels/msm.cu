@@ -10,6 +10,7 @@
 #include "common.cuh"
 #include "curve.cuh"
 #include "msm.hpp"
+#include "msm_digits.cuh"
 
 namespace stagehand::cuda {
 namespace {
@@ -29,7 +30,7 @@ unsigned bit_width(std::uint64_t value) {
 // depends on the point count.
 struct ScratchLayout {
   std::uint64_t buckets = 0, partials_a = 0, partials_b = 0;
-  std::uint64_t canonical_scalars = 0, keys_in = 0, keys_out = 0, values_in = 0, values_out = 0;
+  std::uint64_t digit_words = 0, keys_in = 0, keys_out = 0, values_in = 0, values_out = 0;
   std::uint64_t bucket_start = 0, bucket_end = 0;
   std::uint64_t chunk_count = 0, chunk_offset = 0, item_first = 0, item_len_in = 0, item_len_out = 0,
                 item_index_in = 0, item_index_out = 0, item_sums = 0;
@@ -97,7 +98,7 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.buckets = take(s.bucket_windows * s.buckets_per_window * sizeof(G1Xyzz));
   s.partials_a = take(s.reduce_windows * s.segments_per_window * sizeof(G1Xyzz));
   s.partials_b = take(s.reduce_windows * ((s.segments_per_window + 255) / 256) * sizeof(G1Xyzz));
-  s.canonical_scalars = take(plan.point_count * kFrBytes);
+  s.digit_words = take(plan.point_count * kFrBytes);
   s.keys_in = take(s.pairs * 4);
   s.keys_out = take(s.pairs * 4);
   s.values_in = take(s.pairs * 4);
@@ -136,43 +137,41 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   return s;
 }
 
-__global__ void to_canonical_kernel(Fr* out, const Fr* in, std::uint64_t count) {
+// t = s + B (msm_digits.cuh), s canonical (converted from Montgomery form when asked), stored
+// word-major: word k of scalar i at words[k·count + i], so that a window's digits read only the
+// words under it. On the H200 (2026-11-30) this took the digits of a 2^26 MSM at c = 20 from
+// 13.3 to 5.0 ms, against reading every scalar whole for every window (bench/RESULTS.md).
+__global__ void digit_words_kernel(const Fr* scalars, bool montgomery, std::uint64_t count, DigitBias bias,
+                                   std::uint32_t* words) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i < count) store(out + i, load(in + i).from_montgomery());
+  if (i >= count) return;
+  Fr scalar = load(scalars + i);
+  if (montgomery) scalar = scalar.from_montgomery();
+  add_digit_bias(scalar.w, bias);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) words[k * count + i] = scalar.w[k];
 }
 
 // One (key, value) pair per scalar and window of the group: key = local window·2^(c-1) + |d|-1,
 // or the sentinel for a zero digit; value = point index with the digit's sign in bit 31.
-__global__ void digits_kernel(const Fr* scalars, std::uint64_t count, unsigned window_bits, unsigned first_window,
-                              unsigned group_windows, std::uint32_t* keys, std::uint32_t* values) {
+__global__ void digits_kernel(const std::uint32_t* words, std::uint64_t count, unsigned window_bits,
+                              unsigned first_window, unsigned group_windows, std::uint32_t* keys,
+                              std::uint32_t* values) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  const Fr scalar = load(scalars + i);
   const std::uint32_t half = 1u << (window_bits - 1);
-  const std::uint32_t mask = (1u << window_bits) - 1;
   const std::uint32_t sentinel = group_windows * half;
-  std::uint32_t carry = 0;
-  for (unsigned w = 0; w < first_window + group_windows; ++w) {
-    const unsigned bit = w * window_bits;
+  for (unsigned local = 0; local < group_windows; ++local) {
+    const unsigned window = first_window + local;
+    const unsigned bit = window * window_bits;
     const unsigned word = bit / 32;
-    const unsigned shift = bit % 32;
-    std::uint64_t bits = word < 8 ? scalar.w[word] : 0;
-    if (word + 1 < 8) bits |= std::uint64_t{scalar.w[word + 1]} << 32;
-    const std::uint32_t raw = static_cast<std::uint32_t>(bits >> shift) & mask;
-    std::uint32_t digit = raw + carry;
-    bool negative = false;
-    if (digit > half) {
-      digit = (1u << window_bits) - digit;
-      negative = true;
-      carry = 1;
-    } else {
-      carry = 0;
-    }
-    if (w >= first_window) {
-      const std::uint64_t slot = std::uint64_t{w - first_window} * count + i;
-      keys[slot] = digit == 0 ? sentinel : (w - first_window) * half + digit - 1;
-      values[slot] = static_cast<std::uint32_t>(i) | (negative ? 0x80000000u : 0u);
-    }
+    const std::uint32_t low = words[word * count + i];
+    const std::uint32_t high = word + 1 < 8 && bit % 32 + window_bits > 32 ? words[(word + 1) * count + i] : 0;
+    const std::uint32_t digit = signed_digit(window_bits_at(low, high, bit, window_bits), window, window_bits);
+    const std::uint32_t magnitude = digit & 0x7fffffffu;
+    const std::uint64_t slot = std::uint64_t{local} * count + i;
+    keys[slot] = magnitude == 0 ? sentinel : local * half + magnitude - 1;
+    values[slot] = static_cast<std::uint32_t>(i) | (digit & 0x80000000u);
   }
 }
 
@@ -305,8 +304,11 @@ __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G
 // adding to the buckets), for the buckets with several items only (items_kernel's list): a
 // bucket's only item wrote it, and an empty one was cleared or keeps its value. A fixed grid
 // walks the list, whose length only the device knows (any grid size is correct; two blocks per
-// SM of the H200). On the H200 this took the pass from 9.6 to 5.8 ms in the streamed 2^24 MSM;
-// what is left is the top window's few heavy buckets, 8 items each (bench/RESULTS.md).
+// SM of the H200, one wave). The pass is latency-bound: one thread adds a bucket's items in a
+// chain. Eight lanes per bucket folding by shuffles (2026-11-30) cut the chain of the sparse top
+// window's buckets (about 9 items each) from 8 additions to 4, but needed eight times the
+// threads: several waves for the top window and a large grid for every other one, 114 against
+// 48 us per launch in the streamed 2^26 MSM (bench/RESULTS.md).
 constexpr unsigned kCombineBlocks = 2 * 132;
 __global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums, const std::uint32_t* offset,
                                                              const std::uint32_t* combine_list,
@@ -347,7 +349,9 @@ __global__ void __launch_bounds__(128) segment_kernel(const G1Xyzz* buckets, std
 // and one loaded point (168 registers, no spills, against segment_kernel's 255 with spills):
 // suffix_kernel turns each segment's buckets, in place, into suffix sums S_j = Σ_{k>=j} B_k
 // (the buckets are consumed); segment_total_kernel writes U_s = Σ_j S_j = Σ_local (k+1)·B_k;
-// segment_scale_kernel adds s·L·T_s with T_s = S_0 = Σ_local B_k (double-and-add).
+// segment_scale_kernel adds s·L·T_s with T_s = S_0 = Σ_local B_k (double-and-add). Loading the
+// next bucket ahead of each addition was measured slower on the H200 (2026-11-30, 2^26: 20.8
+// against 17.7 ms for the reduction).
 __global__ void __launch_bounds__(128, 3) suffix_kernel(G1Xyzz* buckets, std::uint32_t buckets_per_window,
                                                         std::uint32_t segments_per_window, std::uint32_t windows) {
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
@@ -466,13 +470,11 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
   const std::uint64_t n = plan.point_count;
   const bool deferred = plan.tuning.deferred_reduction;
   mark(profile, "start", stream);
-  if (scalars_montgomery) {
-    Fr* canonical = reinterpret_cast<Fr*>(scratch + s.canonical_scalars);
-    to_canonical_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(canonical, scalars, n);
-    SH_CUDA_LAUNCHED();
-    scalars = canonical;
-    mark(profile, "digits", stream);
-  }
+  auto* digit_words = reinterpret_cast<std::uint32_t*>(scratch + s.digit_words);
+  digit_words_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, scalars_montgomery, n,
+                                                             digit_bias(plan.window_bits), digit_words);
+  SH_CUDA_LAUNCHED();
+  mark(profile, "digits", stream);
   auto* keys_in = reinterpret_cast<std::uint32_t*>(scratch + s.keys_in);
   auto* keys_out = reinterpret_cast<std::uint32_t*>(scratch + s.keys_out);
   auto* values_in = reinterpret_cast<std::uint32_t*>(scratch + s.values_in);
@@ -486,7 +488,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
     const unsigned windows = std::min(plan.windows_per_group, plan.window_count - first);
     const std::uint64_t pairs = std::uint64_t{windows} * n;
     const std::uint32_t sentinel = plan.windows_per_group * buckets_per_window;
-    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, n, plan.window_bits, first, windows, keys_in,
+    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(digit_words, n, plan.window_bits, first, windows, keys_in,
                                                           values_in);
     SH_CUDA_LAUNCHED();
     mark(profile, "digits", stream);
@@ -624,13 +626,21 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
   }
   if (window_bits < 2 || window_bits > 22) throw std::invalid_argument("msm_plan: window_bits outside 2..22");
   plan.window_bits = window_bits;
-  plan.window_count = (256 + window_bits - 1) / window_bits;
+  plan.window_count = digit_window_count(window_bits);
   // Enough buckets in flight to fill the GPU (2^18 threads), and at most 2^28 sort pairs.
   const std::uint64_t buckets_per_window = std::uint64_t{1} << (window_bits - 1);
   std::uint64_t group = std::max<std::uint64_t>(1, (std::uint64_t{1} << 18) / buckets_per_window);
   group = std::min<std::uint64_t>(group, std::max<std::uint64_t>(1, (std::uint64_t{1} << 28) / point_count));
   group = std::min<std::uint64_t>(group, plan.window_count);
   plan.windows_per_group = static_cast<unsigned>(group);
+  return plan;
+}
+
+MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits) {
+  MsmPlan plan = msm_plan(batch_points, window_bits);
+  const std::uint64_t wanted = std::max<std::uint64_t>(1, (std::uint64_t{1} << 24) / plan.point_count);
+  plan.windows_per_group =
+      static_cast<unsigned>(std::clamp<std::uint64_t>(wanted, plan.windows_per_group, plan.window_count));
   return plan;
 }
 

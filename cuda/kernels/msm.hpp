@@ -65,6 +65,15 @@ struct MsmPlan {
 // window_bits 0 picks the width from the size (8, 16 or 20); 2..22 forces one (tests, tuning).
 MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0);
 
+// The plan for batches that add into the same buckets (StreamedMsm): msm_plan's, with windows
+// grouped so that each group sorts about 2^24 (bucket, point) pairs. Each group pays costs that
+// do not shrink with the batch: the sorts' launches, the work items' sort over all its buckets,
+// and the combine pass, which waits out at least one full addition's latency. With one window
+// per group a streamed 2^24-point MSM in 2^22-point batches at c = 20 paid them 13 times per
+// batch (H200: 22 ms over the MSM on the device, bench/RESULTS.md). The scratch grows with the
+// group (msm_scratch_bytes says how much).
+MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0);
+
 // Device scratch that msm_g1_windows needs (taken as a write buffer, never allocated inside).
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan);
 // The window sums it writes: plan.window_count Jacobian points.
@@ -122,6 +131,17 @@ struct G1JacobianBytes {
 G1JacobianBytes msm_combine_windows(const std::vector<const void*>& batch_window_sums, unsigned window_count,
                                     unsigned window_bits);
 
+// How StreamedMsm cuts point_count points into batches of at most batch_points: a quarter batch
+// first, then full batches, the last one the rest. Nothing can compute until the first batch has
+// copied, so that copy is the one the stream cannot hide; a quarter batch computes for longer than
+// a full batch takes to copy (H200: about 10-15 ns of accumulation per point at c = 16-20
+// against 1.9 ns of PCIe), so every later copy still hides behind compute. One batch when the
+// points fit in one.
+struct MsmBatch {
+  std::uint64_t first = 0, count = 0;
+};
+std::vector<MsmBatch> streamed_batches(std::uint64_t point_count, std::uint64_t batch_points);
+
 // MSM with the points streamed from pinned host memory in batches: while batch i accumulates
 // on `compute`, batch i+1 copies on `copy` into the other of two device point buffers (the
 // copy of batch i+2 waits, on the device, until batch i has finished reading its buffer). Every
@@ -144,6 +164,7 @@ class StreamedMsm {
                       MsmProfile* profile = nullptr);
 
   std::uint64_t device_bytes() const { return device_bytes_; }
+  const MsmPlan& plan() const { return plan_; }
 
  private:
   std::uint64_t batch_points_;

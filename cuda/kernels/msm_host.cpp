@@ -2,6 +2,7 @@
 // streamed variant's batching.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -60,8 +61,23 @@ G1JacobianBytes msm_combine_windows(const std::vector<const void*>& batch_window
   return horner(running, window_bits);
 }
 
+std::vector<MsmBatch> streamed_batches(std::uint64_t point_count, std::uint64_t batch_points) {
+  if (batch_points == 0) throw std::invalid_argument("streamed_batches: batch_points must be positive");
+  std::vector<MsmBatch> batches;
+  std::uint64_t first = 0;
+  if (point_count > batch_points) {
+    const std::uint64_t lead = std::max<std::uint64_t>(1, batch_points / 4);
+    batches.push_back({0, lead});
+    first = lead;
+  }
+  for (; first < point_count; first += batch_points) {
+    batches.push_back({first, std::min(batch_points, point_count - first)});
+  }
+  return batches;
+}
+
 StreamedMsm::StreamedMsm(std::uint64_t batch_points, unsigned window_bits)
-    : batch_points_(batch_points), plan_(msm_plan(batch_points, window_bits)) {
+    : batch_points_(batch_points), plan_(msm_batch_plan(batch_points, window_bits)) {
   const std::uint64_t scratch_bytes = msm_scratch_bytes(plan_);
   for (int slot = 0; slot < 2; ++slot) {
     SH_CUDA_OK(cudaMalloc(&device_points_[slot], batch_points * kG1AffineBytes));
@@ -91,16 +107,15 @@ G1JacobianBytes StreamedMsm::run(const void* host_points, const void* device_sca
                                  bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy,
                                  MsmProfile* profile) {
   if (point_count == 0) return horner(std::vector<math::G1Projective>(), plan_.window_bits);
-  const std::uint64_t batches = (point_count + batch_points_ - 1) / batch_points_;
   const auto* points = static_cast<const std::uint8_t*>(host_points);
   const auto* scalars = static_cast<const std::uint8_t*>(device_scalars);
   // Earlier work on `compute` (a previous run) may still read the point buffers.
   SH_CUDA_OK(cudaEventRecord(consumed_[0], compute));
   SH_CUDA_OK(cudaEventRecord(consumed_[1], compute));
-  for (std::uint64_t batch = 0; batch < batches; ++batch) {
+  const std::vector<MsmBatch> batches = streamed_batches(point_count, batch_points_);
+  for (std::size_t batch = 0; batch < batches.size(); ++batch) {
     const int slot = static_cast<int>(batch % 2);
-    const std::uint64_t first = batch * batch_points_;
-    const std::uint64_t count = std::min(batch_points_, point_count - first);
+    const auto [first, count] = batches[batch];
     // The copy may overwrite this slot's points only once batch - 2 has finished reading them.
     SH_CUDA_OK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
     SH_CUDA_OK(cudaMemcpyAsync(device_points_[slot], points + first * kG1AffineBytes, count * kG1AffineBytes,

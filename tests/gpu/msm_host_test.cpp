@@ -1,0 +1,157 @@
+// The MSM's host-checkable parts, no GPU needed (label unit):
+// - the signed window digits by one biased addition (msm_digits.cuh, what the digit kernels
+//   compute) against carrying window by window, and their sum against the scalar in Fr;
+// - how the streamed MSM cuts its points into batches (streamed_batches, msm_host.cpp): every
+//   point in exactly one batch, in order, no batch above the size the device buffers hold, and a
+//   short lead batch whenever there is more than one.
+#define BOOST_TEST_MODULE msm_host
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "math/fr.hpp"
+#include "msm.hpp"
+#include "msm_digits.cuh"
+
+using stagehand::cuda::MsmBatch;
+using stagehand::cuda::streamed_batches;
+namespace cuda = stagehand::cuda;
+namespace math = stagehand::math;
+
+namespace {
+
+using Words = std::uint32_t[8];
+
+std::uint32_t bits_at(const Words& s, unsigned bit, unsigned width) {
+  std::uint64_t pair = 0;
+  if (bit / 32 < 8) pair = s[bit / 32];
+  if (bit / 32 + 1 < 8) pair |= std::uint64_t{s[bit / 32 + 1]} << 32;
+  return static_cast<std::uint32_t>(pair >> (bit % 32)) & ((1u << width) - 1);
+}
+
+// The reference: window by window, a digit above half becomes digit - 2^c and carries one.
+std::vector<std::int64_t> carried_digits(const Words& s, unsigned c) {
+  std::vector<std::int64_t> digits;
+  const std::int64_t half = std::int64_t{1} << (c - 1);
+  std::int64_t carry = 0;
+  for (unsigned w = 0; w < (256 + c - 1) / c; ++w) {
+    std::int64_t digit = bits_at(s, w * c, c) + carry;
+    carry = digit > half ? 1 : 0;
+    digits.push_back(digit - (carry << c));
+  }
+  BOOST_TEST(carry == 0);  // the top window never carries out (scalars below r)
+  return digits;
+}
+
+// What the device computes: t = s + B once, then each window from the words under it.
+std::vector<std::int64_t> biased_digits(const Words& s, unsigned c) {
+  std::uint32_t t[8];
+  for (int k = 0; k < 8; ++k) t[k] = s[k];
+  cuda::add_digit_bias(t, cuda::digit_bias(c));
+  std::vector<std::int64_t> digits;
+  for (unsigned w = 0; w < cuda::digit_window_count(c); ++w) {
+    const unsigned bit = w * c;
+    const std::uint32_t high = bit / 32 + 1 < 8 ? t[bit / 32 + 1] : 0;
+    const std::uint32_t digit = cuda::signed_digit(cuda::window_bits_at(t[bit / 32], high, bit, c), w, c);
+    const std::int64_t magnitude = digit & 0x7fffffffu;
+    digits.push_back((digit >> 31) != 0 ? -magnitude : magnitude);
+  }
+  return digits;
+}
+
+void check_scalar(const math::Fr& scalar, unsigned c) {
+  const auto limbs = scalar.to_canonical_limbs();
+  Words s;
+  for (int k = 0; k < 4; ++k) {
+    s[2 * k] = static_cast<std::uint32_t>(limbs[k]);
+    s[2 * k + 1] = static_cast<std::uint32_t>(limbs[k] >> 32);
+  }
+  const auto expected = carried_digits(s, c);
+  const auto got = biased_digits(s, c);
+  BOOST_TEST(got == expected, "c=" << c);
+  // Σ d_j·2^(cj) = s, in Fr's own arithmetic.
+  const std::int64_t half = std::int64_t{1} << (c - 1);
+  math::Fr sum = math::Fr::zero();
+  const math::Fr radix = math::Fr::from_uint64(2).pow(c);
+  math::Fr scale = math::Fr::one();
+  for (const std::int64_t digit : got) {
+    BOOST_TEST((digit > -half && digit <= half), "c=" << c << " digit " << digit);
+    const math::Fr magnitude = math::Fr::from_uint64(static_cast<std::uint64_t>(digit < 0 ? -digit : digit));
+    sum += (digit < 0 ? -magnitude : magnitude) * scale;
+    scale *= radix;
+  }
+  BOOST_TEST((sum == scalar), "c=" << c);
+}
+
+// The batches tile [0, point_count) in order, each 1..batch_points points.
+void expect_tiling(const std::vector<MsmBatch>& batches, std::uint64_t point_count, std::uint64_t batch_points) {
+  std::uint64_t next = 0;
+  for (const MsmBatch& batch : batches) {
+    BOOST_TEST(batch.first == next);
+    BOOST_TEST(batch.count >= 1u);
+    BOOST_TEST(batch.count <= batch_points);
+    next = batch.first + batch.count;
+  }
+  BOOST_TEST(next == point_count);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(biased_digits_equal_carried_digits_for_every_window_width) {
+  std::mt19937_64 engine(20261130);
+  std::vector<math::Fr> scalars = {math::Fr::zero(), math::Fr::one(), -math::Fr::one(), -math::Fr::from_uint64(2)};
+  // Word patterns whose windows sit at half, just under or over it, or are all ones, so that
+  // carries run through many windows (kept below r by their top word).
+  for (std::uint32_t pattern : {0x80008000u, 0x80808080u, 0x88888888u, 0xaaaaaaaau, 0x7fff7fffu, 0xffffffffu,
+                                0x00080008u, 0x40000000u}) {
+    math::Fr::LimbArray limbs;
+    for (auto& limb : limbs) limb = (std::uint64_t{pattern} << 32) | pattern;
+    limbs[3] &= 0x0fffffffffffffffull;
+    scalars.push_back(*math::Fr::from_canonical_limbs(limbs));
+  }
+  while (scalars.size() < 200) {
+    math::Fr::LimbArray limbs;
+    for (auto& limb : limbs) limb = engine();
+    limbs[3] >>= 1;
+    if (const auto value = math::Fr::from_canonical_limbs(limbs)) scalars.push_back(*value);
+  }
+  for (unsigned c = 2; c <= 22; ++c) {
+    for (const math::Fr& scalar : scalars) check_scalar(scalar, c);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(points_that_fit_are_one_batch) {
+  const auto batches = streamed_batches(1000, 1000);
+  BOOST_TEST_REQUIRE(batches.size() == 1u);
+  BOOST_TEST(batches[0].first == 0u);
+  BOOST_TEST(batches[0].count == 1000u);
+  BOOST_TEST(streamed_batches(0, 8).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_quarter_batch_leads_then_full_batches_then_the_rest) {
+  // The benchmark's shape: 2^24 points in batches of 2^22.
+  const std::uint64_t batch = std::uint64_t{1} << 22;
+  const auto batches = streamed_batches(std::uint64_t{1} << 24, batch);
+  BOOST_TEST_REQUIRE(batches.size() == 5u);
+  BOOST_TEST(batches[0].count == batch / 4);
+  for (std::size_t i = 1; i < 4; ++i) BOOST_TEST(batches[i].count == batch);
+  BOOST_TEST(batches[4].count == batch - batch / 4);
+  expect_tiling(batches, std::uint64_t{1} << 24, batch);
+}
+
+BOOST_AUTO_TEST_CASE(every_split_tiles_the_points) {
+  for (std::uint64_t batch : {1u, 2u, 3u, 4u, 5u, 7u, 16u, 1029u}) {
+    for (std::uint64_t count = 1; count <= 3 * batch + 9; ++count) {
+      const auto batches = streamed_batches(count, batch);
+      expect_tiling(batches, count, batch);
+      if (count > batch) BOOST_TEST(batches[0].count == std::max<std::uint64_t>(1, batch / 4));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_zero_batch_size_is_refused) {
+  BOOST_CHECK_THROW(streamed_batches(10, 0), std::invalid_argument);
+}
