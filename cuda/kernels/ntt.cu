@@ -4,7 +4,9 @@
 // passes over device memory (plus one bit-reversal) keep the memory traffic well under the
 // arithmetic time. A pass over stages [s0, s0+t) is, per group of 2^(s0+t) elements, a twiddle
 // multiplication by ω_M^(low·rev_t(i)) followed by 2^s0 independent DFTs of size 2^t (the
-// four-step identity), so the in-block stages only need the 2^t-th roots.
+// four-step identity), so the in-block stages only need the 2^t-th roots. The twiddle of a middle
+// pass (neither first nor last) comes from an exact table; the last pass's, which would need one
+// entry per element, is a product of a low and a high power.
 #include <stdexcept>
 #include <string>
 
@@ -16,23 +18,53 @@ namespace {
 
 constexpr unsigned kTileLog = 10;  // elements per block tile: 2^10 (32 KiB of shared memory)
 constexpr unsigned kLaterPassMaxStages = 8;  // later passes keep >= 4 consecutive elements per run
+constexpr unsigned kMidTableMaxLog = 20;  // the exact twiddle table holds at most 2^20 entries (32 MiB)
 
-// Where each table lives inside the domain buffer, in elements.
+// The passes of a transform of 2^k: the first takes up to 10 stages, the rest share the remainder
+// evenly in passes of at most 8 (so that each block reads runs of at least 4 elements). k <= 27
+// gives at most 1 + 3 passes.
+struct NttPasses {
+  unsigned count = 0;
+  unsigned stages[4] = {};
+  __host__ __device__ explicit NttPasses(unsigned k) {
+    const unsigned first = k < kTileLog ? k : kTileLog;
+    const unsigned remaining = k - first;
+    const unsigned later = (remaining + kLaterPassMaxStages - 1) / kLaterPassMaxStages;
+    stages[count++] = first;
+    for (unsigned pass = 1; pass <= later; ++pass) {
+      stages[count++] = remaining / later + (pass <= remaining % later ? 1 : 0);
+    }
+  }
+};
+
+// Where each table lives inside the domain buffer, in elements. The mid tables hold ω^(e·2^(k-M))
+// and ω^(-e·2^(k-M)) for e < 2^M, M the last stage of the latest pass that is neither the first
+// nor the last (and at most kMidTableMaxLog): such a pass takes each element's twiddle with one
+// load instead of a product of two (a multiplication fewer per element). 0 where there is none.
 struct DomainLayout {
   unsigned log_size = 0;
   unsigned low_log = 0;    // L: low table has 2^L entries
   unsigned small_log = 0;  // T: the small table holds the 2^T-th roots
+  unsigned mid_log = 0;    // M
   std::uint64_t table = 0;
   __host__ __device__ explicit DomainLayout(unsigned k)
       : log_size(k), low_log((k + 1) / 2), small_log(k < kTileLog ? k : kTileLog) {
     table = (std::uint64_t{1} << low_log) + (std::uint64_t{1} << (k - low_log));
+    const NttPasses passes(k);
+    unsigned end = passes.stages[0];
+    for (unsigned pass = 1; pass + 1 < passes.count; ++pass) {
+      end += passes.stages[pass];
+      if (end <= kMidTableMaxLog) mid_log = end;
+    }
   }
   __host__ __device__ std::uint64_t power_table(unsigned which) const { return which * table; }  // 0 ω, 1 ω^-1, 2 g, 3 g^-1
   __host__ __device__ std::uint64_t small_table(unsigned which) const {
     return 4 * table + which * (std::uint64_t{1} << (small_log - 1));
   }
   __host__ __device__ std::uint64_t constants() const { return 4 * table + (std::uint64_t{1} << small_log); }
-  __host__ __device__ std::uint64_t element_count() const { return constants() + 8; }
+  __host__ __device__ std::uint64_t mid_entries() const { return mid_log == 0 ? 0 : std::uint64_t{1} << mid_log; }
+  __host__ __device__ std::uint64_t mid_table(unsigned which) const { return constants() + 8 + which * mid_entries(); }  // 0 ω, 1 ω^-1
+  __host__ __device__ std::uint64_t element_count() const { return constants() + 8 + 2 * mid_entries(); }
 };
 
 // Constant slots.
@@ -84,6 +116,17 @@ __global__ void domain_tables_kernel(Fr* domain, unsigned log_size) {
   }
 }
 
+// After domain_tables_kernel: entry e of mid table `which` = power_table(which)^(e·2^(k-M)).
+__global__ void domain_mid_tables_kernel(Fr* domain, unsigned log_size) {
+  const DomainLayout layout(log_size);
+  const std::uint64_t index = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (index >= 2 * layout.mid_entries()) return;
+  const unsigned which = static_cast<unsigned>(index / layout.mid_entries());
+  const std::uint64_t entry = index % layout.mid_entries();
+  const auto exponent = static_cast<std::uint32_t>(entry << (log_size - layout.mid_log));
+  store(domain + layout.mid_table(which) + entry, table_power(domain + layout.power_table(which), layout.low_log, exponent));
+}
+
 __device__ __forceinline__ std::uint32_t bit_reverse(std::uint32_t value, unsigned bits) {
   return bits == 0 ? 0 : __brev(value) >> (32 - bits);
 }
@@ -124,8 +167,9 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 // left to itself the compiler gives the wide-product multiplication 52 registers and the SM two
 // blocks; held to 40 it spills nothing.
 __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
-                                                       unsigned log_size, unsigned low_log, unsigned small_log,
-                                                       unsigned s0, unsigned t, unsigned c) {
+                                                       const Fr* mid_table, unsigned log_size, unsigned low_log,
+                                                       unsigned small_log, unsigned mid_log, unsigned s0, unsigned t,
+                                                       unsigned c) {
   extern __shared__ uint4 shared_words[];
   Fr* tile = reinterpret_cast<Fr*>(shared_words);
   const unsigned tile_log = t + c;
@@ -144,8 +188,11 @@ __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* 
     Fr x = load(values + base + l + (std::uint64_t{i} << s0));
     if (s0 > 0) {
       const std::uint32_t low = (low_chunk << c) + l;
-      const std::uint32_t exponent = (low * bit_reverse(i, t)) << (log_size - s0 - t);
-      if (exponent != 0) x *= table_power(power_table, low_log, exponent);
+      const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
+      if (product != 0) {
+        x *= s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+                               : table_power(power_table, low_log, product << (log_size - s0 - t));
+      }
     }
     store(tile + e, x);
   }
@@ -250,6 +297,10 @@ void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const
   const std::uint64_t entries = 4 * layout.table + (std::uint64_t{1} << layout.small_log);
   domain_tables_kernel<<<blocks_for(entries, 256), 256, 0, stream>>>(table, log_size);
   SH_CUDA_LAUNCHED();
+  if (layout.mid_log != 0) {
+    domain_mid_tables_kernel<<<blocks_for(2 * layout.mid_entries(), 256), 256, 0, stream>>>(table, log_size);
+    SH_CUDA_LAUNCHED();
+  }
 }
 
 void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, NttKind kind, cudaStream_t stream) {
@@ -270,24 +321,19 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
 
   const Fr* power_table = domain + layout.power_table(inverse ? 1 : 0);
   const Fr* small_roots = domain + layout.small_table(inverse ? 1 : 0);
-  // Plan the passes: the first takes up to 10 stages, the rest share the remainder evenly in
-  // passes of at most 8 stages (so that each block reads runs of at least 4 elements).
+  const Fr* mid_table = domain + layout.mid_table(inverse ? 1 : 0);
+  const NttPasses passes(log_size);
   unsigned s0 = 0;
-  const unsigned first = log_size < kTileLog ? log_size : kTileLog;
-  const unsigned remaining = log_size - first;
-  const unsigned later_passes = (remaining + kLaterPassMaxStages - 1) / kLaterPassMaxStages;
-  for (unsigned pass = 0; pass <= later_passes; ++pass) {
-    unsigned t = first;
-    if (pass > 0) t = remaining / later_passes + (pass <= remaining % later_passes ? 1 : 0);
-    if (t == 0) continue;
+  for (unsigned pass = 0; pass < passes.count; ++pass) {
+    const unsigned t = passes.stages[pass];
     unsigned c = kTileLog - t;
     if (c > s0) c = s0;
     const unsigned tile_log = t + c;
     const unsigned threads = 1u << (tile_log - 1);
     const unsigned blocks = static_cast<unsigned>(n >> tile_log);
     const std::size_t shared = sizeof(Fr) << tile_log;
-    ntt_pass_kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, log_size, layout.low_log,
-                                                         layout.small_log, s0, t, c);
+    ntt_pass_kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
+                                                         layout.low_log, layout.small_log, layout.mid_log, s0, t, c);
     SH_CUDA_LAUNCHED();
     s0 += t;
   }
