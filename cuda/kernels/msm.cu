@@ -307,8 +307,9 @@ __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G
 // SM of the H200, one wave). The pass is latency-bound: one thread adds a bucket's items in a
 // chain. Eight lanes per bucket folding by shuffles (2026-11-30) cut the chain of the sparse top
 // window's buckets (about 9 items each) from 8 additions to 4, but needed eight times the
-// threads: several waves for the top window and a large grid for every other one, 114 against
-// 48 us per launch in the streamed 2^26 MSM (bench/RESULTS.md).
+// threads: several waves for the top window and a large grid for every other one. The pass took
+// 7.4 ms against this kernel's 4.5 in the streamed 2^26 MSM, 6.2 against 3.5 at 2^24
+// (bench/RESULTS.md).
 constexpr unsigned kCombineBlocks = 2 * 132;
 __global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums, const std::uint32_t* offset,
                                                              const std::uint32_t* combine_list,
@@ -638,7 +639,12 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
 
 MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits) {
   MsmPlan plan = msm_plan(batch_points, window_bits);
-  const std::uint64_t wanted = std::max<std::uint64_t>(1, (std::uint64_t{1} << 24) / plan.point_count);
+  // At most 2^21 buckets per group as well: the work-item arrays grow with the group's buckets
+  // (about 330 bytes per bucket), whatever the batch. Neither bound goes below msm_plan's own
+  // grouping.
+  const std::uint64_t bucket_cap = std::max<std::uint64_t>(1, (std::uint64_t{1} << 21) >> (plan.window_bits - 1));
+  const std::uint64_t wanted =
+      std::min(bucket_cap, std::max<std::uint64_t>(1, (std::uint64_t{1} << 24) / plan.point_count));
   plan.windows_per_group =
       static_cast<unsigned>(std::clamp<std::uint64_t>(wanted, plan.windows_per_group, plan.window_count));
   return plan;

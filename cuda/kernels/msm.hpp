@@ -66,11 +66,12 @@ struct MsmPlan {
 MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0);
 
 // The plan for batches that add into the same buckets (StreamedMsm): msm_plan's, with windows
-// grouped so that each group sorts about 2^24 (bucket, point) pairs. Each group pays costs that
+// grouped so that each group sorts about 2^24 (bucket, point) pairs and holds at most 2^21
+// buckets (at c = 20: 4 windows for batches up to 2^22 points). Each group pays costs that
 // do not shrink with the batch: the sorts' launches, the work items' sort over all its buckets,
 // and the combine pass, which waits out at least one full addition's latency. With one window
 // per group a streamed 2^24-point MSM in 2^22-point batches at c = 20 paid them 13 times per
-// batch (H200: 22 ms over the MSM on the device, bench/RESULTS.md). The scratch grows with the
+// batch (H200: 21 ms over the MSM on the device, bench/RESULTS.md). The scratch grows with the
 // group (msm_scratch_bytes says how much).
 MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0);
 

@@ -123,6 +123,28 @@ BOOST_AUTO_TEST_CASE(biased_digits_equal_carried_digits_for_every_window_width) 
   }
 }
 
+BOOST_AUTO_TEST_CASE(batches_group_windows_up_to_2_24_pairs_and_2_21_buckets) {
+  using stagehand::cuda::msm_batch_plan;
+  using stagehand::cuda::msm_plan;
+  // The benchmark's streamed shapes: 2^22-point batches at c = 20 in groups of 4 windows; 2^18
+  // and 2^20 at c = 16, all 16 windows in one group.
+  BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 22, 20).windows_per_group == 4u);
+  BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 18).windows_per_group == 16u);
+  BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 20).windows_per_group == 16u);
+  // 2^24 points already sort 2^24 pairs per window; a small batch at c = 20 stops at 2^21 buckets.
+  BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 24, 20).windows_per_group == 1u);
+  BOOST_TEST(msm_batch_plan((std::uint64_t{1} << 13) + 5, 20).windows_per_group == 4u);
+  for (std::uint64_t points : {1ull, 1000ull, 1ull << 16, 1ull << 23, 1ull << 26}) {
+    for (unsigned bits : {0u, 2u, 8u, 13u, 16u, 20u, 22u}) {
+      const auto plan = msm_batch_plan(points, bits);
+      const auto base = msm_plan(points, bits);
+      BOOST_TEST(plan.window_bits == base.window_bits);
+      BOOST_TEST(plan.windows_per_group >= base.windows_per_group);
+      BOOST_TEST(plan.windows_per_group <= plan.window_count);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(points_that_fit_are_one_batch) {
   const auto batches = streamed_batches(1000, 1000);
   BOOST_TEST_REQUIRE(batches.size() == 1u);
