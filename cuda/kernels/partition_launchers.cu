@@ -155,6 +155,12 @@ std::vector<std::string_view> partition_launcher_names() {
 
 std::uint64_t partition_kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
   if (capacity == 0) return 0;
+  if (name == "ntt_twiddles") {  // capacity: the transform's 2^log_size elements
+    for (unsigned log_size = kNttMinLogSize; log_size <= kNttMaxLogSize; ++log_size) {
+      if (capacity == std::uint64_t{1} << log_size) return ntt_domain_bytes(log_size);
+    }
+    return 0;
+  }
   if (name == "msm_batch" || name == "msm_reduce") return msm_scratch_bytes(msm_plan(capacity));
   if (name == "tail_msm" || name == "tail_reduce") return tail_layout(msm_plan(capacity)).total;
   return 0;

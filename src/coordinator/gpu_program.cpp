@@ -64,6 +64,10 @@ Bytes PartitionProgram::scratch_bytes(Device& device, const PartitionShape& shap
          device.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape));
 }
 
+Bytes PartitionProgram::twiddle_bytes(Device& device, const PartitionShape& shape) {
+  return std::max(shape.ntt_scratch_bytes(), device.kernel_scratch_bytes("ntt_twiddles", shape.domain()));
+}
+
 std::uint64_t PartitionProgram::tail_items_per_kernel(const PartitionShape& shape) {
   return std::max<std::uint64_t>(1, shape.stream_buffer_bytes() / PartitionShape::kTailBytesPerPoint);
 }
@@ -77,8 +81,9 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   // NTT phase: twiddles, then for each of a, b, c an inverse NTT and a coset NTT, each waiting
   // on the device (not the host) for its own upload. The time until the compute stream passed
   // the waits is the time kernels waited for uploads.
-  auto twiddles = co_await memory.allocate(shape_.ntt_scratch_bytes(), compute_);
-  BufferUse twiddle_use{twiddles, shape_.ntt_scratch_bytes()};
+  const Bytes twiddle_bytes = PartitionProgram::twiddle_bytes(device_, shape_);
+  auto twiddles = co_await memory.allocate(twiddle_bytes, compute_);
+  BufferUse twiddle_use{twiddles, twiddle_bytes};
   const auto log_size = static_cast<std::uint64_t>(shape_.domain_log2);
   kernel("ntt_twiddles", n / 2, {log_size}, {}, {twiddle_use});
   auto upload_wait_ns = std::make_shared<Nanoseconds>(0);

@@ -9,15 +9,19 @@
 namespace stagehand {
 
 JobMemoryPlan PoRepWorkload::memory_plan(int) const {
-  // The MSM scratch is taken once b and c are freed, and kept to the end.
-  const Bytes after_b_and_c = shape_.peak_after_b_and_c_bytes() + scratch_bytes_;
-  return JobMemoryPlan{shape_.polynomial_bytes(), std::max(shape_.peak_bytes(), after_b_and_c), after_b_and_c,
-                       shape_.peak_after_a_bytes() + scratch_bytes_};
+  // The MSM scratch is taken once b and c are freed, and kept to the end; twiddles beyond the
+  // shape's are held in every phase.
+  const Bytes extra = twiddle_extra_bytes_;
+  const Bytes after_b_and_c = shape_.peak_after_b_and_c_bytes() + scratch_bytes_ + extra;
+  return JobMemoryPlan{shape_.polynomial_bytes(), std::max(shape_.peak_bytes() + extra, after_b_and_c), after_b_and_c,
+                       shape_.peak_after_a_bytes() + scratch_bytes_ + extra};
 }
 
 // Pins the proving key's points once per GPU: every policy streams them from pinned memory.
 asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
   scratch_bytes_ = std::max(scratch_bytes_, PartitionProgram::scratch_bytes(device, shape_));
+  twiddle_extra_bytes_ =
+      std::max(twiddle_extra_bytes_, PartitionProgram::twiddle_bytes(device, shape_) - shape_.ntt_scratch_bytes());
   auto& pinned = keys_[device_index];
   auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
     auto range = co_await device.allocate_pinned_host(std::max<Bytes>(bytes, 1));

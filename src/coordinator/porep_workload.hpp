@@ -55,6 +55,7 @@ class PoRepWorkload final : public Workload {
   PoRepData data_;
   std::map<int, PinnedKey> keys_;  // by device index
   Bytes scratch_bytes_ = 0;        // the kernels' scratch on the devices (none on the simulator)
+  Bytes twiddle_extra_bytes_ = 0;  // twiddles beyond the shape's, held throughout (PartitionProgram::twiddle_bytes)
 };
 
 }  // namespace stagehand

@@ -29,6 +29,7 @@ struct Seen {
   std::vector<std::string> problems;
   int inverse_ntts_on_the_template = 0;
   std::map<std::uint64_t, int> sum_starts;  // by sum slot (batch additions, tail MSM): sums begun
+  std::uint64_t smallest_twiddles = ~std::uint64_t{0};  // bytes of the twiddle buffers kernels got
   std::uint64_t tail_items = 0;              // accumulated since the tail MSM last began
   int key_fills = 0;
 
@@ -44,6 +45,9 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
   system.register_kernel("ntt_twiddles", [&seen, log_size](sim::KernelContext& context) {
     ++seen.launches["ntt_twiddles"];
     seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == log_size, "ntt_twiddles: [log_size]");
+    if (context.launch().writes.size() == 1) {
+      seen.smallest_twiddles = std::min(seen.smallest_twiddles, context.launch().writes[0].bytes);
+    }
   });
   system.register_kernel("ntt", [&seen, &input, log_size, n](sim::KernelContext& context) {
     ++seen.launches["ntt"];
@@ -52,6 +56,7 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
                 "ntt: [log_size, kind 1..3]");
     seen.expect(launch.reads.size() == 2 && launch.writes.size() == 1 && launch.reads[0].pointer == launch.writes[0].pointer,
                 "ntt: reads [values, twiddles], writes [values]");
+    if (launch.reads.size() == 2) seen.smallest_twiddles = std::min(seen.smallest_twiddles, launch.reads[1].bytes);
     // The stand-ins change nothing, so every inverse NTT of a, b or c still sees the host's data.
     if (context.argument(1) == 1 && context.write(0).size() >= 32 * n &&
         std::memcmp(context.write(0).data(), input.data(), 32 * n) == 0) {
@@ -120,12 +125,15 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
 struct Outcome {
   RunReport report;
   Seen seen;
+  JobMemoryPlan plan;  // the workload's, after the run set it up
 };
 
-Outcome run_partitions(Policy policy) {
+// twiddle_bytes: what the device's kernels ask for the NTT domain (0: the shape's 16 bytes per
+// element suffice, as on the simulator's models).
+Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes = 0) {
   Outcome outcome;
   PartitionShape shape;
-  shape.domain_log2 = 12;
+  shape.domain_log2 = domain_log2;
   std::vector<std::byte> input(shape.polynomial_bytes());
   for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::byte>((i * 131 + 7) & 0xff);
 
@@ -133,7 +141,9 @@ Outcome run_partitions(Policy policy) {
   options.functional = true;
   options.keep_trace_events = false;
   sim::SimSystem system(options);
-  auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
+  auto model = sim::load_device_model(sim::find_device_model("h200"));
+  model.kernels["ntt_twiddles"].scratch_fixed_bytes = static_cast<double>(twiddle_bytes);
+  auto& device = system.add_device(std::move(model));
   register_checking_kernels(system, shape, input, outcome.seen);
 
   PoRepData data;
@@ -152,6 +162,7 @@ Outcome run_partitions(Policy policy) {
   settings.prewarm_pinned_pool = true;
   PoRepWorkload workload(shape, settings.program, settings.proofs, settings.partitions_per_proof, data);
   outcome.report = testing::run_functional(system, device, settings, workload);
+  outcome.plan = workload.memory_plan(0);
   return outcome;
 }
 
@@ -178,4 +189,31 @@ BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
       for (const auto& [offset, starts] : seen.sum_starts) BOOST_TEST(starts == 3, "slot " << offset);
     }
   }
+}
+
+// Below 2^12 elements the CUDA domain's fixed tables (about 45 KiB) exceed the shape's 16 bytes
+// per element; the program then takes what the device asks for, and the job's memory plan
+// reserves it in every phase (a plan short of it would stall or fail the allocation).
+BOOST_AUTO_TEST_CASE(the_twiddles_take_what_the_device_asks_for_beyond_the_shape) {
+  PartitionShape shape;
+  shape.domain_log2 = 10;
+  const Bytes asked = 45 * kKiB;
+  BOOST_TEST_REQUIRE(asked > shape.ntt_scratch_bytes());
+  const Bytes extra = asked - shape.ntt_scratch_bytes();
+  for (auto policy : {Policy::serial, Policy::budgeted}) {
+    BOOST_TEST_CONTEXT(to_string(policy)) {
+      const auto outcome = run_partitions(policy, shape.domain_log2, asked);
+      BOOST_CHECK_EQUAL(outcome.report.partitions_completed, 3);
+      BOOST_TEST(outcome.seen.problems.empty(), (outcome.seen.problems.empty() ? std::string() : outcome.seen.problems.front()));
+      BOOST_CHECK_EQUAL(outcome.seen.smallest_twiddles, asked);
+      // The plan holds the extra twiddle bytes in every phase.
+      const auto plain = run_partitions(policy, shape.domain_log2).plan;
+      BOOST_CHECK_EQUAL(outcome.plan.peak_bytes, plain.peak_bytes + extra);
+      BOOST_CHECK_EQUAL(outcome.plan.peak_after_b_and_c_bytes, plain.peak_after_b_and_c_bytes + extra);
+      BOOST_CHECK_EQUAL(outcome.plan.peak_after_a_bytes, plain.peak_after_a_bytes + extra);
+    }
+  }
+  // Where the shape's bytes suffice, nothing changes.
+  const auto outcome = run_partitions(Policy::budgeted);
+  BOOST_CHECK_EQUAL(outcome.seen.smallest_twiddles, 16 * (std::uint64_t{1} << 12));
 }

@@ -1,10 +1,11 @@
-// The MSM's host-checkable parts, no GPU needed (label unit):
-// - the signed window digits by one biased addition (msm_digits.cuh, what the digit kernels
+// The kernel library's host-side plans, checked without a GPU (label unit):
+// - the MSM's signed window digits by one biased addition (msm_digits.cuh, what the digit kernels
 //   compute) against carrying window by window, and their sum against the scalar in Fr;
-// - how the streamed MSM cuts its points into batches (streamed_batches, msm_host.cpp): every
-//   point in exactly one batch, in order, no batch above the size the device buffers hold, and a
-//   short lead batch whenever there is more than one.
-#define BOOST_TEST_MODULE msm_host
+// - how the streamed MSM groups windows (msm_batch_plan) and cuts its points into batches
+//   (streamed_batches, msm_host.cpp): every point in exactly one batch, in order, no batch above
+//   the size the device buffers hold, and a short lead batch whenever there is more than one;
+// - the NTT domain's size as the partition program asks for it (partition_kernel_scratch_bytes).
+#define BOOST_TEST_MODULE kernel_plans_host
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include "math/fr.hpp"
 #include "msm.hpp"
 #include "msm_digits.cuh"
+#include "ntt.hpp"
+#include "partition_launchers.hpp"
 
 using stagehand::cuda::MsmBatch;
 using stagehand::cuda::streamed_batches;
@@ -176,4 +179,20 @@ BOOST_AUTO_TEST_CASE(every_split_tiles_the_points) {
 
 BOOST_AUTO_TEST_CASE(a_zero_batch_size_is_refused) {
   BOOST_CHECK_THROW(streamed_batches(10, 0), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {
+  using stagehand::cuda::ntt_domain_bytes;
+  using stagehand::cuda::partition_kernel_scratch_bytes;
+  for (unsigned log_size = stagehand::cuda::kNttMinLogSize; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
+    BOOST_TEST(partition_kernel_scratch_bytes("ntt_twiddles", std::uint64_t{1} << log_size) == ntt_domain_bytes(log_size));
+  }
+  // Below 2^12 the domain is more than the program's 16 bytes per element; from 2^12 it is less.
+  BOOST_TEST(ntt_domain_bytes(10) > 16u * 1024);
+  BOOST_TEST(ntt_domain_bytes(11) > 16u * 2048);
+  for (unsigned log_size = 12; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
+    BOOST_TEST(ntt_domain_bytes(log_size) <= 16 * (std::uint64_t{1} << log_size), "2^" << log_size);
+  }
+  BOOST_TEST(partition_kernel_scratch_bytes("ntt_twiddles", 1000) == 0u);  // not a power of two
+  BOOST_TEST(partition_kernel_scratch_bytes("ntt_twiddles", 0) == 0u);
 }
