@@ -1,5 +1,6 @@
 // The partition program's kernels on the GPU (partition_launchers.hpp): the NTTs of ntt.cu, and
 // the streamed H MSM and the tail MSM on msm.cu's accumulate/reduce halves.
+#include <bit>
 #include <string>
 #include <utility>
 
@@ -156,10 +157,9 @@ std::vector<std::string_view> partition_launcher_names() {
 std::uint64_t partition_kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
   if (capacity == 0) return 0;
   if (name == "ntt_twiddles") {  // capacity: the transform's 2^log_size elements
-    for (unsigned log_size = kNttMinLogSize; log_size <= kNttMaxLogSize; ++log_size) {
-      if (capacity == std::uint64_t{1} << log_size) return ntt_domain_bytes(log_size);
-    }
-    return 0;
+    const auto log_size = static_cast<unsigned>(std::countr_zero(capacity));
+    const bool valid = std::has_single_bit(capacity) && log_size >= kNttMinLogSize && log_size <= kNttMaxLogSize;
+    return valid ? ntt_domain_bytes(log_size) : 0;
   }
   if (name == "msm_batch" || name == "msm_reduce") return msm_scratch_bytes(msm_plan(capacity));
   if (name == "tail_msm" || name == "tail_reduce") return tail_layout(msm_plan(capacity)).total;

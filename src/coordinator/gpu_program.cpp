@@ -324,11 +324,9 @@ std::vector<std::size_t> PartitionProgram::prefetch_order(const std::vector<Stre
     if (set.collect || set.items == 0) continue;
     auto found = totals.find(set.kernel);
     if (found == totals.end() || found->second.work_units == 0) {
-      std::vector<std::size_t> tail;
-      for (std::size_t j = 0; j < sets.size(); ++j) {
-        if (is_tail(sets[j])) tail.push_back(j);
-      }
-      return tail;
+      const auto tail = std::find_if(sets.begin(), sets.end(), is_tail);
+      if (tail == sets.end()) return {};
+      return {static_cast<std::size_t>(tail - sets.begin())};
     }
     const double ns_per_byte = static_cast<double>(found->second.busy_ns) /
                                static_cast<double>(found->second.work_units) / static_cast<double>(set.item_bytes);

@@ -622,13 +622,14 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   SH_CUDA_OK(cudaMemcpy(device_items.pointer, items.data(), items.size(), cudaMemcpyHostToDevice));
   const std::uint64_t offset = 1024;
   auto tail_msm = [&](std::uint64_t total) {
-    for (std::uint64_t first = 0; first < total || first == 0; first += tail_capacity) {
+    std::uint64_t first = 0;
+    do {  // one launch (of no items) even for an empty tail
       const std::uint64_t count = std::min(tail_capacity, total - first);
       launch_through_table(KernelLaunch{"tail_msm", count, {first == 0 ? 1u : 0u, tail_capacity},
                                         {use_of(device_items, first * 128, count * 128)}, {use_of(tail_scratch)}},
                            stream);
-      if (total == 0) break;
-    }
+      first += tail_capacity;
+    } while (first < total);
     launch_through_table(KernelLaunch{"tail_reduce", 1, {offset, tail_capacity}, {}, {use_of(sums), use_of(tail_scratch)}},
                          stream);
     SH_CUDA_OK(cudaStreamSynchronize(stream));
