@@ -56,6 +56,10 @@ __global__ void instruction_kernel(std::uint32_t* sink, int rounds, std::uint32_
         v[c] = static_cast<std::uint32_t>(wide) ^ static_cast<std::uint32_t>(wide >> 32);
       } else if constexpr (Kind == 3) {  // add.u32: ptxas folds two dependent adds into one IADD3
         asm volatile("add.u32 %0, %0, %1;" : "+r"(v[c]) : "r"(w[c]));
+      } else if constexpr (Kind == 5) {  // DFMA: the FP64 pipe (field_f64.cuh's products)
+        double d = __longlong_as_double(0x4330000000000000ull | v[c]);
+        asm volatile("fma.rz.f64 %0, %0, %1, %0;" : "+d"(d) : "d"(__longlong_as_double(0x3ff0000000000000ull | w[c])));
+        v[c] = static_cast<std::uint32_t>(__double_as_longlong(d));
       } else {  // add with carry out then in: the CIOS accumulation step
         asm volatile("add.cc.u32 %0, %0, %1;\n\taddc.u32 %1, %1, 0;" : "+r"(v[c]), "+r"(w[c]));
       }
@@ -116,6 +120,35 @@ __global__ void mixed_check_kernel(unsigned* mismatches) {
   }
 }
 
+// The FP64-product Fq multiplication (field_f64.cuh) against operator*: chains of products and
+// squares from each thread's own start, counting the results that differ.
+__global__ void f64_check_kernel(unsigned* mismatches) {
+  Fq x = Fq::one(), y = Fq::one();
+  x.w[0] ^= threadIdx.x * 2654435761u + blockIdx.x;
+  x.w[7] ^= blockIdx.x * 40503u;
+  y.w[1] ^= threadIdx.x + 977u * blockIdx.x;
+  y.w[11] &= 0x0fffffffu;
+  for (int r = 0; r < 64; ++r) {
+    const Fq expected = x * y;
+    FqF64 fx, fy;
+    for (int i = 0; i < 12; ++i) {
+      fx.w[i] = x.w[i];
+      fy.w[i] = y.w[i];
+    }
+    const FqF64 product = fx * fy;
+    const FqF64 square = fx.squared();
+    const Fq expected_square = x.squared();
+    for (int i = 0; i < 12; ++i) {
+      if (product.w[i] != expected.w[i] || square.w[i] != expected_square.w[i]) {
+        atomicAdd(mismatches, 1u);
+        break;
+      }
+    }
+    y = x;
+    x = expected;
+  }
+}
+
 // Field multiplications: `Ilp` independent products per thread, `rounds` each. Op 0: operator*
 // (wide products), 1: multiply_narrow (the earlier IMAD + IMAD.HI form), 2: squared(), 3 and 4:
 // the two mixes above.
@@ -145,13 +178,21 @@ __global__ void multiply_kernel(F* sink, int rounds) {
 }
 
 // The MSM's mixed addition (madd-2008-s), the affine points in registers: the arithmetic of one
-// bucket addition without the gather of the point.
-__global__ void __launch_bounds__(128, 4) mixed_add_kernel(G1Xyzz* sink, const G1Affine* points, int rounds) {
+// bucket addition without the gather of the point. F: Fq, or FqF64 for the FP64 products.
+template <class F>
+__global__ void __launch_bounds__(128, 4) mixed_add_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
   const G1Affine p = points[threadIdx.x & 7];
   const G1Affine q = points[8 + (threadIdx.x & 7)];
-  G1Xyzz sum = G1Xyzz::from_affine(p.x, p.y);
+  F px, py, qx, qy;
+  for (int i = 0; i < 12; ++i) {
+    px.w[i] = p.x.w[i];
+    py.w[i] = p.y.w[i];
+    qx.w[i] = q.x.w[i];
+    qy.w[i] = q.y.w[i];
+  }
+  XyzzPoint<F> sum = XyzzPoint<F>::from_affine(px, py);
   for (int r = 0; r < rounds; ++r) {
-    sum.add_affine(q.x, (r & 1) ? q.y : -q.y);
+    sum.add_affine(qx, (r & 1) ? qy : -qy);
   }
   sink[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
@@ -204,6 +245,8 @@ int main() {
          instructions);
   report("add.cc + addc pairs", time_launch([&] { instruction_kernel<4><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
+  report("DFMA (fma.rz.f64)", time_launch([&] { instruction_kernel<5><<<blocks, threads>>>(sink, rounds, 7); }),
+         instructions);
 
   const int mul_rounds = 1 << 10;
   const int mul_blocks = sms * 8, mul_threads = 256;  // as many as fit, in waves
@@ -228,6 +271,13 @@ int main() {
   };
   field_rows(Fr{}, "Fr");
   field_rows(Fq{}, "Fq");
+  {
+    FqF64* out = reinterpret_cast<FqF64*>(sink);
+    report("Fq mul (FP64 products)", time_launch([&] { multiply_kernel<FqF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
+    report("Fq mul (FP64 products) ilp2",
+           time_launch([&] { multiply_kernel<FqF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
+  }
   unsigned* mismatches = nullptr;
   CHECK(cudaMalloc(&mismatches, sizeof(unsigned)));
   CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
@@ -235,8 +285,13 @@ int main() {
   mixed_check_kernel<FqParams><<<64, 256>>>(mismatches);
   unsigned mismatch_count = 0;
   CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
-  CHECK(cudaFree(mismatches));
   std::printf("mixes against operator*: %u of %d products differ\n", mismatch_count, 2 * 2 * 64 * 256 * 64);
+  if (mismatch_count != 0) return 1;
+  CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
+  f64_check_kernel<<<264, 256>>>(mismatches);
+  CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
+  std::printf("FP64 products against operator*: %u of %d products and squares differ\n", mismatch_count, 264 * 256 * 64);
+  CHECK(cudaFree(mismatches));
   if (mismatch_count != 0) return 1;
 
   // Sixteen points with distinct x: the formulas do not check that a point is on the curve, and
@@ -254,7 +309,11 @@ int main() {
   const int add_rounds = 1 << 9;
   const int add_blocks = sms * 4;
   report("mixed add (XYZZ+affine) 4x128/SM", time_launch([&] {
-           mixed_add_kernel<<<add_blocks, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, add_rounds);
+           mixed_add_kernel<Fq><<<add_blocks, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, add_rounds);
+         }),
+         double(add_blocks) * 128 * add_rounds);
+  report("mixed add, FP64 products 4x128/SM", time_launch([&] {
+           mixed_add_kernel<FqF64><<<add_blocks, 128>>>(reinterpret_cast<XyzzPoint<FqF64>*>(sink), points, add_rounds);
          }),
          double(add_blocks) * 128 * add_rounds);
   CHECK(cudaFree(points));

@@ -80,6 +80,11 @@ math::G1Projective reference_of(const cuda::G1Xyzz& point) {
 
 BOOST_AUTO_TEST_CASE(fr_matches_reference) { check_field<cuda::Fr, math::Fr>(); }
 BOOST_AUTO_TEST_CASE(fq_matches_reference) { check_field<cuda::Fq, math::Fq>(); }
+// The FP64-product multiplication's integer side (columns, biases, quotients, carries), with the
+// products split on the host as the device's FMAs split them (field_f64.cuh).
+BOOST_AUTO_TEST_CASE(fq_with_f64_products_matches_reference) {
+  check_field<cuda::FqF64, math::Fq>();
+}
 
 BOOST_AUTO_TEST_CASE(xyzz_formulas_match_reference) {
   const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
