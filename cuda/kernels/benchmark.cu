@@ -168,10 +168,12 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   // bucket, each group reduced at once) and each switch on its own, in the same run.
   std::vector<std::pair<std::string, MsmTuning>> variants = {{"msm_g1 (device)", MsmTuning{}}};
   if (options.msm_variants) {
-    variants.push_back({"msm_g1 before", MsmTuning{false, false, false, false}});
-    variants.push_back({"msm_g1 +balanced only", MsmTuning{true, false, false, false}});
-    variants.push_back({"msm_g1 one segment kern", MsmTuning{true, true, false, false}});
-    variants.push_back({"msm_g1 no prefetch", MsmTuning{true, true, false, true}});
+    variants.push_back({"msm_g1 before", MsmTuning{false, false, ItemSum::integer, false}});
+    variants.push_back({"msm_g1 +balanced only", MsmTuning{true, false, ItemSum::integer, false}});
+    variants.push_back({"msm_g1 one segment kern", MsmTuning{true, true, ItemSum::f64_products, false}});
+    variants.push_back({"msm_g1 f64, prefetch", MsmTuning{true, true, ItemSum::f64_prefetch, true}});
+    variants.push_back({"msm_g1 int, prefetch", MsmTuning{true, true, ItemSum::integer_prefetch, true}});
+    variants.push_back({"msm_g1 int", MsmTuning{true, true, ItemSum::integer, true}});
   }
   for (const auto& [name, tuning] : variants) {
     MsmPlan variant_plan = plan;
@@ -204,14 +206,24 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     // Batches of a quarter of the points by default, led by one of a sixteenth (streamed_batches:
     // its copy is the only one not hidden behind compute); the batches use the whole size's window
     // width and add into the same buckets.
-    std::vector<std::uint64_t> batch_sizes = {options.streamed_batch_log != 0
-                                                  ? (std::uint64_t{1} << options.streamed_batch_log)
-                                                  : std::max<std::uint64_t>(std::uint64_t{1} << 18, n / 4)};
-    if (options.msm_variants && options.streamed_batch_log == 0 && n / 8 >= (std::uint64_t{1} << 18)) {
-      batch_sizes.push_back(n / 8);
+    const std::uint64_t default_batch = options.streamed_batch_log != 0
+                                            ? (std::uint64_t{1} << options.streamed_batch_log)
+                                            : std::max<std::uint64_t>(std::uint64_t{1} << 18, n / 4);
+    struct StreamedRun {
+      std::uint64_t batch;
+      MsmTuning tuning;
+      std::string label;
+    };
+    std::vector<StreamedRun> streamed_runs = {{default_batch, MsmTuning{}, ""}};
+    if (options.msm_variants) {
+      if (options.streamed_batch_log == 0 && n / 8 >= (std::uint64_t{1} << 18)) {
+        streamed_runs.push_back({n / 8, MsmTuning{}, ""});
+      }
+      streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64_prefetch, true}, " f64, prefetch"});
+      streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::integer_prefetch, true}, " int, prefetch"});
     }
-    for (const std::uint64_t batch : batch_sizes) {
-      StreamedMsm streamed(std::min(batch, n), plan.window_bits);
+    for (const auto& [batch, tuning, label] : streamed_runs) {
+      StreamedMsm streamed(std::min(batch, n), plan.window_bits, tuning);
       std::vector<double> times;
       G1JacobianBytes result{};
       for (unsigned r = 0; r <= options.msm_repetitions; ++r) {
@@ -223,7 +235,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         if (verdict(result) != "verified") break;
       }
       const std::string batch_note = "batch=2^" + std::to_string(63 - __builtin_clzll(std::min(batch, n)));
-      row(out, "msm_g1 (streamed)", log_size, summarise(times.empty() ? std::vector<double>{0.0} : times),
+      row(out, "msm_g1 (streamed)" + label, log_size, summarise(times.empty() ? std::vector<double>{0.0} : times),
           options.msm_repetitions,
           batch_note + " c=" + std::to_string(plan.window_bits) + " group=" +
               std::to_string(streamed.plan().windows_per_group) + " wall clock incl. host combine, " + verdict(result));
@@ -231,7 +243,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         MsmProfile profile;
         SH_CUDA_OK(cudaDeviceSynchronize());
         streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream, &profile);
-        out << "    msm_g1 (streamed) " << log_size << " " << batch_note << ": " << phases_text(profile.collect())
+        out << "    msm_g1 (streamed)" << label << " " << log_size << " " << batch_note << ": " << phases_text(profile.collect())
             << std::endl;
       }
     }

@@ -20,8 +20,8 @@
 //
 // The host computes the same split with 128-bit integers, so the integer side (columns, biases,
 // quotient, carries) is checked without a GPU (tests/gpu/field_host_test.cpp); the FP64 side is
-// checked on the device against the integer multiplication (bench/field_throughput.cu, and the
-// kernel checks when the kernels are built with it).
+// checked on the device against the integer multiplication (bench/field_throughput.cu) and by
+// the MSM checks (tests/gpu/kernel_checks.cpp), whose bucket accumulation uses it.
 #pragma once
 
 #include <cstdint>

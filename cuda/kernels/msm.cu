@@ -185,10 +185,13 @@ __global__ void bucket_bounds_kernel(const std::uint32_t* keys, std::uint64_t co
   if (p + 1 == count || keys[p + 1] != key) end[key] = static_cast<std::uint32_t>(p + 1);
 }
 
-__device__ __forceinline__ void add_signed_point(G1Xyzz& sum, const G1Affine* points, std::uint32_t value) {
+// sum += ±point (the sign in bit 31 of value); F: Fq, or FqF64 (the same words) for the FP64
+// products.
+template <class F>
+__device__ __forceinline__ void add_signed_point(XyzzPoint<F>& sum, const G1Affine* points, std::uint32_t value) {
   const G1Affine* point = points + (value & 0x7fffffffu);
-  const Fq x = load(&point->x);
-  Fq y = load(&point->y);
+  const F x = load(reinterpret_cast<const F*>(&point->x));
+  F y = load(reinterpret_cast<const F*>(&point->y));
   if (x.is_zero() && y.is_zero()) return;
   if (value >> 31) y = -y;
   sum.add_affine(x, y);
@@ -253,15 +256,21 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
 // Thread t sums the t-th longest item's points into sums[item]. When adding to the buckets
 // (streamed batches after the first), a bucket's first item starts from what the bucket holds
 // (its key, the group-local bucket index, is keys[from]), so no batch pays a separate full
-// addition per bucket. Prefetch (the default) loads the next point while adding this one: 168
-// registers, 3 blocks of 128 threads per SM; without it 128 registers and 4 blocks. Measured on
-// the H200 (2026-11-30) at 2^26: 608 ms against 660, of which about 30 ms from the register
-// budget alone (4 blocks held to 3 without prefetch: 628 ms; 2 blocks: 867 ms).
-template <bool Prefetch, bool AddToBuckets>
-__global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G1Affine* points, const std::uint32_t* values,
-                                                       const std::uint32_t* keys, const std::uint32_t* first,
-                                                       const std::uint32_t* lengths, const std::uint32_t* indices,
-                                                       std::uint64_t limit, G1Xyzz* buckets, G1Xyzz* sums) {
+// addition per bucket. F is the field the additions multiply in (FqF64: products on the FP64
+// pipe); buckets and sums are read and written as G1Xyzz, whose words they share.
+//
+// Prefetch loads the next point while adding this one: with integer products 168 registers, 3
+// blocks of 128 threads per SM; without it 128 registers and 4 blocks. Measured on the H200
+// (2026-11-30) at 2^26 with integer products: 608 ms against 660, of which about 30 ms from the
+// register budget alone (4 blocks held to 3 without prefetch: 628 ms; 2 blocks: 867 ms). FP64
+// products take about 64 registers per multiplication against 40: at 3 blocks without prefetch
+// the accumulation took 501.6 ms, at 2 blocks with prefetch 529.9 (bench/RESULTS.md).
+template <bool Prefetch, bool AddToBuckets, class F>
+__global__ void __launch_bounds__(128, Prefetch || F::Params::f64_products ? 3 : 4)
+    item_sum_kernel(const G1Affine* points, const std::uint32_t* values, const std::uint32_t* keys,
+                    const std::uint32_t* first, const std::uint32_t* lengths, const std::uint32_t* indices,
+                    std::uint64_t limit, G1Xyzz* buckets, G1Xyzz* sums) {
+  using Point = XyzzPoint<F>;
   const std::uint64_t t = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= limit) return;
   const std::uint32_t length = lengths[t];
@@ -269,24 +278,24 @@ __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G
   const std::uint32_t item = indices[t];
   const std::uint32_t tagged = first[item];
   const std::uint32_t from = tagged & kItemPointMask;
-  G1Xyzz sum = G1Xyzz::infinity();
+  Point sum = Point::infinity();
   if constexpr (AddToBuckets) {
-    if ((tagged & kFirstItem) != 0) sum = load(buckets + keys[from]);
+    if ((tagged & kFirstItem) != 0) sum = load(reinterpret_cast<const Point*>(buckets + keys[from]));
   }
   if constexpr (Prefetch) {
     std::uint32_t value = values[from];
     const G1Affine* point = points + (value & 0x7fffffffu);
-    Fq x = load(&point->x);
-    Fq y = load(&point->y);
+    F x = load(reinterpret_cast<const F*>(&point->x));
+    F y = load(reinterpret_cast<const F*>(&point->y));
     for (std::uint32_t k = 0; k < length; ++k) {
-      const Fq cx = x;
-      Fq cy = y;
+      const F cx = x;
+      F cy = y;
       const std::uint32_t sign = value >> 31;
       if (k + 1 < length) {
         value = values[from + k + 1];
         point = points + (value & 0x7fffffffu);
-        x = load(&point->x);
-        y = load(&point->y);
+        x = load(reinterpret_cast<const F*>(&point->x));
+        y = load(reinterpret_cast<const F*>(&point->y));
       }
       if (cx.is_zero() && cy.is_zero()) continue;
       if (sign) cy = -cy;
@@ -297,7 +306,7 @@ __global__ void __launch_bounds__(128, Prefetch ? 3 : 4) item_sum_kernel(const G
   }
   // A bucket's only item is the bucket: written there, it needs no copy by the combine pass
   // (which, for streamed batches of about 16 points per bucket, had become most of that pass).
-  store((tagged & kOnlyItem) != 0 ? buckets + keys[from] : sums + item, sum);
+  store(reinterpret_cast<Point*>((tagged & kOnlyItem) != 0 ? buckets + keys[from] : sums + item), sum);
 }
 
 // Bucket b = Σ of its items (the first of which already holds what the bucket held, when
@@ -549,11 +558,13 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                                                            static_cast<std::int64_t>(limit), 0,
                                                            static_cast<int>(s.item_end_bit), stream));
       mark(profile, "balance", stream);
-      auto item_sum = item_sum_kernel<false, false>;
-      if (plan.tuning.prefetch) {
-        item_sum = add_to_buckets ? item_sum_kernel<true, true> : item_sum_kernel<true, false>;
-      } else if (add_to_buckets) {
-        item_sum = item_sum_kernel<false, true>;
+      auto item_sum = add_to_buckets ? item_sum_kernel<false, true, FqF64> : item_sum_kernel<false, false, FqF64>;
+      if (plan.tuning.item_sum == ItemSum::f64_prefetch) {
+        item_sum = add_to_buckets ? item_sum_kernel<true, true, FqF64> : item_sum_kernel<true, false, FqF64>;
+      } else if (plan.tuning.item_sum == ItemSum::integer_prefetch) {
+        item_sum = add_to_buckets ? item_sum_kernel<true, true, Fq> : item_sum_kernel<true, false, Fq>;
+      } else if (plan.tuning.item_sum == ItemSum::integer) {
+        item_sum = add_to_buckets ? item_sum_kernel<false, true, Fq> : item_sum_kernel<false, false, Fq>;
       }
       item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
                                                            item_index_out, limit, group_buckets, item_sums);

@@ -41,16 +41,22 @@ inline constexpr std::uint64_t kFrBytes = 32;
 // Switches for measuring the algorithm's pieces against each other (bench, checks); the
 // defaults are the fastest measured. `balanced` off: one thread per bucket (the earlier kernel);
 // `deferred_reduction` off: each group of windows reduced as soon as it is accumulated;
-// `prefetch`: the item sum loads the next point before adding the current one (on since
-// 2026-11-30: with the wide-product multiplication it became the faster form, at 3 blocks of 168
-// registers per SM against 4 of 128; bench/RESULTS.md);
+// `item_sum`: how the balanced kernel adds a work item's points into its bucket (ItemSum below);
 // `split_reduction` off: one segment kernel (255 registers) instead of three lighter ones; on,
 // the lighter ones are used only for window widths of 17 bits and more (measured faster at
 // c = 20, slower at c = 16).
+//
+// ItemSum: `f64_products` (the default since 2026-11-30) multiplies in Fq with its 48-bit
+// products on the FP64 pipe (field_f64.cuh), one point at a time, 3 blocks of 128 threads per SM;
+// `f64_prefetch` also loads the next point while adding the current one (3 blocks, some spills);
+// `integer_prefetch` (the default before) multiplies on the integer pipes and loads the next
+// point ahead (3 blocks of 168 registers); `integer` does neither (4 blocks of 128). H200, 2^26: the accumulation took 501.6 ms with FP64 products against 557.7
+// with integer_prefetch (bench/RESULTS.md).
+enum class ItemSum { f64_products, f64_prefetch, integer_prefetch, integer };
 struct MsmTuning {
   bool balanced = true;
   bool deferred_reduction = true;
-  bool prefetch = true;
+  ItemSum item_sum = ItemSum::f64_products;
   bool split_reduction = true;
 };
 
@@ -153,7 +159,7 @@ std::vector<MsmBatch> streamed_batches(std::uint64_t point_count, std::uint64_t 
 // hot path).
 class StreamedMsm {
  public:
-  StreamedMsm(std::uint64_t batch_points, unsigned window_bits = 0);
+  StreamedMsm(std::uint64_t batch_points, unsigned window_bits = 0, MsmTuning tuning = MsmTuning{});
   ~StreamedMsm();
   StreamedMsm(const StreamedMsm&) = delete;
   StreamedMsm& operator=(const StreamedMsm&) = delete;

@@ -76,8 +76,9 @@ std::vector<MsmBatch> streamed_batches(std::uint64_t point_count, std::uint64_t 
   return batches;
 }
 
-StreamedMsm::StreamedMsm(std::uint64_t batch_points, unsigned window_bits)
+StreamedMsm::StreamedMsm(std::uint64_t batch_points, unsigned window_bits, MsmTuning tuning)
     : batch_points_(batch_points), plan_(msm_batch_plan(batch_points, window_bits)) {
+  plan_.tuning = tuning;
   const std::uint64_t scratch_bytes = msm_scratch_bytes(plan_);
   for (int slot = 0; slot < 2; ++slot) {
     SH_CUDA_OK(cudaMalloc(&device_points_[slot], batch_points * kG1AffineBytes));

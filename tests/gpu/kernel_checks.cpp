@@ -422,12 +422,14 @@ Result check_msm_tunings(std::ostream& out, unsigned log_size, std::uint64_t see
     const math::G1Projective expected = math::msm(points, scalars_from_bytes(scalars.data(), n, false));
     const std::pair<const char*, MsmTuning> tunings[] = {
         {"default", MsmTuning{}},
-        {"one thread per bucket", MsmTuning{false, false, false, false}},
-        {"one thread per bucket, deferred", MsmTuning{false, true, false, true}},
-        {"balanced, per group", MsmTuning{true, false, false, true}},
-        {"balanced, per group, one segment kernel", MsmTuning{true, false, false, false}},
-        {"one segment kernel", MsmTuning{true, true, false, false}},
-        {"no prefetch", MsmTuning{true, true, false, true}}};
+        {"one thread per bucket", MsmTuning{false, false, ItemSum::integer, false}},
+        {"one thread per bucket, deferred", MsmTuning{false, true, ItemSum::integer, true}},
+        {"balanced, per group", MsmTuning{true, false, ItemSum::f64_products, true}},
+        {"balanced, per group, one segment kernel", MsmTuning{true, false, ItemSum::f64_products, false}},
+        {"one segment kernel", MsmTuning{true, true, ItemSum::f64_products, false}},
+        {"FP64 products, prefetch", MsmTuning{true, true, ItemSum::f64_prefetch, true}},
+        {"integer products, prefetch", MsmTuning{true, true, ItemSum::integer_prefetch, true}},
+        {"integer products", MsmTuning{true, true, ItemSum::integer, true}}};
     for (unsigned bits : {0u, 8u, 20u}) {
       for (const auto& [name, tuning] : tunings) {
         const G1JacobianBytes got = device_msm(set.bytes.data(), scalars.data(), n, false, bits, tuning);
