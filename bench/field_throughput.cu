@@ -179,8 +179,8 @@ __global__ void multiply_kernel(F* sink, int rounds) {
 
 // The MSM's mixed addition (madd-2008-s), the affine points in registers: the arithmetic of one
 // bucket addition without the gather of the point. F: Fq, or FqF64 for the FP64 products.
-template <class F>
-__global__ void __launch_bounds__(128, 4) mixed_add_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
+template <class F, int Blocks = 4>
+__global__ void __launch_bounds__(128, Blocks) mixed_add_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
   const G1Affine p = points[threadIdx.x & 7];
   const G1Affine q = points[8 + (threadIdx.x & 7)];
   F px, py, qx, qy;
@@ -275,6 +275,8 @@ int main() {
     FqF64* out = reinterpret_cast<FqF64*>(sink);
     report("Fq mul (FP64 products)", time_launch([&] { multiply_kernel<FqF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            products);
+    report("Fq squared (FP64 products)", time_launch([&] { multiply_kernel<FqF64, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
     report("Fq mul (FP64 products) ilp2",
            time_launch([&] { multiply_kernel<FqF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
   }
@@ -316,6 +318,11 @@ int main() {
            mixed_add_kernel<FqF64><<<add_blocks, 128>>>(reinterpret_cast<XyzzPoint<FqF64>*>(sink), points, add_rounds);
          }),
          double(add_blocks) * 128 * add_rounds);
+  // As the MSM's item sum runs it: 3 blocks of 128 per SM, so that the FP64 form does not spill.
+  report("mixed add, FP64 products 3x128/SM", time_launch([&] {
+           mixed_add_kernel<FqF64, 3><<<sms * 3, 128>>>(reinterpret_cast<XyzzPoint<FqF64>*>(sink), points, add_rounds);
+         }),
+         double(sms * 3) * 128 * add_rounds);
   CHECK(cudaFree(points));
   CHECK(cudaFree(sink));
   return 0;

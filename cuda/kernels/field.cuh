@@ -13,8 +13,8 @@
 // (IMAD + IMAD.HI per product, multiply_narrow) kept that pipe 95% busy; the wide form moves a
 // third of that work off it and is 5% (Fq) to 10% (Fr) faster, now held back by dispatch stalls
 // with both pipes about 70% busy. FqF64 (field_f64.cuh) makes Fq's products on the idle FP64
-// pipe instead: 12.0 against 13.9 clock cycles per multiplication per SM; the MSM's bucket
-// accumulation uses it.
+// pipe instead: 12.0 against 13.9 clock cycles per multiplication per SM, 9.1 against 11.8 per
+// square; the MSM's bucket accumulation uses it.
 //
 // Every primitive has a host emulation of the PTX carry flag so that the same code runs on the
 // CPU: the host-side unit test checks the arithmetic against src/math without a GPU, and host
@@ -35,6 +35,8 @@ namespace f64 {
 // field_f64.cuh, included at the end of this file.
 template <class P>
 SH_HD void montgomery_multiply(const std::uint32_t (&a)[12], const std::uint32_t (&b)[12], std::uint32_t (&r)[12]);
+template <class P>
+SH_HD void montgomery_square(const std::uint32_t (&a)[12], std::uint32_t (&r)[12]);
 }  // namespace f64
 
 namespace carry {
@@ -393,7 +395,10 @@ struct Field {
   // below 2p before the one conditional subtraction.
   SH_HD Field squared() const {
     if constexpr (P::f64_products) {
-      return *this * *this;
+      Field r;
+      f64::montgomery_square<P>(w, r.w);
+      r.reduce_once();
+      return r;
     } else {
       return square_integer();
     }
