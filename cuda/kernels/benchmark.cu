@@ -170,8 +170,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   if (options.msm_variants) {
     variants.push_back({"msm_g1 before", MsmTuning{false, false, ItemSum::integer, false}});
     variants.push_back({"msm_g1 +balanced only", MsmTuning{true, false, ItemSum::integer, false}});
-    variants.push_back({"msm_g1 one segment kern", MsmTuning{true, true, ItemSum::f64_products, false}});
-    variants.push_back({"msm_g1 f64, prefetch", MsmTuning{true, true, ItemSum::f64_prefetch, true}});
+    variants.push_back({"msm_g1 one segment kern", MsmTuning{true, true, ItemSum::f64, false}});
+    variants.push_back({"msm_g1 f64, no prefetch", MsmTuning{true, true, ItemSum::f64, true}});
     variants.push_back({"msm_g1 int, prefetch", MsmTuning{true, true, ItemSum::integer_prefetch, true}});
     variants.push_back({"msm_g1 int", MsmTuning{true, true, ItemSum::integer, true}});
   }
@@ -219,7 +219,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
       if (options.streamed_batch_log == 0 && n / 8 >= (std::uint64_t{1} << 18)) {
         streamed_runs.push_back({n / 8, MsmTuning{}, ""});
       }
-      streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64_prefetch, true}, " f64, prefetch"});
+      streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64, true}, " f64, no prefetch"});
       streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::integer_prefetch, true}, " int, prefetch"});
     }
     for (const auto& [batch, tuning, label] : streamed_runs) {

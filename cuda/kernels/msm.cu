@@ -264,7 +264,9 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
 // (2026-11-30) at 2^26 with integer products: 608 ms against 660, of which about 30 ms from the
 // register budget alone (4 blocks held to 3 without prefetch: 628 ms; 2 blocks: 867 ms). FP64
 // products take about 64 registers per multiplication against 40: at 3 blocks without prefetch
-// the accumulation took 501.6 ms, at 2 blocks with prefetch 529.9 (bench/RESULTS.md).
+// the accumulation took 501.6 ms, at 2 blocks with prefetch 529.9; at 3 blocks with prefetch,
+// once squares took fewer registers, the MSM was 0.1% faster on the device and 1.3% streamed
+// (bench/RESULTS.md).
 template <bool Prefetch, bool AddToBuckets, class F>
 __global__ void __launch_bounds__(128, Prefetch || F::Params::f64_products ? 3 : 4)
     item_sum_kernel(const G1Affine* points, const std::uint32_t* values, const std::uint32_t* keys,
@@ -558,9 +560,9 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                                                            static_cast<std::int64_t>(limit), 0,
                                                            static_cast<int>(s.item_end_bit), stream));
       mark(profile, "balance", stream);
-      auto item_sum = add_to_buckets ? item_sum_kernel<false, true, FqF64> : item_sum_kernel<false, false, FqF64>;
-      if (plan.tuning.item_sum == ItemSum::f64_prefetch) {
-        item_sum = add_to_buckets ? item_sum_kernel<true, true, FqF64> : item_sum_kernel<true, false, FqF64>;
+      auto item_sum = add_to_buckets ? item_sum_kernel<true, true, FqF64> : item_sum_kernel<true, false, FqF64>;
+      if (plan.tuning.item_sum == ItemSum::f64) {
+        item_sum = add_to_buckets ? item_sum_kernel<false, true, FqF64> : item_sum_kernel<false, false, FqF64>;
       } else if (plan.tuning.item_sum == ItemSum::integer_prefetch) {
         item_sum = add_to_buckets ? item_sum_kernel<true, true, Fq> : item_sum_kernel<true, false, Fq>;
       } else if (plan.tuning.item_sum == ItemSum::integer) {

@@ -46,17 +46,18 @@ inline constexpr std::uint64_t kFrBytes = 32;
 // the lighter ones are used only for window widths of 17 bits and more (measured faster at
 // c = 20, slower at c = 16).
 //
-// ItemSum: `f64_products` (the default since 2026-11-30) multiplies in Fq with its 48-bit
-// products on the FP64 pipe (field_f64.cuh), one point at a time, 3 blocks of 128 threads per SM;
-// `f64_prefetch` also loads the next point while adding the current one (3 blocks, some spills);
-// `integer_prefetch` (the default before) multiplies on the integer pipes and loads the next
-// point ahead (3 blocks of 168 registers); `integer` does neither (4 blocks of 128). H200, 2^26: the accumulation took 501.6 ms with FP64 products against 557.7
-// with integer_prefetch (bench/RESULTS.md).
-enum class ItemSum { f64_products, f64_prefetch, integer_prefetch, integer };
+// ItemSum: `f64_prefetch` (the default since 2026-11-30) multiplies in Fq with its 48-bit
+// products on the FP64 pipe (field_f64.cuh) and loads the next point while adding the current
+// one, 3 blocks of 128 threads per SM; `f64` does not load ahead; `integer_prefetch` (the
+// default before) multiplies on the integer pipes and loads ahead (3 blocks of 168 registers);
+// `integer` does neither (4 blocks of 128). H200, 2^26, same run: the MSM took 545.5 ms with
+// f64_prefetch, 546.2 with f64, 601.3 with integer_prefetch; streamed 568.2, 575.8 and 620.4
+// (bench/RESULTS.md).
+enum class ItemSum { f64_prefetch, f64, integer_prefetch, integer };
 struct MsmTuning {
   bool balanced = true;
   bool deferred_reduction = true;
-  ItemSum item_sum = ItemSum::f64_products;
+  ItemSum item_sum = ItemSum::f64_prefetch;
   bool split_reduction = true;
 };
 

@@ -424,10 +424,10 @@ Result check_msm_tunings(std::ostream& out, unsigned log_size, std::uint64_t see
         {"default", MsmTuning{}},
         {"one thread per bucket", MsmTuning{false, false, ItemSum::integer, false}},
         {"one thread per bucket, deferred", MsmTuning{false, true, ItemSum::integer, true}},
-        {"balanced, per group", MsmTuning{true, false, ItemSum::f64_products, true}},
-        {"balanced, per group, one segment kernel", MsmTuning{true, false, ItemSum::f64_products, false}},
-        {"one segment kernel", MsmTuning{true, true, ItemSum::f64_products, false}},
-        {"FP64 products, prefetch", MsmTuning{true, true, ItemSum::f64_prefetch, true}},
+        {"balanced, per group", MsmTuning{true, false, ItemSum::f64, true}},
+        {"balanced, per group, one segment kernel", MsmTuning{true, false, ItemSum::f64, false}},
+        {"one segment kernel", MsmTuning{true, true, ItemSum::f64, false}},
+        {"FP64 products, no prefetch", MsmTuning{true, true, ItemSum::f64, true}},
         {"integer products, prefetch", MsmTuning{true, true, ItemSum::integer_prefetch, true}},
         {"integer products", MsmTuning{true, true, ItemSum::integer, true}}};
     for (unsigned bits : {0u, 8u, 20u}) {
