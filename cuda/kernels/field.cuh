@@ -388,11 +388,7 @@ struct Field {
     return r;
   }
 
-  // a^2·R^-1 mod p with 222 of a multiplication's 288 products (Fq; Fr 100 of 128): each cross
-  // product a_i·a_j (i < j) once, doubled, plus the squares a_i^2; then the Montgomery reduction
-  // of the low half, to which the high half is added. Products and carry chains as in operator*.
-  // Bounds: T = a^2 < p^2; (T_lo + M·p)/2^(32N) <= p and T_hi < p^2/2^(32N) < p, so the sum is
-  // below 2p before the one conditional subtraction.
+  // a^2·R^-1 mod p: on the integer pipes (below), or on the FP64 pipe as operator* (field_f64.cuh).
   SH_HD Field squared() const {
     if constexpr (P::f64_products) {
       Field r;
@@ -403,6 +399,12 @@ struct Field {
       return square_integer();
     }
   }
+
+  // a^2·R^-1 mod p with 222 of a multiplication's 288 products (Fq; Fr 100 of 128): each cross
+  // product a_i·a_j (i < j) once, doubled, plus the squares a_i^2; then the Montgomery reduction
+  // of the low half, to which the high half is added. Products and carry chains as in operator*.
+  // Bounds: T = a^2 < p^2; (T_lo + M·p)/2^(32N) <= p and T_hi < p^2/2^(32N) < p, so the sum is
+  // below 2p before the one conditional subtraction.
   SH_HD Field square_integer() const {
     std::uint32_t t[2 * N];
 #pragma unroll
