@@ -130,19 +130,9 @@ __global__ void f64_check_kernel(unsigned* mismatches) {
   y.w[11] &= 0x0fffffffu;
   for (int r = 0; r < 64; ++r) {
     const Fq expected = x * y;
-    FqF64 fx, fy;
-    for (int i = 0; i < 12; ++i) {
-      fx.w[i] = x.w[i];
-      fy.w[i] = y.w[i];
-    }
-    const FqF64 product = fx * fy;
-    const FqF64 square = fx.squared();
-    const Fq expected_square = x.squared();
-    for (int i = 0; i < 12; ++i) {
-      if (product.w[i] != expected.w[i] || square.w[i] != expected_square.w[i]) {
-        atomicAdd(mismatches, 1u);
-        break;
-      }
+    const FqF64 fx = same_words<FqF64>(x), fy = same_words<FqF64>(y);
+    if (same_words<Fq>(fx * fy) != expected || same_words<Fq>(fx.squared()) != x.squared()) {
+      atomicAdd(mismatches, 1u);
     }
     y = x;
     x = expected;
@@ -183,13 +173,7 @@ template <class F, int Blocks = 4>
 __global__ void __launch_bounds__(128, Blocks) mixed_add_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
   const G1Affine p = points[threadIdx.x & 7];
   const G1Affine q = points[8 + (threadIdx.x & 7)];
-  F px, py, qx, qy;
-  for (int i = 0; i < 12; ++i) {
-    px.w[i] = p.x.w[i];
-    py.w[i] = p.y.w[i];
-    qx.w[i] = q.x.w[i];
-    qy.w[i] = q.y.w[i];
-  }
+  const F px = same_words<F>(p.x), py = same_words<F>(p.y), qx = same_words<F>(q.x), qy = same_words<F>(q.y);
   XyzzPoint<F> sum = XyzzPoint<F>::from_affine(px, py);
   for (int r = 0; r < rounds; ++r) {
     sum.add_affine(qx, (r & 1) ? qy : -qy);

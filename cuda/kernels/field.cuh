@@ -557,6 +557,16 @@ using Fq = Field<FqParams>;  // 48 bytes
 using FqF64 = Field<FqF64Params>;
 static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48);
 
+// The same value in another form of its field (Fq and FqF64 share their words).
+template <class To, class From>
+SH_HD To same_words(const From& value) {
+  static_assert(To::N == From::N);
+  To result;
+#pragma unroll
+  for (int i = 0; i < To::N; ++i) result.w[i] = value.w[i];
+  return result;
+}
+
 }  // namespace stagehand::cuda
 
 #include "field_f64.cuh"

@@ -311,6 +311,23 @@ __global__ void __launch_bounds__(128, Prefetch || F::Params::f64_products ? 3 :
   store(reinterpret_cast<Point*>((tagged & kOnlyItem) != 0 ? buckets + keys[from] : sums + item), sum);
 }
 
+// The item sum for a tuning, adding into the buckets or starting them afresh.
+using ItemSumKernel = void (*)(const G1Affine*, const std::uint32_t*, const std::uint32_t*, const std::uint32_t*,
+                               const std::uint32_t*, const std::uint32_t*, std::uint64_t, G1Xyzz*, G1Xyzz*);
+template <bool Prefetch, class F>
+ItemSumKernel item_sum_kernel_for(bool add_to_buckets) {
+  return add_to_buckets ? item_sum_kernel<Prefetch, true, F> : item_sum_kernel<Prefetch, false, F>;
+}
+ItemSumKernel item_sum_for(ItemSum item_sum, bool add_to_buckets) {
+  switch (item_sum) {
+    case ItemSum::f64_prefetch: return item_sum_kernel_for<true, FqF64>(add_to_buckets);
+    case ItemSum::f64: return item_sum_kernel_for<false, FqF64>(add_to_buckets);
+    case ItemSum::integer_prefetch: return item_sum_kernel_for<true, Fq>(add_to_buckets);
+    case ItemSum::integer: return item_sum_kernel_for<false, Fq>(add_to_buckets);
+  }
+  throw std::invalid_argument("msm: unknown item sum");
+}
+
 // Bucket b = Σ of its items (the first of which already holds what the bucket held, when
 // adding to the buckets), for the buckets with several items only (items_kernel's list): a
 // bucket's only item wrote it, and an empty one was cleared or keeps its value. A fixed grid
@@ -560,14 +577,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                                                            static_cast<std::int64_t>(limit), 0,
                                                            static_cast<int>(s.item_end_bit), stream));
       mark(profile, "balance", stream);
-      auto item_sum = add_to_buckets ? item_sum_kernel<true, true, FqF64> : item_sum_kernel<true, false, FqF64>;
-      if (plan.tuning.item_sum == ItemSum::f64) {
-        item_sum = add_to_buckets ? item_sum_kernel<false, true, FqF64> : item_sum_kernel<false, false, FqF64>;
-      } else if (plan.tuning.item_sum == ItemSum::integer_prefetch) {
-        item_sum = add_to_buckets ? item_sum_kernel<true, true, Fq> : item_sum_kernel<true, false, Fq>;
-      } else if (plan.tuning.item_sum == ItemSum::integer) {
-        item_sum = add_to_buckets ? item_sum_kernel<false, true, Fq> : item_sum_kernel<false, false, Fq>;
-      }
+      const auto item_sum = item_sum_for(plan.tuning.item_sum, add_to_buckets);
       item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
                                                            item_index_out, limit, group_buckets, item_sums);
       SH_CUDA_LAUNCHED();
