@@ -120,18 +120,19 @@ __global__ void mixed_check_kernel(unsigned* mismatches) {
   }
 }
 
-// The FP64-product Fq multiplication (field_f64.cuh) against operator*: chains of products and
-// squares from each thread's own start, counting the results that differ.
+// An FP64-product multiplication (field_f64.cuh; G, FqF64 or FrF64) against the integer one (F):
+// chains of products and squares from each thread's own start, counting the results that differ.
+template <class F, class G>
 __global__ void f64_check_kernel(unsigned* mismatches) {
-  Fq x = Fq::one(), y = Fq::one();
+  F x = F::one(), y = F::one();
   x.w[0] ^= threadIdx.x * 2654435761u + blockIdx.x;
   x.w[7] ^= blockIdx.x * 40503u;
   y.w[1] ^= threadIdx.x + 977u * blockIdx.x;
-  y.w[11] &= 0x0fffffffu;
+  y.w[F::N - 1] &= 0x0fffffffu;
   for (int r = 0; r < 64; ++r) {
-    const Fq expected = x * y;
-    const FqF64 fx = same_words<FqF64>(x), fy = same_words<FqF64>(y);
-    if (same_words<Fq>(fx * fy) != expected || same_words<Fq>(fx.squared()) != x.squared()) {
+    const F expected = x * y;
+    const G fx = same_words<G>(x), fy = same_words<G>(y);
+    if (same_words<F>(fx * fy) != expected || same_words<F>(fx.squared()) != x.squared()) {
       atomicAdd(mismatches, 1u);
     }
     y = x;
@@ -264,6 +265,13 @@ int main() {
     report("Fq mul (FP64 products) ilp2",
            time_launch([&] { multiply_kernel<FqF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
   }
+  {
+    FrF64* out = reinterpret_cast<FrF64*>(sink);
+    report("Fr mul (FP64 products)", time_launch([&] { multiply_kernel<FrF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
+    report("Fr mul (FP64 products) ilp2",
+           time_launch([&] { multiply_kernel<FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
+  }
   unsigned* mismatches = nullptr;
   CHECK(cudaMalloc(&mismatches, sizeof(unsigned)));
   CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
@@ -274,9 +282,11 @@ int main() {
   std::printf("mixes against operator*: %u of %d products differ\n", mismatch_count, 2 * 2 * 64 * 256 * 64);
   if (mismatch_count != 0) return 1;
   CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
-  f64_check_kernel<<<264, 256>>>(mismatches);
+  f64_check_kernel<Fq, FqF64><<<264, 256>>>(mismatches);
+  f64_check_kernel<Fr, FrF64><<<264, 256>>>(mismatches);
   CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
-  std::printf("FP64 products against operator*: %u of %d products and squares differ\n", mismatch_count, 264 * 256 * 64);
+  std::printf("FP64 products (Fq, Fr) against operator*: %u of %d products and squares differ\n", mismatch_count,
+              2 * 264 * 256 * 64);
   CHECK(cudaFree(mismatches));
   if (mismatch_count != 0) return 1;
 

@@ -111,6 +111,16 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     });
     row(out, name, log_size, stats, options.ntt_repetitions);
   }
+  // With ntt_variants, the forward transform with each form of the twiddle multiplication, twice
+  // over in alternation, so that a drift of the clock shows as a difference between the rounds.
+  for (int round = 0; options.ntt_variants && round < 2; ++round) {
+    for (const NttVariant variant : kNttVariants) {
+      const Stats stats = time_events(options.ntt_repetitions, stream, [&](unsigned r) {
+        ntt(buffers[r % buffer_count]->pointer, table.pointer, log_size, NttKind::forward, stream, variant);
+      });
+      row(out, std::string("ntt_forward ") + ntt_variant_name(variant), log_size, stats, options.ntt_repetitions);
+    }
+  }
   for (const auto& [name, form] : {std::pair{"h_polynomial_snarkjs", HForm::snarkjs}, std::pair{"h_polynomial_classic", HForm::classic}}) {
     if (buffer_count < 3 && log_size > 24) continue;  // 3 x 2 GiB more at 2^26 buys nothing new
     std::vector<std::unique_ptr<DeviceBuffer>> abc;

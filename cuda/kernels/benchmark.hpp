@@ -16,6 +16,7 @@ struct KernelBenchmarkOptions {
   bool msm_streamed = true;
   unsigned msm_window_bits = 0;        // 0 = the plan's choice
   unsigned streamed_batch_log = 0;     // 0 = n/4 points per batch (at least 2^18)
+  bool ntt_variants = false;           // also time the forward NTT's multiplication forms (NttVariant)
   bool msm_variants = false;           // also time the MSM's tuning switches (MsmTuning) against each other
   bool msm_profile = false;            // also print each MSM's time per phase (one extra, untimed run)
   int device = 0;

@@ -1,5 +1,5 @@
 // stagehand_kernel_bench [log_size ...] [--no-ntt] [--no-msm] [--no-streamed] [--reps N] [--window-bits C]
-//                        [--batch-log B] [--msm-variants] [--msm-profile]
+//                        [--batch-log B] [--ntt-variants] [--msm-variants] [--msm-profile]
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     else if (argument == "--reps" && i + 1 < argc) options.ntt_repetitions = options.msm_repetitions = std::atoi(argv[++i]);
     else if (argument == "--window-bits" && i + 1 < argc) options.msm_window_bits = std::atoi(argv[++i]);
     else if (argument == "--batch-log" && i + 1 < argc) options.streamed_batch_log = std::atoi(argv[++i]);
+    else if (argument == "--ntt-variants") options.ntt_variants = true;
     else if (argument == "--msm-variants") options.msm_variants = true;
     else if (argument == "--msm-profile") options.msm_profile = true;
     else sizes.push_back(static_cast<unsigned>(std::atoi(argument.c_str())));

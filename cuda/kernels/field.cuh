@@ -32,11 +32,26 @@
 namespace stagehand::cuda {
 
 namespace f64 {
+// How a field's FP64 form cuts its value: `Words` 32-bit words re-cut into `Limbs` limbs of
+// `LimbBits` bits, each limb held exactly by a double. CIOS takes a quotient of LimbBits bits per
+// row except the last, which takes `LastShift`: Montgomery's R is 2^(LimbBits·(Limbs-1) +
+// LastShift), which each field chooses equal to its integer form's, so both forms share values
+// and words (Fq: 8 limbs of 48 bits, R = 2^384; Fr: 5 of 52 bits, 4·52 + 48, R = 2^256).
+template <int Words, int Limbs, int LimbBits, int LastShift>
+struct Layout {
+  static constexpr int words = Words;
+  static constexpr int limbs = Limbs;
+  static constexpr int limb_bits = LimbBits;
+  static constexpr int last_shift = LastShift;
+  static_assert(LimbBits <= 52 && LastShift <= LimbBits && Words * 32 <= LimbBits * (Limbs - 1) + LastShift);
+};
+
 // field_f64.cuh, included at the end of this file.
 template <class P>
-SH_HD void montgomery_multiply(const std::uint32_t (&a)[12], const std::uint32_t (&b)[12], std::uint32_t (&r)[12]);
+SH_HD void montgomery_multiply(const std::uint32_t (&a)[P::words], const std::uint32_t (&b)[P::words],
+                               std::uint32_t (&r)[P::words]);
 template <class P>
-SH_HD void montgomery_square(const std::uint32_t (&a)[12], std::uint32_t (&r)[12]);
+SH_HD void montgomery_square(const std::uint32_t (&a)[P::words], std::uint32_t (&r)[P::words]);
 }  // namespace f64
 
 namespace carry {
@@ -168,8 +183,8 @@ SH_HD std::uint32_t madc_hi(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
 }  // namespace carry
 
 // Parameters: static constexpr int words; constexpr functions modulus(i) and one(i) (R mod p) for
-// i < words; inverse (-p^-1 mod 2^32); f64_products (12 words only: multiply through the FP64
-// pipe, field_f64.cuh).
+// i < words; inverse (-p^-1 mod 2^32); f64_products (multiply through the FP64 pipe,
+// field_f64.cuh, in the limbs of the type F64, an f64::Layout).
 template <class P>
 struct Field {
   using Params = P;
@@ -550,12 +565,20 @@ struct FqParams {
 // kernel can take its points and buckets as either. The MSM's bucket accumulation uses it.
 struct FqF64Params : FqParams {
   static constexpr bool f64_products = true;
+  using F64 = f64::Layout<12, 8, 48, 48>;
+};
+// Fr likewise (5 limbs of 52 bits; the last quotient 48 bits, so R = 2^256 as Fr's): the NTT's
+// twiddle multiplications can use it.
+struct FrF64Params : FrParams {
+  static constexpr bool f64_products = true;
+  using F64 = f64::Layout<8, 5, 52, 48>;
 };
 
 using Fr = Field<FrParams>;  // 32 bytes
 using Fq = Field<FqParams>;  // 48 bytes
 using FqF64 = Field<FqF64Params>;
-static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48);
+using FrF64 = Field<FrF64Params>;
+static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48 && sizeof(FrF64) == 32);
 
 // The same value in another form of its field (Fq and FqF64 share their words).
 template <class To, class From>

@@ -70,11 +70,18 @@ struct DomainLayout {
 // Constant slots.
 enum : unsigned { kSizeInverse = 0, kCosetGenerator, kCosetGeneratorInverse, kRoot, kRootInverse, kVanishingInverse };
 
+// x·y with the products of M: Fr's integer ones, or FrF64's on the FP64 pipe (the same words).
+template <class M>
+__device__ __forceinline__ Fr multiply(const Fr& x, const Fr& y) {
+  return same_words<Fr>(same_words<M>(x) * same_words<M>(y));
+}
+
+template <class M = Fr>
 __device__ __forceinline__ Fr table_power(const Fr* table, unsigned low_log, std::uint32_t exponent) {
   const Fr low = load(table + (exponent & ((1u << low_log) - 1)));
   const std::uint32_t high_index = exponent >> low_log;
   if (high_index == 0) return low;
-  return low * load(table + (std::uint64_t{1} << low_log) + high_index);
+  return multiply<M>(low, load(table + (std::uint64_t{1} << low_log) + high_index));
 }
 
 __global__ void domain_constants_kernel(Fr* domain, unsigned log_size, Fr root, Fr coset_generator) {
@@ -156,6 +163,49 @@ __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, cons
   if (j != i) store(values + i, y);
 }
 
+// The same, for log_size >= 2·kReverseTileLog, in tiles that keep both the reads and the writes in
+// runs of 2^a consecutive elements (a = kReverseTileLog); the element-wise kernel above reads or
+// writes one element per 32-byte sector at scattered places, and at 2^26 took 2.4 ms, a twelfth of
+// the transform. With i = (h, m, l) for its top a, middle and low a bits, rev(i) = (rev l, rev m,
+// rev h): block m loads the tiles of m and of its mirror rev(m) (rows h, runs of l), and writes
+// each to the other's place transposed and reversed. Blocks whose mirror is below them do
+// nothing. Shared slot of tile element (r, c): r·2^a + (c ^ rev(r)), so that neither the row-wise
+// stores nor the reversed column-wise loads of a warp fall into the same banks.
+constexpr unsigned kReverseTileLog = 4;
+
+template <class M>
+__global__ void __launch_bounds__(256) bit_reverse_tiles_kernel(Fr* values, unsigned log_size, int mode,
+                                                                const Fr* constant, const Fr* power_table,
+                                                                unsigned low_log) {
+  constexpr unsigned a = kReverseTileLog, side = 1u << a;
+  __shared__ uint4 shared_words[2 * side * side * 2];
+  Fr* tiles = reinterpret_cast<Fr*>(shared_words);
+  const unsigned middle_bits = log_size - 2 * a;
+  const std::uint32_t middles[2] = {blockIdx.x, bit_reverse(blockIdx.x, middle_bits)};
+  if (middles[1] < middles[0]) return;
+  const unsigned tile_count = middles[1] == middles[0] ? 1 : 2;
+  const unsigned high_shift = log_size - a;
+  for (unsigned k = 0; k < tile_count; ++k) {
+    for (unsigned e = threadIdx.x; e < side * side; e += blockDim.x) {
+      const unsigned h = e >> a, l = e & (side - 1);
+      const std::uint32_t i = (h << high_shift) | (middles[k] << a) | l;
+      Fr x = load(values + i);
+      if (mode == kScaleConstant) x = multiply<M>(x, load(constant));
+      if (mode == kScalePowers) x = multiply<M>(x, table_power<M>(power_table, low_log, i));
+      store(tiles + k * side * side + h * side + (l ^ bit_reverse(h, a)), x);
+    }
+  }
+  __syncthreads();
+  for (unsigned k = 0; k < tile_count; ++k) {
+    for (unsigned e = threadIdx.x; e < side * side; e += blockDim.x) {
+      const unsigned h = e >> a, l = e & (side - 1);  // of the destination
+      const unsigned r = bit_reverse(l, a), c = bit_reverse(h, a);  // of the source tile
+      const std::uint32_t i = (h << high_shift) | (middles[tile_count - 1 - k] << a) | l;
+      store(values + i, load(tiles + k * side * side + r * side + (c ^ l)));
+    }
+  }
+}
+
 __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* power_table, unsigned low_log) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= count) return;
@@ -163,10 +213,12 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 }
 
 // Stages [s0, s0 + t) of the DIT transform on bit-reversed input, 2^c consecutive low indices
-// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory. Three blocks per SM:
+// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory. M: whose products
+// the twiddle multiplications use (Fr or FrF64). Blocks per SM: with integer products, three:
 // left to itself the compiler gives the wide-product multiplication 52 registers and the SM two
 // blocks; held to 40 it spills nothing.
-__global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
+template <class M, int BlocksPerSm>
+__global__ void __launch_bounds__(512, BlocksPerSm) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
                                                        const Fr* mid_table, unsigned log_size, unsigned low_log,
                                                        unsigned small_log, unsigned mid_log, unsigned s0, unsigned t,
                                                        unsigned c) {
@@ -190,8 +242,8 @@ __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* 
       const std::uint32_t low = (low_chunk << c) + l;
       const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
       if (product != 0) {
-        x *= s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
-                               : table_power(power_table, low_log, product << (log_size - s0 - t));
+        x = multiply<M>(x, s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+                                             : table_power<M>(power_table, low_log, product << (log_size - s0 - t)));
       }
     }
     store(tile + e, x);
@@ -207,7 +259,7 @@ __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* 
     const unsigned i1 = i0 + half;
     const Fr a = load(tile + ((i0 << c) | l));
     Fr b = load(tile + ((i1 << c) | l));
-    if (j != 0) b *= load(small_roots + (j << (small_log - u - 1)));
+    if (j != 0) b = multiply<M>(b, load(small_roots + (j << (small_log - u - 1))));
     store(tile + ((i0 << c) | l), a + b);
     store(tile + ((i1 << c) | l), a - b);
     __syncthreads();
@@ -219,6 +271,96 @@ __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* 
     const unsigned l2 = e & low_mask;
     const unsigned i = e >> c;
     store(values + base + l2 + (std::uint64_t{i} << s0), load(tile + e));
+  }
+}
+
+// The same pass in radix-4 steps: each thread holds four elements of a column through two stages,
+// which halves the shared-memory traffic and the barriers of radix-2 and gives each thread two
+// independent multiplications at a time; 2^(t+c-2) threads, t >= 2. An odd t begins with a
+// radix-2 stage 0, whose twiddles are all 1.
+//
+// Stages u and u+1 on i0, i0+h, i0+2h, i0+3h (h = 2^u, j = i0 mod h): stage u pairs (i0, i0+h)
+// and (i0+2h, i0+3h), both with ω_2h^j; stage u+1 pairs (i0, i0+2h) with ω_4h^j and (i0+h,
+// i0+3h) with ω_4h^(j+h). The small table holds ω_(2^T)^k for k < 2^(T-1), so ω_4h^x is entry
+// x·2^(T-u-2).
+template <class M, int BlocksPerSm>
+__global__ void __launch_bounds__(256, BlocksPerSm) ntt_radix4_pass_kernel(
+    Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table, unsigned log_size, unsigned low_log,
+    unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c) {
+  extern __shared__ uint4 shared_words[];
+  Fr* tile = reinterpret_cast<Fr*>(shared_words);
+  const unsigned quarter_tile = 1u << (t + c - 2);
+  const std::uint32_t low_chunks_log = s0 - c;
+  const std::uint32_t low_chunk = blockIdx.x & ((1u << low_chunks_log) - 1);
+  const std::uint32_t group = blockIdx.x >> low_chunks_log;
+  const std::uint64_t base = (std::uint64_t{group} << (s0 + t)) | (std::uint64_t{low_chunk} << c);
+  const unsigned low_mask = (1u << c) - 1;
+
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const unsigned e = threadIdx.x + k * quarter_tile;
+    const unsigned l = e & low_mask;
+    const unsigned i = e >> c;
+    Fr x = load(values + base + l + (std::uint64_t{i} << s0));
+    if (s0 > 0) {
+      const std::uint32_t low = (low_chunk << c) + l;
+      const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
+      if (product != 0) {
+        x = multiply<M>(x, s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+                                             : table_power<M>(power_table, low_log, product << (log_size - s0 - t)));
+      }
+    }
+    store(tile + e, x);
+  }
+  __syncthreads();
+
+  const unsigned l = threadIdx.x & low_mask;
+  const unsigned q = threadIdx.x >> c;  // below 2^(t-2)
+  unsigned u = 0;
+  if (t & 1) {
+#pragma unroll
+    for (unsigned k = 0; k < 2; ++k) {
+      const unsigned i0 = 2 * (q + (k << (t - 2)));
+      const Fr a = load(tile + ((i0 << c) | l));
+      const Fr b = load(tile + (((i0 + 1) << c) | l));
+      store(tile + ((i0 << c) | l), a + b);
+      store(tile + (((i0 + 1) << c) | l), a - b);
+    }
+    __syncthreads();
+    u = 1;
+  }
+  for (; u + 1 < t; u += 2) {
+    const unsigned h = 1u << u;
+    const unsigned j = q & (h - 1);
+    const unsigned i0 = ((q >> u) << (u + 2)) | j;
+    Fr x0 = load(tile + ((i0 << c) | l));
+    Fr x1 = load(tile + (((i0 + h) << c) | l));
+    Fr x2 = load(tile + (((i0 + 2 * h) << c) | l));
+    Fr x3 = load(tile + (((i0 + 3 * h) << c) | l));
+    if (j != 0) {
+      const Fr w = load(small_roots + (j << (small_log - u - 1)));
+      x1 = multiply<M>(x1, w);
+      x3 = multiply<M>(x3, w);
+    }
+    Fr sum = x0 + x1;
+    x1 = x0 - x1;
+    x0 = sum;
+    sum = x2 + x3;
+    x3 = x2 - x3;
+    x2 = sum;
+    if (j != 0) x2 = multiply<M>(x2, load(small_roots + (j << (small_log - u - 2))));
+    x3 = multiply<M>(x3, load(small_roots + ((j + h) << (small_log - u - 2))));
+    store(tile + ((i0 << c) | l), x0 + x2);
+    store(tile + (((i0 + 2 * h) << c) | l), x0 - x2);
+    store(tile + (((i0 + h) << c) | l), x1 + x3);
+    store(tile + (((i0 + 3 * h) << c) | l), x1 - x3);
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const unsigned e = threadIdx.x + k * quarter_tile;
+    store(values + base + (e & low_mask) + (std::uint64_t{e >> c} << s0), load(tile + e));
   }
 }
 
@@ -262,7 +404,40 @@ void to_words(FrWords& target, const Fr& value) {
   for (int i = 0; i < 4; ++i) target[i] = std::uint64_t{value.w[2 * i]} | (std::uint64_t{value.w[2 * i + 1]} << 32);
 }
 
+using PassKernel = void (*)(Fr*, const Fr*, const Fr*, const Fr*, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned);
+struct PassForm {
+  PassKernel kernel;
+  unsigned elements_per_thread;  // 2: radix-2, 4: radix-4
+};
+PassForm pass_form(NttVariant variant) {
+  switch (variant) {
+    case NttVariant::radix2_integer: return {ntt_pass_kernel<Fr, 3>, 2};
+    case NttVariant::radix2_f64: return {ntt_pass_kernel<FrF64, 2>, 2};
+    case NttVariant::radix4_integer: return {ntt_radix4_pass_kernel<Fr, 3>, 4};
+    case NttVariant::radix4_f64: return {ntt_radix4_pass_kernel<FrF64, 3>, 4};
+    case NttVariant::radix4_f64_two_blocks: return {ntt_radix4_pass_kernel<FrF64, 2>, 4};
+  }
+  throw std::invalid_argument("ntt: unknown NttVariant");
+}
+
+bool variant_uses_f64(NttVariant variant) {
+  return variant == NttVariant::radix2_f64 || variant == NttVariant::radix4_f64 ||
+         variant == NttVariant::radix4_f64_two_blocks;
+}
+
 }  // namespace
+
+const char* ntt_variant_name(NttVariant variant) {
+  switch (variant) {
+    case NttVariant::radix2_integer: return "radix-2 integer";
+    case NttVariant::radix2_f64: return "radix-2 f64";
+    case NttVariant::radix4_integer: return "radix-4 integer";
+    case NttVariant::radix4_f64: return "radix-4 f64";
+    case NttVariant::radix4_f64_two_blocks: return "radix-4 f64 2 blocks";
+  }
+  return "?";
+}
 
 void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_generator) {
   check_log_size(log_size);
@@ -303,7 +478,8 @@ void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const
   }
 }
 
-void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, NttKind kind, cudaStream_t stream) {
+void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, NttKind kind, cudaStream_t stream,
+         NttVariant variant) {
   check_log_size(log_size);
   Fr* values = static_cast<Fr*>(values_pointer);
   const Fr* domain = static_cast<const Fr*>(domain_pointer);
@@ -315,8 +491,15 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   int mode = kNoScale;
   if (inverse) mode = kScaleConstant;
   if (kind == NttKind::coset_forward) mode = kScalePowers;
-  bit_reverse_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
-                                                              domain + layout.power_table(2), layout.low_log);
+  if (log_size >= 2 * kReverseTileLog) {
+    const unsigned blocks = 1u << (log_size - 2 * kReverseTileLog);
+    const auto kernel = variant_uses_f64(variant) ? bit_reverse_tiles_kernel<FrF64> : bit_reverse_tiles_kernel<Fr>;
+    kernel<<<blocks, 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse, domain + layout.power_table(2),
+                                       layout.low_log);
+  } else {
+    bit_reverse_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
+                                                                domain + layout.power_table(2), layout.low_log);
+  }
   SH_CUDA_LAUNCHED();
 
   const Fr* power_table = domain + layout.power_table(inverse ? 1 : 0);
@@ -329,11 +512,13 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
     unsigned c = kTileLog - t;
     if (c > s0) c = s0;
     const unsigned tile_log = t + c;
-    const unsigned threads = 1u << (tile_log - 1);
+    PassForm form = pass_form(variant);
+    if (t < 2) form = {ntt_pass_kernel<Fr, 3>, 2};  // radix-4 takes two stages at a time
+    const unsigned threads = (1u << tile_log) / form.elements_per_thread;
     const unsigned blocks = static_cast<unsigned>(n >> tile_log);
     const std::size_t shared = sizeof(Fr) << tile_log;
-    ntt_pass_kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
-                                                         layout.low_log, layout.small_log, layout.mid_log, s0, t, c);
+    form.kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
+                                                     layout.low_log, layout.small_log, layout.mid_log, s0, t, c);
     SH_CUDA_LAUNCHED();
     s0 += t;
   }
@@ -355,12 +540,12 @@ void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, con
 }
 
 void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigned log_size, HForm form,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, NttVariant variant) {
   check_log_size(log_size);
   const std::uint64_t n = std::uint64_t{1} << log_size;
   for (void* values : {a, b, c}) {
-    ntt(values, domain_pointer, log_size, NttKind::inverse, stream);
-    ntt(values, domain_pointer, log_size, NttKind::coset_forward, stream);
+    ntt(values, domain_pointer, log_size, NttKind::inverse, stream, variant);
+    ntt(values, domain_pointer, log_size, NttKind::coset_forward, stream, variant);
   }
   const Fr* domain = static_cast<const Fr*>(domain_pointer);
   const DomainLayout layout(log_size);
@@ -368,7 +553,7 @@ void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigne
       static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), n, form == HForm::classic ? 2 : 0,
       Fr::one(), domain + layout.constants() + kVanishingInverse);
   SH_CUDA_LAUNCHED();
-  if (form == HForm::classic) ntt(a, domain_pointer, log_size, NttKind::coset_inverse, stream);
+  if (form == HForm::classic) ntt(a, domain_pointer, log_size, NttKind::coset_inverse, stream, variant);
 }
 
 }  // namespace stagehand::cuda

@@ -42,8 +42,20 @@ void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const
 // Computed on the host (a few hundred multiplications).
 void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_generator);
 
+// How the pass kernels work: radix-2 or radix-4 steps in shared memory, with the twiddle
+// multiplications on Fr's integer products or FrF64's on the FP64 pipe (field_f64.cuh). The
+// benchmark and the checks run each; the default is the fastest measured on the H200
+// (bench/RESULTS.md).
+enum class NttVariant { radix2_integer, radix2_f64, radix4_integer, radix4_f64, radix4_f64_two_blocks };
+inline constexpr NttVariant kNttVariants[] = {NttVariant::radix2_integer, NttVariant::radix2_f64,
+                                              NttVariant::radix4_integer, NttVariant::radix4_f64,
+                                              NttVariant::radix4_f64_two_blocks};
+inline constexpr NttVariant kDefaultNttVariant = NttVariant::radix4_f64;
+const char* ntt_variant_name(NttVariant variant);
+
 // In place on 2^log_size elements; `domain` was initialised for the same log_size.
-void ntt(void* values, const void* domain, unsigned log_size, NttKind kind, cudaStream_t stream);
+void ntt(void* values, const void* domain, unsigned log_size, NttKind kind, cudaStream_t stream,
+         NttVariant variant = kDefaultNttVariant);
 
 // a[i] = (a[i]·b[i] − c[i])·factor for i < count. factor: nullptr means 1.
 void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, const FrWords* factor,
@@ -54,6 +66,6 @@ void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, con
 //   classic:  coefficients of (A·B − C)/Z, Z = x^n − 1 (the constant g^n − 1 on the coset).
 enum class HForm { snarkjs, classic };
 void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form,
-                  cudaStream_t stream);
+                  cudaStream_t stream, NttVariant variant = kDefaultNttVariant);
 
 }  // namespace stagehand::cuda

@@ -85,6 +85,10 @@ BOOST_AUTO_TEST_CASE(fq_matches_reference) { check_field<cuda::Fq, math::Fq>(); 
 BOOST_AUTO_TEST_CASE(fq_with_f64_products_matches_reference) {
   check_field<cuda::FqF64, math::Fq>();
 }
+// Fr's FP64 form: 52-bit limbs and a last quotient of 48 bits (R = 2^256).
+BOOST_AUTO_TEST_CASE(fr_with_f64_products_matches_reference) {
+  check_field<cuda::FrF64, math::Fr>();
+}
 
 BOOST_AUTO_TEST_CASE(xyzz_formulas_match_reference) {
   const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());

@@ -191,15 +191,19 @@ Result check_ntt(std::ostream& out, unsigned log_size, std::uint64_t seed) {
         case NttKind::coset_forward: math::coset_ntt(expected, domain); break;
         case NttKind::coset_inverse: math::coset_intt(expected, domain); break;
       }
-      SH_CUDA_OK(cudaMemset(values.pointer, 0xff, values.bytes));
-      values.upload(limbs_of(input));
-      ntt(values.pointer, table.pointer, log_size, kinds[k].first, nullptr);
-      SH_CUDA_OK(cudaDeviceSynchronize());
-      const long long bad = first_mismatch(values.download<FrLimbs>(n), expected);
-      const bool guard = guard_intact(values, n);
-      result.add(report(out, bad < 0 && guard,
-                        std::string(kinds[k].second) + " " + names[d] + " 2^" + std::to_string(log_size),
-                        bad >= 0 ? "first mismatch at " + std::to_string(bad) : (guard ? "" : "wrote past the end")));
+      // Every form of the twiddle multiplication on the same input (NttVariant).
+      for (const NttVariant variant : kNttVariants) {
+        SH_CUDA_OK(cudaMemset(values.pointer, 0xff, values.bytes));
+        values.upload(limbs_of(input));
+        ntt(values.pointer, table.pointer, log_size, kinds[k].first, nullptr, variant);
+        SH_CUDA_OK(cudaDeviceSynchronize());
+        const long long bad = first_mismatch(values.download<FrLimbs>(n), expected);
+        const bool guard = guard_intact(values, n);
+        result.add(report(out, bad < 0 && guard,
+                          std::string(kinds[k].second) + " " + names[d] + " 2^" + std::to_string(log_size) + " (" +
+                              ntt_variant_name(variant) + ")",
+                          bad >= 0 ? "first mismatch at " + std::to_string(bad) : (guard ? "" : "wrote past the end")));
+      }
     }
   }
   return result;
