@@ -1,7 +1,9 @@
 // stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
 //   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
+//                          [--big-parts ntt,h,msm]
 // NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
-// (default 26, 0 to skip). Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
+// (default 26, 0 to skip; --big-parts picks which, --big-ntt 0 is "msm"). Exit 0 when everything
+// matched, 1 on a mismatch, 77 without a GPU.
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -13,7 +15,9 @@ int main(int argc, char** argv) {
   using namespace stagehand::cuda::checks;
   unsigned max_log = 22, big = 26;
   bool msm_only = false;  // leave out the NTT and H checks (for MSM work that touches neither)
-  bool big_ntt = true;    // false: at 2^big only the MSM (its CPU-side NTT references take minutes)
+  // Which checks run at 2^big: the NTT kinds, the H forms and the MSM (the CPU-side NTT references
+  // take minutes at 2^26, so a call may split them).
+  std::string big_parts = "ntt,h,msm";
   std::uint64_t seed = 20261130;
   if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -22,7 +26,8 @@ int main(int argc, char** argv) {
     else if (flag == "--big") big = std::atoi(argv[i + 1]);
     else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--msm-only") msm_only = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--big-ntt") big_ntt = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0) big_parts = "msm";
+    else if (flag == "--big-parts") big_parts = argv[i + 1];
   }
   std::string why;
   if (!gpu_present(why)) {
@@ -48,11 +53,12 @@ int main(int argc, char** argv) {
     add(check_msm_streamed(std::cout, 16, 13, seed + 300));
     add(check_msm_streamed(std::cout, 20, 18, seed + 800));
     if (big != 0) {
-      if (!msm_only && big_ntt) {
-        add(check_ntt(std::cout, big, seed + 400));
-        add(check_h(std::cout, big, seed + 500));
-      }
-      add(check_msm(std::cout, big, seed + 600, false));
+      const auto wanted = [&](const std::string& part) {
+        return ("," + big_parts + ",").find("," + part + ",") != std::string::npos;
+      };
+      if (!msm_only && wanted("ntt")) add(check_ntt(std::cout, big, seed + 400));
+      if (!msm_only && wanted("h")) add(check_h(std::cout, big, seed + 500));
+      if (wanted("msm")) add(check_msm(std::cout, big, seed + 600, false));
     }
   } catch (const std::exception& error) {
     std::cout << "FAIL  exception: " << error.what() << std::endl;
