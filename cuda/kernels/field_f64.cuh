@@ -157,19 +157,44 @@ SH_HD void add_row(std::uint64_t (&t)[L::limbs + 1], const double (&x)[L::limbs]
 template <class L>
 constexpr bool kSquareRows = L::limb_bits + 1 <= 52;
 
+// The second factor as the rows read it, a limb at a time: cut from its words as each row needs
+// it, or held as doubles already (a factor used many times, as the NTT's twiddles: see
+// factor_limbs).
+template <class P>
+struct WordFactor {
+  const std::uint32_t (&w)[P::words];
+  template <int Row>
+  SH_HD double limb_value() const {
+    return to_double(limb<P::F64::limb_bits>(w, Row));
+  }
+};
+template <class P>
+struct LimbFactor {
+  const double (&d)[P::F64::limbs];
+  template <int Row>
+  SH_HD double limb_value() const {
+    return d[Row];
+  }
+};
+template <class P>
+SH_HD void factor_limbs(const std::uint32_t (&w)[P::words], double (&d)[P::F64::limbs]) {
+#pragma unroll
+  for (int j = 0; j < P::F64::limbs; ++j) d[j] = to_double(limb<P::F64::limb_bits>(w, j));
+}
+
 // Row Row of montgomery_core: t += a·b_Row (or a square's share of row Row), then the quotient's
 // multiple of p, then the shift by one column (not after a narrower last quotient). A template
 // per row, so that a square's rows (which start at column Row) unroll with constant bounds.
-template <class P, bool Square, int Row>
+template <class P, bool Square, int Row, class Factor>
 SH_HD void montgomery_row(std::uint64_t (&t)[P::F64::limbs + 1], const double (&x)[P::F64::limbs],
-                          const double (&modulus)[P::F64::limbs], const std::uint32_t (&b)[P::words]) {
+                          const double (&modulus)[P::F64::limbs], const Factor& b) {
   using L = typename P::F64;
   constexpr ColumnBiases biases = column_biases<L>(Square);
   if constexpr (Square) {
     // Doubling is exact in binary floating point.
     add_row<L, Row>(t, x, x[Row], x[Row] + x[Row]);
   } else {
-    const double y = to_double(limb<L::limb_bits>(b, Row));
+    const double y = b.template limb_value<Row>();
     add_row<L, 0>(t, x, y, y);
   }
   // The quotient reads the low bits, where the biases are zero.
@@ -197,9 +222,9 @@ SH_HD void montgomery_row(std::uint64_t (&t)[P::F64::limbs + 1], const double (&
   }
 }
 
-template <class P, bool Square, int... Rows>
+template <class P, bool Square, class Factor, int... Rows>
 SH_HD void montgomery_rows(std::uint64_t (&t)[P::F64::limbs + 1], const double (&x)[P::F64::limbs],
-                           const double (&modulus)[P::F64::limbs], const std::uint32_t (&b)[P::words],
+                           const double (&modulus)[P::F64::limbs], const Factor& b,
                            std::integer_sequence<int, Rows...>) {
   (montgomery_row<P, Square, Rows>(t, x, modulus, b), ...);
 }
@@ -214,9 +239,8 @@ SH_HD void montgomery_rows(std::uint64_t (&t)[P::F64::limbs + 1], const double (
 // the 64 - Bits bits it is masked to; the result (ab + Mp)/R < 2p.
 // With a narrower last quotient (Fr) the last row does not shift: the result is the columns'
 // value from bit LastShift on.
-template <class P, bool Square>
-SH_HD void montgomery_core(const std::uint32_t (&a)[P::words], const std::uint32_t (&b)[P::words],
-                           std::uint32_t (&r)[P::words]) {
+template <class P, bool Square, class Factor>
+SH_HD void montgomery_core(const std::uint32_t (&a)[P::words], const Factor& b, std::uint32_t (&r)[P::words]) {
   using L = typename P::F64;
   constexpr int bits = L::limb_bits;
   constexpr ColumnBiases biases = column_biases<L>(Square);
@@ -252,11 +276,17 @@ SH_HD void montgomery_core(const std::uint32_t (&a)[P::words], const std::uint32
 template <class P>
 SH_HD void montgomery_multiply(const std::uint32_t (&a)[P::words], const std::uint32_t (&b)[P::words],
                                std::uint32_t (&r)[P::words]) {
-  montgomery_core<P, false>(a, b, r);
+  montgomery_core<P, false>(a, WordFactor<P>{b}, r);
+}
+// The same with b's limbs given as doubles (factor_limbs).
+template <class P>
+SH_HD void montgomery_multiply_limbs(const std::uint32_t (&a)[P::words], const double (&b)[P::F64::limbs],
+                                     std::uint32_t (&r)[P::words]) {
+  montgomery_core<P, false>(a, LimbFactor<P>{b}, r);
 }
 template <class P>
 SH_HD void montgomery_square(const std::uint32_t (&a)[P::words], std::uint32_t (&r)[P::words]) {
-  montgomery_core<P, kSquareRows<typename P::F64>>(a, a, r);
+  montgomery_core<P, kSquareRows<typename P::F64>>(a, WordFactor<P>{a}, r);
 }
 
 }  // namespace stagehand::cuda::f64

@@ -1,13 +1,21 @@
-// Radix-2 decimation-in-time NTT in passes of up to 10 stages, each pass one kernel whose block
-// holds its tile in shared memory. Why this shape: at 2^26 the transform is bound by Montgomery
-// multiplications, not memory, so the work per element must stay near log2(n)/2 products; three
-// passes over device memory (plus one bit-reversal) keep the memory traffic well under the
-// arithmetic time. A pass over stages [s0, s0+t) is, per group of 2^(s0+t) elements, a twiddle
-// multiplication by ω_M^(low·rev_t(i)) followed by 2^s0 independent DFTs of size 2^t (the
-// four-step identity), so the in-block stages only need the 2^t-th roots. The twiddle of a middle
-// pass (neither first nor last) comes from an exact table; the last pass's, which would need one
-// entry per element, is a product of a low and a high power.
+// Decimation-in-time NTT in passes of up to 10 stages, each pass one kernel whose block holds its
+// tile in shared memory, after an in-place bit reversal. Why this shape: at 2^26 the transform is
+// bound by Montgomery multiplications, not memory, so the work per element must stay near
+// log2(n)/2 products; three passes over device memory (plus the bit reversal) keep the memory
+// traffic well under the arithmetic time. A pass over stages [s0, s0+t) is, per group of
+// 2^(s0+t) elements, a twiddle multiplication by ω_M^(low·rev_t(i)) followed by 2^s0 independent
+// DFTs of size 2^t (the four-step identity), so the in-block stages only need the 2^t-th roots.
+// The twiddle of a middle pass (neither first nor last) comes from an exact table; the last
+// pass's, which would need one entry per element, is a product of a low and a high power.
+//
+// The default pass (NttVariant::radix4_f64_lazy, bench/RESULTS.md "The NTT in radix-4 with Fr's
+// products on the FP64 pipe") takes two stages per step with four elements per thread, its first
+// step straight from device memory and its last straight to it; multiplies on the FP64 pipe
+// (FrF64); and keeps values below 2r between its steps. Forward 2^26 on the H200: 22.9 ms, from
+// 31.6 ms with the radix-2 integer kernel (radix2_integer, kept as the baseline).
+#include <mutex>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 
 #include "common.cuh"
@@ -213,15 +221,14 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 }
 
 // Stages [s0, s0 + t) of the DIT transform on bit-reversed input, 2^c consecutive low indices
-// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory. M: whose products
-// the twiddle multiplications use (Fr or FrF64). Blocks per SM: with integer products, three:
-// left to itself the compiler gives the wide-product multiplication 52 registers and the SM two
-// blocks; held to 40 it spills nothing.
-template <class M, int BlocksPerSm>
-__global__ void __launch_bounds__(512, BlocksPerSm) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
+// per block (c <= s0), 2^(t+c-1) threads, 2^(t+c) elements of shared memory, radix-2 with Fr's
+// integer products: the kernel of NttVariant::radix2_integer, and of every variant's passes of one
+// stage. Three blocks per SM: left to itself the compiler gives the wide-product multiplication 52
+// registers and the SM two blocks; held to 40 it spills nothing.
+__global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
                                                        const Fr* mid_table, unsigned log_size, unsigned low_log,
                                                        unsigned small_log, unsigned mid_log, unsigned s0, unsigned t,
-                                                       unsigned c) {
+                                                       unsigned c, unsigned /*canonical_output: always*/) {
   extern __shared__ uint4 shared_words[];
   Fr* tile = reinterpret_cast<Fr*>(shared_words);
   const unsigned tile_log = t + c;
@@ -242,8 +249,8 @@ __global__ void __launch_bounds__(512, BlocksPerSm) ntt_pass_kernel(Fr* values, 
       const std::uint32_t low = (low_chunk << c) + l;
       const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
       if (product != 0) {
-        x = multiply<M>(x, s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
-                                             : table_power<M>(power_table, low_log, product << (log_size - s0 - t)));
+        x *= s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+                               : table_power(power_table, low_log, product << (log_size - s0 - t));
       }
     }
     store(tile + e, x);
@@ -259,7 +266,7 @@ __global__ void __launch_bounds__(512, BlocksPerSm) ntt_pass_kernel(Fr* values, 
     const unsigned i1 = i0 + half;
     const Fr a = load(tile + ((i0 << c) | l));
     Fr b = load(tile + ((i1 << c) | l));
-    if (j != 0) b = multiply<M>(b, load(small_roots + (j << (small_log - u - 1))));
+    if (j != 0) b *= load(small_roots + (j << (small_log - u - 1)));
     store(tile + ((i0 << c) | l), a + b);
     store(tile + ((i1 << c) | l), a - b);
     __syncthreads();
@@ -274,6 +281,69 @@ __global__ void __launch_bounds__(512, BlocksPerSm) ntt_pass_kernel(Fr* values, 
   }
 }
 
+// Values in [0, 2r) for the lazy radix-4 kernel (2r < 2^256): the FP64 multiplication's result
+// is below 2r before its final subtraction when one factor is below 2r and the other (a twiddle)
+// below r ((2r·r + 2^256·r)/2^256 < 1.91r), so the twiddle multiplications skip it and the
+// butterflies add and subtract modulo 2r at the cost of the plain ones.
+namespace lazy {
+
+struct TwiceModulus {
+  std::uint32_t w[8] = {};
+  constexpr TwiceModulus() {
+    std::uint64_t carry = 0;
+    for (int i = 0; i < 8; ++i) {
+      const std::uint64_t v = 2 * std::uint64_t{FrParams::modulus(i)} + carry;
+      w[i] = static_cast<std::uint32_t>(v);
+      carry = v >> 32;
+    }
+  }
+};
+
+// a + b, less 2r when that is at least 2r; a, b < 2r.
+__device__ __forceinline__ Fr add(const Fr& a, const Fr& b) {
+  constexpr TwiceModulus twice;
+  Fr sum, less;
+  sum.w[0] = carry::add_cc(a.w[0], b.w[0]);
+#pragma unroll
+  for (int i = 1; i < 8; ++i) sum.w[i] = carry::addc_cc(a.w[i], b.w[i]);
+  const std::uint32_t top = carry::addc(0, 0);
+  less.w[0] = carry::sub_cc(sum.w[0], twice.w[0]);
+#pragma unroll
+  for (int i = 1; i < 8; ++i) less.w[i] = carry::subc_cc(sum.w[i], twice.w[i]);
+  const std::uint32_t below = carry::subc(top, 0);  // all ones when the sum is below 2r
+#pragma unroll
+  for (int i = 0; i < 8; ++i) sum.w[i] = below ? sum.w[i] : less.w[i];
+  return sum;
+}
+
+// a - b, plus 2r when that is negative; a, b < 2r.
+__device__ __forceinline__ Fr subtract(const Fr& a, const Fr& b) {
+  constexpr TwiceModulus twice;
+  Fr r;
+  r.w[0] = carry::sub_cc(a.w[0], b.w[0]);
+#pragma unroll
+  for (int i = 1; i < 8; ++i) r.w[i] = carry::subc_cc(a.w[i], b.w[i]);
+  const std::uint32_t borrow = carry::subc(0, 0);
+  r.w[0] = carry::add_cc(r.w[0], twice.w[0] & borrow);
+#pragma unroll
+  for (int i = 1; i < 8; ++i) r.w[i] = carry::addc_cc(r.w[i], twice.w[i] & borrow);
+  return r;
+}
+
+// x·w below 2r, for x < 2r and w < r; w given as its words or as its FP64 limbs.
+__device__ __forceinline__ Fr multiply(const Fr& x, const Fr& w) {
+  Fr r;
+  f64::montgomery_multiply<FrF64Params>(x.w, w.w, r.w);
+  return r;
+}
+__device__ __forceinline__ Fr multiply(const Fr& x, const double (&w)[FrF64Params::F64::limbs]) {
+  Fr r;
+  f64::montgomery_multiply_limbs<FrF64Params>(x.w, w, r.w);
+  return r;
+}
+
+}  // namespace lazy
+
 // The same pass in radix-4 steps: each thread holds four elements of a column through two stages,
 // which halves the shared-memory traffic and the barriers of radix-2 and gives each thread two
 // independent multiplications at a time; 2^(t+c-2) threads, t >= 2. An odd t begins with a
@@ -283,85 +353,171 @@ __global__ void __launch_bounds__(512, BlocksPerSm) ntt_pass_kernel(Fr* values, 
 // and (i0+2h, i0+3h), both with ω_2h^j; stage u+1 pairs (i0, i0+2h) with ω_4h^j and (i0+h,
 // i0+3h) with ω_4h^(j+h). The small table holds ω_(2^T)^k for k < 2^(T-1), so ω_4h^x is entry
 // x·2^(T-u-2).
-template <class M, int BlocksPerSm>
-__global__ void __launch_bounds__(256, BlocksPerSm) ntt_radix4_pass_kernel(
+//
+// Lazy (FP64 products only): values stay in [0, 2r) (namespace lazy) from the load to the store,
+// which reduces them below r only where `canonical_output` asks (the transform's last pass, or a
+// pass that a radix-2 pass follows); and the pass's 2^(t-1) in-block twiddles are cut into FP64
+// limbs once per block, into shared memory after the tile (5 arrays of doubles), so that their
+// multiplications skip that step.
+template <class M, bool Lazy>
+__global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
     Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table, unsigned log_size, unsigned low_log,
-    unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c) {
+    unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c, unsigned canonical_output) {
+  static_assert(!Lazy || std::is_same_v<M, FrF64>);
+  constexpr int kLimbs = FrF64Params::F64::limbs;
   extern __shared__ uint4 shared_words[];
   Fr* tile = reinterpret_cast<Fr*>(shared_words);
   const unsigned quarter_tile = 1u << (t + c - 2);
+  const unsigned twiddle_count = 1u << (t - 1);
+  double* twiddle_limbs = reinterpret_cast<double*>(tile + (std::size_t{1} << (t + c)));
   const std::uint32_t low_chunks_log = s0 - c;
   const std::uint32_t low_chunk = blockIdx.x & ((1u << low_chunks_log) - 1);
   const std::uint32_t group = blockIdx.x >> low_chunks_log;
   const std::uint64_t base = (std::uint64_t{group} << (s0 + t)) | (std::uint64_t{low_chunk} << c);
   const unsigned low_mask = (1u << c) - 1;
 
+  if constexpr (Lazy) {
+    // Compact entry e holds ω_(2^t)^e: the stages below read only every 2^(T-t)-th small root.
+    for (unsigned e = threadIdx.x; e < twiddle_count; e += blockDim.x) {
+      const Fr w = load(small_roots + (e << (small_log - t)));
+      double limbs[kLimbs];
+      f64::factor_limbs<FrF64Params>(w.w, limbs);
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const unsigned e = threadIdx.x + k * quarter_tile;
-    const unsigned l = e & low_mask;
-    const unsigned i = e >> c;
-    Fr x = load(values + base + l + (std::uint64_t{i} << s0));
-    if (s0 > 0) {
-      const std::uint32_t low = (low_chunk << c) + l;
-      const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
-      if (product != 0) {
-        x = multiply<M>(x, s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
-                                             : table_power<M>(power_table, low_log, product << (log_size - s0 - t)));
-      }
+      for (int k = 0; k < kLimbs; ++k) twiddle_limbs[k * twiddle_count + e] = limbs[k];
     }
-    store(tile + e, x);
   }
-  __syncthreads();
+  // x·ω_(2^(u+1))^j for the stage u (j < 2^u); as in the radix-2 kernel, or from the limbs.
+  const auto twiddle_multiply = [&](const Fr& x, unsigned j, unsigned u) {
+    if constexpr (Lazy) {
+      const unsigned e = j << (t - u - 1);
+      double limbs[kLimbs];
+#pragma unroll
+      for (int k = 0; k < kLimbs; ++k) limbs[k] = twiddle_limbs[k * twiddle_count + e];
+      return lazy::multiply(x, limbs);
+    } else {
+      return multiply<M>(x, load(small_roots + (j << (small_log - u - 1))));
+    }
+  };
+  const auto add = [](const Fr& a, const Fr& b) {
+    if constexpr (Lazy) return lazy::add(a, b);
+    else return a + b;
+  };
+  const auto subtract = [](const Fr& a, const Fr& b) {
+    if constexpr (Lazy) return lazy::subtract(a, b);
+    else return a - b;
+  };
 
   const unsigned l = threadIdx.x & low_mask;
   const unsigned q = threadIdx.x >> c;  // below 2^(t-2)
-  unsigned u = 0;
-  if (t & 1) {
-#pragma unroll
-    for (unsigned k = 0; k < 2; ++k) {
-      const unsigned i0 = 2 * (q + (k << (t - 2)));
-      const Fr a = load(tile + ((i0 << c) | l));
-      const Fr b = load(tile + (((i0 + 1) << c) | l));
-      store(tile + ((i0 << c) | l), a + b);
-      store(tile + (((i0 + 1) << c) | l), a - b);
+  // Row i of this thread's column, in device memory and in the tile.
+  const auto global_row = [&](unsigned i) { return values + base + l + (std::uint64_t{i} << s0); };
+  const auto tile_row = [&](unsigned i) { return tile + ((i << c) | l); };
+  // Row i as loaded: times the four-step twiddle ω_(2^(s0+t))^(low·rev_t(i)) after the first pass.
+  const auto load_row = [&](unsigned i) {
+    Fr x = load(global_row(i));
+    if (s0 > 0) {
+      const std::uint32_t product = ((low_chunk << c) + l) * bit_reverse(i, t);  // below 2^(s0+t)
+      if (product != 0) {
+        const Fr w = s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+                                       : table_power<M>(power_table, low_log, product << (log_size - s0 - t));
+        if constexpr (Lazy) x = lazy::multiply(x, w);
+        else x = multiply<M>(x, w);
+      }
     }
-    __syncthreads();
-    u = 1;
-  }
-  for (; u + 1 < t; u += 2) {
+    return x;
+  };
+  const auto store_row = [&](unsigned i, Fr x) {
+    if (Lazy && canonical_output) x.reduce_once();
+    store(global_row(i), x);
+  };
+  // Stages u and u+1 on x[k] = row i0 + k·2^u (j = i0 mod 2^u), in place. The stage u+1 twiddle
+  // of x[3] for j = 0 is ω_4, which the first step takes from the words (the limbs may not be
+  // in shared memory yet).
+  const auto radix4 = [&](Fr (&x)[4], unsigned j, unsigned u) {
+    const unsigned h = 1u << u;
+    if (j != 0) {
+      x[1] = twiddle_multiply(x[1], j, u);
+      x[3] = twiddle_multiply(x[3], j, u);
+    }
+    Fr sum = add(x[0], x[1]);
+    x[1] = subtract(x[0], x[1]);
+    x[0] = sum;
+    sum = add(x[2], x[3]);
+    x[3] = subtract(x[2], x[3]);
+    x[2] = sum;
+    if (j != 0) x[2] = twiddle_multiply(x[2], j, u + 1);
+    if (u == 0) {
+      const Fr omega4 = load(small_roots + (std::size_t{1} << (small_log - 2)));
+      if constexpr (Lazy) x[3] = lazy::multiply(x[3], omega4);
+      else x[3] = multiply<M>(x[3], omega4);
+    } else {
+      x[3] = twiddle_multiply(x[3], j + h, u + 1);
+    }
+    sum = add(x[0], x[2]);
+    x[2] = subtract(x[0], x[2]);
+    x[0] = sum;
+    sum = add(x[1], x[3]);
+    x[3] = subtract(x[1], x[3]);
+    x[1] = sum;
+  };
+  // The step at stage u reads and writes the tile (or, for the last, device memory): rows
+  // i0 + k·h with i0 = (q >> u)·4h + j.
+  const auto tile_step = [&](unsigned u, bool last) {
     const unsigned h = 1u << u;
     const unsigned j = q & (h - 1);
     const unsigned i0 = ((q >> u) << (u + 2)) | j;
-    Fr x0 = load(tile + ((i0 << c) | l));
-    Fr x1 = load(tile + (((i0 + h) << c) | l));
-    Fr x2 = load(tile + (((i0 + 2 * h) << c) | l));
-    Fr x3 = load(tile + (((i0 + 3 * h) << c) | l));
-    if (j != 0) {
-      const Fr w = load(small_roots + (j << (small_log - u - 1)));
-      x1 = multiply<M>(x1, w);
-      x3 = multiply<M>(x3, w);
+    Fr x[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x[k] = load(tile_row(i0 + k * h));
+    radix4(x, j, u);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (last) store_row(i0 + k * h, x[k]);
+      else store(tile_row(i0 + k * h), x[k]);
     }
-    Fr sum = x0 + x1;
-    x1 = x0 - x1;
-    x0 = sum;
-    sum = x2 + x3;
-    x3 = x2 - x3;
-    x2 = sum;
-    if (j != 0) x2 = multiply<M>(x2, load(small_roots + (j << (small_log - u - 2))));
-    x3 = multiply<M>(x3, load(small_roots + ((j + h) << (small_log - u - 2))));
-    store(tile + ((i0 << c) | l), x0 + x2);
-    store(tile + (((i0 + 2 * h) << c) | l), x0 - x2);
-    store(tile + (((i0 + h) << c) | l), x1 + x3);
-    store(tile + (((i0 + 3 * h) << c) | l), x1 - x3);
+  };
+
+  unsigned u;
+  if ((t & 1) == 0) {
+    // Stages 0 and 1 straight from device memory: rows 4q .. 4q+3, whose twiddles are ω_4 or 1.
+    Fr x[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x[k] = load_row(4 * q + k);
+    radix4(x, 0, 0);
+    if (t == 2) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) store_row(4 * q + k, x[k]);
+      return;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) store(tile_row(4 * q + k), x[k]);
+    u = 2;
+  } else {
+    // An odd t: the rows through the tile, then the radix-2 stage 0 (twiddles 1).
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const unsigned e = threadIdx.x + k * quarter_tile;  // row e >> c of column e & low_mask
+      store(tile + e, load_row(e >> c));
+    }
+    __syncthreads();
+#pragma unroll
+    for (unsigned k = 0; k < 2; ++k) {
+      const unsigned i0 = 2 * (q + (k << (t - 2)));
+      const Fr a = load(tile_row(i0));
+      const Fr b = load(tile_row(i0 + 1));
+      store(tile_row(i0), add(a, b));
+      store(tile_row(i0 + 1), subtract(a, b));
+    }
+    u = 1;
+  }
+  __syncthreads();
+  for (; u + 2 < t; u += 2) {
+    tile_step(u, false);
     __syncthreads();
   }
-
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const unsigned e = threadIdx.x + k * quarter_tile;
-    store(values + base + (e & low_mask) + (std::uint64_t{e >> c} << s0), load(tile + e));
-  }
+  // The last step (u = t - 2: i0 = q, rows q + k·2^(t-2)) writes device memory in the order the
+  // loads of an odd t read it: consecutive threads, consecutive rows (or columns).
+  tile_step(u, true);
 }
 
 __global__ void h_pointwise_kernel(Fr* a, const Fr* b, const Fr* c, std::uint64_t count, int mode, Fr factor,
@@ -405,25 +561,33 @@ void to_words(FrWords& target, const Fr& value) {
 }
 
 using PassKernel = void (*)(Fr*, const Fr*, const Fr*, const Fr*, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned);
+                            unsigned, unsigned, unsigned);
 struct PassForm {
   PassKernel kernel;
   unsigned elements_per_thread;  // 2: radix-2, 4: radix-4
+  bool twiddle_limbs;            // the lazy kernel's FP64 limbs of the in-block twiddles in shared memory
 };
 PassForm pass_form(NttVariant variant) {
   switch (variant) {
-    case NttVariant::radix2_integer: return {ntt_pass_kernel<Fr, 3>, 2};
-    case NttVariant::radix2_f64: return {ntt_pass_kernel<FrF64, 2>, 2};
-    case NttVariant::radix4_integer: return {ntt_radix4_pass_kernel<Fr, 3>, 4};
-    case NttVariant::radix4_f64: return {ntt_radix4_pass_kernel<FrF64, 3>, 4};
-    case NttVariant::radix4_f64_two_blocks: return {ntt_radix4_pass_kernel<FrF64, 2>, 4};
+    case NttVariant::radix2_integer: return {ntt_pass_kernel, 2, false};
+    case NttVariant::radix4_integer: return {ntt_radix4_pass_kernel<Fr, false>, 4, false};
+    case NttVariant::radix4_f64: return {ntt_radix4_pass_kernel<FrF64, false>, 4, false};
+    case NttVariant::radix4_f64_lazy: return {ntt_radix4_pass_kernel<FrF64, true>, 4, true};
   }
   throw std::invalid_argument("ntt: unknown NttVariant");
 }
 
-bool variant_uses_f64(NttVariant variant) {
-  return variant == NttVariant::radix2_f64 || variant == NttVariant::radix4_f64 ||
-         variant == NttVariant::radix4_f64_two_blocks;
+bool variant_uses_f64(NttVariant variant) { return variant != NttVariant::radix2_integer && variant != NttVariant::radix4_integer; }
+
+// The lazy kernel's shared memory passes the 48 KiB that a kernel gets without asking (tile of
+// 2^10 elements and 2^9 twiddles' limbs: 52 KiB); asked once per process.
+void allow_large_shared_memory() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    SH_CUDA_OK(cudaFuncSetAttribute(ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (sizeof(Fr) << kTileLog) + sizeof(double) * FrF64Params::F64::limbs *
+                                                                   (std::size_t{1} << (kTileLog - 1))));
+  });
 }
 
 }  // namespace
@@ -431,10 +595,9 @@ bool variant_uses_f64(NttVariant variant) {
 const char* ntt_variant_name(NttVariant variant) {
   switch (variant) {
     case NttVariant::radix2_integer: return "radix-2 integer";
-    case NttVariant::radix2_f64: return "radix-2 f64";
     case NttVariant::radix4_integer: return "radix-4 integer";
     case NttVariant::radix4_f64: return "radix-4 f64";
-    case NttVariant::radix4_f64_two_blocks: return "radix-4 f64 2 blocks";
+    case NttVariant::radix4_f64_lazy: return "radix-4 f64 lazy";
   }
   return "?";
 }
@@ -506,19 +669,26 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   const Fr* small_roots = domain + layout.small_table(inverse ? 1 : 0);
   const Fr* mid_table = domain + layout.mid_table(inverse ? 1 : 0);
   const NttPasses passes(log_size);
+  const PassForm chosen = pass_form(variant);
+  if (chosen.twiddle_limbs) allow_large_shared_memory();
+  // Radix-4 takes two stages at a time: a pass of one stage runs the radix-2 kernel.
+  const auto form_of = [&](unsigned pass) { return passes.stages[pass] < 2 ? PassForm{ntt_pass_kernel, 2, false} : chosen; };
   unsigned s0 = 0;
   for (unsigned pass = 0; pass < passes.count; ++pass) {
     const unsigned t = passes.stages[pass];
     unsigned c = kTileLog - t;
     if (c > s0) c = s0;
     const unsigned tile_log = t + c;
-    PassForm form = pass_form(variant);
-    if (t < 2) form = {ntt_pass_kernel<Fr, 3>, 2};  // radix-4 takes two stages at a time
+    const PassForm form = form_of(pass);
+    // A lazy pass leaves values below 2r unless it is the last or a radix-2 pass follows.
+    const bool canonical_output = pass + 1 == passes.count || form_of(pass + 1).elements_per_thread == 2;
     const unsigned threads = (1u << tile_log) / form.elements_per_thread;
     const unsigned blocks = static_cast<unsigned>(n >> tile_log);
-    const std::size_t shared = sizeof(Fr) << tile_log;
+    std::size_t shared = sizeof(Fr) << tile_log;
+    if (form.twiddle_limbs) shared += sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (t - 1));
     form.kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
-                                                     layout.low_log, layout.small_log, layout.mid_log, s0, t, c);
+                                                     layout.low_log, layout.small_log, layout.mid_log, s0, t, c,
+                                                     canonical_output ? 1 : 0);
     SH_CUDA_LAUNCHED();
     s0 += t;
   }

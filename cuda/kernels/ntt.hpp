@@ -46,11 +46,10 @@ void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_gener
 // multiplications on Fr's integer products or FrF64's on the FP64 pipe (field_f64.cuh). The
 // benchmark and the checks run each; the default is the fastest measured on the H200
 // (bench/RESULTS.md).
-enum class NttVariant { radix2_integer, radix2_f64, radix4_integer, radix4_f64, radix4_f64_two_blocks };
-inline constexpr NttVariant kNttVariants[] = {NttVariant::radix2_integer, NttVariant::radix2_f64,
-                                              NttVariant::radix4_integer, NttVariant::radix4_f64,
-                                              NttVariant::radix4_f64_two_blocks};
-inline constexpr NttVariant kDefaultNttVariant = NttVariant::radix4_f64;
+enum class NttVariant { radix2_integer, radix4_integer, radix4_f64, radix4_f64_lazy };
+inline constexpr NttVariant kNttVariants[] = {NttVariant::radix2_integer, NttVariant::radix4_integer,
+                                              NttVariant::radix4_f64, NttVariant::radix4_f64_lazy};
+inline constexpr NttVariant kDefaultNttVariant = NttVariant::radix4_f64_lazy;
 const char* ntt_variant_name(NttVariant variant);
 
 // In place on 2^log_size elements; `domain` was initialised for the same log_size.

@@ -89,6 +89,22 @@ BOOST_AUTO_TEST_CASE(fq_with_f64_products_matches_reference) {
 BOOST_AUTO_TEST_CASE(fr_with_f64_products_matches_reference) {
   check_field<cuda::FrF64, math::Fr>();
 }
+// A factor given as its FP64 limbs (the NTT's twiddles) multiplies as its words do.
+BOOST_AUTO_TEST_CASE(fr_factor_limbs_multiply_as_words) {
+  std::mt19937_64 engine(11);
+  for (int i = 0; i < 2000; ++i) {
+    const auto a = to_device<cuda::FrF64>(random_element<math::Fr>(engine));
+    const auto b = to_device<cuda::FrF64>(random_element<math::Fr>(engine));
+    double limbs[cuda::FrF64Params::F64::limbs];
+    cuda::f64::factor_limbs<cuda::FrF64Params>(b.w, limbs);
+    cuda::FrF64 from_words, from_limbs;
+    cuda::f64::montgomery_multiply<cuda::FrF64Params>(a.w, b.w, from_words.w);
+    cuda::f64::montgomery_multiply_limbs<cuda::FrF64Params>(a.w, limbs, from_limbs.w);
+    BOOST_REQUIRE(from_words == from_limbs);
+    from_words.reduce_once();
+    BOOST_REQUIRE(from_words == a * b);
+  }
+}
 
 BOOST_AUTO_TEST_CASE(xyzz_formulas_match_reference) {
   const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
