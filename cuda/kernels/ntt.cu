@@ -13,7 +13,6 @@
 // step straight from device memory and its last straight to it; multiplies on the FP64 pipe
 // (FrF64); and keeps values below 2r between its steps. Forward 2^26 on the H200: 22.9 ms, from
 // 31.6 ms with the radix-2 integer kernel (radix2_integer, kept as the baseline).
-#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 #include <string>
@@ -580,14 +579,12 @@ PassForm pass_form(NttVariant variant) {
 bool variant_uses_f64(NttVariant variant) { return variant != NttVariant::radix2_integer && variant != NttVariant::radix4_integer; }
 
 // The lazy kernel's shared memory passes the 48 KiB that a kernel gets without asking (tile of
-// 2^10 elements and 2^9 twiddles' limbs: 52 KiB); asked once per process.
+// 2^10 elements and 2^9 twiddles' limbs: 52 KiB). The setting belongs to the current device, so
+// it is made before each transform: a host-side call of microseconds against milliseconds.
 void allow_large_shared_memory() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    SH_CUDA_OK(cudaFuncSetAttribute(ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (sizeof(Fr) << kTileLog) + sizeof(double) * FrF64Params::F64::limbs *
-                                                                   (std::size_t{1} << (kTileLog - 1))));
-  });
+  SH_CUDA_OK(cudaFuncSetAttribute(ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (sizeof(Fr) << kTileLog) +
+                                      sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (kTileLog - 1))));
 }
 
 }  // namespace
