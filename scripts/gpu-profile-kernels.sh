@@ -40,13 +40,13 @@ run_ncu() {
   # counts the launches of every kernel the filter lets through).
   : >"$LOGS/ncu.log"
   local kernel
-  for kernel in item_sum_kernel ntt_pass_kernel; do
+  for kernel in item_sum_kernel ntt_radix4_pass_kernel; do
     ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 2 --launch-count 3 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats \
       --section SchedulerStats --section Occupancy --section LaunchStats --metrics "$(metrics)" \
       "$bench" 22 --reps 1 --no-streamed >>"$LOGS/ncu.log" 2>&1 || true
   done
-  grep -E "item_sum_kernel|ntt_pass_kernel|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A|No Eligible|sm__inst_executed_pipe|sm__pipe_|issue_stalled" "$LOGS/ncu.log" | head -120
+  grep -E "item_sum_kernel|ntt_radix4_pass_kernel|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A|No Eligible|sm__inst_executed_pipe|sm__pipe_|issue_stalled" "$LOGS/ncu.log" | head -120
 }
 
 # The pipes' shares of the instructions and of the cycles, and the warp-stall reasons (cycles a
