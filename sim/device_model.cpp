@@ -43,6 +43,7 @@ DeviceModel read_model(const ConfigTable& root) {
   model.pinned_alloc_ms_per_gib = host.number_in("pinned_alloc_ms_per_gib", 0, 0, kMaxMs);
   model.pinned_free_ms_per_gib = host.number_in("pinned_free_ms_per_gib", 0, 0, kMaxMs);
   model.host_calls_queue = host.boolean("calls_queue").value_or(false);
+  model.pinning_holds_calls = host.boolean("pinning_holds_calls").value_or(false);
   host.reject_unknown_keys();
 
   auto memory = root.required_table("memory");

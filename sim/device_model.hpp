@@ -45,6 +45,11 @@ struct DeviceModel {
   // Host-blocking calls of one GPU run one after the other, as CudaDevice runs them on one host
   // worker per GPU (false: each on its own, as the production engine's threads did).
   bool host_calls_queue = false;
+  // While a cudaHostRegister or cudaHostUnregister runs on one host thread, the GPU's other calls
+  // that issue work (cudaMemcpyAsync, kernel launches, cudaMemsetAsync) wait for it on theirs
+  // (measured on the H200: bench/pinning_stalls.cu, bench/RESULTS.md). So work issued meanwhile
+  // starts no earlier than the pinning call's end.
+  bool pinning_holds_calls = false;
 
   // Allocation.
   double malloc_ms = 0;                    // cudaMalloc, not waiting for the device

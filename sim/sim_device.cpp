@@ -26,6 +26,7 @@ struct SimDevice::Op {
   std::uint64_t generation = 0;
   std::uint32_t other_stream = 0;
   std::uint64_t other_sequence = 0;
+  Nanoseconds not_before_ns = 0;  // issued while a pinning call held the GPU's calls (model_.pinning_holds_calls)
   std::unique_ptr<KernelLaunch> kernel;
   std::function<void()> callback;
 };
@@ -288,6 +289,16 @@ void SimDevice::advance(Stream& stream) {
       case OpKind::copy_to_device:
       case OpKind::copy_to_host: {
         stream.head_started = true;
+        if (op.not_before_ns > system_.now()) {
+          // Its call was still waiting for a pinning call when the stream got here.
+          system_.schedule_at(op.not_before_ns, [this, id = stream.id] {
+            auto& waiting = *streams_[id];
+            if (lost_ || waiting.ops.empty()) return;
+            waiting.head_started = false;
+            advance(waiting);
+          });
+          return;
+        }
         auto& engine = engine_for(op.kind);
         if (engine.busy < engine.slots) {
           ++engine.busy;
@@ -596,6 +607,7 @@ asio::awaitable<void> SimDevice::copy(OpKind kind, DevicePointer device_side, Ho
   allocation_for(device_side, host_side.bytes, call);
   bool pageable = !pinned(host_side);
   auto& op = enqueue(stream, kind);
+  op.not_before_ns = calls_held_until();
   op.bytes = host_side.bytes;
   op.device_pointer = device_side;
   op.host = host_side;
@@ -623,6 +635,7 @@ void SimDevice::memset_async(DevicePointer destination, std::uint8_t value, Byte
   auto& stream = stream_at(stream_handle, "memset_async");
   allocation_for(destination, bytes, "memset_async");
   auto& op = enqueue(stream, OpKind::memset);
+  op.not_before_ns = calls_held_until();
   op.device_pointer = destination;
   op.bytes = bytes;
   op.memset_value = value;
@@ -641,6 +654,7 @@ void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
   for (const auto& use : kernel.reads) allocation_for(use.pointer, use.bytes, "launch (read buffer)");
   for (const auto& use : kernel.writes) allocation_for(use.pointer, use.bytes, "launch (write buffer)");
   auto& op = enqueue(stream, OpKind::kernel);
+  op.not_before_ns = calls_held_until();
   op.kernel = std::make_unique<KernelLaunch>(kernel);
   if (!faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&
       ++faulted_kernel_launches_ == faults_.fail_kernel_occurrence) {
@@ -693,18 +707,35 @@ DevicePointer SimDevice::new_allocation(Bytes bytes, bool pool, std::uint32_t st
   return pointer;
 }
 
-asio::awaitable<void> SimDevice::host_call(const char* call, Nanoseconds duration, std::string detail) {
+asio::awaitable<void> SimDevice::host_call(const char* call, Nanoseconds duration, std::string detail, bool pinning) {
   auto start = system_.now();
+  auto begins = start;
   if (model_.host_calls_queue) {
     // Behind every call already given to the GPU's host worker.
-    const auto begins = std::max(start, host_worker_free_ns_);
+    begins = std::max(start, host_worker_free_ns_);
     host_worker_free_ns_ = begins + duration;
-    co_await sleep_for(host_worker_free_ns_ - start);
-    start = begins;
-  } else {
-    co_await sleep_for(duration);
   }
-  trace_.async_span(host_track_, call, "host-blocking", start, system_.now(), std::move(detail));
+  if (pinning && model_.pinning_holds_calls) pinning_calls_.emplace_back(begins, begins + duration);
+  co_await sleep_for(begins + duration - start);
+  trace_.async_span(host_track_, call, "host-blocking", begins, system_.now(), std::move(detail));
+}
+
+Nanoseconds SimDevice::calls_held_until() {
+  const auto now = system_.now();
+  std::erase_if(pinning_calls_, [now](const auto& call) { return call.second <= now; });
+  // A call issued now waits for a pinning call in progress, and for any queued right behind it.
+  Nanoseconds until = now;
+  bool extended = true;
+  while (extended) {
+    extended = false;
+    for (const auto& [begins, ends] : pinning_calls_) {
+      if (begins <= until && until < ends) {
+        until = ends;
+        extended = true;
+      }
+    }
+  }
+  return until;
 }
 
 asio::awaitable<DevicePointer> SimDevice::allocate(Bytes bytes) {
@@ -910,7 +941,7 @@ asio::awaitable<void> SimDevice::register_host(HostRange range) {
       throw DeviceError(DeviceErrc::invalid_value, "register_host: range overlaps memory that is already pinned");
     }
   }
-  co_await host_call("cudaHostRegister", cost, format_bytes(range.bytes));
+  co_await host_call("cudaHostRegister", cost, format_bytes(range.bytes), true);
   pinned_ranges_.emplace(range.address, std::make_pair(range.bytes, false));
 }
 
@@ -923,7 +954,7 @@ asio::awaitable<void> SimDevice::unregister_host(HostRange range) {
   pinned_ranges_.erase(found);
   co_await host_call("cudaHostUnregister",
                      milliseconds(model_.unregister_fixed_ms + gib(range.bytes) * model_.unregister_ms_per_gib),
-                     format_bytes(range.bytes));
+                     format_bytes(range.bytes), true);
 }
 
 asio::awaitable<HostRange> SimDevice::allocate_pinned_host(Bytes bytes) {

@@ -129,7 +129,11 @@ class SimDevice final : public Device {
   void when_reached(Stream& stream, std::uint64_t sequence, SequenceWaiter waiter);
   asio::awaitable<void> wait_until_reached(Stream& stream, std::uint64_t sequence);
   void complete_event(Event& event, std::uint64_t generation, std::exception_ptr error);
-  asio::awaitable<void> host_call(const char* call, Nanoseconds duration, std::string detail = {});
+  // A host-blocking call of `duration` on the GPU's host worker; `pinning`: cudaHostRegister or
+  // cudaHostUnregister, which hold the GPU's other calls where the model says so.
+  asio::awaitable<void> host_call(const char* call, Nanoseconds duration, std::string detail = {}, bool pinning = false);
+  // When a call that issues work, made now, gets through: after the pinning calls it waits for.
+  Nanoseconds calls_held_until();
   void release_pool_to_threshold();
   Bytes device_free_bytes() const;
   void note_memory_peak();
@@ -186,6 +190,7 @@ class SimDevice final : public Device {
   int kernels_running_ = 0;
   Nanoseconds compute_busy_since_ns_ = 0;
   Nanoseconds host_worker_free_ns_ = 0;  // model.host_calls_queue: when the host worker is next free
+  std::vector<std::pair<Nanoseconds, Nanoseconds>> pinning_calls_;  // [begins, ends) of pinning calls, not yet over
   bool lost_ = false;
   bool pool_cross_stream_reuse_ = true;
   DeviceCounters stats_;

@@ -459,3 +459,38 @@ BOOST_AUTO_TEST_CASE(host_calls_queue_where_the_model_says_so) {
     }
   }
 }
+
+// config/devices/h200-measured.toml holds the GPU's other calls while a cudaHostRegister runs, as
+// the H200's driver does (bench/pinning_stalls.cu): a kernel launched meanwhile starts when the
+// register ends. h200.toml does not.
+BOOST_AUTO_TEST_CASE(pinning_holds_launches_where_the_model_says_so) {
+  for (const auto* model : {"h200", "h200-measured"}) {
+    SimHarness h(model);
+    const bool holds = std::string(model) == "h200-measured";
+    Nanoseconds registered = 0, kernel_done = 0;
+    h.run([&](SimHarness& harness) -> asio::awaitable<void> {
+      auto& device = harness.device;
+      const auto range = harness.system.virtual_host_range(6 * kGiB);
+      auto pin = [&]() -> asio::awaitable<void> {
+        co_await device.register_host(range);
+        registered = device.now();
+      };
+      asio::co_spawn(device.executor(), pin(), asio::detached);
+      co_await device.sleep_for(kMillisecond);  // the register is under way
+      const auto stream = device.create_stream();
+      device.launch(contract::busy_wait(10 * kMillisecond), stream);
+      co_await device.synchronize_stream(stream);
+      kernel_done = device.now();
+      co_await device.sleep_for(kSecond);
+      co_await device.unregister_host(range);
+    });
+    BOOST_TEST_CONTEXT(model) {
+      BOOST_REQUIRE(registered > 20 * kMillisecond);
+      if (holds) {
+        BOOST_CHECK_EQUAL(kernel_done, registered + 10 * kMillisecond);  // started when the register ended
+      } else {
+        BOOST_CHECK_EQUAL(kernel_done, 11 * kMillisecond);  // started at once
+      }
+    }
+  }
+}
