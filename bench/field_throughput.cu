@@ -21,14 +21,7 @@
 
 using namespace stagehand::cuda;
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    cudaError_t error_ = (call);                                                                     \
-    if (error_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
-  } while (0)
+#include "cuda_check.hpp"
 
 constexpr int kChains = 8;  // independent chains per thread: enough to hide each instruction's latency
 

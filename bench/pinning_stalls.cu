@@ -23,14 +23,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    cudaError_t error_ = (call);                                                                     \
-    if (error_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
-  } while (0)
+#include "cuda_check.hpp"
 
 using Clock = std::chrono::steady_clock;
 
