@@ -385,6 +385,24 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
       for (int k = 0; k < kLimbs; ++k) twiddle_limbs[k * twiddle_count + e] = limbs[k];
     }
   }
+  // (a, b) -> (a + b, a - b), modulo 2r when lazy.
+  const auto butterfly = [](Fr& a, Fr& b) {
+    if constexpr (Lazy) {
+      const Fr sum = lazy::add(a, b);
+      b = lazy::subtract(a, b);
+      a = sum;
+    } else {
+      const Fr sum = a + b;
+      b = a - b;
+      a = sum;
+    }
+  };
+  // x·w for a twiddle w given as words: below 2r when lazy.
+  const auto times = [](const Fr& x, const Fr& w) {
+    if constexpr (Lazy) return lazy::multiply(x, w);
+    else return multiply<M>(x, w);
+  };
+
   // x·ω_(2^(u+1))^j for the stage u (j < 2^u); as in the radix-2 kernel, or from the limbs.
   const auto twiddle_multiply = [&](const Fr& x, unsigned j, unsigned u) {
     if constexpr (Lazy) {
@@ -394,16 +412,8 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
       for (int k = 0; k < kLimbs; ++k) limbs[k] = twiddle_limbs[k * twiddle_count + e];
       return lazy::multiply(x, limbs);
     } else {
-      return multiply<M>(x, load(small_roots + (j << (small_log - u - 1))));
+      return times(x, load(small_roots + (j << (small_log - u - 1))));
     }
-  };
-  const auto add = [](const Fr& a, const Fr& b) {
-    if constexpr (Lazy) return lazy::add(a, b);
-    else return a + b;
-  };
-  const auto subtract = [](const Fr& a, const Fr& b) {
-    if constexpr (Lazy) return lazy::subtract(a, b);
-    else return a - b;
   };
 
   const unsigned l = threadIdx.x & low_mask;
@@ -419,8 +429,7 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
       if (product != 0) {
         const Fr w = s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
                                        : table_power<M>(power_table, low_log, product << (log_size - s0 - t));
-        if constexpr (Lazy) x = lazy::multiply(x, w);
-        else x = multiply<M>(x, w);
+        x = times(x, w);
       }
     }
     return x;
@@ -438,26 +447,13 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
       x[1] = twiddle_multiply(x[1], j, u);
       x[3] = twiddle_multiply(x[3], j, u);
     }
-    Fr sum = add(x[0], x[1]);
-    x[1] = subtract(x[0], x[1]);
-    x[0] = sum;
-    sum = add(x[2], x[3]);
-    x[3] = subtract(x[2], x[3]);
-    x[2] = sum;
+    butterfly(x[0], x[1]);
+    butterfly(x[2], x[3]);
     if (j != 0) x[2] = twiddle_multiply(x[2], j, u + 1);
-    if (u == 0) {
-      const Fr omega4 = load(small_roots + (std::size_t{1} << (small_log - 2)));
-      if constexpr (Lazy) x[3] = lazy::multiply(x[3], omega4);
-      else x[3] = multiply<M>(x[3], omega4);
-    } else {
-      x[3] = twiddle_multiply(x[3], j + h, u + 1);
-    }
-    sum = add(x[0], x[2]);
-    x[2] = subtract(x[0], x[2]);
-    x[0] = sum;
-    sum = add(x[1], x[3]);
-    x[3] = subtract(x[1], x[3]);
-    x[1] = sum;
+    x[3] = u == 0 ? times(x[3], load(small_roots + (std::size_t{1} << (small_log - 2))))
+                  : twiddle_multiply(x[3], j + h, u + 1);
+    butterfly(x[0], x[2]);
+    butterfly(x[1], x[3]);
   };
   // The step at stage u reads and writes the tile (or, for the last, device memory): rows
   // i0 + k·h with i0 = (q >> u)·4h + j.
@@ -502,10 +498,11 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
 #pragma unroll
     for (unsigned k = 0; k < 2; ++k) {
       const unsigned i0 = 2 * (q + (k << (t - 2)));
-      const Fr a = load(tile_row(i0));
-      const Fr b = load(tile_row(i0 + 1));
-      store(tile_row(i0), add(a, b));
-      store(tile_row(i0 + 1), subtract(a, b));
+      Fr a = load(tile_row(i0));
+      Fr b = load(tile_row(i0 + 1));
+      butterfly(a, b);
+      store(tile_row(i0), a);
+      store(tile_row(i0 + 1), b);
     }
     u = 1;
   }
