@@ -15,27 +15,56 @@
 namespace stagehand::cuda {
 namespace {
 
+// An affine point read as coordinates of the field form F (the forms of Fq share their bytes, so
+// the same buffer serves either).
+template <class F>
+struct AffineAs {
+  F x;
+  F y;
+  SH_HD bool is_infinity() const { return x.is_zero() && y.is_zero(); }
+};
+
 // Threads per block: the shared-memory tree holds one XYZZ point per thread, 24 KiB either way.
 // Fewer G2 threads because a G2 point is twice the size and the arithmetic twice the registers.
+// F: the coordinates' field, with Fq's products on the integer pipe or the FP64 one.
+template <class F>
 struct G1Traits {
-  using Affine = G1Affine;
-  using Point = G1Xyzz;
+  using Affine = AffineAs<F>;
+  using Point = XyzzPoint<F>;
   static constexpr unsigned kThreads = 128;
+  // Blocks per SM the partial sums are compiled for: 168 registers, which the integer form needs
+  // anyway and the FP64 form (255 with spills, 2 blocks, when left free) fits with few spills.
+  static constexpr unsigned kMinBlocks = 3;
 };
+template <class F>
 struct G2Traits {
-  using Affine = G2Affine;
-  using Point = G2Xyzz;
+  using Affine = AffineAs<F>;
+  using Point = XyzzPoint<F>;
   static constexpr unsigned kThreads = 64;
+  static constexpr unsigned kMinBlocks = 1;
 };
+using G1Integer = G1Traits<Fq>;
+using G1F64 = G1Traits<FqF64>;
+using G2Integer = G2Traits<Fq2>;
+using G2F64 = G2Traits<Fq2F64>;
 static_assert(sizeof(G1Xyzz) * kBatchAdditionMaxBlocks <= kBatchAdditionScratchBytes);
 static_assert(sizeof(G2Xyzz) * kBatchAdditionMaxBlocks <= kBatchAdditionScratchBytes);
 static_assert(sizeof(G1Affine) == kBatchG1PointBytes && sizeof(G2Affine) == kBatchG2PointBytes);
+static_assert(sizeof(G1F64::Affine) == kBatchG1PointBytes && sizeof(G2F64::Affine) == kBatchG2PointBytes);
+static_assert(sizeof(G1F64::Point) == sizeof(G1Xyzz) && sizeof(G2F64::Point) == sizeof(G2Xyzz));
 static_assert(sizeof(G1Xyzz) == 2 * kBatchG1PointBytes && sizeof(G2Xyzz) == 2 * kBatchG2PointBytes);
 
 // The sum of every thread's `sum`, returned in thread 0 (other threads get partial sums). Every
 // thread of the block must call it. A binary tree: at each level the lower half adds the upper
 // half's points; thread t only writes slot t and reads slot t + half, which no thread writes at
 // that level, so one barrier per level suffices.
+// The tree's additions as a call: inlined, the general XYZZ addition raised the registers of the
+// whole kernel, and the FP64 form's hot loop then spilled.
+template <class Point>
+__device__ __noinline__ Point add_points(Point a, Point b) {
+  return a + b;
+}
+
 template <class T>
 __device__ typename T::Point block_sum(typename T::Point sum) {
   __shared__ typename T::Point tree[T::kThreads];
@@ -45,7 +74,7 @@ __device__ typename T::Point block_sum(typename T::Point sum) {
 #pragma unroll 1
   for (unsigned half = T::kThreads / 2; half > 0; half /= 2) {
     if (t < half) {
-      sum = sum + tree[t + half];
+      sum = add_points(sum, tree[t + half]);
       tree[t] = sum;
     }
     __syncthreads();
@@ -56,7 +85,7 @@ __device__ typename T::Point block_sum(typename T::Point sum) {
 // Block b's partial sum of points b·T + t + k·(grid·T) into partials[b]. Consecutive threads read
 // consecutive points, so the loads coalesce.
 template <class T>
-__global__ void __launch_bounds__(T::kThreads)
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     batch_partials_kernel(const typename T::Affine* points, std::uint64_t count, typename T::Point* partials) {
   using Point = typename T::Point;
   Point sum = Point::infinity();
@@ -142,7 +171,7 @@ constexpr std::pair<std::string_view, KernelLauncher> kBatchLaunchers[] = {
 }  // namespace
 
 void batch_addition(BatchGroup group, const void* points, std::uint64_t count, void* write, std::uint64_t write_bytes,
-                    std::uint64_t offset, bool start, cudaStream_t stream) {
+                    std::uint64_t offset, bool start, cudaStream_t stream, std::optional<BatchArithmetic> arithmetic) {
   const char* name = group == BatchGroup::g1 ? "batch_addition_g1" : "batch_addition_g2";
   auto fail = [&](const std::string& why) { throw std::invalid_argument(std::string(name) + ": " + why); };
   if (count != 0 && (points == nullptr || !aligned16(points))) fail("points must be non-null and 16-byte aligned");
@@ -155,16 +184,19 @@ void batch_addition(BatchGroup group, const void* points, std::uint64_t count, v
     fail("write buffer of " + std::to_string(write_bytes) + " bytes is too small for an accumulator at offset " +
          std::to_string(offset) + " and " + std::to_string(kBatchAdditionScratchBytes) + " bytes of scratch at its end");
   }
+  const bool f64 = arithmetic.value_or(default_batch_arithmetic(group)) == BatchArithmetic::f64;
   if (group == BatchGroup::g1) {
-    run<G1Traits>(points, count, write, write_bytes, offset, start, stream);
+    (f64 ? run<G1F64> : run<G1Integer>)(points, count, write, write_bytes, offset, start, stream);
   } else {
-    run<G2Traits>(points, count, write, write_bytes, offset, start, stream);
+    (f64 ? run<G2F64> : run<G2Integer>)(points, count, write, write_bytes, offset, start, stream);
   }
 }
 
-unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count) {
+unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count, std::optional<BatchArithmetic> arithmetic) {
   if (count == 0) return 0;
-  return group == BatchGroup::g1 ? blocks_for_count<G1Traits>(count) : blocks_for_count<G2Traits>(count);
+  const bool f64 = arithmetic.value_or(default_batch_arithmetic(group)) == BatchArithmetic::f64;
+  if (group == BatchGroup::g1) return f64 ? blocks_for_count<G1F64>(count) : blocks_for_count<G1Integer>(count);
+  return f64 ? blocks_for_count<G2F64>(count) : blocks_for_count<G2Integer>(count);
 }
 
 const KernelLauncher* find_batch_addition_launcher(std::string_view name) {

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +34,15 @@
 namespace stagehand::cuda {
 
 enum class BatchGroup { g1, g2 };
+// Fq's products on the integer pipe, or on the FP64 pipe (FqF64, as the MSM's accumulation): the
+// same sums, bit for bit; the checks run both, the benchmark times both.
+enum class BatchArithmetic { integer, f64 };
+// The form launches take unless told otherwise (the launchers always do). On the H200 (bench/
+// RESULTS.md, 2026-11-30) G1 took 0.78 ns per point on the FP64 pipe against 1.01 on the integer
+// one; G2 2.59 against 2.49, its Fq2 products spilling at 255 registers, so it stays integer.
+constexpr BatchArithmetic default_batch_arithmetic(BatchGroup group) {
+  return group == BatchGroup::g1 ? BatchArithmetic::f64 : BatchArithmetic::integer;
+}
 
 inline constexpr std::uint64_t kBatchG1PointBytes = 96;    // affine, snarkjs layout
 inline constexpr std::uint64_t kBatchG2PointBytes = 192;   // affine x.c0‖x.c1‖y.c0‖y.c1
@@ -57,10 +67,12 @@ inline constexpr std::uint64_t batch_write_bytes(BatchGroup group, std::uint64_t
 // (offset a multiple of 16). Throws std::invalid_argument for a buffer or offset that does not
 // fit, std::runtime_error for CUDA errors.
 void batch_addition(BatchGroup group, const void* points, std::uint64_t count, void* write, std::uint64_t write_bytes,
-                    std::uint64_t offset, bool start, cudaStream_t stream);
+                    std::uint64_t offset, bool start, cudaStream_t stream,
+                    std::optional<BatchArithmetic> arithmetic = std::nullopt);
 
 // The blocks a launch of `count` points uses on the current GPU (for tests and the benchmark).
-unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count);
+unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count,
+                               std::optional<BatchArithmetic> arithmetic = std::nullopt);
 
 // The launchers of batch_addition_g1 and batch_addition_g2 (see launchers.hpp for the table);
 // nullptr for other names. launchers.cu's find_launcher consults this.

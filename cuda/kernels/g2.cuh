@@ -28,51 +28,63 @@
 
 namespace stagehand::cuda {
 
-struct Fq2;
-SH_HD_CALL Fq2 fq2_multiply(Fq2 a, Fq2 b);
-SH_HD_CALL Fq2 fq2_square(Fq2 a);
+// Over either form of Fq (Fq2 over the integer products, Fq2F64 over FqF64's FP64 products;
+// the two share their bytes, as their bases do).
+template <class B>
+struct Fq2Over;
+template <class B>
+SH_HD_CALL Fq2Over<B> fq2_multiply(Fq2Over<B> a, Fq2Over<B> b);
+template <class B>
+SH_HD_CALL Fq2Over<B> fq2_square(Fq2Over<B> a);
 
-struct Fq2 {
-  Fq c0;
-  Fq c1;
+template <class B>
+struct Fq2Over {
+  B c0;
+  B c1;
 
-  SH_HD static Fq2 zero() { return Fq2{Fq::zero(), Fq::zero()}; }
-  SH_HD static Fq2 one() { return Fq2{Fq::one(), Fq::zero()}; }
+  SH_HD static Fq2Over zero() { return Fq2Over{B::zero(), B::zero()}; }
+  SH_HD static Fq2Over one() { return Fq2Over{B::one(), B::zero()}; }
   SH_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
-  SH_HD friend bool operator==(const Fq2& a, const Fq2& b) { return a.c0 == b.c0 && a.c1 == b.c1; }
-  SH_HD friend bool operator!=(const Fq2& a, const Fq2& b) { return !(a == b); }
+  SH_HD friend bool operator==(const Fq2Over& a, const Fq2Over& b) { return a.c0 == b.c0 && a.c1 == b.c1; }
+  SH_HD friend bool operator!=(const Fq2Over& a, const Fq2Over& b) { return !(a == b); }
 
-  SH_HD friend Fq2 operator+(const Fq2& a, const Fq2& b) { return Fq2{a.c0 + b.c0, a.c1 + b.c1}; }
-  SH_HD friend Fq2 operator-(const Fq2& a, const Fq2& b) { return Fq2{a.c0 - b.c0, a.c1 - b.c1}; }
-  SH_HD Fq2 operator-() const { return Fq2{-c0, -c1}; }
-  SH_HD Fq2 doubled() const { return Fq2{c0.doubled(), c1.doubled()}; }
+  SH_HD friend Fq2Over operator+(const Fq2Over& a, const Fq2Over& b) { return Fq2Over{a.c0 + b.c0, a.c1 + b.c1}; }
+  SH_HD friend Fq2Over operator-(const Fq2Over& a, const Fq2Over& b) { return Fq2Over{a.c0 - b.c0, a.c1 - b.c1}; }
+  SH_HD Fq2Over operator-() const { return Fq2Over{-c0, -c1}; }
+  SH_HD Fq2Over doubled() const { return Fq2Over{c0.doubled(), c1.doubled()}; }
 
-  SH_HD friend Fq2 operator*(const Fq2& a, const Fq2& b) { return fq2_multiply(a, b); }
-  SH_HD Fq2 squared() const { return fq2_square(*this); }
-  SH_HD Fq2& operator*=(const Fq2& o) { return *this = *this * o; }
-  SH_HD Fq2& operator+=(const Fq2& o) { return *this = *this + o; }
-  SH_HD Fq2& operator-=(const Fq2& o) { return *this = *this - o; }
+  SH_HD friend Fq2Over operator*(const Fq2Over& a, const Fq2Over& b) { return fq2_multiply(a, b); }
+  SH_HD Fq2Over squared() const { return fq2_square(*this); }
+  SH_HD Fq2Over& operator*=(const Fq2Over& o) { return *this = *this * o; }
+  SH_HD Fq2Over& operator+=(const Fq2Over& o) { return *this = *this + o; }
+  SH_HD Fq2Over& operator-=(const Fq2Over& o) { return *this = *this - o; }
 
-  SH_HD Fq2 conjugate() const { return Fq2{c0, -c1}; }
+  SH_HD Fq2Over conjugate() const { return Fq2Over{c0, -c1}; }
   // 1/(c0 + c1 u) = (c0 - c1 u)/(c0^2 + c1^2); zero maps to zero (Fq's inverse does). Not for
   // hot loops: one Fermat inversion in Fq.
-  SH_HD Fq2 inverse() const {
-    const Fq norm_inverse = (c0.squared() + c1.squared()).inverse();
-    return Fq2{c0 * norm_inverse, -(c1 * norm_inverse)};
+  SH_HD Fq2Over inverse() const {
+    const B norm_inverse = (c0.squared() + c1.squared()).inverse();
+    return Fq2Over{c0 * norm_inverse, -(c1 * norm_inverse)};
   }
 };
-static_assert(sizeof(Fq2) == 96);
+using Fq2 = Fq2Over<Fq>;
+using Fq2F64 = Fq2Over<FqF64>;
+static_assert(sizeof(Fq2) == 96 && sizeof(Fq2F64) == 96);
 
 // Karatsuba, as src/math: three Fq multiplications. The sums a0 + a1 are reduced (< q), which is
 // what the CIOS multiplication needs of its inputs.
-SH_HD_CALL Fq2 fq2_multiply(Fq2 a, Fq2 b) {
-  const Fq real_product = a.c0 * b.c0;
-  const Fq imaginary_product = a.c1 * b.c1;
-  const Fq cross = (a.c0 + a.c1) * (b.c0 + b.c1);
-  return Fq2{real_product - imaginary_product, cross - real_product - imaginary_product};
+template <class B>
+SH_HD_CALL Fq2Over<B> fq2_multiply(Fq2Over<B> a, Fq2Over<B> b) {
+  const B real_product = a.c0 * b.c0;
+  const B imaginary_product = a.c1 * b.c1;
+  const B cross = (a.c0 + a.c1) * (b.c0 + b.c1);
+  return Fq2Over<B>{real_product - imaginary_product, cross - real_product - imaginary_product};
 }
 // (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two multiplications.
-SH_HD_CALL Fq2 fq2_square(Fq2 a) { return Fq2{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).doubled()}; }
+template <class B>
+SH_HD_CALL Fq2Over<B> fq2_square(Fq2Over<B> a) {
+  return Fq2Over<B>{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).doubled()};
+}
 
 // An affine G2 point in the 192-byte layout above.
 struct G2Affine {

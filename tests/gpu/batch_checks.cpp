@@ -191,10 +191,20 @@ void upload_points(DeviceBuffer& buffer, const std::vector<typename Group::Affin
 
 // One launch through the launcher, as PartitionProgram::launch_segment makes it (reads [points
 // segment], writes [8 MiB buffer]) plus the optional arguments.
+// The arithmetic under check: launches of the default form go through the launcher, as the
+// program's do; the other form is called directly with the arguments the launcher would pass.
+std::optional<BatchArithmetic> checked_arithmetic;
+
 template <class Group>
 void launch(const DeviceBuffer& points, std::uint64_t first, std::uint64_t count, const DeviceBuffer& write,
             std::vector<std::uint64_t> arguments, cudaStream_t stream = nullptr) {
   const std::uint64_t point_bytes = batch_point_bytes(Group::group);
+  if (checked_arithmetic && *checked_arithmetic != default_batch_arithmetic(Group::group)) {
+    batch_addition(Group::group, static_cast<const std::uint8_t*>(points.pointer) + first * point_bytes, count,
+                   write.pointer, write.bytes, arguments.size() >= 2 ? arguments[1] : 0,
+                   !arguments.empty() && arguments[0] != 0, stream, checked_arithmetic);
+    return;
+  }
   const KernelLauncher* launcher = find_batch_addition_launcher(Group::name);
   if (launcher == nullptr) throw std::logic_error(std::string(Group::name) + " is not registered");
   KernelLaunch kernel{Group::name, count, std::move(arguments), {points.use(first * point_bytes, count * point_bytes)},
@@ -379,21 +389,50 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
                 "bench %s 2^%u points: median %.3f ms (min %.3f, max %.3f, %d runs), %.1f Mpoints/s, %.3f ns/point, "
                 "%u blocks",
                 Group::name, log_size, median, timing.min, timing.max, repetitions,
-                n / median / 1e3, median * 1e6 / n, batch_addition_blocks(Group::group, n));
+                n / median / 1e3, median * 1e6 / n, batch_addition_blocks(Group::group, n, checked_arithmetic));
   out << line << std::endl;
   return result;
+}
+
+const char* arithmetic_name(BatchArithmetic arithmetic) { return arithmetic == BatchArithmetic::f64 ? "f64" : "integer"; }
+
+// Runs `body` with `arithmetic` under check.
+template <class Body>
+Result with_arithmetic(std::ostream& out, BatchGroup group, BatchArithmetic arithmetic, Body&& body) {
+  out << "  (" << arithmetic_name(arithmetic) << " products"
+      << (arithmetic == default_batch_arithmetic(group) ? ", the default" : "") << ")" << std::endl;
+  checked_arithmetic = arithmetic;
+  struct Reset {
+    ~Reset() { checked_arithmetic.reset(); }
+  } reset;
+  return body();
 }
 
 }  // namespace
 
 Result check_batch_addition(std::ostream& out, BatchGroup group, unsigned max_log, std::uint64_t seed) {
-  return group == BatchGroup::g1 ? check_group<G1>(out, max_log, seed) : check_group<G2>(out, max_log, seed);
+  Result total;
+  for (auto arithmetic : {BatchArithmetic::integer, BatchArithmetic::f64}) {
+    total.add(with_arithmetic(out, group, arithmetic, [&] {
+      return group == BatchGroup::g1 ? check_group<G1>(out, max_log, seed) : check_group<G2>(out, max_log, seed);
+    }));
+  }
+  return total;
 }
 
 Result bench_batch_addition(std::ostream& out, BatchGroup group, unsigned log_size, int repetitions,
                             std::uint64_t seed) {
-  return group == BatchGroup::g1 ? bench_group<G1>(out, log_size, repetitions, seed)
-                                 : bench_group<G2>(out, log_size, repetitions, seed);
+  // Alternating rounds, so that both forms see the same clocks.
+  Result total;
+  for (int round = 0; round < 2; ++round) {
+    for (auto arithmetic : {BatchArithmetic::integer, BatchArithmetic::f64}) {
+      total.add(with_arithmetic(out, group, arithmetic, [&] {
+        return group == BatchGroup::g1 ? bench_group<G1>(out, log_size, repetitions, seed)
+                                       : bench_group<G2>(out, log_size, repetitions, seed);
+      }));
+    }
+  }
+  return total;
 }
 
 }  // namespace stagehand::cuda::batch_checks

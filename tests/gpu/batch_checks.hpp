@@ -25,11 +25,13 @@ using check_support::Result;
 
 // Sizes 1, 2, 1000 and 2^max_log (points at infinity among them), edge-case sets (all equal
 // points, P/-P pairs, all at infinity), accumulation over two and three batches, start = 1 over a
-// previous sum, zeroed accumulators, accumulator offsets, and rejected arguments.
+// previous sum, zeroed accumulators, accumulator offsets, and rejected arguments; with Fq's
+// products on the integer pipe and on the FP64 pipe (BatchArithmetic), each against the CPU.
 Result check_batch_addition(std::ostream& out, BatchGroup group, unsigned max_log, std::uint64_t seed);
 
 // Median of `repetitions` CUDA-event-timed launches over 2^log_size points already on the device
-// (a 2^20-point walk repeated), with the result checked against 2^(log_size-20) times its sum.
+// (a 2^20-point walk repeated), with the result checked against 2^(log_size-20) times its sum;
+// both arithmetic forms, in two alternating rounds.
 Result bench_batch_addition(std::ostream& out, BatchGroup group, unsigned log_size, int repetitions,
                             std::uint64_t seed);
 
