@@ -10,8 +10,8 @@
 #       small.log, policies.log (with each policy's kernel time by kernel, to calibrate the
 #       simulator), policies.json, incident.log (prestage without the synchronise and trim of the
 #       fix) and traces.tar (a Perfetto trace and an SVG picture per policy). PARTITIONS (6),
-#       SMALL_LOG (22), BIG_LOG (26) narrow it; CHECKS=0 skips the checks and the small run,
-#       INCIDENT=0 the incident.
+#       SMALL_LOG (22), BIG_LOG (26) narrow it; POLICIES ("serial budgeted") runs only those at
+#       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle=.gpu-policies
@@ -48,8 +48,10 @@ run)
       --domain-log2 "${SMALL_LOG:-22}" --trace /tmp/policy-traces/small >"$out/small.log" 2>&1 || status=1
     tail -8 "$out/small.log"
   fi
+  only=()
+  for policy in ${POLICIES:-}; do only+=(--policy "$policy"); done
   timeout 330 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
-    --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/big --json "$out/policies.json" >"$out/policies.log" 2>&1 || status=1
+    "${only[@]}" --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/big --json "$out/policies.json" >"$out/policies.log" 2>&1 || status=1
   grep -E "^(policy|serial|prestage|two-lock|budgeted) " "$out/policies.log"
   if [[ ${INCIDENT:-1} != 0 ]]; then
     timeout 120 "$bundle/stagehand" bench policies --config "$bundle/incident.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \

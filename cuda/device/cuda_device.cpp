@@ -439,12 +439,21 @@ void CudaDevice::harvest_kernel_times() const {
       ++totals.launches;
       totals.work_units += timing.work_units;
       totals.busy_ns += end - start;
+      if (kernel_trace_ != nullptr) {
+        kernel_trace_->span(kernel_track_, *timing.name, "kernel", start, end, fmt::format("{} units", timing.work_units));
+      }
     }
     cudaGetLastError();
     cudaEventDestroy(timing.start);
     cudaEventDestroy(timing.end);
     kernel_timings_.pop_front();
   }
+}
+
+void CudaDevice::trace_kernels(Trace* trace) {
+  harvest_kernel_times();  // earlier launches stay out of a new trace
+  kernel_trace_ = trace;
+  if (trace != nullptr) kernel_track_ = trace->track(fmt::format("GPU {}: {}", properties_.ordinal, properties_.name), "kernels (every stream)");
 }
 
 void CudaDevice::host_callback(StreamHandle stream, std::function<void()> callback) {

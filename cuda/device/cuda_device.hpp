@@ -9,6 +9,7 @@
 // posts to the io_context. Every CUDA call is checked; an error names the call, file and line.
 
 #include "device/device.hpp"
+#include "trace/trace.hpp"
 
 #include <cuda_runtime.h>
 
@@ -79,6 +80,11 @@ class CudaDevice final : public Device {
   void host_callback_reached(StreamHandle stream, std::function<void(Nanoseconds reached)> callback) override;
   const DeviceCounters& counters() const override;
 
+  // Each kernel's span, timed by its CUDA events, onto one row of `trace` (nullptr: none), as the
+  // simulator's traces show the compute engine; spans arrive as their events complete, all of
+  // them by the time counters() has been read with the device idle.
+  void trace_kernels(Trace* trace);
+
  private:
   // Runs `work` on this GPU's worker thread; the coroutine resumes on the executor afterwards
   // and rethrows what `work` threw.
@@ -120,6 +126,8 @@ class CudaDevice final : public Device {
     std::uint64_t work_units;
   };
   mutable std::deque<KernelTiming> kernel_timings_;
+  Trace* kernel_trace_ = nullptr;
+  TraceTrack kernel_track_;
   mutable DeviceCounters counters_;
   cudaEvent_t origin_event_ = nullptr;
 };

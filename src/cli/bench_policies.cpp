@@ -172,6 +172,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                  job.completed() ? "" : ": " + job.error);
     };
     Trace trace(true);
+    device.trace_kernels(&trace);
     RunReport report;
     std::exception_ptr failure;
     std::vector<Device*> devices{&device};
@@ -181,6 +182,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                      report = std::move(result);
                    });
     io.run();
+    device.trace_kernels(nullptr);
     if (failure) std::rethrow_exception(failure);
     const auto trace_file = std::filesystem::path(options.trace_dir) / fmt::format("{}.trace.json", name);
     trace.write_chrome_json(trace_file);
