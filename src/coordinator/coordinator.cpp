@@ -504,8 +504,10 @@ class Worker {
     std::size_t issued = 0;
     for (Bytes offset = 0; offset < source.bytes; offset += chunk_bytes, ++issued) {
       if (lane_.compute_lock.is_holder(ticket)) {
-        // The GPU is ours: enqueue the rest at once and let the kernels wait for it on the device.
-        co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
+        // The GPU is ours: enqueue the rest at once and let the kernels wait for it on the device,
+        // claiming the link as the program's uploads do (shared with the next job's pre-staging,
+        // the first job's inputs crossed at half the rate while its NTTs waited).
+        co_await claimed_upload(device_, lane_.link_claim_hooks(), destination + offset, source.sub(offset, source.bytes - offset), upload_);
         break;
       }
       auto slot = issued % in_flight;
@@ -515,7 +517,7 @@ class Worker {
       }
       while (lane_.holder_on_link() && !lane_.compute_lock.is_holder(ticket)) co_await lane_.link_free.wait();
       if (lane_.compute_lock.is_holder(ticket)) {
-        co_await device_.copy_to_device(destination + offset, source.sub(offset, source.bytes - offset), upload_);
+        co_await claimed_upload(device_, lane_.link_claim_hooks(), destination + offset, source.sub(offset, source.bytes - offset), upload_);
         break;
       }
       auto bytes = std::min(chunk_bytes, source.bytes - offset);

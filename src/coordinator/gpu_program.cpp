@@ -1,6 +1,7 @@
 #include "coordinator/gpu_program.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <string_view>
 
 namespace stagehand {
@@ -37,17 +38,21 @@ void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets)
          std::move(writes));
 }
 
-asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
-  const auto& link = settings_.link;
+asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination,
+                                     HostRange source, StreamHandle stream) {
   EventHandle started;
   if (link.upload_enqueued && link.upload_done) {
-    started = device_.create_event();
-    device_.record_event(started, upload_);
+    started = device.create_event();
+    device.record_event(started, stream);
     link.upload_enqueued(started);
   }
-  co_await device_.copy_to_device(destination, source, upload_);
+  co_await device.copy_to_device(destination, source, stream);
   // The hook, not the program, travels with the callback: a failed program may be gone by then.
-  if (started) device_.host_callback(upload_, [hook = link.upload_done, started] { hook(started); });
+  if (started) device.host_callback(stream, [hook = link.upload_done, started] { hook(started); });
+}
+
+asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
+  co_await claimed_upload(device_, settings_.link, destination, source, upload_);
 }
 
 void PartitionProgram::pcie_bound_phase(bool entering) {
@@ -59,9 +64,10 @@ void PartitionProgram::kernel(const char* name, std::uint64_t work_units, std::v
   device_.launch(KernelLaunch{name, work_units, std::move(arguments), std::move(reads), std::move(writes)}, compute_);
 }
 
+// One buffer serves both MSMs (run()).
 Bytes PartitionProgram::scratch_bytes(Device& device, const PartitionShape& shape) {
-  return device.kernel_scratch_bytes("msm_batch", shape.h_batch_points()) +
-         device.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape));
+  return std::max(device.kernel_scratch_bytes("msm_batch", shape.h_batch_points()),
+                  device.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape)));
 }
 
 Bytes PartitionProgram::twiddle_bytes(Device& device, const PartitionShape& shape) {
@@ -107,17 +113,17 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   co_await memory.release_b_and_c(compute_);
   kernel("ntt", n, {log_size, kNttCosetInverse}, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
 
-  // The MSMs' device scratch, where the device needs one (the simulator's kernels do not).
+  // The MSMs' device scratch, where the device needs one (the simulator's own kernels do not):
+  // one buffer for both. The H MSM's buckets are consumed by msm_reduce before the first tail
+  // kernel, which comes after it on the same stream (the tail is the last streamed set), so the
+  // tail can take the buffer over. Two buffers held 1.83 GiB more at 2^26 (bench/RESULTS.md).
   const Bytes msm_scratch_bytes = device_.kernel_scratch_bytes("msm_batch", shape_.h_batch_points());
   const Bytes tail_scratch_bytes = device_.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape_));
-  if (msm_scratch_bytes) {
-    const auto pointer = co_await memory.allocate(msm_scratch_bytes, compute_);
-    msm_scratch_ = BufferUse{pointer, msm_scratch_bytes};
-  }
-  if (tail_scratch_bytes) {
-    const auto pointer = co_await memory.allocate(tail_scratch_bytes, compute_);
-    tail_scratch_ = BufferUse{pointer, tail_scratch_bytes};
-  }
+  const Bytes scratch_bytes = std::max(msm_scratch_bytes, tail_scratch_bytes);
+  DevicePointer scratch{};
+  if (scratch_bytes) scratch = co_await memory.allocate(scratch_bytes, compute_);
+  if (msm_scratch_bytes) msm_scratch_ = BufferUse{scratch, msm_scratch_bytes};
+  if (tail_scratch_bytes) tail_scratch_ = BufferUse{scratch, tail_scratch_bytes};
 
   // The H MSM, then the batch additions and the tail MSMs, all over points streamed in batches
   // through one double buffer, as one pipeline: the first batch-addition points travel while the
@@ -130,18 +136,19 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   }
   // A set whose kernels are faster than its points cross PCIe would leave the GPU waiting at the
   // end; where memory is free right now it travels during the compute-bound H MSM instead: the
-  // most PCIe-bound set that fits, one only (more would take room the next job's pre-staging may
-  // need; with one, the third input of the next job already waits for this program's end on a
-  // 16 GiB card, bench/RESULTS.md run L).
+  // most PCIe-bound sets that fit, two at most. On a 16 GiB card the second takes the room of
+  // the next job's third input, which then goes up once that job holds the lock, behind its first
+  // two inputs' NTTs (bench/RESULTS.md, runs L and Z).
   auto sets = streamed_sets();
-  std::optional<DevicePointer> fetched;
+  std::vector<DevicePointer> fetched;
   for (auto index : prefetch_order(sets)) {
+    if (fetched.size() == 2) break;
     auto& set = sets[index];
-    fetched = co_await memory.try_allocate_spare(set.items * set.item_bytes, compute_);
-    if (!fetched) continue;
-    set.resident = *fetched;
-    times.fetched_ahead = set.name;
-    break;
+    auto pointer = co_await memory.try_allocate_spare(set.items * set.item_bytes, compute_);
+    if (!pointer) continue;
+    set.resident = *pointer;
+    fetched.push_back(*pointer);
+    times.fetched_ahead += (times.fetched_ahead.empty() ? "" : "+") + std::string(set.name);
   }
   co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
 
@@ -153,9 +160,8 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   co_await memory.release(twiddles, compute_);
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
-  if (fetched) co_await memory.release(*fetched, compute_);
-  if (msm_scratch_.pointer) co_await memory.release(msm_scratch_.pointer, compute_);
-  if (tail_scratch_.pointer) co_await memory.release(tail_scratch_.pointer, compute_);
+  for (auto pointer : fetched) co_await memory.release(pointer, compute_);
+  if (scratch) co_await memory.release(scratch, compute_);
   times.waited_for_inputs_ns = *upload_wait_ns;
   co_return times;
 }
@@ -198,14 +204,27 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
     }
     device_.record_event(prefetched_, upload_);
   };
+  // The resident sets' kernels, already on the device (or on their way): no buffer rotation.
+  // One follows each streamed half after the H MSM, so that the halves whose kernels are faster
+  // than their points' upload (the batch additions) have more to compute meanwhile; what is left
+  // runs after the last half. All at once, they kept the GPU waiting on PCIe at every later half
+  // of batch-addition points.
+  std::deque<Segment> resident_kernels;
+  bool waited_for_prefetch = false;
+  auto launch_resident_kernel = [&] {
+    if (!waited_for_prefetch) device_.stream_wait_event(compute_, prefetched_);
+    waited_for_prefetch = true;
+    const auto segment = resident_kernels.front();
+    resident_kernels.pop_front();
+    const auto& set = sets[segment.set];
+    launch_segment(set, segment, set.resident, DevicePointer{}, buckets[0]);
+    if (segment.ends_set) finish_set(set, buckets[0]);
+  };
   std::size_t batch = 0;
   while (set_index < sets.size()) {
     if (sets[set_index].resident) {
-      // Already on the device (or on its way): kernels straight from it, no buffer rotation.
       co_await issue_prefetch();
-      device_.stream_wait_event(compute_, prefetched_);
-      launch_resident_set(sets[set_index], buckets[0]);
-      finish_set(sets[set_index], buckets[0]);
+      for (const auto& segment : resident_segments(sets, set_index)) resident_kernels.push_back(segment);
       ++set_index;
       continue;
     }
@@ -256,6 +275,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       }
     }
     device_.record_event(buffer_free_[slot], compute_);
+    if (!batch_collects && !resident_kernels.empty()) launch_resident_kernel();
     if (batch_collects) {
       // Double-buffered results: before this half's results are overwritten on the host, the
       // host must have folded the ones it got two batches ago.
@@ -270,20 +290,25 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       }
     }
   }
+  while (!resident_kernels.empty()) launch_resident_kernel();
   if (pcie_bound) pcie_bound_phase(false);
   for (std::size_t slot = 0; slot < 2; ++slot) {
     if (results_outstanding[slot]) co_await collect(slot);
   }
 }
 
-void PartitionProgram::launch_resident_set(const StreamedSet& set, DevicePointer buckets) {
-  // Kernels of the same size as the streamed batches.
+// The kernels of resident set `index`, of the same size as the streamed batches; the segments'
+// offsets are in the resident copy.
+std::vector<PartitionProgram::Segment> PartitionProgram::resident_segments(const std::vector<StreamedSet>& sets,
+                                                                          std::size_t index) const {
+  const auto& set = sets[index];
   const std::uint64_t items_per_kernel = std::max<std::uint64_t>(1, shape_.stream_buffer_bytes() / set.item_bytes);
+  std::vector<Segment> segments;
   for (std::uint64_t first = 0; first < set.items; first += items_per_kernel) {
-    auto items = std::min(items_per_kernel, set.items - first);
-    launch_segment(set, Segment{0, first, items, first * set.item_bytes, items * set.item_bytes, false}, set.resident,
-                   DevicePointer{}, buckets);
+    const auto items = std::min(items_per_kernel, set.items - first);
+    segments.push_back(Segment{index, first, items, first * set.item_bytes, items * set.item_bytes, first + items == set.items});
   }
+  return segments;
 }
 
 // The arguments follow partition_launchers.hpp and batch_addition.hpp: the H MSM and the tail

@@ -65,6 +65,11 @@ struct LinkClaimHooks {
   std::function<void(EventHandle started)> upload_done;
 };
 
+// A host-to-device copy on `stream`, told to `link` (where it has the upload hooks) when it
+// starts and when it ends, so that pre-staging keeps off the link meanwhile.
+asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination,
+                                     HostRange source, StreamHandle stream);
+
 struct ProgramSettings {
   MsmCollect msm_collect = MsmCollect::deferred;
   LinkClaimHooks link;
@@ -128,7 +133,7 @@ class PartitionProgram {
   asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, ProgramMemory& memory,
                                       const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
                                       const std::vector<HostRange>& results);
-  void launch_resident_set(const StreamedSet& set, DevicePointer buckets);
+  std::vector<Segment> resident_segments(const std::vector<StreamedSet>& sets, std::size_t index) const;
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);

@@ -31,6 +31,8 @@ struct Seen {
   std::map<std::uint64_t, int> sum_starts;  // by sum slot (batch additions, tail MSM): sums begun
   std::uint64_t smallest_twiddles = ~std::uint64_t{0};  // bytes of the twiddle buffers kernels got
   std::uint64_t tail_items = 0;              // accumulated since the tail MSM last began
+  std::uint64_t h_scratch = 0;               // the H MSM's scratch, which the tail MSM takes over
+  bool h_reduced = false;                    // msm_reduce consumed the H MSM's buckets
   int key_fills = 0;
 
   void expect(bool ok, const std::string& what) {
@@ -77,10 +79,14 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     seen.expect(first + launch.work_units <= n, "msm_batch: scalars within the polynomial");
     seen.expect((context.argument(2) == 1) == (first == 0), "msm_batch: start exactly on the first batch");
     seen.expect(launch.reads.size() == 2 && context.read(1).size() >= 32 * (first + launch.work_units), "msm_batch: reads [points, scalars]");
+    seen.expect(launch.writes.size() == 2, "msm_batch: writes [results, scratch]");
+    if (launch.writes.size() == 2) seen.h_scratch = launch.writes.back().pointer.address;
+    if (context.argument(2) == 1) seen.h_reduced = false;
   });
   system.register_kernel("msm_reduce", [&seen, &shape](sim::KernelContext& context) {
     ++seen.launches["msm_reduce"];
     seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(), "msm_reduce: [capacity]");
+    seen.h_reduced = true;
   });
   auto sums = [&seen](const char* name) {
     return [&seen, name](sim::KernelContext& context) {
@@ -107,7 +113,11 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     seen.expect(context.argument(0) == 1 || seen.tail_items > 0, "tail_msm: adds to buckets never begun");
     if (context.argument(0) == 1) seen.tail_items = 0;
     seen.tail_items += launch.work_units;
-    seen.expect(launch.writes.empty(), "tail_msm: writes only its scratch (none on the simulator)");
+    // One scratch buffer serves both MSMs: the tail takes it over once msm_reduce is done with
+    // the H MSM's buckets (both on the compute stream, in this order).
+    seen.expect(launch.writes.size() == 1, "tail_msm: writes only its scratch");
+    if (launch.writes.size() == 1) seen.expect(launch.writes[0].pointer.address == seen.h_scratch, "tail_msm: in the H MSM's scratch");
+    seen.expect(seen.h_reduced, "tail_msm: after msm_reduce consumed the H MSM's buckets");
   });
   system.register_kernel("tail_reduce", [&seen, &shape](sim::KernelContext& context) {
     ++seen.launches["tail_reduce"];
@@ -143,6 +153,9 @@ Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes 
   sim::SimSystem system(options);
   auto model = sim::load_device_model(sim::find_device_model("h200"));
   model.kernels["ntt_twiddles"].scratch_fixed_bytes = static_cast<double>(twiddle_bytes);
+  // The MSMs' scratch, as the CUDA launchers ask (the tail's is the larger, as at 2^26).
+  model.kernels["msm_batch"].scratch_fixed_bytes = 1 << 20;
+  model.kernels["tail_msm"].scratch_fixed_bytes = 2 << 20;
   auto& device = system.add_device(std::move(model));
   register_checking_kernels(system, shape, input, outcome.seen);
 

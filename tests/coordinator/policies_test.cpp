@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 
 using namespace stagehand;
 
@@ -99,8 +100,9 @@ BOOST_AUTO_TEST_CASE(the_default_run_has_budgeted_best) {
   BOOST_CHECK_EQUAL(budgeted.oom_count, 0u);
   BOOST_CHECK_EQUAL(failed(budgeted), 0);
   BOOST_CHECK_GE(budgeted.compute_busy_fraction, 0.95);
-  // 54.7% on this model (bench/RESULTS.md; 55.1% before workers overlapped the host step after
-  // the GPU with their next job); the kernels alone are 54.2% of serial's time.
+  // 54.6% on this model (bench/RESULTS.md; 54.7% before the program fetched two sets ahead and
+  // spread their kernels over the streamed halves, 55.1% before workers overlapped the host step
+  // after the GPU with their next job); the kernels alone are 54.2% of serial's time.
   BOOST_CHECK_LT(budgeted.gpu_seconds_per_partition, 0.55 * reports.at(Policy::serial).gpu_seconds_per_partition);
   // Pre-staging keeps off the link while the holder uses it (its uploads, its PCIe-bound phases):
   // 52.8 GB/s of the link's 55.5 on this model, 43.5 when the two shared it (54.1 on the H200).
@@ -144,17 +146,17 @@ BOOST_AUTO_TEST_CASE(workers_overlap_the_host_step_after_the_gpu_with_their_next
   }
 }
 
-// The program fetches during its H MSM the set whose kernels were fastest per byte so far, if it
-// fits: the tail on the library's kernels (h200), the G1 batch additions' L on Stagehand's
-// (h200-measured), and before any kernel has been timed only the tail (which does not fit beside
-// the measured model's MSM scratch).
+// The program fetches during its H MSM the sets whose kernels were fastest per byte so far, two at
+// most, where they fit: the tail, then L, on the library's kernels (h200); the G1 batch additions'
+// L and A on Stagehand's (h200-measured); before any kernel has been timed only the tail (which
+// does not fit beside the measured model's MSM scratch).
 BOOST_AUTO_TEST_CASE(the_program_fetches_ahead_the_set_its_kernels_leave_most_pcie_bound) {
   struct Case {
     const char* file;
     const char* first;
     const char* later;
   };
-  for (const auto& [file, first, later] : {Case{"config/default.toml", "tail", "tail"}, Case{"config/h200-measured.toml", "", "L"}}) {
+  for (const auto& [file, first, later] : {Case{"config/default.toml", "tail", "tail+L"}, Case{"config/h200-measured.toml", "", "L+A"}}) {
     auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / file);
     const auto report = run(config, Policy::budgeted).report;
     BOOST_TEST_CONTEXT(file) {
@@ -213,7 +215,7 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
 }
 
 // The measured H200 model (config/devices/h200-measured.toml) against what `stagehand bench
-// policies` measured on a real H200 with the same workload (bench/RESULTS.md, run X,
+// policies` measured on a real H200 with the same workload (bench/RESULTS.md, runs Z and Z2,
 // 2026-11-30, below): each policy's seconds per proof and GPU seconds per partition within the
 // tolerance given there with the reason (5-20%: the model queues host-blocking calls as CudaDevice
 // does, but takes DEVICE_FACTS.md's host costs), every kernel within ±2% of its measured total.
@@ -228,24 +230,25 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
     double gpu_seconds_tolerance_percent;
     double vram_peak_gib;
   };
-  // The policies: run X of bench/RESULTS.md, the current kernels (the radix-4 NTT with FP64
-  // products). Budgeted, which pins nothing per job, is held to 5%; serial, whose host copied
-  // pageable memory at the model's rate (run X: 7.3 GB/s, the model 7.2), to 10%. Prestage and
-  // two-lock pin and unpin in place per job; the model now holds the GPU program's calls while the
-  // other worker pins (model key pinning_holds_calls, measured with bench/pinning_stalls.cu) and
-  // takes that day's pinning costs, and runs them 7-8% fast (12% and 11% without): held to 10%.
-  const Measured measured[] = {{Policy::serial, 21.922, 2.120, 10, 10, 8.87},
-                               {Policy::prestage, 17.446, 1.525, 10, 10, 14.90},
-                               {Policy::two_lock, 17.563, 1.538, 10, 10, 14.91},
-                               {Policy::budgeted, 12.587, 1.185, 5, 5, 15.18}};
-  const double measured_prestage_gbps = 54.3;  // budgeted, run X
-  // ms per partition of run X's budgeted run on the H200.
-  const std::pair<const char*, double> kernels[] = {{"msm_batch", 555.01}, {"tail_msm", 276.75}, {"ntt", 170.79},
-                                                    {"batch_addition_g1", 54.59}, {"batch_addition_g2", 33.63},
-                                                    {"msm_reduce", 17.42},        {"tail_reduce", 20.24}};
+  // The policies: run Z of bench/RESULTS.md (the current program and kernels), but serial from run
+  // Z2 on a fresh machine: run Z's host copied pageable memory at 5.8 GB/s, run Z2's at 7.1 (runs
+  // W to Y 7.3-7.4, the model 7.2); the serial program without those copies took 1.24 s in both.
+  // Budgeted, which pins nothing per job, is held to 5%; serial to 10%. Prestage and two-lock pin
+  // and unpin in place per job; the model holds the GPU program's calls while the other worker
+  // pins (model key pinning_holds_calls, measured with bench/pinning_stalls.cu), and runs them 6-8%
+  // fast: held to 10%.
+  const Measured measured[] = {{Policy::serial, 22.232, 2.150, 10, 10, 7.23},
+                               {Policy::prestage, 17.341, 1.517, 10, 10, 13.06},
+                               {Policy::two_lock, 17.107, 1.509, 10, 10, 13.07},
+                               {Policy::budgeted, 12.156, 1.142, 5, 5, 15.65}};
+  const double measured_prestage_gbps = 53.8;  // budgeted, run Z
+  // ms per partition of run Z's budgeted run on the H200.
+  const std::pair<const char*, double> kernels[] = {{"msm_batch", 557.30}, {"tail_msm", 277.81}, {"ntt", 170.69},
+                                                    {"batch_addition_g1", 44.56}, {"batch_addition_g2", 31.76},
+                                                    {"msm_reduce", 17.53},        {"tail_reduce", 20.27}};
+  std::map<Policy, RunReport> reports;
   for (const auto& real : measured) {
-    const auto result = run(config, real.policy);
-    const auto& report = result.report;
+    const auto& report = reports[real.policy] = run(config, real.policy).report;
     BOOST_TEST_CONTEXT(to_string(real.policy)) {
       BOOST_CHECK_EQUAL(report.partitions_completed, report.partitions);
       BOOST_CHECK_CLOSE(report.seconds_per_proof, real.seconds_per_proof, real.seconds_per_proof_tolerance_percent);
@@ -259,4 +262,9 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
       }
     }
   }
+  // Issue 7's targets as the H200 met them (runs Z and Z2: 98.3-98.4% busy; GPU time 53.1% of
+  // serial's on Z2's machine, 48.3-49.0% on Z's slower host): the model agrees.
+  const auto& budgeted = reports.at(Policy::budgeted);
+  BOOST_CHECK_GE(budgeted.compute_busy_fraction, 0.95);
+  BOOST_CHECK_LT(budgeted.gpu_seconds_per_partition, 0.55 * reports.at(Policy::serial).gpu_seconds_per_partition);
 }
