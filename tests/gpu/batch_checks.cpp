@@ -189,12 +189,12 @@ void upload_points(DeviceBuffer& buffer, const std::vector<typename Group::Affin
   SH_CUDA_OK(cudaDeviceSynchronize());
 }
 
-// One launch through the launcher, as PartitionProgram::launch_segment makes it (reads [points
-// segment], writes [8 MiB buffer]) plus the optional arguments.
 // The arithmetic under check: launches of the default form go through the launcher, as the
 // program's do; the other form is called directly with the arguments the launcher would pass.
 std::optional<BatchArithmetic> checked_arithmetic;
 
+// One launch through the launcher, as PartitionProgram::launch_segment makes it (reads [points
+// segment], writes [8 MiB buffer]) plus the optional arguments.
 template <class Group>
 void launch(const DeviceBuffer& points, std::uint64_t first, std::uint64_t count, const DeviceBuffer& write,
             std::vector<std::uint64_t> arguments, cudaStream_t stream = nullptr) {
