@@ -88,7 +88,7 @@ struct JobRecord {
   Nanoseconds prestage_started_ns = -1;  // its first input allocated before the lock
   int out_of_memory_errors = 0;
   bool fell_back = false;  // meant to pre-stage, uploaded inside the lock instead
-  std::string fetched_ahead;  // the program's streamed set fetched during its H MSM (ProgramTimes)
+  std::string fetched_ahead;  // the program's streamed sets fetched during its H MSM (ProgramTimes)
   std::string error;       // empty: completed
   bool completed() const { return error.empty(); }
 };

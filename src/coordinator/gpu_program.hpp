@@ -79,7 +79,8 @@ struct ProgramSettings {
 struct ProgramTimes {
   // From the program's start until the compute stream could begin (inputs uploaded).
   Nanoseconds waited_for_inputs_ns = 0;
-  // The streamed set fetched during the H MSM, by name (gpu_program.cpp); empty if none.
+  // The streamed sets fetched during the H MSM, by name joined with '+' ("L+A"; gpu_program.cpp);
+  // empty if none.
   std::string fetched_ahead;
 };
 
