@@ -1,0 +1,94 @@
+#pragma once
+// The kernels' names and conventions, declared once. The GPU programs launch by these names, the
+// CUDA launchers register under them, the simulator's host functions and the device models'
+// [kernels.NAME] tables use them: a kernel renamed here is renamed everywhere, and a device model
+// that names a kernel not listed here is an error naming its file and line.
+//
+// Every buffer is a BufferUse of device bytes. Fr values are 32-byte Montgomery form (R = 2^256);
+// G1 points 96-byte affine Montgomery form, G2 points 192 bytes x.c0‖x.c1‖y.c0‖y.c1 (snarkjs's
+// layout, infinity = zeros). "scratch" is an extra last write buffer of
+// Device::kernel_scratch_bytes(name, largest launch) bytes, where the device asks for one (the
+// CUDA launchers do, the simulator's host functions do not): the caller allocates it, so that the
+// budget reserves it like any other byte.
+//
+// name                   work_units     arguments                       reads                  writes
+// busy_wait              nanoseconds    -                               -                      -
+//   spins for work_units ns: the Device contract's stand-in kernel.
+// ntt_domain_init        2^log_size     [log_size, ω w0..w3, g w0..w3]  -                      [domain]
+// ntt_forward, ntt_inverse, coset_ntt, coset_intt
+//                        2^log_size     [log_size]                      [domain]               [values]
+//   in place, natural order; ω a primitive 2^log_size-th root, g the coset generator.
+// h_pointwise            count          [] or [factor w0..w3]           [b, c]                 [a]
+//   a[i] = (a[i]·b[i] − c[i])·factor.
+// h_polynomial_snarkjs, h_polynomial_classic
+//                        2^log_size     [log_size]                      [domain]               [a, b, c]
+//   the two forms of src/math/h_polynomial.hpp, result in a.
+// msm_g1                 point_count    [scalars_montgomery, window_bits]  [points, scalars]   [window_sums, scratch]
+// batch_addition_g1/_g2  point_count    [] or [start] or [start, offset]   [points]           [accumulator + scratch]
+//   accumulator := (start ? ∞ : accumulator) + Σ points, an XYZZ point at byte `offset`.
+//
+// The partition program (src/workloads/porep/partition_program.cpp):
+// ntt_twiddles           2^log_size / 2 [log_size]                      -                      [twiddles]
+// ntt                    2^log_size     [log_size, NttKind]             [values, twiddles]     [values]
+// msm_batch              point_count    [first, capacity, start]        [points, scalars]      [results, scratch]
+// msm_reduce             1              [capacity]                      [results, other]       [results, scratch]
+// tail_msm               item_count     [start, capacity]               [items]                [scratch]
+// tail_reduce            1              [offset, capacity]              []                     [sums, scratch]
+//
+// The Groth16 program (src/workloads/groth16/groth16_job.cpp):
+// groth16_h              2^log_size     [log_size, threads]             -                      [a, b, c, scratch]
+//   in: A, B, C on the domain; out: a holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1).
+// groth16_msm_g1         point_count    [threads]                       [points, scalars]      [result, scratch]
+//   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq).
+//
+// cuda/kernels/launch/ documents each launcher's convention in full.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace stagehand::kernel {
+
+inline constexpr const char* busy_wait = "busy_wait";
+inline constexpr const char* ntt_domain_init = "ntt_domain_init";
+inline constexpr const char* ntt_forward = "ntt_forward";
+inline constexpr const char* ntt_inverse = "ntt_inverse";
+inline constexpr const char* coset_ntt = "coset_ntt";
+inline constexpr const char* coset_intt = "coset_intt";
+inline constexpr const char* h_pointwise = "h_pointwise";
+inline constexpr const char* h_polynomial_snarkjs = "h_polynomial_snarkjs";
+inline constexpr const char* h_polynomial_classic = "h_polynomial_classic";
+inline constexpr const char* msm_g1 = "msm_g1";
+inline constexpr const char* batch_addition_g1 = "batch_addition_g1";
+inline constexpr const char* batch_addition_g2 = "batch_addition_g2";
+inline constexpr const char* ntt_twiddles = "ntt_twiddles";
+inline constexpr const char* ntt = "ntt";
+inline constexpr const char* msm_batch = "msm_batch";
+inline constexpr const char* msm_reduce = "msm_reduce";
+inline constexpr const char* tail_msm = "tail_msm";
+inline constexpr const char* tail_reduce = "tail_reduce";
+inline constexpr const char* groth16_h = "groth16_h";
+inline constexpr const char* groth16_msm_g1 = "groth16_msm_g1";
+
+// Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
+// is a std::string, takes them as they are.)
+inline constexpr std::array<std::string_view, 20> kAll{busy_wait,   ntt_domain_init,      ntt_forward,          ntt_inverse, coset_ntt,
+                                 coset_intt,  h_pointwise,          h_polynomial_snarkjs, h_polynomial_classic,
+                                 msm_g1,      batch_addition_g1,    batch_addition_g2,    ntt_twiddles,
+                                 ntt,         msm_batch,            msm_reduce,           tail_msm,
+                                 tail_reduce, groth16_h,            groth16_msm_g1};
+
+constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), kAll.end(), name) != kAll.end(); }
+
+// The `ntt` kernel's kind argument; cuda/kernels/ntt/ntt.hpp's NttKind has the same order.
+enum class NttKind : std::uint64_t { forward = 0, inverse = 1, coset_forward = 2, coset_inverse = 3 };
+constexpr std::uint64_t argument(NttKind kind) { return static_cast<std::uint64_t>(kind); }
+
+// The byte sizes of the layouts above.
+inline constexpr std::uint64_t kFrBytes = 32;
+inline constexpr std::uint64_t kG1AffineBytes = 96;
+inline constexpr std::uint64_t kG2AffineBytes = 192;
+inline constexpr std::uint64_t kG1JacobianBytes = 144;
+
+}  // namespace stagehand::kernel
