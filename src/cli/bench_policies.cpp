@@ -8,7 +8,7 @@
 #include "cli/bench_policies.hpp"
 
 #include "coordinator/coordinator.hpp"
-#include "coordinator/porep_workload.hpp"
+#include "workloads/porep/porep_workload.hpp"
 #include "device/format.hpp"
 #include "runner/report.hpp"
 #include "runner/run_config.hpp"

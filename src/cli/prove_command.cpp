@@ -1,30 +1,22 @@
 // stagehand prove: snarkjs .zkey and .wtns in, proof.json and public.json out.
 //
-// Every witness is one job of a Groth16Workload (src/groth16/groth16_workload.hpp) that runs
-// through the coordinator like any partition: the policy's locks, the VRAM budget, a/b/c staged
-// in pinned memory and pre-staged while another proof holds the GPU, two workers per GPU. On a
-// GPU through CudaDevice (backend = "cuda", or "auto" when built with CUDA and a GPU is present;
-// kernels in cuda/kernels/groth16_launchers.cu), otherwise on the simulator's functional mode,
-// whose kernels run the CPU reference: the same code path either way.
+// Every witness is one job of a Groth16Workload (src/workloads/groth16/) that runs through the
+// coordinator like any partition: the policy's locks, the VRAM budget, a/b/c staged in pinned
+// memory and pre-staged while another proof holds the GPU, two workers per GPU. The devices come
+// from runner/backend.hpp: a GPU (backend = "cuda", or "auto" where one is present), otherwise
+// the simulator's functional mode.
 
 #include "cli/commands.hpp"
 
 #include "coordinator/pageable_arena.hpp"
-#include "groth16/groth16_workload.hpp"
+#include "workloads/groth16/groth16_workload.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/zkey.hpp"
+#include "runner/backend.hpp"
 #include "runner/run_config.hpp"
-#include "sim/device_model.hpp"
-#include "sim/run.hpp"
-#include "sim/sim_device.hpp"
-#include "sim/sim_system.hpp"
 #include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"
-
-#if defined(STAGEHAND_HAVE_CUDA)
-#include "cuda_device.hpp"
-#endif
 
 #include <fmt/format.h>
 
@@ -83,27 +75,16 @@ struct OutputFiles {
   fs::path public_signals;
 };
 
-bool use_cuda_backend(const RunConfig& config, const std::string& config_path) {
-#if defined(STAGEHAND_HAVE_CUDA)
-  if (config.backend == Backend::cuda && cuda::device_count() == 0) {
-    throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config_path));
-  }
-  return config.backend == Backend::cuda || (config.backend == Backend::automatic && cuda::device_count() > 0);
-#else
-  if (config.backend == Backend::cuda) {
-    throw std::runtime_error(fmt::format(
-        "{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the simulator's "
-        "functional mode on the CPU reference)",
-        config_path));
-  }
-  return false;
-#endif
-}
-
 int prove(const ProveOptions& options) {
   RunConfig config;
   if (!options.config.empty()) config = load_run_config(options.config);
-  const bool use_cuda = use_cuda_backend(config, options.config);
+  // A GPU where there is one (or as the configuration says); otherwise the simulator's
+  // functional mode, whose kernels run the CPU reference: the same code path either way.
+  BackendOptions backend_options;
+  backend_options.functional = true;
+  backend_options.keep_trace_events = !options.trace.empty();
+  auto backend = Backend::open(config, backend_options);
+  const bool use_cuda = backend->on_gpu();
   auto settings = settings_for(config, policy_from_string(options.policy));
   const auto files = witness_files(options.wtns);
   const bool many = files.size() > 1;
@@ -179,61 +160,23 @@ int prove(const ProveOptions& options) {
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
   groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof);
   // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
-  Trace gpu_trace(!options.trace.empty());
-  Trace* trace = &gpu_trace;
+  Trace& trace = backend->trace();
+  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU\n", files.size(),
+             files.size() == 1 ? "" : "s", backend->describe(), use_cuda ? "" : ", kernels on the CPU reference",
+             to_string(settings.policy), settings.workers_per_device);
   RunReport report;
-  auto program = [&](std::vector<Device*> devices) -> asio::awaitable<void> {
-    report = co_await run_coordinator(std::move(devices), settings, workload, *trace, hooks);
-  };
-  auto write_trace = [&] {
-    if (options.trace.empty()) return;
-    trace->write_chrome_json(options.trace);
+  proving_start = std::chrono::steady_clock::now();
+  backend->run([&]() -> asio::awaitable<void> {
+    report = co_await run_coordinator(backend->devices(), settings, workload, trace, hooks);
+  }());
+  if (!options.trace.empty()) {
+    trace.write_chrome_json(options.trace);
     auto picture = fs::path(options.trace).replace_extension("").replace_extension(".svg");
-    write_svg_timeline(*trace, picture,
+    write_svg_timeline(trace, picture,
                        fmt::format("stagehand prove: {} proof{}, {}, policy {}", files.size(), files.size() == 1 ? "" : "s",
                                    use_cuda ? "CUDA" : "functional simulator", to_string(settings.policy)));
     fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options.trace,
                picture.string());
-  };
-  if (use_cuda) {
-#if defined(STAGEHAND_HAVE_CUDA)
-    asio::io_context io;
-    const int count = std::min(config.gpus, cuda::device_count());
-    std::vector<std::unique_ptr<cuda::CudaDevice>> gpus;
-    std::vector<Device*> devices;
-    for (int i = 0; i < count; ++i) {
-      gpus.push_back(std::make_unique<cuda::CudaDevice>(i, io.get_executor()));
-      devices.push_back(gpus.back().get());
-    }
-    fmt::print(stderr, "stagehand prove: {} proof{} on {} CUDA device{} ({}), policy {}, {} workers per GPU\n", files.size(),
-               files.size() == 1 ? "" : "s", count, count == 1 ? "" : "s", gpus.front()->properties().name,
-               to_string(settings.policy), settings.workers_per_device);
-    proving_start = std::chrono::steady_clock::now();
-    std::exception_ptr failure;
-    asio::co_spawn(io, program(devices), [&](std::exception_ptr error) { failure = error; });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    write_trace();
-#endif
-  } else {
-    sim::SimOptions sim_options;
-    sim_options.functional = true;
-    sim_options.keep_trace_events = !options.trace.empty();
-    sim::SimSystem system(sim_options);
-    trace = &system.trace();
-    std::vector<Device*> devices;
-    for (int i = 0; i < config.gpus; ++i) {
-      devices.push_back(&system.add_device(sim::load_device_model(sim::find_device_model(config.device_model))));
-    }
-    groth16::register_sim_kernels(system);
-    fmt::print(stderr,
-               "stagehand prove: {} proof{} on the simulator's functional mode ({}, kernels on the CPU reference), policy {}, "
-               "{} workers per GPU\n",
-               files.size(), files.size() == 1 ? "" : "s", config.device_model, to_string(settings.policy),
-               settings.workers_per_device);
-    proving_start = std::chrono::steady_clock::now();
-    sim::run_to_completion(system, program(devices));
-    write_trace();
   }
   const double proving_seconds = seconds_since(proving_start);
   fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",

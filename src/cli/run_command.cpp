@@ -32,22 +32,22 @@ int run(const RunOptions& options) {
     for (const auto& name : options.policies) config.policies.push_back(policy_from_string(name));
   }
   if (!options.trace_dir.empty()) config.trace_dir = options.trace_dir;
-  if (config.backend == Backend::cuda) {
+  if (config.backend == BackendKind::cuda) {
     throw std::runtime_error(fmt::format(
         "{}: backend = \"cuda\": `stagehand run` simulates; the same workload runs on a GPU with "
         "`stagehand bench policies --config {}` (synthetic data, real kernels)",
         config.source.string(), config.source.string()));
   }
-  const auto& shape = config.coordinator.shape;
+  const auto& shape = config.workload.shape;
   fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {} proofs x {} partitions at domain 2^{} ({} uploaded per partition)\n",
              config.source.string(), config.gpus, config.device_model,
              config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "",
-             config.coordinator.proofs, config.coordinator.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
+             config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
   std::vector<RunReport> reports;
   for (auto policy : config.policies) {
     auto name = to_string(policy);
     int done = 0;
-    int total = config.coordinator.proofs * config.coordinator.partitions_per_proof;
+    int total = config.workload.partitions();
     SimulatedRunOptions run_options;
     run_options.on_job_done = [&](const JobRecord& job) {
       ++done;

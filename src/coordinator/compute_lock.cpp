@@ -1,7 +1,8 @@
 #include "coordinator/compute_lock.hpp"
 
+#include "util/assert.hpp"
+
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
 
 namespace stagehand {
@@ -21,7 +22,7 @@ asio::awaitable<void> ComputeLock::acquire(Ticket ticket) {
 }
 
 void ComputeLock::release(Ticket ticket) {
-  assert(is_holder(ticket));
+  STAGEHAND_ASSERT(is_holder(ticket), "ticket {} releases a lock held by {}", ticket, holder_ ? *holder_ : 0);
   holder_.reset();
   grant_next();
   if (!holder_ && on_change_) on_change_();
@@ -32,7 +33,8 @@ void ComputeLock::abandon(Ticket ticket) {
     release(ticket);
     return;
   }
-  std::erase(queue_, ticket);
+  const auto erased = std::erase(queue_, ticket);
+  STAGEHAND_ASSERT(erased == 1, "ticket {} abandons a lock it is not waiting for", ticket);
   if (on_change_) on_change_();
 }
 
@@ -40,6 +42,9 @@ void ComputeLock::grant_next() {
   if (holder_ || queue_.empty()) return;
   // FIFO: the head of the queue; unfair: whichever waiter `pick_` chooses.
   auto index = pick_ ? pick_(queue_.size()) : 0;
+  STAGEHAND_ASSERT(index < queue_.size(), "the lock's grant picked waiter {} of {}", index, queue_.size());
+  // Tickets wait in the order they were taken: FIFO grants are lock order.
+  STAGEHAND_ASSERT(pick_ || std::is_sorted(queue_.begin(), queue_.end()), "the lock's queue is out of ticket order");
   holder_ = queue_[index];
   queue_.erase(queue_.begin() + static_cast<long>(index));
   if (on_change_) on_change_();

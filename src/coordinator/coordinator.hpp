@@ -1,20 +1,12 @@
 #pragma once
-// The coordinator: runs a stream of partitions on one or more GPUs under one policy, and reports
-// what happened. Policies, to replay history and compare (DESIGN.md):
-//   serial     one lock per GPU around the whole GPU program; a/b/c uploaded from pageable
-//              memory inside it.
-//   prestage   pin a/b/c in place and upload before a single lock, into cudaMalloc'd buffers, with
-//              a free-memory check and margin, a device synchronise and a pool trim (each
-//              switchable), and a fallback that uploads inside the lock.
-//   two-lock   a memory lock for allocation and upload, then a compute lock that any waiter may
-//              get next (the abandoned design).
-//   budgeted   the VramBudget, grant order = lock order, pinned-pool staging (the default).
+// The coordinator: runs a workload's jobs on one or more GPUs under one policy
+// (policy/policy.hpp), and reports what happened. It knows the Device interface and the job
+// interface (job.hpp), nothing of what a job computes.
 
-#include "coordinator/gpu_program.hpp"
 #include "coordinator/host_staging.hpp"
-#include "coordinator/partition.hpp"
+#include "coordinator/job.hpp"
+#include "coordinator/policy/policy.hpp"
 #include "coordinator/vram_budget.hpp"
-#include "coordinator/workload.hpp"
 #include "device/device.hpp"
 #include "trace/trace.hpp"
 
@@ -24,18 +16,6 @@
 #include <vector>
 
 namespace stagehand {
-
-enum class Policy { serial, prestage, two_lock, budgeted };
-std::string to_string(Policy policy);
-Policy policy_from_string(const std::string& name);  // throws std::invalid_argument
-const std::vector<std::string>& policy_names();
-
-struct PrestageSwitches {
-  bool free_memory_check = true;
-  Bytes margin_bytes = 512 * kMiB;
-  bool synchronize_device = true;
-  bool trim_pool = true;
-};
 
 struct CoordinatorSettings {
   Policy policy = Policy::budgeted;
@@ -55,10 +35,6 @@ struct CoordinatorSettings {
   Bytes resident_bytes = 0;  // long-lived allocations outside any job
   HostStagingMode host_staging = HostStagingMode::pinned_pool;
   Bytes pinned_host_budget_bytes = 48 * kGiB;
-  int proofs = 2;
-  int partitions_per_proof = 10;
-  PartitionShape shape;
-  ProgramSettings program;
   PrestageSwitches prestage;
   VramBudgetRules budget_rules;
   bool grant_order_is_lock_order = true;  // false: the compute lock goes to any waiter (a rule off)
@@ -68,7 +44,7 @@ struct CoordinatorSettings {
   std::uint64_t seed = 1;
 };
 
-// What happened to one partition.
+// What happened to one job.
 struct JobRecord {
   int index = 0;
   int proof = 0;
@@ -88,7 +64,7 @@ struct JobRecord {
   Nanoseconds prestage_started_ns = -1;  // its first input allocated before the lock
   int out_of_memory_errors = 0;
   bool fell_back = false;  // meant to pre-stage, uploaded inside the lock instead
-  std::string fetched_ahead;  // the program's streamed sets fetched during its H MSM (ProgramTimes)
+  std::string program_note;  // what its program told (JobTimes::note)
   std::string error;       // empty: completed
   bool completed() const { return error.empty(); }
 };
@@ -119,7 +95,7 @@ struct RunReport {
 };
 
 struct CoordinatorHooks {
-  // A partition finished (completed or failed).
+  // A job finished (completed or failed).
   std::function<void(const JobRecord&)> on_job_done;
   // Memory for a/b/c in the caller's ordinary host memory (virtual in the simulator's timing mode).
   std::function<HostRange(Bytes)> pageable_memory;
@@ -128,12 +104,8 @@ struct CoordinatorHooks {
 };
 
 // Runs every job of `workload` on `devices` and returns the report. Every job completes or fails
-// with its error recorded; the devices are left with nothing allocated. The settings' workload
-// fields (proofs, partitions_per_proof, shape, program) are not used: the workload says.
+// with its error recorded; the devices are left with nothing allocated.
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
                                            Trace& trace, CoordinatorHooks hooks);
-// The synthetic PoRep-shaped workload of the settings (proofs x partitions_per_proof of `shape`).
-asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Trace& trace,
-                                           CoordinatorHooks hooks);
 
 }  // namespace stagehand

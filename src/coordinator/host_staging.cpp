@@ -1,5 +1,7 @@
 #include "coordinator/host_staging.hpp"
 
+#include "util/assert.hpp"
+
 #include "device/format.hpp"
 
 #include <fmt/format.h>
@@ -55,6 +57,7 @@ asio::awaitable<StagedHostBuffers> HostStaging::pin_in_place(std::vector<HostRan
   while (pinned_bytes_ + total > budget_bytes_) co_await waiters_.wait();
   pinned_bytes_ += total;
   in_use_bytes_ += total;
+  check_accounting();
   StagedHostBuffers staged;
   staged.buffers = std::move(buffers);
   std::size_t registered = 0;
@@ -102,12 +105,14 @@ asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, 
       co_await waiters_.wait();
     }
     in_use_bytes_ += bytes;
+    check_accounting();
   }
 }
 
 asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
   for (auto& buffer : staged.buffers) {
     if (buffer.bytes == 0) continue;
+    STAGEHAND_ASSERT(in_use_bytes_ >= buffer.bytes, "releasing {} bytes of staging with {} in use", buffer.bytes, in_use_bytes_);
     in_use_bytes_ -= buffer.bytes;
     if (staged.from_pool) {
       idle_.push_back(buffer);
@@ -116,6 +121,7 @@ asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
       pinned_bytes_ -= buffer.bytes;
     }
   }
+  check_accounting();
   waiters_.notify_all();
 }
 
@@ -147,6 +153,11 @@ asio::awaitable<void> HostStaging::shutdown() {
     pinned_bytes_ -= buffer.bytes;
     co_await device_.free_pinned_host(buffer);
   }
+}
+
+void HostStaging::check_accounting() const {
+  STAGEHAND_ASSERT(in_use_bytes_ <= pinned_bytes_ && pinned_bytes_ <= budget_bytes_,
+                   "pinned staging: {} bytes in use, {} pinned, budget {}", in_use_bytes_, pinned_bytes_, budget_bytes_);
 }
 
 }  // namespace stagehand

@@ -32,7 +32,7 @@ class HostStaging {
   // pool, or the caller's pageable memory pinned in place, as the mode says).
   asio::awaitable<StagedHostBuffers> acquire(Bytes bytes);
   // Waits for pinned-budget room, then pins the caller's three buffers in place (cudaHostRegister),
-  // whatever the mode: the historical policies filled a, b and c before pinning them.
+  // whatever the mode: prestage and two-lock fill a, b and c before pinning them.
   asio::awaitable<StagedHostBuffers> pin_in_place(std::vector<HostRange> buffers);
   // Back to the pool, or unpinned.
   asio::awaitable<void> release(StagedHostBuffers staged);
@@ -47,6 +47,8 @@ class HostStaging {
   HostStagingMode mode() const { return mode_; }
 
  private:
+  // In use <= pinned <= the budget, always.
+  void check_accounting() const;
   // Throws when `bytes` could never fit the pinned budget (waiting would never end).
   void check_fits(Bytes bytes) const;
   // A new pool buffer, counted against the budget (uncounted again if the allocation fails).

@@ -1,11 +1,11 @@
 #include "coordinator/vram_budget.hpp"
 
 #include "device/format.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
 
 namespace stagehand {
@@ -27,19 +27,22 @@ Reservation::~Reservation() {
 }
 
 void Reservation::release(Bytes bytes) {
-  assert(bytes <= bytes_);
+  STAGEHAND_ASSERT(bytes <= bytes_, "releasing {} bytes of a reservation that holds {}", bytes, bytes_);
   bytes_ -= bytes;
   budget_->give_back(ticket_, bytes);
 }
 
 void Reservation::release_in_stream_order(Bytes bytes, StreamHandle stream) {
-  assert(bytes <= bytes_);
+  STAGEHAND_ASSERT(bytes <= bytes_, "releasing {} bytes of a reservation that holds {}", bytes, bytes_);
   if (!budget_->rules_.release_after_free_event) {
     release(bytes);
     return;
   }
   bytes_ -= bytes;
   auto& job = budget_->jobs_.at(ticket_);
+  STAGEHAND_ASSERT(job.reserved_bytes >= bytes && budget_->reserved_bytes_ >= bytes,
+                   "job {} frees {} bytes in stream order with {} reserved ({} by the budget)", ticket_, bytes,
+                   job.reserved_bytes, budget_->reserved_bytes_);
   job.reserved_bytes -= bytes;
   budget_->reserved_bytes_ -= bytes;
   budget_->pending_bytes_ += bytes;
@@ -47,7 +50,7 @@ void Reservation::release_in_stream_order(Bytes bytes, StreamHandle stream) {
 }
 
 Reservation Reservation::split(Bytes bytes) {
-  assert(bytes <= bytes_);
+  STAGEHAND_ASSERT(bytes <= bytes_, "splitting {} bytes off a reservation that holds {}", bytes, bytes_);
   bytes_ -= bytes;
   return Reservation(budget_, ticket_, bytes);
 }
@@ -82,7 +85,8 @@ void VramBudget::lower_peak(ComputeLock::Ticket ticket, Bytes peak_bytes) {
 void VramBudget::remove_job(ComputeLock::Ticket ticket) {
   auto found = jobs_.find(ticket);
   if (found == jobs_.end()) return;
-  assert(found->second.reserved_bytes == 0);
+  STAGEHAND_ASSERT(found->second.reserved_bytes == 0, "job {} leaves the budget still holding {} bytes", ticket,
+                   found->second.reserved_bytes);
   jobs_.erase(found);
   serve_waiters();
 }
@@ -118,6 +122,9 @@ bool VramBudget::admissible(ComputeLock::Ticket ticket, Bytes bytes) const {
 }
 
 void VramBudget::grant(ComputeLock::Ticket ticket, Bytes bytes) {
+  // Granted only when admitted: never more than the capacity held.
+  STAGEHAND_ASSERT(held_bytes() + bytes <= capacity_bytes_, "granting {} bytes with {} held of {}", bytes, held_bytes(),
+                   capacity_bytes_);
   jobs_.at(ticket).reserved_bytes += bytes;
   reserved_bytes_ += bytes;
   peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes());
@@ -125,7 +132,9 @@ void VramBudget::grant(ComputeLock::Ticket ticket, Bytes bytes) {
 
 void VramBudget::give_back(ComputeLock::Ticket ticket, Bytes bytes) {
   auto& job = jobs_.at(ticket);
-  assert(job.reserved_bytes >= bytes);
+  STAGEHAND_ASSERT(job.reserved_bytes >= bytes && reserved_bytes_ >= bytes,
+                   "job {} gives back {} bytes with {} reserved ({} by the budget)", ticket, bytes, job.reserved_bytes,
+                   reserved_bytes_);
   job.reserved_bytes -= bytes;
   reserved_bytes_ -= bytes;
   serve_waiters();

@@ -3,12 +3,13 @@
 // The Device contract tests and scripted scenarios use it where any kernel of known length will do.
 
 #include "device/types.hpp"
+#include "device/kernel_abi.hpp"
 
 namespace stagehand {
 
 inline KernelLaunch busy_wait(Nanoseconds duration) {
   KernelLaunch launch;
-  launch.name = "busy_wait";
+  launch.name = kernel::busy_wait;
   launch.work_units = static_cast<std::uint64_t>(duration);
   return launch;
 }

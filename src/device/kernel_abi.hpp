@@ -35,7 +35,7 @@
 // tail_msm               item_count     [start, capacity]               [items]                [scratch]
 // tail_reduce            1              [offset, capacity]              []                     [sums, scratch]
 //
-// The Groth16 program (src/workloads/groth16/groth16_job.cpp):
+// The Groth16 program (src/workloads/groth16/groth16_workload.cpp):
 // groth16_h              2^log_size     [log_size, threads]             -                      [a, b, c, scratch]
 //   in: A, B, C on the domain; out: a holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1).
 // groth16_msm_g1         point_count    [threads]                       [points, scalars]      [result, scratch]

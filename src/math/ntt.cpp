@@ -194,25 +194,25 @@ void multiply_by_powers(std::span<Fr> values, const Fr& first, const Fr& ratio, 
 }
 
 void ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "ntt");
+  check_size(values, domain, "math::ntt");
   forward_transform(values, domain, thread_count);
 }
 
 void intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "intt");
+  check_size(values, domain, "math::intt");
   inverse_transform_unscaled(values, domain, thread_count);
   multiply_by_constant(values, domain.size_inverse(), thread_count);
 }
 
 void coset_ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "coset_ntt");
+  check_size(values, domain, "math::coset_ntt");
   // p(g·x) has coefficients c_i·g^i, so evaluating it on the domain evaluates p on the coset.
   multiply_by_powers(values, Fr::one(), domain.coset_generator(), thread_count);
   forward_transform(values, domain, thread_count);
 }
 
 void coset_intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "coset_intt");
+  check_size(values, domain, "math::coset_intt");
   inverse_transform_unscaled(values, domain, thread_count);
   multiply_by_powers(values, domain.size_inverse(), domain.inverse_coset_generator(), thread_count);
 }

@@ -1,4 +1,5 @@
 #include "runner/explore.hpp"
+#include "device/kernel_abi.hpp"
 
 #include "device/format.hpp"
 #include "util/random.hpp"
@@ -47,12 +48,12 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
   // Half of the runs get one fault, drawn from the allowed kinds.
   if (!faults.empty() && random.below(2) == 0) {
     auto& plan = variant.faults;
-    auto partitions = static_cast<std::uint64_t>(fixture.config.coordinator.proofs * fixture.config.coordinator.partitions_per_proof);
+    auto partitions = static_cast<std::uint64_t>(fixture.config.workload.proofs * fixture.config.workload.partitions_per_proof);
     switch (faults[random.below(faults.size())]) {
       case FaultKind::allocation: plan.fail_allocation_number = 1 + random.below(12 * partitions); break;
       case FaultKind::pinning: plan.fail_host_pin_number = 1 + random.below(4 + 3 * partitions); break;
       case FaultKind::kernel:
-        plan.fail_kernel_name = random.below(2) == 0 ? "ntt" : "msm_batch";
+        plan.fail_kernel_name = random.below(2) == 0 ? kernel::ntt : kernel::msm_batch;
         plan.fail_kernel_occurrence = 1 + random.below(7 * partitions);
         break;
       case FaultKind::device_lost:

@@ -64,17 +64,25 @@ void check(std::vector<std::string>& failures, bool holds, std::string what) {
 
 // The scripted DEVICE_FACTS scenario on the fixture's device model.
 void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
-  sim::SimOptions sim_options;
-  sim_options.seed = options.seed.value_or(fixture.config.coordinator.seed);
-  sim_options.keep_trace_events = options.keep_trace_events;
-  outcome.system = std::make_unique<sim::SimSystem>(sim_options);
-  auto& device = outcome.system->add_device(sim::load_device_model(sim::find_device_model(fixture.config.device_model)),
-                                            fixture.faults);
+  // One device of the fixture's model, whole (the scenario holds the rest of the card itself),
+  // without jitter: the measurement it replays was a single reading.
+  auto config = fixture.config;
+  config.coordinator.seed = options.seed.value_or(fixture.config.coordinator.seed);
+  config.gpus = 1;
+  config.vram_cap_bytes = 0;
+  config.duration_jitter = 0;
+  config.functional = false;
+  BackendOptions simulator;
+  simulator.keep_trace_events = options.keep_trace_events;
+  simulator.faults = fixture.faults;
+  outcome.backend = Backend::open_simulator(config, simulator);
+  outcome.system = outcome.backend->simulator();
+  auto& device = outcome.system->device(0);
   const auto& scenario = fixture.scenario;
   auto gib = [](double value) { return static_cast<Bytes>(value * static_cast<double>(kGiB)); };
   bool failed_while_pending = false;
   bool succeeded_after = false;
-  sim::run_to_completion(*outcome.system, [&]() -> asio::awaitable<void> {
+  outcome.backend->run([&]() -> asio::awaitable<void> {
     // Hold the rest of the card, as the measurement did, so that it looks like `card_gib`.
     DevicePointer ballast;
     auto free = device.memory_info().free_bytes;
@@ -94,7 +102,7 @@ void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, c
     try {
       auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
       succeeded_after = true;
-      outcome.notes.push_back(fmt::format("after the stream synchronised (at {}): cudaMalloc({}) succeeded",
+      outcome.notes.push_back(fmt::format("after the stream synchronised (at {}): cudaMalloc of {} succeeded",
                                           format_duration(device.now()), format_bytes(gib(scenario.malloc_gib))));
       co_await device.free(pointer);
     } catch (const DeviceError& error) {
@@ -269,12 +277,14 @@ FixtureOutcome replay_fixture(const Fixture& fixture, const ReplayOptions& optio
     run_options.on_settled = options.on_settled;
     auto run = run_on_simulator(config, fixture.policy, std::move(run_options));
     if (!run.error.empty()) {
-      outcome.system = std::move(run.system);
+      outcome.backend = std::move(run.backend);
+      outcome.system = run.system;
       throw std::runtime_error(run.error);
     }
     outcome.report = std::move(run.report);
     outcome.trace_hash = run.trace_hash;
-    outcome.system = std::move(run.system);
+    outcome.backend = std::move(run.backend);
+    outcome.system = run.system;
     outcome.checker_findings = run.checker.leaks;
     outcome.checker_findings.insert(outcome.checker_findings.end(), run.checker.unsynchronized_reads.begin(),
                                     run.checker.unsynchronized_reads.end());

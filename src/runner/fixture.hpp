@@ -69,7 +69,9 @@ struct FixtureOutcome {
   std::vector<std::string> checker_findings;
   std::vector<std::string> failures;  // each broken expectation, in words
   std::vector<std::string> notes;     // what was measured, for the reader
-  std::unique_ptr<sim::SimSystem> system;
+  // The simulated machine, kept for its trace and counters (`system` is the backend's).
+  std::unique_ptr<Backend> backend;
+  sim::SimSystem* system = nullptr;
   bool passed() const { return failures.empty(); }
 };
 

@@ -14,7 +14,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
   auto& coordinator = config.coordinator;
   if (auto run = root.table("run")) {
     auto backend = run->choice("backend", "auto", {"auto", "sim", "cuda"});
-    config.backend = backend == "sim" ? Backend::simulator : backend == "cuda" ? Backend::cuda : Backend::automatic;
+    config.backend = backend == "sim" ? BackendKind::simulator : backend == "cuda" ? BackendKind::cuda : BackendKind::automatic;
     if (auto names = run->string_array("policies")) {
       config.policies.clear();
       for (const auto& name : *names) {
@@ -61,16 +61,16 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     staging->reject_unknown_keys();
   }
   if (auto workload = root.table("workload")) {
-    coordinator.proofs = static_cast<int>(workload->integer_in("proofs", coordinator.proofs, 1, 100000));
-    coordinator.partitions_per_proof = static_cast<int>(workload->integer_in("partitions_per_proof", coordinator.partitions_per_proof, 1, 100000));
-    coordinator.shape.domain_log2 = static_cast<int>(workload->integer_in("domain_log2", coordinator.shape.domain_log2, 10, 27));
-    auto collect = workload->choice("msm_collect", coordinator.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
+    config.workload.proofs = static_cast<int>(workload->integer_in("proofs", config.workload.proofs, 1, 100000));
+    config.workload.partitions_per_proof = static_cast<int>(workload->integer_in("partitions_per_proof", config.workload.partitions_per_proof, 1, 100000));
+    config.workload.shape.domain_log2 = static_cast<int>(workload->integer_in("domain_log2", config.workload.shape.domain_log2, 10, 27));
+    auto collect = workload->choice("msm_collect", config.workload.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
                                     {"deferred", "synchronize"});
-    coordinator.program.msm_collect = collect == "deferred" ? MsmCollect::deferred : MsmCollect::synchronize;
-    coordinator.shape.host_prepare_ns_per_element =
-        workload->number_in("host_prepare_ns_per_element", coordinator.shape.host_prepare_ns_per_element, 0, 1e6);
-    coordinator.shape.host_finish_ns_per_element =
-        workload->number_in("host_finish_ns_per_element", coordinator.shape.host_finish_ns_per_element, 0, 1e6);
+    config.workload.program.msm_collect = collect == "deferred" ? MsmCollect::deferred : MsmCollect::synchronize;
+    config.workload.shape.host_prepare_ns_per_element =
+        workload->number_in("host_prepare_ns_per_element", config.workload.shape.host_prepare_ns_per_element, 0, 1e6);
+    config.workload.shape.host_finish_ns_per_element =
+        workload->number_in("host_finish_ns_per_element", config.workload.shape.host_finish_ns_per_element, 0, 1e6);
     workload->reject_unknown_keys();
   }
   if (auto policy = root.table("policy")) {

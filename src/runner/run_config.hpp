@@ -4,6 +4,7 @@
 // and bad values are errors naming the file, line and key.
 
 #include "coordinator/coordinator.hpp"
+#include "workloads/porep/porep_workload.hpp"
 
 #include <filesystem>
 #include <string>
@@ -13,11 +14,11 @@ namespace stagehand {
 
 class ConfigTable;
 
-enum class Backend { automatic, simulator, cuda };
+enum class BackendKind { automatic, simulator, cuda };
 
 struct RunConfig {
   std::filesystem::path source;
-  Backend backend = Backend::automatic;
+  BackendKind backend = BackendKind::automatic;
   std::vector<Policy> policies{Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted};
   std::filesystem::path trace_dir = "out/traces";
   // The simulator.
@@ -30,6 +31,8 @@ struct RunConfig {
   int two_lock_workers_per_device = 3;
   // Everything the coordinator takes; `policy` is set per run.
   CoordinatorSettings coordinator;
+  // The synthetic PoRep-shaped workload that `stagehand run` schedules.
+  PoRepSettings workload;
 };
 
 RunConfig load_run_config(const std::filesystem::path& path);

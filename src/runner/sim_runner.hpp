@@ -3,6 +3,7 @@
 // trace and the checker's findings.
 
 #include "coordinator/coordinator.hpp"
+#include "runner/backend.hpp"
 #include "runner/run_config.hpp"
 #include "sim/fault_plan.hpp"
 #include "sim/sim_device.hpp"
@@ -28,8 +29,9 @@ struct SimulatedRun {
   RunReport report;
   std::uint64_t trace_hash = 0;
   sim::CheckerReport checker;
-  // The simulated machine, kept for its trace and counters.
-  std::unique_ptr<sim::SimSystem> system;
+  // The simulated machine, kept for its trace and counters (`system` is the backend's).
+  std::unique_ptr<Backend> backend;
+  sim::SimSystem* system = nullptr;
   // Why the run did not finish (a deadlock, an escaped error); empty when it did.
   std::string error;
 };

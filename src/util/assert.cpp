@@ -10,13 +10,15 @@ namespace {
 
 std::atomic<AssertionHandler> current_handler{&abort_assertion_handler};
 
-// The path from the project's root: __FILE__ is absolute in an out-of-tree build.
+// The path from the project's root: __FILE__ is absolute, or relative to the build folder
+// ("../src/..."), as the generator and ccache give it.
 std::string_view project_path(const char* file) {
   std::string_view path(file);
 #if defined(STAGEHAND_SOURCE_DIR)
   std::string_view root(STAGEHAND_SOURCE_DIR "/");
   if (path.substr(0, root.size()) == root) path.remove_prefix(root.size());
 #endif
+  while (path.substr(0, 3) == "../") path.remove_prefix(3);
   return path;
 }
 

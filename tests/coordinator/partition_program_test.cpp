@@ -7,8 +7,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "coordinator/coordinator.hpp"
+#include "device/kernel_abi.hpp"
 #include "support/functional_run.hpp"
-#include "coordinator/porep_workload.hpp"
+#include "workloads/porep/porep_workload.hpp"
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
@@ -44,15 +45,15 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
                                Seen& seen) {
   const std::uint64_t n = shape.domain();
   const auto log_size = static_cast<std::uint64_t>(shape.domain_log2);
-  system.register_kernel("ntt_twiddles", [&seen, log_size](sim::KernelContext& context) {
-    ++seen.launches["ntt_twiddles"];
+  system.register_kernel(kernel::ntt_twiddles, [&seen, log_size](sim::KernelContext& context) {
+    ++seen.launches[kernel::ntt_twiddles];
     seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == log_size, "ntt_twiddles: [log_size]");
     if (context.launch().writes.size() == 1) {
       seen.smallest_twiddles = std::min(seen.smallest_twiddles, context.launch().writes[0].bytes);
     }
   });
-  system.register_kernel("ntt", [&seen, &input, log_size, n](sim::KernelContext& context) {
-    ++seen.launches["ntt"];
+  system.register_kernel(kernel::ntt, [&seen, &input, log_size, n](sim::KernelContext& context) {
+    ++seen.launches[kernel::ntt];
     const auto& launch = context.launch();
     seen.expect(launch.arguments.size() == 2 && context.argument(0) == log_size && context.argument(1) >= 1 && context.argument(1) <= 3,
                 "ntt: [log_size, kind 1..3]");
@@ -65,12 +66,12 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
       ++seen.inverse_ntts_on_the_template;
     }
   });
-  system.register_kernel("h_pointwise", [&seen](sim::KernelContext& context) {
-    ++seen.launches["h_pointwise"];
+  system.register_kernel(kernel::h_pointwise, [&seen](sim::KernelContext& context) {
+    ++seen.launches[kernel::h_pointwise];
     seen.expect(context.launch().reads.size() == 2 && context.launch().writes.size() == 1, "h_pointwise: reads [b, c], writes [a]");
   });
-  system.register_kernel("msm_batch", [&seen, &shape, n](sim::KernelContext& context) {
-    ++seen.launches["msm_batch"];
+  system.register_kernel(kernel::msm_batch, [&seen, &shape, n](sim::KernelContext& context) {
+    ++seen.launches[kernel::msm_batch];
     const auto& launch = context.launch();
     if (launch.arguments.size() != 3) return seen.expect(false, "msm_batch: [first, capacity, start]");
     const auto first = context.argument(0);
@@ -83,8 +84,8 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     if (launch.writes.size() == 2) seen.h_scratch = launch.writes.back().pointer.address;
     if (context.argument(2) == 1) seen.h_reduced = false;
   });
-  system.register_kernel("msm_reduce", [&seen, &shape](sim::KernelContext& context) {
-    ++seen.launches["msm_reduce"];
+  system.register_kernel(kernel::msm_reduce, [&seen, &shape](sim::KernelContext& context) {
+    ++seen.launches[kernel::msm_reduce];
     seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(), "msm_reduce: [capacity]");
     seen.h_reduced = true;
   });
@@ -102,11 +103,11 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
                   std::string(name) + ": the sum slot clear of the window sums and the scratch");
     };
   };
-  system.register_kernel("batch_addition_g1", sums("batch_addition_g1"));
-  system.register_kernel("batch_addition_g2", sums("batch_addition_g2"));
+  system.register_kernel(kernel::batch_addition_g1, sums(kernel::batch_addition_g1));
+  system.register_kernel(kernel::batch_addition_g2, sums(kernel::batch_addition_g2));
   // The tail MSM accumulates into its scratch, then tail_reduce writes its sum slot, once.
-  system.register_kernel("tail_msm", [&seen](sim::KernelContext& context) {
-    ++seen.launches["tail_msm"];
+  system.register_kernel(kernel::tail_msm, [&seen](sim::KernelContext& context) {
+    ++seen.launches[kernel::tail_msm];
     const auto& launch = context.launch();
     if (launch.arguments.size() != 2) return seen.expect(false, "tail_msm: [start, capacity]");
     seen.expect(launch.work_units <= context.argument(1), "tail_msm: within its capacity");
@@ -119,8 +120,8 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     if (launch.writes.size() == 1) seen.expect(launch.writes[0].pointer.address == seen.h_scratch, "tail_msm: in the H MSM's scratch");
     seen.expect(seen.h_reduced, "tail_msm: after msm_reduce consumed the H MSM's buckets");
   });
-  system.register_kernel("tail_reduce", [&seen, &shape](sim::KernelContext& context) {
-    ++seen.launches["tail_reduce"];
+  system.register_kernel(kernel::tail_reduce, [&seen, &shape](sim::KernelContext& context) {
+    ++seen.launches[kernel::tail_reduce];
     const auto& launch = context.launch();
     if (launch.arguments.size() != 2 || launch.writes.empty()) return seen.expect(false, "tail_reduce: [offset, capacity], writes [sums]");
     seen.expect(seen.tail_items == shape.tail_points(), "tail_reduce: after every tail item was accumulated");
@@ -152,10 +153,10 @@ Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes 
   options.keep_trace_events = false;
   sim::SimSystem system(options);
   auto model = sim::load_device_model(sim::find_device_model("h200"));
-  model.kernels["ntt_twiddles"].scratch_fixed_bytes = static_cast<double>(twiddle_bytes);
+  model.kernels[kernel::ntt_twiddles].scratch_fixed_bytes = static_cast<double>(twiddle_bytes);
   // The MSMs' scratch, as the CUDA launchers ask (the tail's is the larger, as at 2^26).
-  model.kernels["msm_batch"].scratch_fixed_bytes = 1 << 20;
-  model.kernels["tail_msm"].scratch_fixed_bytes = 2 << 20;
+  model.kernels[kernel::msm_batch].scratch_fixed_bytes = 1 << 20;
+  model.kernels[kernel::tail_msm].scratch_fixed_bytes = 2 << 20;
   auto& device = system.add_device(std::move(model));
   register_checking_kernels(system, shape, input, outcome.seen);
 
@@ -170,10 +171,12 @@ Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes 
   data.input_template = input;
   CoordinatorSettings settings;
   settings.policy = policy;
-  settings.proofs = 1;
-  settings.partitions_per_proof = 3;
   settings.prewarm_pinned_pool = true;
-  PoRepWorkload workload(shape, settings.program, settings.proofs, settings.partitions_per_proof, data);
+  PoRepSettings porep;
+  porep.shape = shape;
+  porep.proofs = 1;
+  porep.partitions_per_proof = 3;
+  PoRepWorkload workload(porep, data);
   outcome.report = testing::run_functional(system, device, settings, workload);
   outcome.plan = workload.memory_plan(0);
   return outcome;
@@ -191,12 +194,12 @@ BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
       BOOST_CHECK_EQUAL(seen.key_fills, 1);
       // a, b and c of every partition reached the device as the host step wrote them.
       BOOST_CHECK_EQUAL(seen.inverse_ntts_on_the_template, 3 * 3);
-      for (const char* name : {"ntt_twiddles", "ntt", "h_pointwise", "msm_batch", "msm_reduce", "batch_addition_g1",
-                               "batch_addition_g2", "tail_msm", "tail_reduce"}) {
+      for (const char* name : {kernel::ntt_twiddles, kernel::ntt, kernel::h_pointwise, kernel::msm_batch, kernel::msm_reduce, kernel::batch_addition_g1,
+                               kernel::batch_addition_g2, kernel::tail_msm, kernel::tail_reduce}) {
         BOOST_TEST(seen.launches.count(name) == 1, name << " launched");
       }
-      BOOST_CHECK_EQUAL(seen.launches.at("msm_reduce"), 3);
-      BOOST_CHECK_EQUAL(seen.launches.at("tail_reduce"), 3);
+      BOOST_CHECK_EQUAL(seen.launches.at(kernel::msm_reduce), 3);
+      BOOST_CHECK_EQUAL(seen.launches.at(kernel::tail_reduce), 3);
       // Five sums per partition (L, A, B_G1, B_G2, tail), each in its own slot, begun once per partition.
       BOOST_CHECK_EQUAL(seen.sum_starts.size(), 5u);
       for (const auto& [offset, starts] : seen.sum_starts) BOOST_TEST(starts == 3, "slot " << offset);

@@ -3,6 +3,7 @@
 #define BOOST_TEST_MODULE policies
 #include <boost/test/unit_test.hpp>
 
+#include "device/kernel_abi.hpp"
 #include "runner/run_config.hpp"
 #include "runner/sim_runner.hpp"
 
@@ -113,7 +114,7 @@ BOOST_AUTO_TEST_CASE(the_default_run_has_budgeted_best) {
 // at most one such step per worker, and every job still completes; without it, never.
 BOOST_AUTO_TEST_CASE(workers_overlap_the_host_step_after_the_gpu_with_their_next_job) {
   auto config = load_run_config("config/default.toml");
-  config.coordinator.proofs = 1;
+  config.workload.proofs = 1;
   for (bool overlap : {true, false}) {
     config.coordinator.overlap_finish = overlap;
     for (auto policy : {Policy::budgeted, Policy::serial}) {
@@ -156,20 +157,21 @@ BOOST_AUTO_TEST_CASE(the_program_fetches_ahead_the_set_its_kernels_leave_most_pc
     const char* first;
     const char* later;
   };
-  for (const auto& [file, first, later] : {Case{"config/default.toml", "tail", "tail+L"}, Case{"config/h200-measured.toml", "", "L+A"}}) {
+  for (const auto& [file, first, later] : {Case{"config/default.toml", "tail fetched ahead", "tail+L fetched ahead"},
+                                          Case{"config/h200-measured.toml", "", "L+A fetched ahead"}}) {
     auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / file);
     const auto report = run(config, Policy::budgeted).report;
     BOOST_TEST_CONTEXT(file) {
       BOOST_REQUIRE_GE(report.jobs.size(), 3u);
-      BOOST_CHECK_EQUAL(report.jobs.front().fetched_ahead, first);
-      for (std::size_t i = 2; i < report.jobs.size(); ++i) BOOST_CHECK_EQUAL(report.jobs[i].fetched_ahead, later);
+      BOOST_CHECK_EQUAL(report.jobs.front().program_note, first);
+      for (std::size_t i = 2; i < report.jobs.size(); ++i) BOOST_CHECK_EQUAL(report.jobs[i].program_note, later);
     }
   }
 }
 
 BOOST_AUTO_TEST_CASE(two_gpus_give_budgeted_nearly_twice_the_throughput) {
   auto config = load_run_config("config/default.toml");
-  config.coordinator.proofs = 4;
+  config.workload.proofs = 4;
   auto one = run(config, Policy::budgeted).report;
   config.gpus = 2;
   auto two = run(config, Policy::budgeted).report;
@@ -179,15 +181,15 @@ BOOST_AUTO_TEST_CASE(two_gpus_give_budgeted_nearly_twice_the_throughput) {
 
 BOOST_AUTO_TEST_CASE(a_job_failing_half_way_releases_everything_it_held) {
   auto config = load_run_config("config/default.toml");
-  config.coordinator.proofs = 1;
+  config.workload.proofs = 1;
   SimulatedRunOptions options;
-  options.faults.fail_kernel_name = "msm_batch";
+  options.faults.fail_kernel_name = kernel::msm_batch;
   options.faults.fail_kernel_occurrence = 12;  // in the second partition's H MSM
   for (auto policy : {Policy::budgeted, Policy::prestage, Policy::serial}) {
     auto result = run_on_simulator(config, policy, options);
     BOOST_TEST(result.checker.clean(), result.checker.describe());
     BOOST_CHECK_EQUAL(failed(result.report), 1);
-    BOOST_TEST(result.report.jobs[1].error.find("kernel 'msm_batch' failed") != std::string::npos, result.report.jobs[1].error);
+    BOOST_TEST(result.report.jobs[1].error.find(fmt::format("kernel '{}' failed", kernel::msm_batch)) != std::string::npos, result.report.jobs[1].error);
     for (std::size_t device = 0; device < result.system->device_count(); ++device) {
       BOOST_CHECK_EQUAL(result.system->device(device).memory_held_bytes(), 0u);
     }
@@ -243,9 +245,9 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
                                {Policy::budgeted, 12.156, 1.142, 5, 5, 15.65}};
   const double measured_prestage_gbps = 53.8;  // budgeted, run Z
   // ms per partition of run Z's budgeted run on the H200.
-  const std::pair<const char*, double> kernels[] = {{"msm_batch", 557.30}, {"tail_msm", 277.81}, {"ntt", 170.69},
-                                                    {"batch_addition_g1", 44.56}, {"batch_addition_g2", 31.76},
-                                                    {"msm_reduce", 17.53},        {"tail_reduce", 20.27}};
+  const std::pair<const char*, double> kernels[] = {{kernel::msm_batch, 557.30}, {kernel::tail_msm, 277.81}, {kernel::ntt, 170.69},
+                                                    {kernel::batch_addition_g1, 44.56}, {kernel::batch_addition_g2, 31.76},
+                                                    {kernel::msm_reduce, 17.53},        {kernel::tail_reduce, 20.27}};
   std::map<Policy, RunReport> reports;
   for (const auto& real : measured) {
     const auto& report = reports[real.policy] = run(config, real.policy).report;

@@ -5,8 +5,14 @@
 #include "contract/device_contract.hpp"
 #include "coordinator/vram_budget.hpp"
 #include "support/sim_harness.hpp"
+#include "util/assert.hpp"
 
+#include <csignal>
 #include <optional>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace stagehand;
 using testing::SimHarness;
@@ -237,4 +243,67 @@ BOOST_AUTO_TEST_CASE(a_peak_beyond_the_capacity_is_refused_with_a_clear_error) {
   BOOST_CHECK_EXCEPTION(bench.budget.add_job(ticket, 9 * kGiB), std::runtime_error, [](const std::runtime_error& error) {
     return std::string(error.what()).find("needs 9.00 GiB") != std::string::npos;
   });
+}
+
+// ---- Invariants stay checked in Release builds (STAGEHAND_ASSERT) ----
+
+namespace {
+
+// Makes assertions throw for the test's duration, so that the test sees them fire.
+struct ThrowingAssertions {
+  ThrowingAssertions() : previous(set_assertion_handler(&throwing_assertion_handler)) {}
+  ~ThrowingAssertions() { set_assertion_handler(previous); }
+  AssertionHandler previous;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_reservation_released_twice_fires_an_assertion_naming_the_place) {
+  ThrowingAssertions throwing;
+  BudgetBench bench(10 * kGiB);
+  std::string message;
+  bench.run([&message](BudgetBench& b) -> asio::awaitable<void> {
+    auto ticket = b.lock.take_ticket();
+    b.budget.add_job(ticket, 10 * kGiB);
+    auto reservation = co_await b.budget.reserve(ticket, 4 * kGiB);
+    reservation.release(4 * kGiB);
+    try {
+      reservation.release(4 * kGiB);
+    } catch (const AssertionFailure& failure) {
+      message = failure.what();
+    }
+    b.budget.remove_job(ticket);
+  });
+  BOOST_TEST_MESSAGE(message);
+  BOOST_TEST(message.find("assertion failed at src/coordinator/vram_budget.cpp:") == 0, message);
+  BOOST_TEST(message.find("bytes <= bytes_") != std::string::npos, message);
+  BOOST_TEST(message.find("releasing 4294967296 bytes of a reservation that holds 0") != std::string::npos, message);
+  // Nothing was given back twice.
+  BOOST_CHECK_EQUAL(bench.budget.held_bytes(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(by_default_a_failed_assertion_prints_where_and_aborts) {
+  int error_pipe[2];
+  BOOST_REQUIRE_EQUAL(pipe(error_pipe), 0);
+  const pid_t child = fork();
+  BOOST_REQUIRE_GE(child, 0);
+  if (child == 0) {
+    // The test framework's own SIGABRT handler must not take over the child.
+    std::signal(SIGABRT, SIG_DFL);
+    dup2(error_pipe[1], STDERR_FILENO);
+    ComputeLock lock;
+    lock.release(7);  // never taken
+    _exit(0);         // not reached: the default handler aborts
+  }
+  close(error_pipe[1]);
+  std::string printed;
+  char buffer[512];
+  for (ssize_t got; (got = read(error_pipe[0], buffer, sizeof buffer)) > 0;) printed.append(buffer, static_cast<std::size_t>(got));
+  close(error_pipe[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  BOOST_TEST(WIFSIGNALED(status));
+  BOOST_CHECK_EQUAL(WTERMSIG(status), SIGABRT);
+  BOOST_TEST(printed.find("stagehand: assertion failed at src/coordinator/compute_lock.cpp:") == 0, printed);
+  BOOST_TEST(printed.find("ticket 7 releases a lock held by 0") != std::string::npos, printed);
 }

@@ -7,7 +7,7 @@
 
 #include "coordinator/coordinator.hpp"
 #include "support/functional_run.hpp"
-#include "groth16/groth16_workload.hpp"
+#include "workloads/groth16/groth16_workload.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
@@ -16,6 +16,7 @@
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
 #include "sim/device_model.hpp"
+#include "sim/kernels/groth16_kernels.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
@@ -303,7 +304,7 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
   options.keep_trace_events = false;
   sim::SimSystem system(options);
   auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
-  register_sim_kernels(system);
+  sim::register_groth16_kernels(system);
   HostWork host_work(0);
   Groth16Workload workload(key, zkey_path, std::move(jobs), host_work, 2,
                            [&](int job, const Proof& proof, const std::vector<Fr>& public_signals) {

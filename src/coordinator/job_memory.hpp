@@ -1,20 +1,21 @@
 #pragma once
-// The two ways a partition's GPU program gets device memory.
+// The two ways a job's GPU program gets device memory (JobMemory, job.hpp).
 //   BudgetedMemory: every byte reserved in the VramBudget first, then taken from the pool on the
 //                   stream that uses it; frees given back to the budget in stream order.
-//   LegacyMemory:   the production engine's ways: a and b|c from cudaMalloc (freed with
+//   PlainMemory:    the production engine's ways, with nothing reserved: a and b|c from cudaMalloc (freed with
 //                   cudaFree, which waits for the whole device); working memory from cudaMalloc
 //                   too before pre-staging, from the stream-ordered pool with it.
 // Both keep every live allocation, so that a job failing half-way gives everything back.
 
-#include "coordinator/gpu_program.hpp"
+#include "coordinator/job.hpp"
 #include "coordinator/vram_budget.hpp"
 
+#include <array>
 #include <map>
 
 namespace stagehand {
 
-class BudgetedMemory final : public ProgramMemory {
+class BudgetedMemory final : public JobMemory {
  public:
   // The job's peak falls to `peak_after_b_and_c`, then `peak_after_a`, as it frees its inputs.
   BudgetedMemory(Device& device, VramBudget& budget, ComputeLock::Ticket ticket, Bytes peak_after_b_and_c, Bytes peak_after_a)
@@ -45,9 +46,9 @@ class BudgetedMemory final : public ProgramMemory {
   std::array<DevicePointer, 3> inputs_{};
 };
 
-class LegacyMemory final : public ProgramMemory {
+class PlainMemory final : public JobMemory {
  public:
-  LegacyMemory(Device& device, bool working_memory_from_pool) : device_(device), use_pool_(working_memory_from_pool) {}
+  PlainMemory(Device& device, bool working_memory_from_pool) : device_(device), use_pool_(working_memory_from_pool) {}
 
   // a and b|c, as the engine allocated them (cudaMalloc).
   asio::awaitable<void> allocate_inputs(Bytes polynomial_bytes);

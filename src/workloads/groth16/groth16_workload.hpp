@@ -15,20 +15,13 @@
 // (Device::kernel_scratch_bytes: the GPU's launchers do, the simulator's host functions not), is
 // reserved per job like the rest.
 //
-// The program's kernels run in the simulator's functional mode as host functions on the CPU
-// reference (register_sim_kernels), and on a GPU through CudaDevice's launchers of the same
-// names (cuda/kernels/groth16_launchers.cu).
-//
-// name             work_units    arguments                  reads               writes
-// groth16_h        2^log_size    [log_size, threads]        -                   [a, b, c, scratch?]
-//   a, b, c: 32·2^log_size bytes of Fr (Montgomery, R = 2^256); in: A, B, C on the domain; out: a
-//   holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1) (math::h_evaluations_snarkjs).
-// groth16_msm_g1   point_count   [threads]                  [points, scalars]   [result, scratch?]
-//   points: 96-byte affine G1 (snarkjs layout: Montgomery Fq, infinity = zeros); scalars:
-//   32-byte Montgomery Fr; result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq).
+// The program's kernels (device/kernel_abi.hpp) run in the simulator's functional mode as host
+// functions on the CPU reference (sim/kernels/groth16_kernels.hpp), and on a GPU through
+// CudaDevice's launchers of the same names (cuda/kernels/launch/).
+// Their conventions are in device/kernel_abi.hpp.
 
-#include "coordinator/host_work.hpp"
-#include "coordinator/workload.hpp"
+#include "coordinator/job.hpp"
+#include "workloads/host_work.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/zkey.hpp"
 
@@ -39,17 +32,7 @@
 #include <mutex>
 #include <vector>
 
-namespace stagehand::sim {
-class SimSystem;
-}
-
 namespace stagehand::groth16 {
-
-inline constexpr const char* kHKernel = "groth16_h";
-inline constexpr const char* kMsmG1Kernel = "groth16_msm_g1";
-
-// Registers the program's kernels on a functional SimSystem.
-void register_sim_kernels(sim::SimSystem& system);
 
 // One proof to make.
 struct ProofJob {
@@ -76,7 +59,7 @@ class Groth16Workload final : public Workload {
   asio::awaitable<void> set_up(Device& device, int device_index) override;
   asio::awaitable<void> tear_down(Device& device, int device_index) override;
   asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override;
-  asio::awaitable<ProgramTimes> run_program(int job, JobContext& context) override;
+  asio::awaitable<JobTimes> run_program(int job, JobContext& context) override;
   asio::awaitable<void> finish(int job, Device& device) override;
   void abandon(int job) override;
 

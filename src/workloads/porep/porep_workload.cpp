@@ -1,4 +1,4 @@
-#include "coordinator/porep_workload.hpp"
+#include "workloads/porep/porep_workload.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -14,7 +14,7 @@ JobMemoryPlan PoRepWorkload::memory_plan(int) const {
   const Bytes extra = twiddle_extra_bytes_;
   const Bytes after_b_and_c = shape_.peak_after_b_and_c_bytes() + scratch_bytes_ + extra;
   return JobMemoryPlan{shape_.polynomial_bytes(), std::max(shape_.peak_bytes() + extra, after_b_and_c), after_b_and_c,
-                       shape_.peak_after_a_bytes() + scratch_bytes_ + extra};
+                       shape_.peak_after_a_bytes() + scratch_bytes_ + extra, PartitionShape::kBucketResultBytes};
 }
 
 // Pins the proving key's points once per GPU: every policy streams them from pinned memory.
@@ -85,7 +85,7 @@ asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<cons
   if (spent < shape_.host_prepare_ns()) co_await device.sleep_for(shape_.host_prepare_ns() - spent);
 }
 
-asio::awaitable<ProgramTimes> PoRepWorkload::run_program(int, JobContext& context) {
+asio::awaitable<JobTimes> PoRepWorkload::run_program(int, JobContext& context) {
   auto settings = program_;
   settings.link = context.link;
   PartitionProgram program(context.device, shape_, keys_.at(context.device_index).key, settings, context.compute,

@@ -1,4 +1,6 @@
-#include "coordinator/gpu_program.hpp"
+#include "workloads/porep/partition_program.hpp"
+
+#include "device/kernel_abi.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -33,22 +35,9 @@ PartitionProgram::~PartitionProgram() {
 void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets) {
   std::vector<BufferUse> writes(1, BufferUse{buckets[0], PartitionShape::kBucketResultBytes});
   if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
-  kernel("msm_reduce", 1, {shape_.h_batch_points()},
+  launch_kernel(kernel::msm_reduce, 1, {shape_.h_batch_points()},
          {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
          std::move(writes));
-}
-
-asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination,
-                                     HostRange source, StreamHandle stream) {
-  EventHandle started;
-  if (link.upload_enqueued && link.upload_done) {
-    started = device.create_event();
-    device.record_event(started, stream);
-    link.upload_enqueued(started);
-  }
-  co_await device.copy_to_device(destination, source, stream);
-  // The hook, not the program, travels with the callback: a failed program may be gone by then.
-  if (started) device.host_callback(stream, [hook = link.upload_done, started] { hook(started); });
 }
 
 asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
@@ -59,28 +48,28 @@ void PartitionProgram::pcie_bound_phase(bool entering) {
   if (settings_.link.phase) device_.host_callback(compute_, [hook = settings_.link.phase, entering] { hook(entering); });
 }
 
-void PartitionProgram::kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
+void PartitionProgram::launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
                               std::vector<BufferUse> reads, std::vector<BufferUse> writes) {
   device_.launch(KernelLaunch{name, work_units, std::move(arguments), std::move(reads), std::move(writes)}, compute_);
 }
 
 // One buffer serves both MSMs (run()).
 Bytes PartitionProgram::scratch_bytes(Device& device, const PartitionShape& shape) {
-  return std::max(device.kernel_scratch_bytes("msm_batch", shape.h_batch_points()),
-                  device.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape)));
+  return std::max(device.kernel_scratch_bytes(kernel::msm_batch, shape.h_batch_points()),
+                  device.kernel_scratch_bytes(kernel::tail_msm, tail_items_per_kernel(shape)));
 }
 
 Bytes PartitionProgram::twiddle_bytes(Device& device, const PartitionShape& shape) {
-  return std::max(shape.ntt_scratch_bytes(), device.kernel_scratch_bytes("ntt_twiddles", shape.domain()));
+  return std::max(shape.ntt_scratch_bytes(), device.kernel_scratch_bytes(kernel::ntt_twiddles, shape.domain()));
 }
 
 std::uint64_t PartitionProgram::tail_items_per_kernel(const PartitionShape& shape) {
   return std::max<std::uint64_t>(1, shape.stream_buffer_bytes() / PartitionShape::kTailBytesPerPoint);
 }
 
-asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, ProgramMemory& memory,
+asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& memory,
                                                     const std::vector<HostRange>& results) {
-  ProgramTimes times;
+  JobTimes times;
   const auto n = shape_.domain();
   const auto poly = shape_.polynomial_bytes();
 
@@ -91,7 +80,7 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   auto twiddles = co_await memory.allocate(twiddle_bytes, compute_);
   BufferUse twiddle_use{twiddles, twiddle_bytes};
   const auto log_size = static_cast<std::uint64_t>(shape_.domain_log2);
-  kernel("ntt_twiddles", n / 2, {log_size}, {}, {twiddle_use});
+  launch_kernel(kernel::ntt_twiddles, n / 2, {log_size}, {}, {twiddle_use});
   auto upload_wait_ns = std::make_shared<Nanoseconds>(0);
   // (No braced lists around co_await in this file: GCC 12 miscompiles their arrays in coroutines.)
   auto to_coset_evaluations = [&](DevicePointer polynomial, EventHandle uploaded) {
@@ -101,24 +90,24 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
       device_.stream_wait_event(compute_, uploaded);
       device_.host_callback(compute_, [this, before, upload_wait_ns] { *upload_wait_ns += device_.now() - *before; });
     }
-    kernel("ntt", n, {log_size, kNttInverse}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
-    kernel("ntt", n, {log_size, kNttCosetForward}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::inverse)}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_forward)}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
   };
   to_coset_evaluations(inputs.a, inputs.a_uploaded);
   to_coset_evaluations(inputs.b, inputs.b_uploaded);
   to_coset_evaluations(inputs.c, inputs.c_uploaded);
   // H = a*b - c on the coset, into a (the constant 1/Z is left out: one more multiplication in a
   // memory-bound kernel); then back to coefficients.
-  kernel("h_pointwise", n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
+  launch_kernel(kernel::h_pointwise, n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
   co_await memory.release_b_and_c(compute_);
-  kernel("ntt", n, {log_size, kNttCosetInverse}, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
+  launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_inverse)}, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
 
   // The MSMs' device scratch, where the device needs one (the simulator's own kernels do not):
   // one buffer for both. The H MSM's buckets are consumed by msm_reduce before the first tail
   // kernel, which comes after it on the same stream (the tail is the last streamed set), so the
   // tail can take the buffer over. Two buffers held 1.83 GiB more at 2^26 (bench/RESULTS.md).
-  const Bytes msm_scratch_bytes = device_.kernel_scratch_bytes("msm_batch", shape_.h_batch_points());
-  const Bytes tail_scratch_bytes = device_.kernel_scratch_bytes("tail_msm", tail_items_per_kernel(shape_));
+  const Bytes msm_scratch_bytes = device_.kernel_scratch_bytes(kernel::msm_batch, shape_.h_batch_points());
+  const Bytes tail_scratch_bytes = device_.kernel_scratch_bytes(kernel::tail_msm, tail_items_per_kernel(shape_));
   const Bytes scratch_bytes = std::max(msm_scratch_bytes, tail_scratch_bytes);
   DevicePointer scratch{};
   if (scratch_bytes) scratch = co_await memory.allocate(scratch_bytes, compute_);
@@ -141,6 +130,7 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
   // two inputs' NTTs (bench/RESULTS.md, runs L and Z).
   auto sets = streamed_sets();
   std::vector<DevicePointer> fetched;
+  std::string fetched_names;  // joined with '+' ("L+A")
   for (auto index : prefetch_order(sets)) {
     if (fetched.size() == 2) break;
     auto& set = sets[index];
@@ -148,8 +138,9 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
     if (!pointer) continue;
     set.resident = *pointer;
     fetched.push_back(*pointer);
-    times.fetched_ahead += (times.fetched_ahead.empty() ? "" : "+") + std::string(set.name);
+    fetched_names += (fetched_names.empty() ? "" : "+") + std::string(set.name);
   }
+  if (!fetched_names.empty()) times.note = fetched_names + " fetched ahead";
   co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
 
   // The results: the last buckets and the batch-addition sums, to the host.
@@ -170,16 +161,16 @@ asio::awaitable<ProgramTimes> PartitionProgram::run(PartitionInputs inputs, Prog
 std::vector<PartitionProgram::StreamedSet> PartitionProgram::streamed_sets() const {
   constexpr Bytes kSums = 64 * kKiB;
   constexpr Bytes kSlot = 1 * kKiB;
-  return {{"H", "msm_batch", key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
-          {"L", "batch_addition_g1", key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
-          {"A", "batch_addition_g1", key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
-          {"B_G1", "batch_addition_g1", key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false, kSums + 2 * kSlot},
-          {"B_G2", "batch_addition_g2", key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false, kSums + 3 * kSlot},
-          {"tail", "tail_msm", key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
+  return {{"H", kernel::msm_batch, key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
+          {"L", kernel::batch_addition_g1, key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
+          {"A", kernel::batch_addition_g1, key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
+          {"B_G1", kernel::batch_addition_g1, key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false, kSums + 2 * kSlot},
+          {"B_G2", kernel::batch_addition_g2, key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false, kSums + 3 * kSlot},
+          {"tail", kernel::tail_msm, key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
 }
 
 asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars,
-                                                      ProgramMemory& memory, const std::vector<DevicePointer>& buffers,
+                                                      JobMemory& memory, const std::vector<DevicePointer>& buffers,
                                                       const std::vector<DevicePointer>& buckets,
                                                       const std::vector<HostRange>& results) {
   const Bytes buffer_bytes = shape_.stream_buffer_bytes();
@@ -334,7 +325,7 @@ void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& seg
     arguments = {start, set.sum_offset};
     writes.push_back(sums);
   }
-  kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
+  launch_kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
 }
 
 // Most PCIe-bound first: the sets whose kernels took the least time per byte on this device so
@@ -363,14 +354,14 @@ std::vector<std::size_t> PartitionProgram::prefetch_order(const std::vector<Stre
   return order;
 }
 
-bool PartitionProgram::is_tail(const StreamedSet& set) { return std::string_view(set.kernel) == "tail_msm"; }
+bool PartitionProgram::is_tail(const StreamedSet& set) { return std::string_view(set.kernel) == std::string_view(kernel::tail_msm); }
 
 // After a set's last kernel: the tail MSM's one reduction, into its sum slot of `buckets`.
 void PartitionProgram::finish_set(const StreamedSet& set, DevicePointer buckets) {
   if (!is_tail(set)) return;
   std::vector<BufferUse> writes(1, BufferUse{buckets, PartitionShape::kBucketResultBytes});
   if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
-  kernel("tail_reduce", 1, {set.sum_offset, tail_items_per_kernel(shape_)}, {}, std::move(writes));
+  launch_kernel(kernel::tail_reduce, 1, {set.sum_offset, tail_items_per_kernel(shape_)}, {}, std::move(writes));
 }
 
 }  // namespace stagehand

@@ -1,12 +1,9 @@
-#include "groth16/groth16_workload.hpp"
+#include "workloads/groth16/groth16_workload.hpp"
 
-#include "groth16/witness.hpp"
-
+#include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
-#include "math/h_polynomial.hpp"
+#include "groth16/witness.hpp"
 #include "math/msm.hpp"
-#include "math/ntt.hpp"
-#include "sim/sim_system.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -18,7 +15,7 @@ namespace stagehand::groth16 {
 namespace {
 
 static_assert(sizeof(math::Fr) == 32, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
-constexpr std::size_t kJacobianBytes = 144;
+constexpr std::size_t kJacobianBytes = kernel::kG1JacobianBytes;
 
 HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
@@ -37,63 +34,12 @@ math::Fq fq_from(const std::byte* data) {
   return *math::Fq::from_montgomery_limbs(limbs);
 }
 
-// The device bytes of G1 points back into points (no curve check: the key was checked on load).
-std::vector<math::G1Affine> decode_device_points(std::span<const std::byte> bytes, std::size_t count) {
-  std::vector<math::G1Affine> points(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::byte* data = bytes.data() + i * kG1Bytes;
-    bool zero = true;
-    for (std::size_t k = 0; k < kG1Bytes && zero; ++k) zero = data[k] == std::byte{0};
-    if (!zero) points[i] = math::G1Affine::from_coordinates(fq_from(data), fq_from(data + 48));
-  }
-  return points;
-}
-
-const math::Domain& snarkjs_domain(unsigned log_size, unsigned threads) {
-  static std::mutex mutex;
-  static std::map<unsigned, std::unique_ptr<math::Domain>> domains;
-  std::lock_guard lock(mutex);
-  auto& slot = domains[log_size];
-  if (!slot) slot = std::make_unique<math::Domain>(math::Domain::snarkjs(log_size, threads));
-  return *slot;
-}
-
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
 std::vector<DevicePointer> pointers(DevicePointer first, DevicePointer second, DevicePointer third, DevicePointer fourth) {
   return {first, second, third, fourth};
 }
 
 }  // namespace
-
-void register_sim_kernels(sim::SimSystem& system) {
-  system.register_kernel(kHKernel, [](sim::KernelContext& context) {
-    const auto log_size = static_cast<unsigned>(context.argument(0));
-    const auto threads = static_cast<unsigned>(context.argument(1));
-    const std::size_t n = std::size_t{1} << log_size;
-    auto as_fr = [n](std::span<std::byte> bytes) {
-      if (bytes.size() < n * 32) throw std::invalid_argument("groth16_h: a buffer is smaller than the domain");
-      return std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), n);
-    };
-    math::h_evaluations_snarkjs(as_fr(context.write(0)), as_fr(context.write(1)), as_fr(context.write(2)),
-                                snarkjs_domain(log_size, threads), threads);
-  });
-  system.register_kernel(kMsmG1Kernel, [](sim::KernelContext& context) {
-    const std::size_t count = context.launch().work_units;
-    const auto threads = static_cast<unsigned>(context.argument(0));
-    auto points_bytes = context.read(0);
-    auto scalar_bytes = context.read(1);
-    auto result = context.write(0);
-    if (points_bytes.size() < count * kG1Bytes || scalar_bytes.size() < count * 32 || result.size() < kJacobianBytes) {
-      throw std::invalid_argument("groth16_msm_g1: a buffer is smaller than the launch");
-    }
-    const auto points = decode_device_points(points_bytes, count);
-    std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
-    const auto sum = math::msm(points, scalars, threads);
-    std::memcpy(result.data(), sum.x.montgomery_limbs().data(), 48);
-    std::memcpy(result.data() + 48, sum.y.montgomery_limbs().data(), 48);
-    std::memcpy(result.data() + 96, sum.z.montgomery_limbs().data(), 48);
-  });
-}
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof)
@@ -107,7 +53,7 @@ Bytes Groth16Workload::resident_bytes() const {
 JobMemoryPlan Groth16Workload::memory_plan(int) const {
   const Bytes polynomial = 32 * key_.domain_size;
   const Bytes rest = 32 * key_.n_vars + kResultBytes + h_scratch_bytes_ + msm_scratch_bytes_;
-  return JobMemoryPlan{polynomial, 3 * polynomial + rest, polynomial + rest, rest};
+  return JobMemoryPlan{polynomial, 3 * polynomial + rest, polynomial + rest, rest, kResultBytes};
 }
 
 Groth16Workload::JobState& Groth16Workload::state(int job) {
@@ -122,9 +68,9 @@ void Groth16Workload::abandon(int job) {
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
   // What the kernels need as scratch on this device; one MSM scratch serves the four MSMs.
-  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kHKernel, key_.domain_size));
+  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, key_.domain_size));
   for (std::size_t count : {key_.a.size(), key_.b1.size(), key_.c.size(), key_.h.size()}) {
-    msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kMsmG1Kernel, count));
+    msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, count));
   }
   auto& on_device = keys_[device_index];
   auto upload = [&](const std::vector<math::G1Affine>& points, DevicePointer& target) -> asio::awaitable<void> {
@@ -174,7 +120,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
 
 void Groth16Workload::launch_h(JobContext& context, const Scratch& scratch) const {
   const Bytes polynomial = 32 * key_.domain_size;
-  KernelLaunch launch{kHKernel, key_.domain_size, {key_.domain_log2, thread_count_}, {},
+  KernelLaunch launch{kernel::groth16_h, key_.domain_size, {key_.domain_log2, thread_count_}, {},
                       {{context.inputs.a, polynomial}, {context.inputs.b, polynomial}, {context.inputs.c, polynomial}}};
   if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
   context.device.launch(launch, context.compute);
@@ -186,7 +132,7 @@ void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, De
   const std::size_t vars = key_.n_vars;
   const std::size_t public_count = key_.n_public + 1;
   auto msm = [&](DevicePointer bases, std::size_t count, DevicePointer scalars, std::size_t slot) {
-    KernelLaunch launch{kMsmG1Kernel, count, {thread_count_}, {{bases, count * kG1Bytes}, {scalars, count * 32}},
+    KernelLaunch launch{kernel::groth16_msm_g1, count, {thread_count_}, {{bases, count * kG1Bytes}, {scalars, count * 32}},
                         {{results + slot * kJacobianBytes, kJacobianBytes}}};
     if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
     context.device.launch(launch, context.compute);
@@ -201,7 +147,7 @@ void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, De
   msm(points.h, key_.domain_size, context.inputs.a, 3);
 }
 
-asio::awaitable<ProgramTimes> Groth16Workload::run_program(int job, JobContext& context) {
+asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {
   auto& job_state = state(job);
   auto& device = context.device;
   auto& memory = context.memory;
@@ -234,7 +180,7 @@ asio::awaitable<ProgramTimes> Groth16Workload::run_program(int job, JobContext& 
   for (auto pointer : pointers(witness, results, scratch.h, scratch.msm)) {
     if (pointer) co_await memory.release(pointer, stream);
   }
-  ProgramTimes times;
+  JobTimes times;
   times.waited_for_inputs_ns = *waited;
   co_return times;
 }

@@ -4,15 +4,25 @@
 // program is PartitionProgram; the proving key's points are pinned once per device and streamed
 // by every partition.
 
-#include "coordinator/host_work.hpp"
-#include "coordinator/partition.hpp"
-#include "coordinator/workload.hpp"
+#include "coordinator/job.hpp"
+#include "workloads/host_work.hpp"
+#include "workloads/porep/partition_program.hpp"
+#include "workloads/porep/partition_shape.hpp"
 
 #include <functional>
 #include <map>
 #include <span>
 
 namespace stagehand {
+
+// What the configuration's [workload] table says: proofs x partitions of one shape.
+struct PoRepSettings {
+  int proofs = 2;
+  int partitions_per_proof = 10;
+  PartitionShape shape;
+  ProgramSettings program;
+  int partitions() const { return proofs * partitions_per_proof; }
+};
 
 // Real data for the partition on a GPU (`stagehand bench policies`); the simulator's timing mode
 // leaves it empty.
@@ -28,9 +38,9 @@ struct PoRepData {
 
 class PoRepWorkload final : public Workload {
  public:
-  PoRepWorkload(PartitionShape shape, ProgramSettings program, int proofs, int partitions_per_proof, PoRepData data = {})
-      : shape_(shape), program_(std::move(program)), proofs_(proofs), partitions_per_proof_(partitions_per_proof),
-        data_(std::move(data)) {}
+  explicit PoRepWorkload(const PoRepSettings& settings, PoRepData data = {})
+      : shape_(settings.shape), program_(settings.program), proofs_(settings.proofs),
+        partitions_per_proof_(settings.partitions_per_proof), data_(std::move(data)) {}
 
   int job_count() const override { return proofs_ * partitions_per_proof_; }
   int proof_count() const override { return proofs_; }
@@ -40,7 +50,7 @@ class PoRepWorkload final : public Workload {
   asio::awaitable<void> set_up(Device& device, int device_index) override;
   asio::awaitable<void> tear_down(Device& device, int device_index) override;
   asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override;
-  asio::awaitable<ProgramTimes> run_program(int job, JobContext& context) override;
+  asio::awaitable<JobTimes> run_program(int job, JobContext& context) override;
   asio::awaitable<void> finish(int job, Device& device) override;
 
  private:

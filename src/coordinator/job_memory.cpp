@@ -1,4 +1,4 @@
-#include "coordinator/program_memory.hpp"
+#include "coordinator/job_memory.hpp"
 
 namespace stagehand {
 
@@ -48,19 +48,19 @@ void BudgetedMemory::release_all(StreamHandle stream) {
   live_.clear();
 }
 
-asio::awaitable<void> LegacyMemory::allocate_inputs(Bytes polynomial_bytes) {
+asio::awaitable<void> PlainMemory::allocate_inputs(Bytes polynomial_bytes) {
   a_ = co_await device_.allocate(polynomial_bytes);
   bc_bytes_ = 2 * polynomial_bytes;
   bc_ = co_await device_.allocate(bc_bytes_);
 }
 
-asio::awaitable<DevicePointer> LegacyMemory::allocate(Bytes bytes, StreamHandle stream) {
+asio::awaitable<DevicePointer> PlainMemory::allocate(Bytes bytes, StreamHandle stream) {
   auto pointer = use_pool_ ? co_await device_.allocate_async(bytes, stream) : co_await device_.allocate(bytes);
   working_.emplace(pointer.address, bytes);
   co_return pointer;
 }
 
-asio::awaitable<void> LegacyMemory::release(DevicePointer pointer, StreamHandle stream) {
+asio::awaitable<void> PlainMemory::release(DevicePointer pointer, StreamHandle stream) {
   if (working_.erase(pointer.address) == 0) co_return;
   if (use_pool_) {
     device_.free_async(pointer, stream);
@@ -69,17 +69,17 @@ asio::awaitable<void> LegacyMemory::release(DevicePointer pointer, StreamHandle 
   }
 }
 
-asio::awaitable<void> LegacyMemory::release_b_and_c(StreamHandle) {
+asio::awaitable<void> PlainMemory::release_b_and_c(StreamHandle) {
   if (bc_) co_await device_.free(bc_);
   bc_ = {};
 }
 
-asio::awaitable<void> LegacyMemory::release_a(StreamHandle) {
+asio::awaitable<void> PlainMemory::release_a(StreamHandle) {
   if (a_) co_await device_.free(a_);
   a_ = {};
 }
 
-asio::awaitable<void> LegacyMemory::release_all(StreamHandle stream) {
+asio::awaitable<void> PlainMemory::release_all(StreamHandle stream) {
   auto working = std::move(working_);
   working_.clear();
   for (auto& [address, bytes] : working) {

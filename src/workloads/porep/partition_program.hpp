@@ -5,8 +5,8 @@
 // early; the H MSM over points streamed in batches; batch additions over L, A, B_G1, B_G2; tail
 // MSMs; results to the host.
 
-#include "coordinator/partition.hpp"
-#include "device/device.hpp"
+#include "coordinator/job.hpp"
+#include "workloads/porep/partition_shape.hpp"
 
 #include <array>
 #include <functional>
@@ -16,76 +16,15 @@
 
 namespace stagehand {
 
-// How the program gets and returns device memory: the policy decides (the budget and the pool,
-// or the historical mix of cudaMalloc and the pool).
-class ProgramMemory {
- public:
-  virtual ~ProgramMemory() = default;
-  // Working memory on the compute stream.
-  virtual asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) = 0;
-  virtual asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) = 0;
-  // The inputs, when the program is done with them: b and c after H is formed, a after the H MSM.
-  virtual asio::awaitable<void> release_b_and_c(StreamHandle stream) = 0;
-  virtual asio::awaitable<void> release_a(StreamHandle stream) = 0;
-  // Memory beyond the job's plan, only if it is free right now (never waits); none by default.
-  // The program uses it to fetch PCIe-bound data early, while the link is idle.
-  virtual asio::awaitable<std::optional<DevicePointer>> try_allocate_spare(Bytes bytes, StreamHandle stream) {
-    co_return std::nullopt;
-  }
-};
-
-// a, b and c on the device, each with the event that says its upload is done (none: already
-// ordered before the compute stream). The NTTs of a start as soon as a is there.
-struct PartitionInputs {
-  DevicePointer a;
-  DevicePointer b;
-  DevicePointer c;
-  EventHandle a_uploaded;
-  EventHandle b_uploaded;
-  EventHandle c_uploaded;
-};
-
 // The proving key's points in pinned host memory, shared by all partitions on a device.
 struct ProvingKeyHost {
   HostRange h, l, a, b_g1, b_g2, tail;
 };
 
-// How a program tells its worker's GPU when it uses the host-to-device link, so that pre-staging
-// of the next job keeps off it meanwhile (a copy engine serves host-to-device copies in turn: a
-// chunk queued behind one of the program's uploads waits for all of it).
-struct LinkClaimHooks {
-  // The PCIe-bound phases (the batch additions and tail MSMs stream 11.6 GiB at 2^26 for about a
-  // quarter second of kernels), told from the compute stream: true on entering, false on leaving.
-  std::function<void(bool)> phase;
-  // An upload enqueued on the upload stream starts when `started` completes: the event is the
-  // hook's from here on, and is queried on the device, without a host round trip, so that no
-  // chunk is issued in the time a callback would take to say the upload began.
-  std::function<void(EventHandle started)> upload_enqueued;
-  // That upload has ended, told from the upload stream.
-  std::function<void(EventHandle started)> upload_done;
-};
-
-// A host-to-device copy on `stream`, told to `link` (where it has the upload hooks) when it
-// starts and when it ends, so that pre-staging keeps off the link meanwhile.
-asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination,
-                                     HostRange source, StreamHandle stream);
-
 struct ProgramSettings {
   MsmCollect msm_collect = MsmCollect::deferred;
   LinkClaimHooks link;
 };
-
-// What the program measured.
-struct ProgramTimes {
-  // From the program's start until the compute stream could begin (inputs uploaded).
-  Nanoseconds waited_for_inputs_ns = 0;
-  // The streamed sets fetched during the H MSM, by name joined with '+' ("L+A"; gpu_program.cpp);
-  // empty if none.
-  std::string fetched_ahead;
-};
-
-// The ntt kernel's kind argument (NttKind's order in cuda/kernels/ntt.hpp).
-inline constexpr std::uint64_t kNttForward = 0, kNttInverse = 1, kNttCosetForward = 2, kNttCosetInverse = 3;
 
 class PartitionProgram {
  public:
@@ -98,7 +37,7 @@ class PartitionProgram {
 
   // Runs the program on the compute stream; `results` (pinned, 2 x bucket results) receives the
   // MSM buckets. Returns when the results are on the host.
-  asio::awaitable<ProgramTimes> run(PartitionInputs inputs, ProgramMemory& memory, const std::vector<HostRange>& results);
+  asio::awaitable<JobTimes> run(JobInputs inputs, JobMemory& memory, const std::vector<HostRange>& results);
 
   StreamHandle compute_stream() const { return compute_; }
 
@@ -114,7 +53,7 @@ class PartitionProgram {
  private:
   struct StreamedSet {
     const char* name;  // the proving key's set: H, L, A, B_G1, B_G2, tail
-    const char* kernel;
+    const char* kernel;  // kernel_abi.hpp
     HostRange host;
     std::uint64_t items;
     Bytes item_bytes;
@@ -131,7 +70,7 @@ class PartitionProgram {
     bool ends_set;
   };
   std::vector<StreamedSet> streamed_sets() const;
-  asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, ProgramMemory& memory,
+  asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, JobMemory& memory,
                                       const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
                                       const std::vector<HostRange>& results);
   std::vector<Segment> resident_segments(const std::vector<StreamedSet>& sets, std::size_t index) const;
@@ -145,7 +84,7 @@ class PartitionProgram {
   asio::awaitable<void> upload(DevicePointer destination, HostRange source);
   // Tells settings_.link.phase when the compute stream gets here.
   void pcie_bound_phase(bool entering);
-  void kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments, std::vector<BufferUse> reads,
+  void launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments, std::vector<BufferUse> reads,
               std::vector<BufferUse> writes);
   static std::uint64_t tail_items_per_kernel(const PartitionShape& shape);
 

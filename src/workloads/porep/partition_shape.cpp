@@ -1,4 +1,4 @@
-#include "coordinator/partition.hpp"
+#include "workloads/porep/partition_shape.hpp"
 
 #include <algorithm>
 

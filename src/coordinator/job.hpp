@@ -1,0 +1,129 @@
+#pragma once
+// The job interface: what the coordinator runs, what a job needs from it and what it gives back.
+//
+// A Workload is a list of jobs. Each job has host work before the GPU (filling its three device
+// inputs, a, b and c, into host buffers the policy staged), a GPU program run while the job
+// holds its GPU's compute lock, and host work after it. The coordinator owns the policy (locks,
+// budget, staging, pre-staging) and knows only the Device interface and this file; a workload
+// owns what a job computes (src/workloads/: the synthetic PoRep-shaped partition and a Groth16
+// proof of a snarkjs circuit).
+
+#include "device/device.hpp"
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stagehand {
+
+// The memory one job needs, for the budget and the worker's buffers.
+struct JobMemoryPlan {
+  Bytes input_bytes = 0;  // each of a, b and c
+  Bytes peak_bytes = 0;   // the most device memory it holds at once, inputs included
+  Bytes peak_after_b_and_c_bytes = 0;
+  Bytes peak_after_a_bytes = 0;
+  // Each of the two pinned host buffers its program's results come back into.
+  Bytes result_bytes = 0;
+};
+
+// How a job's program gets and returns device memory: the policy decides (the budget and the
+// pool, or the production engine's mix of plain allocations and the pool).
+class JobMemory {
+ public:
+  virtual ~JobMemory() = default;
+  // Working memory on the compute stream.
+  virtual asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) = 0;
+  virtual asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) = 0;
+  // The inputs, when the program is done with them: b and c after H is formed, a after the H MSM.
+  virtual asio::awaitable<void> release_b_and_c(StreamHandle stream) = 0;
+  virtual asio::awaitable<void> release_a(StreamHandle stream) = 0;
+  // Memory beyond the job's plan, only if it is free right now (never waits); none by default.
+  // A program uses it to fetch PCIe-bound data early, while the link is idle.
+  virtual asio::awaitable<std::optional<DevicePointer>> try_allocate_spare(Bytes bytes, StreamHandle stream) {
+    co_return std::nullopt;
+  }
+};
+
+// a, b and c on the device, each with the event that says its upload is done (none: already
+// ordered before the compute stream). A program's first kernels on a start as soon as a is there.
+struct JobInputs {
+  DevicePointer a;
+  DevicePointer b;
+  DevicePointer c;
+  EventHandle a_uploaded;
+  EventHandle b_uploaded;
+  EventHandle c_uploaded;
+};
+
+// How a program tells its worker's GPU when it uses the host-to-device link, so that pre-staging
+// of the next job keeps off it meanwhile (a copy engine serves host-to-device copies in turn: a
+// chunk queued behind one of the program's uploads waits for all of it).
+struct LinkClaimHooks {
+  // The PCIe-bound phases, told from the compute stream: true on entering, false on leaving.
+  std::function<void(bool)> phase;
+  // An upload enqueued on the upload stream starts when `started` completes: the event is the
+  // hook's from here on, and is queried on the device, without a host round trip, so that no
+  // chunk is issued in the time a callback would take to say the upload began.
+  std::function<void(EventHandle started)> upload_enqueued;
+  // That upload has ended, told from the upload stream.
+  std::function<void(EventHandle started)> upload_done;
+};
+
+// A host-to-device copy on `stream`, told to `link` (where it has the upload hooks) when it
+// starts and when it ends, so that pre-staging keeps off the link meanwhile.
+asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination,
+                                     HostRange source, StreamHandle stream);
+
+// What a job's program measured and tells the run.
+struct JobTimes {
+  // From the program's start until the compute stream could begin (inputs uploaded).
+  Nanoseconds waited_for_inputs_ns = 0;
+  // Shown beside the job's GPU span in the trace, and kept in its record (e.g. "L+A fetched
+  // ahead"); empty if the program has nothing to say.
+  std::string note;
+};
+
+// What a job's GPU program gets from its worker, once it holds the compute lock.
+struct JobContext {
+  Device& device;
+  int device_index;
+  StreamHandle compute;
+  StreamHandle upload;
+  JobInputs inputs;
+  JobMemory& memory;
+  // Two pinned host buffers of at least the plan's result_bytes, for results coming back.
+  const std::vector<HostRange>& results;
+  // Where the program tells when it uses the host-to-device link.
+  LinkClaimHooks link;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  virtual int job_count() const = 0;
+  virtual int proof_count() const = 0;
+  virtual int proof_of(int job) const = 0;
+  virtual JobMemoryPlan memory_plan(int job) const = 0;
+
+  // Device memory that set_up keeps on every device for the whole run, outside every job: the
+  // budget's capacity leaves it out.
+  virtual Bytes resident_bytes() const { return 0; }
+  // Once per device before its first job, and after its last (also after failures).
+  virtual asio::awaitable<void> set_up(Device& device, int device_index) = 0;
+  virtual asio::awaitable<void> tear_down(Device& device, int device_index) = 0;
+
+  // Host work before the GPU: fills a, b and c (memory_plan(job).input_bytes each).
+  virtual asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) = 0;
+  // The GPU program, run while the job holds the compute lock; returns once its results are on
+  // the host.
+  virtual asio::awaitable<JobTimes> run_program(int job, JobContext& context) = 0;
+  // Host work after the GPU (for a proof: the G2 MSM and the assembly).
+  virtual asio::awaitable<void> finish(int job, Device& device) = 0;
+  // The job failed somewhere: drop whatever it kept.
+  virtual void abandon(int job) {}
+};
+
+}  // namespace stagehand

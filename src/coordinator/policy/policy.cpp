@@ -1,0 +1,51 @@
+#include "coordinator/policy/policy.hpp"
+
+#include "coordinator/policy/workers.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stagehand {
+
+const std::vector<std::string>& policy_names() {
+  static const std::vector<std::string> names{"serial", "prestage", "two-lock", "budgeted"};
+  return names;
+}
+
+std::string to_string(Policy policy) { return policy_names().at(static_cast<std::size_t>(policy)); }
+
+Policy policy_from_string(const std::string& name) {
+  const auto& names = policy_names();
+  auto found = std::find(names.begin(), names.end(), name);
+  if (found == names.end()) {
+    throw std::invalid_argument(fmt::format("unknown policy '{}' (one of: {})", name, fmt::join(names, ", ")));
+  }
+  return static_cast<Policy>(found - names.begin());
+}
+
+std::unique_ptr<Worker> make_worker(Policy policy, Run& run, Lane& lane, int index) {
+  switch (policy) {
+    case Policy::serial: return make_serial_worker(run, lane, index);
+    case Policy::prestage: return make_prestage_worker(run, lane, index);
+    case Policy::two_lock: return make_two_lock_worker(run, lane, index);
+    case Policy::budgeted: return make_budgeted_worker(run, lane, index);
+  }
+  throw std::invalid_argument("make_worker: unknown policy");
+}
+
+// Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
+JobInputs plain_inputs(const PlainMemory& memory, EventHandle uploaded) {
+  return JobInputs{memory.a(), memory.b(), memory.c(), uploaded, uploaded, uploaded};
+}
+
+asio::awaitable<void> upload_plain_inputs(Device& device, PlainMemory& memory, const std::vector<HostRange>& host,
+                                          StreamHandle stream) {
+  co_await device.copy_to_device(memory.a(), host[0], stream);
+  co_await device.copy_to_device(memory.b(), host[1], stream);
+  co_await device.copy_to_device(memory.c(), host[2], stream);
+}
+
+}  // namespace stagehand

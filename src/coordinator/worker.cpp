@@ -1,0 +1,243 @@
+#include "coordinator/worker.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace stagehand {
+namespace {
+
+// The device's error code, when the error came from the device.
+std::optional<DeviceErrc> device_errc(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const DeviceError& device_error) {
+    return device_error.errc();
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+bool is_out_of_memory(std::exception_ptr error) { return device_errc(error) == DeviceErrc::out_of_memory; }
+bool is_device_lost(std::exception_ptr error) { return device_errc(error) == DeviceErrc::device_lost; }
+
+std::string describe(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& exception) {
+    return exception.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+Worker::Worker(Run& run, Lane& lane, int index)
+    : run_(run), workload_(run.workload), lane_(lane), device_(lane.device), index_(index),
+      track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
+
+asio::awaitable<void> Worker::run() {
+  co_await open_streams();
+  while (run_.next_job < run_.total_jobs) {
+    auto& job = run_.jobs[static_cast<std::size_t>(run_.next_job++)];
+    job.device = lane_.index;
+    job.worker = index_;
+    job.started_ns = device_.now();
+    if (open_failure_) {
+      fail(job, open_failure_);
+    } else {
+      co_await run_one(job);
+    }
+    if (job.completed() && run_.settings.overlap_finish) {
+      // The host step after the GPU runs beside this worker's next job.
+      co_await wait_for_finishing();
+      finishing_ = true;
+      asio::co_spawn(lane_.strand, finish_and_close(job), asio::detached);
+      continue;
+    }
+    if (job.completed()) co_await finish(job);
+    close(job);
+  }
+  co_await wait_for_finishing();
+  co_await close_streams();
+}
+
+asio::awaitable<void> Worker::open_streams() {
+  open_failure_ = lane_.setup_failure;
+  if (open_failure_) co_return;
+  try {
+    compute_ = device_.create_stream();
+    upload_ = device_.create_stream();
+    landed_ = device_.create_stream();
+    chunk_done_.resize(static_cast<std::size_t>(run_.settings.prestage_chunks_in_flight));
+    for (auto& event : chunk_done_) event = device_.create_event();
+    if (run_.total_jobs > 0) co_await fit_results(workload_.memory_plan(0).result_bytes);
+  } catch (...) {
+    open_failure_ = std::current_exception();
+  }
+}
+
+asio::awaitable<void> Worker::fit_results(Bytes bytes) {
+  for (auto& range : results_) {
+    if (range.bytes >= bytes) continue;
+    if (range.bytes) {
+      auto old = std::exchange(range, HostRange{});
+      co_await device_.free_pinned_host(old);
+    }
+    range = co_await device_.allocate_pinned_host(bytes);
+  }
+}
+
+asio::awaitable<void> Worker::close_streams() {
+  if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
+  if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
+  if (landed_) co_await quietly([&] { return device_.synchronize_stream(landed_); });
+  for (auto& range : results_) {
+    if (range.bytes) co_await quietly([&] { return device_.free_pinned_host(range); });
+  }
+  try {
+    for (auto event : chunk_done_) {
+      if (event) device_.destroy_event(event);
+    }
+    if (compute_) device_.destroy_stream(compute_);
+    if (upload_) device_.destroy_stream(upload_);
+    if (landed_) device_.destroy_stream(landed_);
+  } catch (const DeviceError&) {
+    // A lost device has no handles left to destroy.
+  }
+}
+
+asio::awaitable<void> Worker::run_one(JobRecord& job) {
+  plan_ = workload_.memory_plan(job.index);
+  std::exception_ptr failure;
+  try {
+    co_await fit_results(plan_.result_bytes);
+    co_await run_job(job);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure && job.completed()) fail(job, failure);
+}
+
+void Worker::span(const char* name, Nanoseconds start, std::string detail) {
+  run_.trace.span(track_, name, "coordinator", start, device_.now(), std::move(detail));
+}
+
+void Worker::mark(const char* name, std::string detail) {
+  run_.trace.instant(track_, name, "coordinator", device_.now(), std::move(detail));
+}
+
+void Worker::fail(JobRecord& job, std::exception_ptr error) {
+  if (is_device_lost(error)) {
+    // Nothing on the device will complete any more: wake whoever waits for it.
+    if (lane_.budget) lane_.budget->device_lost(error);
+    lane_.drop_link_claims();
+  }
+  if (is_out_of_memory(error)) ++job.out_of_memory_errors;
+  job.error = describe(error);
+  mark(is_out_of_memory(error) ? "out of memory (job failed)" : "job failed", job.error);
+}
+
+asio::awaitable<void> Worker::prepare(const char* name, const JobRecord& job, const std::vector<HostRange>& abc) {
+  auto start = device_.now();
+  co_await workload_.prepare(job.index, device_, abc);
+  span(name, start, fmt::format("partition {}", job.index));
+}
+
+asio::awaitable<void> Worker::finish(JobRecord& job) {
+  auto start = device_.now();
+  std::exception_ptr failure;
+  try {
+    co_await workload_.finish(job.index, device_);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // Beside the next job its span goes on a track of its own (spans on one track must nest).
+  const auto track = run_.settings.overlap_finish ? side_track(finish_track_, "after the GPU") : track_;
+  run_.trace.span(track, "G2 MSM and proof assembly", "coordinator", start, device_.now(),
+                  fmt::format("partition {}", job.index));
+  if (failure) fail(job, failure);
+}
+
+asio::awaitable<void> Worker::finish_and_close(JobRecord& job) {
+  co_await finish(job);
+  // What close() throws (a run hook) ends the worker, as it does without the overlap.
+  try {
+    close(job);
+  } catch (...) {
+    close_failure_ = std::current_exception();
+  }
+  finishing_ = false;
+  finish_done_.notify_all();
+}
+
+asio::awaitable<void> Worker::wait_for_finishing() {
+  while (finishing_) co_await finish_done_.wait();
+  if (close_failure_) std::rethrow_exception(std::exchange(close_failure_, nullptr));
+}
+
+void Worker::close(JobRecord& job) {
+  if (!job.completed()) workload_.abandon(job.index);
+  job.finished_ns = device_.now();
+  if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);
+}
+
+asio::awaitable<JobTimes> Worker::run_program(JobRecord& job, const JobInputs& inputs, JobMemory& memory) {
+  JobContext context{device_, lane_.index, compute_, upload_, inputs, memory, results_, lane_.link_claim_hooks()};
+  auto times = co_await workload_.run_program(job.index, context);
+  job.program_note = times.note;
+  co_return times;
+}
+
+std::vector<HostRange> Worker::pageable_inputs() const {
+  std::vector<HostRange> host;
+  for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(plan_.input_bytes));
+  return host;
+}
+
+LockHold Worker::take_place(ComputeLock& lock, JobRecord& job) {
+  if (job.lock_requested_ns < 0) job.lock_requested_ns = device_.now();
+  return LockHold{&lock, lock.take_ticket()};
+}
+
+asio::awaitable<void> Worker::wait_for_lock(const LockHold& hold, JobRecord& job) {
+  auto start = device_.now();
+  co_await hold.lock->acquire(hold.ticket);
+  job.lock_acquired_ns = device_.now();
+  if (job.lock_acquired_ns > start) span("wait for the compute lock", start);
+}
+
+void Worker::leave(LockHold& hold, JobRecord& job) {
+  if (!hold.lock) return;
+  if (hold.lock->is_holder(hold.ticket)) {
+    job.lock_released_ns = device_.now();
+    hold.lock->release(hold.ticket);
+    span("GPU program (compute lock held)", job.lock_acquired_ns,
+         fmt::format("partition {}{}", job.index, job.program_note.empty() ? "" : ", " + job.program_note));
+  } else {
+    hold.lock->abandon(hold.ticket);
+  }
+  if (hold.lock == &lane_.compute_lock && !lane_.compute_lock.holder()) lane_.drop_link_claims();
+  hold.lock = nullptr;
+  lane_.prestage_slots.notify_all();
+  lane_.pacing.notify_all();
+}
+
+TraceTrack Worker::side_track(std::optional<TraceTrack>& track, const char* what) {
+  if (!track) {
+    track = run_.trace.track(fmt::format("GPU {} coordinator", lane_.index), fmt::format("worker {} {}", index_, what));
+  }
+  return *track;
+}
+
+void Worker::destroy_events_quietly(const std::vector<EventHandle>& events) {
+  try {
+    for (auto event : events) {
+      if (event) device_.destroy_event(event);
+    }
+  } catch (const DeviceError&) {
+  }
+}
+
+}  // namespace stagehand

@@ -1,0 +1,117 @@
+#pragma once
+// A worker of one GPU: takes the run's jobs one after another and runs each the way its policy
+// says (policy/*.cpp derive from Worker). What every policy shares lives here: the loop over
+// jobs, the streams, the host steps before and after the GPU, taking and leaving a lock, failing
+// a job, the trace.
+
+#include "coordinator/coordinator.hpp"
+#include "coordinator/job.hpp"
+#include "coordinator/lane.hpp"
+#include "util/random.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stagehand {
+
+// What the workers of one run share.
+struct Run {
+  CoordinatorSettings settings;
+  Workload& workload;
+  Trace& trace;
+  CoordinatorHooks hooks;
+  Random random;
+  int next_job = 0;
+  int total_jobs = 0;
+  std::vector<JobRecord> jobs;
+  std::vector<std::string> log;
+  std::uint64_t fallbacks = 0;
+};
+
+// A job's place at a lock: released when held, abandoned when still waiting.
+struct LockHold {
+  ComputeLock* lock = nullptr;
+  ComputeLock::Ticket ticket = 0;
+};
+
+bool is_out_of_memory(std::exception_ptr error);
+bool is_device_lost(std::exception_ptr error);
+std::string describe(std::exception_ptr error);
+
+// Runs `step` and drops its error: cleaning up after a failure (a lost device, say) must go on.
+template <class Step>
+asio::awaitable<void> quietly(Step step) {
+  try {
+    co_await step();
+  } catch (...) {
+  }
+}
+
+class Worker {
+ public:
+  Worker(Run& run, Lane& lane, int index);
+  virtual ~Worker() = default;
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Takes jobs until none is left; every job taken ends completed or failed.
+  asio::awaitable<void> run();
+
+ protected:
+  // The policy's way of running one job; what it throws fails the job.
+  virtual asio::awaitable<void> run_job(JobRecord& job) = 0;
+
+  void span(const char* name, Nanoseconds start, std::string detail = {});
+  void mark(const char* name, std::string detail);
+  void fail(JobRecord& job, std::exception_ptr error);
+  // The workload's host work before the GPU, filling a, b and c.
+  asio::awaitable<void> prepare(const char* name, const JobRecord& job, const std::vector<HostRange>& abc);
+  // The workload's GPU program, on this worker's streams.
+  asio::awaitable<JobTimes> run_program(JobRecord& job, const JobInputs& inputs, JobMemory& memory);
+  // Three buffers of the caller's ordinary host memory for a, b and c.
+  std::vector<HostRange> pageable_inputs() const;
+
+  LockHold take_place(ComputeLock& lock, JobRecord& job);
+  asio::awaitable<void> wait_for_lock(const LockHold& hold, JobRecord& job);
+  void leave(LockHold& hold, JobRecord& job);
+
+  TraceTrack side_track(std::optional<TraceTrack>& track, const char* what);
+  // Destroys events, saying nothing when the device is lost (it has no handles left).
+  void destroy_events_quietly(const std::vector<EventHandle>& events);
+
+  Run& run_;
+  Workload& workload_;
+  Lane& lane_;
+  Device& device_;
+  int index_;
+  JobMemoryPlan plan_;  // of the job in hand
+  TraceTrack track_;
+  StreamHandle compute_;
+  StreamHandle upload_;
+  // Where pre-staging in chunks hears that its chunks landed, and the chunks in flight. Every
+  // worker has them whatever its policy, so that the device's handles, and with them the trace,
+  // are numbered alike under every policy.
+  StreamHandle landed_;
+  std::vector<EventHandle> chunk_done_;
+
+ private:
+  asio::awaitable<void> open_streams();
+  asio::awaitable<void> close_streams();
+  // The pinned buffers the program's results come back into, grown to the job's plan.
+  asio::awaitable<void> fit_results(Bytes bytes);
+  asio::awaitable<void> run_one(JobRecord& job);
+  asio::awaitable<void> finish(JobRecord& job);
+  asio::awaitable<void> finish_and_close(JobRecord& job);
+  asio::awaitable<void> wait_for_finishing();
+  void close(JobRecord& job);
+
+  std::exception_ptr open_failure_;
+  std::vector<HostRange> results_ = std::vector<HostRange>(2);
+  std::optional<TraceTrack> finish_track_;  // with overlap_finish: the host steps after the GPU
+  bool finishing_ = false;                  // a job's step after the GPU runs beside the next
+  AsyncWaitList finish_done_;
+  std::exception_ptr close_failure_;
+};
+
+}  // namespace stagehand

@@ -1,0 +1,131 @@
+#include "runner/backend.hpp"
+
+#include "device/format.hpp"
+#include "sim/device_model.hpp"
+#include "sim/kernels/groth16_kernels.hpp"
+#include "sim/run.hpp"
+#include "sim/sim_device.hpp"
+#include "sim/sim_system.hpp"
+
+#if defined(STAGEHAND_HAVE_CUDA)
+#include "cuda_device.hpp"
+#endif
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+
+namespace stagehand {
+namespace {
+
+class SimulatorBackend final : public Backend {
+ public:
+  SimulatorBackend(const RunConfig& config, const BackendOptions& options) : model_name_(config.device_model) {
+    sim::SimOptions sim_options;
+    sim_options.seed = config.coordinator.seed;
+    sim_options.duration_jitter = config.duration_jitter;
+    sim_options.functional = options.functional || config.functional;
+    sim_options.keep_trace_events = options.keep_trace_events;
+    functional_ = sim_options.functional;
+    system_ = std::make_unique<sim::SimSystem>(sim_options);
+    auto model = sim::load_device_model(sim::find_device_model(config.device_model));
+    for (int i = 0; i < config.gpus; ++i) {
+      auto& device = system_->add_device(model, options.faults);
+      if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
+      devices_.push_back(&device);
+    }
+    if (functional_) sim::register_groth16_kernels(*system_);
+  }
+
+  bool on_gpu() const override { return false; }
+  std::string describe() const override {
+    return fmt::format("{} x simulated {}{}", devices_.size(), model_name_, functional_ ? " (functional)" : "");
+  }
+  Trace& trace() override { return system_->trace(); }
+  void run(asio::awaitable<void> program, Nanoseconds time_limit_ns) override {
+    sim::run_to_completion(*system_, std::move(program), time_limit_ns);
+  }
+  sim::SimSystem* simulator() override { return system_.get(); }
+
+ private:
+  std::string model_name_;
+  bool functional_ = false;
+  std::unique_ptr<sim::SimSystem> system_;
+};
+
+#if defined(STAGEHAND_HAVE_CUDA)
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const RunConfig& config, const BackendOptions& options) : trace_(options.keep_trace_events) {
+    const int count = std::min(config.gpus, cuda::device_count());
+    for (int i = 0; i < count; ++i) {
+      gpus_.push_back(std::make_unique<cuda::CudaDevice>(i, io_.get_executor(), config.vram_cap_bytes));
+      devices_.push_back(gpus_.back().get());
+    }
+  }
+
+  bool on_gpu() const override { return true; }
+  std::string describe() const override {
+    const auto& properties = gpus_.front()->properties();
+    return fmt::format("{} x CUDA {} ({})", gpus_.size(), properties.name, format_bytes(properties.total_memory_bytes));
+  }
+  Trace& trace() override { return trace_; }
+  void run(asio::awaitable<void> program, Nanoseconds) override {
+    std::exception_ptr failure;
+    asio::co_spawn(io_, std::move(program), [&](std::exception_ptr error) { failure = error; });
+    io_.run();
+    io_.restart();
+    if (failure) std::rethrow_exception(failure);
+  }
+  void trace_kernels(Trace* trace) override {
+    for (auto& gpu : gpus_) gpu->trace_kernels(trace);
+  }
+
+ private:
+  asio::io_context io_;
+  Trace trace_;
+  std::vector<std::unique_ptr<cuda::CudaDevice>> gpus_;
+};
+#endif
+
+}  // namespace
+
+void Backend::run(asio::awaitable<void> program) { run(std::move(program), std::numeric_limits<Nanoseconds>::max()); }
+
+int Backend::cuda_device_count() {
+#if defined(STAGEHAND_HAVE_CUDA)
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+std::unique_ptr<Backend> Backend::open_simulator(const RunConfig& config, BackendOptions options) {
+  return std::make_unique<SimulatorBackend>(config, options);
+}
+
+std::unique_ptr<Backend> Backend::open_cuda(const RunConfig& config, BackendOptions options) {
+#if defined(STAGEHAND_HAVE_CUDA)
+  if (cuda::device_count() == 0) {
+    throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config.source.string()));
+  }
+  return std::make_unique<CudaBackend>(config, options);
+#else
+  throw std::runtime_error(fmt::format(
+      "{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the simulator on the CPU)",
+      config.source.string()));
+#endif
+}
+
+std::unique_ptr<Backend> Backend::open(const RunConfig& config, BackendOptions options) {
+  switch (config.backend) {
+    case BackendKind::cuda: return open_cuda(config, std::move(options));
+    case BackendKind::simulator: return open_simulator(config, std::move(options));
+    case BackendKind::automatic: break;
+  }
+  if (cuda_device_count() > 0) return open_cuda(config, std::move(options));
+  return open_simulator(config, std::move(options));
+}
+
+}  // namespace stagehand
