@@ -2,7 +2,7 @@
 // VramBudget: every byte of device memory a job uses is reserved here first, so that no worker
 // ever runs out of device memory.
 //
-// The rules, each learnt from an incident (DESIGN.md):
+// The rules, each learnt from an incident (docs/design.md):
 // - Memory freed in stream order comes back only once the stream has reached the free, never at
 //   the call (the dual-worker OOM came from counting it back too early).
 // - A job waiting for the GPU may reserve (pre-stage) only what leaves the lock holder, and every

@@ -1,5 +1,5 @@
 #pragma once
-// snarkjs's encodings of field elements and points (SNARKJS_FORMATS.md, "Encodings"): Fq in
+// snarkjs's encodings of field elements and points (docs/snarkjs-formats.md, "Encodings"): Fq in
 // Montgomery form (48 bytes LE), G1 = x‖y (96 bytes), G2 = x.c0‖x.c1‖y.c0‖y.c1 (192 bytes), the
 // point at infinity all zero bytes.
 

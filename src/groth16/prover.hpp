@@ -1,5 +1,5 @@
 #pragma once
-// The Groth16 prover's computation, exactly as snarkjs 0.7.6 does it (SNARKJS_FORMATS.md, "What
+// The Groth16 prover's computation, exactly as snarkjs 0.7.6 does it (docs/snarkjs-formats.md, "What
 // the prover computes"), split into the steps a GPU program runs: the a/b/c step, the H
 // evaluations, the MSMs and the assembly of the proof on the host.
 

@@ -1,5 +1,5 @@
 #pragma once
-// snarkjs's Groth16 proving key (.zkey) over BLS12-381, as SNARKJS_FORMATS.md lays it out:
+// snarkjs's Groth16 proving key (.zkey) over BLS12-381, as docs/snarkjs-formats.md lays it out:
 // sections 1 (protocol), 2 (header), 3 (IC), 4 (coefficients), 5 (A), 6 (B1), 7 (B2), 8 (C),
 // 9 (H), 10 (contributions; not read).
 

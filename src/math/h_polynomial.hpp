@@ -14,7 +14,7 @@ namespace stagehand::math {
 
 // snarkjs: each of A, B, C is interpolated (intt) and evaluated on the coset g·⟨ω⟩ with g^2 = ω,
 // i.e. at x_j = ω_2n^(2j+1); then a[j] = A(x_j)·B(x_j) - C(x_j). There is no division by Z:
-// the .zkey's H points are the odd-index Lagrange basis of size 2n (SNARKJS_FORMATS.md, step 3).
+// the .zkey's H points are the odd-index Lagrange basis of size 2n (docs/snarkjs-formats.md, step 3).
 // The domain's coset generator must square to its root (Domain::snarkjs is built that way);
 // std::invalid_argument otherwise.
 void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,

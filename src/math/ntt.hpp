@@ -3,7 +3,7 @@
 // A Domain fixes the primitive n-th root of unity ω and a coset generator g. Two conventions are
 // in use and both are built in:
 //   - snarkjs: ω = 5^((r-1)/n) and g = ω_2n = 5^((r-1)/2n), so the coset g·⟨ω⟩ is the odd powers
-//     of ω_2n (SNARKJS_FORMATS.md, "What the prover computes", step 2);
+//     of ω_2n (docs/snarkjs-formats.md, "What the prover computes", step 2);
 //   - classic (bellman, the production engine): ω = 7^((r-1)/n) and g = 7, the multiplicative
 //     generator of Fr*.
 // Any other primitive root works through Domain::from_root.

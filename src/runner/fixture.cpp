@@ -62,7 +62,7 @@ void check(std::vector<std::string>& failures, bool holds, std::string what) {
   if (!holds) failures.push_back(std::move(what));
 }
 
-// The scripted DEVICE_FACTS scenario on the fixture's device model.
+// The scripted scenario of docs/device-facts.md on the fixture's device model.
 void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
   // One device of the fixture's model, whole (the scenario holds the rest of the card itself),
   // without jitter: the measurement it replays was a single reading.

@@ -41,7 +41,7 @@ struct Expectations {
   std::optional<bool> malloc_succeeds_after_free_completes;
 };
 
-// The scripted scenario of DEVICE_FACTS.md: a stream-ordered free pending behind a kernel, and
+// The scripted scenario of docs/device-facts.md: a stream-ordered free pending behind a kernel, and
 // a plain allocation meanwhile.
 struct FreedButPendingScenario {
   double card_gib = 16;

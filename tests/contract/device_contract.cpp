@@ -16,7 +16,7 @@ double ms(Nanoseconds duration) { return static_cast<double>(duration) / 1e6; }
 double gib(Bytes bytes) { return static_cast<double>(bytes) / static_cast<double>(kGiB); }
 
 // Holds all but `card_bytes` of free device memory in one cudaMalloc, as the probe that measured
-// DEVICE_FACTS.md did to make the H200 look like the incident's 16 GiB card.
+// the measurement of docs/device-facts.md did to make the H200 look like the incident's 16 GiB card.
 class Ballast {
  public:
   static asio::awaitable<Ballast> hold_all_but(Device& device, Bytes card_bytes) {

@@ -1,5 +1,5 @@
 #pragma once
-// The Device contract: one test per fact in DEVICE_FACTS.md, written once against the Device
+// The Device contract: one test per fact in docs/device-facts.md, written once against the Device
 // interface. tests/sim runs them on SimDevice (H200 and RTX 5070 Ti models); the gpu suite runs
 // them on CudaDevice where a GPU is present. Each returns after checking with Boost.Test macros.
 

@@ -217,10 +217,11 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
 }
 
 // The measured H200 model (config/devices/h200-measured.toml) against what `stagehand bench
-// policies` measured on a real H200 with the same workload (bench/RESULTS.md, runs Z and Z2,
-// 2026-11-30, below): each policy's seconds per proof and GPU seconds per partition within the
+// policies` measured on a real H200 with the same workload (bench/RESULTS.md, the policies at
+// 2^26, 2026-11-30): each policy's seconds per proof and GPU seconds per partition within the
 // tolerance given there with the reason (5-20%: the model queues host-blocking calls as CudaDevice
-// does, but takes DEVICE_FACTS.md's host costs), every kernel within ±2% of its measured total.
+// does, but takes docs/device-facts.md's host costs), every kernel within ±2% of its measured
+// total.
 // Changing the model or the partition program without re-measuring fails here.
 BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
   const auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / "config/h200-measured.toml");
@@ -232,9 +233,9 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
     double gpu_seconds_tolerance_percent;
     double vram_peak_gib;
   };
-  // The policies: run Z of bench/RESULTS.md (the current program and kernels), but serial from run
-  // Z2 on a fresh machine: run Z's host copied pageable memory at 5.8 GB/s, run Z2's at 7.1 (runs
-  // W to Y 7.3-7.4, the model 7.2); the serial program without those copies took 1.24 s in both.
+  // The policies as machine A measured them (bench/RESULTS.md), but serial as machine B did: A's
+  // host copied pageable memory at 5.8 GB/s, B's at 7.1 (earlier machines 7.3-7.4, the model
+  // 7.2); the serial program without those copies took 1.24 s on both.
   // Budgeted, which pins nothing per job, is held to 5%; serial to 10%. Prestage and two-lock pin
   // and unpin in place per job; the model holds the GPU program's calls while the other worker
   // pins (model key pinning_holds_calls, measured with bench/pinning_stalls.cu), and runs them 6-8%
@@ -243,8 +244,8 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
                                {Policy::prestage, 17.341, 1.517, 10, 10, 13.06},
                                {Policy::two_lock, 17.107, 1.509, 10, 10, 13.07},
                                {Policy::budgeted, 12.156, 1.142, 5, 5, 15.65}};
-  const double measured_prestage_gbps = 53.8;  // budgeted, run Z
-  // ms per partition of run Z's budgeted run on the H200.
+  const double measured_prestage_gbps = 53.8;  // budgeted, machine A
+  // ms per partition of budgeted's run on machine A.
   const std::pair<const char*, double> kernels[] = {{kernel::msm_batch, 557.30}, {kernel::tail_msm, 277.81}, {kernel::ntt, 170.69},
                                                     {kernel::batch_addition_g1, 44.56}, {kernel::batch_addition_g2, 31.76},
                                                     {kernel::msm_reduce, 17.53},        {kernel::tail_reduce, 20.27}};
@@ -264,8 +265,8 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
       }
     }
   }
-  // Issue 7's targets as the H200 met them (runs Z and Z2: 98.3-98.4% busy; GPU time 53.1% of
-  // serial's on Z2's machine, 48.3-49.0% on Z's slower host): the model agrees.
+  // The targets the H200 met (98.3-98.4% busy; GPU time 53.1% of serial's on machine B, 48.3-49.0%
+  // on machine A's slower host): the model agrees.
   const auto& budgeted = reports.at(Policy::budgeted);
   BOOST_CHECK_GE(budgeted.compute_busy_fraction, 0.95);
   BOOST_CHECK_LT(budgeted.gpu_seconds_per_partition, 0.55 * reports.at(Policy::serial).gpu_seconds_per_partition);

@@ -127,7 +127,7 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
   // end; where memory is free right now it travels during the compute-bound H MSM instead: the
   // most PCIe-bound sets that fit, two at most. On a 16 GiB card the second takes the room of
   // the next job's third input, which then goes up once that job holds the lock, behind its first
-  // two inputs' NTTs (bench/RESULTS.md, runs L and Z).
+  // two inputs' NTTs (bench/RESULTS.md).
   auto sets = streamed_sets();
   std::vector<DevicePointer> fetched;
   std::string fetched_names;  // joined with '+' ("L+A")
@@ -275,7 +275,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       device_.record_event(results_ready_[slot], compute_);
       results_outstanding[slot] = true;
       if (hard_synchronize) {
-        // The historical collect: the host waits for every batch before the GPU gets the next.
+        // The hard synchronise: the host waits for every batch before the GPU gets the next.
         co_await device_.synchronize_stream(compute_);
         co_await collect(slot);
       }

@@ -1,6 +1,6 @@
 #pragma once
 // The PoRep-32G-shaped partition: what one Groth16 partition moves and computes, derived from its
-// domain size. Sizes scale linearly from the 2^26 figures in DEVICE_FACTS.md, so any domain from
+// domain size. Sizes scale linearly from the 2^26 figures in docs/device-facts.md, so any domain from
 // 2^10 to 2^27 is one setting away.
 
 #include "device/types.hpp"

