@@ -1,6 +1,7 @@
 #include "sim/benchmark.hpp"
 
 #include "device/asio.hpp"
+#include "device/kernel_abi.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 
@@ -22,7 +23,7 @@ asio::awaitable<void> worker(SimDevice& device, HostRange host, std::uint64_t ro
   auto buffer = co_await device.allocate(host.bytes);
   auto done = round_done[static_cast<std::size_t>(index)];
   auto& neighbour = round_done[static_cast<std::size_t>(index + 1) % round_done.size()];
-  KernelLaunch kernel{"busy_wait", 20'000, {}, {{buffer, host.bytes}}, {{buffer, host.bytes}}};
+  KernelLaunch kernel{kernel::busy_wait, 20'000, {}, {{buffer, host.bytes}}, {{buffer, host.bytes}}};
   for (std::uint64_t round = 0; round < rounds; ++round) {
     co_await device.copy_to_device(buffer, host, stream);
     device.launch(kernel, stream);

@@ -1,6 +1,7 @@
 #include "sim/device_model.hpp"
 
 #include "config/config_table.hpp"
+#include "device/kernel_abi.hpp"
 
 #include <fmt/format.h>
 
@@ -11,8 +12,7 @@ namespace {
 constexpr double kMaxGbps = 10'000;
 constexpr double kMaxMs = 1e6;
 
-DeviceModel read_model(const ConfigTable& root) {
-  DeviceModel model;
+void read_device(const ConfigTable& root, DeviceModel& model) {
   auto device = root.required_table("device");
   model.name = device.required_string("name");
   auto memory_gib = device.number_in("memory_gib", 0, 0.001, 1 << 20);
@@ -23,7 +23,9 @@ DeviceModel read_model(const ConfigTable& root) {
   model.copy_engines_device_to_host = static_cast<int>(device.integer_in("copy_engines_device_to_host", 1, 1, 16));
   model.memset_gbps = device.number_in("memset_gbps", 1000, 1, 100'000);
   device.reject_unknown_keys();
+}
 
+void read_pcie(const ConfigTable& root, DeviceModel& model) {
   auto pcie = root.required_table("pcie");
   auto required_rate = [&](std::string_view key) {
     if (!pcie.contains(key)) pcie.fail(key, "missing (required)");
@@ -34,7 +36,9 @@ DeviceModel read_model(const ConfigTable& root) {
   model.bidirectional_gbps = required_rate("bidirectional_gbps");
   model.pageable_gbps = required_rate("pageable_gbps");
   pcie.reject_unknown_keys();
+}
 
+void read_host(const ConfigTable& root, DeviceModel& model) {
   auto host = root.required_table("host");
   model.register_fixed_ms = host.number_in("register_fixed_ms", 0, 0, kMaxMs);
   model.register_ms_per_gib = host.number_in("register_ms_per_gib", 0, 0, kMaxMs);
@@ -45,7 +49,9 @@ DeviceModel read_model(const ConfigTable& root) {
   model.host_calls_queue = host.boolean("calls_queue").value_or(false);
   model.pinning_holds_calls = host.boolean("pinning_holds_calls").value_or(false);
   host.reject_unknown_keys();
+}
 
+void read_memory(const ConfigTable& root, DeviceModel& model) {
   auto memory = root.required_table("memory");
   model.malloc_ms = memory.number_in("malloc_ms", 0, 0, kMaxMs);
   model.free_ms = memory.number_in("free_ms", 0, 0, kMaxMs);
@@ -59,19 +65,35 @@ DeviceModel read_model(const ConfigTable& root) {
   auto threshold_gib = memory.number_in("pool_release_threshold_gib", 0, 0, 1 << 20);
   model.pool_release_threshold_bytes = static_cast<Bytes>(std::llround(threshold_gib * static_cast<double>(kGiB)));
   memory.reject_unknown_keys();
+}
 
-  if (auto kernels = root.table("kernels")) {
-    for (const auto& name : kernels->keys()) {
-      auto entry = kernels->required_table(name);
-      KernelCost cost;
-      cost.fixed_ns = entry.number_in("fixed_ns", 0, 0, 1e15);
-      cost.ns_per_unit = entry.number_in("ns_per_unit", 0, 0, 1e12);
-      cost.scratch_fixed_bytes = entry.number_in("scratch_fixed_mib", 0, 0, 1 << 24) * static_cast<double>(kMiB);
-      cost.scratch_bytes_per_unit = entry.number_in("scratch_bytes_per_unit", 0, 0, 1e9);
-      entry.reject_unknown_keys();
-      model.kernels.emplace(name, cost);
+// [kernels.NAME]: NAME must be a kernel of src/device/kernel_abi.hpp, so that a misspelt name is
+// refused here, naming its line, rather than leaving the real kernel without a cost.
+void read_kernels(const ConfigTable& root, DeviceModel& model) {
+  auto kernels = root.table("kernels");
+  if (!kernels) return;
+  for (const auto& name : kernels->keys()) {
+    if (!kernel::is_known(name)) {
+      kernels->fail(name, fmt::format("unknown kernel '{}' (the kernels are listed in src/device/kernel_abi.hpp)", name));
     }
+    auto entry = kernels->required_table(name);
+    KernelCost cost;
+    cost.fixed_ns = entry.number_in("fixed_ns", 0, 0, 1e15);
+    cost.ns_per_unit = entry.number_in("ns_per_unit", 0, 0, 1e12);
+    cost.scratch_fixed_bytes = entry.number_in("scratch_fixed_mib", 0, 0, 1 << 24) * static_cast<double>(kMiB);
+    cost.scratch_bytes_per_unit = entry.number_in("scratch_bytes_per_unit", 0, 0, 1e9);
+    entry.reject_unknown_keys();
+    model.kernels.emplace(name, cost);
   }
+}
+
+DeviceModel read_model(const ConfigTable& root) {
+  DeviceModel model;
+  read_device(root, model);
+  read_pcie(root, model);
+  read_host(root, model);
+  read_memory(root, model);
+  read_kernels(root, model);
   root.reject_unknown_keys();
   return model;
 }

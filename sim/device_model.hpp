@@ -1,6 +1,6 @@
 #pragma once
 // A device model: the numbers the simulator needs to behave like one GPU, read from
-// config/devices/*.toml. The H200 model holds the figures of DEVICE_FACTS.md.
+// config/devices/*.toml. The H200 model holds the figures of docs/device-facts.md.
 
 #include "device/types.hpp"
 
@@ -70,7 +70,8 @@ struct DeviceModel {
   int async_engine_count() const { return copy_engines_host_to_device + copy_engines_device_to_host; }
 };
 
-// Throws ConfigError naming the file, line and key of anything missing, mistyped or unknown.
+// Throws ConfigError naming the file, line and key of anything missing, mistyped or unknown,
+// a [kernels.NAME] table of a kernel kernel_abi.hpp does not list included.
 DeviceModel load_device_model(const std::filesystem::path& path);
 DeviceModel parse_device_model(std::string_view text, const std::string& source_name);
 

@@ -2,8 +2,12 @@
 
 #include "sim/sim_device.hpp"
 
+#include "device/completion.hpp"
+
 #include <algorithm>
 #include <cassert>
+#include <cmath>
+#include <memory>
 
 namespace stagehand::sim {
 
@@ -22,6 +26,19 @@ void SimSystem::schedule_at(Nanoseconds at, std::function<void()> action) {
   assert(at >= now_);
   queue_.push_back(Scheduled{std::max(at, now_), next_order_++, std::move(action)});
   std::push_heap(queue_.begin(), queue_.end(), Later{});
+}
+
+Nanoseconds SimSystem::jittered(Nanoseconds duration) {
+  auto spread = options_.duration_jitter;
+  if (spread == 0) return duration;
+  return static_cast<Nanoseconds>(std::llround(static_cast<double>(duration) * random_.jitter(spread)));
+}
+
+boost::asio::awaitable<void> SimSystem::sleep_for(Nanoseconds duration) {
+  co_await await_completion([&](Completion completion) {
+    auto shared = std::make_shared<Completion>(std::move(completion));
+    schedule_after(std::max<Nanoseconds>(0, jittered(duration)), [shared] { shared->complete(); });
+  });
 }
 
 bool SimSystem::run(Nanoseconds time_limit_ns) {

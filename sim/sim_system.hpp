@@ -76,6 +76,10 @@ class SimSystem {
   // Schedules `action` at device time `at` (not earlier than now).
   void schedule_at(Nanoseconds at, std::function<void()> action);
   void schedule_after(Nanoseconds delay, std::function<void()> action) { schedule_at(now_ + delay, std::move(action)); }
+  // A modelled duration scaled by the seed's jitter (options().duration_jitter).
+  Nanoseconds jittered(Nanoseconds duration);
+  // Host work modelled as taking `duration`: it varies like every other modelled duration.
+  boost::asio::awaitable<void> sleep_for(Nanoseconds duration);
 
   // Runs until nothing is ready and nothing is scheduled, or until the clock would pass
   // `time_limit_ns`. Returns false when it stopped at the limit (work was left).

@@ -1,4 +1,4 @@
-// The Device contract (DEVICE_FACTS.md) on SimDevice: the H200 model must reproduce every fact
+// The Device contract (docs/device-facts.md) on SimDevice: the H200 model must reproduce every fact
 // measured on the H200, the RTX 5070 Ti model the pool behaviour of the incident's card. After
 // each fact the checker must find nothing leaked and no unsynchronised read.
 #define BOOST_TEST_MODULE device_facts

@@ -5,11 +5,13 @@
 
 #include "config/config_table.hpp"
 #include "contract/device_contract.hpp"
+#include "device/kernel_abi.hpp"
 #include "support/sim_harness.hpp"
 #include "trace/svg_timeline.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -210,7 +212,7 @@ BOOST_AUTO_TEST_CASE(fails_host_pinning) {
 
 BOOST_AUTO_TEST_CASE(fails_a_kernel_and_reports_it_at_the_next_synchronise) {
   sim::FaultPlan faults;
-  faults.fail_kernel_name = "busy_wait";
+  faults.fail_kernel_name = kernel::busy_wait;
   faults.fail_kernel_occurrence = 2;
   SimHarness harness("h200", {}, faults);
   BOOST_CHECK_EXCEPTION(harness.run([](SimHarness& h) -> asio::awaitable<void> {
@@ -372,6 +374,35 @@ BOOST_AUTO_TEST_CASE(a_missing_key_out_of_range_value_and_syntax_error_are_named
   BOOST_TEST(error_of("[device\nname = 1").find("bad.toml:1:") == 0, error_of("[device\nname = 1"));
 }
 
+BOOST_AUTO_TEST_CASE(an_unknown_kernel_name_is_refused_naming_file_line_and_kernel) {
+  auto text = valid_model();
+  const std::string table = std::string("[kernels.") + kernel::msm_batch + "]";
+  auto at = text.find(table);
+  BOOST_REQUIRE(at != std::string::npos);
+  text.insert(at + table.size() - 1, "h");  // [kernels.msm_batchh]
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  auto path = std::filesystem::temp_directory_path() / "stagehand-misspelt-kernel.toml";
+  std::ofstream(path) << text;
+  std::string error = "no error";
+  try {
+    sim::load_device_model(path);
+  } catch (const ConfigError& caught) {
+    error = caught.what();
+  }
+  std::filesystem::remove(path);
+  BOOST_TEST(error.find(path.string() + ":" + std::to_string(line) + ":") == 0, error);
+  BOOST_TEST(error.find("msm_batchh") != std::string::npos, error);
+  BOOST_TEST(error.find("unknown kernel") != std::string::npos, error);
+}
+
+BOOST_AUTO_TEST_CASE(every_kernel_of_the_shipped_models_is_a_known_kernel) {
+  for (const auto* model : {"h200", "h200-measured", "rtx5070ti-16g"}) {
+    for (const auto& [name, cost] : sim::load_device_model(sim::find_device_model(model)).kernels) {
+      BOOST_TEST(kernel::is_known(name), model << ": " << name);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(trace)
@@ -399,7 +430,7 @@ BOOST_AUTO_TEST_CASE(exports_chrome_trace_json_with_named_tracks_and_dependencie
   std::set<std::string> thread_names;
   for (const auto& event : json["traceEvents"]) {
     if (event["ph"] == "M" && event["name"] == "thread_name") thread_names.insert(event["args"]["name"]);
-    if (event["ph"] == "X" && event["name"] == "busy_wait") {
+    if (event["ph"] == "X" && event["name"] == kernel::busy_wait) {
       ++kernels;
       BOOST_CHECK_CLOSE(event["dur"].get<double>(), 500'000.0, 0.001);  // microseconds
     }

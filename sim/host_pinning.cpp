@@ -1,0 +1,129 @@
+#include "sim/host_pinning.hpp"
+
+#include "device/format.hpp"
+#include "sim/sim_units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <new>
+
+namespace stagehand::sim {
+
+HostPinning::HostPinning(SimSystem& system, const DeviceModel& model, const FaultPlan& faults, int ordinal,
+                         TraceTrack host_track)
+    : system_(system), model_(model), faults_(faults), ordinal_(ordinal), trace_(system.trace()), host_track_(host_track) {}
+
+// ---------------------------------------------------------------------------------------------
+// Host-blocking calls
+
+asio::awaitable<void> HostPinning::host_call(const char* call, Nanoseconds duration, std::string detail, bool pinning) {
+  auto start = system_.now();
+  auto begins = start;
+  if (model_.host_calls_queue) {
+    // Behind every call already given to the GPU's host worker.
+    begins = std::max(start, host_worker_free_ns_);
+    host_worker_free_ns_ = begins + duration;
+  }
+  if (pinning && model_.pinning_holds_calls) pinning_calls_.emplace_back(begins, begins + duration);
+  co_await system_.sleep_for(begins + duration - start);
+  trace_.async_span(host_track_, call, "host-blocking", begins, system_.now(), std::move(detail));
+}
+
+Nanoseconds HostPinning::calls_held_until() {
+  const auto now = system_.now();
+  std::erase_if(pinning_calls_, [now](const auto& call) { return call.second <= now; });
+  // A call issued now waits for a pinning call in progress, and for any queued right behind it.
+  Nanoseconds until = now;
+  bool extended = true;
+  while (extended) {
+    extended = false;
+    for (const auto& [begins, ends] : pinning_calls_) {
+      if (begins <= until && until < ends) {
+        until = ends;
+        extended = true;
+      }
+    }
+  }
+  return until;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinned host memory
+
+asio::awaitable<void> HostPinning::register_host(HostRange range) {
+  if (range.bytes == 0) throw DeviceError(DeviceErrc::invalid_value, "register_host: empty range");
+  auto cost = milliseconds(model_.register_fixed_ms + gib(range.bytes) * model_.register_ms_per_gib);
+  if (take_pin_fault()) {
+    co_await host_call("cudaHostRegister (failed)", cost, format_bytes(range.bytes));
+    throw DeviceError(DeviceErrc::host_pin_failed,
+                      fmt::format("register_host({}) on GPU {}: injected fault", format_bytes(range.bytes), ordinal_));
+  }
+  auto after = pinned_ranges_.upper_bound(range.address + range.bytes - 1);
+  if (after != pinned_ranges_.begin()) {
+    auto previous = std::prev(after);
+    if (previous->first + previous->second.first > range.address) {
+      throw DeviceError(DeviceErrc::invalid_value, "register_host: range overlaps memory that is already pinned");
+    }
+  }
+  co_await host_call("cudaHostRegister", cost, format_bytes(range.bytes), true);
+  pinned_ranges_.emplace(range.address, std::make_pair(range.bytes, false));
+}
+
+asio::awaitable<void> HostPinning::unregister_host(HostRange range) {
+  auto found = pinned_ranges_.find(range.address);
+  if (found == pinned_ranges_.end() || found->second.second) {
+    throw DeviceError(DeviceErrc::invalid_value, "unregister_host: range was not registered");
+  }
+  pinned_ranges_.erase(found);
+  co_await host_call("cudaHostUnregister",
+                     milliseconds(model_.unregister_fixed_ms + gib(range.bytes) * model_.unregister_ms_per_gib),
+                     format_bytes(range.bytes), true);
+}
+
+asio::awaitable<HostRange> HostPinning::allocate_pinned_host(Bytes bytes) {
+  if (bytes == 0) throw DeviceError(DeviceErrc::invalid_value, "allocate_pinned_host: zero bytes");
+  auto cost = milliseconds(gib(bytes) * model_.pinned_alloc_ms_per_gib);
+  if (take_pin_fault()) {
+    co_await host_call("cudaHostAlloc (failed)", cost, format_bytes(bytes));
+    throw DeviceError(DeviceErrc::host_pin_failed,
+                      fmt::format("allocate_pinned_host({}) on GPU {}: injected fault", format_bytes(bytes), ordinal_));
+  }
+  HostRange range;
+  if (system_.options().functional) {
+    auto* memory = static_cast<std::byte*>(::operator new(bytes, std::align_val_t{4096}));
+    range = HostRange{reinterpret_cast<std::uintptr_t>(memory), bytes};
+  } else {
+    range = system_.virtual_host_range(bytes);
+  }
+  pinned_ranges_.emplace(range.address, std::make_pair(bytes, true));
+  co_await host_call("cudaHostAlloc", cost, format_bytes(bytes));
+  co_return range;
+}
+
+asio::awaitable<void> HostPinning::free_pinned_host(HostRange range) {
+  auto found = pinned_ranges_.find(range.address);
+  if (found == pinned_ranges_.end() || !found->second.second) {
+    throw DeviceError(DeviceErrc::invalid_value, "free_pinned_host: range was not allocated by allocate_pinned_host");
+  }
+  auto bytes = found->second.first;
+  pinned_ranges_.erase(found);
+  if (system_.options().functional) ::operator delete(range.data(), std::align_val_t{4096});
+  co_await host_call("cudaFreeHost", milliseconds(gib(bytes) * model_.pinned_free_ms_per_gib), format_bytes(bytes));
+}
+
+bool HostPinning::pinned(HostRange range) const {
+  auto after = pinned_ranges_.upper_bound(range.address);
+  if (after == pinned_ranges_.begin()) return false;
+  auto candidate = std::prev(after);
+  return range.address + range.bytes <= candidate->first + candidate->second.first;
+}
+
+void HostPinning::report_leaks(std::vector<std::string>& leaks) const {
+  for (const auto& [address, entry] : pinned_ranges_) {
+    leaks.push_back(fmt::format("GPU {}: pinned host range of {} at {:#x} never {}", ordinal_, format_bytes(entry.first),
+                                address, entry.second ? "freed" : "unregistered"));
+  }
+}
+
+}  // namespace stagehand::sim
