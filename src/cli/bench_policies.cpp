@@ -17,7 +17,7 @@
 
 #if defined(STAGEHAND_HAVE_CUDA)
 #include "cuda_device.hpp"
-#include "synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 #endif
 
 #include <fmt/format.h>

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "batch_checks.hpp"
-#include "launchers.hpp"
+#include "launch/launchers.hpp"
 
 using namespace stagehand::cuda;
 using namespace stagehand::cuda::batch_checks;

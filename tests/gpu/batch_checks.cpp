@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include "common_host.hpp"
-#include "curve.cuh"
 #include "device/types.hpp"
-#include "g2.cuh"
+#include "ec/curve.cuh"
+#include "ec/g2.cuh"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda::batch_checks {
 namespace {

@@ -11,14 +11,14 @@
 #include <random>
 #include <vector>
 
-#include "common_host.hpp"
-#include "launchers.hpp"
+#include "launch/launchers.hpp"
 #include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "math/ntt.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "sample_data.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "synthetic/sample_data.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda::checks {
 namespace {

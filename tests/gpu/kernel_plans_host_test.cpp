@@ -13,11 +13,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "launch/partition_launchers.hpp"
 #include "math/fr.hpp"
-#include "msm.hpp"
-#include "msm_digits.cuh"
-#include "ntt.hpp"
-#include "partition_launchers.hpp"
+#include "msm/msm.hpp"
+#include "msm/msm_digits.cuh"
+#include "ntt/ntt.hpp"
 
 using stagehand::cuda::MsmBatch;
 using stagehand::cuda::streamed_batches;

@@ -5,14 +5,14 @@
 #include <string>
 #include <utility>
 
-#include "batch_addition.hpp"
-#include "common.cuh"
-#include "groth16_launchers.hpp"
-#include "launch_args.hpp"
-#include "launchers.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "partition_launchers.hpp"
+#include "ec/batch_addition.hpp"
+#include "launch/groth16_launchers.hpp"
+#include "launch/launch_args.hpp"
+#include "launch/launchers.hpp"
+#include "launch/partition_launchers.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {

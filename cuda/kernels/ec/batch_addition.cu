@@ -6,11 +6,11 @@
 #include <string>
 #include <utility>
 
-#include "batch_addition.hpp"
-#include "launch_args.hpp"
-#include "common.cuh"
-#include "curve.cuh"
-#include "g2.cuh"
+#include "ec/batch_addition.hpp"
+#include "ec/curve.cuh"
+#include "ec/g2.cuh"
+#include "launch/launch_args.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {

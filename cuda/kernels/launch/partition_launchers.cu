@@ -4,11 +4,11 @@
 #include <string>
 #include <utility>
 
-#include "common.cuh"
-#include "launch_args.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "partition_launchers.hpp"
+#include "launch/launch_args.hpp"
+#include "launch/partition_launchers.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {

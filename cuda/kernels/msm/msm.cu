@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "common.cuh"
-#include "curve.cuh"
-#include "msm.hpp"
-#include "msm_digits.cuh"
+#include "ec/curve.cuh"
+#include "msm/msm.hpp"
+#include "msm/msm_digits.cuh"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {

@@ -593,4 +593,4 @@ SH_HD To same_words(const From& value) {
 
 }  // namespace stagehand::cuda
 
-#include "field_f64.cuh"
+#include "ff/field_f64.cuh"

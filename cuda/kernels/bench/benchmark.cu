@@ -1,4 +1,4 @@
-#include "benchmark.hpp"
+#include "bench/benchmark.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,12 +8,12 @@
 #include <ostream>
 #include <string>
 
-#include "common_host.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "sample_data.hpp"
 #include "math/g1.hpp"
 #include "math/ntt.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "synthetic/sample_data.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda {
 namespace {

@@ -4,12 +4,12 @@
 #include <string>
 #include <utility>
 
-#include "common.cuh"
-#include "curve.cuh"
-#include "groth16_launchers.hpp"
-#include "launch_args.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
+#include "ec/curve.cuh"
+#include "launch/groth16_launchers.hpp"
+#include "launch/launch_args.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {
