@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "device/kernel_abi.hpp"
 #include "ec/batch_addition.hpp"
 #include "ec/curve.cuh"
 #include "ec/g2.cuh"
@@ -158,15 +159,15 @@ void launch_batch_addition(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kBatchLaunchers[] = {
-    {"batch_addition_g1", &launch_batch_addition<BatchGroup::g1>},
-    {"batch_addition_g2", &launch_batch_addition<BatchGroup::g2>},
+    {kernel::batch_addition_g1, &launch_batch_addition<BatchGroup::g1>},
+    {kernel::batch_addition_g2, &launch_batch_addition<BatchGroup::g2>},
 };
 
 }  // namespace
 
 void batch_addition(BatchGroup group, const void* points, std::uint64_t count, void* write, std::uint64_t write_bytes,
                     std::uint64_t offset, bool start, cudaStream_t stream, std::optional<BatchArithmetic> arithmetic) {
-  const char* name = group == BatchGroup::g1 ? "batch_addition_g1" : "batch_addition_g2";
+  const char* name = group == BatchGroup::g1 ? kernel::batch_addition_g1 : kernel::batch_addition_g2;
   auto fail = [&](const std::string& why) { throw std::invalid_argument(std::string(name) + ": " + why); };
   if (count != 0 && (points == nullptr || !aligned16(points))) fail("points must be non-null and 16-byte aligned");
   if (write == nullptr || !aligned16(write)) fail("write buffer must be non-null and 16-byte aligned");
