@@ -176,7 +176,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   };
   DeviceBuffer device_points(n * kG1AffineBytes);
   SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
-  // The default tuning first; with msm_variants, the earlier kernel ("before": one thread per
+  // The default tuning first; with msm_variants, the baseline kernel ("before": one thread per
   // bucket, each group reduced at once) and each switch on its own, in the same run.
   std::vector<std::pair<std::string, MsmTuning>> variants = {{"msm_g1 (device)", MsmTuning{}}};
   if (options.msm_variants) {
