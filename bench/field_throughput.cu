@@ -16,8 +16,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "curve.cuh"
-#include "field.cuh"
+#include "ec/curve.cuh"
+#include "ff/field.cuh"
 
 using namespace stagehand::cuda;
 

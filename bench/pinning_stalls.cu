@@ -1,6 +1,6 @@
 // Whether pinning in place on one host thread holds up the CUDA calls of another thread on the
 // same GPU: the question behind the measured model's prestage and two-lock running 10-12% fast
-// (bench/RESULTS.md, run X). Their GPU programs took 1.35-1.65 s where they overlapped the other
+// (bench/RESULTS.md). Their GPU programs took 1.35-1.65 s where they overlapped the other
 // worker's cudaHostRegister/cudaHostUnregister, against budgeted's 1.17 s.
 //
 // One thread (the "program") issues what a partition program issues, in a loop: a 2 MiB pinned

@@ -15,9 +15,9 @@
 # shellcheck source=lib/nvcc-check.sh
 source "$(dirname "$0")/lib/nvcc-check.sh"
 name=batch
-cuda_file=cuda/kernels/batch_addition.cu
-sources="cuda/kernels/batch_addition.cu cuda/kernels/batch_addition.hpp cuda/kernels/g2.cuh cuda/kernels/curve.cuh
-         cuda/kernels/field.cuh cuda/kernels/common.cuh cuda/kernels/launchers.hpp tests/gpu/batch_checks.cpp
-         tests/gpu/batch_checks.hpp tests/gpu/batch_check_main.cpp tests/gpu/check_support.hpp src/math"
+cuda_file=$(kernel_source batch_addition.cu)
+sources="$cuda_file cuda/kernels/ec cuda/kernels/ff cuda/kernels/util cuda/kernels/launch/launchers.hpp
+         cuda/kernels/launch/launch_args.hpp tests/gpu/batch_checks.cpp tests/gpu/batch_checks.hpp
+         tests/gpu/batch_check_main.cpp tests/gpu/check_support.hpp src/math src/device/kernel_abi.hpp src/device/types.hpp"
 run_args=(--max-log "${MAX_LOG:-20}" --bench "${BENCH_LOG:-22}" --reps "${REPS:-20}" --group "${GROUP:-both}")
 nvcc_check_main "$@"

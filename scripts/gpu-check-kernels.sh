@@ -27,15 +27,21 @@ ARCH=${STAGEHAND_CUDA_ARCH:-90}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$BUILD/obj" "$LOGS"
 
-cuda_sources="cuda/kernels/ntt.cu cuda/kernels/msm.cu cuda/kernels/launchers.cu cuda/kernels/groth16_launchers.cu
-              cuda/kernels/batch_addition.cu cuda/kernels/partition_launchers.cu
-              cuda/kernels/benchmark.cu"
-cxx_sources="cuda/kernels/msm_host.cpp cuda/kernels/sample_data.cpp src/math/curve.cpp src/math/h_polynomial.cpp
-             src/math/msm.cpp src/math/ntt.cpp tests/gpu/kernel_checks.cpp tests/gpu/check_main.cpp
-             cuda/kernels/benchmark_main.cpp"
+# shellcheck source=lib/kernel-sources.sh
+source scripts/lib/kernel-sources.sh
+# The kernel library (cuda/kernels/sources.txt), the CPU reference it links, the check and the
+# benchmark's mains.
+cuda_sources=$(kernel_sources cu)
+library_cxx_sources="$(kernel_sources cpp) src/math/curve.cpp src/math/h_polynomial.cpp src/math/msm.cpp src/math/ntt.cpp"
+check_sources="tests/gpu/kernel_checks.cpp tests/gpu/launcher_checks.cpp tests/gpu/check_main.cpp"
+bench_sources="cuda/kernels/bench/benchmark_main.cpp"
+cxx_sources="$library_cxx_sources $check_sources $bench_sources"
 includes="-Isrc -Icuda/kernels -Itests/gpu"
 cuda_flags="-std=c++20 -O3 -gencode=arch=compute_${ARCH},code=sm_${ARCH} --expt-relaxed-constexpr -lineinfo $includes"
 cxx_flags="-std=c++20 -O3 -pthread $includes -I$(dirname "$NVCC")/../include"
+
+# One object per source, named after its whole path (ntt/ntt.cu and src/math/ntt.cpp differ).
+object() { echo "$BUILD/obj/$(echo "$1" | tr / _).o"; }
 
 binaries_usable() {
   for binary in stagehand_kernel_check stagehand_kernel_bench; do
@@ -55,18 +61,16 @@ build() {
   echo "build: compiling with $NVCC for sm_$ARCH, $JOBS jobs"
   local started=$SECONDS
   {
-    for source in $cuda_sources; do echo "$NVCC $cuda_flags -c $source -o $BUILD/obj/$(basename "$source").o"; done
-    for source in $cxx_sources; do echo "g++ $cxx_flags -c $source -o $BUILD/obj/$(basename "$source").o"; done
+    for source in $cuda_sources; do echo "$NVCC $cuda_flags -c $source -o $(object "$source")"; done
+    for source in $cxx_sources; do echo "g++ $cxx_flags -c $source -o $(object "$source")"; done
   } | xargs -P "$JOBS" -I{} sh -c '{}'
-  local common="$BUILD/obj/ntt.cu.o $BUILD/obj/msm.cu.o $BUILD/obj/launchers.cu.o $BUILD/obj/groth16_launchers.cu.o
-                $BUILD/obj/batch_addition.cu.o $BUILD/obj/partition_launchers.cu.o $BUILD/obj/benchmark.cu.o
-                $BUILD/obj/msm_host.cpp.o $BUILD/obj/sample_data.cpp.o $BUILD/obj/curve.cpp.o
-                $BUILD/obj/h_polynomial.cpp.o $BUILD/obj/msm.cpp.o $BUILD/obj/ntt.cpp.o"
+  local common="" checks="" source
+  for source in $cuda_sources $library_cxx_sources; do common+=" $(object "$source")"; done
+  for source in $check_sources; do checks+=" $(object "$source")"; done
   # shellcheck disable=SC2086
-  "$NVCC" -arch=sm_$ARCH -o "$BUILD/stagehand_kernel_check" $common "$BUILD/obj/kernel_checks.cpp.o" \
-    "$BUILD/obj/check_main.cpp.o" -lpthread
+  "$NVCC" -arch=sm_$ARCH -o "$BUILD/stagehand_kernel_check" $common $checks -lpthread
   # shellcheck disable=SC2086
-  "$NVCC" -arch=sm_$ARCH -o "$BUILD/stagehand_kernel_bench" $common "$BUILD/obj/benchmark_main.cpp.o" -lpthread
+  "$NVCC" -arch=sm_$ARCH -o "$BUILD/stagehand_kernel_bench" $common "$(object "$bench_sources")" -lpthread
   echo "build: done in $((SECONDS - started)) s"
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs the synthetic proving-key generator's check (cuda/kernels/synthetic.*: G1 and G2
-# points at 1, 7, 1000 and 2^20 − 3 against the CPU reference, scalars, tail items, rejected
-# arguments) and times it at 2^24 G1 points, 2^22 G2 points, 2^24 scalars and 2^22 tail items
-# (median of CUDA-event-timed runs), with the projected time of the 2^26 partition's whole key:
+# Builds and runs the synthetic proving-key generator's check (cuda/kernels/synthetic/synthetic.*:
+# G1 and G2 points at 1, 7, 1000 and 2^20 − 3 against the CPU reference, scalars, tail items,
+# rejected arguments) and times it at 2^24 G1 points, 2^22 G2 points, 2^24 scalars and 2^22 tail
+# items (median of CUDA-event-timed runs), with the projected time of the 2^26 partition's whole key:
 # on the GPU machine,
 #   scripts/gpu-check-synthetic.sh
 #
@@ -17,10 +17,10 @@
 # shellcheck source=lib/nvcc-check.sh
 source "$(dirname "$0")/lib/nvcc-check.sh"
 name=synthetic
-cuda_file=cuda/kernels/synthetic.cu
-sources="cuda/kernels/synthetic.cu cuda/kernels/synthetic.cuh cuda/kernels/synthetic.hpp cuda/kernels/g2.cuh
-         cuda/kernels/curve.cuh cuda/kernels/field.cuh cuda/kernels/common_host.hpp tests/gpu/synthetic_checks.cpp
-         tests/gpu/synthetic_checks.hpp tests/gpu/synthetic_check_main.cpp tests/gpu/check_support.hpp src/math"
+cuda_file=$(kernel_source synthetic.cu)
+sources="$cuda_file cuda/kernels/synthetic/synthetic.cuh cuda/kernels/synthetic/synthetic.hpp cuda/kernels/ec
+         cuda/kernels/ff cuda/kernels/util/common_host.hpp tests/gpu/synthetic_checks.cpp tests/gpu/synthetic_checks.hpp
+         tests/gpu/synthetic_check_main.cpp tests/gpu/check_support.hpp src/math"
 run_args=(--max-log "${MAX_LOG:-20}" --g1 "${G1_LOG:-24}" --g2 "${G2_LOG:-22}" --scalars "${SCALARS_LOG:-24}"
           --tail "${TAIL_LOG:-22}" --reps "${REPS:-5}" --only "${ONLY:-all}")
 nvcc_check_main "$@"

@@ -19,7 +19,7 @@ pipes=build-cuda/pipes/field_throughput
 mkdir -p "$LOGS" "$(dirname "$pipes")"
 
 build_pipes() {
-  if [[ -x $pipes && ( ${REUSE:-0} == 1 || -z $(find bench/field_throughput.cu bench/cuda_check.hpp cuda/kernels/field.cuh cuda/kernels/field_f64.cuh cuda/kernels/curve.cuh -newer "$pipes") ) ]]; then
+  if [[ -x $pipes && ( ${REUSE:-0} == 1 || -z $(find bench/field_throughput.cu bench/cuda_check.hpp cuda/kernels/ff cuda/kernels/ec/curve.cuh -newer "$pipes") ) ]]; then
     return
   fi
   "$NVCC" -std=c++20 -O3 -gencode="arch=compute_${ARCH},code=sm_${ARCH}" --expt-relaxed-constexpr -Icuda/kernels \

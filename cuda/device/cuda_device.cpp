@@ -1,8 +1,8 @@
 #include "cuda_device.hpp"
 
 #include "device/format.hpp"
-#include "groth16_launchers.hpp"
-#include "launchers.hpp"
+#include "launch/groth16_launchers.hpp"
+#include "launch/launchers.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>

@@ -5,10 +5,13 @@
 #
 # The caller sets, then calls nvcc_check_main "$@":
 #   name       the check's name: binary stagehand_<name>_check, log <name>.log
-#   cuda_file  the one CUDA source          checks  tests/gpu/<name>_checks.cpp (and _check_main.cpp)
+#   cuda_file  the one CUDA source (kernel_source NAME: its path in cuda/kernels/sources.txt)
+#              checks: tests/gpu/<name>_checks.cpp (and _check_main.cpp)
 #   sources    every file the binary depends on (for the freshness test)
 #   run_args   the binary's arguments (an array)
 set -euo pipefail
+# shellcheck source=kernel-sources.sh
+source "$(dirname "${BASH_SOURCE[0]}")/kernel-sources.sh"
 
 nvcc_check_main() {
   cd "$(dirname "$0")/.."

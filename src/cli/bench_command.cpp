@@ -6,7 +6,7 @@
 
 #include "math/benchmark.hpp"
 #if defined(STAGEHAND_HAVE_CUDA)
-#include "benchmark.hpp"
+#include "bench/benchmark.hpp"
 #endif
 #include "sim/benchmark.hpp"
 

@@ -1,9 +1,10 @@
 // stagehand bench policies: the partition program of `stagehand run` with the real kernels
-// (cuda/kernels/partition_launchers.hpp, batch_addition.hpp) on CudaDevice, one policy after the
-// other, on synthetic data made on the device (cuda/kernels/synthetic.hpp): the proving key's
-// sets are distinct valid points (pinned once per run), a, b and c are copied by each job's host
-// step from one polynomial of random scalars. The card is held to the config's vram_cap_gib by a
-// ballast allocation (CudaDevice's memory cap), so that a 16 GiB card is emulated on a larger one.
+// (cuda/kernels/launch/partition_launchers.hpp, ec/batch_addition.hpp) on CudaDevice, one policy
+// after the other, on synthetic data made on the device (cuda/kernels/synthetic/synthetic_host.hpp):
+// the proving key's sets are distinct valid points (pinned once per run), a, b and c are copied by
+// each job's host step from one polynomial of random scalars. The card is held to the config's
+// vram_cap_gib by a ballast allocation (CudaDevice's memory cap), so that a 16 GiB card is emulated
+// on a larger one.
 
 #include "cli/bench_policies.hpp"
 
@@ -17,7 +18,7 @@
 
 #if defined(STAGEHAND_HAVE_CUDA)
 #include "cuda_device.hpp"
-#include "synthetic.hpp"
+#include "synthetic/synthetic_host.hpp"
 #endif
 
 #include <fmt/format.h>
@@ -34,8 +35,6 @@ namespace stagehand::cli {
 
 #if defined(STAGEHAND_HAVE_CUDA)
 namespace {
-
-#define BENCH_CUDA(call) STAGEHAND_CUDA_CHECK(call)
 
 // Ordinary host memory for the policies that pin a, b and c in place or upload them from
 // pageable memory: a ring of buffers, reused once every job that could hold one has finished.
@@ -67,51 +66,27 @@ class PageableRing {
   std::vector<Buffer> buffers_;
 };
 
-// Fills `target` (pinned host memory) with `count` items made on the device in chunks.
-template <class Generate>
-void fill_from_device(HostRange target, std::uint64_t count, Bytes item_bytes, Generate generate) {
-  constexpr std::uint64_t kChunkBytes = 512 * kMiB;
-  const std::uint64_t chunk_items = std::max<std::uint64_t>(1, kChunkBytes / item_bytes);
-  void* device = nullptr;
-  BENCH_CUDA(cudaMalloc(&device, std::min(count, chunk_items) * item_bytes));
-  for (std::uint64_t first = 0; first < count; first += chunk_items) {
-    const std::uint64_t items = std::min(chunk_items, count - first);
-    generate(device, items, first);
-    BENCH_CUDA(cudaMemcpy(reinterpret_cast<std::byte*>(target.data()) + first * item_bytes, device, items * item_bytes,
-                          cudaMemcpyDeviceToHost));
-  }
-  BENCH_CUDA(cudaFree(device));
-}
-
 // The key's sets: distinct points across all sets (each set starts its indices where the last
 // ended), tail items with random scalars.
 asio::awaitable<void> fill_synthetic_key(const PartitionShape& shape, const ProvingKeyHost& key) {
   std::uint64_t next_index = 0;
   auto g1 = [&](HostRange target, std::uint64_t count) {
-    const std::uint64_t base = next_index;
-    fill_from_device(target, count, PartitionShape::kG1AffineBytes,
-                     [&](void* out, std::uint64_t items, std::uint64_t first) { cuda::generate_g1_points(out, items, base + first, nullptr); });
+    cuda::fill_g1_points(target, count, next_index);
     next_index += count;
   };
   g1(key.h, shape.h_points());
   g1(key.l, shape.l_points());
   g1(key.a, shape.a_points());
   g1(key.b_g1, shape.b_g1_points());
-  fill_from_device(key.b_g2, shape.b_g2_points(), PartitionShape::kG2AffineBytes,
-                   [&](void* out, std::uint64_t items, std::uint64_t first) { cuda::generate_g2_points(out, items, first, nullptr); });
-  const std::uint64_t tail_base = next_index;
-  fill_from_device(key.tail, shape.tail_points(), PartitionShape::kTailBytesPerPoint, [&](void* out, std::uint64_t items, std::uint64_t first) {
-    cuda::generate_tail_items(out, items, tail_base + first, 77, nullptr);
-  });
+  cuda::fill_g2_points(key.b_g2, shape.b_g2_points(), 0);
+  cuda::fill_tail_items(key.tail, shape.tail_points(), next_index, 77);
   co_return;
 }
 
 // One polynomial of random Montgomery scalars, made on the device.
 std::vector<std::byte> random_polynomial(const PartitionShape& shape) {
   std::vector<std::byte> values(shape.polynomial_bytes());
-  fill_from_device(HostRange{reinterpret_cast<std::uintptr_t>(values.data()), values.size()}, shape.domain(),
-                   PartitionShape::kScalarBytes,
-                   [](void* out, std::uint64_t items, std::uint64_t first) { cuda::generate_scalars(out, items, 1, true, nullptr, first); });
+  cuda::fill_scalars(HostRange{reinterpret_cast<std::uintptr_t>(values.data()), values.size()}, shape.domain(), 1, true);
   return values;
 }
 

@@ -1,4 +1,4 @@
-// The Device contract (DEVICE_FACTS.md) on CudaDevice: the same tests the simulator passes, on a
+// The Device contract (docs/device-facts.md) on CudaDevice: the same tests the simulator passes, on a
 // real GPU. The rest of the card is held by a ballast allocation where a fact needs a 16 GiB
 // card, as in the measurement. Where no GPU is present this reports itself skipped (exit 77).
 #define BOOST_TEST_NO_MAIN
@@ -18,7 +18,7 @@ void run_fact(Fact fact) {
   asio::io_context io;
   cuda::CudaDevice device(0, io.get_executor());
   contract::DeviceExpectations expect;
-  expect.malloc_reclaims_idle_pool = true;  // the H200's driver (DEVICE_FACTS.md)
+  expect.malloc_reclaims_idle_pool = true;  // the H200's driver (docs/device-facts.md)
   expect.tolerance_percent = 15.0;          // single readings on a shared machine
   expect.host_tolerance_percent = 45.0;     // host-side work: the host's load decides
   std::exception_ptr failure;

@@ -12,13 +12,15 @@
 #include <string>
 
 #include "batch_checks.hpp"
-#include "launchers.hpp"
+#include "device/kernel_abi.hpp"
+#include "launch/launchers.hpp"
 
 using namespace stagehand::cuda;
 using namespace stagehand::cuda::batch_checks;
+namespace kernel = stagehand::kernel;
 
 BOOST_AUTO_TEST_CASE(registered_in_the_launcher_table) {
-  for (const char* name : {"batch_addition_g1", "batch_addition_g2"}) {
+  for (const char* name : {kernel::batch_addition_g1, kernel::batch_addition_g2}) {
     BOOST_TEST(find_launcher(name) != nullptr, name);
     BOOST_TEST((find_launcher(name) == find_batch_addition_launcher(name)), name);
     const auto names = launcher_names();

@@ -14,12 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "common_host.hpp"
-#include "curve.cuh"
+#include "device/kernel_abi.hpp"
 #include "device/types.hpp"
-#include "g2.cuh"
+#include "ec/curve.cuh"
+#include "ec/g2.cuh"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda::batch_checks {
 namespace {
@@ -35,7 +36,7 @@ struct G1 {
   using Projective = math::G1Projective;
   using DeviceXyzz = cuda::G1Xyzz;
   static constexpr BatchGroup group = BatchGroup::g1;
-  static constexpr const char* name = "batch_addition_g1";
+  static constexpr const char* name = kernel::batch_addition_g1;
   static constexpr int fq_per_coordinate = 1;
 };
 struct G2 {
@@ -44,7 +45,7 @@ struct G2 {
   using Projective = math::G2Projective;
   using DeviceXyzz = cuda::G2Xyzz;
   static constexpr BatchGroup group = BatchGroup::g2;
-  static constexpr const char* name = "batch_addition_g2";
+  static constexpr const char* name = kernel::batch_addition_g2;
   static constexpr int fq_per_coordinate = 2;
 };
 

@@ -16,7 +16,7 @@
 
 #include "check_support.hpp"
 
-#include "batch_addition.hpp"
+#include "ec/batch_addition.hpp"
 
 namespace stagehand::cuda::batch_checks {
 

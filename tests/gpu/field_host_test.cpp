@@ -7,8 +7,8 @@
 #include <cstring>
 #include <random>
 
-#include "curve.cuh"
-#include "g2.cuh"
+#include "ec/curve.cuh"
+#include "ec/g2.cuh"
 #include "math/fq.hpp"
 #include "math/fq2.hpp"
 #include "math/fr.hpp"

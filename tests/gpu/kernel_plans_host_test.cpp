@@ -13,15 +13,17 @@
 #include <stdexcept>
 #include <vector>
 
+#include "device/kernel_abi.hpp"
+#include "launch/partition_launchers.hpp"
 #include "math/fr.hpp"
-#include "msm.hpp"
-#include "msm_digits.cuh"
-#include "ntt.hpp"
-#include "partition_launchers.hpp"
+#include "msm/msm.hpp"
+#include "msm/msm_digits.cuh"
+#include "ntt/ntt.hpp"
 
 using stagehand::cuda::MsmBatch;
 using stagehand::cuda::streamed_batches;
 namespace cuda = stagehand::cuda;
+namespace kernel = stagehand::kernel;
 namespace math = stagehand::math;
 
 namespace {
@@ -185,7 +187,7 @@ BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {
   using stagehand::cuda::ntt_domain_bytes;
   using stagehand::cuda::partition_kernel_scratch_bytes;
   for (unsigned log_size = stagehand::cuda::kNttMinLogSize; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
-    BOOST_TEST(partition_kernel_scratch_bytes("ntt_twiddles", std::uint64_t{1} << log_size) == ntt_domain_bytes(log_size));
+    BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, std::uint64_t{1} << log_size) == ntt_domain_bytes(log_size));
   }
   // Below 2^12 the domain is more than the program's 16 bytes per element; from 2^12 it is less.
   BOOST_TEST(ntt_domain_bytes(10) > 16u * 1024);
@@ -193,6 +195,6 @@ BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {
   for (unsigned log_size = 12; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
     BOOST_TEST(ntt_domain_bytes(log_size) <= 16 * (std::uint64_t{1} << log_size), "2^" << log_size);
   }
-  BOOST_TEST(partition_kernel_scratch_bytes("ntt_twiddles", 1000) == 0u);  // not a power of two
-  BOOST_TEST(partition_kernel_scratch_bytes("ntt_twiddles", 0) == 0u);
+  BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, 1000) == 0u);  // not a power of two
+  BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, 0) == 0u);
 }

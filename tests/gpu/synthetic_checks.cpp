@@ -15,12 +15,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common_host.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
 #include "math/parallel.hpp"
-#include "synthetic.cuh"
+#include "synthetic/synthetic.cuh"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda::synthetic_checks {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "check_support.hpp"
 
-#include "synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 
 namespace stagehand::cuda::synthetic_checks {
 

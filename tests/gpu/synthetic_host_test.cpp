@@ -15,7 +15,7 @@
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
-#include "synthetic.cuh"
+#include "synthetic/synthetic.cuh"
 
 using namespace stagehand;
 namespace syn = stagehand::cuda::synthetic;

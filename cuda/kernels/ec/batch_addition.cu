@@ -6,11 +6,12 @@
 #include <string>
 #include <utility>
 
-#include "batch_addition.hpp"
-#include "launch_args.hpp"
-#include "common.cuh"
-#include "curve.cuh"
-#include "g2.cuh"
+#include "device/kernel_abi.hpp"
+#include "ec/batch_addition.hpp"
+#include "ec/curve.cuh"
+#include "ec/g2.cuh"
+#include "launch/launch_args.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {
@@ -48,8 +49,8 @@ static_assert(sizeof(G1F64::Point) == sizeof(G1Xyzz) && sizeof(G2F64::Point) == 
 static_assert(sizeof(G1Xyzz) == 2 * kBatchG1PointBytes && sizeof(G2Xyzz) == 2 * kBatchG2PointBytes);
 
 // The tree's additions as a call: inlined, the general XYZZ addition raised the registers of the
-// whole kernel, and the FP64 form's hot loop then spilled. (The integer G2 kernel, otherwise
-// unchanged, went from 2.81 to 2.65 ns per point in the partition program: runs X and Z.)
+// whole kernel, and the FP64 form's hot loop then spilled. (The integer G2 kernel takes 2.65 ns
+// per point in the partition program with the call, 2.81 with it inlined.)
 template <class Point>
 __device__ __noinline__ Point add_points(Point a, Point b) {
   return a + b;
@@ -158,15 +159,15 @@ void launch_batch_addition(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kBatchLaunchers[] = {
-    {"batch_addition_g1", &launch_batch_addition<BatchGroup::g1>},
-    {"batch_addition_g2", &launch_batch_addition<BatchGroup::g2>},
+    {kernel::batch_addition_g1, &launch_batch_addition<BatchGroup::g1>},
+    {kernel::batch_addition_g2, &launch_batch_addition<BatchGroup::g2>},
 };
 
 }  // namespace
 
 void batch_addition(BatchGroup group, const void* points, std::uint64_t count, void* write, std::uint64_t write_bytes,
                     std::uint64_t offset, bool start, cudaStream_t stream, std::optional<BatchArithmetic> arithmetic) {
-  const char* name = group == BatchGroup::g1 ? "batch_addition_g1" : "batch_addition_g2";
+  const char* name = group == BatchGroup::g1 ? kernel::batch_addition_g1 : kernel::batch_addition_g2;
   auto fail = [&](const std::string& why) { throw std::invalid_argument(std::string(name) + ": " + why); };
   if (count != 0 && (points == nullptr || !aligned16(points))) fail("points must be non-null and 16-byte aligned");
   if (write == nullptr || !aligned16(write)) fail("write buffer must be non-null and 16-byte aligned");

@@ -20,12 +20,20 @@
 
 #include <cstdint>
 
+#include "device/kernel_abi.hpp"
+
 namespace stagehand::cuda {
 
 inline constexpr unsigned kNttMinLogSize = 1;
 inline constexpr unsigned kNttMaxLogSize = 27;
 
 enum class NttKind { forward, inverse, coset_forward, coset_inverse };
+// The `ntt` kernel's kind argument is an NttKind: the same order as kernel::NttKind.
+static_assert(static_cast<std::uint64_t>(NttKind::forward) == kernel::argument(kernel::NttKind::forward) &&
+              static_cast<std::uint64_t>(NttKind::inverse) == kernel::argument(kernel::NttKind::inverse) &&
+              static_cast<std::uint64_t>(NttKind::coset_forward) == kernel::argument(kernel::NttKind::coset_forward) &&
+              static_cast<std::uint64_t>(NttKind::coset_inverse) == kernel::argument(kernel::NttKind::coset_inverse),
+              "cuda::NttKind and kernel::NttKind must list the kinds in the same order");
 
 // An Fr in Montgomery form as four little-endian 64-bit words (math::Fr::montgomery_limbs()).
 using FrWords = std::uint64_t[4];

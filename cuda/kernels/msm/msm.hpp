@@ -39,17 +39,17 @@ inline constexpr std::uint64_t kG1JacobianBytes = 144;
 inline constexpr std::uint64_t kFrBytes = 32;
 
 // Switches for measuring the algorithm's pieces against each other (bench, checks); the
-// defaults are the fastest measured. `balanced` off: one thread per bucket (the earlier kernel);
+// defaults are the fastest measured. `balanced` off: one thread per bucket (the baseline kernel);
 // `deferred_reduction` off: each group of windows reduced as soon as it is accumulated;
 // `item_sum`: how the balanced kernel adds a work item's points into its bucket (ItemSum below);
 // `split_reduction` off: one segment kernel (255 registers) instead of three lighter ones; on,
 // the lighter ones are used only for window widths of 17 bits and more (measured faster at
 // c = 20, slower at c = 16).
 //
-// ItemSum: `f64_prefetch` (the default since 2026-11-30) multiplies in Fq with its 48-bit
+// ItemSum: `f64_prefetch` (the default) multiplies in Fq with its 48-bit
 // products on the FP64 pipe (field_f64.cuh) and loads the next point while adding the current
 // one, 3 blocks of 128 threads per SM; `f64` does not load ahead; `integer_prefetch` (the
-// default before) multiplies on the integer pipes and loads ahead (3 blocks of 168 registers);
+// integer baseline) multiplies on the integer pipes and loads ahead (3 blocks of 168 registers);
 // `integer` does neither (4 blocks of 128). H200, 2^26, same run: the MSM took 545.5 ms with
 // f64_prefetch, 546.2 with f64, 601.3 with integer_prefetch; streamed 568.2, 575.8 and 620.4
 // (bench/RESULTS.md).

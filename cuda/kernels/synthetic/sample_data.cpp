@@ -1,4 +1,4 @@
-#include "sample_data.hpp"
+#include "synthetic/sample_data.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -10,7 +10,7 @@
 // (tests/gpu/field_host_test.cpp checks it against src/math without a GPU).
 #pragma once
 
-#include "field.cuh"
+#include "ff/field.cuh"
 
 namespace stagehand::cuda {
 

@@ -4,12 +4,13 @@
 #include <string>
 #include <utility>
 
-#include "common.cuh"
-#include "curve.cuh"
-#include "groth16_launchers.hpp"
-#include "launch_args.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
+#include "device/kernel_abi.hpp"
+#include "ec/curve.cuh"
+#include "launch/groth16_launchers.hpp"
+#include "launch/launch_args.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {
@@ -57,8 +58,8 @@ void launch_groth16_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
-    {"groth16_h", &launch_groth16_h},
-    {"groth16_msm_g1", &launch_groth16_msm_g1},
+    {kernel::groth16_h, &launch_groth16_h},
+    {kernel::groth16_msm_g1, &launch_groth16_msm_g1},
 };
 
 }  // namespace
@@ -71,12 +72,12 @@ const KernelLauncher* find_groth16_launcher(std::string_view name) {
 }
 
 std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t work_units) {
-  if (name == "groth16_h") {
+  if (name == kernel::groth16_h) {
     unsigned log = 0;
     while ((std::uint64_t{1} << log) < work_units) ++log;
     return log >= kNttMinLogSize && log <= kNttMaxLogSize ? ntt_domain_bytes(log) : 0;
   }
-  if (name == "groth16_msm_g1" && work_units > 0) {
+  if (name == kernel::groth16_msm_g1 && work_units > 0) {
     const MsmPlan plan = msm_plan(work_units, 0);
     return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
   }

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "launchers.hpp"
+#include "launch/launchers.hpp"
 
 namespace stagehand::cuda {
 
@@ -38,7 +38,7 @@ enum class BatchGroup { g1, g2 };
 // same sums, bit for bit; the checks run both, the benchmark times both.
 enum class BatchArithmetic { integer, f64 };
 // The form launches take unless told otherwise (the launchers always do). On the H200 (bench/
-// RESULTS.md, 2026-11-30) G1 took 0.78 ns per point on the FP64 pipe against 1.01 on the integer
+// RESULTS.md) G1 took 0.78 ns per point on the FP64 pipe against 1.01 on the integer
 // one; G2 2.59 against 2.49, its Fq2 products spilling at 255 registers, so it stays integer.
 constexpr BatchArithmetic default_batch_arithmetic(BatchGroup group) {
   return group == BatchGroup::g1 ? BatchArithmetic::f64 : BatchArithmetic::integer;

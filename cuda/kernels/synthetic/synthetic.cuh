@@ -37,9 +37,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "curve.cuh"
-#include "field.cuh"
-#include "g2.cuh"
+#include "ec/curve.cuh"
+#include "ec/g2.cuh"
+#include "ff/field.cuh"
 
 namespace stagehand::cuda::synthetic {
 

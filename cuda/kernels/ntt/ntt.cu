@@ -17,8 +17,8 @@
 #include <type_traits>
 #include <string>
 
-#include "common.cuh"
-#include "ntt.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// Synthetic proving-key data generated on the device, for `stagehand bench policies` (issue 7):
+// Synthetic proving-key data generated on the device, for `stagehand bench policies`:
 // valid, distinct G1 and G2 points and uniformly random Fr scalars at domain 2^26 in a fraction
 // of a second, instead of minutes on the CPU. The method and its costs are in synthetic.cuh.
 //

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "benchmark.hpp"
+#include "bench/benchmark.hpp"
 
 int main(int argc, char** argv) {
   stagehand::cuda::KernelBenchmarkOptions options;

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "field.cuh"
+#include "ff/field.cuh"
 
 namespace stagehand::cuda {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "common_host.hpp"
-#include "field.cuh"
+#include "ff/field.cuh"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda {
 

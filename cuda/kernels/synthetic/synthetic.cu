@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "common_host.hpp"
-#include "synthetic.cuh"
-#include "synthetic.hpp"
+#include "synthetic/synthetic.cuh"
+#include "synthetic/synthetic.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda {
 namespace {

@@ -1,4 +1,4 @@
-#include "benchmark.hpp"
+#include "bench/benchmark.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,12 +8,13 @@
 #include <ostream>
 #include <string>
 
-#include "common_host.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "sample_data.hpp"
+#include "device/kernel_abi.hpp"
 #include "math/g1.hpp"
 #include "math/ntt.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "synthetic/sample_data.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda {
 namespace {
@@ -101,10 +102,10 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   words_of(coset, domain.coset_generator());
   DeviceBuffer table(ntt_domain_bytes(log_size));
   ntt_domain_init(table.pointer, log_size, root, coset, stream);
-  const std::pair<const char*, NttKind> kinds[] = {{"ntt_forward", NttKind::forward},
-                                                   {"ntt_inverse", NttKind::inverse},
-                                                   {"coset_ntt", NttKind::coset_forward},
-                                                   {"coset_intt", NttKind::coset_inverse}};
+  const std::pair<const char*, NttKind> kinds[] = {{kernel::ntt_forward, NttKind::forward},
+                                                   {kernel::ntt_inverse, NttKind::inverse},
+                                                   {kernel::coset_ntt, NttKind::coset_forward},
+                                                   {kernel::coset_intt, NttKind::coset_inverse}};
   for (const auto& [name, kind] : kinds) {
     const Stats stats = time_events(options.ntt_repetitions, stream, [&](unsigned r) {
       ntt(buffers[r % buffer_count]->pointer, table.pointer, log_size, kind, stream);
@@ -121,7 +122,8 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
       row(out, std::string("ntt_forward ") + ntt_variant_name(variant), log_size, stats, options.ntt_repetitions);
     }
   }
-  for (const auto& [name, form] : {std::pair{"h_polynomial_snarkjs", HForm::snarkjs}, std::pair{"h_polynomial_classic", HForm::classic}}) {
+  for (const auto& [name, form] :
+       {std::pair{kernel::h_polynomial_snarkjs, HForm::snarkjs}, std::pair{kernel::h_polynomial_classic, HForm::classic}}) {
     if (buffer_count < 3 && log_size > 24) continue;  // 3 x 2 GiB more at 2^26 buys nothing new
     std::vector<std::unique_ptr<DeviceBuffer>> abc;
     for (int i = 0; i < 3; ++i) {
@@ -174,7 +176,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   };
   DeviceBuffer device_points(n * kG1AffineBytes);
   SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
-  // The default tuning first; with msm_variants, the earlier kernel ("before": one thread per
+  // The default tuning first; with msm_variants, the baseline kernel ("before": one thread per
   // bucket, each group reduced at once) and each switch on its own, in the same run.
   std::vector<std::pair<std::string, MsmTuning>> variants = {{"msm_g1 (device)", MsmTuning{}}};
   if (options.msm_variants) {

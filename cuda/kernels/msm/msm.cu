@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "common.cuh"
-#include "curve.cuh"
-#include "msm.hpp"
-#include "msm_digits.cuh"
+#include "ec/curve.cuh"
+#include "msm/msm.hpp"
+#include "msm/msm_digits.cuh"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {
@@ -51,7 +51,7 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.buckets_per_group = plan.windows_per_group * s.buckets_per_window;
   s.bucket_windows = deferred ? plan.window_count : plan.windows_per_group;
   s.reduce_windows = s.bucket_windows;
-  // Split only for wide windows: measured on the H200 (2026-11-29) at c = 20 the split kernels
+  // Split only for wide windows: measured on the H200 at c = 20 the split kernels
   // took 24 ms against 34 ms, at c = 16 10.1 ms against 6.0 ms for one segment kernel.
   s.split_reduction = plan.tuning.split_reduction && plan.window_bits >= 17;
   // Segment length L: each segment thread makes 2L additions in a chain (then, split, about
@@ -59,7 +59,7 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   // once (H200: 132 SMs x 256 threads at segment_kernel's 255 registers, x 384 at the split
   // kernels' 168); more threads than that run in waves. Choose L minimising chain length x
   // waves; the window's segment partials are then folded by reduce_kernel.
-  // (Reduced group by group, the earlier choice: segments of 16 buckets.)
+  // (Reduced group by group instead: segments of 16 buckets.)
   std::uint64_t segments = 1;
   if (deferred) {
     const double resident = s.split_reduction ? 132.0 * 384 : 132.0 * 256;
@@ -139,7 +139,7 @@ ScratchLayout layout_for(const MsmPlan& plan) {
 
 // t = s + B (msm_digits.cuh), s canonical (converted from Montgomery form when asked), stored
 // word-major: word k of scalar i at words[k·count + i], so that a window's digits read only the
-// words under it. On the H200 (2026-11-30) this took the digits of a 2^26 MSM at c = 20 from
+// words under it. On the H200 this took the digits of a 2^26 MSM at c = 20 from
 // 13.3 to 5.0 ms, against reading every scalar whole for every window (bench/RESULTS.md).
 __global__ void digit_words_kernel(const Fr* scalars, bool montgomery, std::uint64_t count, DigitBias bias,
                                    std::uint32_t* words) {
@@ -197,7 +197,7 @@ __device__ __forceinline__ void add_signed_point(XyzzPoint<F>& sum, const G1Affi
   sum.add_affine(x, y);
 }
 
-// The earlier kernel (tuning.balanced off): one thread per bucket.
+// The baseline kernel (tuning.balanced off): one thread per bucket.
 __global__ void __launch_bounds__(128) accumulate_kernel(const G1Affine* points, const std::uint32_t* values,
                                                          const std::uint32_t* start, const std::uint32_t* end,
                                                          std::uint32_t bucket_count, G1Xyzz* buckets) {
@@ -261,7 +261,7 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
 //
 // Prefetch loads the next point while adding this one: with integer products 168 registers, 3
 // blocks of 128 threads per SM; without it 128 registers and 4 blocks. Measured on the H200
-// (2026-11-30) at 2^26 with integer products: 608 ms against 660, of which about 30 ms from the
+// at 2^26 with integer products: 608 ms against 660, of which about 30 ms from the
 // register budget alone (4 blocks held to 3 without prefetch: 628 ms; 2 blocks: 867 ms). FP64
 // products take about 64 registers per multiplication against 40: at 3 blocks without prefetch
 // the accumulation took 501.6 ms, at 2 blocks with prefetch 529.9; at 3 blocks with prefetch,
@@ -333,7 +333,7 @@ ItemSumKernel item_sum_for(ItemSum item_sum, bool add_to_buckets) {
 // bucket's only item wrote it, and an empty one was cleared or keeps its value. A fixed grid
 // walks the list, whose length only the device knows (any grid size is correct; two blocks per
 // SM of the H200, one wave). The pass is latency-bound: one thread adds a bucket's items in a
-// chain. Eight lanes per bucket folding by shuffles (2026-11-30) cut the chain of the sparse top
+// chain. Eight lanes per bucket folding by shuffles cut the chain of the sparse top
 // window's buckets (about 9 items each) from 8 additions to 4, but needed eight times the
 // threads: several waves for the top window and a large grid for every other one. The pass took
 // 7.4 ms against this kernel's 4.5 in the streamed 2^26 MSM, 6.2 against 3.5 at 2^24
@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(128) segment_kernel(const G1Xyzz* buckets, std
 // suffix_kernel turns each segment's buckets, in place, into suffix sums S_j = Σ_{k>=j} B_k
 // (the buckets are consumed); segment_total_kernel writes U_s = Σ_j S_j = Σ_local (k+1)·B_k;
 // segment_scale_kernel adds s·L·T_s with T_s = S_0 = Σ_local B_k (double-and-add). Loading the
-// next bucket ahead of each addition was measured slower on the H200 (2026-11-30, 2^26: 20.8
+// next bucket ahead of each addition was measured slower on the H200 (2^26: 20.8
 // against 17.7 ms for the reduction).
 __global__ void __launch_bounds__(128, 3) suffix_kernel(G1Xyzz* buckets, std::uint32_t buckets_per_window,
                                                         std::uint32_t segments_per_window, std::uint32_t windows) {
@@ -637,7 +637,7 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
     // about one more for its share of the sort) and folds its 2^(c-1) buckets twice (12M + 2S).
     // Only widths whose top window keeps most of its bits are candidates (8, 16 and 20 leave 7,
     // 15 and 15 bits): a narrow top window has few, heavy buckets. The balanced accumulation
-    // now cuts heavy buckets into items, but other widths were not measured again.
+    // cuts heavy buckets into items; other widths were not measured with it.
     double best_cost = 0;
     for (unsigned bits : {8u, 16u, 20u}) {
       const double windows = (256 + bits - 1) / bits;

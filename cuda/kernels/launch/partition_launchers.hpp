@@ -6,15 +6,16 @@
 // ntt_twiddles  2^log_size / 2  [log_size]                     -                        [twiddles]
 //   builds the NTT domain of size 2^log_size (snarkjs's roots: ω = 5^((r-1)/n), g = ω_2n) in
 //   twiddles, which must hold ntt_domain_bytes(log_size): the program gives 16·2^log_size bytes,
-//   or partition_kernel_scratch_bytes("ntt_twiddles", 2^log_size) where that is more (below 2^12).
+//   or partition_kernel_scratch_bytes(kernel::ntt_twiddles, 2^log_size) where that is more
+//   (below 2^12).
 // ntt           2^log_size      [log_size, kind]               [values, twiddles]       [values]
 //   kind 0 forward, 1 inverse, 2 coset forward, 3 coset inverse (NttKind order); in place.
 // msm_batch     point_count     [first, capacity, start]       [points, scalars]        [results, scratch]
 //   adds Σ_i scalars[first + i]·points[i] (Montgomery scalars: the H evaluations the NTTs left)
 //   into the MSM's buckets kept in scratch (msm_g1_accumulate); start 1 begins a new MSM. Every
 //   batch of one MSM uses the window width planned for `capacity` points (the largest batch), and
-//   scratch holds partition_kernel_scratch_bytes("msm_batch", capacity). results is not written:
-//   the window sums come from msm_reduce.
+//   scratch holds partition_kernel_scratch_bytes(kernel::msm_batch, capacity). results is not
+//   written: the window sums come from msm_reduce.
 // msm_reduce    1               [capacity]                     [results, other results] [results, scratch]
 //   the window sums of the MSM whose buckets are in scratch (msm_g1_reduce) into the start of
 //   results, window_count Jacobian points; the buckets are consumed.
@@ -22,7 +23,7 @@
 //   items of 128 bytes, a G1 point (96) then its canonical scalar (32), accumulated into the
 //   tail's buckets in scratch, which start afresh when start is 1 (as msm_batch's). Every launch
 //   uses the window width planned for `capacity` items (the largest launch); scratch:
-//   partition_kernel_scratch_bytes("tail_msm", capacity).
+//   partition_kernel_scratch_bytes(kernel::tail_msm, capacity).
 // tail_reduce   1               [offset, capacity]             []                       [sums, scratch]
 //   the tail's buckets reduced (consumed) and the MSM written into the XYZZ accumulator at byte
 //   `offset` of sums (192 bytes, the batch additions' format). One reduction for the whole tail:
@@ -35,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "launchers.hpp"
+#include "launch/launchers.hpp"
 
 namespace stagehand::cuda {
 

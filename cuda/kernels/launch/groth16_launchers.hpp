@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "launchers.hpp"
+#include "launch/launchers.hpp"
 
 namespace stagehand::cuda {
 

@@ -4,11 +4,12 @@
 #include <string>
 #include <utility>
 
-#include "common.cuh"
-#include "launch_args.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "partition_launchers.hpp"
+#include "device/kernel_abi.hpp"
+#include "launch/launch_args.hpp"
+#include "launch/partition_launchers.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {
@@ -135,8 +136,9 @@ void launch_tail_reduce(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kPartitionLaunchers[] = {
-    {"ntt_twiddles", &launch_ntt_twiddles}, {"ntt", &launch_partition_ntt}, {"msm_batch", &launch_msm_batch},
-    {"msm_reduce", &launch_msm_reduce},     {"tail_msm", &launch_tail_msm},     {"tail_reduce", &launch_tail_reduce},
+    {kernel::ntt_twiddles, &launch_ntt_twiddles}, {kernel::ntt, &launch_partition_ntt},
+    {kernel::msm_batch, &launch_msm_batch},       {kernel::msm_reduce, &launch_msm_reduce},
+    {kernel::tail_msm, &launch_tail_msm},         {kernel::tail_reduce, &launch_tail_reduce},
 };
 
 }  // namespace
@@ -156,13 +158,13 @@ std::vector<std::string_view> partition_launcher_names() {
 
 std::uint64_t partition_kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
   if (capacity == 0) return 0;
-  if (name == "ntt_twiddles") {  // capacity: the transform's 2^log_size elements
+  if (name == kernel::ntt_twiddles) {  // capacity: the transform's 2^log_size elements
     const auto log_size = static_cast<unsigned>(std::countr_zero(capacity));
     const bool valid = std::has_single_bit(capacity) && log_size >= kNttMinLogSize && log_size <= kNttMaxLogSize;
     return valid ? ntt_domain_bytes(log_size) : 0;
   }
-  if (name == "msm_batch" || name == "msm_reduce") return msm_scratch_bytes(msm_plan(capacity));
-  if (name == "tail_msm" || name == "tail_reduce") return tail_layout(msm_plan(capacity)).total;
+  if (name == kernel::msm_batch || name == kernel::msm_reduce) return msm_scratch_bytes(msm_plan(capacity));
+  if (name == kernel::tail_msm || name == kernel::tail_reduce) return tail_layout(msm_plan(capacity)).total;
   return 0;
 }
 

@@ -5,14 +5,15 @@
 #include <string>
 #include <utility>
 
-#include "batch_addition.hpp"
-#include "common.cuh"
-#include "groth16_launchers.hpp"
-#include "launch_args.hpp"
-#include "launchers.hpp"
-#include "msm.hpp"
-#include "ntt.hpp"
-#include "partition_launchers.hpp"
+#include "device/kernel_abi.hpp"
+#include "ec/batch_addition.hpp"
+#include "launch/groth16_launchers.hpp"
+#include "launch/launch_args.hpp"
+#include "launch/launchers.hpp"
+#include "launch/partition_launchers.hpp"
+#include "msm/msm.hpp"
+#include "ntt/ntt.hpp"
+#include "util/common.cuh"
 
 namespace stagehand::cuda {
 namespace {
@@ -87,16 +88,16 @@ void launch_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 constexpr std::array<std::pair<std::string_view, KernelLauncher>, 10> kLaunchers{{
-    {"busy_wait", &launch_busy_wait},
-    {"ntt_domain_init", &launch_domain_init},
-    {"ntt_forward", &launch_ntt<NttKind::forward>},
-    {"ntt_inverse", &launch_ntt<NttKind::inverse>},
-    {"coset_ntt", &launch_ntt<NttKind::coset_forward>},
-    {"coset_intt", &launch_ntt<NttKind::coset_inverse>},
-    {"h_pointwise", &launch_h_pointwise},
-    {"h_polynomial_snarkjs", &launch_h_polynomial<HForm::snarkjs>},
-    {"h_polynomial_classic", &launch_h_polynomial<HForm::classic>},
-    {"msm_g1", &launch_msm_g1},
+    {kernel::busy_wait, &launch_busy_wait},
+    {kernel::ntt_domain_init, &launch_domain_init},
+    {kernel::ntt_forward, &launch_ntt<NttKind::forward>},
+    {kernel::ntt_inverse, &launch_ntt<NttKind::inverse>},
+    {kernel::coset_ntt, &launch_ntt<NttKind::coset_forward>},
+    {kernel::coset_intt, &launch_ntt<NttKind::coset_inverse>},
+    {kernel::h_pointwise, &launch_h_pointwise},
+    {kernel::h_polynomial_snarkjs, &launch_h_polynomial<HForm::snarkjs>},
+    {kernel::h_polynomial_classic, &launch_h_polynomial<HForm::classic>},
+    {kernel::msm_g1, &launch_msm_g1},
 }};
 
 }  // namespace

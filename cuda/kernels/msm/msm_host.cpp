@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "common_host.hpp"
 #include "math/g1.hpp"
-#include "msm.hpp"
+#include "msm/msm.hpp"
+#include "util/common_host.hpp"
 
 namespace stagehand::cuda {
 namespace {

@@ -9,8 +9,8 @@
 // The XYZZ accumulator is curve.cuh's XyzzPoint over Fq2: its formulas use neither a nor b.
 #pragma once
 
-#include "curve.cuh"
-#include "field.cuh"
+#include "ec/curve.cuh"
+#include "ff/field.cuh"
 
 // On the device the Fq2 multiplication and squaring are real calls, not inlined: a G2 addition
 // inlined down to Fq words is ~30 unrolled CIOS multiplications, which took ptxas minutes per

@@ -8,10 +8,10 @@
 // operator*). Both moduli leave the top bit free, so every intermediate of CIOS fits in N+1
 // words and the result stays below 2p before one conditional subtraction.
 //
-// What bounds it (H200, bench/field_throughput.cu and Nsight Compute, 2026-11-30): the FMA-heavy
-// pipe, where IMAD takes one issue cycle and IMAD.HI and IMAD.WIDE two each. The earlier form
+// What bounds it (H200, bench/field_throughput.cu and Nsight Compute): the FMA-heavy
+// pipe, where IMAD takes one issue cycle and IMAD.HI and IMAD.WIDE two each. The narrow form
 // (IMAD + IMAD.HI per product, multiply_narrow) kept that pipe 95% busy; the wide form moves a
-// third of that work off it and is 5% (Fq) to 10% (Fr) faster, now held back by dispatch stalls
+// third of that work off it and is 5% (Fq) to 10% (Fr) faster, held back by dispatch stalls
 // with both pipes about 70% busy. FqF64 (field_f64.cuh) makes Fq's products on the idle FP64
 // pipe instead: 12.0 against 13.9 clock cycles per multiplication per SM, 9.1 against 11.8 per
 // square; the MSM's bucket accumulation uses it. FrF64 does the same for Fr (5.16 against 5.99);
@@ -355,7 +355,7 @@ struct Field {
     t[N] = carry::addc(t[N], static_cast<std::uint32_t>(p >> 32));
   }
 
-  // The earlier CIOS with IMAD and IMAD.HI per 32x32 product (the products' halves in two carry
+  // The narrow CIOS with IMAD and IMAD.HI per 32x32 product (the products' halves in two carry
   // chains per row); kept to measure against (bench/field_throughput.cu).
   SH_HD static Field multiply_narrow(const Field& a, const Field& b) {
     std::uint32_t t[N + 1];
@@ -593,4 +593,4 @@ SH_HD To same_words(const From& value) {
 
 }  // namespace stagehand::cuda
 
-#include "field_f64.cuh"
+#include "ff/field_f64.cuh"
