@@ -2,13 +2,8 @@
 
 #include "cli/commands.hpp"
 
-#include "cli/bench_policies.hpp"
-
 #include "math/benchmark.hpp"
-#if defined(STAGEHAND_HAVE_CUDA)
-#include "bench/benchmark.hpp"
-#endif
-#include "sim/benchmark.hpp"
+#include "runner/benchmarks.hpp"
 
 #include <iostream>
 #include <memory>
@@ -20,11 +15,11 @@ void add_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
 
   auto* simulator = bench->add_subcommand("sim", "Simulated device operations per wall second (timing mode)");
-  auto sim_options = std::make_shared<sim::SimulatorBenchmarkOptions>();
+  auto sim_options = std::make_shared<SimulatorBenchOptions>();
   simulator->add_option("--operations", sim_options->operations, "Device operations per configuration")
       ->capture_default_str();
   simulator->add_option("--workers", sim_options->workers, "Concurrent workers, one stream each")->capture_default_str();
-  on_selected(simulator, [sim_options] { return sim::run_simulator_benchmark(std::cout, *sim_options); });
+  on_selected(simulator, [sim_options] { return run_simulator_bench(std::cout, *sim_options); });
 
   auto* math = bench->add_subcommand("math", "The CPU reference: field multiplications, NTT and G1 MSM per second");
   auto math_options = std::make_shared<math::BenchmarkOptions>();
@@ -47,14 +42,7 @@ void add_bench_command(CLI::App& app) {
   on_selected(policies, [policy_options] { return run_policy_bench(*policy_options); });
 
   auto* kernels = bench->add_subcommand("kernels", "The CUDA kernels on the GPU: NTT and MSM at 2^20..2^26 (CUDA events)");
-  on_selected(kernels, [] {
-#if defined(STAGEHAND_HAVE_CUDA)
-    return cuda::run_kernel_benchmark(std::cout, cuda::KernelBenchmarkOptions{});
-#else
-    std::cerr << "stagehand bench kernels: this build has no CUDA backend (nvcc was not found)\n";
-    return 1;
-#endif
-  });
+  on_selected(kernels, [] { return run_kernel_bench(std::cout); });
 }
 
 }  // namespace stagehand::cli

@@ -70,14 +70,14 @@ int replay(const ReplayCommandOptions& options) {
     replay_options.seed = options.seed;
     outcome = replay_fixture(fixture, replay_options);
   }
-  if (outcome.system) print_timeline(outcome.system->trace());
+  if (outcome.backend) print_timeline(outcome.backend->trace());
   fmt::print("\n");
   for (const auto& note : outcome.notes) fmt::print("measured: {}\n", note);
-  if (outcome.system) {
+  if (outcome.backend) {
     std::filesystem::path trace_path = options.trace.empty() ? fmt::format("out/traces/{}.trace.json", fixture.name) : options.trace;
-    outcome.system->trace().write_chrome_json(trace_path);
+    outcome.backend->trace().write_chrome_json(trace_path);
     auto picture = std::filesystem::path(trace_path).replace_extension("").replace_extension(".svg");
-    write_svg_timeline(outcome.system->trace(), picture, fmt::format("{}: {}", fixture.name, fixture.description));
+    write_svg_timeline(outcome.backend->trace(), picture, fmt::format("{}: {}", fixture.name, fixture.description));
     fmt::print("trace: {} (open in https://ui.perfetto.dev), picture: {}, hash {:016x}\n", trace_path.string(), picture.string(),
                outcome.trace_hash);
   }

@@ -59,9 +59,9 @@ int run(const RunOptions& options) {
     auto result = run_on_simulator(config, policy, run_options);
     if (!result.error.empty()) throw std::runtime_error(fmt::format("{}: the run did not finish: {}", name, result.error));
     auto trace_file = config.trace_dir / fmt::format("{}.trace.json", name);
-    result.system->trace().write_chrome_json(trace_file);
+    result.backend->trace().write_chrome_json(trace_file);
     auto picture = config.trace_dir / fmt::format("{}.svg", name);
-    write_svg_timeline(result.system->trace(), picture, fmt::format("{}: {}", name, config.source.string()));
+    write_svg_timeline(result.backend->trace(), picture, fmt::format("{}: {}", name, config.source.string()));
     fmt::print(stderr, "  {:<9} trace: {} (open in https://ui.perfetto.dev), picture: {}\n", name, trace_file.string(),
                picture.string());
     for (const auto& line : result.report.log) fmt::print(stderr, "  {:<9} {}\n", name, line);

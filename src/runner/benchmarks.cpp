@@ -1,23 +1,26 @@
-// stagehand bench policies: the partition program of `stagehand run` with the real kernels
-// (cuda/kernels/launch/partition_launchers.hpp, ec/batch_addition.hpp) on CudaDevice, one policy
-// after the other, on synthetic data made on the device (cuda/kernels/synthetic/synthetic_host.hpp):
+// The benchmarks of `stagehand bench`. bench policies: the partition program of `stagehand run`
+// with the real kernels (cuda/kernels/launch/partition_launchers.hpp, ec/batch_addition.hpp) on
+// CudaDevice, one policy after the other, on synthetic data made on the device (cuda/kernels/synthetic/synthetic_host.hpp):
 // the proving key's sets are distinct valid points (pinned once per run), a, b and c are copied by
 // each job's host step from one polynomial of random scalars. The card is held to the config's
 // vram_cap_gib by a ballast allocation (CudaDevice's memory cap), so that a 16 GiB card is emulated
 // on a larger one.
 
-#include "cli/bench_policies.hpp"
+#include "runner/benchmarks.hpp"
 
 #include "coordinator/coordinator.hpp"
-#include "workloads/porep/porep_workload.hpp"
+#include "coordinator/pageable_arena.hpp"
 #include "device/format.hpp"
+#include "runner/backend.hpp"
 #include "runner/report.hpp"
 #include "runner/run_config.hpp"
+#include "sim/benchmark.hpp"
 #include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"
+#include "workloads/porep/porep_workload.hpp"
 
 #if defined(STAGEHAND_HAVE_CUDA)
-#include "cuda_device.hpp"
+#include "bench/benchmark.hpp"
 #include "synthetic/synthetic_host.hpp"
 #endif
 
@@ -31,40 +34,10 @@
 #include <memory>
 #include <stdexcept>
 
-namespace stagehand::cli {
+namespace stagehand {
 
 #if defined(STAGEHAND_HAVE_CUDA)
 namespace {
-
-// Ordinary host memory for the policies that pin a, b and c in place or upload them from
-// pageable memory: a ring of buffers, reused once every job that could hold one has finished.
-// Allocated and touched before the run, so that no job pays first-touch page faults that a
-// long-running prover would not.
-class PageableRing {
- public:
-  PageableRing(std::size_t slots, Bytes bytes) : bytes_(bytes) {
-    for (std::size_t i = 0; i < slots; ++i) {
-      buffers_.push_back(Buffer{std::unique_ptr<std::byte[]>(new std::byte[bytes]), bytes});
-      std::memset(buffers_.back().memory.get(), 0, bytes);
-    }
-  }
-  HostRange take(Bytes bytes) {
-    if (bytes != bytes_) throw std::logic_error("PageableRing: one size of buffer per run");
-    return range(buffers_[next_++ % buffers_.size()]);
-  }
-
- private:
-  struct Buffer {
-    std::unique_ptr<std::byte[]> memory;
-    Bytes bytes;
-  };
-  static HostRange range(const Buffer& buffer) {
-    return HostRange{reinterpret_cast<std::uintptr_t>(buffer.memory.get()), buffer.bytes};
-  }
-  Bytes bytes_;
-  std::size_t next_ = 0;
-  std::vector<Buffer> buffers_;
-};
 
 // The key's sets: distinct points across all sets (each set starts its indices where the last
 // ended), tail items with random scalars.
@@ -98,15 +71,16 @@ int run_policy_bench(const PolicyBenchOptions& options) {
     config.policies.clear();
     for (const auto& name : options.policies) config.policies.push_back(policy_from_string(name));
   }
-  auto& coordinator = config.coordinator;
-  if (options.proofs > 0) coordinator.proofs = options.proofs;
-  if (options.partitions > 0) coordinator.partitions_per_proof = options.partitions;
-  if (options.domain_log2 > 0) coordinator.shape.domain_log2 = options.domain_log2;
-  if (cuda::device_count() == 0) {
+  auto& porep = config.workload;
+  if (options.proofs > 0) porep.proofs = options.proofs;
+  if (options.partitions > 0) porep.partitions_per_proof = options.partitions;
+  if (options.domain_log2 > 0) porep.shape.domain_log2 = options.domain_log2;
+  if (Backend::cuda_device_count() == 0) {
     std::cerr << "stagehand bench policies: no CUDA device is present\n";
     return 1;
   }
-  const auto& shape = coordinator.shape;
+  config.gpus = 1;
+  const auto& shape = porep.shape;
   const auto start = std::chrono::steady_clock::now();
   const auto polynomial = random_polynomial(shape);
   std::filesystem::create_directories(options.trace_dir);
@@ -117,11 +91,12 @@ int run_policy_bench(const PolicyBenchOptions& options) {
     auto settings = settings_for(config, policy);
     settings.prewarm_pinned_pool = true;  // the steady state: the pool's growth is a start-up cost
                                           // (config/h200-measured.toml does the same on the simulator)
-    asio::io_context io;
-    cuda::CudaDevice device(0, io.get_executor(), config.vram_cap_bytes);
+    // A fresh device for each policy, held to the cap by a ballast allocation.
+    auto backend = Backend::open_cuda(config);
+    auto& device = *backend->devices().front();
     fmt::print(stderr, "stagehand bench policies: {} on {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers\n", name,
                device.properties().name, format_bytes(device.properties().total_memory_bytes),
-               config.vram_cap_bytes ? "a capped card" : "the card", settings.proofs, settings.partitions_per_proof, shape.domain_log2,
+               config.vram_cap_bytes ? "a capped card" : "the card", porep.proofs, porep.partitions_per_proof, shape.domain_log2,
                settings.workers_per_device);
     // What the simulator's measured model must match (config/devices/h200-measured.toml).
     fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
@@ -130,14 +105,15 @@ int run_policy_bench(const PolicyBenchOptions& options) {
     data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
     data.input_template = std::span<const std::byte>(polynomial);
     data.host_work = &host_work;
-    PoRepWorkload workload(shape, settings.program, settings.proofs, settings.partitions_per_proof, data);
+    PoRepWorkload workload(porep, data);
     // Only the policies that pin in place or upload from pageable memory take from it.
     const bool pageable = policy != Policy::budgeted || settings.host_staging == HostStagingMode::register_in_place;
-    PageableRing ring(pageable ? static_cast<std::size_t>(3 * (settings.workers_per_device + settings.prestage_depth + 1)) : 0,
-                      shape.polynomial_bytes());
+    auto ring = PageableArena::ring(
+        pageable ? static_cast<std::size_t>(3 * (settings.workers_per_device + settings.prestage_depth + 1)) : 0,
+        shape.polynomial_bytes());
     CoordinatorHooks hooks;
     hooks.pageable_memory = [&ring](Bytes bytes) { return ring.take(bytes); };
-    const int total = settings.proofs * settings.partitions_per_proof;
+    const int total = porep.partitions();
     int done = 0;
     hooks.on_job_done = [&](const JobRecord& job) {
       ++done;
@@ -146,18 +122,18 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                  job.lock_released_ns >= 0 ? static_cast<double>(job.lock_released_ns - job.lock_acquired_ns) / 1e9 : 0.0,
                  job.completed() ? "" : ": " + job.error);
     };
-    Trace trace(true);
-    device.trace_kernels(&trace);
+    auto& trace = backend->trace();
+    backend->trace_kernels(&trace);
     RunReport report;
     std::exception_ptr failure;
-    std::vector<Device*> devices{&device};
-    asio::co_spawn(io, run_coordinator(devices, settings, workload, trace, hooks),
-                   [&](std::exception_ptr error, RunReport result) {
-                     failure = error;
-                     report = std::move(result);
-                   });
-    io.run();
-    device.trace_kernels(nullptr);
+    try {
+      backend->run([&]() -> asio::awaitable<void> {
+        report = co_await run_coordinator(backend->devices(), settings, workload, trace, hooks);
+      }());
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    backend->trace_kernels(nullptr);
     if (failure) std::rethrow_exception(failure);
     const auto trace_file = std::filesystem::path(options.trace_dir) / fmt::format("{}.trace.json", name);
     trace.write_chrome_json(trace_file);
@@ -179,6 +155,8 @@ int run_policy_bench(const PolicyBenchOptions& options) {
   return 0;
 }
 
+int run_kernel_bench(std::ostream& out) { return cuda::run_kernel_benchmark(out, cuda::KernelBenchmarkOptions{}); }
+
 #else
 
 int run_policy_bench(const PolicyBenchOptions&) {
@@ -186,6 +164,18 @@ int run_policy_bench(const PolicyBenchOptions&) {
   return 1;
 }
 
+int run_kernel_bench(std::ostream&) {
+  std::cerr << "stagehand bench kernels: this build has no CUDA backend (nvcc was not found)\n";
+  return 1;
+}
+
 #endif
 
-}  // namespace stagehand::cli
+int run_simulator_bench(std::ostream& out, const SimulatorBenchOptions& options) {
+  sim::SimulatorBenchmarkOptions simulator;
+  simulator.operations = options.operations;
+  simulator.workers = options.workers;
+  return sim::run_simulator_benchmark(out, simulator);
+}
+
+}  // namespace stagehand
