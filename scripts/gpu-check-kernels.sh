@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the CUDA kernels with their check and benchmark, and runs both: the whole GPU
-# verification of issue 6 in one call (on the GPU machine: `scripts/gpu-check-kernels.sh`).
+# kernel check and the kernel benchmark in one call (on the GPU machine: `scripts/gpu-check-kernels.sh`).
 #
 #   scripts/gpu-check-kernels.sh [build|check|bench|all] [extra arguments for the step]
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7 on a GPU in one call: the partition program's kernels checked through the launcher
+# The policies on a GPU in one call: the partition program's kernels checked through the launcher
 # table, then `stagehand bench policies` (the four policies with the real kernels on synthetic
 # data, the card held to 16 GiB) at a small domain and at 2^26.
 #

@@ -110,7 +110,7 @@ BOOST_AUTO_TEST_CASE(five_and_seven_are_non_residues_and_seven_generates_fr) {
 
 BOOST_AUTO_TEST_CASE(transforms_match_noble_and_direct_evaluation) {
   std::size_t entries = 0;
-  for (const auto& entry : vectors().at("ntt")) {
+  for (const auto& entry : vectors().at("ntt_vectors")) {
     const auto log_size = entry.at("log_size").get<unsigned>();
     const std::string convention = entry.at("convention").get<std::string>();
     const std::string label = convention + " 2^" + std::to_string(log_size);

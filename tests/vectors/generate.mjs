@@ -425,7 +425,7 @@ const vectors = {
   g1: curveVectors(G1, encodeG1, Fp, 24, bls12_381.G1.CURVE.b, () => random.below(q)),
   g2: curveVectors(G2, encodeG2, Fp2, 12, bls12_381.G2.CURVE.b, () => Fp2.create({ c0: random.below(q), c1: random.below(q) })),
   msm: { g1: msmVectors(G1, encodeG1), g2: msmVectors(G2, encodeG2) },
-  ntt: [
+  ntt_vectors: [
     ...nttVectors(5n, 'snarkjs', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14]),
     ...nttVectors(7n, 'classic', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
   ],
