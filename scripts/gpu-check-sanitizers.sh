@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# compute-sanitizer over the kernel check and one proof on a GPU, in one call, beside the plain
+# kernel check and the synthetic-data check:
+#
+#   scripts/gpu-check-sanitizers.sh bundle   here: builds stagehand, stagehand_kernel_check and
+#       stagehand_synthetic_check in build-cuda, strips and compresses them with the shared
+#       libraries the GPU machine lacks and the chain circuit's zkey and witness (from a build's
+#       groth16_circuits fixture) into .gpu-sanitizers/ (carry it there; under 64 MiB).
+#   scripts/gpu-check-sanitizers.sh run      there: into $OUT kernel_check.log (2^1..2^14, no big
+#       size), synthetic.log, memcheck-kernels.log and racecheck-kernels.log (the kernel check to
+#       2^12 under each tool), memcheck-prove.log and racecheck-prove.log (one proof of the chain
+#       circuit with backend "cuda"), proof.json and public.json. Exit 1 if any step fails or a
+#       tool reports an error.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle=.gpu-sanitizers
+case "${1:-}" in
+bundle)
+  set -e
+  export CCACHE_BASEDIR="$PWD"
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-cuda -j2 --target stagehand stagehand_kernel_check stagehand_synthetic_check
+  rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/keys"
+  strip -o "$bundle/stagehand" build-cuda/src/cli/stagehand
+  strip -o "$bundle/stagehand_kernel_check" build-cuda/tests/gpu/stagehand_kernel_check
+  strip -o "$bundle/stagehand_synthetic_check" build-cuda/tests/gpu/stagehand_synthetic_check
+  for binary in "$bundle"/stagehand*; do
+    ldd "$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
+  done
+  xz -T2 -6 "$bundle"/stagehand*
+  circuit=$(ls -d build*/tests/groth16/circuits/chain 2>/dev/null | head -1)
+  [[ -n $circuit ]] || { echo "no groth16_circuits fixture: run 'ctest -R groth16' in a build first" >&2; exit 1; }
+  cp "$circuit/chain.zkey" "$circuit/chain.wtns" "$circuit/vk.json" "$bundle/keys/"
+  printf '[run]\nbackend = "cuda"\n' >"$bundle/cuda.toml"
+  du -sh "$bundle"
+  ;;
+run)
+  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  out="${OUT:-/tmp/gpu-sanitizers}"
+  bin=/tmp/gpu-sanitizers-bin
+  mkdir -p "$out" "$bin"
+  for packed in "$bundle"/*.xz; do xz -dc "$packed" >"$bin/$(basename "$packed" .xz)"; done
+  chmod +x "$bin"/*
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  status=0
+  step() {  # name, timeout, command...
+    local name=$1 limit=$2
+    shift 2
+    timeout "$limit" "$@" >"$out/$name.log" 2>&1 || status=1
+    echo "== $name: $(tail -1 "$out/$name.log")"
+  }
+  step kernel_check 200 "$bin/stagehand_kernel_check" --max-log 14 --big 0
+  step synthetic 120 "$bin/stagehand_synthetic_check"
+  for tool in memcheck racecheck; do
+    step "$tool-kernels" 240 compute-sanitizer --tool "$tool" --error-exitcode 3 "$bin/stagehand_kernel_check" --max-log 12 --big 0
+    step "$tool-prove" 120 compute-sanitizer --tool "$tool" --error-exitcode 3 "$bin/stagehand" prove --config "$bundle/cuda.toml" \
+      --zkey "$bundle/keys/chain.zkey" --wtns "$bundle/keys/chain.wtns" --seed 5 --proof "$out/proof.json" --public "$out/public.json"
+  done
+  cp "$bundle/keys/vk.json" "$out/vk.json"
+  exit $status
+  ;;
+*)
+  sed -n 2,13p "$0"
+  exit 2
+  ;;
+esac
