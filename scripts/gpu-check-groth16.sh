@@ -32,6 +32,7 @@
 set -euo pipefail
 caller_dir=$PWD
 cd "$(dirname "$0")/.."
+. scripts/lib/bundle.sh
 bundle=${BUNDLE:-.gpu-groth16}
 build_dir=${BUILD_DIR:-build-cuda}
 circuits=(multiplier linear chain)
@@ -51,9 +52,7 @@ bundle)
   ninja -C "$build_dir" -j2 stagehand stagehand_make_circuit
   rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/keys"
   cp "$build_dir/src/cli/stagehand" "$build_dir/tests/groth16/stagehand_make_circuit" "$bundle/"
-  for binary in stagehand stagehand_make_circuit; do
-    ldd "$bundle/$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
-  done
+  bundle_libraries "$bundle" "$bundle/stagehand" "$bundle/stagehand_make_circuit"
   if fixture=$(fixture_dir); then
     for c in "${circuits[@]}"; do
       cp "$fixture/$c/$c.zkey" "$fixture/$c/$c.wtns" "$fixture/$c/vk.json" "$bundle/keys/"

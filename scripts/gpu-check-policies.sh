@@ -14,6 +14,7 @@
 #       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/bundle.sh
 bundle=.gpu-policies
 case "${1:-}" in
 bundle)
@@ -28,9 +29,7 @@ bundle)
   sed -e 's/^synchronize_device = true/synchronize_device = false/' -e 's/^trim_pool = true/trim_pool = false/' \
     -e 's/^policies = .*/policies = ["prestage"]/' config/default.toml >"$bundle/incident.toml"
   grep -q '^synchronize_device = false' "$bundle/incident.toml" && grep -q '^trim_pool = false' "$bundle/incident.toml"
-  for binary in "$bundle"/stagehand*; do
-    ldd "$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
-  done
+  bundle_libraries "$bundle" "$bundle"/stagehand*
   du -sh "$bundle"
   ;;
 run)

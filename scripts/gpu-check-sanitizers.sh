@@ -13,6 +13,7 @@
 #       tool reports an error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/bundle.sh
 bundle=.gpu-sanitizers
 case "${1:-}" in
 bundle)
@@ -24,9 +25,7 @@ bundle)
   strip -o "$bundle/stagehand" build-cuda/src/cli/stagehand
   strip -o "$bundle/stagehand_kernel_check" build-cuda/tests/gpu/stagehand_kernel_check
   strip -o "$bundle/stagehand_synthetic_check" build-cuda/tests/gpu/stagehand_synthetic_check
-  for binary in "$bundle"/stagehand*; do
-    ldd "$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
-  done
+  bundle_libraries "$bundle" "$bundle"/stagehand*
   xz -T2 -6 "$bundle"/stagehand*
   circuit=$(ls -d build*/tests/groth16/circuits/chain 2>/dev/null | head -1)
   [[ -n $circuit ]] || { echo "no groth16_circuits fixture: run 'ctest -R groth16' in a build first" >&2; exit 1; }
@@ -38,9 +37,8 @@ run)
   export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   out="${OUT:-/tmp/gpu-sanitizers}"
   bin=/tmp/gpu-sanitizers-bin
-  mkdir -p "$out" "$bin"
-  for packed in "$bundle"/*.xz; do xz -dc "$packed" >"$bin/$(basename "$packed" .xz)"; done
-  chmod +x "$bin"/*
+  mkdir -p "$out"
+  unpack_binaries "$bundle" "$bin"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
   status=0
   step() {  # name, timeout, command...

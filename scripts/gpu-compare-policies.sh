@@ -11,6 +11,7 @@
 #       PARTITIONS (6) --domain-log2 BIG_LOG (26)` on config/default.toml (vram_cap_gib = 16).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/bundle.sh
 bundle=.gpu-compare
 case "${1:-}" in
 bundle)
@@ -27,9 +28,7 @@ bundle)
   rm -rf "$bundle" && mkdir -p "$bundle/lib"
   strip -o "$bundle/stagehand-new" build-cuda/src/cli/stagehand
   strip -o "$bundle/stagehand-base" "$worktree/build-cuda/src/cli/stagehand"
-  for binary in "$bundle"/stagehand-*; do
-    ldd "$binary" | awk '/=> \// {print $3}' | grep -E 'boost|fmt|toml|cudart' | xargs -r -I{} cp -L {} "$bundle/lib/"
-  done
+  bundle_libraries "$bundle" "$bundle"/stagehand-*
   xz -T2 -6 "$bundle"/stagehand-*
   cp config/default.toml "$bundle/"
   echo "$base_commit" >"$bundle/base-commit.txt"
@@ -40,9 +39,8 @@ run)
   export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   out="${OUT:-/tmp/gpu-compare}"
   bin=/tmp/gpu-compare-bin
-  mkdir -p "$out" "$bin"
-  for packed in "$bundle"/stagehand-*.xz; do xz -dc "$packed" >"$bin/$(basename "$packed" .xz)"; done
-  chmod +x "$bin"/stagehand-*
+  mkdir -p "$out"
+  unpack_binaries "$bundle" "$bin"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
   status=0
   for round in $(seq 1 "${ROUNDS:-1}"); do
