@@ -25,12 +25,7 @@ std::optional<std::string> ProofVerifier::check(const Proof& proof, std::span<co
   for (std::size_t i = 0; i < public_signals.size(); ++i) {
     vk_x += math::G1Projective::from_affine(key_.ic[i + 1]).multiply(public_signals[i]);
   }
-  math::G2Prepared pi_b;
-  try {
-    pi_b = math::prepare_g2(proof.b);
-  } catch (const std::domain_error& error) {
-    return fmt::format("π_B: {}", error.what());
-  }
+  const math::G2Prepared pi_b = math::prepare_g2(proof.b);
   const std::pair<math::G1Affine, const math::G2Prepared*> pairs[] = {
       {-proof.a, &pi_b}, {vk_x.to_affine(), &gamma2_}, {proof.c, &delta2_}, {key_.alpha1, &beta2_}};
   if (!math::multi_pairing(pairs).is_one()) {

@@ -1,6 +1,5 @@
 #include "math/pairing.hpp"
 
-#include <stdexcept>
 
 namespace stagehand::math {
 namespace {
@@ -77,47 +76,59 @@ G2Prepared prepare_g2(const G2Affine& point) {
   if (point.infinity) return prepared;
   prepared.infinity = false;
   prepared.lines.reserve(64 + 6);
-  Fq2 x = point.x, y = point.y;
-  const Fq2 three = Fq2{Fq::from_uint64(3), Fq::zero()};
+  // T in homogeneous projective coordinates (X/Z, Y/Z): no inversion. The formulas are
+  // @noble/curves' (Costello-Lange-Naehrig's for a = 0), each line scaled by a factor in Fq2.
+  static const Fq2 half{Fq::from_uint64(2).inverse(), Fq::zero()};
+  const Fq2 b = G2Curve::b();
+  Fq2 x = point.x, y = point.y, z = Fq2::one();
+  auto triple = [](const Fq2& value) { return value.doubled() + value; };
   for (int bit = 62; bit >= 0; --bit) {
-    // Tangent at T: λ = 3x²/2y; 2T = (λ² - 2x, λ(x - x') - y).
-    if (y.is_zero()) throw std::domain_error("prepare_g2: the Miller loop doubles a point of order 2 (not in G2)");
-    const Fq2 slope = three * x.squared() * y.doubled().inverse();
-    prepared.lines.emplace_back(slope, slope * x - y);
-    const Fq2 doubled_x = slope.squared() - x.doubled();
-    y = slope * (x - doubled_x) - y;
-    x = doubled_x;
-    if ((kBlsX >> bit) & 1) {
-      // Chord through T and Q: λ = (y_Q - y)/(x_Q - x); T + Q = (λ² - x - x_Q, λ(x - x') - y).
-      const Fq2 run = point.x - x;
-      if (run.is_zero()) throw std::domain_error("prepare_g2: the Miller loop adds ±Q to itself (not a point of G2)");
-      const Fq2 chord = (point.y - y) * run.inverse();
-      prepared.lines.emplace_back(chord, chord * x - y);
-      const Fq2 sum_x = chord.squared() - x - point.x;
-      y = chord * (x - sum_x) - y;
-      x = sum_x;
+    {  // Tangent at T, and T = 2T.
+      const Fq2 t0 = y.squared();
+      const Fq2 t1 = z.squared();
+      const Fq2 t2 = triple(t1) * b;
+      const Fq2 t3 = triple(t2);
+      const Fq2 t4 = (y + z).squared() - t1 - t0;
+      prepared.lines.push_back(G2Prepared::Line{t2 - t0, triple(x.squared()), -t4});
+      const Fq2 next_x = (t0 - t3) * x * y * half;
+      const Fq2 next_y = ((t0 + t3) * half).squared() - triple(t2.squared());
+      z = t0 * t4;
+      x = next_x;
+      y = next_y;
+    }
+    if ((kBlsX >> bit) & 1) {  // Chord through T and Q, and T = T + Q.
+      const Fq2 t0 = y - point.y * z;
+      const Fq2 t1 = x - point.x * z;
+      prepared.lines.push_back(G2Prepared::Line{t0 * point.x - t1 * point.y, -t0, t1});
+      const Fq2 t2 = t1.squared();
+      const Fq2 t3 = t2 * t1;
+      const Fq2 t4 = t2 * x;
+      const Fq2 t5 = t3 - t4.doubled() + t0.squared() * z;
+      const Fq2 next_y = (t4 - t5) * t0 - t3 * y;
+      x = t1 * t5;
+      y = next_y;
+      z = z * t3;
     }
   }
   return prepared;
 }
 
 Fq12 miller_loop(std::span<const std::pair<G1Affine, const G2Prepared*>> pairs) {
-  // Line (λ, μ) at P, scaled by w³: μ + (-λ·x_P)·v + y_P·v·w.
   struct Term {
-    Fq negative_x, y;
+    Fq x, y;
     const G2Prepared* q;
   };
   std::vector<Term> terms;
   for (const auto& [p, q] : pairs) {
     if (p.infinity || q == nullptr || q->infinity) continue;
-    terms.push_back(Term{-p.x, p.y, q});
+    terms.push_back(Term{p.x, p.y, q});
   }
   Fq12 f = Fq12::one();
   std::size_t line = 0;
   auto apply = [&](std::size_t index) {
     for (const auto& term : terms) {
-      const auto& [slope, constant] = term.q->lines[index];
-      f = f.multiply_by_014(constant, slope * term.negative_x, Fq2{term.y, Fq::zero()});
+      const auto& line = term.q->lines[index];
+      f = f.multiply_by_014(line.c0, line.c1 * term.x, line.c2 * term.y);
     }
   };
   for (int bit = 62; bit >= 0; --bit) {

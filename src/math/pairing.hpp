@@ -2,12 +2,14 @@
 // @noble/curves' `bls12_381.pairing` (tests/math/pairing_test.cpp checks them).
 //
 //   Miller loop   over |x| = 0xd201000000010000 (x = -0xd201000000010000, so the result is
-//                 conjugated at the end), G2 in affine coordinates: the line coefficients of a G2
-//                 point depend on it alone, so prepare_g2 computes them once (one Fq2 inversion
-//                 per step) and a fixed point (a key's β2, γ2, δ2) is prepared once for every proof.
+//                 conjugated at the end). The line coefficients of a G2 point depend on it alone:
+//                 prepare_g2 computes them once (T in homogeneous projective coordinates, no
+//                 inversion), and a fixed point (a key's β2, γ2, δ2) is prepared once for every proof.
 //                 G2 is the M-type sextic twist y² = x³ + 4ξ, untwisted by (x, y) ↦ (x/w², y/w³);
-//                 a line scaled by w³ is (λ·x_T - y_T) + (-λ·x_P)·v + y_P·v·w: a sparse 0, 1, 4
-//                 product (Fq12::multiply_by_014).
+//                 the line through T (slope λ, affine), scaled by w³, is
+//                 (λ·x_T - y_T) + (-λ·x_P)·v + y_P·v·w: a sparse 0, 1, 4 product
+//                 (Fq12::multiply_by_014); the projective form scales it by a factor in Fq2,
+//                 which the final exponentiation removes.
 //   final exponentiation  f^(3·(q^12 - 1)/r): the easy part f^((q^6 - 1)(q^2 + 1)), then the
 //                 hard part by the addition chain in x of Hayashida, Hayasaka and Teruya that
 //                 @noble/curves and zkcrypto's bls12_381 use, which raises to 3·(q^4 - q^2 + 1)/r.
@@ -32,14 +34,16 @@ namespace stagehand::math {
 inline constexpr std::uint64_t kBlsX = 0xd201000000010000ULL;
 
 // The Miller loop's line coefficients of one G2 point: for each doubling and each addition in
-// loop order, the slope λ and λ·x_T - y_T of the line through T (affine, on the twist).
+// loop order, the line at P = (x_P, y_P) is c0 + (c1·x_P)·v + (c2·y_P)·v·w.
 struct G2Prepared {
+  struct Line {
+    Fq2 c0, c1, c2;
+  };
   bool infinity = true;
-  std::vector<std::pair<Fq2, Fq2>> lines;
+  std::vector<Line> lines;
 };
 
-// Throws std::domain_error for a point whose loop meets a vertical line (T = ±Q or 2T = O),
-// which a point of the order-r subgroup never does.
+// For a point of G2 (check is_in_subgroup first: outside it the values mean nothing).
 G2Prepared prepare_g2(const G2Affine& point);
 
 // Π f_{|x|,Q_i}(P_i), conjugated (x < 0); pairs with a point at infinity contribute 1.
