@@ -12,6 +12,7 @@
 #include "workloads/groth16/groth16_workload.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
 #include "runner/backend.hpp"
 #include "runner/run_config.hpp"
@@ -42,6 +43,8 @@ struct ProveOptions {
   std::string config;
   std::string policy = "budgeted";
   std::string trace;
+  std::string r1cs;
+  bool no_verify = false;
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;
 };
@@ -129,8 +132,23 @@ int prove(const ProveOptions& options) {
                *options.seed);
   }
 
+  // The checks: every proof against the key's verification key (the pairing equation) unless
+  // --no-verify; with --r1cs every witness against every constraint as well.
+  std::optional<groth16::R1cs> r1cs;
+  groth16::ProofChecks checks;
+  checks.verify = !options.no_verify;
+  if (!options.r1cs.empty()) {
+    r1cs = groth16::read_r1cs(options.r1cs);
+    checks.r1cs = &*r1cs;
+    checks.r1cs_path = options.r1cs;
+  }
+  if (options.no_verify) fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
+
   std::size_t done = 0;
   std::size_t failed = 0;
+  double check_seconds = 0;
+  std::size_t checked = 0;
+  const groth16::Groth16Workload* workload_pointer = nullptr;
   auto proving_start = std::chrono::steady_clock::now();
   auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& public_signals) {
     const auto& output = outputs[static_cast<std::size_t>(job)];
@@ -148,8 +166,15 @@ int prove(const ProveOptions& options) {
       const auto held = use_cuda ? fmt::format(", GPU {} held {:.3f} s", record.device,
                                                static_cast<double>(record.lock_released_ns - record.lock_acquired_ns) / 1e9)
                                  : std::string();
-      fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{} -> {}, {}\n", done, files.size(), files[index].string(),
-                 seconds_since(proving_start), held, outputs[index].proof.string(), outputs[index].public_signals.string());
+      std::string verified;
+      if (checks.verify && workload_pointer != nullptr) {
+        const double seconds = workload_pointer->check_seconds(record.index);
+        check_seconds += seconds;
+        ++checked;
+        verified = fmt::format(", verified ({:.1f} ms)", 1e3 * seconds);
+      }
+      fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", done, files.size(), files[index].string(),
+                 seconds_since(proving_start), held, verified, outputs[index].proof.string(), outputs[index].public_signals.string());
     } else {
       ++failed;
       fmt::print(stderr, "  [{}/{}] {}: FAILED: {}\n", done, files.size(), files[index].string(), record.error);
@@ -158,7 +183,8 @@ int prove(const ProveOptions& options) {
 
   // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
-  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof);
+  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks);
+  workload_pointer = &workload;
   // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
   Trace& trace = backend->trace();
   fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU\n", files.size(),
@@ -184,6 +210,11 @@ int prove(const ProveOptions& options) {
              proving_seconds / static_cast<double>(std::max<std::size_t>(files.size(), 1)), seconds_since(start),
              use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
                       : std::string());
+  if (checked > 0) {
+    fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
+               checked, r1cs ? fmt::format(", witnesses checked against the {} constraints of {}", r1cs->constraints.size(), options.r1cs)
+                             : std::string());
+  }
   return failed == 0 ? 0 : 1;
 }
 
@@ -203,6 +234,12 @@ void add_prove_command(CLI::App& app) {
       ->check(CLI::IsMember(policy_names()));
   command->add_option("--trace", options->trace,
                       "Write a Chrome/Perfetto trace of the run to this file (and a picture of it beside, .svg)");
+  command->add_option("--r1cs", options->r1cs,
+                      "The circuit's constraint system (.r1cs): check each witness against every constraint and name the "
+                      "first one it does not satisfy");
+  command->add_flag("--no-verify", options->no_verify,
+                    "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
+                    "verify fails its witness and is not written)");
   command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
   command->add_option("--threads", options->threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
   on_selected(command, [options] { return prove(*options); });

@@ -13,6 +13,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/setup.hpp"
+#include "groth16/verify.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
 #include "sim/device_model.hpp"
@@ -295,7 +296,7 @@ struct CoordinatedProofs {
 };
 
 CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::path& zkey_path, std::vector<ProofJob> jobs,
-                                            Policy policy) {
+                                            Policy policy, ProofChecks checks = {}) {
   CoordinatedProofs result;
   result.proofs.resize(jobs.size());
   result.public_signals.resize(jobs.size());
@@ -310,7 +311,8 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
                            [&](int job, const Proof& proof, const std::vector<Fr>& public_signals) {
                              result.proofs.at(static_cast<std::size_t>(job)) = proof;
                              result.public_signals.at(static_cast<std::size_t>(job)) = public_signals;
-                           });
+                           },
+                           checks);
   CoordinatorSettings settings;
   settings.policy = policy;
   result.report = testing::run_functional(system, device, settings, workload);
@@ -359,6 +361,100 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_its_own_job_and_the_others_complete) {
   BOOST_CHECK(!result.proofs[1].has_value());
   BOOST_CHECK(contains(result.report.jobs[1].error, "absent.wtns"));
   BOOST_CHECK_EQUAL(result.memory_left, 0u);
+}
+
+// One bit of w[index] flipped: a witness of the right shape that no longer satisfies the circuit.
+std::vector<Fr> flipped(std::vector<Fr> witness, std::size_t index) {
+  auto limbs = witness.at(index).to_canonical_limbs();
+  limbs[0] ^= 1;
+  witness[index] = *Fr::from_canonical_limbs(limbs);
+  return witness;
+}
+
+BOOST_AUTO_TEST_CASE(a_valid_proof_verifies_and_tampered_ones_do_not) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto witness = small_witness();
+  const auto signals = public_signals(key, witness);
+  const auto proof = prove_on_cpu(key, witness, ProofRandomness::from_seed(5), 2);
+  const ProofVerifier verifier(key);
+  BOOST_CHECK(!verifier.check(proof, signals).has_value());
+  BOOST_CHECK(verify_proof(key, proof, signals));
+
+  auto other_signals = signals;
+  other_signals[0] += Fr::one();
+  BOOST_CHECK(contains(verifier.check(proof, other_signals).value_or("verifies"), "the pairing check"));
+  Proof moved = proof;
+  moved.a = (math::G1Projective::from_affine(proof.a) + math::G1Curve::generator()).to_affine();
+  BOOST_CHECK(contains(verifier.check(moved, signals).value_or("verifies"), "the pairing check"));
+  moved = proof;
+  moved.c = -proof.c;
+  BOOST_CHECK(verifier.check(moved, signals).has_value());
+  moved = proof;
+  moved.b.x += math::Fq2::one();  // off the curve
+  BOOST_CHECK(contains(verifier.check(moved, signals).value_or("verifies"), "not a point of G2's curve"));
+  BOOST_CHECK(contains(verifier.check(proof, std::vector<Fr>{signals[0]}).value_or("verifies"), "1 public signals"));
+  // A proof of a witness that does not satisfy the circuit, made without any check, fails.
+  const auto bad = prove_on_cpu(key, flipped(witness, 3), ProofRandomness::from_seed(5), 2);
+  BOOST_CHECK(contains(verifier.check(bad, signals).value_or("verifies"), "the pairing check"));
+}
+
+BOOST_AUTO_TEST_CASE(the_first_unsatisfied_constraint_is_named) {
+  const auto r1cs = small_circuit();
+  BOOST_CHECK(!first_unsatisfied_constraint(r1cs, small_witness()).has_value());
+  BOOST_CHECK_EQUAL(first_unsatisfied_constraint(r1cs, flipped(small_witness(), 3)).value_or(99), 0u);  // y: x·y = out
+  BOOST_CHECK_EQUAL(first_unsatisfied_constraint(r1cs, flipped(small_witness(), 4)).value_or(99), 1u);  // t: (x + 3y)·1 = t
+  BOOST_CHECK_THROW(first_unsatisfied_constraint(r1cs, std::vector<Fr>{Fr::one()}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(a_witness_that_does_not_satisfy_the_circuit_yields_no_proof) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const fs::path bad = files.dir / "flipped.wtns";
+  write_wtns(bad, flipped(small_witness(), 3));
+  std::vector<ProofJob> jobs{ProofJob{files.wtns, ProofRandomness::from_seed(1)}, ProofJob{bad, ProofRandomness::from_seed(2)}};
+
+  // The pairing check (on by default): the bad proof fails its job and is never handed out.
+  auto result = prove_through_coordinator(key, files.zkey, jobs, Policy::budgeted);
+  BOOST_CHECK_EQUAL(result.report.partitions_completed, 1);
+  BOOST_CHECK(result.proofs[0].has_value());
+  BOOST_CHECK(!result.proofs[1].has_value());
+  BOOST_CHECK(contains(result.report.jobs[1].error, "the proof does not verify") && contains(result.report.jobs[1].error, "flipped.wtns"));
+  BOOST_CHECK(verify_proof(key, *result.proofs[0], public_signals(key, small_witness())));
+  BOOST_CHECK_EQUAL(result.memory_left, 0u);
+
+  // With the constraint system: refused in prepare, naming the first failing constraint.
+  const auto r1cs = read_r1cs(files.r1cs);
+  ProofChecks with_r1cs;
+  with_r1cs.r1cs = &r1cs;
+  with_r1cs.r1cs_path = files.r1cs;
+  result = prove_through_coordinator(key, files.zkey, jobs, Policy::budgeted, with_r1cs);
+  BOOST_CHECK_EQUAL(result.report.partitions_completed, 1);
+  BOOST_CHECK(result.proofs[0].has_value() && !result.proofs[1].has_value());
+  BOOST_CHECK(contains(result.report.jobs[1].error, "does not satisfy constraint 0 of") &&
+              contains(result.report.jobs[1].error, "small.r1cs"));
+  BOOST_CHECK_EQUAL(result.memory_left, 0u);
+
+  // --no-verify: no check, so the bad witness gets a proof (one that does not verify).
+  ProofChecks none;
+  none.verify = false;
+  result = prove_through_coordinator(key, files.zkey, jobs, Policy::budgeted, none);
+  BOOST_CHECK_EQUAL(result.report.partitions_completed, 2);
+  BOOST_REQUIRE(result.proofs[1].has_value());
+  BOOST_CHECK(!verify_proof(key, *result.proofs[1], public_signals(key, small_witness())));
+}
+
+BOOST_AUTO_TEST_CASE(a_constraint_system_of_another_circuit_is_refused) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  auto r1cs = small_circuit();
+  r1cs.n_wires = 6;
+  ProofChecks checks;
+  checks.r1cs = &r1cs;
+  checks.r1cs_path = "other.r1cs";
+  HostWork host_work(0);
+  auto message = error_of([&] { Groth16Workload(key, files.zkey, {}, host_work, 2, nullptr, checks); });
+  BOOST_CHECK(contains(message, "other.r1cs") && contains(message, "another circuit"));
 }
 
 BOOST_AUTO_TEST_CASE(seeded_randomness_is_reproducible_and_system_randomness_is_not) {

@@ -3,6 +3,10 @@
 # snarkjs checks the witness against the .r1cs (`wtns check`), `stagehand setup` makes the keys,
 # `stagehand prove` (functional simulator) proves, `snarkjs groth16 verify` must accept the proof
 # and reject it with a public signal changed; snarkjs's own prover on the same key must verify too.
+# `stagehand prove` checks each proof itself (the pairing check, on by default) and prints its
+# cost; on the 2^10 circuit a witness with one bit of w[3] flipped must be refused: by the pairing
+# check (exit 1, no proof written), with --r1cs at its first failing constraint, and with
+# --no-verify the proof it then writes must be one snarkjs rejects.
 # Two sizes: 1019 constraints (the most a 2^10 domain holds with 4 public signals) and 1020 (2^11).
 #
 #   synthetic.sh <stagehand> <stagehand_make_circuit> <work dir of prepare_circuits.sh>
@@ -37,6 +41,33 @@ for case in 1019:10 1020:11; do
   verify "$dir/vk.json" "$dir/tampered.json" "$dir/proof.json" reject "$constraints constraints: the proof with a public signal changed"
   $snarkjs groth16 prove "$dir/circuit.zkey" "$dir/circuit.wtns" "$dir/snarkjs.proof.json" "$dir/snarkjs.public.json"
   verify "$dir/vk.json" "$dir/snarkjs.public.json" "$dir/snarkjs.proof.json" ok "$constraints constraints: snarkjs's proof on the stagehand key"
+  if grep -q "pairing check .* ms per proof" "$dir/prove.log"; then echo "ok: $constraints constraints: $(grep 'pairing check' "$dir/prove.log")"
+  else fail "$constraints constraints: prove does not report its pairing check"; fi
 done
+
+# The 2^10 circuit with one bit of w[3] flipped: a witness of the right shape that does not satisfy it.
+dir="$out/n1019"
+flip_witness_bit "$dir/circuit.wtns" "$dir/flipped.wtns" 3
+check=$($snarkjs wtns check "$dir/circuit.r1cs" "$dir/flipped.wtns" 2>&1 || true)
+if grep -q "WITNESS IS CORRECT" <<<"$check"; then fail "snarkjs accepts the flipped witness"; else echo "ok: snarkjs rejects the flipped witness"; fi
+set +e
+message=$("$stagehand" prove --zkey "$dir/circuit.zkey" --wtns "$dir/flipped.wtns" --proof "$dir/flipped.proof.json" --public "$dir/flipped.public.json" 2>&1)
+status=$?
+set -e
+if [ $status -eq 1 ] && grep -q "FAILED: the proof does not verify" <<<"$message" && [ ! -e "$dir/flipped.proof.json" ]; then
+  echo "ok: the flipped witness: the pairing check refuses its proof, nothing written"
+else fail "the flipped witness: exit $status, proof file $(ls "$dir/flipped.proof.json" 2>/dev/null || echo absent): $message"; fi
+set +e
+message=$("$stagehand" prove --zkey "$dir/circuit.zkey" --wtns "$dir/flipped.wtns" --r1cs "$dir/circuit.r1cs" --proof "$dir/flipped.proof.json" --public "$dir/flipped.public.json" 2>&1)
+status=$?
+set -e
+if [ $status -eq 1 ] && grep -q "does not satisfy constraint [0-9]* of" <<<"$message" && [ ! -e "$dir/flipped.proof.json" ]; then
+  echo "ok: the flipped witness with --r1cs: $(grep -o 'does not satisfy constraint [0-9]*' <<<"$message")"
+else fail "the flipped witness with --r1cs: exit $status: $message"; fi
+"$stagehand" prove --zkey "$dir/circuit.zkey" --wtns "$dir/circuit.wtns" --r1cs "$dir/circuit.r1cs" --proof "$dir/r1cs.proof.json" --public "$dir/r1cs.public.json"
+verify "$dir/vk.json" "$dir/r1cs.public.json" "$dir/r1cs.proof.json" ok "the good witness, checked with --r1cs"
+"$stagehand" prove --zkey "$dir/circuit.zkey" --wtns "$dir/flipped.wtns" --no-verify --proof "$dir/flipped.proof.json" --public "$dir/flipped.public.json"
+verify "$dir/vk.json" "$dir/flipped.public.json" "$dir/flipped.proof.json" reject "the flipped witness's proof, written with --no-verify,"
+
 
 finish "all synthetic-circuit checks passed"

@@ -31,6 +31,24 @@ tamper() {
   ' "$1" "$2"
 }
 
+# flip_witness_bit <in.wtns> <out.wtns> <index>: a copy of the witness with the lowest bit of
+# w[index] flipped (section 2 holds the values, 32 bytes each, little-endian).
+flip_witness_bit() {
+  node -e '
+    const fs = require("fs");
+    const bytes = fs.readFileSync(process.argv[1]);
+    const index = Number(process.argv[3]);
+    let offset = 12;
+    for (let section = 0; section < bytes.readUInt32LE(8); section++) {
+      const id = bytes.readUInt32LE(offset);
+      const size = Number(bytes.readBigUInt64LE(offset + 4));
+      if (id === 2) { bytes[offset + 12 + 32 * index] ^= 1; fs.writeFileSync(process.argv[2], bytes); process.exit(0); }
+      offset += 12 + size;
+    }
+    throw new Error("no section 2 in " + process.argv[1]);
+  ' "$1" "$2" "$3"
+}
+
 # finish <what passed>
 finish() {
   if [ $failures -ne 0 ]; then

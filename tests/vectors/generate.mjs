@@ -9,7 +9,7 @@ import { writeFileSync, renameSync } from 'node:fs';
 import { bls12_381 } from '@noble/curves/bls12-381';
 import { rootsOfUnity, FFT } from '@noble/curves/abstract/fft';
 
-const { Fr, Fp, Fp2 } = bls12_381.fields;
+const { Fr, Fp, Fp2, Fp6, Fp12 } = bls12_381.fields;
 const G1 = bls12_381.G1.Point;
 const G2 = bls12_381.G2.Point;
 
@@ -415,6 +415,86 @@ function hVectors(convention, logSizes, satisfied) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Fq6, Fq12 and the pairing. An Fq12 value is written as its six Fq2 coefficients in noble's
+// order: c0.c0, c0.c1, c0.c2, c1.c0, c1.c1, c1.c2 (Fp12 = Fp6[w]/(w² - v), Fp6 = Fp2[v]/(v³ - (u + 1))).
+const hexFq6 = (value) => [hexFq2(value.c0), hexFq2(value.c1), hexFq2(value.c2)];
+const hexFq12 = (value) => [...hexFq6(value.c0), ...hexFq6(value.c1)];
+const randomFq2 = () => Fp2.create({ c0: random.below(q), c1: random.below(q) });
+const randomFq6 = () => Fp6.create({ c0: randomFq2(), c1: randomFq2(), c2: randomFq2() });
+const randomFq12 = () => Fp12.create({ c0: randomFq6(), c1: randomFq6() });
+function towerVectors(randomCount) {
+  const fq6 = [];
+  for (let index = 0; index < randomCount; index++) {
+    const a = randomFq6();
+    const b = randomFq6();
+    fq6.push({ a: hexFq6(a), b: hexFq6(b), product: hexFq6(Fp6.mul(a, b)), square: hexFq6(Fp6.sqr(a)), inverse: hexFq6(Fp6.inv(a)) });
+  }
+  const fq12 = [];
+  for (let index = 0; index < randomCount; index++) {
+    const a = randomFq12();
+    const b = randomFq12();
+    const exponent = random.bigint(128);
+    fq12.push({
+      a: hexFq12(a), b: hexFq12(b), product: hexFq12(Fp12.mul(a, b)), square: hexFq12(Fp12.sqr(a)),
+      inverse: hexFq12(Fp12.inv(a)), conjugate: hexFq12(Fp12.conjugate(a)),
+      frobenius: [1, 2, 3, 6].map((power) => ({ power, value: hexFq12(Fp12.frobeniusMap(a, power)) })),
+      exponent: hex(exponent), power: hexFq12(Fp12.pow(a, exponent)),
+    });
+  }
+  return { fq6, fq12 };
+}
+function pairingVectors(randomCount) {
+  const pairing = bls12_381.pairing;
+  // noble's final exponentiation raises to 3·(q^12 - 1)/r (the Hayashida-Hayasaka-Teruya hard part).
+  const finalExponent = 3n * ((q ** 12n - 1n) / r);
+  const finalExponentiation = [];
+  for (let index = 0; index < 3; index++) {
+    const f = randomFq12();
+    const value = Fp12.finalExponentiate(f);
+    if (index === 0) check(Fp12.eql(value, Fp12.pow(f, finalExponent)), 'noble final exponentiation is f^(3(q^12-1)/r)');
+    finalExponentiation.push({ f: hexFq12(f), value: hexFq12(value) });
+  }
+  const generatorValue = pairing(G1.BASE, G2.BASE);
+  check(!Fp12.eql(generatorValue, Fp12.ONE), 'e(G1, G2) is not 1');
+  check(Fp12.eql(Fp12.pow(generatorValue, r), Fp12.ONE), 'e(G1, G2) has order r');
+  const pairs = [];
+  for (let index = 0; index < randomCount; index++) {
+    const a = 1n + random.below(r - 1n);
+    const b = 1n + random.below(r - 1n);
+    const p = G1.BASE.multiply(a);
+    const qPoint = G2.BASE.multiply(b);
+    const value = pairing(p, qPoint);
+    // Bilinearity, checked here by noble against e(G1, G2)^(ab).
+    check(Fp12.eql(value, Fp12.pow(generatorValue, Fr.mul(a, b))), 'noble bilinearity');
+    pairs.push({ a: hex(a), b: hex(b), p: encodeG1(p), q: encodeG2(qPoint), value: hexFq12(value) });
+  }
+  // A product of pairings (one final exponentiation), and one that is the identity of GT:
+  // e(a·G1, b·G2)·e(-(ab)·G1, G2)·e(c·G1, d·G2)·e(G1, -(cd)·G2) = 1.
+  const products = [];
+  for (let index = 0; index < 3; index++) {
+    const batch = [];
+    for (let k = 0; k < 3; k++) batch.push({ g1: G1.BASE.multiply(1n + random.below(r - 1n)), g2: G2.BASE.multiply(1n + random.below(r - 1n)) });
+    products.push({ pairs: batch.map(({ g1, g2 }) => ({ p: encodeG1(g1), q: encodeG2(g2) })), value: hexFq12(bls12_381.pairingBatch(batch)) });
+  }
+  const [a, b, c, d] = [0, 1, 2, 3].map(() => 1n + random.below(r - 1n));
+  const identityBatch = [
+    { g1: G1.BASE.multiply(a), g2: G2.BASE.multiply(b) },
+    { g1: G1.BASE.multiply(Fr.mul(a, b)).negate(), g2: G2.BASE },
+    { g1: G1.BASE.multiply(c), g2: G2.BASE.multiply(d) },
+    { g1: G1.BASE, g2: G2.BASE.multiply(Fr.mul(c, d)).negate() },
+  ];
+  const identityValue = bls12_381.pairingBatch(identityBatch);
+  check(Fp12.eql(identityValue, Fp12.ONE), 'the GT identity product is 1');
+  products.push({ pairs: identityBatch.map(({ g1, g2 }) => ({ p: encodeG1(g1), q: encodeG2(g2) })), value: hexFq12(identityValue) });
+  return {
+    bls_x: hex(0xd201000000010000n), x_negative: true,
+    final_exponentiation: finalExponentiation,
+    generators: { p: encodeG1(G1.BASE), q: encodeG2(G2.BASE), value: hexFq12(generatorValue) },
+    pairs, products,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 const started = Date.now();
 const vectors = {
   generator: { seed: options.seed, noble_curves: '1.9.7', node: process.version },
@@ -434,6 +514,8 @@ const vectors = {
     ...hVectors('snarkjs', [1, 3, 6], false),
     ...hVectors('classic', [1, 2, 3, 4, 5, 6, 7, 8], true),
   ],
+  tower: towerVectors(8),
+  pairing: pairingVectors(6),
 };
 const temporary = `${options.output}.partial`;
 writeFileSync(temporary, JSON.stringify(vectors));

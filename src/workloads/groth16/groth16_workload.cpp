@@ -2,10 +2,14 @@
 
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
+#include "groth16/errors.hpp"
 #include "groth16/witness.hpp"
 #include "math/msm.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -42,9 +46,16 @@ std::vector<DevicePointer> pointers(DevicePointer first, DevicePointer second, D
 }  // namespace
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
-                                 HostWork& host_work, unsigned thread_count, ProofHandler on_proof)
+                                 HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks)
     : key_(key), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(host_work), thread_count_(thread_count),
-      on_proof_(std::move(on_proof)) {}
+      on_proof_(std::move(on_proof)), checks_(std::move(checks)), check_seconds_(jobs_.size(), 0.0) {
+  if (checks_.verify) verifier_.emplace(key_);
+  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key_.n_vars || checks_.r1cs->n_public() != key_.n_public)) {
+    throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
+                                 checks_.r1cs_path.string(), checks_.r1cs->n_wires, checks_.r1cs->n_public(), zkey_path_.string(),
+                                 key_.n_vars, key_.n_public));
+  }
+}
 
 Bytes Groth16Workload::resident_bytes() const {
   return (key_.a.size() + key_.b1.size() + key_.c.size() + key_.h.size()) * kG1Bytes;
@@ -114,6 +125,12 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
   co_await host_work_.run([&] {
     job_state.witness = read_wtns(file);
     check_witness_matches(key_, job_state.witness, zkey_path_, file);
+    if (checks_.r1cs != nullptr) {
+      if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, job_state.witness)) {
+        throw InputError(fmt::format("{}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made for it",
+                                     file.string(), *failing, checks_.r1cs_path.string()));
+      }
+    }
     evaluate_constraints(key_, job_state.witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]));
   });
 }
@@ -201,11 +218,26 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device&) {
   sums.c = key_.n_vars > key_.n_public + 1 ? jacobian(2) : math::G1Projective::identity();
   sums.h = jacobian(3);
   Proof proof;
+  const auto signals = public_signals(key_, job_state.witness);
+  std::optional<std::string> rejection;
   co_await host_work_.run([&] {
     sums.b2 = math::msm(key_.b2, job_state.witness, thread_count_);
     proof = assemble_proof(key_, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
+    if (verifier_) {
+      const auto start = std::chrono::steady_clock::now();
+      rejection = verifier_->check(proof, signals);
+      check_seconds_.at(static_cast<std::size_t>(job)) =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
   });
-  if (on_proof_) on_proof_(job, proof, public_signals(key_, job_state.witness));
+  if (rejection) {
+    const auto& file = jobs_.at(static_cast<std::size_t>(job)).wtns;
+    abandon(job);
+    const std::string hint = checks_.r1cs != nullptr ? "" : "; with the .r1cs (--r1cs) the witness is checked constraint by constraint";
+    throw std::runtime_error(fmt::format("the proof does not verify: {} (does {} satisfy the circuit?{}); nothing is written for it",
+                                         *rejection, file.string(), hint));
+  }
+  if (on_proof_) on_proof_(job, proof, signals);
   abandon(job);
 }
 

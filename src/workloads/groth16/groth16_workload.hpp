@@ -8,7 +8,13 @@
 //   program  (GPU)   upload the witness; groth16_h on a, b, c; b and c freed; the four G1 MSMs
 //                    (A, B1, C over the private signals, H over the H evaluations); a freed;
 //                    the four sums to the host
-//   finish   (host)  the G2 MSM, the blinding and the assembly of the proof
+//   finish   (host)  the G2 MSM, the blinding and the assembly of the proof, then its check
+//                    (groth16/verify.hpp: the pairing equation against the key's verification
+//                    key): a proof that does not verify fails its job ("the proof does not
+//                    verify: ...") and never reaches the ProofHandler
+//
+// With a constraint system (ProofChecks::r1cs) prepare also checks the witness against every
+// constraint and fails the job naming the first one it does not satisfy.
 //
 // The proving key's G1 points (A, B1, C, H) stay on each device for the whole run (resident,
 // outside the budget's capacity); the kernels' scratch, where the device needs one
@@ -23,6 +29,8 @@
 #include "coordinator/job.hpp"
 #include "workloads/host_work.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/verify.hpp"
 #include "groth16/zkey.hpp"
 
 #include <array>
@@ -30,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -40,6 +49,13 @@ struct ProofJob {
   ProofRandomness randomness;
 };
 
+// What is checked around each proof.
+struct ProofChecks {
+  bool verify = true;            // the pairing check of every proof before it is handed out
+  const R1cs* r1cs = nullptr;    // also the witness against every constraint (in prepare)
+  std::filesystem::path r1cs_path;  // for the messages
+};
+
 class Groth16Workload final : public Workload {
  public:
   // Called once per proof made (from the coordinator's thread), with w[1..nPublic].
@@ -48,7 +64,10 @@ class Groth16Workload final : public Workload {
   // `host_work` runs the CPU math (threaded on a GPU, inline on the simulator); thread_count is
   // what each step's math may use (0 = every hardware thread).
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
-                  unsigned thread_count, ProofHandler on_proof);
+                  unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {});
+
+  // The seconds the proof check of a finished job took (0 when it did not run).
+  double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
   int job_count() const override { return static_cast<int>(jobs_.size()); }
   int proof_count() const override { return job_count(); }
@@ -86,6 +105,9 @@ class Groth16Workload final : public Workload {
   HostWork& host_work_;
   unsigned thread_count_;
   ProofHandler on_proof_;
+  ProofChecks checks_;
+  std::optional<ProofVerifier> verifier_;
+  std::vector<double> check_seconds_;  // by job, written by finish
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
   std::map<int, KeyOnDevice> keys_;  // by device index

@@ -1,0 +1,60 @@
+#include "groth16/verify.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace stagehand::groth16 {
+
+ProofVerifier::ProofVerifier(const ProvingKey& key)
+    : key_(key), beta2_(math::prepare_g2(key.beta2)), gamma2_(math::prepare_g2(key.gamma2)), delta2_(math::prepare_g2(key.delta2)) {}
+
+std::optional<std::string> ProofVerifier::check(const Proof& proof, std::span<const math::Fr> public_signals) const {
+  if (public_signals.size() != key_.n_public || key_.ic.size() != key_.n_public + 1) {
+    return fmt::format("{} public signals for a key with {} (and {} IC points)", public_signals.size(), key_.n_public,
+                       key_.ic.size());
+  }
+  if (!proof.a.is_on_curve() || !proof.c.is_on_curve()) return std::string("π_A or π_C is not a point of G1's curve");
+  if (!proof.b.is_on_curve()) return std::string("π_B is not a point of G2's curve");
+  if (!proof.a.is_in_subgroup() || !proof.c.is_in_subgroup()) return std::string("π_A or π_C is not in G1's subgroup of order r");
+  if (!proof.b.is_in_subgroup()) return std::string("π_B is not in G2's subgroup of order r");
+
+  math::G1Projective vk_x = math::G1Projective::from_affine(key_.ic[0]);
+  for (std::size_t i = 0; i < public_signals.size(); ++i) {
+    vk_x += math::G1Projective::from_affine(key_.ic[i + 1]).multiply(public_signals[i]);
+  }
+  const math::G2Prepared pi_b = math::prepare_g2(proof.b);
+  const std::pair<math::G1Affine, const math::G2Prepared*> pairs[] = {
+      {-proof.a, &pi_b}, {vk_x.to_affine(), &gamma2_}, {proof.c, &delta2_}, {key_.alpha1, &beta2_}};
+  if (!math::multi_pairing(pairs).is_one()) {
+    return std::string("the pairing check e(-π_A, π_B)·e(vk_x, γ2)·e(π_C, δ2)·e(α1, β2) = 1 fails");
+  }
+  return std::nullopt;
+}
+
+bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const math::Fr> public_signals) {
+  return !ProofVerifier(key).check(proof, public_signals).has_value();
+}
+
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness) {
+  auto evaluate = [&](const LinearCombination& combination) {
+    math::Fr sum = math::Fr::zero();
+    for (const auto& term : combination) {
+      if (term.wire >= witness.size()) {
+        throw std::invalid_argument(fmt::format("wire {} of the constraint system is beyond the witness's {} values", term.wire,
+                                                witness.size()));
+      }
+      sum += term.coefficient * witness[term.wire];
+    }
+    return sum;
+  };
+  for (std::size_t index = 0; index < r1cs.constraints.size(); ++index) {
+    const auto& constraint = r1cs.constraints[index];
+    if (!(evaluate(constraint.a) * evaluate(constraint.b) == evaluate(constraint.c))) return index;
+  }
+  return std::nullopt;
+}
+
+}  // namespace stagehand::groth16

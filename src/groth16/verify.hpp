@@ -1,0 +1,43 @@
+#pragma once
+// The Groth16 check of a proof against the verification key inside a .zkey, as snarkjs's
+// `groth16 verify` does it: e(-π_A, π_B)·e(vk_x, γ2)·e(π_C, δ2)·e(α1, β2) = 1 with
+// vk_x = IC[0] + Σ public_i·IC[i], one multi-pairing (math/pairing.hpp). `stagehand prove` runs it
+// on every proof before writing it (the Groth16 workload's finish step).
+//
+// And the witness against the constraint system (.r1cs), A·w ∘ B·w = C·w row by row, where the
+// .r1cs is at hand: the .zkey holds A and B but not C, so without it the pairing check is what
+// catches a witness that does not satisfy the circuit.
+
+#include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/zkey.hpp"
+#include "math/pairing.hpp"
+
+#include <optional>
+#include <span>
+#include <string>
+
+namespace stagehand::groth16 {
+
+class ProofVerifier {
+ public:
+  // Prepares the Miller loop's lines of the fixed β2, γ2, δ2 once (a few ms).
+  explicit ProofVerifier(const ProvingKey& key);
+
+  // Nothing when the proof verifies; otherwise why not ("a point is not on its curve", "the
+  // pairing check fails", ...). public_signals are w[1..nPublic].
+  std::optional<std::string> check(const Proof& proof, std::span<const math::Fr> public_signals) const;
+
+ private:
+  const ProvingKey& key_;
+  math::G2Prepared beta2_, gamma2_, delta2_;
+};
+
+// One-off form of ProofVerifier::check: true when the proof verifies.
+bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const math::Fr> public_signals);
+
+// The index of the first constraint the witness does not satisfy (A·w · B·w ≠ C·w), or nothing.
+// std::invalid_argument when a wire is out of the witness's range.
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness);
+
+}  // namespace stagehand::groth16
