@@ -87,4 +87,14 @@ void write_report_json(const std::filesystem::path& path, const std::vector<RunR
   out << report_json(reports) << '\n';
 }
 
+std::string headline_figures(const RunReport& r) {
+  std::string figures = fmt::format("{:.3f} s/proof, compute busy {:.1f}%, VRAM peak {}, OOM {}", r.seconds_per_proof,
+                                    100 * r.compute_busy_fraction, format_bytes(r.vram_peak_bytes), r.oom_count);
+  if (r.partitions_completed < r.partitions) {
+    figures += fmt::format(", {} of {} partitions failed", r.partitions - r.partitions_completed, r.partitions);
+  }
+  if (r.fallback_count > 0) figures += fmt::format(", {} fallback{}", r.fallback_count, r.fallback_count == 1 ? "" : "s");
+  return figures;
+}
+
 }  // namespace stagehand
