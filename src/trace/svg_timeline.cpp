@@ -204,6 +204,7 @@ LaneView gather(const PictureLane& lane) {
   LaneView view{lane.name, lane.figures, {}, {}, 0};
   const Trace& trace = *lane.trace;
   std::unordered_map<std::uint64_t, const TraceEvent*> async_open;
+  std::unordered_map<std::uint32_t, std::vector<Box>> unattributed;  // by track
   for (const auto& event : trace.events()) {
     const auto process = trace.track_process(event.track);
     const auto thread = trace.track_thread(event.track);
@@ -242,10 +243,18 @@ LaneView gather(const PictureLane& lane) {
           if (auto job = job_of(event.detail)) {
             auto& job_view = view.jobs[*job];
             job_view.gpu = gpu_index;
+            // A worker's spans that name no job (waiting for a lock, an upload) belong to the
+            // job whose span it records next: spans are recorded as they end, and a worker's
+            // job ends with its GPU program or its host step.
+            auto& unnamed = unattributed[event.track];
+            job_view.boxes.insert(job_view.boxes.end(), unnamed.begin(), unnamed.end());
+            unnamed.clear();
             bool program = name.find("GPU program") != std::string_view::npos;
             if (program) job_view.programs.emplace_back(event.start_ns, event.end_ns);
             job_view.boxes.push_back(Box{event.start_ns, event.end_ns, program ? kProgram : style,
                                          fmt::format("{}: {}", name, event.detail), program});
+          } else {
+            unattributed[event.track].push_back(row.boxes.back());
           }
         }
         break;
@@ -508,7 +517,7 @@ class Picture {
     }
     for (const auto& [at, detail] : row.oom_marks) {
       out += fmt::format(
-          "<g class=\"oom\" data-at-ns=\"{}\"><text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\" "
+          "<g class=\"job-oom\" data-at-ns=\"{}\"><text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\" "
           "text-anchor=\"middle\">✕</text><title>{}</title></g>\n",
           at, x_of(at), y + kRowHeight - 3, kOom, escape(detail));
       use("out of memory (✕; on the memory chart, the failed request above what was held)", fmt::format("<text x=\"8\" y=\"9\" fill=\"{}\" font-weight=\"bold\" text-anchor=\"middle\">✕</text>", kOom));
@@ -631,10 +640,10 @@ class Picture {
       double y0 = y_of_bytes(top, base);
       double y1 = y_of_bytes(top, base + oom.requested_bytes);
       out += fmt::format(
-          "<g class=\"oom\" data-at-ns=\"{}\" data-requested-bytes=\"{:.0f}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"4\" height=\"{:.1f}\" "
+          "<g class=\"oom\" data-at-ns=\"{}\" data-held-bytes=\"{:.0f}\" data-requested-bytes=\"{:.0f}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"4\" height=\"{:.1f}\" "
           "fill=\"{}\" fill-opacity=\"0.55\"/><text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" font-weight=\"bold\" "
           "text-anchor=\"middle\">✕</text><title>{}</title></g>\n",
-          oom.at_ns, oom.requested_bytes, x - 2, y1, std::max(1.0, y0 - y1), kOom, x, y1 - 1, kOom, escape(oom.detail));
+          oom.at_ns, base, oom.requested_bytes, x - 2, y1, std::max(1.0, y0 - y1), kOom, x, y1 - 1, kOom, escape(oom.detail));
       use("out of memory (✕; on the memory chart, the failed request above what was held)",
           fmt::format("<text x=\"8\" y=\"9\" fill=\"{}\" font-weight=\"bold\" text-anchor=\"middle\">✕</text>", kOom));
     }
@@ -653,7 +662,7 @@ class Picture {
                        peak_in, peak_back);
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} PCIe link, GB/s</text>\n", label_width_ - 8, top + 12,
                        gpu_label(gpu_index));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777\">0 to {:.0f}</text>\n", label_width_ - 8, top + 25,
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777\">0 to {:.3g}</text>\n", label_width_ - 8, top + 25,
                        link_scale_);
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#ddd\"/>\n", label_width_, top,
                        kPlotWidth, kLinkHeight);
