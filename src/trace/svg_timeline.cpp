@@ -686,13 +686,17 @@ class Picture {
     return top + kLinkHeight + 2;
   }
 
-  int draw_lane(std::string& out, const LaneView& lane, int y) {
-    out += fmt::format("<g class=\"lane\" data-name=\"{}\">\n", escape(lane.name));
+  int draw_lane_header(std::string& out, const LaneView& lane, int y) {
     out += fmt::format("<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef1f5\"/>\n", y, label_width_ + kPlotWidth + kRightMargin,
                        kLaneHeader - 4);
     out += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"13\"><tspan font-weight=\"bold\">{}</tspan><tspan fill=\"#333\" dx=\"12\">{}</tspan></text>\n",
                        y + 13, escape(lane.name), escape(lane.figures));
-    y += kLaneHeader;
+    return y + kLaneHeader;
+  }
+
+  int draw_lane(std::string& out, const LaneView& lane, int y) {
+    out += fmt::format("<g class=\"lane\" data-name=\"{}\">\n", escape(lane.name));
+    if (!lane.name.empty() || !lane.figures.empty()) y = draw_lane_header(out, lane, y);
     for (const auto& [index, gpu] : lane.gpus) {
       const auto prefix = gpu_label(index);
       if (!gpu.compute.boxes.empty()) y = draw_row(out, gpu.compute, y, fmt::format("{} compute engine", prefix), index);
