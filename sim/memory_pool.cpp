@@ -18,7 +18,9 @@ MemoryPool::MemoryPool(SimSystem& system, const DeviceModel& model, const FaultP
                        TraceTrack host_track)
     : system_(system), model_(model), faults_(faults), stats_(stats), trace_(system.trace()), host_track_(host_track),
       pool_release_threshold_bytes_(model.pool_release_threshold_bytes),
-      cross_stream_reuse_(model.pool_reuse_across_streams) {}
+      cross_stream_reuse_(model.pool_reuse_across_streams) {
+  record_memory();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Accounting
@@ -44,6 +46,20 @@ void MemoryPool::note_peak() {
   stats_.peak_memory_used_bytes = std::max(stats_.peak_memory_used_bytes, held_bytes());
 }
 
+void MemoryPool::record_memory() {
+  // Held is what the report's peak counts (cudaMalloc plus everything the pool reserved, cached
+  // frees included); in use leaves out the pool's idle and pending bytes.
+  auto sample = [&](const char* name, Bytes bytes, Bytes& recorded) {
+    if (bytes == recorded) return;
+    recorded = bytes;
+    trace_.counter(host_track_, name, "memory", system_.now(), static_cast<std::int64_t>(bytes));
+  };
+  Bytes capacity = model_.memory_bytes > external_bytes_ ? model_.memory_bytes - external_bytes_ : 0;
+  sample("VRAM capacity", capacity, recorded_capacity_bytes_);
+  sample("VRAM held", held_bytes(), recorded_held_bytes_);
+  sample("VRAM in use", sync_used_bytes_ + pool_used_bytes_, recorded_in_use_bytes_);
+}
+
 bool MemoryPool::take_allocation_fault() { return ++allocation_count_ == faults_.fail_allocation_number; }
 
 void MemoryPool::out_of_memory(const std::string& what) {
@@ -62,6 +78,7 @@ Nanoseconds MemoryPool::reclaim_idle_for(Bytes bytes) {
   if (idle == 0) return 0;
   pool_reserved_bytes_ -= idle;
   trace_.instant(host_track_, "driver released idle pool memory", "memory", system_.now(), format_bytes(idle));
+  record_memory();
   return milliseconds(gib(idle) * model_.malloc_reclaim_ms_per_gib);
 }
 
@@ -70,6 +87,7 @@ DevicePointer MemoryPool::allocate_synchronous(Bytes bytes) {
   auto pointer = new_allocation(bytes, false, 0);
   sync_used_bytes_ += bytes;
   note_peak();
+  record_memory();
   return pointer;
 }
 
@@ -89,6 +107,7 @@ Bytes MemoryPool::free_synchronous(DevicePointer pointer) {
                    sync_used_bytes_);
   sync_used_bytes_ -= bytes;
   allocations_.erase(found);
+  record_memory();
   return bytes;
 }
 
@@ -127,6 +146,7 @@ PoolDependencies MemoryPool::take_for(Bytes bytes, std::uint32_t stream, Bytes g
   pool_used_bytes_ += bytes;
   check_accounting();
   note_peak();
+  record_memory();
   return dependencies;
 }
 
@@ -163,6 +183,7 @@ Bytes MemoryPool::release_block(DevicePointer pointer) {
   allocations_.erase(found);
   STAGEHAND_ASSERT(bytes <= pool_used_bytes_, "free_async of {} B with {} B used", bytes, pool_used_bytes_);
   pool_used_bytes_ -= bytes;
+  record_memory();
   return bytes;
 }
 
@@ -189,6 +210,7 @@ void MemoryPool::release_to_threshold() {
   if (pool_reserved_bytes_ <= pool_release_threshold_bytes_) return;
   Bytes idle = idle_bytes();
   pool_reserved_bytes_ -= std::min(idle, pool_reserved_bytes_ - pool_release_threshold_bytes_);
+  record_memory();
 }
 
 void MemoryPool::trim(Bytes keep_bytes) {
@@ -197,6 +219,7 @@ void MemoryPool::trim(Bytes keep_bytes) {
   Bytes released = std::min(idle, pool_reserved_bytes_ - keep_bytes);
   pool_reserved_bytes_ -= released;
   trace_.instant(host_track_, "cudaMemPoolTrimTo", "memory", system_.now(), format_bytes(released));
+  record_memory();
 }
 
 // ---------------------------------------------------------------------------------------------

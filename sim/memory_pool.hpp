@@ -48,7 +48,14 @@ class MemoryPool {
              TraceTrack host_track);
 
   // ---- Accounting (the capacity is the model's memory_bytes) ----
-  void set_external(Bytes bytes) { external_bytes_ = bytes; }
+  void set_external(Bytes bytes) {
+    external_bytes_ = bytes;
+    record_memory();
+  }
+  // Samples what this process holds and can get into the trace's counters, where they changed
+  // (the pictures draw memory over time from them). The pool calls it at every change of its
+  // own; the device calls it when the model's memory size changes.
+  void record_memory();
   // What this process could still get: the capacity less what it holds and what others hold.
   Bytes free_bytes() const;
   Bytes held_bytes() const { return sync_used_bytes_ + pool_reserved_bytes_; }
@@ -135,6 +142,9 @@ class MemoryPool {
   bool cross_stream_reuse_ = true;
   std::vector<PendingFree> pending_frees_;
   std::uint64_t allocation_count_ = 0;
+  Bytes recorded_held_bytes_ = ~Bytes{0};
+  Bytes recorded_in_use_bytes_ = ~Bytes{0};
+  Bytes recorded_capacity_bytes_ = ~Bytes{0};
 };
 
 }  // namespace stagehand::sim

@@ -76,7 +76,10 @@ class SimDevice final : public Device, private OpRunner {
   const DeviceModel& model() const { return model_; }
   const DeviceCounters& stats() const { return stats_; }
   // Device memory as the model has it; the configured cap of a run may lower it.
-  void set_memory_bytes(Bytes bytes) { model_.memory_bytes = properties_.total_memory_bytes = bytes; }
+  void set_memory_bytes(Bytes bytes) {
+    model_.memory_bytes = properties_.total_memory_bytes = bytes;
+    pool_.record_memory();
+  }
   // Memory held by another process on the same GPU: it shrinks what this process can get.
   void set_external_memory(Bytes bytes) { pool_.set_external(bytes); }
   // Ground truth: bytes of device memory held by this process (sync allocations + pool reserved).

@@ -16,6 +16,7 @@
 #include "groth16/zkey.hpp"
 #include "runner/backend.hpp"
 #include "runner/run_config.hpp"
+#include "runner/report.hpp"
 #include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"
 
@@ -198,9 +199,15 @@ int prove(const ProveOptions& options) {
   if (!options.trace.empty()) {
     trace.write_chrome_json(options.trace);
     auto picture = fs::path(options.trace).replace_extension("").replace_extension(".svg");
-    write_svg_timeline(trace, picture,
-                       fmt::format("stagehand prove: {} proof{}, {}, policy {}", files.size(), files.size() == 1 ? "" : "s",
-                                   use_cuda ? "CUDA" : "functional simulator", to_string(settings.policy)));
+    // One row per proof with its phases, so that the phase that bounds a proof shows.
+    PictureOptions picture_options;
+    picture_options.worker_rows = true;
+    picture_options.job_rows = true;
+    picture_options.job_word = "proof";
+    write_svg_picture({PictureLane{to_string(settings.policy), headline_figures(report), &trace}}, picture,
+                      fmt::format("stagehand prove: {} proof{}, {}", files.size(), files.size() == 1 ? "" : "s",
+                                  use_cuda ? "CUDA" : "functional simulator"),
+                      picture_options);
     fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options.trace,
                picture.string());
   }

@@ -6,6 +6,7 @@
 #include "device/format.hpp"
 #include "runner/explore.hpp"
 #include "runner/fixture.hpp"
+#include "runner/report.hpp"
 #include "trace/svg_timeline.hpp"
 
 #include <fmt/format.h>
@@ -77,7 +78,13 @@ int replay(const ReplayCommandOptions& options) {
     std::filesystem::path trace_path = options.trace.empty() ? fmt::format("out/traces/{}.trace.json", fixture.name) : options.trace;
     outcome.backend->trace().write_chrome_json(trace_path);
     auto picture = std::filesystem::path(trace_path).replace_extension("").replace_extension(".svg");
-    write_svg_timeline(outcome.backend->trace(), picture, fmt::format("{}: {}", fixture.name, fixture.description));
+    PictureOptions picture_options;
+    picture_options.worker_rows = true;
+    // Workload fixtures have figures; the freed-but-pending scenario has only its trace.
+    auto figures = outcome.report.partitions > 0 ? fmt::format("{}: {}", outcome.report.policy, headline_figures(outcome.report))
+                                                 : std::string();
+    write_svg_picture({PictureLane{fixture.name, figures, &outcome.backend->trace()}}, picture, fixture.description,
+                      picture_options);
     fmt::print("trace: {} (open in https://ui.perfetto.dev), picture: {}, hash {:016x}\n", trace_path.string(), picture.string(),
                outcome.trace_hash);
   }

@@ -44,6 +44,12 @@ int run(const RunOptions& options) {
              config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "",
              config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
   std::vector<RunReport> reports;
+  // Kept to the end for the picture of all policies on one axis.
+  std::vector<SimulatedRun> runs;
+  const auto title = fmt::format("stagehand run {}: {} x simulated {}{}, {} proofs x {} partitions at 2^{}", config.source.string(),
+                                 config.gpus, config.device_model,
+                                 config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "",
+                                 config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2);
   for (auto policy : config.policies) {
     auto name = to_string(policy);
     int done = 0;
@@ -61,13 +67,24 @@ int run(const RunOptions& options) {
     auto trace_file = config.trace_dir / fmt::format("{}.trace.json", name);
     result.backend->trace().write_chrome_json(trace_file);
     auto picture = config.trace_dir / fmt::format("{}.svg", name);
-    write_svg_timeline(result.backend->trace(), picture, fmt::format("{}: {}", name, config.source.string()));
+    PictureOptions picture_options;
+    picture_options.worker_rows = true;
+    write_svg_picture({PictureLane{name, headline_figures(result.report), &result.backend->trace()}}, picture, title,
+                      picture_options);
     fmt::print(stderr, "  {:<9} trace: {} (open in https://ui.perfetto.dev), picture: {}\n", name, trace_file.string(),
                picture.string());
     for (const auto& line : result.report.log) fmt::print(stderr, "  {:<9} {}\n", name, line);
     if (!result.checker.clean()) fmt::print(stderr, "  {:<9} checker: {}", name, result.checker.describe());
-    reports.push_back(std::move(result.report));
+    reports.push_back(result.report);
+    runs.push_back(std::move(result));
   }
+  // Every policy on one time axis, beside the traces' folder.
+  std::vector<PictureLane> lanes;
+  for (const auto& result : runs) lanes.push_back(PictureLane{result.report.policy, headline_figures(result.report), &result.backend->trace()});
+  auto folder = config.trace_dir.has_filename() ? config.trace_dir : config.trace_dir.parent_path();
+  auto all = folder.parent_path() / "run.svg";
+  write_svg_picture(lanes, all, title);
+  fmt::print(stderr, "picture of every policy on one axis: {}\n", all.string());
   fmt::print("\n");
   print_report_table(std::cout, reports);
   if (options.kernels) {

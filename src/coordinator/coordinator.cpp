@@ -39,6 +39,18 @@ void create_budget(Lane& lane, Run& run) {
   lane.budget = std::make_unique<VramBudget>(lane.device, lane.compute_lock, capacity, settings.budget_rules,
                                              asio::any_io_executor(lane.strand));
   lane.budget->set_log([&run](const std::string& line) { run.log.push_back(line); });
+  // On the lane's own process, beside its workers' rows: Perfetto shows the two as counter tracks.
+  auto track = run.trace.track(fmt::format("GPU {} coordinator", lane.index), "VRAM budget");
+  lane.budget->set_observer([&run, &lane, track, held_was = ~Bytes{0}, capacity_was = ~Bytes{0}](Bytes held,
+                                                                                                  Bytes capacity) mutable {
+    auto now = lane.device.now();
+    if (held != held_was) run.trace.counter(track, "VRAM reserved (budget)", "memory", now, static_cast<std::int64_t>(held));
+    if (capacity != capacity_was) {
+      run.trace.counter(track, "VRAM budget capacity", "memory", now, static_cast<std::int64_t>(capacity));
+    }
+    held_was = held;
+    capacity_was = capacity;
+  });
   if (run.hooks.on_budget) run.hooks.on_budget(lane.index, *lane.budget);
 }
 

@@ -128,6 +128,7 @@ void VramBudget::grant(ComputeLock::Ticket ticket, Bytes bytes) {
   jobs_.at(ticket).reserved_bytes += bytes;
   reserved_bytes_ += bytes;
   peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes());
+  notify();
 }
 
 void VramBudget::give_back(ComputeLock::Ticket ticket, Bytes bytes) {
@@ -137,11 +138,13 @@ void VramBudget::give_back(ComputeLock::Ticket ticket, Bytes bytes) {
                    reserved_bytes_);
   job.reserved_bytes -= bytes;
   reserved_bytes_ -= bytes;
+  notify();
   serve_waiters();
 }
 
 void VramBudget::finish_pending(Bytes bytes) {
   pending_bytes_ -= std::min(pending_bytes_, bytes);  // after device_lost the debt was forgiven
+  notify();
   serve_waiters();
 }
 
@@ -218,12 +221,18 @@ void VramBudget::watch_free(Bytes bytes, StreamHandle stream) {
   }, asio::detached);
 }
 
+void VramBudget::set_observer(std::function<void(Bytes held_bytes, Bytes capacity_bytes)> observer) {
+  observer_ = std::move(observer);
+  notify();
+}
+
 asio::awaitable<void> VramBudget::drain() {
   while (watchers_ > 0) co_await drained_.wait();
 }
 
 void VramBudget::device_lost(std::exception_ptr error) {
   pending_bytes_ = 0;
+  notify();
   auto waiters = std::move(waiters_);
   waiters_.clear();
   for (auto& waiter : waiters) waiter.completion.complete(error);
@@ -250,6 +259,7 @@ void VramBudget::reconcile() {
                        device_.properties().ordinal, format_bytes(grown), format_bytes(capacity_bytes_), format_bytes(capacity)));
     }
     capacity_bytes_ = capacity;
+    notify();
     serve_waiters();
   }
 }

@@ -96,6 +96,9 @@ class VramBudget {
   // Never waits for the device. `log` receives a line for every disagreement.
   void reconcile();
   void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
+  // Told what the budget holds and its capacity now and at every change of either (the
+  // coordinator samples them into the trace, for the pictures of memory over time).
+  void set_observer(std::function<void(Bytes held_bytes, Bytes capacity_bytes)> observer);
 
  private:
   friend class Reservation;
@@ -115,6 +118,9 @@ class VramBudget {
   void finish_pending(Bytes bytes);
   void watch_free(Bytes bytes, StreamHandle stream);
   void serve_waiters();
+  void notify() const {
+    if (observer_) observer_(held_bytes(), capacity_bytes_);
+  }
   // Lock order: the holder first, then the queue; jobs without a ticket in either come last.
   std::size_t lock_position(ComputeLock::Ticket ticket) const;
 
@@ -134,6 +140,7 @@ class VramBudget {
   int watchers_ = 0;
   AsyncWaitList drained_;
   std::function<void(const std::string&)> log_;
+  std::function<void(Bytes, Bytes)> observer_;
 };
 
 }  // namespace stagehand

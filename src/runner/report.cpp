@@ -87,4 +87,16 @@ void write_report_json(const std::filesystem::path& path, const std::vector<RunR
   out << report_json(reports) << '\n';
 }
 
+std::string headline_figures(const RunReport& r) {
+  // Small proofs take milliseconds: three significant digits there, the table's three decimals above.
+  auto per_proof = r.seconds_per_proof >= 0.1 ? fmt::format("{:.3f}", r.seconds_per_proof) : fmt::format("{:.3g}", r.seconds_per_proof);
+  std::string figures = fmt::format("{} s/proof, compute busy {:.1f}%, VRAM peak {}, OOM {}", per_proof,
+                                    100 * r.compute_busy_fraction, format_bytes(r.vram_peak_bytes), r.oom_count);
+  if (r.partitions_completed < r.partitions) {
+    figures += fmt::format(", {} of {} partitions failed", r.partitions - r.partitions_completed, r.partitions);
+  }
+  if (r.fallback_count > 0) figures += fmt::format(", {} fallback{}", r.fallback_count, r.fallback_count == 1 ? "" : "s");
+  return figures;
+}
+
 }  // namespace stagehand

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 namespace stagehand {
@@ -16,5 +17,7 @@ void print_kernel_table(std::ostream& out, const RunReport& report);
 // {"policies":[{"policy", "seconds_per_proof", ...}]}; throws std::runtime_error naming the path.
 void write_report_json(const std::filesystem::path& path, const std::vector<RunReport>& reports);
 std::string report_json(const std::vector<RunReport>& reports);
+// The figures a picture's lane shows beside its name, as the table prints them.
+std::string headline_figures(const RunReport& report);
 
 }  // namespace stagehand

@@ -85,6 +85,8 @@ void Trace::record(TraceEvent event) {
   mix(hash_, static_cast<std::uint64_t>(event.start_ns));
   mix(hash_, static_cast<std::uint64_t>(event.end_ns));
   mix(hash_, event.detail);
+  // Only counters carry a value: traces without counters keep the hashes they had.
+  if (event.phase == TracePhase::counter) mix(hash_, static_cast<std::uint64_t>(event.value));
   ++event_count_;
   if (keep_events_) events_.push_back(std::move(event));
 }
@@ -114,6 +116,11 @@ void Trace::async_span(TraceTrack track, std::string_view name, std::string_view
   auto category_index = intern(category);
   record(TraceEvent{TracePhase::async_begin, track.id, name_index, category_index, start_ns, start_ns, id, std::move(detail)});
   record(TraceEvent{TracePhase::async_end, track.id, name_index, category_index, end_ns, end_ns, id, {}});
+}
+
+void Trace::counter(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds at_ns,
+                    std::int64_t value) {
+  record(TraceEvent{TracePhase::counter, track.id, intern(name), intern(category), at_ns, at_ns, 0, {}, value});
 }
 
 void Trace::write_chrome_json(std::ostream& out) const {
@@ -151,6 +158,7 @@ void Trace::write_chrome_json(std::ostream& out) const {
       case TracePhase::flow_end: out << ",\"ph\":\"f\",\"bp\":\"e\",\"id\":" << event.id; break;
       case TracePhase::async_begin: out << ",\"ph\":\"b\",\"id\":" << event.id; break;
       case TracePhase::async_end: out << ",\"ph\":\"e\",\"id\":" << event.id; break;
+      case TracePhase::counter: out << ",\"ph\":\"C\",\"args\":{\"bytes\":" << event.value << "}}"; continue;
     }
     if (!event.detail.empty()) {
       out << ",\"args\":{\"detail\":";

@@ -19,7 +19,7 @@ struct TraceTrack {
   std::uint32_t id = 0;
 };
 
-enum class TracePhase : std::uint8_t { span, instant, flow_start, flow_end, async_begin, async_end };
+enum class TracePhase : std::uint8_t { span, instant, flow_start, flow_end, async_begin, async_end, counter };
 
 struct TraceEvent {
   TracePhase phase;
@@ -30,6 +30,7 @@ struct TraceEvent {
   Nanoseconds end_ns;
   std::uint64_t id;  // flow and async identity
   std::string detail;
+  std::int64_t value = 0;  // a counter's bytes from start_ns on
 };
 
 class Trace {
@@ -49,6 +50,11 @@ class Trace {
   // A span that may overlap others on its row (host calls made by several workers at once).
   void async_span(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds start_ns,
                   Nanoseconds end_ns, std::string detail = {});
+
+  // A number of bytes over time, e.g. the device memory held: `value` from `at_ns` until the next
+  // sample of the same name on the same process. Perfetto draws a counter track per process and
+  // name, so names must be unique within a process.
+  void counter(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds at_ns, std::int64_t value);
 
   std::uint64_t hash() const { return hash_; }
   std::uint64_t event_count() const { return event_count_; }
