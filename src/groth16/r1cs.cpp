@@ -10,7 +10,7 @@
 namespace stagehand::groth16 {
 
 R1cs read_r1cs(const std::filesystem::path& path) {
-  BinFile file(path, "r1cs", "circom constraint system (.r1cs)");
+  BinFile file(path, "r1cs", "circom constraint system (.r1cs)", 1);
   R1cs r1cs;
   std::uint32_t constraint_count = 0;
   {

@@ -42,7 +42,7 @@ unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_co
 }
 
 ProvingKey read_zkey(const std::filesystem::path& path) {
-  BinFile file(path, "zkey", "snarkjs proving key (.zkey)");
+  BinFile file(path, "zkey", "snarkjs proving key (.zkey)", 2);
   ProvingKey key;
   {
     SectionReader protocol(file, kProtocolSection, "protocol");

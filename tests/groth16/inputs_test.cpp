@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -279,6 +281,82 @@ BOOST_AUTO_TEST_CASE(a_witness_value_not_below_r_is_refused) {
   save(files.wtns, bytes);
   auto message = error_of([&] { read_wtns(files.wtns); });
   BOOST_CHECK(contains(message, "section 2 (witness values)") && contains(message, "value 1"));
+}
+
+// Issue 22, 4: a directory was read as a file of 2^63 - 1 bytes (std::bad_alloc), a pipe as a
+// file of size -1 (vector::_M_default_append).
+BOOST_AUTO_TEST_CASE(a_directory_is_refused_and_a_pipe_is_read_as_a_stream) {
+  Files files;
+  auto message = error_of([&] { read_zkey(files.dir); });
+  BOOST_CHECK(contains(message, files.dir.string()) && contains(message, "is a directory"));
+  message = error_of([&] { read_wtns(files.dir); });
+  BOOST_CHECK(contains(message, "is a directory"));
+  message = error_of([&] { read_r1cs(files.dir); });
+  BOOST_CHECK(contains(message, "is a directory"));
+  // An empty character device: a stream with nothing in it.
+  message = error_of([&] { read_wtns("/dev/null"); });
+  BOOST_CHECK(contains(message, "/dev/null") && contains(message, "truncated: 0 bytes"));
+  // A FIFO fed by a writer: read to its end, as the file itself.
+  const auto fifo = files.dir / "key.fifo";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto bytes = load(files.zkey);
+  std::thread writer([&] { save(fifo, bytes); });
+  std::optional<ProvingKey> key;
+  message = error_of([&] { key = read_zkey(fifo); });
+  writer.join();
+  BOOST_CHECK_EQUAL(message, "no error");
+  BOOST_REQUIRE(key.has_value());
+  BOOST_CHECK(key->h == files.key.h);
+  // A truncated one is an error naming the FIFO.
+  std::thread short_writer([&] { save(fifo, std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + 100)); });
+  message = error_of([&] { read_zkey(fifo); });
+  short_writer.join();
+  BOOST_CHECK(contains(message, fifo.string()) && contains(message, "truncated"));
+}
+
+// Issue 22, 11: version 0xFFFFFFFF was accepted in all three formats.
+BOOST_AUTO_TEST_CASE(an_unknown_version_is_refused_in_every_format) {
+  Files files;
+  for (const auto& path : {files.zkey, files.wtns, files.r1cs}) {
+    BOOST_TEST_CONTEXT(path.string()) {
+      auto bytes = load(path);
+      put_u32(bytes, 4, 0xFFFFFFFF);
+      save(path, bytes);
+      auto message = error_of([&] {
+        if (path == files.zkey) read_zkey(path);
+        if (path == files.wtns) read_wtns(path);
+        if (path == files.r1cs) read_r1cs(path);
+      });
+      BOOST_CHECK(contains(message, path.string()) && contains(message, "version 4294967295") && contains(message, "not supported"));
+      put_u32(bytes, 4, 0);
+      save(path, bytes);
+      message = error_of([&] {
+        if (path == files.zkey) read_zkey(path);
+        if (path == files.wtns) read_wtns(path);
+        if (path == files.r1cs) read_r1cs(path);
+      });
+      BOOST_CHECK(contains(message, "version 0"));
+    }
+  }
+}
+
+// Issue 22, 11: bytes after the last section were accepted in all three formats.
+BOOST_AUTO_TEST_CASE(trailing_bytes_are_refused_in_every_format) {
+  Files files;
+  for (const auto& path : {files.zkey, files.wtns, files.r1cs}) {
+    BOOST_TEST_CONTEXT(path.string()) {
+      auto bytes = load(path);
+      bytes.push_back(0);
+      bytes.push_back(7);
+      save(path, bytes);
+      auto message = error_of([&] {
+        if (path == files.zkey) read_zkey(path);
+        if (path == files.wtns) read_wtns(path);
+        if (path == files.r1cs) read_r1cs(path);
+      });
+      BOOST_CHECK(contains(message, path.string()) && contains(message, "2 bytes follow the last"));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
