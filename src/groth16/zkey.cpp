@@ -70,8 +70,8 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
     if (key.n_vars == 0 || key.n_public + 1 > key.n_vars) {
       header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
     }
-    if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << 28)) {
-      header.fail(fmt::format("domain size {} is not a power of two in [2, 2^28]", key.domain_size));
+    if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << kMaxDomainLog2)) {
+      header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
     }
     key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
     auto g1 = [&](const char* name) {

@@ -21,6 +21,8 @@
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <optional>
 #include <filesystem>
@@ -357,6 +359,63 @@ BOOST_AUTO_TEST_CASE(trailing_bytes_are_refused_in_every_format) {
       BOOST_CHECK(contains(message, path.string()) && contains(message, "2 bytes follow the last"));
     }
   }
+}
+
+// The .r1cs header's fields (section 1): n8, r, then these u32s at these offsets.
+constexpr std::size_t kR1csWires = 36, kR1csOutputs = 40, kR1csPublicInputs = 44, kR1csConstraints = 60;
+
+// Issue 22, 1: read_r1cs reserved the header's nConstraints before looking at section 2 (2^24:
+// 1.16 GB before the error; 0xFFFFFFFF: std::bad_alloc).
+BOOST_AUTO_TEST_CASE(a_huge_constraint_count_is_refused_before_allocating) {
+  Files files;
+  const auto good = load(files.r1cs);
+  const auto header = section_offset(good, 1);
+  for (std::uint32_t count : {1u << 24, 1u << 27}) {
+    BOOST_TEST_CONTEXT(count) {
+      auto bytes = good;
+      put_u32(bytes, header + kR1csConstraints, count);
+      save(files.r1cs, bytes);
+      auto message = error_of([&] { read_r1cs(files.r1cs); });
+      BOOST_CHECK(contains(message, files.r1cs.string()) && contains(message, "section 2 (constraints)") &&
+                  contains(message, fmt::format("the header's {} constraints", count)));
+    }
+  }
+  for (std::uint32_t count : {1u << 28, 0xFFFFFFFFu}) {
+    BOOST_TEST_CONTEXT(count) {
+      auto bytes = good;
+      put_u32(bytes, header + kR1csConstraints, count);
+      save(files.r1cs, bytes);
+      auto message = error_of([&] { read_r1cs(files.r1cs); });
+      BOOST_CHECK(contains(message, "section 1 (header)") && contains(message, "more than the 2^28 Stagehand supports"));
+    }
+  }
+}
+
+// Issue 22, 1: nWires was never checked against the file: a 1-constraint circuit claiming 2^24
+// wires ran setup for 20 s and 10 GB.
+BOOST_AUTO_TEST_CASE(a_wire_count_the_file_does_not_hold_is_refused) {
+  Files files;
+  auto bytes = load(files.r1cs);
+  put_u32(bytes, section_offset(bytes, 1) + kR1csWires, 1u << 24);
+  save(files.r1cs, bytes);
+  auto message = error_of([&] { read_r1cs(files.r1cs); });
+  BOOST_CHECK(contains(message, files.r1cs.string()) && contains(message, "section 3 (wire labels)") &&
+              contains(message, "16777216 wires"));
+}
+
+// Issue 22, 1: nOutputs + nPubInputs wrapped in 32 bits (2^31 each: accepted, nPublic 0).
+BOOST_AUTO_TEST_CASE(public_counts_that_wrap_in_32_bits_are_refused) {
+  Files files;
+  auto bytes = load(files.r1cs);
+  const auto header = section_offset(bytes, 1);
+  put_u32(bytes, header + kR1csOutputs, 1u << 31);
+  put_u32(bytes, header + kR1csPublicInputs, 1u << 31);
+  save(files.r1cs, bytes);
+  auto message = error_of([&] { read_r1cs(files.r1cs); });
+  BOOST_CHECK(contains(message, "section 1 (header)") && contains(message, "2147483648 outputs, 2147483648 public"));
+  auto r1cs = small_circuit();
+  r1cs.n_outputs = r1cs.n_public_inputs = 1u << 31;
+  BOOST_CHECK_THROW(setup_from_r1cs(r1cs), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
