@@ -498,6 +498,35 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_its_own_job_and_the_others_complete) {
   BOOST_CHECK_EQUAL(result.memory_left, 0u);
 }
 
+// Issue 22, 10: 32 · domain_size and 32 · n_vars were u32 products and wrapped at 2^27, inside
+// the range the reader accepts (a 2^27 key planned 0 bytes for each polynomial).
+BOOST_AUTO_TEST_CASE(the_memory_plan_of_a_2_27_key_does_not_wrap) {
+  ProvingKey key;
+  key.domain_log2 = 27;
+  key.domain_size = 1u << 27;
+  key.n_vars = (1u << 28) - 1;
+  key.n_public = 2;
+  HostWork host_work(0);
+  Groth16Workload workload(key, "big.zkey", {}, host_work, 1, {});
+  const auto plan = workload.memory_plan(0);
+  const Bytes polynomial = Bytes{32} << 27;  // 4 GiB
+  const Bytes witness = Bytes{32} * ((1u << 28) - 1);
+  BOOST_CHECK_EQUAL(plan.input_bytes, polynomial);
+  BOOST_CHECK_EQUAL(plan.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
+  BOOST_CHECK_EQUAL(plan.peak_after_a_bytes, witness + Groth16Workload::kResultBytes);
+}
+
+// Issue 22, 1 (the .zkey's side): nPublic = 0xFFFFFFFF wrapped nPublic + 1 to 0 in the header's
+// check; it is refused there, in the header, not by a confusing IC size.
+BOOST_AUTO_TEST_CASE(a_zkey_public_count_that_wraps_is_refused_in_the_header) {
+  Files files;
+  auto bytes = load(files.zkey);
+  put_u32(bytes, section_offset(bytes, 2) + 4 + 48 + 4 + 32 + 4, 0xFFFFFFFF);
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 2 (header)") && contains(message, "nPublic = 4294967295"));
+}
+
 BOOST_AUTO_TEST_CASE(seeded_randomness_is_reproducible_and_system_randomness_is_not) {
   BOOST_CHECK(ProofRandomness::from_seed(3).r == ProofRandomness::from_seed(3).r);
   BOOST_CHECK(!(ProofRandomness::from_seed(3).r == ProofRandomness::from_seed(4).r));
