@@ -31,6 +31,16 @@ void check_cap_within_card(const RunConfig& config, Bytes card_bytes, const std:
   }
 }
 
+// The configuration's device model; a model that cannot be found or read is an error naming the
+// key that chose it (the model file's own errors name that file, line and key as well).
+sim::DeviceModel load_model(const RunConfig& config) {
+  try {
+    return sim::load_device_model(sim::find_device_model(config.device_model));
+  } catch (const std::exception& error) {
+    throw ConfigError(fmt::format("{}: {}", config.device_model_where, error.what()));
+  }
+}
+
 class SimulatorBackend final : public Backend {
  public:
   SimulatorBackend(const RunConfig& config, const BackendOptions& options) : model_name_(config.device_model) {
@@ -41,7 +51,7 @@ class SimulatorBackend final : public Backend {
     sim_options.keep_trace_events = options.keep_trace_events;
     functional_ = sim_options.functional;
     system_ = std::make_unique<sim::SimSystem>(sim_options);
-    auto model = sim::load_device_model(sim::find_device_model(config.device_model));
+    auto model = load_model(config);
     check_cap_within_card(config, model.memory_bytes, fmt::format("the simulated {}", config.device_model));
     for (int i = 0; i < config.gpus; ++i) {
       auto& device = system_->add_device(model, options.faults);

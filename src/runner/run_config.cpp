@@ -35,6 +35,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
   }
   if (auto sim = root.table("sim")) {
     config.device_model = sim->string("device_model").value_or(config.device_model);
+    if (sim->contains("device_model")) config.device_model_where = sim->where("device_model");
     config.duration_jitter = sim->number_in("duration_jitter", config.duration_jitter, 0, 0.9);
     config.functional = sim->boolean("functional").value_or(config.functional);
     sim->reject_unknown_keys();

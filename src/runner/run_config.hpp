@@ -23,6 +23,7 @@ struct RunConfig {
   std::filesystem::path trace_dir = "out/traces";
   // The simulator.
   std::string device_model = "h200";
+  std::string device_model_where = "key 'sim.device_model'";  // "file:line: key 'sim.device_model'" where read from a file
   double duration_jitter = 0.0;
   bool functional = false;
   // The GPUs.

@@ -272,6 +272,18 @@ BOOST_AUTO_TEST_CASE(a_vram_cap_the_work_or_the_card_cannot_meet_names_the_key) 
   }
 }
 
+// Found by scripts/malformed-inputs.sh: a device model that does not exist was an error naming
+// neither the configuration nor its key.
+BOOST_AUTO_TEST_CASE(an_unknown_device_model_names_the_file_line_and_key) {
+  auto config = parse_run_config("[sim]\ndevice_model = \"h201\"\n", "deploy.toml");
+  try {
+    Backend::open_simulator(config, {});
+    BOOST_ERROR("no error");
+  } catch (const ConfigError& error) {
+    BOOST_TEST(std::string(error.what()).find("deploy.toml:2: key 'sim.device_model': device model 'h201' not found") == 0, error.what());
+  }
+}
+
 // The measured H200 model (config/devices/h200-measured.toml) against what `stagehand bench
 // policies` measured on a real H200 with the same workload (bench/RESULTS.md, the policies at
 // 2^26, 2026-11-30): each policy's seconds per proof and GPU seconds per partition within the
