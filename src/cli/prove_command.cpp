@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 
 #include "coordinator/pageable_arena.hpp"
+#include "device/format.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
@@ -186,6 +187,17 @@ int prove(const ProveOptions& options) {
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
   groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks);
   workload_pointer = &workload;
+  // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
+  // any device work (the kernels' scratch, known once the devices are set up, comes on top).
+  {
+    const auto plan = workload.memory_plan(0);
+    const Bytes held_back = workload.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes;
+    check_vram_cap_fits(config, plan.peak_bytes + held_back,
+                        fmt::format("a proof of {} (domain 2^{}) ({} at its peak, {} of key points resident, {} safety margin and "
+                                    "residents)",
+                                    options.zkey, key.domain_log2, format_bytes(plan.peak_bytes), format_bytes(workload.resident_bytes()),
+                                    format_bytes(settings.safety_margin_bytes + settings.resident_bytes)));
+  }
   // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
   Trace& trace = backend->trace();
   fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU\n", files.size(),

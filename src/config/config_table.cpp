@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <system_error>
 #include <sstream>
 
 namespace stagehand {
@@ -27,11 +28,15 @@ std::string ConfigTable::full_key(std::string_view key) const {
   return prefix_.empty() ? std::string(key) : fmt::format("{}.{}", prefix_, key);
 }
 
-void ConfigTable::fail(std::string_view key, std::string_view problem) const {
+std::string ConfigTable::where(std::string_view key) const {
   const toml::node* node = table_->get(key);
   auto line = node != nullptr ? node->source().begin.line : table_->source().begin.line;
-  if (line == 0) throw ConfigError(fmt::format("{}: key '{}': {}", *file_, full_key(key), problem));
-  throw ConfigError(fmt::format("{}:{}: key '{}': {}", *file_, line, full_key(key), problem));
+  if (line == 0) return fmt::format("{}: key '{}'", *file_, full_key(key));
+  return fmt::format("{}:{}: key '{}'", *file_, line, full_key(key));
+}
+
+void ConfigTable::fail(std::string_view key, std::string_view problem) const {
+  throw ConfigError(fmt::format("{}: {}", where(key), problem));
 }
 
 void ConfigTable::wrong_type(std::string_view key, const toml::node& node, std::string_view expected) const {
@@ -166,6 +171,9 @@ ConfigDocument ConfigDocument::parse(std::string_view text, std::string source_n
 }
 
 ConfigDocument ConfigDocument::load(const std::filesystem::path& path) {
+  // A directory opens as an empty stream on Linux: it would read as an empty configuration.
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw ConfigError(fmt::format("{}: is a directory, not a TOML file", path.string()));
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("{}: cannot open file", path.string()));
   std::stringstream text;

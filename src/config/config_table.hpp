@@ -52,6 +52,8 @@ class ConfigTable {
   void reject_unknown_keys() const;
 
   [[noreturn]] void fail(std::string_view key, std::string_view problem) const;
+  // "<file>:<line>: key '<full key>'", as fail() begins its message (for errors found later).
+  std::string where(std::string_view key) const;
   const std::string& file() const { return *file_; }
   std::string full_key(std::string_view key) const;
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <system_error>
 
 namespace stagehand::groth16 {
 namespace {
@@ -18,17 +19,42 @@ std::uint64_t load_u64(const std::uint8_t* data) {
 
 }  // namespace
 
-BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind)
+BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version)
     : path_(path), kind_(kind) {
+  // A directory opens as a stream on Linux and reports a size of 2^63 - 1: refuse it by its
+  // status, before anything is reserved. A pipe, FIFO or character device has no size: read it
+  // as a stream, growing the buffer only by what actually arrives.
+  std::error_code status_error;
+  const auto status = std::filesystem::status(path, status_error);
+  if (status_error || !std::filesystem::exists(status)) {
+    throw InputError(fmt::format("{}: cannot open the {} file: {}", path.string(), kind_,
+                                 status_error ? status_error.message() : std::string("no such file")));
+  }
+  if (std::filesystem::is_directory(status)) {
+    throw InputError(fmt::format("{}: is a directory, not a {} file", path.string(), kind_));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path.string(), kind_));
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::size_t>(in.tellg());
-  in.seekg(0);
-  bytes_.resize(size);
-  if (size != 0 && !in.read(reinterpret_cast<char*>(bytes_.data()), static_cast<std::streamsize>(size))) {
-    fail("cannot read the file");
+  if (std::filesystem::is_regular_file(status)) {
+    std::error_code size_error;
+    const auto file_size = std::filesystem::file_size(path, size_error);
+    if (size_error) fail(fmt::format("cannot read the file's size: {}", size_error.message()));
+    bytes_.resize(static_cast<std::size_t>(file_size));
+    if (file_size != 0 && !in.read(reinterpret_cast<char*>(bytes_.data()), static_cast<std::streamsize>(file_size))) {
+      fail("cannot read the file");
+    }
+  } else {
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    for (;;) {
+      const auto old_size = bytes_.size();
+      bytes_.resize(old_size + kChunk);
+      in.read(reinterpret_cast<char*>(bytes_.data() + old_size), static_cast<std::streamsize>(kChunk));
+      bytes_.resize(old_size + static_cast<std::size_t>(in.gcount()));
+      if (!in) break;
+    }
+    if (in.bad()) fail("cannot read the stream");
   }
+  const std::size_t size = bytes_.size();
   if (size < 12) fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", size, kind_, magic));
   if (std::memcmp(bytes_.data(), magic.data(), 4) != 0) {
     std::string found;
@@ -39,6 +65,9 @@ BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std:
     fail(fmt::format("not a {} file: magic \"{}\", expected \"{}\"", kind_, found, magic));
   }
   version_ = load_u32(bytes_.data() + 4);
+  if (version_ == 0 || version_ > max_version) {
+    fail(fmt::format("version {} of the {} format is not supported (snarkjs reads versions 1 to {})", version_, kind_, max_version));
+  }
   const std::uint32_t count = load_u32(bytes_.data() + 8);
   std::size_t offset = 12;
   for (std::uint32_t index = 0; index < count; ++index) {
@@ -53,6 +82,10 @@ BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std:
     }
     sections_.emplace(id, std::span<const std::uint8_t>(bytes_.data() + offset, static_cast<std::size_t>(length)));
     offset += static_cast<std::size_t>(length);
+  }
+  if (offset != size) {
+    fail(fmt::format("{} bytes follow the last of the {} sections (the file is {} bytes): a damaged or concatenated file",
+                     size - offset, count, size));
   }
 }
 

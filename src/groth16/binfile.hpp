@@ -17,9 +17,11 @@ namespace stagehand::groth16 {
 
 class BinFile {
  public:
-  // Reads the whole file; InputError when it cannot be read, the magic differs, or the section
-  // table runs past the end of the file.
-  BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind);
+  // Reads the whole file; InputError when it cannot be read, is a directory, the magic differs,
+  // the version is not in [1, max_version] (what snarkjs's readers accept), the section table
+  // runs past the end of the file, or bytes follow the last section. A pipe or other file that
+  // is not a regular file is read as a stream, to its end.
+  BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version);
 
   const std::filesystem::path& path() const { return path_; }
   std::uint32_t version() const { return version_; }

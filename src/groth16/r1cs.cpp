@@ -2,6 +2,7 @@
 
 #include "groth16/binfile.hpp"
 #include "groth16/encoding.hpp"
+#include "groth16/zkey.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +11,7 @@
 namespace stagehand::groth16 {
 
 R1cs read_r1cs(const std::filesystem::path& path) {
-  BinFile file(path, "r1cs", "circom constraint system (.r1cs)");
+  BinFile file(path, "r1cs", "circom constraint system (.r1cs)", 1);
   R1cs r1cs;
   std::uint32_t constraint_count = 0;
   {
@@ -29,12 +30,36 @@ R1cs read_r1cs(const std::filesystem::path& path) {
     r1cs.n_labels = header.u64();
     constraint_count = header.u32();
     header.expect_end();
-    if (r1cs.n_wires == 0 || std::uint64_t{r1cs.n_public()} + r1cs.n_private_inputs + 1 > r1cs.n_wires) {
+    // In 64 bits: 2^31 outputs and 2^31 public inputs wrap to 0 in 32.
+    const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
+    if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
       header.fail(fmt::format("{} wires cannot hold {} outputs, {} public and {} private inputs and the constant", r1cs.n_wires,
                               r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
     }
+    const unsigned domain_log2 = domain_log2_for(constraint_count, r1cs.n_public());
+    if (domain_log2 > kMaxDomainLog2) {
+      header.fail(fmt::format("{} constraints and {} public signals need a domain of 2^{}, more than the 2^{} Stagehand supports",
+                              constraint_count, r1cs.n_public(), domain_log2, kMaxDomainLog2));
+    }
+  }
+  // Every count against the file before anything is reserved. Section 3 maps each wire to its
+  // label (a u64 per wire, as circom writes it): it is what ties nWires to the file, so that a
+  // header claiming 2^24 wires for a one-constraint circuit cannot make setup allocate for them.
+  {
+    SectionReader labels(file, 3, "wire labels");
+    if (labels.size() != std::uint64_t{r1cs.n_wires} * 8) {
+      labels.fail(fmt::format("{} bytes, expected {} (one u64 label for each of the header's {} wires){}", labels.size(),
+                              std::uint64_t{r1cs.n_wires} * 8, r1cs.n_wires,
+                              labels.size() < std::uint64_t{r1cs.n_wires} * 8 ? ": truncated, or the header's nWires is wrong" : ""));
+    }
   }
   SectionReader section(file, 2, "constraints");
+  // A constraint takes at least 12 bytes (three empty linear combinations).
+  if (std::uint64_t{constraint_count} * 12 > section.size()) {
+    section.fail(fmt::format("{} bytes cannot hold the header's {} constraints (at least 12 bytes each): truncated, or the header's "
+                             "nConstraints is wrong",
+                             section.size(), constraint_count));
+  }
   r1cs.constraints.resize(constraint_count);
   for (std::uint32_t index = 0; index < constraint_count; ++index) {
     auto read_lc = [&](LinearCombination& lc) {

@@ -123,11 +123,20 @@ Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
 
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   const unsigned threads = resolve_threads(options.thread_count);
+  // The reader checks these; an R1cs built in memory must hold to them too before anything is
+  // sized from it (64 bits: the counts are u32 and their sums may not fit).
+  const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
+  if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
+    throw std::invalid_argument(fmt::format("setup: {} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
+                                            r1cs.n_wires, r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
+  }
   ProvingKey key;
   key.n_vars = r1cs.n_wires;
   key.n_public = r1cs.n_public();
   key.domain_log2 = domain_log2_for(r1cs.constraints.size(), key.n_public);
-  if (key.domain_log2 > 28) throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than 2^28", key.domain_log2));
+  if (key.domain_log2 > kMaxDomainLog2) {
+    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than 2^{}", key.domain_log2, kMaxDomainLog2));
+  }
   key.domain_size = 1u << key.domain_log2;
   const std::size_t n = key.domain_size;
   const std::size_t constraint_count = r1cs.constraints.size();

@@ -10,7 +10,7 @@
 namespace stagehand::groth16 {
 
 std::vector<math::Fr> read_wtns(const std::filesystem::path& path) {
-  BinFile file(path, "wtns", "snarkjs witness (.wtns)");
+  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
   std::uint32_t count = 0;
   {
     SectionReader header(file, 1, "header");

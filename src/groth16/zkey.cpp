@@ -42,7 +42,7 @@ unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_co
 }
 
 ProvingKey read_zkey(const std::filesystem::path& path) {
-  BinFile file(path, "zkey", "snarkjs proving key (.zkey)");
+  BinFile file(path, "zkey", "snarkjs proving key (.zkey)", 2);
   ProvingKey key;
   {
     SectionReader protocol(file, kProtocolSection, "protocol");
@@ -67,11 +67,12 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
     key.n_vars = header.u32();
     key.n_public = header.u32();
     key.domain_size = header.u32();
-    if (key.n_vars == 0 || key.n_public + 1 > key.n_vars) {
+    // In 64 bits: nPublic = 0xFFFFFFFF would wrap nPublic + 1 to 0.
+    if (key.n_vars == 0 || std::uint64_t{key.n_public} + 1 > key.n_vars) {
       header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
     }
-    if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << 28)) {
-      header.fail(fmt::format("domain size {} is not a power of two in [2, 2^28]", key.domain_size));
+    if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << kMaxDomainLog2)) {
+      header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
     }
     key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
     auto g1 = [&](const char* name) {
@@ -136,7 +137,7 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
   }
   {
     SectionReader c(file, kCSection, "C");
-    const std::uint64_t count = key.n_vars - key.n_public - 1ULL;
+    const std::uint64_t count = std::uint64_t{key.n_vars} - key.n_public - 1;
     expect_size(c, count, kG1Bytes, "G1 points");
     key.c = read_g1_points(c, count, "C");
   }

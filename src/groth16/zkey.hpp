@@ -46,6 +46,10 @@ ProvingKey read_zkey(const std::filesystem::path& path);
 // Writes a .zkey snarkjs reads (section 10 holds a zero circuit hash and no contributions).
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key);
 
+// The largest evaluation domain Stagehand supports, 2^28: readers and setup refuse larger ones
+// before reserving memory for them.
+constexpr unsigned kMaxDomainLog2 = 28;
+
 // The header-derived sizes a .zkey must have for a circuit (used by readers and setup).
 unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count);
 

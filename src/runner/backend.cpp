@@ -1,5 +1,6 @@
 #include "runner/backend.hpp"
 
+#include "config/config_table.hpp"
 #include "device/format.hpp"
 #include "sim/device_model.hpp"
 #include "sim/kernels/groth16_kernels.hpp"
@@ -19,6 +20,27 @@
 namespace stagehand {
 namespace {
 
+// A cap above the card is an error rather than the whole card: the cap is what the run promises
+// to stay within (the incident's 16 GiB card emulated on a larger one), so a cap the card cannot
+// give means the configuration was written for another card, and its figures would silently
+// be those of this one.
+void check_cap_within_card(const RunConfig& config, Bytes card_bytes, const std::string& card) {
+  if (config.vram_cap_bytes > card_bytes) {
+    throw ConfigError(fmt::format("{}: a cap of {} is more than {} has ({}); 0 means the whole card", config.vram_cap_where,
+                                  format_bytes(config.vram_cap_bytes), card, format_bytes(card_bytes)));
+  }
+}
+
+// The configuration's device model; a model that cannot be found or read is an error naming the
+// key that chose it (the model file's own errors name that file, line and key as well).
+sim::DeviceModel load_model(const RunConfig& config) {
+  try {
+    return sim::load_device_model(sim::find_device_model(config.device_model));
+  } catch (const std::exception& error) {
+    throw ConfigError(fmt::format("{}: {}", config.device_model_where, error.what()));
+  }
+}
+
 class SimulatorBackend final : public Backend {
  public:
   SimulatorBackend(const RunConfig& config, const BackendOptions& options) : model_name_(config.device_model) {
@@ -29,7 +51,8 @@ class SimulatorBackend final : public Backend {
     sim_options.keep_trace_events = options.keep_trace_events;
     functional_ = sim_options.functional;
     system_ = std::make_unique<sim::SimSystem>(sim_options);
-    auto model = sim::load_device_model(sim::find_device_model(config.device_model));
+    auto model = load_model(config);
+    check_cap_within_card(config, model.memory_bytes, fmt::format("the simulated {}", config.device_model));
     for (int i = 0; i < config.gpus; ++i) {
       auto& device = system_->add_device(model, options.faults);
       if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
@@ -62,6 +85,11 @@ class CudaBackend final : public Backend {
     for (int i = 0; i < count; ++i) {
       gpus_.push_back(std::make_unique<cuda::CudaDevice>(i, io_.get_executor(), config.vram_cap_bytes));
       devices_.push_back(gpus_.back().get());
+      // CudaDevice reports the smaller of the cap and the card.
+      const auto& properties = gpus_.back()->properties();
+      if (config.vram_cap_bytes > properties.total_memory_bytes) {
+        check_cap_within_card(config, properties.total_memory_bytes, fmt::format("GPU {} ({})", i, properties.name));
+      }
     }
   }
 

@@ -82,6 +82,15 @@ std::string describe_faults(const sim::FaultPlan& faults) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// What a job's out-of-memory errors came to. A job that ran out of memory and then recovered
+// (it fell back to uploading inside the lock, and completed) has no error of its own: say what
+// happened instead of printing an empty message.
+std::string describe_out_of_memory(const JobRecord& job) {
+  const auto count = fmt::format("{} out-of-memory error{}", job.out_of_memory_errors, job.out_of_memory_errors == 1 ? "" : "s");
+  if (!job.error.empty()) return fmt::format("{} ({})", job.error, count);
+  return fmt::format("{}, recovered: the partition {}completed", count, job.fell_back ? "fell back to uploading inside the lock and " : "");
+}
+
 std::vector<std::string> check_invariants(const Fixture& variant, const FixtureOutcome& outcome,
                                           const std::vector<std::string>& accounting_errors) {
   std::vector<std::string> violations;
@@ -99,7 +108,7 @@ std::vector<std::string> check_invariants(const Fixture& variant, const FixtureO
   if (variant.policy == Policy::budgeted) {
     for (const auto& job : report.jobs) {
       if (job.out_of_memory_errors > 0 && job.error.find("[injected fault]") == std::string::npos) {
-        violations.push_back(fmt::format("out of memory under budgeted: partition {}: {}", job.index, job.error));
+        violations.push_back(fmt::format("out of memory under budgeted: partition {}: {}", job.index, describe_out_of_memory(job)));
         break;
       }
     }
@@ -107,7 +116,8 @@ std::vector<std::string> check_invariants(const Fixture& variant, const FixtureO
   } else {
     for (const auto& job : report.jobs) {
       if (job.out_of_memory_errors > 0 && job.error.find("[injected fault]") == std::string::npos) {
-        violations.push_back(fmt::format("out of memory under {}: partition {}: {}", to_string(variant.policy), job.index, job.error));
+        violations.push_back(
+            fmt::format("out of memory under {}: partition {}: {}", to_string(variant.policy), job.index, describe_out_of_memory(job)));
         break;
       }
     }

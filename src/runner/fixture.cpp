@@ -3,6 +3,7 @@
 #include "config/config_table.hpp"
 #include "device/busy_wait.hpp"
 #include "device/format.hpp"
+#include "device/kernel_abi.hpp"
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
 
@@ -20,23 +21,43 @@ void read_optional(std::optional<T>& into, std::optional<T> value) {
   if (value) into = value;
 }
 
+// Every [expect] value range-checked: an integer that does not fit (2^40 + 1 truncated to 1), a
+// negative count (shown as 18446744073709551615) or a NaN would make an expectation that
+// silently means something else, or nothing.
+std::optional<std::int64_t> optional_integer_in(const ConfigTable& table, std::string_view key, std::int64_t minimum, std::int64_t maximum) {
+  if (!table.contains(key)) {
+    table.accept(key);
+    return std::nullopt;
+  }
+  return table.integer_in(key, 0, minimum, maximum);
+}
+std::optional<double> optional_number_in(const ConfigTable& table, std::string_view key, double minimum, double maximum) {
+  if (!table.contains(key)) {
+    table.accept(key);
+    return std::nullopt;
+  }
+  return table.number_in(key, 0, minimum, maximum);
+}
+
 Expectations read_expectations(const ConfigTable& table) {
+  constexpr std::int64_t kMaxCount = std::numeric_limits<int>::max();
+  constexpr double kMaxSeconds = 1e9;
   Expectations expect;
   expect.out_of_memory = table.boolean("out_of_memory");
-  if (auto value = table.integer("first_failed_partition")) expect.first_failed_partition = static_cast<int>(*value);
-  if (auto value = table.integer("partitions_failed")) expect.partitions_failed = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "first_failed_partition", 0, kMaxCount)) expect.first_failed_partition = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "partitions_failed", 0, kMaxCount)) expect.partitions_failed = static_cast<int>(*value);
   expect.every_fallback_failed = table.boolean("every_fallback_failed");
   expect.overtaken = table.boolean("overtaken");
-  if (auto value = table.integer("fallbacks_min")) expect.fallbacks_min = static_cast<std::uint64_t>(*value);
-  if (auto value = table.integer("fallbacks_max")) expect.fallbacks_max = static_cast<std::uint64_t>(*value);
-  expect.compute_busy_min = table.number("compute_busy_min");
-  expect.compute_busy_max = table.number("compute_busy_max");
-  expect.seconds_per_proof_max = table.number("seconds_per_proof_max");
-  expect.gpu_seconds_per_partition_min = table.number("gpu_seconds_per_partition_min");
-  expect.gpu_seconds_per_partition_max = table.number("gpu_seconds_per_partition_max");
-  expect.compute_idle_ms_per_partition_min = table.number("compute_idle_ms_per_partition_min");
-  expect.compute_idle_ms_per_partition_max = table.number("compute_idle_ms_per_partition_max");
-  expect.vram_peak_gib_max = table.number("vram_peak_gib_max");
+  if (auto value = optional_integer_in(table, "fallbacks_min", 0, kMaxCount)) expect.fallbacks_min = static_cast<std::uint64_t>(*value);
+  if (auto value = optional_integer_in(table, "fallbacks_max", 0, kMaxCount)) expect.fallbacks_max = static_cast<std::uint64_t>(*value);
+  expect.compute_busy_min = optional_number_in(table, "compute_busy_min", 0, 1);
+  expect.compute_busy_max = optional_number_in(table, "compute_busy_max", 0, 1);
+  expect.seconds_per_proof_max = optional_number_in(table, "seconds_per_proof_max", 0, kMaxSeconds);
+  expect.gpu_seconds_per_partition_min = optional_number_in(table, "gpu_seconds_per_partition_min", 0, kMaxSeconds);
+  expect.gpu_seconds_per_partition_max = optional_number_in(table, "gpu_seconds_per_partition_max", 0, kMaxSeconds);
+  expect.compute_idle_ms_per_partition_min = optional_number_in(table, "compute_idle_ms_per_partition_min", 0, 1e3 * kMaxSeconds);
+  expect.compute_idle_ms_per_partition_max = optional_number_in(table, "compute_idle_ms_per_partition_max", 0, 1e3 * kMaxSeconds);
+  expect.vram_peak_gib_max = optional_number_in(table, "vram_peak_gib_max", 0, 1 << 20);
   expect.seconds_per_proof_no_worse_than = table.string("seconds_per_proof_no_worse_than");
   expect.malloc_fails_while_free_pending = table.boolean("malloc_fails_while_free_pending");
   expect.malloc_succeeds_after_free_completes = table.boolean("malloc_succeeds_after_free_completes");
@@ -49,6 +70,10 @@ sim::FaultPlan read_faults(const ConfigTable& table) {
   faults.fail_allocation_number = static_cast<std::uint64_t>(table.integer_in("fail_allocation_number", 0, 0, INT64_MAX));
   faults.fail_host_pin_number = static_cast<std::uint64_t>(table.integer_in("fail_host_pin_number", 0, 0, INT64_MAX));
   faults.fail_kernel_name = table.string("fail_kernel_name").value_or("");
+  if (!faults.fail_kernel_name.empty() && !kernel::is_known(faults.fail_kernel_name)) {
+    table.fail("fail_kernel_name", fmt::format("'{}' is not a kernel (src/device/kernel_abi.hpp declares: {})", faults.fail_kernel_name,
+                                               fmt::join(kernel::kAll, ", ")));
+  }
   faults.fail_kernel_occurrence = static_cast<std::uint64_t>(table.integer_in("fail_kernel_occurrence", 1, 1, INT64_MAX));
   auto lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
   faults.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
@@ -215,9 +240,12 @@ void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const Repla
 
 }  // namespace
 
-Fixture load_fixture(const std::filesystem::path& path) {
-  auto document = ConfigDocument::load(path);
-  auto root = document.root();
+namespace {
+
+// The fixture's own keys; its reference is not followed.
+Fixture load_fixture_file(const std::filesystem::path& path, std::optional<ConfigDocument>& document_out) {
+  document_out = ConfigDocument::load(path);
+  auto root = document_out->root();
   Fixture fixture;
   fixture.path = path;
   fixture.name = path.stem().string();
@@ -245,6 +273,48 @@ Fixture load_fixture(const std::filesystem::path& path) {
   root.reject_unknown_keys();
   return fixture;
 }
+
+std::string canonical_name(const std::filesystem::path& path) {
+  std::error_code error;
+  auto canonical = std::filesystem::weakly_canonical(path, error);
+  return (error ? path : canonical).string();
+}
+
+}  // namespace
+
+Fixture load_fixture(const std::filesystem::path& path) {
+  std::optional<ConfigDocument> document;
+  auto fixture = load_fixture_file(path, document);
+  // Follow expect.seconds_per_proof_no_worse_than to its end now, so that a reference to the
+  // fixture itself, or two that name each other, is an error naming the key, not a replay that
+  // recurses until the stack overflows; and a missing reference is found before any replay.
+  constexpr std::size_t kMaxChain = 16;
+  std::vector<std::string> chain{canonical_name(path)};
+  std::vector<std::string> shown{path.string()};
+  auto fail = [&](const std::string& problem) -> void {
+    auto expect = document->root().required_table("expect");
+    expect.fail("seconds_per_proof_no_worse_than", problem);
+  };
+  Fixture current = fixture;
+  while (current.expect.seconds_per_proof_no_worse_than) {
+    const auto next = current.path.parent_path() / *current.expect.seconds_per_proof_no_worse_than;
+    const auto name = canonical_name(next);
+    shown.push_back(next.string());
+    if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
+      fail(fmt::format("the references go round in a cycle: {}", fmt::join(shown, " -> ")));
+    }
+    if (chain.size() >= kMaxChain) fail(fmt::format("more than {} fixtures in a chain of references: {}", kMaxChain, fmt::join(shown, " -> ")));
+    chain.push_back(name);
+    std::optional<ConfigDocument> next_document;
+    try {
+      current = load_fixture_file(next, next_document);
+    } catch (const ConfigError& error) {
+      fail(fmt::format("the reference {} does not load: {}", next.string(), error.what()));
+    }
+  }
+  return fixture;
+}
+
 
 std::vector<std::filesystem::path> fixture_files(const std::filesystem::path& folder) {
   if (!std::filesystem::is_directory(folder)) {

@@ -1,6 +1,9 @@
 #include "runner/run_config.hpp"
 
 #include "config/config_table.hpp"
+#include "device/format.hpp"
+
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -32,6 +35,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
   }
   if (auto sim = root.table("sim")) {
     config.device_model = sim->string("device_model").value_or(config.device_model);
+    if (sim->contains("device_model")) config.device_model_where = sim->where("device_model");
     config.duration_jitter = sim->number_in("duration_jitter", config.duration_jitter, 0, 0.9);
     config.functional = sim->boolean("functional").value_or(config.functional);
     sim->reject_unknown_keys();
@@ -46,6 +50,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     coordinator.prestage_chunks_in_flight =
         static_cast<int>(gpus->integer_in("prestage_chunks_in_flight", coordinator.prestage_chunks_in_flight, 1, 64));
     config.vram_cap_bytes = gib_to_bytes(gpus->number_in("vram_cap_gib", static_cast<double>(config.vram_cap_bytes) / kGiB, 0, 1 << 20));
+    if (gpus->contains("vram_cap_gib")) config.vram_cap_where = gpus->where("vram_cap_gib");
     coordinator.safety_margin_bytes =
         mib_to_bytes(gpus->number_in("safety_margin_mib", static_cast<double>(coordinator.safety_margin_bytes) / kMiB, 0, 1 << 24));
     coordinator.resident_bytes = mib_to_bytes(gpus->number_in("resident_mib", static_cast<double>(coordinator.resident_bytes) / kMiB, 0, 1 << 24));
@@ -63,6 +68,13 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
   if (auto workload = root.table("workload")) {
     config.workload.proofs = static_cast<int>(workload->integer_in("proofs", config.workload.proofs, 1, 100000));
     config.workload.partitions_per_proof = static_cast<int>(workload->integer_in("partitions_per_proof", config.workload.partitions_per_proof, 1, 100000));
+    // In 64 bits: 100000 x 100000 overflows the int that counts the jobs.
+    const auto partitions = std::int64_t{config.workload.proofs} * config.workload.partitions_per_proof;
+    if (partitions > kMaxPartitionsPerRun) {
+      workload->fail(workload->contains("partitions_per_proof") ? "partitions_per_proof" : "proofs",
+                     fmt::format("{} proofs x {} partitions = {} partitions, more than the {} a run may hold", config.workload.proofs,
+                                 config.workload.partitions_per_proof, partitions, kMaxPartitionsPerRun));
+    }
     config.workload.shape.domain_log2 = static_cast<int>(workload->integer_in("domain_log2", config.workload.shape.domain_log2, 10, 27));
     auto collect = workload->choice("msm_collect", config.workload.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
                                     {"deferred", "synchronize"});
@@ -117,6 +129,12 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   read_run_config(root, config);
   root.reject_unknown_keys();
   return config;
+}
+
+void check_vram_cap_fits(const RunConfig& config, Bytes needed_bytes, std::string_view what) {
+  if (config.vram_cap_bytes == 0 || needed_bytes <= config.vram_cap_bytes) return;
+  throw ConfigError(fmt::format("{}: a cap of {} is too small: {} needs {} of device memory", config.vram_cap_where,
+                                format_bytes(config.vram_cap_bytes), what, format_bytes(needed_bytes)));
 }
 
 CoordinatorSettings settings_for(const RunConfig& config, Policy policy) {

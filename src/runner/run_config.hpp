@@ -23,17 +23,29 @@ struct RunConfig {
   std::filesystem::path trace_dir = "out/traces";
   // The simulator.
   std::string device_model = "h200";
+  std::string device_model_where = "key 'sim.device_model'";  // "file:line: key 'sim.device_model'" where read from a file
   double duration_jitter = 0.0;
   bool functional = false;
   // The GPUs.
   int gpus = 1;
   Bytes vram_cap_bytes = 0;  // 0: the whole card
+  // Where the cap was set ("file:line: key 'gpus.vram_cap_gib'"), for errors found when the
+  // devices are opened or the work is sized; the key alone where the cap was not read from a file.
+  std::string vram_cap_where = "key 'gpus.vram_cap_gib'";
   int two_lock_workers_per_device = 3;
   // Everything the coordinator takes; `policy` is set per run.
   CoordinatorSettings coordinator;
   // The synthetic PoRep-shaped workload that `stagehand run` schedules.
   PoRepSettings workload;
 };
+
+// The most partitions (proofs x partitions_per_proof) one run may hold: every job keeps a record,
+// and more than this is a mistake in the configuration, not a workload.
+constexpr std::int64_t kMaxPartitionsPerRun = 100000;
+
+// Throws ConfigError naming config.vram_cap_where when a cap is set and `needed_bytes` (a job's
+// peak and everything the budget holds back) does not fit in it.
+void check_vram_cap_fits(const RunConfig& config, Bytes needed_bytes, std::string_view what);
 
 RunConfig load_run_config(const std::filesystem::path& path);
 RunConfig parse_run_config(std::string_view text, const std::string& source_name);

@@ -22,6 +22,8 @@
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <optional>
 #include <filesystem>
@@ -29,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -282,6 +286,139 @@ BOOST_AUTO_TEST_CASE(a_witness_value_not_below_r_is_refused) {
   BOOST_CHECK(contains(message, "section 2 (witness values)") && contains(message, "value 1"));
 }
 
+// Regression: a directory was read as a file of 2^63 - 1 bytes (std::bad_alloc), a pipe as a
+// file of size -1 (vector::_M_default_append).
+BOOST_AUTO_TEST_CASE(a_directory_is_refused_and_a_pipe_is_read_as_a_stream) {
+  Files files;
+  auto message = error_of([&] { read_zkey(files.dir); });
+  BOOST_CHECK(contains(message, files.dir.string()) && contains(message, "is a directory"));
+  message = error_of([&] { read_wtns(files.dir); });
+  BOOST_CHECK(contains(message, "is a directory"));
+  message = error_of([&] { read_r1cs(files.dir); });
+  BOOST_CHECK(contains(message, "is a directory"));
+  // An empty character device: a stream with nothing in it.
+  message = error_of([&] { read_wtns("/dev/null"); });
+  BOOST_CHECK(contains(message, "/dev/null") && contains(message, "truncated: 0 bytes"));
+  // A FIFO fed by a writer: read to its end, as the file itself.
+  const auto fifo = files.dir / "key.fifo";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto bytes = load(files.zkey);
+  std::thread writer([&] { save(fifo, bytes); });
+  std::optional<ProvingKey> key;
+  message = error_of([&] { key = read_zkey(fifo); });
+  writer.join();
+  BOOST_CHECK_EQUAL(message, "no error");
+  BOOST_REQUIRE(key.has_value());
+  BOOST_CHECK(key->h == files.key.h);
+  // A truncated one is an error naming the FIFO.
+  std::thread short_writer([&] { save(fifo, std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + 100)); });
+  message = error_of([&] { read_zkey(fifo); });
+  short_writer.join();
+  BOOST_CHECK(contains(message, fifo.string()) && contains(message, "truncated"));
+}
+
+// Regression: version 0xFFFFFFFF was accepted in all three formats.
+BOOST_AUTO_TEST_CASE(an_unknown_version_is_refused_in_every_format) {
+  Files files;
+  for (const auto& path : {files.zkey, files.wtns, files.r1cs}) {
+    BOOST_TEST_CONTEXT(path.string()) {
+      auto bytes = load(path);
+      put_u32(bytes, 4, 0xFFFFFFFF);
+      save(path, bytes);
+      auto message = error_of([&] {
+        if (path == files.zkey) read_zkey(path);
+        if (path == files.wtns) read_wtns(path);
+        if (path == files.r1cs) read_r1cs(path);
+      });
+      BOOST_CHECK(contains(message, path.string()) && contains(message, "version 4294967295") && contains(message, "not supported"));
+      put_u32(bytes, 4, 0);
+      save(path, bytes);
+      message = error_of([&] {
+        if (path == files.zkey) read_zkey(path);
+        if (path == files.wtns) read_wtns(path);
+        if (path == files.r1cs) read_r1cs(path);
+      });
+      BOOST_CHECK(contains(message, "version 0"));
+    }
+  }
+}
+
+// Regression: bytes after the last section were accepted in all three formats.
+BOOST_AUTO_TEST_CASE(trailing_bytes_are_refused_in_every_format) {
+  Files files;
+  for (const auto& path : {files.zkey, files.wtns, files.r1cs}) {
+    BOOST_TEST_CONTEXT(path.string()) {
+      auto bytes = load(path);
+      bytes.push_back(0);
+      bytes.push_back(7);
+      save(path, bytes);
+      auto message = error_of([&] {
+        if (path == files.zkey) read_zkey(path);
+        if (path == files.wtns) read_wtns(path);
+        if (path == files.r1cs) read_r1cs(path);
+      });
+      BOOST_CHECK(contains(message, path.string()) && contains(message, "2 bytes follow the last"));
+    }
+  }
+}
+
+// The .r1cs header's fields (section 1): n8, r, then these u32s at these offsets.
+constexpr std::size_t kR1csWires = 36, kR1csOutputs = 40, kR1csPublicInputs = 44, kR1csConstraints = 60;
+
+// Regression: read_r1cs reserved the header's nConstraints before looking at section 2 (2^24:
+// 1.16 GB before the error; 0xFFFFFFFF: std::bad_alloc).
+BOOST_AUTO_TEST_CASE(a_huge_constraint_count_is_refused_before_allocating) {
+  Files files;
+  const auto good = load(files.r1cs);
+  const auto header = section_offset(good, 1);
+  for (std::uint32_t count : {1u << 24, 1u << 27}) {
+    BOOST_TEST_CONTEXT(count) {
+      auto bytes = good;
+      put_u32(bytes, header + kR1csConstraints, count);
+      save(files.r1cs, bytes);
+      auto message = error_of([&] { read_r1cs(files.r1cs); });
+      BOOST_CHECK(contains(message, files.r1cs.string()) && contains(message, "section 2 (constraints)") &&
+                  contains(message, fmt::format("the header's {} constraints", count)));
+    }
+  }
+  for (std::uint32_t count : {1u << 28, 0xFFFFFFFFu}) {
+    BOOST_TEST_CONTEXT(count) {
+      auto bytes = good;
+      put_u32(bytes, header + kR1csConstraints, count);
+      save(files.r1cs, bytes);
+      auto message = error_of([&] { read_r1cs(files.r1cs); });
+      BOOST_CHECK(contains(message, "section 1 (header)") && contains(message, "more than the 2^28 Stagehand supports"));
+    }
+  }
+}
+
+// Regression: nWires was never checked against the file: a 1-constraint circuit claiming 2^24
+// wires ran setup for 20 s and 10 GB.
+BOOST_AUTO_TEST_CASE(a_wire_count_the_file_does_not_hold_is_refused) {
+  Files files;
+  auto bytes = load(files.r1cs);
+  put_u32(bytes, section_offset(bytes, 1) + kR1csWires, 1u << 24);
+  save(files.r1cs, bytes);
+  auto message = error_of([&] { read_r1cs(files.r1cs); });
+  BOOST_CHECK(contains(message, files.r1cs.string()) && contains(message, "section 3 (wire labels)") &&
+              contains(message, "16777216 wires"));
+}
+
+// Regression: nOutputs + nPubInputs wrapped in 32 bits (2^31 each: accepted, nPublic 0).
+BOOST_AUTO_TEST_CASE(public_counts_that_wrap_in_32_bits_are_refused) {
+  Files files;
+  auto bytes = load(files.r1cs);
+  const auto header = section_offset(bytes, 1);
+  put_u32(bytes, header + kR1csOutputs, 1u << 31);
+  put_u32(bytes, header + kR1csPublicInputs, 1u << 31);
+  save(files.r1cs, bytes);
+  auto message = error_of([&] { read_r1cs(files.r1cs); });
+  BOOST_CHECK(contains(message, "section 1 (header)") && contains(message, "2147483648 outputs, 2147483648 public"));
+  auto r1cs = small_circuit();
+  r1cs.n_outputs = r1cs.n_public_inputs = 1u << 31;
+  BOOST_CHECK_THROW(setup_from_r1cs(r1cs), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(proving)
@@ -455,6 +592,35 @@ BOOST_AUTO_TEST_CASE(a_constraint_system_of_another_circuit_is_refused) {
   HostWork host_work(0);
   auto message = error_of([&] { Groth16Workload(key, files.zkey, {}, host_work, 2, nullptr, checks); });
   BOOST_CHECK(contains(message, "other.r1cs") && contains(message, "another circuit"));
+}
+
+// Regression: 32 · domain_size and 32 · n_vars were u32 products and wrapped at 2^27, inside
+// the range the reader accepts (a 2^27 key planned 0 bytes for each polynomial).
+BOOST_AUTO_TEST_CASE(the_memory_plan_of_a_2_27_key_does_not_wrap) {
+  ProvingKey key;
+  key.domain_log2 = 27;
+  key.domain_size = 1u << 27;
+  key.n_vars = (1u << 28) - 1;
+  key.n_public = 2;
+  HostWork host_work(0);
+  Groth16Workload workload(key, "big.zkey", {}, host_work, 1, {});
+  const auto plan = workload.memory_plan(0);
+  const Bytes polynomial = Bytes{32} << 27;  // 4 GiB
+  const Bytes witness = Bytes{32} * ((1u << 28) - 1);
+  BOOST_CHECK_EQUAL(plan.input_bytes, polynomial);
+  BOOST_CHECK_EQUAL(plan.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
+  BOOST_CHECK_EQUAL(plan.peak_after_a_bytes, witness + Groth16Workload::kResultBytes);
+}
+
+// Regression (the .zkey's side): nPublic = 0xFFFFFFFF wrapped nPublic + 1 to 0 in the header's
+// check; it is refused there, in the header, not by a confusing IC size.
+BOOST_AUTO_TEST_CASE(a_zkey_public_count_that_wraps_is_refused_in_the_header) {
+  Files files;
+  auto bytes = load(files.zkey);
+  put_u32(bytes, section_offset(bytes, 2) + 4 + 48 + 4 + 32 + 4, 0xFFFFFFFF);
+  save(files.zkey, bytes);
+  auto message = error_of([&] { read_zkey(files.zkey); });
+  BOOST_CHECK(contains(message, "section 2 (header)") && contains(message, "nPublic = 4294967295"));
 }
 
 BOOST_AUTO_TEST_CASE(seeded_randomness_is_reproducible_and_system_randomness_is_not) {

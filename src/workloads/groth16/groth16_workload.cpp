@@ -20,6 +20,7 @@ namespace {
 
 static_assert(sizeof(math::Fr) == 32, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
 constexpr std::size_t kJacobianBytes = kernel::kG1JacobianBytes;
+constexpr Bytes kFrBytes = sizeof(math::Fr);  // 64 bits, so that counts of the key's u32 multiply without wrapping
 
 HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
@@ -61,9 +62,11 @@ Bytes Groth16Workload::resident_bytes() const {
   return (key_.a.size() + key_.b1.size() + key_.c.size() + key_.h.size()) * kG1Bytes;
 }
 
+// Sizes in 64 bits throughout: 32 · domain_size in the key's u32 wraps at 2^27, inside the
+// 2^28 the readers accept.
 JobMemoryPlan Groth16Workload::memory_plan(int) const {
-  const Bytes polynomial = 32 * key_.domain_size;
-  const Bytes rest = 32 * key_.n_vars + kResultBytes + h_scratch_bytes_ + msm_scratch_bytes_;
+  const Bytes polynomial = kFrBytes * key_.domain_size;
+  const Bytes rest = kFrBytes * key_.n_vars + kResultBytes + h_scratch_bytes_ + msm_scratch_bytes_;
   return JobMemoryPlan{polynomial, 3 * polynomial + rest, polynomial + rest, rest, kResultBytes};
 }
 
@@ -119,7 +122,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
   const auto& file = jobs_.at(static_cast<std::size_t>(job)).wtns;
   const std::size_t n = key_.domain_size;
   auto as_fr = [n](const HostRange& range) {
-    if (range.bytes < 32 * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
+    if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
   };
   co_await host_work_.run([&] {
@@ -136,7 +139,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
 }
 
 void Groth16Workload::launch_h(JobContext& context, const Scratch& scratch) const {
-  const Bytes polynomial = 32 * key_.domain_size;
+  const Bytes polynomial = kFrBytes * key_.domain_size;
   KernelLaunch launch{kernel::groth16_h, key_.domain_size, {key_.domain_log2, thread_count_}, {},
                       {{context.inputs.a, polynomial}, {context.inputs.b, polynomial}, {context.inputs.c, polynomial}}};
   if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
@@ -149,7 +152,7 @@ void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, De
   const std::size_t vars = key_.n_vars;
   const std::size_t public_count = key_.n_public + 1;
   auto msm = [&](DevicePointer bases, std::size_t count, DevicePointer scalars, std::size_t slot) {
-    KernelLaunch launch{kernel::groth16_msm_g1, count, {thread_count_}, {{bases, count * kG1Bytes}, {scalars, count * 32}},
+    KernelLaunch launch{kernel::groth16_msm_g1, count, {thread_count_}, {{bases, count * kG1Bytes}, {scalars, count * kFrBytes}},
                         {{results + slot * kJacobianBytes, kJacobianBytes}}};
     if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
     context.device.launch(launch, context.compute);
@@ -157,7 +160,7 @@ void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, De
   msm(points.a, vars, witness, 0);
   msm(points.b1, vars, witness, 1);
   if (vars > public_count) {
-    msm(points.c, vars - public_count, witness + 32 * public_count, 2);
+    msm(points.c, vars - public_count, witness + kFrBytes * public_count, 2);
   } else {
     context.device.memset_async(results + 2 * kJacobianBytes, 0, kJacobianBytes, context.compute);
   }
@@ -169,7 +172,7 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
   auto& device = context.device;
   auto& memory = context.memory;
   const auto stream = context.compute;
-  const Bytes witness_bytes = 32 * key_.n_vars;
+  const Bytes witness_bytes = kFrBytes * key_.n_vars;
   auto witness = co_await memory.allocate(witness_bytes, stream);
   auto results = co_await memory.allocate(kResultBytes, stream);
   Scratch scratch;
