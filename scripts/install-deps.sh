@@ -2,12 +2,17 @@
 # Installs what Stagehand needs to build and test on Debian 12, skipping what is already there.
 # Node.js and npm are needed by the tests (reference vectors from @noble/curves, snarkjs);
 # librsvg2-bin (rsvg-convert) by the tests that render the trace pictures to PNG.
+# --sanitizers: also clang 14 with its sanitizer and libFuzzer runtimes, for scripts/sanitize.sh
+# and scripts/fuzz.sh (not needed by the main build).
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config git
           libboost-dev libboost-test-dev librange-v3-dev libtomlplusplus-dev
           libfmt-dev libcli11-dev nlohmann-json3-dev
           librsvg2-bin)
+if [ "${1:-}" = --sanitizers ]; then
+  packages+=(clang-14 libclang-rt-14-dev llvm-14)
+fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

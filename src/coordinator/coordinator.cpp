@@ -75,17 +75,38 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
   lane.setup_failure = failure;
 }
 
+// What a run's coroutines share, owned by all of them (Run::keepalive): the run coroutine and
+// every worker. Members are destroyed workers first, then lanes, then the run they refer to.
+struct RunState {
+  explicit RunState(Run r) : run(std::move(r)) {}
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+  ~RunState() {
+    // Checkers that read a budget stop here, while it is still whole.
+    if (!run.hooks.on_budget_gone) return;
+    for (auto& lane : lanes) {
+      if (lane->budget) run.hooks.on_budget_gone(lane->index, *lane->budget);
+    }
+  }
+  Run run;
+  std::vector<std::unique_ptr<Lane>> lanes;
+  std::vector<std::unique_ptr<Worker>> workers;
+};
+
+asio::awaitable<void> run_worker(std::shared_ptr<RunState> state, Worker& worker) { co_await worker.run(); }
+
 // Every lane's workers, until the last one stops; rethrows what escaped a worker.
-asio::awaitable<void> run_workers(std::vector<std::unique_ptr<Lane>>& lanes, Run& run) {
+asio::awaitable<void> run_workers(const std::shared_ptr<RunState>& state) {
+  auto& run = state->run;
   int workers_running = 0;
   std::exception_ptr worker_failure;
   AsyncWaitList all_done;
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (auto& lane : lanes) {
+  auto& workers = state->workers;
+  for (auto& lane : state->lanes) {
     for (int w = 0; w < run.settings.workers_per_device; ++w) {
       workers.push_back(make_worker(run.settings.policy, run, *lane, w));
       ++workers_running;
-      asio::co_spawn(lane->strand, workers.back()->run(), [&](std::exception_ptr error) {
+      asio::co_spawn(lane->strand, run_worker(state, *workers.back()), [&](std::exception_ptr error) {
         if (error && !worker_failure) worker_failure = error;
         if (--workers_running == 0) all_done.notify_all();
       });
@@ -112,19 +133,22 @@ asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload) {
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
                                            Trace& trace, CoordinatorHooks hooks) {
   if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
-  Run run{settings, workload, trace, hooks, Random(settings.seed ^ 0x5eed), 0, workload.job_count(), {}, {}, 0};
+  auto state = std::make_shared<RunState>(
+      Run{settings, workload, trace, hooks, Random(settings.seed ^ 0x5eed), 0, workload.job_count(), {}, {}, 0, {}});
+  auto& run = state->run;
+  run.keepalive = state;
   run.jobs.resize(static_cast<std::size_t>(run.total_jobs));
   for (int i = 0; i < run.total_jobs; ++i) {
     run.jobs[static_cast<std::size_t>(i)].index = i;
     run.jobs[static_cast<std::size_t>(i)].proof = workload.proof_of(i);
   }
-  std::vector<std::unique_ptr<Lane>> lanes;
+  auto& lanes = state->lanes;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     lanes.push_back(std::make_unique<Lane>(*devices[i], static_cast<int>(i), settings, run.random, hooks.pageable_memory));
     co_await set_up_lane(*lanes.back(), run);
   }
   const auto start = devices.front()->now();
-  co_await run_workers(lanes, run);
+  co_await run_workers(state);
   const auto end = devices.front()->now();
   for (auto& lane : lanes) co_await tear_down_lane(*lane, workload);
   co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks},

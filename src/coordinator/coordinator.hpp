@@ -101,6 +101,9 @@ struct CoordinatorHooks {
   std::function<HostRange(Bytes)> pageable_memory;
   // A GPU's budget was created (budgeted only): checkers compare it with the device.
   std::function<void(int device, const VramBudget&)> on_budget;
+  // That budget is about to be destroyed: the run is over, failed, or its frames were destroyed
+  // after a deadlock. It is still whole during the call; checkers must not read it afterwards.
+  std::function<void(int device, const VramBudget&)> on_budget_gone;
 };
 
 // Runs every job of `workload` on `devices` and returns the report. Every job completes or fails

@@ -33,6 +33,13 @@ std::string describe(std::exception_ptr error) {
   }
 }
 
+namespace {
+
+// Runs `program` with `state` kept alive until its frame is gone.
+asio::awaitable<void> holding(std::shared_ptr<void> state, asio::awaitable<void> program) { co_await std::move(program); }
+
+}  // namespace
+
 Worker::Worker(Run& run, Lane& lane, int index)
     : run_(run), workload_(run.workload), lane_(lane), device_(lane.device), index_(index),
       track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
@@ -53,7 +60,7 @@ asio::awaitable<void> Worker::run() {
       // The host step after the GPU runs beside this worker's next job.
       co_await wait_for_finishing();
       finishing_ = true;
-      asio::co_spawn(lane_.strand, finish_and_close(job), asio::detached);
+      asio::co_spawn(lane_.strand, holding(run_.keepalive.lock(), finish_and_close(job)), asio::detached);
       continue;
     }
     if (job.completed()) co_await finish(job);

@@ -9,6 +9,7 @@
 #include "coordinator/lane.hpp"
 #include "util/random.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct Run {
   std::vector<JobRecord> jobs;
   std::vector<std::string> log;
   std::uint64_t fallbacks = 0;
+  // The run's shared state (this Run, its lanes and workers; coordinator.cpp). Every coroutine the
+  // run spawns holds it: when a simulation deadlocks and its suspended frames are destroyed
+  // (sim::run_to_completion), they are destroyed in no particular order, and none may outlive
+  // what it refers to.
+  std::weak_ptr<void> keepalive;
 };
 
 // A job's place at a lock: released when held, abandoned when still waiting.

@@ -129,8 +129,20 @@ int Backend::cuda_device_count() {
 #endif
 }
 
+void Backend::wrap_devices(const DeviceFaults& faults) {
+  if (!faults.any()) return;
+  for (auto& device : devices_) {
+    auto ordinal_faults = faults;
+    ordinal_faults.seed ^= static_cast<std::uint64_t>(device->properties().ordinal) * 0x9e3779b97f4a7c15ULL;
+    faulty_devices_.push_back(std::make_unique<FaultyDevice>(*device, ordinal_faults));
+    device = faulty_devices_.back().get();
+  }
+}
+
 std::unique_ptr<Backend> Backend::open_simulator(const RunConfig& config, BackendOptions options) {
-  return std::make_unique<SimulatorBackend>(config, options);
+  auto backend = std::make_unique<SimulatorBackend>(config, options);
+  backend->wrap_devices(options.device_faults);
+  return backend;
 }
 
 std::unique_ptr<Backend> Backend::open_cuda(const RunConfig& config, BackendOptions options) {
@@ -138,7 +150,10 @@ std::unique_ptr<Backend> Backend::open_cuda(const RunConfig& config, BackendOpti
   if (cuda::device_count() == 0) {
     throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config.source.string()));
   }
-  return std::make_unique<CudaBackend>(config, options);
+  // A GPU run with injected faults wraps each CudaDevice here (BackendOptions::device_faults).
+  auto backend = std::make_unique<CudaBackend>(config, options);
+  backend->wrap_devices(options.device_faults);
+  return backend;
 #else
   throw std::runtime_error(fmt::format(
       "{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the simulator on the CPU)",

@@ -5,6 +5,7 @@
 // backend's executor; nothing else names a backend.
 
 #include "device/device.hpp"
+#include "device/faulty_device.hpp"
 #include "runner/run_config.hpp"
 #include "sim/fault_plan.hpp"
 #include "trace/trace.hpp"
@@ -25,6 +26,9 @@ struct BackendOptions {
   sim::FaultPlan faults;  // applied to every simulated GPU
   // Every trace event kept (a picture, a Perfetto file), or only the trace's hash and count.
   bool keep_trace_events = true;
+  // Where any is set, each device the backend opens (CUDA or simulated) is wrapped in a
+  // FaultyDevice that injects these: the simulator's fault points on any backend.
+  DeviceFaults device_faults;
 };
 
 class Backend {
@@ -58,7 +62,10 @@ class Backend {
   virtual void trace_kernels(Trace* trace) {}
 
  protected:
+  // Replaces each device by a FaultyDevice over it, where `faults` has any.
+  void wrap_devices(const DeviceFaults& faults);
   std::vector<Device*> devices_;
+  std::vector<std::unique_ptr<FaultyDevice>> faulty_devices_;
 };
 
 }  // namespace stagehand

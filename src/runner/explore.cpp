@@ -129,12 +129,26 @@ FixtureOutcome replay_exploration(const Fixture& fixture, std::uint64_t seed, co
                                   double jitter, std::vector<std::string>& violations, bool keep_trace_events) {
   auto variant = exploration_variant(fixture, seed, faults, jitter);
   std::vector<std::string> accounting_errors;
-  std::vector<std::pair<const VramBudget*, const sim::SimDevice*>> budgets;
+  // The budgets alive now, beside their devices: a budget leaves when its run lets go of it
+  // (on_budget_gone, the run over or its frames destroyed after a deadlock), and what it held
+  // then is kept for the check at the end. Reading it later read freed memory (issue 22, 8).
+  struct Watched {
+    const VramBudget* budget;
+    const sim::SimDevice* device;
+  };
+  std::vector<Watched> budgets;
+  std::vector<std::pair<const sim::SimDevice*, Bytes>> held_at_end;
   ReplayOptions options;
   options.keep_trace_events = keep_trace_events;
   options.check_expectations = false;
   options.time_limit_ns = 3600 * kSecond;
-  options.on_budget = [&](int, const VramBudget& budget, const sim::SimDevice& device) { budgets.emplace_back(&budget, &device); };
+  options.on_budget = [&](int, const VramBudget& budget, const sim::SimDevice& device) { budgets.push_back({&budget, &device}); };
+  options.on_budget_gone = [&](int, const VramBudget& budget) {
+    auto found = std::find_if(budgets.begin(), budgets.end(), [&](const Watched& w) { return w.budget == &budget; });
+    if (found == budgets.end()) return;
+    held_at_end.emplace_back(found->device, budget.held_bytes());
+    budgets.erase(found);
+  };
   options.on_settled = [&] {
     if (!accounting_errors.empty()) return;
     for (auto [budget, device] : budgets) {
@@ -154,10 +168,16 @@ FixtureOutcome replay_exploration(const Fixture& fixture, std::uint64_t seed, co
     }
   };
   auto outcome = replay_fixture(variant, options);
-  for (auto [budget, device] : budgets) {
-    if (outcome.system && !device->lost() && (budget->held_bytes() != 0 || device->pool_stats().used_bytes != 0)) {
+  // A budget still watched here was never let go of: its run's frames are leaked. Say so rather
+  // than read it.
+  for (const auto& watched : budgets) {
+    accounting_errors.push_back(fmt::format("budget accounting: GPU {}: the run never let go of its budget",
+                                            watched.device->properties().ordinal));
+  }
+  for (auto [device, held] : held_at_end) {
+    if (outcome.system && !device->lost() && (held != 0 || device->pool_stats().used_bytes != 0)) {
       accounting_errors.push_back(fmt::format("budget accounting: at the end the budget holds {}, the device {}",
-                                              format_bytes(budget->held_bytes()), format_bytes(device->pool_stats().used_bytes)));
+                                              format_bytes(held), format_bytes(device->pool_stats().used_bytes)));
     }
   }
   violations = check_invariants(variant, outcome, accounting_errors);

@@ -344,6 +344,7 @@ FixtureOutcome replay_fixture(const Fixture& fixture, const ReplayOptions& optio
     run_options.faults = fixture.faults;
     run_options.time_limit_ns = options.time_limit_ns;
     run_options.on_budget = options.on_budget;
+    run_options.on_budget_gone = options.on_budget_gone;
     run_options.on_settled = options.on_settled;
     auto run = run_on_simulator(config, fixture.policy, std::move(run_options));
     if (!run.error.empty()) {

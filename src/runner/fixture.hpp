@@ -84,6 +84,7 @@ struct ReplayOptions {
   bool keep_trace_events = true;
   bool check_expectations = true;        // false: run only (exploration checks invariants instead)
   std::function<void(int device, const VramBudget&, const sim::SimDevice&)> on_budget;
+  std::function<void(int device, const VramBudget&)> on_budget_gone;
   std::function<void()> on_settled;
   Nanoseconds time_limit_ns = 3600 * kSecond;
 };

@@ -9,6 +9,7 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   BackendOptions simulator;
   simulator.keep_trace_events = options.keep_trace_events;
   simulator.faults = options.faults;
+  simulator.device_faults = options.device_faults;
   result.backend = Backend::open_simulator(config, simulator);
   result.system = result.backend->simulator();
   auto& system = *result.system;
@@ -18,6 +19,7 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   if (options.on_budget) {
     hooks.on_budget = [&](int device, const VramBudget& budget) { options.on_budget(device, budget, system.device(static_cast<std::size_t>(device))); };
   }
+  hooks.on_budget_gone = options.on_budget_gone;
   if (options.on_settled) system.set_settled_observer(options.on_settled);
   try {
     result.backend->run(

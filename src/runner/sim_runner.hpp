@@ -17,9 +17,12 @@ namespace stagehand {
 struct SimulatedRunOptions {
   bool keep_trace_events = true;
   sim::FaultPlan faults;  // applied to every simulated GPU
+  DeviceFaults device_faults;  // a FaultyDevice over every simulated GPU, where any is set
   std::function<void(const JobRecord&)> on_job_done;
   // A GPU's budget was created: checkers keep it beside its simulated device.
   std::function<void(int device, const VramBudget&, const sim::SimDevice&)> on_budget;
+  // That budget is about to be destroyed (CoordinatorHooks::on_budget_gone): stop reading it.
+  std::function<void(int device, const VramBudget&)> on_budget_gone;
   // Called whenever the simulation settles at an instant (see SimSystem::set_settled_observer).
   std::function<void()> on_settled;
   Nanoseconds time_limit_ns = 24 * 3600 * kSecond;

@@ -5,10 +5,12 @@
 
 #include "config/config_table.hpp"
 #include "contract/device_contract.hpp"
+#include "coordinator/async_wait.hpp"
 #include "device/kernel_abi.hpp"
 #include "support/sim_harness.hpp"
 #include "trace/svg_timeline.hpp"
 
+#include <boost/asio/this_coro.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -524,4 +526,43 @@ BOOST_AUTO_TEST_CASE(pinning_holds_launches_where_the_model_says_so) {
       }
     }
   }
+}
+
+// Issue 22, 9: a program that deadlocks leaves its coroutines suspended for good, each owned by a
+// Completion in a wait list inside another suspended frame. run_to_completion must report the
+// deadlock and destroy those frames (LeakSanitizer found them leaked).
+namespace {
+
+struct Alive {
+  int* count;
+  explicit Alive(int* c) : count(c) { ++*count; }
+  ~Alive() { --*count; }
+};
+
+asio::awaitable<void> wait_forever(AsyncWaitList& never, int* alive) {
+  Alive guard(alive);
+  co_await never.wait();
+}
+
+// The parent owns the wait list its children wait on, and waits on one of its own: the cycle.
+asio::awaitable<void> deadlocked_parent(int* alive) {
+  Alive guard(alive);
+  auto never = std::make_unique<AsyncWaitList>();
+  auto executor = co_await asio::this_coro::executor;
+  for (int i = 0; i < 3; ++i) asio::co_spawn(executor, wait_forever(*never, alive), asio::detached);
+  AsyncWaitList own;
+  co_await own.wait();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_deadlock_is_reported_and_its_suspended_frames_destroyed) {
+  int alive = 0;
+  {
+    sim::SimSystem system;
+    BOOST_CHECK_EXCEPTION(sim::run_to_completion(system, deadlocked_parent(&alive)), std::runtime_error,
+                          [](const std::runtime_error& error) { return std::string(error.what()).find("deadlock") == 0; });
+    BOOST_TEST(alive == 0, alive << " frames of the deadlocked program are still alive");
+  }
+  BOOST_TEST(alive == 0);
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a while (long runs, and CI's short ones):
+#
+#   scripts/fuzz.sh TARGET SECONDS [libFuzzer options]   TARGET: zkey wtns r1cs run_config fixture
+#   scripts/fuzz.sh all SECONDS                          each target for SECONDS
+#
+# The fuzzers are built in build-asan (clang-14, ASan + UBSan; scripts/sanitize.sh build asan).
+# They read the seed corpus tests/fuzz/corpus/TARGET and write what they add under
+# build-asan/fuzz/TARGET/corpus. A crash is written to build-asan/fuzz/TARGET/crash-* and fails the
+# run; keep it as a reproducer in tests/fuzz/crashes/TARGET/ (ctest replays it with
+# -DSTAGEHAND_FUZZ_REPLAY_CRASHES=ON). MERGE=1 merges the new inputs into the seed corpus
+# (libFuzzer -merge=1 keeps only those that add coverage; keep the corpus small).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer options]}
+seconds=${2:?usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer options]}
+shift 2
+all_targets=(zkey wtns r1cs run_config fixture)
+if [ "$target" = all ]; then
+  status=0
+  for t in "${all_targets[@]}"; do "$0" "$t" "$seconds" "$@" || status=1; done
+  exit $status
+fi
+[[ " ${all_targets[*]} " == *" $target "* ]] || { echo "fuzz: unknown target '$target' (${all_targets[*]})" >&2; exit 2; }
+
+if [ ! -x build-asan/tests/fuzz/fuzz_$target ] || [ "${FUZZ_REBUILD:-1}" = 1 ]; then
+  export CCACHE_BASEDIR="$PWD"
+  export CXX=${CXX:-clang++-14}
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAGEHAND_CUDA=OFF \
+        -DSTAGEHAND_SANITIZE=address,undefined -DSTAGEHAND_FUZZ=ON >/dev/null
+  nice -n 10 cmake --build build-asan --target fuzz_$target >/dev/null
+fi
+work=build-asan/fuzz/$target
+mkdir -p "$work/corpus"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+echo "fuzz: $target for $seconds s"
+status=0
+# One scratch file per process under TMPDIR (the readers take paths).
+TMPDIR=${TMPDIR:-/tmp} build-asan/tests/fuzz/fuzz_$target -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/" "$@" "$work/corpus" "tests/fuzz/corpus/$target" \
+  > "$work/log" 2>&1 || status=$?
+grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|SUMMARY" "$work/log" | tail -5 || true
+if [ "$status" != 0 ]; then
+  echo "fuzz: $target FOUND A CRASH (exit $status); the log: $work/log; the input(s):"
+  ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* 2>/dev/null || true
+  exit 1
+fi
+if [ "${MERGE:-0}" = 1 ]; then
+  build-asan/tests/fuzz/fuzz_$target -merge=1 -max_len=65536 "tests/fuzz/corpus/$target" "$work/corpus" >/dev/null 2>&1
+  echo "fuzz: merged into tests/fuzz/corpus/$target ($(ls tests/fuzz/corpus/$target | wc -l) files)"
+fi
