@@ -90,6 +90,9 @@ int prove(const ProveOptions& options) {
   backend_options.keep_trace_events = !options.trace.empty();
   auto backend = Backend::open(config, backend_options);
   const bool use_cuda = backend->on_gpu();
+  // What each device had free before the run: after it, the same must be free again.
+  std::vector<Bytes> free_before;
+  for (auto* device : backend->devices()) free_before.push_back(device->memory_info().free_bytes);
   auto settings = settings_for(config, policy_from_string(options.policy));
   const auto files = witness_files(options.wtns);
   const bool many = files.size() > 1;
@@ -233,6 +236,16 @@ int prove(const ProveOptions& options) {
     fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
                checked, r1cs ? fmt::format(", witnesses checked against the {} constraints of {}", r1cs->constraints.size(), options.r1cs)
                              : std::string());
+  }
+  for (std::size_t i = 0; i < backend->devices().size(); ++i) {
+    const Bytes free_after = backend->devices()[i]->memory_info().free_bytes;
+    fmt::print(stderr, "stagehand prove: GPU {} device memory free {} before, {} after{}\n", i, format_bytes(free_before[i]),
+               format_bytes(free_after), free_after < free_before[i] ? fmt::format(" ({} not given back)", format_bytes(free_before[i] - free_after))
+                                                                      : std::string(", nothing left behind"));
+  }
+  if (report.oom_count > 0 || failed > 0) {
+    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", failed, report.oom_count,
+               report.oom_count == 1 ? "" : "s");
   }
   return failed == 0 ? 0 : 1;
 }

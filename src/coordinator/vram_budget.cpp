@@ -10,6 +10,20 @@
 
 namespace stagehand {
 
+namespace {
+
+bool is_device_lost_error(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const DeviceError& device_error) {
+    return device_error.errc() == DeviceErrc::device_lost;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
 // ---- Reservation ----
 
 Reservation& Reservation::operator=(Reservation&& other) noexcept {
@@ -212,7 +226,9 @@ void VramBudget::watch_free(Bytes bytes, StreamHandle stream) {
       device_.destroy_event(reached);
     } catch (const DeviceError&) {
     }
-    if (error) {
+    // Only a lost device takes the free with it: a kernel that failed on the stream before the free
+    // is the job's error (its own waits report it), and the stream still reached the free.
+    if (error && is_device_lost_error(error)) {
       device_lost(error);
     } else {
       finish_pending(bytes);

@@ -62,8 +62,10 @@ bool FaultyDevice::event_complete(EventHandle event) {
   return inner_.event_complete(event);
 }
 
-void FaultyDevice::report_kernel_error(std::uint32_t stream, const char* call) {
-  if (!failed_streams_.erase(stream)) return;
+void FaultyDevice::report_kernel_error(std::uint32_t stream, const char* call, bool clear) {
+  // Sticky until the stream is synchronised: every wait on the stream's work sees the failure (the
+  // budget's watchers of frees as much as the program), and the stream's owner clears it.
+  if (!(clear ? failed_streams_.erase(stream) : failed_streams_.count(stream))) return;
   fail(DeviceErrc::kernel_failed, fmt::format("{} on GPU {}: kernel '{}' failed [injected fault]", call, properties().ordinal,
                                               failed_kernel_));
 }
@@ -73,14 +75,14 @@ asio::awaitable<void> FaultyDevice::wait_event(EventHandle event) {
   co_await inner_.wait_event(event);
   check_lost("wait_event");
   auto recorded = recorded_on_.find(event.id);
-  if (recorded != recorded_on_.end()) report_kernel_error(recorded->second, "wait_event");
+  if (recorded != recorded_on_.end()) report_kernel_error(recorded->second, "wait_event", false);
 }
 
 asio::awaitable<void> FaultyDevice::synchronize_stream(StreamHandle stream) {
   check_lost("synchronize_stream");
   co_await inner_.synchronize_stream(stream);
   check_lost("synchronize_stream");
-  report_kernel_error(stream.id, "synchronize_stream");
+  report_kernel_error(stream.id, "synchronize_stream", true);
 }
 
 asio::awaitable<void> FaultyDevice::synchronize_device() {
@@ -115,15 +117,18 @@ void FaultyDevice::memset_async(DevicePointer destination, std::uint8_t value, B
   inner_.memset_async(destination, value, bytes, stream);
 }
 
-bool FaultyDevice::allocation_fails() {
+bool FaultyDevice::allocation_fails(bool stream_ordered) {
   ++allocations_;
   if (faults_.fail_allocation_number != 0 && allocations_ == faults_.fail_allocation_number) return true;
-  return faults_.allocation_failure_probability > 0 && random_.uniform() < faults_.allocation_failure_probability;
+  // Drawn failures hit the stream-ordered allocations only: a job's working memory, never the
+  // long-lived plain allocations a run sets up once (a key's points), whose loss fails a whole GPU.
+  return stream_ordered && faults_.allocation_failure_probability > 0 &&
+         random_.uniform() < faults_.allocation_failure_probability;
 }
 
 asio::awaitable<DevicePointer> FaultyDevice::allocate(Bytes bytes) {
   check_lost("allocate");
-  if (allocation_fails()) {
+  if (allocation_fails(false)) {
     fail(DeviceErrc::out_of_memory, fmt::format("allocate({}) on GPU {}: allocation {} out of memory [injected fault]",
                                                 format_bytes(bytes), properties().ordinal, allocations_));
   }
@@ -134,7 +139,7 @@ asio::awaitable<void> FaultyDevice::free(DevicePointer pointer) { co_await inner
 
 asio::awaitable<DevicePointer> FaultyDevice::allocate_async(Bytes bytes, StreamHandle stream) {
   check_lost("allocate_async");
-  if (allocation_fails()) {
+  if (allocation_fails(true)) {
     fail(DeviceErrc::out_of_memory, fmt::format("allocate_async({}) on GPU {}: allocation {} out of memory [injected fault]",
                                                 format_bytes(bytes), properties().ordinal, allocations_));
   }
@@ -178,8 +183,10 @@ asio::awaitable<void> FaultyDevice::free_pinned_host(HostRange range) { co_await
 void FaultyDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
   check_lost("launch");
   inner_.launch(kernel, stream);
-  if (!faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&
-      ++kernel_launches_ == faults_.fail_kernel_occurrence) {
+  const bool named = !faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&
+                     ++kernel_launches_ == faults_.fail_kernel_occurrence;
+  const bool drawn = faults_.kernel_failure_probability > 0 && random_.uniform() < faults_.kernel_failure_probability;
+  if (named || drawn) {
     failed_kernel_ = kernel.name;
     failed_streams_.insert(stream.id);
   }

@@ -31,7 +31,8 @@ namespace stagehand {
 
 struct DeviceFaults {
   std::uint64_t fail_allocation_number = 0;     // 0: never
-  double allocation_failure_probability = 0.0;  // each allocation, drawn from `seed`
+  double allocation_failure_probability = 0.0;  // each stream-ordered allocation, drawn from `seed`
+  double kernel_failure_probability = 0.0;      // each launch, drawn from `seed`
   std::uint64_t seed = 0;
   std::uint64_t fail_host_pin_number = 0;  // 0: never
   std::string fail_kernel_name;            // empty: never
@@ -41,7 +42,8 @@ struct DeviceFaults {
   Nanoseconds copy_delay_from_ns = 0;
 
   bool any() const {
-    return fail_allocation_number != 0 || allocation_failure_probability > 0 || fail_host_pin_number != 0 ||
+    return fail_allocation_number != 0 || allocation_failure_probability > 0 || kernel_failure_probability > 0 ||
+           fail_host_pin_number != 0 ||
            !fail_kernel_name.empty() || lose_device_at_ns >= 0 || copy_delay_ns > 0;
   }
 };
@@ -105,10 +107,10 @@ class FaultyDevice final : public Device {
   // Throws device_lost once the loss has happened.
   void check_lost(const char* call) const;
   [[noreturn]] void fail(DeviceErrc code, const std::string& what);
-  bool allocation_fails();
+  bool allocation_fails(bool stream_ordered);
   void pin_check(const char* call, Bytes bytes);
   // The kernel error pending on `stream`, if any, thrown (and cleared) here.
-  void report_kernel_error(std::uint32_t stream, const char* call);
+  void report_kernel_error(std::uint32_t stream, const char* call, bool clear);
   asio::awaitable<void> copy_delay();
 
   Device& inner_;

@@ -141,7 +141,7 @@ void Backend::wrap_devices(const DeviceFaults& faults) {
 
 std::unique_ptr<Backend> Backend::open_simulator(const RunConfig& config, BackendOptions options) {
   auto backend = std::make_unique<SimulatorBackend>(config, options);
-  backend->wrap_devices(options.device_faults);
+  backend->wrap_devices(options.device_faults.any() ? options.device_faults : config.device_faults);
   return backend;
 }
 
@@ -152,7 +152,7 @@ std::unique_ptr<Backend> Backend::open_cuda(const RunConfig& config, BackendOpti
   }
   // A GPU run with injected faults wraps each CudaDevice here (BackendOptions::device_faults).
   auto backend = std::make_unique<CudaBackend>(config, options);
-  backend->wrap_devices(options.device_faults);
+  backend->wrap_devices(options.device_faults.any() ? options.device_faults : config.device_faults);
   return backend;
 #else
   throw std::runtime_error(fmt::format(

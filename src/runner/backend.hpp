@@ -27,7 +27,8 @@ struct BackendOptions {
   // Every trace event kept (a picture, a Perfetto file), or only the trace's hash and count.
   bool keep_trace_events = true;
   // Where any is set, each device the backend opens (CUDA or simulated) is wrapped in a
-  // FaultyDevice that injects these: the simulator's fault points on any backend.
+  // FaultyDevice that injects these: the simulator's fault points on any backend. None set: the
+  // configuration's [device_faults].
   DeviceFaults device_faults;
 };
 

@@ -2,18 +2,43 @@
 
 #include "config/config_table.hpp"
 #include "device/format.hpp"
+#include "device/kernel_abi.hpp"
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <cmath>
 
 namespace stagehand {
 namespace {
 Bytes gib_to_bytes(double gib) { return static_cast<Bytes>(std::llround(gib * static_cast<double>(kGiB))); }
 Bytes mib_to_bytes(double mib) { return static_cast<Bytes>(std::llround(mib * static_cast<double>(kMiB))); }
+
+// [device_faults]: faults a FaultyDevice injects into every device the backend opens (the
+// simulator's or a GPU), to see on real hardware what the fixtures show on the simulator.
+void read_device_faults(const ConfigTable& table, DeviceFaults& faults) {
+  faults.allocation_failure_probability = table.number_in("allocation_failure_probability", 0, 0, 1);
+  faults.kernel_failure_probability = table.number_in("kernel_failure_probability", 0, 0, 1);
+  faults.seed = static_cast<std::uint64_t>(table.integer_in("seed", 1, 0, INT64_MAX));
+  faults.fail_allocation_number = static_cast<std::uint64_t>(table.integer_in("fail_allocation_number", 0, 0, INT64_MAX));
+  faults.fail_host_pin_number = static_cast<std::uint64_t>(table.integer_in("fail_host_pin_number", 0, 0, INT64_MAX));
+  faults.fail_kernel_name = table.string("fail_kernel_name").value_or("");
+  if (!faults.fail_kernel_name.empty() && !kernel::is_known(faults.fail_kernel_name)) {
+    table.fail("fail_kernel_name", fmt::format("unknown kernel '{}' (the kernels are listed in src/device/kernel_abi.hpp)",
+                                               faults.fail_kernel_name));
+  }
+  faults.fail_kernel_occurrence = static_cast<std::uint64_t>(table.integer_in("fail_kernel_occurrence", 1, 1, INT64_MAX));
+  const double lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
+  faults.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
+  faults.copy_delay_ns = static_cast<Nanoseconds>(table.number_in("copy_delay_ms", 0, 0, 1e6) * 1e6);
+  faults.copy_delay_from_ns = static_cast<Nanoseconds>(table.number_in("copy_delay_from_ms", 0, 0, 1e12) * 1e6);
+  table.reject_unknown_keys();
+}
+
 }  // namespace
 
 void read_run_config(const ConfigTable& root, RunConfig& config) {
+  if (auto faults = root.table("device_faults")) read_device_faults(*faults, config.device_faults);
   auto& coordinator = config.coordinator;
   if (auto run = root.table("run")) {
     auto backend = run->choice("backend", "auto", {"auto", "sim", "cuda"});

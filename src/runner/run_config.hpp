@@ -4,6 +4,7 @@
 // and bad values are errors naming the file, line and key.
 
 #include "coordinator/coordinator.hpp"
+#include "device/faulty_device.hpp"
 #include "workloads/porep/porep_workload.hpp"
 
 #include <filesystem>
@@ -37,6 +38,8 @@ struct RunConfig {
   CoordinatorSettings coordinator;
   // The synthetic PoRep-shaped workload that `stagehand run` schedules.
   PoRepSettings workload;
+  // [device_faults]: injected into every device the backend opens (none by default).
+  DeviceFaults device_faults;
 };
 
 // The most partitions (proofs x partitions_per_proof) one run may hold: every job keeps a record,

@@ -85,10 +85,13 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
   // (No braced lists around co_await in this file: GCC 12 miscompiles their arrays in coroutines.)
   auto to_coset_evaluations = [&](DevicePointer polynomial, EventHandle uploaded) {
     if (uploaded) {
+      // The callbacks hold the device, never the program: a program that failed early is gone
+      // when the stream reaches them.
       auto before = std::make_shared<Nanoseconds>(0);
-      device_.host_callback(compute_, [this, before] { *before = device_.now(); });
+      Device* device = &device_;
+      device_.host_callback(compute_, [device, before] { *before = device->now(); });
       device_.stream_wait_event(compute_, uploaded);
-      device_.host_callback(compute_, [this, before, upload_wait_ns] { *upload_wait_ns += device_.now() - *before; });
+      device_.host_callback(compute_, [device, before, upload_wait_ns] { *upload_wait_ns += device->now() - *before; });
     }
     launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::inverse)}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
     launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_forward)}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
