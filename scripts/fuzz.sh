@@ -16,19 +16,23 @@ target=${1:?usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer options]}
 seconds=${2:?usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer options]}
 shift 2
 all_targets=(zkey wtns r1cs run_config fixture)
+build() {
+  export CCACHE_BASEDIR="$PWD"
+  export CXX=${CXX:-clang++-14}
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAGEHAND_CUDA=OFF \
+        -DSTAGEHAND_SANITIZE=address,undefined -DSTAGEHAND_FUZZ=ON >/dev/null
+  nice -n 10 cmake --build build-asan --target "$@" >/dev/null
+}
 if [ "$target" = all ]; then
+  [ "${FUZZ_REBUILD:-1}" = 1 ] && build "${all_targets[@]/#/fuzz_}"
   status=0
-  for t in "${all_targets[@]}"; do "$0" "$t" "$seconds" "$@" || status=1; done
+  for t in "${all_targets[@]}"; do FUZZ_REBUILD=0 "$0" "$t" "$seconds" "$@" || status=1; done
   exit $status
 fi
 [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "fuzz: unknown target '$target' (${all_targets[*]})" >&2; exit 2; }
 
 if [ ! -x build-asan/tests/fuzz/fuzz_$target ] || [ "${FUZZ_REBUILD:-1}" = 1 ]; then
-  export CCACHE_BASEDIR="$PWD"
-  export CXX=${CXX:-clang++-14}
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAGEHAND_CUDA=OFF \
-        -DSTAGEHAND_SANITIZE=address,undefined -DSTAGEHAND_FUZZ=ON >/dev/null
-  nice -n 10 cmake --build build-asan --target fuzz_$target >/dev/null
+  build fuzz_$target
 fi
 work=build-asan/fuzz/$target
 mkdir -p "$work/corpus"
