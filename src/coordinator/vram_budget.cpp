@@ -1,6 +1,7 @@
 #include "coordinator/vram_budget.hpp"
 
 #include "device/format.hpp"
+#include "device/errors.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
@@ -9,20 +10,6 @@
 #include <stdexcept>
 
 namespace stagehand {
-
-namespace {
-
-bool is_device_lost_error(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const DeviceError& device_error) {
-    return device_error.errc() == DeviceErrc::device_lost;
-  } catch (...) {
-    return false;
-  }
-}
-
-}  // namespace
 
 // ---- Reservation ----
 
@@ -228,7 +215,7 @@ void VramBudget::watch_free(Bytes bytes, StreamHandle stream) {
     }
     // Only a lost device takes the free with it: a kernel that failed on the stream before the free
     // is the job's error (its own waits report it), and the stream still reached the free.
-    if (error && is_device_lost_error(error)) {
+    if (error && is_device_lost(error)) {
       device_lost(error);
     } else {
       finish_pending(bytes);

@@ -5,24 +5,6 @@
 #include <utility>
 
 namespace stagehand {
-namespace {
-
-// The device's error code, when the error came from the device.
-std::optional<DeviceErrc> device_errc(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const DeviceError& device_error) {
-    return device_error.errc();
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
-
-bool is_out_of_memory(std::exception_ptr error) { return device_errc(error) == DeviceErrc::out_of_memory; }
-bool is_device_lost(std::exception_ptr error) { return device_errc(error) == DeviceErrc::device_lost; }
-
 std::string describe(std::exception_ptr error) {
   try {
     std::rethrow_exception(error);

@@ -5,6 +5,7 @@
 // a job, the trace.
 
 #include "coordinator/coordinator.hpp"
+#include "device/errors.hpp"
 #include "coordinator/job.hpp"
 #include "coordinator/lane.hpp"
 #include "util/random.hpp"
@@ -41,8 +42,6 @@ struct LockHold {
   ComputeLock::Ticket ticket = 0;
 };
 
-bool is_out_of_memory(std::exception_ptr error);
-bool is_device_lost(std::exception_ptr error);
 std::string describe(std::exception_ptr error);
 
 // Runs `step` and drops its error: cleaning up after a failure (a lost device, say) must go on.

@@ -1,4 +1,4 @@
-#include "device/types.hpp"
+#include "device/errors.hpp"
 
 namespace stagehand {
 namespace {
@@ -26,4 +26,14 @@ const std::error_category& device_category() {
 }
 
 std::error_code make_error_code(DeviceErrc code) { return {static_cast<int>(code), device_category()}; }
+std::optional<DeviceErrc> device_errc(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const DeviceError& device_error) {
+    return device_error.errc();
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace stagehand
