@@ -1,9 +1,11 @@
 #include "sim/kernels/groth16_kernels.hpp"
 
 #include "device/kernel_abi.hpp"
+#include "groth16/constraint_matrix.hpp"
 #include "math/fq.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
+#include "math/g2.hpp"
 #include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "math/ntt.hpp"
@@ -31,16 +33,39 @@ math::Fq fq_from(const std::byte* data) {
   return *math::Fq::from_montgomery_limbs(limbs);
 }
 
+bool all_zero(const std::byte* data, std::size_t bytes) {
+  for (std::size_t k = 0; k < bytes; ++k) {
+    if (data[k] != std::byte{0}) return false;
+  }
+  return true;
+}
+
 // The device bytes of G1 points back into points (no curve check: the key was checked on load).
 std::vector<math::G1Affine> decode_device_points(std::span<const std::byte> bytes, std::size_t count) {
   std::vector<math::G1Affine> points(count);
   for (std::size_t i = 0; i < count; ++i) {
     const std::byte* data = bytes.data() + i * kernel::kG1AffineBytes;
-    bool zero = true;
-    for (std::size_t k = 0; k < kernel::kG1AffineBytes && zero; ++k) zero = data[k] == std::byte{0};
-    if (!zero) points[i] = math::G1Affine::from_coordinates(fq_from(data), fq_from(data + kFqBytes));
+    if (!all_zero(data, kernel::kG1AffineBytes)) points[i] = math::G1Affine::from_coordinates(fq_from(data), fq_from(data + kFqBytes));
   }
   return points;
+}
+
+math::Fq2 fq2_from(const std::byte* data) { return math::Fq2{fq_from(data), fq_from(data + kFqBytes)}; }
+
+// The same for G2 (x.c0‖x.c1‖y.c0‖y.c1).
+std::vector<math::G2Affine> decode_device_g2_points(std::span<const std::byte> bytes, std::size_t count) {
+  std::vector<math::G2Affine> points(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::byte* data = bytes.data() + i * kernel::kG2AffineBytes;
+    if (!all_zero(data, kernel::kG2AffineBytes)) points[i] = math::G2Affine::from_coordinates(fq2_from(data), fq2_from(data + 2 * kFqBytes));
+  }
+  return points;
+}
+
+void write_fq(std::byte* out, const math::Fq& value) { std::memcpy(out, value.montgomery_limbs().data(), kFqBytes); }
+void write_fq2(std::byte* out, const math::Fq2& value) {
+  write_fq(out, value.c0);
+  write_fq(out + kFqBytes, value.c1);
 }
 
 // One snarkjs domain per size, built once: the host function runs for every proof.
@@ -80,9 +105,43 @@ void groth16_msm_g1(KernelContext& context) {
   const auto points = decode_device_points(points_bytes, count);
   std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
   const auto sum = math::msm(points, scalars, threads);
-  std::memcpy(result.data(), sum.x.montgomery_limbs().data(), kFqBytes);
-  std::memcpy(result.data() + kFqBytes, sum.y.montgomery_limbs().data(), kFqBytes);
-  std::memcpy(result.data() + 2 * kFqBytes, sum.z.montgomery_limbs().data(), kFqBytes);
+  write_fq(result.data(), sum.x);
+  write_fq(result.data() + kFqBytes, sum.y);
+  write_fq(result.data() + 2 * kFqBytes, sum.z);
+}
+
+void groth16_msm_g2(KernelContext& context) {
+  const std::size_t count = context.launch().work_units;
+  const auto threads = static_cast<unsigned>(context.argument(0));
+  auto points_bytes = context.read(0);
+  auto scalar_bytes = context.read(1);
+  auto result = context.write(0);
+  if (points_bytes.size() < count * kernel::kG2AffineBytes || scalar_bytes.size() < count * kernel::kFrBytes ||
+      result.size() < kernel::kG2JacobianBytes) {
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", kernel::groth16_msm_g2));
+  }
+  const auto points = decode_device_g2_points(points_bytes, count);
+  std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
+  const auto sum = math::msm(points, scalars, threads);
+  write_fq2(result.data(), sum.x);
+  write_fq2(result.data() + 2 * kFqBytes, sum.y);
+  write_fq2(result.data() + 4 * kFqBytes, sum.z);
+}
+
+void groth16_abc(KernelContext& context) {
+  kernel::ConstraintMatrixLayout layout{context.launch().work_units, context.argument(0), context.argument(1)};
+  const auto threads = static_cast<unsigned>(context.argument(2));
+  auto witness = context.read(0);
+  auto as_fr = [&](std::span<std::byte> bytes) {
+    if (bytes.size() < layout.rows * kernel::kFrBytes) {
+      throw std::invalid_argument(fmt::format("{}: an output is smaller than the matrix's rows", kernel::groth16_abc));
+    }
+    return std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), layout.rows);
+  };
+  groth16::evaluate_constraint_matrix(layout, context.read(1),
+                                      std::span<const math::Fr>(reinterpret_cast<const math::Fr*>(witness.data()),
+                                                                witness.size() / kernel::kFrBytes),
+                                      as_fr(context.write(0)), as_fr(context.write(1)), as_fr(context.write(2)), threads);
 }
 
 }  // namespace
@@ -90,6 +149,8 @@ void groth16_msm_g1(KernelContext& context) {
 void register_groth16_kernels(SimSystem& system) {
   system.register_kernel(kernel::groth16_h, groth16_h);
   system.register_kernel(kernel::groth16_msm_g1, groth16_msm_g1);
+  system.register_kernel(kernel::groth16_msm_g2, groth16_msm_g2);
+  system.register_kernel(kernel::groth16_abc, groth16_abc);
 }
 
 }  // namespace stagehand::sim

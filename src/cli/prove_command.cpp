@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -47,6 +48,7 @@ struct ProveOptions {
   std::string trace;
   std::string r1cs;
   bool no_verify = false;
+  std::string abc = "auto";
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;
 };
@@ -73,6 +75,64 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
     }
   }
   return files;
+}
+
+// Where the a/b/c step runs: as asked, or (auto) on the device when the key's constraint matrix,
+// resident beside its points, leaves room on the smallest device for a proof per worker; the
+// line printed says which and why.
+groth16::AbcStep choose_abc_step(const std::string& asked, const groth16::ProvingKey& key, Backend& backend,
+                                 const CoordinatorSettings& settings) {
+  using groth16::AbcStep;
+  using groth16::Groth16Workload;
+  if (asked == "device") return AbcStep::device;
+  if (asked == "host") return AbcStep::host;
+  Bytes smallest = ~Bytes{0};
+  for (auto* device : backend.devices()) smallest = std::min(smallest, device->memory_info().total_bytes);
+  const Bytes polynomial = Bytes{32} * key.domain_size;
+  const Bytes per_proof = 3 * polynomial + Bytes{32} * key.n_vars;
+  const Bytes needed = Groth16Workload::resident_bytes(key, AbcStep::device) + settings.safety_margin_bytes +
+                       settings.resident_bytes + static_cast<Bytes>(std::max(1, settings.workers_per_device)) * per_proof;
+  if (needed <= smallest) return AbcStep::device;
+  fmt::print(stderr, "stagehand prove: the a/b/c step on the host: with the constraint matrix resident a run needs about {}, "
+                     "the smallest device has {}\n", format_bytes(needed), format_bytes(smallest));
+  return AbcStep::host;
+}
+
+// Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
+// steps from the coordinator's records, the kernels from the devices' counters.
+void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host) {
+  std::size_t proofs = 0;
+  double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
+  for (const auto& job : report.jobs) {
+    if (!job.completed() || job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
+    ++proofs;
+    prepare += static_cast<double>(job.prepare_ns);
+    wait_lock += static_cast<double>(job.lock_acquired_ns - job.lock_requested_ns);
+    held += static_cast<double>(job.lock_released_ns - job.lock_acquired_ns);
+    wait_inputs += static_cast<double>(job.waited_for_inputs_ns);
+    finish += static_cast<double>(job.finish_ns);
+  }
+  if (proofs == 0) return;
+  const double per = 1e6 * static_cast<double>(proofs);  // ns summed -> ms per proof
+  fmt::print(stderr, "stagehand prove: per proof, mean of {}{}: host before the GPU (witness read, checks{}) {:.1f} ms; "
+                     "waiting for the GPU {:.1f} ms; GPU held {:.1f} ms (of which inputs still uploading {:.1f} ms); host after "
+                     "the GPU (assembly, check) {:.1f} ms\n",
+             proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
+             wait_lock / per, held / per, wait_inputs / per, finish / per);
+  std::map<std::string, KernelTotals> kernels;
+  for (auto* device : backend.devices()) {
+    for (const auto& [name, totals] : device->counters().kernel_totals) {
+      auto& sum = kernels[name];
+      sum.launches += totals.launches;
+      sum.busy_ns += totals.busy_ns;
+    }
+  }
+  std::string line;
+  for (const auto& [name, totals] : kernels) {
+    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name,
+                        static_cast<double>(totals.busy_ns) / per, totals.launches);
+  }
+  if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
 }
 
 struct OutputFiles {
@@ -188,7 +248,8 @@ int prove(const ProveOptions& options) {
 
   // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
-  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks);
+  const auto abc_step = choose_abc_step(options.abc, key, *backend, settings);
+  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks, abc_step);
   workload_pointer = &workload;
   // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
   // any device work (the kernels' scratch, known once the devices are set up, comes on top).
@@ -203,9 +264,9 @@ int prove(const ProveOptions& options) {
   }
   // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
   Trace& trace = backend->trace();
-  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU\n", files.size(),
+  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c on the {}\n", files.size(),
              files.size() == 1 ? "" : "s", backend->describe(), use_cuda ? "" : ", kernels on the CPU reference",
-             to_string(settings.policy), settings.workers_per_device);
+             to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
   RunReport report;
   proving_start = std::chrono::steady_clock::now();
   backend->run([&]() -> asio::awaitable<void> {
@@ -232,6 +293,7 @@ int prove(const ProveOptions& options) {
              proving_seconds / static_cast<double>(std::max<std::size_t>(files.size(), 1)), seconds_since(start),
              use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
                       : std::string());
+  print_time_breakdown(report, *backend, use_cuda, abc_step == groth16::AbcStep::host);
   if (checked > 0) {
     fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
                checked, r1cs ? fmt::format(", witnesses checked against the {} constraints of {}", r1cs->constraints.size(), options.r1cs)
@@ -272,6 +334,11 @@ void add_prove_command(CLI::App& app) {
   command->add_flag("--no-verify", options->no_verify,
                     "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
                     "verify fails its witness and is not written)");
+  command->add_option("--abc", options->abc,
+                      "Where the a/b/c step runs: device (the key's constraint matrix resident), host, or auto (the "
+                      "device where the matrix fits)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
   command->add_option("--threads", options->threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
   on_selected(command, [options] { return prove(*options); });

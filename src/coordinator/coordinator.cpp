@@ -65,7 +65,8 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
     co_await run.workload.set_up(lane.device, lane.index);
     if (settings.policy == Policy::budgeted && settings.prewarm_pinned_pool && run.workload.job_count() > 0) {
       const auto began = lane.device.now();
-      co_await lane.staging.prewarm(run.workload.memory_plan(0).input_bytes, settings.workers_per_device);
+      const auto plan = run.workload.memory_plan(0);
+      co_await lane.staging.prewarm(plan.input_bytes, settings.workers_per_device, plan.input_count);
       run.log.push_back(fmt::format("GPU {}: pinned pool prewarmed with {} in {}", lane.index,
                                     format_bytes(lane.staging.pinned_bytes()), format_duration(lane.device.now() - began)));
     }

@@ -28,7 +28,7 @@ struct CoordinatorSettings {
   Bytes prestage_chunk_bytes = 64 * kMiB;
   int prestage_chunks_in_flight = 2;
   // A worker takes its next job as soon as its GPU work is done, while the job's host step after
-  // the GPU (the workload's finish: G2 MSM and proof assembly) runs beside it; at most one such
+  // the GPU (the workload's finish: for a proof, its assembly and check) runs beside it; at most one such
   // step per worker. Off: the worker finishes a job before taking the next.
   bool overlap_finish = false;
   Bytes safety_margin_bytes = 512 * kMiB;
@@ -56,6 +56,9 @@ struct JobRecord {
   Nanoseconds lock_released_ns = -1;
   Nanoseconds finished_ns = -1;
   Nanoseconds waited_for_inputs_ns = 0;
+  // The workload's host work before the GPU (prepare) and after it (finish), each as it ran.
+  Nanoseconds prepare_ns = 0;
+  Nanoseconds finish_ns = 0;
   Bytes prestaged_bytes = 0;  // uploaded before the job held the lock
   // Budgeted: the chunks that landed before the job took the lock, and their copy time (each
   // from when the upload stream could start it to when the stream reached the point after it).

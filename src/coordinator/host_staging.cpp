@@ -22,9 +22,10 @@ void HostStaging::check_fits(Bytes bytes) const {
   }
 }
 
-asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
-  check_fits(3 * bytes);
+asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes, int count) {
+  check_fits(static_cast<Bytes>(count) * bytes);
   StagedHostBuffers staged;
+  staged.buffers.resize(static_cast<std::size_t>(count));
   staged.from_pool = mode_ == HostStagingMode::pinned_pool;
   if (mode_ == HostStagingMode::pinned_pool) {
     std::exception_ptr failure;
@@ -46,7 +47,7 @@ asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes) {
     co_return staged;
   }
   std::vector<HostRange> pageable;
-  for (int i = 0; i < 3; ++i) pageable.push_back(pageable_memory_(bytes));
+  for (int i = 0; i < count; ++i) pageable.push_back(pageable_memory_(bytes));
   co_return co_await pin_in_place(std::move(pageable));
 }
 
@@ -125,9 +126,9 @@ asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
   waiters_.notify_all();
 }
 
-asio::awaitable<void> HostStaging::prewarm(Bytes bytes, int sets) {
+asio::awaitable<void> HostStaging::prewarm(Bytes bytes, int sets, int count) {
   if (mode_ != HostStagingMode::pinned_pool) co_return;
-  for (int i = 0; i < 3 * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i) idle_.push_back(co_await allocate_pinned(bytes));
+  for (int i = 0; i < count * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i) idle_.push_back(co_await allocate_pinned(bytes));
 }
 
 asio::awaitable<HostRange> HostStaging::allocate_pinned(Bytes bytes) {

@@ -18,7 +18,7 @@ enum class HostStagingMode { pinned_pool, register_in_place };
 
 // One job's a, b, c on the host, pinned.
 struct StagedHostBuffers {
-  std::vector<HostRange> buffers = std::vector<HostRange>(3);
+  std::vector<HostRange> buffers = std::vector<HostRange>(3);  // or 1 (JobMemoryPlan::input_count)
   bool from_pool = false;
 };
 
@@ -30,7 +30,7 @@ class HostStaging {
 
   // Waits for pinned-budget room, then gives three buffers of `bytes` each, pinned (from the
   // pool, or the caller's pageable memory pinned in place, as the mode says).
-  asio::awaitable<StagedHostBuffers> acquire(Bytes bytes);
+  asio::awaitable<StagedHostBuffers> acquire(Bytes bytes, int count = 3);
   // Waits for pinned-budget room, then pins the caller's three buffers in place (cudaHostRegister),
   // whatever the mode: prestage and two-lock fill a, b and c before pinning them.
   asio::awaitable<StagedHostBuffers> pin_in_place(std::vector<HostRange> buffers);
@@ -39,7 +39,7 @@ class HostStaging {
   // Pinned-pool mode: allocates `sets` triples of buffers of `bytes` into the pool now, so that
   // jobs do not pay cudaHostAlloc on their way (a deployment's start-up; benchmarks of the
   // steady state). Stays within the pinned budget.
-  asio::awaitable<void> prewarm(Bytes bytes, int sets);
+  asio::awaitable<void> prewarm(Bytes bytes, int sets, int count = 3);
   // Frees the pool's buffers (at the end of a run).
   asio::awaitable<void> shutdown();
 

@@ -26,6 +26,9 @@ struct JobMemoryPlan {
   Bytes peak_after_a_bytes = 0;
   // Each of the two pinned host buffers its program's results come back into.
   Bytes result_bytes = 0;
+  // How many of a, b, c the job uploads: 3, or 1 when its program derives the others on the
+  // device from a (a Groth16 proof whose a/b/c step runs there uploads only the witness, as a).
+  int input_count = 3;
 };
 
 // How a job's program gets and returns device memory: the policy decides (the budget and the
@@ -48,6 +51,7 @@ class JobMemory {
 
 // a, b and c on the device, each with the event that says its upload is done (none: already
 // ordered before the compute stream). A program's first kernels on a start as soon as a is there.
+// b and c are null when the plan's input_count is 1.
 struct JobInputs {
   DevicePointer a;
   DevicePointer b;
@@ -115,7 +119,8 @@ class Workload {
   virtual asio::awaitable<void> set_up(Device& device, int device_index) = 0;
   virtual asio::awaitable<void> tear_down(Device& device, int device_index) = 0;
 
-  // Host work before the GPU: fills a, b and c (memory_plan(job).input_bytes each).
+  // Host work before the GPU: fills a, b and c (memory_plan(job).input_bytes each; only a when
+  // its input_count is 1).
   virtual asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) = 0;
   // The GPU program, run while the job holds the compute lock; returns once its results are on
   // the host.

@@ -48,8 +48,9 @@ void BudgetedMemory::release_all(StreamHandle stream) {
   live_.clear();
 }
 
-asio::awaitable<void> PlainMemory::allocate_inputs(Bytes polynomial_bytes) {
+asio::awaitable<void> PlainMemory::allocate_inputs(Bytes polynomial_bytes, int count) {
   a_ = co_await device_.allocate(polynomial_bytes);
+  if (count == 1) co_return;
   bc_bytes_ = 2 * polynomial_bytes;
   bc_ = co_await device_.allocate(bc_bytes_);
 }

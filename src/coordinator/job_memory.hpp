@@ -51,10 +51,11 @@ class PlainMemory final : public JobMemory {
   PlainMemory(Device& device, bool working_memory_from_pool) : device_(device), use_pool_(working_memory_from_pool) {}
 
   // a and b|c, as the engine allocated them (cudaMalloc).
-  asio::awaitable<void> allocate_inputs(Bytes polynomial_bytes);
+  // a, and b and c unless count is 1 (JobMemoryPlan::input_count).
+  asio::awaitable<void> allocate_inputs(Bytes polynomial_bytes, int count = 3);
   DevicePointer a() const { return a_; }
   DevicePointer b() const { return bc_; }
-  DevicePointer c() const { return bc_ + bc_bytes_ / 2; }
+  DevicePointer c() const { return bc_ ? bc_ + bc_bytes_ / 2 : DevicePointer{}; }
 
   asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) override;
   asio::awaitable<void> release(DevicePointer pointer, StreamHandle stream) override;

@@ -128,9 +128,10 @@ void Worker::fail(JobRecord& job, std::exception_ptr error) {
   mark(is_out_of_memory(error) ? "out of memory (job failed)" : "job failed", job.error);
 }
 
-asio::awaitable<void> Worker::prepare(const char* name, const JobRecord& job, const std::vector<HostRange>& abc) {
+asio::awaitable<void> Worker::prepare(const char* name, JobRecord& job, const std::vector<HostRange>& abc) {
   auto start = device_.now();
   co_await workload_.prepare(job.index, device_, abc);
+  job.prepare_ns = device_.now() - start;
   span(name, start, fmt::format("partition {}", job.index));
 }
 
@@ -144,7 +145,8 @@ asio::awaitable<void> Worker::finish(JobRecord& job) {
   }
   // Beside the next job its span goes on a track of its own (spans on one track must nest).
   const auto track = run_.settings.overlap_finish ? side_track(finish_track_, "after the GPU") : track_;
-  run_.trace.span(track, "G2 MSM and proof assembly", "coordinator", start, device_.now(),
+  job.finish_ns = device_.now() - start;
+  run_.trace.span(track, "host work after the GPU", "coordinator", start, device_.now(),
                   fmt::format("partition {}", job.index));
   if (failure) fail(job, failure);
 }
@@ -181,7 +183,7 @@ asio::awaitable<JobTimes> Worker::run_program(JobRecord& job, const JobInputs& i
 
 std::vector<HostRange> Worker::pageable_inputs() const {
   std::vector<HostRange> host;
-  for (int i = 0; i < 3; ++i) host.push_back(run_.hooks.pageable_memory(plan_.input_bytes));
+  for (int i = 0; i < plan_.input_count; ++i) host.push_back(run_.hooks.pageable_memory(plan_.input_bytes));
   return host;
 }
 

@@ -71,7 +71,7 @@ class Worker {
   void mark(const char* name, std::string detail);
   void fail(JobRecord& job, std::exception_ptr error);
   // The workload's host work before the GPU, filling a, b and c.
-  asio::awaitable<void> prepare(const char* name, const JobRecord& job, const std::vector<HostRange>& abc);
+  asio::awaitable<void> prepare(const char* name, JobRecord& job, const std::vector<HostRange>& abc);
   // The workload's GPU program, on this worker's streams.
   asio::awaitable<JobTimes> run_program(JobRecord& job, const JobInputs& inputs, JobMemory& memory);
   // Three buffers of the caller's ordinary host memory for a, b and c.

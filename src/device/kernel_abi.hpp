@@ -40,6 +40,11 @@
 //   in: A, B, C on the domain; out: a holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1).
 // groth16_msm_g1         point_count    [threads]                       [points, scalars]      [result, scratch]
 //   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq).
+// groth16_msm_g2         point_count    [threads]                       [points, scalars]      [result, scratch]
+//   points 192-byte affine G2; result: 288 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq2).
+// groth16_abc            rows           [entries_a, entries_b, threads] [witness, matrix]      [a, b, c]
+//   the a/b/c step: a[i] = Σ A_ik·w_k, b[i] = Σ B_ik·w_k, c[i] = a[i]·b[i] over the rows of the
+//   constraint matrix (ConstraintMatrixLayout below; rows = the domain size, zero rows padded).
 //
 // cuda/kernels/launch/ documents each launcher's convention in full.
 
@@ -70,14 +75,16 @@ inline constexpr const char* tail_msm = "tail_msm";
 inline constexpr const char* tail_reduce = "tail_reduce";
 inline constexpr const char* groth16_h = "groth16_h";
 inline constexpr const char* groth16_msm_g1 = "groth16_msm_g1";
+inline constexpr const char* groth16_msm_g2 = "groth16_msm_g2";
+inline constexpr const char* groth16_abc = "groth16_abc";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 20> kAll{busy_wait,   ntt_domain_init,      ntt_forward,          ntt_inverse, coset_ntt,
-                                 coset_intt,  h_pointwise,          h_polynomial_snarkjs, h_polynomial_classic,
-                                 msm_g1,      batch_addition_g1,    batch_addition_g2,    ntt_twiddles,
-                                 ntt,         msm_batch,            msm_reduce,           tail_msm,
-                                 tail_reduce, groth16_h,            groth16_msm_g1};
+inline constexpr std::array<std::string_view, 22> kAll{
+    busy_wait,  ntt_domain_init, ntt_forward, ntt_inverse, coset_ntt,      coset_intt,     h_pointwise,
+    h_polynomial_snarkjs,        h_polynomial_classic,     msm_g1,         batch_addition_g1,
+    batch_addition_g2,           ntt_twiddles,             ntt,            msm_batch,      msm_reduce,
+    tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_abc};
 
 constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), kAll.end(), name) != kAll.end(); }
 
@@ -90,5 +97,23 @@ inline constexpr std::uint64_t kFrBytes = 32;
 inline constexpr std::uint64_t kG1AffineBytes = 96;
 inline constexpr std::uint64_t kG2AffineBytes = 192;
 inline constexpr std::uint64_t kG1JacobianBytes = 144;
+inline constexpr std::uint64_t kG2JacobianBytes = 288;
+
+// The groth16_abc matrix: the A and B rows of a key's constraints in compressed-row form, one
+// device buffer. For M in (A, B): offsets_M, rows + 1 u64 (row i's entries are
+// [offsets_M[i], offsets_M[i+1])), then signals_M (u32 witness indices), then values_M
+// (32-byte Montgomery Fr), in the order offsets_a, offsets_b, signals_a, signals_b, values_a,
+// values_b, the values 32-byte aligned. groth16/constraint_matrix.hpp builds it from a key.
+struct ConstraintMatrixLayout {
+  std::uint64_t rows = 0, entries_a = 0, entries_b = 0;
+
+  constexpr std::uint64_t offsets_a() const { return 0; }
+  constexpr std::uint64_t offsets_b() const { return 8 * (rows + 1); }
+  constexpr std::uint64_t signals_a() const { return 16 * (rows + 1); }
+  constexpr std::uint64_t signals_b() const { return signals_a() + 4 * entries_a; }
+  constexpr std::uint64_t values_a() const { return (signals_b() + 4 * entries_b + 31) / 32 * 32; }
+  constexpr std::uint64_t values_b() const { return values_a() + kFrBytes * entries_a; }
+  constexpr std::uint64_t total_bytes() const { return values_b() + kFrBytes * entries_b; }
+};
 
 }  // namespace stagehand::kernel

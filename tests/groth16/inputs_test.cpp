@@ -10,6 +10,7 @@
 #include "workloads/groth16/groth16_workload.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
+#include "groth16/constraint_matrix.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/setup.hpp"
@@ -433,7 +434,7 @@ struct CoordinatedProofs {
 };
 
 CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::path& zkey_path, std::vector<ProofJob> jobs,
-                                            Policy policy, ProofChecks checks = {}) {
+                                            Policy policy, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device) {
   CoordinatedProofs result;
   result.proofs.resize(jobs.size());
   result.public_signals.resize(jobs.size());
@@ -449,7 +450,7 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
                              result.proofs.at(static_cast<std::size_t>(job)) = proof;
                              result.public_signals.at(static_cast<std::size_t>(job)) = public_signals;
                            },
-                           checks);
+                           checks, abc_step);
   CoordinatorSettings settings;
   settings.policy = policy;
   result.report = testing::run_functional(system, device, settings, workload);
@@ -461,11 +462,12 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
   Files files;
   const auto key = read_zkey(files.zkey);
   const auto witness = read_wtns(files.wtns);
+  for (auto abc_step : {AbcStep::device, AbcStep::host})
   for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
-    BOOST_TEST_CONTEXT("policy " << to_string(policy)) {
+    BOOST_TEST_CONTEXT("policy " << to_string(policy) << ", a/b/c on the " << (abc_step == AbcStep::device ? "device" : "host")) {
       std::vector<ProofJob> jobs;
       for (std::uint64_t seed : {7, 8, 9}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
-      auto result = prove_through_coordinator(key, files.zkey, jobs, policy);
+      auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step);
       BOOST_CHECK_EQUAL(result.report.partitions_completed, 3);
       BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
       BOOST_CHECK_EQUAL(result.memory_left, 0u);
@@ -484,6 +486,27 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
       BOOST_CHECK(!(result.proofs[0]->a == result.proofs[1]->a));
     }
   }
+}
+
+// The groth16_abc matrix against the independent reference, evaluate_constraints, which reads
+// the key's records as they are; every row (padding included) must agree.
+BOOST_AUTO_TEST_CASE(the_constraint_matrix_computes_what_evaluate_constraints_does) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto witness = read_wtns(files.wtns);
+  const auto matrix = build_constraint_matrix(key);
+  BOOST_CHECK_EQUAL(matrix.layout.rows, key.domain_size);
+  BOOST_CHECK_EQUAL(matrix.layout.entries_a + matrix.layout.entries_b, key.coefficients.size());
+  BOOST_CHECK_EQUAL(matrix.bytes.size(), matrix.layout.total_bytes());
+  const std::size_t n = key.domain_size;
+  std::vector<Fr> a(n), b(n), c(n), a2(n), b2(n), c2(n);
+  evaluate_constraints(key, witness, a, b, c);
+  evaluate_constraint_matrix(matrix.layout, matrix.bytes, witness, a2, b2, c2, 2);
+  BOOST_CHECK(a == a2);
+  BOOST_CHECK(b == b2);
+  BOOST_CHECK(c == c2);
+  // And it is not trivially so: the circuit's rows are not all zero.
+  BOOST_CHECK(std::any_of(c.begin(), c.end(), [](const Fr& value) { return !value.is_zero(); }));
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_witness_fails_its_own_job_and_the_others_complete) {
@@ -603,13 +626,23 @@ BOOST_AUTO_TEST_CASE(the_memory_plan_of_a_2_27_key_does_not_wrap) {
   key.n_vars = (1u << 28) - 1;
   key.n_public = 2;
   HostWork host_work(0);
-  Groth16Workload workload(key, "big.zkey", {}, host_work, 1, {});
-  const auto plan = workload.memory_plan(0);
   const Bytes polynomial = Bytes{32} << 27;  // 4 GiB
   const Bytes witness = Bytes{32} * ((1u << 28) - 1);
-  BOOST_CHECK_EQUAL(plan.input_bytes, polynomial);
-  BOOST_CHECK_EQUAL(plan.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
-  BOOST_CHECK_EQUAL(plan.peak_after_a_bytes, witness + Groth16Workload::kResultBytes);
+  // a/b/c on the host: a, b, c are the job's three inputs.
+  const auto on_host = Groth16Workload(key, "big.zkey", {}, host_work, 1, {}, {}, AbcStep::host).memory_plan(0);
+  BOOST_CHECK_EQUAL(on_host.input_bytes, polynomial);
+  BOOST_CHECK_EQUAL(on_host.input_count, 3);
+  BOOST_CHECK_EQUAL(on_host.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
+  BOOST_CHECK_EQUAL(on_host.peak_after_a_bytes, Groth16Workload::kResultBytes);
+  // On the device: the witness is the one input, a, b, c the program's.
+  const auto on_device = Groth16Workload(key, "big.zkey", {}, host_work, 1, {}, {}, AbcStep::device).memory_plan(0);
+  BOOST_CHECK_EQUAL(on_device.input_bytes, witness);
+  BOOST_CHECK_EQUAL(on_device.input_count, 1);
+  BOOST_CHECK_EQUAL(on_device.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
+  BOOST_CHECK_EQUAL(on_device.peak_after_b_and_c_bytes, polynomial + witness + Groth16Workload::kResultBytes);
+  // The resident key: the constraint matrix's row offsets alone are 16 bytes a row.
+  BOOST_CHECK_GE(Groth16Workload::resident_bytes(key, AbcStep::device),
+                 Groth16Workload::resident_bytes(key, AbcStep::host) + 16 * (Bytes{1} << 27));
 }
 
 // Regression (the .zkey's side): nPublic = 0xFFFFFFFF wrapped nPublic + 1 to 0 in the header's

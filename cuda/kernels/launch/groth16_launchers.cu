@@ -1,10 +1,12 @@
-// groth16_h and groth16_msm_g1 on the device: the NTT-based H step and the Pippenger MSM of
-// ntt.cu/msm.cu, its window sums folded into one point on the device.
+// groth16_h, groth16_msm_g1/_g2 and groth16_abc on the device: the NTT-based H step, the
+// Pippenger MSMs of msm.cu/msm_g2.cu with their window sums folded into one point on the device,
+// and the a/b/c step of constraints/abc.cu.
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "device/kernel_abi.hpp"
+#include "constraints/abc.hpp"
 #include "ec/curve.cuh"
 #include "launch/groth16_launchers.hpp"
 #include "launch/launch_args.hpp"
@@ -40,26 +42,48 @@ void launch_groth16_h(const KernelLaunch& launch, cudaStream_t stream) {
 // The window sums' share of the MSM's memory, rounded so that the sort buffers after it stay aligned.
 std::uint64_t msm_sums_bytes(const MsmPlan& plan) { return (msm_result_bytes(plan) + 255) / 256 * 256; }
 
-void launch_groth16_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
+// One MSM of either group: window sums and sort buffers in the scratch, the sums folded into
+// one Jacobian point on the device.
+template <MsmGroup Group>
+void launch_groth16_msm(const KernelLaunch& launch, cudaStream_t stream) {
+  constexpr bool g1 = Group == MsmGroup::g1;
+  constexpr std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes;
+  constexpr std::uint64_t result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
   if (launch.reads.size() < 2 || launch.writes.size() < 2) reject(launch, "reads [points, scalars] and writes [result, scratch]");
   const std::uint64_t n = launch.work_units;
-  void* result = address(launch, launch.writes[0], kG1JacobianBytes);
+  void* result = address(launch, launch.writes[0], result_bytes);
+  auto combine = g1 ? &msm_combine_windows_on_device : &msm_g2_combine_windows_on_device;
   if (n == 0) {  // the empty sum: infinity
-    msm_combine_windows_on_device(nullptr, 0, 0, result, stream);
+    combine(nullptr, 0, 0, result, stream);
     return;
   }
-  const void* points = address(launch, launch.reads[0], n * kG1AffineBytes);
+  const void* points = address(launch, launch.reads[0], n * point_bytes);
   const void* scalars = address(launch, launch.reads[1], n * kFrBytes);
-  const MsmPlan plan = msm_plan(n, 0);
+  const MsmPlan plan = msm_plan(n, 0, Group);
   const std::uint64_t sums_bytes = msm_sums_bytes(plan);
   auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)));
-  msm_g1_windows(points, scalars, /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream);
-  msm_combine_windows_on_device(memory, plan.window_count, plan.window_bits, result, stream);
+  auto windows = g1 ? &msm_g1_windows : &msm_g2_windows;
+  windows(points, scalars, /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream, nullptr);
+  combine(memory, plan.window_count, plan.window_bits, result, stream);
+}
+
+void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
+  if (launch.arguments.size() < 2 || launch.reads.size() < 2 || launch.writes.size() < 3) {
+    reject(launch, "expects [entries_a, entries_b, threads], reads [witness, matrix] and writes [a, b, c]");
+  }
+  const kernel::ConstraintMatrixLayout layout{launch.work_units, launch.arguments[0], launch.arguments[1]};
+  const std::uint64_t bytes = kFrBytes * layout.rows;
+  const void* witness = address(launch, launch.reads[0], kFrBytes);
+  const void* matrix = address(launch, launch.reads[1], layout.total_bytes());
+  evaluate_constraints_on_device(layout, matrix, witness, address(launch, launch.writes[0], bytes),
+                                 address(launch, launch.writes[1], bytes), address(launch, launch.writes[2], bytes), stream);
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
     {kernel::groth16_h, &launch_groth16_h},
-    {kernel::groth16_msm_g1, &launch_groth16_msm_g1},
+    {kernel::groth16_msm_g1, &launch_groth16_msm<MsmGroup::g1>},
+    {kernel::groth16_msm_g2, &launch_groth16_msm<MsmGroup::g2>},
+    {kernel::groth16_abc, &launch_groth16_abc},
 };
 
 }  // namespace
@@ -77,8 +101,9 @@ std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t 
     while ((std::uint64_t{1} << log) < work_units) ++log;
     return log >= kNttMinLogSize && log <= kNttMaxLogSize ? ntt_domain_bytes(log) : 0;
   }
-  if (name == kernel::groth16_msm_g1 && work_units > 0) {
-    const MsmPlan plan = msm_plan(work_units, 0);
+  const bool g1 = name == kernel::groth16_msm_g1;
+  if ((g1 || name == kernel::groth16_msm_g2) && work_units > 0) {
+    const MsmPlan plan = msm_plan(work_units, 0, g1 ? MsmGroup::g1 : MsmGroup::g2);
     return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
   }
   return 0;

@@ -9,6 +9,11 @@
 // groth16_msm_g1   point_count   [threads]                  [points, scalars]   [result, scratch]
 //   points: 96-byte affine G1 (Montgomery, infinity = zeros); scalars: 32-byte Montgomery Fr;
 //   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq), combined on the device.
+// groth16_msm_g2   point_count   [threads]                  [points, scalars]   [result, scratch]
+//   the same over G2: 192-byte points, a 288-byte Jacobian result (Montgomery Fq2).
+// groth16_abc      rows          [entries_a, entries_b, threads]  [witness, matrix]  [a, b, c]
+//   the a/b/c step over the key's constraint matrix (device/kernel_abi.hpp's layout), one thread
+//   per row; no scratch.
 // `threads` (host threads in the simulator's version) is ignored here.
 //
 // scratch: groth16_kernel_scratch_bytes(name, work_units) bytes that the caller allocated (the
@@ -25,7 +30,7 @@
 
 namespace stagehand::cuda {
 
-// nullptr for names other than groth16_h and groth16_msm_g1.
+// nullptr for names other than the ones above.
 const KernelLauncher* find_groth16_launcher(std::string_view name);
 std::vector<std::string_view> groth16_launcher_names();
 

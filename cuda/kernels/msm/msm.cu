@@ -1,597 +1,14 @@
-// Pippenger MSM over G1: digits, sort, balanced bucket accumulation, one bucket reduction (see msm.hpp).
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-
+// Pippenger MSM over G1 (see msm.hpp; the pipeline itself is msm_pipeline.cuh), the planner and
+// the profile.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "ec/curve.cuh"
-#include "msm/msm.hpp"
-#include "msm/msm_digits.cuh"
-#include "util/common.cuh"
+#include "msm/msm_pipeline.cuh"
 
 namespace stagehand::cuda {
-namespace {
 
-constexpr unsigned kReduceThreads = 128;   // each reduction block folds 256 inputs into one
-constexpr std::uint64_t kAlign = 256;
-
-std::uint64_t align_up(std::uint64_t value) { return (value + kAlign - 1) / kAlign * kAlign; }
-
-unsigned bit_width(std::uint64_t value) {
-  unsigned bits = 0;
-  while ((std::uint64_t{1} << bits) <= value) ++bits;
-  return bits;
-}
-
-// Buckets, reduction partials first (their place depends only on the window width), then what
-// depends on the point count.
-struct ScratchLayout {
-  std::uint64_t buckets = 0, partials_a = 0, partials_b = 0;
-  std::uint64_t digit_words = 0, keys_in = 0, keys_out = 0, values_in = 0, values_out = 0;
-  std::uint64_t bucket_start = 0, bucket_end = 0;
-  std::uint64_t chunk_count = 0, chunk_offset = 0, item_first = 0, item_len_in = 0, item_len_out = 0,
-                item_index_in = 0, item_index_out = 0, item_sums = 0;
-  std::uint64_t sort_temp = 0, sort_temp_bytes = 0, total = 0;
-  std::uint64_t pairs = 0, buckets_per_window = 0, buckets_per_group = 0, bucket_windows = 0;
-  std::uint64_t segments_per_window = 0, reduce_windows = 0;
-  bool split_reduction = false;
-  std::uint64_t item_limit = 0;  // upper bound of the work items of one group
-  std::uint32_t item_points = 0;  // K: the most points one work item sums
-  unsigned end_bit = 0, item_end_bit = 0;
-};
-
-ScratchLayout layout_for(const MsmPlan& plan) {
-  ScratchLayout s;
-  const bool deferred = plan.tuning.deferred_reduction;
-  s.pairs = std::uint64_t{plan.windows_per_group} * plan.point_count;
-  s.buckets_per_window = std::uint64_t{1} << (plan.window_bits - 1);
-  s.buckets_per_group = plan.windows_per_group * s.buckets_per_window;
-  s.bucket_windows = deferred ? plan.window_count : plan.windows_per_group;
-  s.reduce_windows = s.bucket_windows;
-  // Split only for wide windows: measured on the H200 at c = 20 the split kernels
-  // took 24 ms against 34 ms, at c = 16 10.1 ms against 6.0 ms for one segment kernel.
-  s.split_reduction = plan.tuning.split_reduction && plan.window_bits >= 17;
-  // Segment length L: each segment thread makes 2L additions in a chain (then, split, about
-  // 1.5·log2(s·L) more), and the chains run side by side up to the threads the GPU holds at
-  // once (H200: 132 SMs x 256 threads at segment_kernel's 255 registers, x 384 at the split
-  // kernels' 168); more threads than that run in waves. Choose L minimising chain length x
-  // waves; the window's segment partials are then folded by reduce_kernel.
-  // (Reduced group by group instead: segments of 16 buckets.)
-  std::uint64_t segments = 1;
-  if (deferred) {
-    const double resident = s.split_reduction ? 132.0 * 384 : 132.0 * 256;
-    const double scale_ops = 1.5 * (plan.window_bits - 1);
-    double best = 0;
-    for (std::uint64_t candidate = 1; candidate <= s.buckets_per_window / 2; candidate *= 2) {
-      const double length = static_cast<double>(s.buckets_per_window / candidate);
-      const double waves = std::max(1.0, static_cast<double>(candidate * s.reduce_windows) / resident);
-      const double cost = (2 * length + scale_ops) * waves;
-      if (candidate == 1 || cost < best) {
-        best = cost;
-        segments = candidate;
-      }
-    }
-  } else {
-    segments = std::max<std::uint64_t>(1, s.buckets_per_window / 16);
-  }
-  s.segments_per_window = segments;
-  const std::uint64_t sentinel = s.buckets_per_group;
-  s.end_bit = bit_width(sentinel);
-  // K: about twice the mean bucket size, so that a bucket of random scalars is one item and a
-  // heavy bucket (equal scalars, the sparse top window) is cut into several.
-  const std::uint64_t mean = (plan.point_count + s.buckets_per_window - 1) / s.buckets_per_window;
-  s.item_points = static_cast<std::uint32_t>(std::max<std::uint64_t>(8, 2 * mean));
-  s.item_end_bit = bit_width(s.item_points);
-  // Items: Σ ceil(m_b/K) <= buckets + pairs/K, and pairs/K <= buckets/2 since K >= 2n/2^(c-1).
-  // The bound used grows with the point count (so a scratch sized for a batch fits every
-  // smaller one), whatever K is.
-  s.item_limit = std::min(s.buckets_per_group + s.buckets_per_group / 2, s.buckets_per_group + s.pairs / 8);
-  std::uint64_t offset = 0;
-  auto take = [&](std::uint64_t bytes) {
-    const std::uint64_t at = offset;
-    offset += align_up(bytes);
-    return at;
-  };
-  s.buckets = take(s.bucket_windows * s.buckets_per_window * sizeof(G1Xyzz));
-  s.partials_a = take(s.reduce_windows * s.segments_per_window * sizeof(G1Xyzz));
-  s.partials_b = take(s.reduce_windows * ((s.segments_per_window + 255) / 256) * sizeof(G1Xyzz));
-  s.digit_words = take(plan.point_count * kFrBytes);
-  s.keys_in = take(s.pairs * 4);
-  s.keys_out = take(s.pairs * 4);
-  s.values_in = take(s.pairs * 4);
-  s.values_out = take(s.pairs * 4);
-  s.bucket_start = take((sentinel + 1) * 4);
-  s.bucket_end = take((sentinel + 1) * 4);
-  std::size_t temp_bytes = 0;
-  SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const std::uint32_t*>(nullptr),
-                                             static_cast<std::uint32_t*>(nullptr),
-                                             static_cast<const std::uint32_t*>(nullptr),
-                                             static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(s.pairs),
-                                             0, static_cast<int>(s.end_bit)));
-  if (plan.tuning.balanced) {
-    s.chunk_count = take((sentinel + 1) * 4);
-    s.chunk_offset = take((sentinel + 1) * 4);
-    s.item_first = take(s.item_limit * 4);
-    s.item_len_in = take(s.item_limit * 4);
-    s.item_len_out = take(s.item_limit * 4);
-    s.item_index_in = take(s.item_limit * 4);
-    s.item_index_out = take(s.item_limit * 4);
-    s.item_sums = take(s.item_limit * sizeof(G1Xyzz));
-    std::size_t item_temp = 0;
-    SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(
-        nullptr, item_temp, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-        static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-        static_cast<std::int64_t>(s.item_limit), 0, 32));  // the most any K needs
-    std::size_t scan_temp = 0;
-    SH_CUDA_OK(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp, static_cast<const std::uint32_t*>(nullptr),
-                                             static_cast<std::uint32_t*>(nullptr),
-                                             static_cast<std::int64_t>(sentinel + 1)));
-    temp_bytes = std::max({temp_bytes, item_temp, scan_temp});
-  }
-  s.sort_temp_bytes = temp_bytes;
-  s.sort_temp = take(temp_bytes);
-  s.total = offset;
-  return s;
-}
-
-// t = s + B (msm_digits.cuh), s canonical (converted from Montgomery form when asked), stored
-// word-major: word k of scalar i at words[k·count + i], so that a window's digits read only the
-// words under it. On the H200 this took the digits of a 2^26 MSM at c = 20 from
-// 13.3 to 5.0 ms, against reading every scalar whole for every window (bench/RESULTS.md).
-__global__ void digit_words_kernel(const Fr* scalars, bool montgomery, std::uint64_t count, DigitBias bias,
-                                   std::uint32_t* words) {
-  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  Fr scalar = load(scalars + i);
-  if (montgomery) scalar = scalar.from_montgomery();
-  add_digit_bias(scalar.w, bias);
-#pragma unroll
-  for (int k = 0; k < 8; ++k) words[k * count + i] = scalar.w[k];
-}
-
-// One (key, value) pair per scalar and window of the group: key = local window·2^(c-1) + |d|-1,
-// or the sentinel for a zero digit; value = point index with the digit's sign in bit 31.
-__global__ void digits_kernel(const std::uint32_t* words, std::uint64_t count, unsigned window_bits,
-                              unsigned first_window, unsigned group_windows, std::uint32_t* keys,
-                              std::uint32_t* values) {
-  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const std::uint32_t half = 1u << (window_bits - 1);
-  const std::uint32_t sentinel = group_windows * half;
-  for (unsigned local = 0; local < group_windows; ++local) {
-    const unsigned window = first_window + local;
-    const unsigned bit = window * window_bits;
-    const unsigned word = bit / 32;
-    const std::uint32_t low = words[word * count + i];
-    const std::uint32_t high = word + 1 < 8 && bit % 32 + window_bits > 32 ? words[(word + 1) * count + i] : 0;
-    const std::uint32_t digit = signed_digit(window_bits_at(low, high, bit, window_bits), window, window_bits);
-    const std::uint32_t magnitude = digit & 0x7fffffffu;
-    const std::uint64_t slot = std::uint64_t{local} * count + i;
-    keys[slot] = magnitude == 0 ? sentinel : local * half + magnitude - 1;
-    values[slot] = static_cast<std::uint32_t>(i) | (digit & 0x80000000u);
-  }
-}
-
-__global__ void bucket_bounds_kernel(const std::uint32_t* keys, std::uint64_t count, std::uint32_t sentinel,
-                                     std::uint32_t* start, std::uint32_t* end) {
-  const std::uint64_t p = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (p >= count) return;
-  const std::uint32_t key = keys[p];
-  if (key == sentinel) return;
-  if (p == 0 || keys[p - 1] != key) start[key] = static_cast<std::uint32_t>(p);
-  if (p + 1 == count || keys[p + 1] != key) end[key] = static_cast<std::uint32_t>(p + 1);
-}
-
-// sum += ±point (the sign in bit 31 of value); F: Fq, or FqF64 (the same words) for the FP64
-// products.
-template <class F>
-__device__ __forceinline__ void add_signed_point(XyzzPoint<F>& sum, const G1Affine* points, std::uint32_t value) {
-  const G1Affine* point = points + (value & 0x7fffffffu);
-  const F x = load(reinterpret_cast<const F*>(&point->x));
-  F y = load(reinterpret_cast<const F*>(&point->y));
-  if (x.is_zero() && y.is_zero()) return;
-  if (value >> 31) y = -y;
-  sum.add_affine(x, y);
-}
-
-// The baseline kernel (tuning.balanced off): one thread per bucket.
-__global__ void __launch_bounds__(128) accumulate_kernel(const G1Affine* points, const std::uint32_t* values,
-                                                         const std::uint32_t* start, const std::uint32_t* end,
-                                                         std::uint32_t bucket_count, G1Xyzz* buckets) {
-  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= bucket_count) return;
-  G1Xyzz sum = G1Xyzz::infinity();
-  const std::uint32_t last = end[b];
-  for (std::uint32_t p = start[b]; p < last; ++p) add_signed_point(sum, points, values[p]);
-  store(buckets + b, sum);
-}
-
-// Items per bucket: ceil(points / K); entry bucket_count is 0 so that the exclusive scan's last
-// entry is the number of items.
-__global__ void chunk_count_kernel(const std::uint32_t* start, const std::uint32_t* end, std::uint32_t bucket_count,
-                                   std::uint32_t item_points, std::uint32_t* chunks) {
-  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b > bucket_count) return;
-  chunks[b] = b == bucket_count ? 0 : (end[b] - start[b] + item_points - 1) / item_points;
-}
-
-// Every possible item slot: length 0 (sorts last, does nothing) and its own index.
-__global__ void items_init_kernel(std::uint32_t* lengths, std::uint32_t* indices, std::uint64_t limit) {
-  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i >= limit) return;
-  lengths[i] = 0;
-  indices[i] = static_cast<std::uint32_t>(i);
-}
-
-// Bucket b's items occupy [offset[b], offset[b+1]): K points each, the last one the rest. Each
-// item's first point index is tagged: bit 31 if it is its bucket's first item, bit 30 if it is
-// the only one (the item sum then writes the bucket itself and the combine pass leaves it).
-// Point indices stay below 2^28 (msm_plan caps the pairs of a group).
-constexpr std::uint32_t kFirstItem = 0x80000000u, kOnlyItem = 0x40000000u, kItemPointMask = 0x3fffffffu;
-
-// A bucket with several items goes on the combine pass's list; a bucket with no points becomes
-// infinity here when the buckets start afresh (clear_empty), since no later pass touches it.
-__global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* end, const std::uint32_t* offset,
-                             std::uint32_t bucket_count, std::uint32_t item_points, std::uint32_t* first,
-                             std::uint32_t* lengths, std::uint32_t* combine_list, std::uint32_t* combine_count,
-                             bool clear_empty, G1Xyzz* buckets) {
-  const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= bucket_count) return;
-  const std::uint32_t from = start[b], to = end[b];
-  if (from == to) {
-    if (clear_empty) store(buckets + b, G1Xyzz::infinity());
-    return;
-  }
-  if (to - from > item_points) combine_list[atomicAdd(combine_count, 1u)] = b;
-  std::uint32_t item = offset[b];
-  for (std::uint32_t p = from; p < to; p += item_points, ++item) {
-    first[item] = p | (p == from ? kFirstItem : 0u) | (to - from <= item_points ? kOnlyItem : 0u);
-    lengths[item] = min(item_points, to - p);
-  }
-}
-
-// Thread t sums the t-th longest item's points into sums[item]. When adding to the buckets
-// (streamed batches after the first), a bucket's first item starts from what the bucket holds
-// (its key, the group-local bucket index, is keys[from]), so no batch pays a separate full
-// addition per bucket. F is the field the additions multiply in (FqF64: products on the FP64
-// pipe); buckets and sums are read and written as G1Xyzz, whose words they share.
-//
-// Prefetch loads the next point while adding this one: with integer products 168 registers, 3
-// blocks of 128 threads per SM; without it 128 registers and 4 blocks. Measured on the H200
-// at 2^26 with integer products: 608 ms against 660, of which about 30 ms from the
-// register budget alone (4 blocks held to 3 without prefetch: 628 ms; 2 blocks: 867 ms). FP64
-// products take about 64 registers per multiplication against 40: at 3 blocks without prefetch
-// the accumulation took 501.6 ms, at 2 blocks with prefetch 529.9; at 3 blocks with prefetch,
-// once squares took fewer registers, the MSM was 0.1% faster on the device and 1.3% streamed
-// (bench/RESULTS.md).
-template <bool Prefetch, bool AddToBuckets, class F>
-__global__ void __launch_bounds__(128, Prefetch || F::Params::f64_products ? 3 : 4)
-    item_sum_kernel(const G1Affine* points, const std::uint32_t* values, const std::uint32_t* keys,
-                    const std::uint32_t* first, const std::uint32_t* lengths, const std::uint32_t* indices,
-                    std::uint64_t limit, G1Xyzz* buckets, G1Xyzz* sums) {
-  using Point = XyzzPoint<F>;
-  const std::uint64_t t = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (t >= limit) return;
-  const std::uint32_t length = lengths[t];
-  if (length == 0) return;
-  const std::uint32_t item = indices[t];
-  const std::uint32_t tagged = first[item];
-  const std::uint32_t from = tagged & kItemPointMask;
-  Point sum = Point::infinity();
-  if constexpr (AddToBuckets) {
-    if ((tagged & kFirstItem) != 0) sum = load(reinterpret_cast<const Point*>(buckets + keys[from]));
-  }
-  if constexpr (Prefetch) {
-    std::uint32_t value = values[from];
-    const G1Affine* point = points + (value & 0x7fffffffu);
-    F x = load(reinterpret_cast<const F*>(&point->x));
-    F y = load(reinterpret_cast<const F*>(&point->y));
-    for (std::uint32_t k = 0; k < length; ++k) {
-      const F cx = x;
-      F cy = y;
-      const std::uint32_t sign = value >> 31;
-      if (k + 1 < length) {
-        value = values[from + k + 1];
-        point = points + (value & 0x7fffffffu);
-        x = load(reinterpret_cast<const F*>(&point->x));
-        y = load(reinterpret_cast<const F*>(&point->y));
-      }
-      if (cx.is_zero() && cy.is_zero()) continue;
-      if (sign) cy = -cy;
-      sum.add_affine(cx, cy);
-    }
-  } else {
-    for (std::uint32_t k = 0; k < length; ++k) add_signed_point(sum, points, values[from + k]);
-  }
-  // A bucket's only item is the bucket: written there, it needs no copy by the combine pass
-  // (which, for streamed batches of about 16 points per bucket, had become most of that pass).
-  store(reinterpret_cast<Point*>((tagged & kOnlyItem) != 0 ? buckets + keys[from] : sums + item), sum);
-}
-
-// The item sum for a tuning, adding into the buckets or starting them afresh.
-using ItemSumKernel = void (*)(const G1Affine*, const std::uint32_t*, const std::uint32_t*, const std::uint32_t*,
-                               const std::uint32_t*, const std::uint32_t*, std::uint64_t, G1Xyzz*, G1Xyzz*);
-template <bool Prefetch, class F>
-ItemSumKernel item_sum_kernel_for(bool add_to_buckets) {
-  return add_to_buckets ? item_sum_kernel<Prefetch, true, F> : item_sum_kernel<Prefetch, false, F>;
-}
-ItemSumKernel item_sum_for(ItemSum item_sum, bool add_to_buckets) {
-  switch (item_sum) {
-    case ItemSum::f64_prefetch: return item_sum_kernel_for<true, FqF64>(add_to_buckets);
-    case ItemSum::f64: return item_sum_kernel_for<false, FqF64>(add_to_buckets);
-    case ItemSum::integer_prefetch: return item_sum_kernel_for<true, Fq>(add_to_buckets);
-    case ItemSum::integer: return item_sum_kernel_for<false, Fq>(add_to_buckets);
-  }
-  throw std::invalid_argument("msm: unknown item sum");
-}
-
-// Bucket b = Σ of its items (the first of which already holds what the bucket held, when
-// adding to the buckets), for the buckets with several items only (items_kernel's list): a
-// bucket's only item wrote it, and an empty one was cleared or keeps its value. A fixed grid
-// walks the list, whose length only the device knows (any grid size is correct; two blocks per
-// SM of the H200, one wave). The pass is latency-bound: one thread adds a bucket's items in a
-// chain. Eight lanes per bucket folding by shuffles cut the chain of the sparse top
-// window's buckets (about 9 items each) from 8 additions to 4, but needed eight times the
-// threads: several waves for the top window and a large grid for every other one. The pass took
-// 7.4 ms against this kernel's 4.5 in the streamed 2^26 MSM, 6.2 against 3.5 at 2^24
-// (bench/RESULTS.md).
-constexpr unsigned kCombineBlocks = 2 * 132;
-__global__ void __launch_bounds__(128) bucket_combine_kernel(const G1Xyzz* sums, const std::uint32_t* offset,
-                                                             const std::uint32_t* combine_list,
-                                                             const std::uint32_t* combine_count, G1Xyzz* buckets) {
-  const std::uint32_t count = *combine_count;
-  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-    const std::uint32_t b = combine_list[i];
-    const std::uint32_t from = offset[b], to = offset[b + 1];
-    G1Xyzz sum = load(sums + from);
-    for (std::uint32_t item = from + 1; item < to; ++item) sum = sum + load(sums + item);
-    store(buckets + b, sum);
-  }
-}
-
-// Thread (window w, segment s) over buckets [s·L, (s+1)·L): Σ (b+1)·B_b restricted to them,
-// written as Σ_local (b - s·L + 1)·B_b + s·L·Σ_local B_b.
-__global__ void __launch_bounds__(128) segment_kernel(const G1Xyzz* buckets, std::uint32_t buckets_per_window,
-                                                      std::uint32_t segments_per_window, std::uint32_t windows,
-                                                      G1Xyzz* partials) {
-  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
-  if (index >= segments_per_window * windows) return;
-  const std::uint32_t window = index / segments_per_window;
-  const std::uint32_t segment = index % segments_per_window;
-  const std::uint32_t length = buckets_per_window / segments_per_window;
-  const G1Xyzz* base = buckets + std::uint64_t{window} * buckets_per_window + std::uint64_t{segment} * length;
-  G1Xyzz running = G1Xyzz::infinity();
-  G1Xyzz total = G1Xyzz::infinity();
-  for (int b = static_cast<int>(length) - 1; b >= 0; --b) {
-    running = running + load(base + b);
-    total = total + running;
-  }
-  const std::uint32_t offset = segment * length;
-  if (offset != 0) total = total + running.times(offset);
-  store(partials + index, total);
-}
-
-// The same sum in lighter kernels (tuning.split_reduction), each holding one running point
-// and one loaded point (168 registers, no spills, against segment_kernel's 255 with spills):
-// suffix_kernel turns each segment's buckets, in place, into suffix sums S_j = Σ_{k>=j} B_k
-// (the buckets are consumed); segment_total_kernel writes U_s = Σ_j S_j = Σ_local (k+1)·B_k;
-// segment_scale_kernel adds s·L·T_s with T_s = S_0 = Σ_local B_k (double-and-add). Loading the
-// next bucket ahead of each addition was measured slower on the H200 (2^26: 20.8
-// against 17.7 ms for the reduction).
-__global__ void __launch_bounds__(128, 3) suffix_kernel(G1Xyzz* buckets, std::uint32_t buckets_per_window,
-                                                        std::uint32_t segments_per_window, std::uint32_t windows) {
-  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
-  if (index >= segments_per_window * windows) return;
-  const std::uint32_t window = index / segments_per_window;
-  const std::uint32_t segment = index % segments_per_window;
-  const std::uint32_t length = buckets_per_window / segments_per_window;
-  G1Xyzz* base = buckets + std::uint64_t{window} * buckets_per_window + std::uint64_t{segment} * length;
-  G1Xyzz running = G1Xyzz::infinity();
-  for (int b = static_cast<int>(length) - 1; b >= 0; --b) {
-    running = running + load(base + b);
-    store(base + b, running);
-  }
-}
-
-__global__ void __launch_bounds__(128, 3) segment_total_kernel(const G1Xyzz* suffixes, std::uint32_t buckets_per_window,
-                                                               std::uint32_t segments_per_window, std::uint32_t windows,
-                                                               G1Xyzz* weighted) {
-  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
-  if (index >= segments_per_window * windows) return;
-  const std::uint32_t window = index / segments_per_window;
-  const std::uint32_t segment = index % segments_per_window;
-  const std::uint32_t length = buckets_per_window / segments_per_window;
-  const G1Xyzz* base = suffixes + std::uint64_t{window} * buckets_per_window + std::uint64_t{segment} * length;
-  G1Xyzz total = G1Xyzz::infinity();
-  for (std::uint32_t b = 0; b < length; ++b) total = total + load(base + b);
-  store(weighted + index, total);
-}
-
-__global__ void __launch_bounds__(128) segment_scale_kernel(G1Xyzz* weighted, const G1Xyzz* suffixes,
-                                                            std::uint32_t buckets_per_window,
-                                                            std::uint32_t segments_per_window, std::uint32_t windows) {
-  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
-  if (index >= segments_per_window * windows) return;
-  const std::uint32_t window = index / segments_per_window;
-  const std::uint32_t segment = index % segments_per_window;
-  const std::uint32_t offset = segment * (buckets_per_window / segments_per_window);
-  if (offset == 0) return;
-  const G1Xyzz scaled = load(suffixes + std::uint64_t{window} * buckets_per_window + offset).times(offset);
-  store(weighted + index, load(weighted + index) + scaled);
-}
-
-// Block (window, chunk): folds up to 256 consecutive partials of one window into one.
-__global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const G1Xyzz* in, std::uint32_t per_window,
-                                                                G1Xyzz* out, std::uint32_t out_per_window) {
-  __shared__ G1Xyzz shared[kReduceThreads];
-  const std::uint32_t window = blockIdx.x / out_per_window;
-  const std::uint32_t chunk = blockIdx.x % out_per_window;
-  const std::uint64_t first = std::uint64_t{window} * per_window + std::uint64_t{chunk} * 2 * kReduceThreads;
-  const std::uint32_t limit = std::min<std::uint32_t>(2 * kReduceThreads, per_window - chunk * 2 * kReduceThreads);
-  G1Xyzz sum = G1Xyzz::infinity();
-  if (threadIdx.x < limit) sum = load(in + first + threadIdx.x);
-  if (threadIdx.x + kReduceThreads < limit) sum = sum + load(in + first + threadIdx.x + kReduceThreads);
-  shared[threadIdx.x] = sum;
-  __syncthreads();
-  for (unsigned stride = kReduceThreads / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) shared[threadIdx.x] = shared[threadIdx.x] + shared[threadIdx.x + stride];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) out[blockIdx.x] = shared[0];
-}
-
-__global__ void to_jacobian_kernel(const G1Xyzz* sums, std::uint32_t count, G1Jacobian* out) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < count) out[i] = sums[i].to_jacobian();
-}
-
-void mark(MsmProfile* profile, const char* phase, cudaStream_t stream) {
-  if (profile != nullptr) profile->mark(phase, stream);
-}
-
-// Σ (b+1)·B_b for `windows` windows of buckets, into out[0..windows). Consumes the buckets
-// (split reduction: they become suffix sums).
-void reduce_buckets(const ScratchLayout& s, std::uint8_t* scratch, G1Xyzz* buckets, unsigned windows,
-                    G1Jacobian* out, cudaStream_t stream, MsmProfile* profile) {
-  auto* partials_a = reinterpret_cast<G1Xyzz*>(scratch + s.partials_a);
-  auto* partials_b = reinterpret_cast<G1Xyzz*>(scratch + s.partials_b);
-  std::uint32_t per_window = static_cast<std::uint32_t>(s.segments_per_window);
-  const auto buckets_per_window = static_cast<std::uint32_t>(s.buckets_per_window);
-  const unsigned segment_blocks = blocks_for(std::uint64_t{per_window} * windows, 128);
-  if (s.split_reduction) {
-    suffix_kernel<<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows);
-    SH_CUDA_LAUNCHED();
-    segment_total_kernel<<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows,
-                                                             partials_a);
-    SH_CUDA_LAUNCHED();
-    segment_scale_kernel<<<segment_blocks, 128, 0, stream>>>(partials_a, buckets, buckets_per_window, per_window,
-                                                             windows);
-    SH_CUDA_LAUNCHED();
-  } else {
-    segment_kernel<<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows, partials_a);
-    SH_CUDA_LAUNCHED();
-  }
-  G1Xyzz* from = partials_a;
-  G1Xyzz* to = partials_b;
-  while (per_window > 1) {
-    const std::uint32_t out_per_window = (per_window + 2 * kReduceThreads - 1) / (2 * kReduceThreads);
-    reduce_kernel<<<out_per_window * windows, kReduceThreads, 0, stream>>>(from, per_window, to, out_per_window);
-    SH_CUDA_LAUNCHED();
-    per_window = out_per_window;
-    std::swap(from, to);
-  }
-  to_jacobian_kernel<<<blocks_for(windows, 64), 64, 0, stream>>>(from, windows, out);
-  SH_CUDA_LAUNCHED();
-  mark(profile, "reduce", stream);
-}
-
-// Digits, sort and bucket sums of every group; with deferred reduction the buckets of window w
-// end at buckets + w·2^(c-1), otherwise each group is reduced into window_sums at once.
-void accumulate_groups(const void* points_pointer, const void* scalars_pointer, bool scalars_montgomery,
-                       const MsmPlan& plan, bool add_to_buckets, std::uint8_t* scratch, G1Jacobian* window_sums,
-                       cudaStream_t stream, MsmProfile* profile) {
-  const ScratchLayout s = layout_for(plan);
-  const auto* points = static_cast<const G1Affine*>(points_pointer);
-  const Fr* scalars = static_cast<const Fr*>(scalars_pointer);
-  const std::uint64_t n = plan.point_count;
-  const bool deferred = plan.tuning.deferred_reduction;
-  mark(profile, "start", stream);
-  auto* digit_words = reinterpret_cast<std::uint32_t*>(scratch + s.digit_words);
-  digit_words_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, scalars_montgomery, n,
-                                                             digit_bias(plan.window_bits), digit_words);
-  SH_CUDA_LAUNCHED();
-  mark(profile, "digits", stream);
-  auto* keys_in = reinterpret_cast<std::uint32_t*>(scratch + s.keys_in);
-  auto* keys_out = reinterpret_cast<std::uint32_t*>(scratch + s.keys_out);
-  auto* values_in = reinterpret_cast<std::uint32_t*>(scratch + s.values_in);
-  auto* values_out = reinterpret_cast<std::uint32_t*>(scratch + s.values_out);
-  auto* bucket_start = reinterpret_cast<std::uint32_t*>(scratch + s.bucket_start);
-  auto* bucket_end = reinterpret_cast<std::uint32_t*>(scratch + s.bucket_end);
-  auto* buckets = reinterpret_cast<G1Xyzz*>(scratch + s.buckets);
-  const std::uint32_t buckets_per_window = 1u << (plan.window_bits - 1);
-
-  for (unsigned first = 0; first < plan.window_count; first += plan.windows_per_group) {
-    const unsigned windows = std::min(plan.windows_per_group, plan.window_count - first);
-    const std::uint64_t pairs = std::uint64_t{windows} * n;
-    const std::uint32_t sentinel = plan.windows_per_group * buckets_per_window;
-    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(digit_words, n, plan.window_bits, first, windows, keys_in,
-                                                          values_in);
-    SH_CUDA_LAUNCHED();
-    mark(profile, "digits", stream);
-    // A short last group uses a smaller sentinel; it is still the largest key of that group.
-    std::size_t temp_bytes = s.sort_temp_bytes;
-    SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out, values_in,
-                                               values_out, static_cast<std::int64_t>(pairs), 0,
-                                               static_cast<int>(s.end_bit), stream));
-    mark(profile, "sort", stream);
-    SH_CUDA_OK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
-    SH_CUDA_OK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
-    const std::uint32_t group_sentinel = windows * buckets_per_window;
-    bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, group_sentinel, bucket_start,
-                                                                      bucket_end);
-    SH_CUDA_LAUNCHED();
-    mark(profile, "bounds", stream);
-    const std::uint32_t bucket_count = windows * buckets_per_window;
-    G1Xyzz* group_buckets = deferred ? buckets + std::uint64_t{first} * buckets_per_window : buckets;
-    if (!plan.tuning.balanced) {
-      if (add_to_buckets) throw std::logic_error("msm: adding to buckets needs the balanced accumulation");
-      accumulate_kernel<<<blocks_for(bucket_count, 128), 128, 0, stream>>>(points, values_out, bucket_start,
-                                                                            bucket_end, bucket_count, group_buckets);
-      SH_CUDA_LAUNCHED();
-      mark(profile, "accumulate", stream);
-    } else {
-      auto* chunk_count = reinterpret_cast<std::uint32_t*>(scratch + s.chunk_count);
-      auto* chunk_offset = reinterpret_cast<std::uint32_t*>(scratch + s.chunk_offset);
-      auto* item_first = reinterpret_cast<std::uint32_t*>(scratch + s.item_first);
-      auto* item_len_in = reinterpret_cast<std::uint32_t*>(scratch + s.item_len_in);
-      auto* item_len_out = reinterpret_cast<std::uint32_t*>(scratch + s.item_len_out);
-      auto* item_index_in = reinterpret_cast<std::uint32_t*>(scratch + s.item_index_in);
-      auto* item_index_out = reinterpret_cast<std::uint32_t*>(scratch + s.item_index_out);
-      auto* item_sums = reinterpret_cast<G1Xyzz*>(scratch + s.item_sums);
-      const std::uint64_t limit = std::uint64_t{bucket_count} + pairs / s.item_points;
-      if (limit > s.item_limit) throw std::logic_error("msm: work items exceed their bound");
-      chunk_count_kernel<<<blocks_for(bucket_count + 1, 256), 256, 0, stream>>>(bucket_start, bucket_end, bucket_count,
-                                                                                 s.item_points, chunk_count);
-      SH_CUDA_LAUNCHED();
-      temp_bytes = s.sort_temp_bytes;
-      SH_CUDA_OK(cub::DeviceScan::ExclusiveSum(scratch + s.sort_temp, temp_bytes, chunk_count, chunk_offset,
-                                               static_cast<std::int64_t>(bucket_count + 1), stream));
-      items_init_kernel<<<blocks_for(limit, 256), 256, 0, stream>>>(item_len_in, item_index_in, limit);
-      SH_CUDA_LAUNCHED();
-      // The chunk counts are spent once scanned: their array holds the combine pass's list of
-      // buckets (at most bucket_count <= sentinel entries) and, at [sentinel], its length.
-      std::uint32_t* combine_list = chunk_count;
-      std::uint32_t* combine_count = chunk_count + sentinel;
-      SH_CUDA_OK(cudaMemsetAsync(combine_count, 0, sizeof(std::uint32_t), stream));
-      items_kernel<<<blocks_for(bucket_count, 256), 256, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
-                                                                       bucket_count, s.item_points, item_first,
-                                                                       item_len_in, combine_list, combine_count,
-                                                                       !add_to_buckets, group_buckets);
-      SH_CUDA_LAUNCHED();
-      temp_bytes = s.sort_temp_bytes;
-      SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
-                                                           item_len_out, item_index_in, item_index_out,
-                                                           static_cast<std::int64_t>(limit), 0,
-                                                           static_cast<int>(s.item_end_bit), stream));
-      mark(profile, "balance", stream);
-      const auto item_sum = item_sum_for(plan.tuning.item_sum, add_to_buckets);
-      item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
-                                                           item_index_out, limit, group_buckets, item_sums);
-      SH_CUDA_LAUNCHED();
-      mark(profile, "accumulate", stream);
-      bucket_combine_kernel<<<std::min(kCombineBlocks, blocks_for(bucket_count, 128)), 128, 0, stream>>>(
-          item_sums, chunk_offset, combine_list, combine_count, group_buckets);
-      SH_CUDA_LAUNCHED();
-      mark(profile, "combine", stream);
-    }
-    if (!deferred) reduce_buckets(s, scratch, group_buckets, windows, window_sums + first, stream, profile);
-  }
-}
-
-}  // namespace
 
 MsmProfile::~MsmProfile() {
   for (auto& entry : marks_) cudaEventDestroy(entry.second);
@@ -626,12 +43,15 @@ std::vector<std::pair<std::string, double>> MsmProfile::collect() {
   return totals;
 }
 
-MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
+MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group) {
   if (point_count == 0 || point_count >= (std::uint64_t{1} << 31)) {
     throw std::invalid_argument("msm_plan: point count must be in 1..2^31-1");
   }
   MsmPlan plan;
   plan.point_count = point_count;
+  plan.group = group;
+  // G2: the integer products (G2Curve has no FP64 item sum).
+  if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_prefetch;
   if (window_bits == 0) {
     // Cost in field multiplications: every window adds each point into a bucket (8M + 2S, plus
     // about one more for its share of the sort) and folds its 2^(c-1) buckets twice (12M + 2S).
@@ -653,10 +73,10 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits) {
   plan.window_count = digit_window_count(window_bits);
   // Enough buckets in flight to fill the GPU (2^18 threads), and at most 2^28 sort pairs.
   const std::uint64_t buckets_per_window = std::uint64_t{1} << (window_bits - 1);
-  std::uint64_t group = std::max<std::uint64_t>(1, (std::uint64_t{1} << 18) / buckets_per_window);
-  group = std::min<std::uint64_t>(group, std::max<std::uint64_t>(1, (std::uint64_t{1} << 28) / point_count));
-  group = std::min<std::uint64_t>(group, plan.window_count);
-  plan.windows_per_group = static_cast<unsigned>(group);
+  std::uint64_t windows = std::max<std::uint64_t>(1, (std::uint64_t{1} << 18) / buckets_per_window);
+  windows = std::min<std::uint64_t>(windows, std::max<std::uint64_t>(1, (std::uint64_t{1} << 28) / point_count));
+  windows = std::min<std::uint64_t>(windows, plan.window_count);
+  plan.windows_per_group = static_cast<unsigned>(windows);
   return plan;
 }
 
@@ -673,18 +93,14 @@ MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits) {
   return plan;
 }
 
-std::uint64_t msm_scratch_bytes(const MsmPlan& plan) { return layout_for(plan).total; }
+std::uint64_t msm_scratch_bytes(const MsmPlan& plan) {
+  return plan.group == MsmGroup::g1 ? layout_for<G1Curve>(plan).total : layout_for<G2Curve>(plan).total;
+}
 
 void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
-                    void* window_sums, void* scratch_pointer, cudaStream_t stream, MsmProfile* profile) {
-  auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
-  auto* out = static_cast<G1Jacobian*>(window_sums);
-  accumulate_groups(points, scalars, scalars_montgomery, plan, false, scratch, out, stream, profile);
-  if (plan.tuning.deferred_reduction) {
-    const ScratchLayout s = layout_for(plan);
-    reduce_buckets(s, scratch, reinterpret_cast<G1Xyzz*>(scratch + s.buckets), plan.window_count, out, stream,
-                   profile);
-  }
+                    void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_windows: a plan for G2");
+  msm_windows<G1Curve>(points, scalars, scalars_montgomery, plan, window_sums, scratch, stream, profile);
 }
 
 void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
@@ -692,7 +108,7 @@ void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_mon
   if (!plan.tuning.deferred_reduction || !plan.tuning.balanced) {
     throw std::invalid_argument("msm_g1_accumulate: needs the deferred reduction and the balanced accumulation");
   }
-  accumulate_groups(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
+  accumulate_groups<G1Curve>(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
                     nullptr, stream, profile);
 }
 
@@ -700,51 +116,26 @@ void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch_pointer
                    MsmProfile* profile) {
   if (!plan.tuning.deferred_reduction) throw std::invalid_argument("msm_g1_reduce: needs the deferred reduction");
   auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
-  const ScratchLayout s = layout_for(plan);
+  const ScratchLayout s = layout_for<G1Curve>(plan);
   mark(profile, "start", stream);
-  reduce_buckets(s, scratch, reinterpret_cast<G1Xyzz*>(scratch + s.buckets), plan.window_count,
+  reduce_buckets<G1Curve>(s, scratch, reinterpret_cast<G1Xyzz*>(scratch + s.buckets), plan.window_count,
                  static_cast<G1Jacobian*>(window_sums), stream, profile);
 }
 
-namespace {
-
-// Jacobian (X/Z^2, Y/Z^3) as XYZZ: ZZ = Z^2, ZZZ = Z^3 (Z = 0, infinity, gives ZZ = 0).
-__device__ G1Xyzz xyzz_from_jacobian(const G1Jacobian& p) {
-  G1Xyzz r;
-  r.x = p.x;
-  r.y = p.y;
-  r.zz = p.z.squared();
-  r.zzz = r.zz * p.z;
-  return r;
-}
-
-// Horner over the window sums, then written as Jacobian (result) or added into an accumulator.
-__global__ void combine_windows_kernel(const G1Jacobian* window_sums, unsigned window_count, unsigned window_bits,
-                                       G1Jacobian* result, G1Xyzz* accumulator, bool start) {
-  if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  G1Xyzz sum = G1Xyzz::infinity();
-  for (unsigned w = window_count; w-- > 0;) {
-    for (unsigned bit = 0; bit < window_bits; ++bit) sum = sum.doubled();
-    sum = sum + xyzz_from_jacobian(window_sums[w]);
-  }
-  if (result != nullptr) *result = sum.to_jacobian();
-  if (accumulator != nullptr) *accumulator = start ? sum : *accumulator + sum;
-}
-
-}  // namespace
 
 void msm_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
                                    void* result_jacobian, cudaStream_t stream) {
-  combine_windows_kernel<<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
+  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
                                               static_cast<G1Jacobian*>(result_jacobian), nullptr, false);
   SH_CUDA_LAUNCHED();
 }
 
 void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
                            bool start, cudaStream_t stream) {
-  combine_windows_kernel<<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
+  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
                                               nullptr, static_cast<G1Xyzz*>(accumulator_xyzz), start);
   SH_CUDA_LAUNCHED();
 }
 
 }  // namespace stagehand::cuda
+

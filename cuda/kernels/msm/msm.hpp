@@ -37,6 +37,13 @@ namespace stagehand::cuda {
 inline constexpr std::uint64_t kG1AffineBytes = 96;
 inline constexpr std::uint64_t kG1JacobianBytes = 144;
 inline constexpr std::uint64_t kFrBytes = 32;
+inline constexpr std::uint64_t kG2AffineBytes = 192;
+inline constexpr std::uint64_t kG2JacobianBytes = 288;
+
+// Which group the MSM's points are in: G1 (96-byte affine points, 144-byte Jacobian sums) or G2
+// (192 and 288 bytes, ec/g2.cuh's layout). The pipeline is the same; G2's buckets are twice as
+// large and its additions about three times the work.
+enum class MsmGroup { g1, g2 };
 
 // Switches for measuring the algorithm's pieces against each other (bench, checks); the
 // defaults are the fastest measured. `balanced` off: one thread per bucket (the baseline kernel);
@@ -62,6 +69,7 @@ struct MsmTuning {
 };
 
 struct MsmPlan {
+  MsmGroup group = MsmGroup::g1;
   std::uint64_t point_count = 0;
   unsigned window_bits = 0;        // c
   unsigned window_count = 0;       // ceil(256 / c): signed digits never carry out of the top window
@@ -70,7 +78,8 @@ struct MsmPlan {
 };
 
 // window_bits 0 picks the width from the size (8, 16 or 20); 2..22 forces one (tests, tuning).
-MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0);
+// G2 plans use the integer item sum (the only one G2 has).
+MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
 // The plan for batches that add into the same buckets (StreamedMsm): msm_plan's, with windows
 // grouped so that each group sorts about 2^24 (bucket, point) pairs and holds at most 2^21
@@ -82,10 +91,13 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0);
 // group (msm_scratch_bytes says how much).
 MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0);
 
-// Device scratch that msm_g1_windows needs (taken as a write buffer, never allocated inside).
+// Device scratch that msm_g1_windows (msm_g2_windows for a G2 plan) needs (taken as a write
+// buffer, never allocated inside).
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan);
-// The window sums it writes: plan.window_count Jacobian points.
-inline std::uint64_t msm_result_bytes(const MsmPlan& plan) { return plan.window_count * kG1JacobianBytes; }
+// The window sums it writes: plan.window_count Jacobian points of the plan's group.
+inline std::uint64_t msm_result_bytes(const MsmPlan& plan) {
+  return plan.window_count * (plan.group == MsmGroup::g1 ? kG1JacobianBytes : kG2JacobianBytes);
+}
 
 // Records an event after each phase of the MSM on the stream it runs on (for the benchmark's
 // breakdown; costs a few microseconds per phase). collect() waits for the last event and
@@ -107,6 +119,14 @@ class MsmProfile {
 // pointers; `scratch` holds msm_scratch_bytes(plan) bytes. Asynchronous on `stream`.
 void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
+
+// The same over G2 (a plan made with MsmGroup::g2): points 192-byte affine G2 points, window sums
+// 288-byte Jacobian G2 points (Fq2 X, Y, Z; src/math's G2Projective). msm_g2.cu.
+void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                    void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
+// Σ_w 2^(c·w)·S_w of G2 window sums into one Jacobian G2 point (288 bytes), on the device.
+void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
+                                      void* result_jacobian, cudaStream_t stream);
 
 // The two halves of msm_g1_windows, for callers that feed the same buckets several times (the
 // streamed variant). The buckets live at the start of `scratch` and do not depend on

@@ -15,8 +15,10 @@ namespace stagehand {
 namespace {
 
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
+// Inputs past the plan's input_count stay null, with no event.
 JobInputs budgeted_inputs(const std::vector<DevicePointer>& inputs, const std::vector<EventHandle>& uploaded) {
-  return JobInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2]};
+  auto event = [&](std::size_t i) { return i < uploaded.size() ? uploaded[i] : EventHandle{}; };
+  return JobInputs{inputs[0], inputs[1], inputs[2], event(0), event(1), event(2)};
 }
 
 class BudgetedWorker final : public Worker {
@@ -89,7 +91,7 @@ class BudgetedWorker final : public Worker {
     auto& budget = *lane_.budget;
     std::exception_ptr failure;
     try {
-      host = co_await lane_.staging.acquire(plan_.input_bytes);
+      host = co_await lane_.staging.acquire(plan_.input_bytes, plan_.input_count);
       have_host = true;
       co_await prepare("prepare a, b, c (into pinned buffers)", job, host.buffers);
       // A bounded number of jobs per GPU hold a ticket without the lock.
@@ -103,12 +105,13 @@ class BudgetedWorker final : public Worker {
       budget.add_job(hold.ticket, plan_.peak_bytes);
       added = true;
       memory.emplace(device_, budget, hold.ticket, plan_.peak_after_b_and_c_bytes, plan_.peak_after_a_bytes);
-      for (int i = 0; i < 3; ++i) uploaded.push_back(device_.create_event());
+      const auto input_count = static_cast<std::size_t>(plan_.input_count);
+      for (std::size_t i = 0; i < input_count; ++i) uploaded.push_back(device_.create_event());
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
       // is uploaded once the job holds it (the budget then serves the holder first).
       std::vector<DevicePointer> inputs(3);
       auto start = device_.now();
-      for (std::size_t i = 0; i < 3; ++i) {
+      for (std::size_t i = 0; i < input_count; ++i) {
         if (i == 0 && !lane_.compute_lock.is_holder(hold.ticket)) job.prestage_started_ns = device_.now();
         inputs[i] = co_await memory->allocate(plan_.input_bytes, upload_);
         co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket, job);

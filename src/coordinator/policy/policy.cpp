@@ -44,6 +44,7 @@ JobInputs plain_inputs(const PlainMemory& memory, EventHandle uploaded) {
 asio::awaitable<void> upload_plain_inputs(Device& device, PlainMemory& memory, const std::vector<HostRange>& host,
                                           StreamHandle stream) {
   co_await device.copy_to_device(memory.a(), host[0], stream);
+  if (host.size() == 1) co_return;  // input_count 1: a only
   co_await device.copy_to_device(memory.b(), host[1], stream);
   co_await device.copy_to_device(memory.c(), host[2], stream);
 }

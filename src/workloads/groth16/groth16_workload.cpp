@@ -32,24 +32,38 @@ std::vector<std::uint8_t> encode_points(const std::vector<math::G1Affine>& point
   for (const auto& point : points) encode_g1(point, bytes);
   return bytes;
 }
+std::vector<std::uint8_t> encode_points(const std::vector<math::G2Affine>& points) {
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(points.size() * kG2Bytes);
+  for (const auto& point : points) encode_g2(point, bytes);
+  return bytes;
+}
 
 math::Fq fq_from(const std::byte* data) {
   math::Fq::LimbArray limbs;
   std::memcpy(limbs.data(), data, 48);
   return *math::Fq::from_montgomery_limbs(limbs);
 }
+math::Fq2 fq2_from(const std::byte* data) { return math::Fq2{fq_from(data), fq_from(data + 48)}; }
+
+// Where each sum lands in the results (kResultBytes).
+constexpr std::size_t kSumA = 0, kSumB1 = 1, kSumC = 2, kSumH = 3;
+constexpr std::size_t kSumB2Offset = 4 * kJacobianBytes;
+static_assert(kSumB2Offset + kernel::kG2JacobianBytes == Groth16Workload::kResultBytes);
 
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
-std::vector<DevicePointer> pointers(DevicePointer first, DevicePointer second, DevicePointer third, DevicePointer fourth) {
-  return {first, second, third, fourth};
+template <class... Pointers>
+std::vector<DevicePointer> pointers(Pointers... list) {
+  return {list...};
 }
 
 }  // namespace
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
-                                 HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks)
+                                 HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
+                                 AbcStep abc_step)
     : key_(key), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(host_work), thread_count_(thread_count),
-      on_proof_(std::move(on_proof)), checks_(std::move(checks)), check_seconds_(jobs_.size(), 0.0) {
+      on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step), check_seconds_(jobs_.size(), 0.0) {
   if (checks_.verify) verifier_.emplace(key_);
   if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key_.n_vars || checks_.r1cs->n_public() != key_.n_public)) {
     throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
@@ -58,16 +72,33 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
   }
 }
 
-Bytes Groth16Workload::resident_bytes() const {
-  return (key_.a.size() + key_.b1.size() + key_.c.size() + key_.h.size()) * kG1Bytes;
+Bytes Groth16Workload::resident_bytes(const ProvingKey& key, AbcStep abc_step) {
+  Bytes bytes = (key.a.size() + key.b1.size() + key.c.size() + key.h.size()) * kG1Bytes + key.b2.size() * kG2Bytes;
+  if (abc_step == AbcStep::device) {
+    kernel::ConstraintMatrixLayout layout{key.domain_size, 0, 0};
+    for (const auto& entry : key.coefficients) (entry.matrix == 0 ? layout.entries_a : layout.entries_b) += 1;
+    bytes += layout.total_bytes();
+  }
+  return bytes;
 }
+
+Bytes Groth16Workload::resident_bytes() const { return resident_bytes(key_, abc_step_); }
 
 // Sizes in 64 bits throughout: 32 · domain_size in the key's u32 wraps at 2^27, inside the
 // 2^28 the readers accept.
+// With the a/b/c step on the device the job's one input is the witness (held until the last
+// MSM) and a, b, c are the program's working memory; on the host a, b, c are its inputs and the
+// witness the program's.
 JobMemoryPlan Groth16Workload::memory_plan(int) const {
   const Bytes polynomial = kFrBytes * key_.domain_size;
-  const Bytes rest = kFrBytes * key_.n_vars + kResultBytes + h_scratch_bytes_ + msm_scratch_bytes_;
-  return JobMemoryPlan{polynomial, 3 * polynomial + rest, polynomial + rest, rest, kResultBytes};
+  const Bytes witness = kFrBytes * key_.n_vars;
+  const Bytes rest = kResultBytes + h_scratch_bytes_ + msm_scratch_bytes_;
+  if (abc_step_ == AbcStep::device) {
+    JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, kResultBytes};
+    plan.input_count = 1;
+    return plan;
+  }
+  return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, rest, kResultBytes};
 }
 
 Groth16Workload::JobState& Groth16Workload::state(int job) {
@@ -86,20 +117,31 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   for (std::size_t count : {key_.a.size(), key_.b1.size(), key_.c.size(), key_.h.size()}) {
     msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, count));
   }
+  msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g2, key_.b2.size()));
+  // The constraint matrix is built by the first device's set-up (16 bytes a row and 36 an entry
+  // on the host, once), not by the constructor: a workload that never runs does not pay for it.
+  if (abc_step_ == AbcStep::device) std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(key_); });
   auto& on_device = keys_[device_index];
-  auto upload = [&](const std::vector<math::G1Affine>& points, DevicePointer& target) -> asio::awaitable<void> {
-    auto bytes = encode_points(points);
+  auto upload = [&](const auto& bytes, DevicePointer& target) -> asio::awaitable<void> {
     target = co_await device.allocate(std::max<std::size_t>(bytes.size(), 1));
     if (bytes.empty()) co_return;
     auto stream = device.create_stream();
     co_await device.copy_to_device(target, host_range(bytes.data(), bytes.size()), stream);
-    co_await device.synchronize_stream(stream);  // the host bytes go out of scope here
+    co_await device.synchronize_stream(stream);  // the host bytes may go out of scope after this
     device.destroy_stream(stream);
   };
-  co_await upload(key_.a, on_device.a);
-  co_await upload(key_.b1, on_device.b1);
-  co_await upload(key_.c, on_device.c);
-  co_await upload(key_.h, on_device.h);
+  // (Named, not temporaries: GCC 12 mishandles temporaries that live across a co_await.)
+  std::vector<std::uint8_t> bytes = encode_points(key_.a);
+  co_await upload(bytes, on_device.a);
+  bytes = encode_points(key_.b1);
+  co_await upload(bytes, on_device.b1);
+  bytes = encode_points(key_.b2);
+  co_await upload(bytes, on_device.b2);
+  bytes = encode_points(key_.c);
+  co_await upload(bytes, on_device.c);
+  bytes = encode_points(key_.h);
+  co_await upload(bytes, on_device.h);
+  if (matrix_) co_await upload(matrix_->bytes, on_device.matrix);
 }
 
 asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {
@@ -107,7 +149,7 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
   if (found == keys_.end()) co_return;
   auto on_device = found->second;
   keys_.erase(found);
-  for (auto pointer : pointers(on_device.a, on_device.b1, on_device.c, on_device.h)) {
+  for (auto pointer : pointers(on_device.a, on_device.b1, on_device.b2, on_device.c, on_device.h, on_device.matrix)) {
     if (!pointer) continue;
     try {
       co_await device.free(pointer);
@@ -134,70 +176,111 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
                                      file.string(), *failing, checks_.r1cs_path.string()));
       }
     }
-    evaluate_constraints(key_, job_state.witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]));
+    if (abc_step_ == AbcStep::device) {
+      const Bytes witness_bytes = kFrBytes * job_state.witness.size();
+      if (abc.empty() || abc[0].bytes < witness_bytes) throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
+      std::memcpy(abc[0].data(), job_state.witness.data(), witness_bytes);
+    } else {
+      evaluate_constraints(key_, job_state.witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]));
+    }
   });
 }
 
-void Groth16Workload::launch_h(JobContext& context, const Scratch& scratch) const {
+void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const {
+  const auto& layout = matrix_->layout;
+  const Bytes polynomial = kFrBytes * key_.domain_size;
+  KernelLaunch launch{kernel::groth16_abc, layout.rows, {layout.entries_a, layout.entries_b, thread_count_},
+                      {{witness, kFrBytes * key_.n_vars}, {keys_.at(context.device_index).matrix, layout.total_bytes()}},
+                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
+  context.device.launch(launch, context.compute);
+}
+
+void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const {
   const Bytes polynomial = kFrBytes * key_.domain_size;
   KernelLaunch launch{kernel::groth16_h, key_.domain_size, {key_.domain_log2, thread_count_}, {},
-                      {{context.inputs.a, polynomial}, {context.inputs.b, polynomial}, {context.inputs.c, polynomial}}};
+                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
   if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
 
-void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, DevicePointer results,
+void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, DevicePointer a, DevicePointer results,
                                   const Scratch& scratch) const {
   const auto& points = keys_.at(context.device_index);
   const std::size_t vars = key_.n_vars;
   const std::size_t public_count = key_.n_public + 1;
-  auto msm = [&](DevicePointer bases, std::size_t count, DevicePointer scalars, std::size_t slot) {
-    KernelLaunch launch{kernel::groth16_msm_g1, count, {thread_count_}, {{bases, count * kG1Bytes}, {scalars, count * kFrBytes}},
-                        {{results + slot * kJacobianBytes, kJacobianBytes}}};
+  auto msm = [&](const char* name, DevicePointer bases, Bytes point_bytes, std::size_t count, DevicePointer scalars,
+                 Bytes result_offset, Bytes result_bytes) {
+    KernelLaunch launch{name, count, {thread_count_}, {{bases, count * point_bytes}, {scalars, count * kFrBytes}},
+                        {{results + result_offset, result_bytes}}};
     if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
     context.device.launch(launch, context.compute);
   };
-  msm(points.a, vars, witness, 0);
-  msm(points.b1, vars, witness, 1);
+  auto g1 = [&](DevicePointer bases, std::size_t count, DevicePointer scalars, std::size_t slot) {
+    msm(kernel::groth16_msm_g1, bases, kG1Bytes, count, scalars, slot * kJacobianBytes, kJacobianBytes);
+  };
+  g1(points.a, vars, witness, kSumA);
+  g1(points.b1, vars, witness, kSumB1);
+  msm(kernel::groth16_msm_g2, points.b2, kG2Bytes, vars, witness, kSumB2Offset, kernel::kG2JacobianBytes);
   if (vars > public_count) {
-    msm(points.c, vars - public_count, witness + kFrBytes * public_count, 2);
+    g1(points.c, vars - public_count, witness + kFrBytes * public_count, kSumC);
   } else {
-    context.device.memset_async(results + 2 * kJacobianBytes, 0, kJacobianBytes, context.compute);
+    context.device.memset_async(results + kSumC * kJacobianBytes, 0, kJacobianBytes, context.compute);
   }
-  msm(points.h, key_.domain_size, context.inputs.a, 3);
+  g1(points.h, key_.domain_size, a, kSumH);
 }
 
+// With the a/b/c step on the device the policy's one input is the witness, and a, b, c are
+// allocated here; on the host they are the policy's three inputs and the witness is uploaded here.
 asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {
   auto& job_state = state(job);
   auto& device = context.device;
   auto& memory = context.memory;
   const auto stream = context.compute;
+  const bool abc_on_device = abc_step_ == AbcStep::device;
   const Bytes witness_bytes = kFrBytes * key_.n_vars;
-  auto witness = co_await memory.allocate(witness_bytes, stream);
+  const Bytes polynomial = kFrBytes * key_.domain_size;
+  DevicePointer witness;
+  Polynomials polynomials;
+  if (abc_on_device) {
+    witness = context.inputs.a;
+    polynomials.a = co_await memory.allocate(polynomial, stream);
+    polynomials.b = co_await memory.allocate(polynomial, stream);
+    polynomials.c = co_await memory.allocate(polynomial, stream);
+  } else {
+    witness = co_await memory.allocate(witness_bytes, stream);
+    polynomials = Polynomials{context.inputs.a, context.inputs.b, context.inputs.c};
+  }
   auto results = co_await memory.allocate(kResultBytes, stream);
   Scratch scratch;
   if (h_scratch_bytes_) scratch.h = co_await memory.allocate(h_scratch_bytes_, stream);
   if (msm_scratch_bytes_) scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
-  co_await device.copy_to_device(witness, host_range(job_state.witness.data(), witness_bytes), stream);
+  if (!abc_on_device) co_await device.copy_to_device(witness, host_range(job_state.witness.data(), witness_bytes), stream);
 
-  // The H step waits on the device for a, b and c (uploaded by the policy, maybe still travelling).
-  // (Shared with the callback: if the program fails before the stream gets there, the frame is gone.)
+  // The first kernel waits on the device for the inputs (uploaded by the policy, maybe still
+  // travelling). (Shared with the callback: if the program fails before the stream gets there,
+  // the frame is gone.)
   const auto waited = std::make_shared<Nanoseconds>(0);
   const auto before_inputs = device.now();
   for (auto uploaded : {context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded}) {
     if (uploaded) device.stream_wait_event(stream, uploaded);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  launch_h(context, scratch);
+  if (abc_on_device) launch_abc(context, witness, polynomials);
+  launch_h(context, polynomials, scratch);
+  if (abc_on_device) {
+    co_await memory.release(polynomials.b, stream);
+    co_await memory.release(polynomials.c, stream);
+  }
   co_await memory.release_b_and_c(stream);
-  launch_msms(context, witness, results, scratch);
+  launch_msms(context, witness, polynomials.a, results, scratch);
+  if (abc_on_device) co_await memory.release(polynomials.a, stream);
   co_await memory.release_a(stream);
 
   const auto landing = context.results.at(0).sub(0, kResultBytes);
   co_await device.copy_to_host(landing, results, stream);
   co_await device.synchronize_stream(stream);
   std::memcpy(job_state.sums.data(), landing.data(), kResultBytes);
-  for (auto pointer : pointers(witness, results, scratch.h, scratch.msm)) {
+  for (auto pointer : pointers(abc_on_device ? DevicePointer{} : witness, results, scratch.h, scratch.msm)) {
     if (pointer) co_await memory.release(pointer, stream);
   }
   JobTimes times;
@@ -216,15 +299,18 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device&) {
     return point;
   };
   MsmResults sums;
-  sums.a = jacobian(0);
-  sums.b1 = jacobian(1);
-  sums.c = key_.n_vars > key_.n_public + 1 ? jacobian(2) : math::G1Projective::identity();
-  sums.h = jacobian(3);
+  sums.a = jacobian(kSumA);
+  sums.b1 = jacobian(kSumB1);
+  sums.c = key_.n_vars > key_.n_public + 1 ? jacobian(kSumC) : math::G1Projective::identity();
+  sums.h = jacobian(kSumH);
+  const std::byte* b2 = job_state.sums.data() + kSumB2Offset;
+  sums.b2.x = fq2_from(b2);
+  sums.b2.y = fq2_from(b2 + 96);
+  sums.b2.z = fq2_from(b2 + 192);
   Proof proof;
   const auto signals = public_signals(key_, job_state.witness);
   std::optional<std::string> rejection;
   co_await host_work_.run([&] {
-    sums.b2 = math::msm(key_.b2, job_state.witness, thread_count_);
     proof = assemble_proof(key_, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
     if (verifier_) {
       const auto start = std::chrono::steady_clock::now();

@@ -1,14 +1,16 @@
 #pragma once
 // Groth16 proofs of a snarkjs circuit as a coordinator Workload: one job per witness, scheduled
 // like any partition (the policy's locks, VramBudget reservations, pinned staging and
-// pre-staging of a, b and c, several workers per GPU).
+// pre-staging of the job's inputs, several workers per GPU).
 //
-//   prepare  (host)  read the .wtns, check it against the key, the a/b/c step into the staged
-//                    a, b, c buffers
-//   program  (GPU)   upload the witness; groth16_h on a, b, c; b and c freed; the four G1 MSMs
-//                    (A, B1, C over the private signals, H over the H evaluations); a freed;
-//                    the four sums to the host
-//   finish   (host)  the G2 MSM, the blinding and the assembly of the proof, then its check
+//   prepare  (host)  read the .wtns, check it against the key; then either the witness into the
+//                    staged input (a/b/c on the device: the job's one input) or the a/b/c step
+//                    into the staged a, b, c (a/b/c on the host)
+//   program  (GPU)   [groth16_abc: a, b, c from the witness and the key's constraint matrix];
+//                    groth16_h on a, b, c; b and c freed; the five MSMs (A, B1, B2 in G2, C over
+//                    the private signals, H over the H evaluations); a freed; the five sums to
+//                    the host
+//   finish   (host)  the blinding and the assembly of the proof, then its check
 //                    (groth16/verify.hpp: the pairing equation against the key's verification
 //                    key): a proof that does not verify fails its job ("the proof does not
 //                    verify: ...") and never reaches the ProofHandler
@@ -16,7 +18,8 @@
 // With a constraint system (ProofChecks::r1cs) prepare also checks the witness against every
 // constraint and fails the job naming the first one it does not satisfy.
 //
-// The proving key's G1 points (A, B1, C, H) stay on each device for the whole run (resident,
+// The proving key's points (A, B1, B2, C, H) and, with a/b/c on the device, its constraint
+// matrix (groth16/constraint_matrix.hpp) stay on each device for the whole run (resident,
 // outside the budget's capacity); the kernels' scratch, where the device needs one
 // (Device::kernel_scratch_bytes: the GPU's launchers do, the simulator's host functions not), is
 // reserved per job like the rest.
@@ -28,6 +31,7 @@
 
 #include "coordinator/job.hpp"
 #include "workloads/host_work.hpp"
+#include "groth16/constraint_matrix.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/verify.hpp"
@@ -56,6 +60,11 @@ struct ProofChecks {
   std::filesystem::path r1cs_path;  // for the messages
 };
 
+// Where the a/b/c step runs. On the device the key's constraint matrix stays resident beside its
+// points and each job uploads only its witness; on the host each job's prepare computes a, b and
+// c (threaded) and uploads all three. The device is the faster by far where the matrix fits.
+enum class AbcStep { device, host };
+
 class Groth16Workload final : public Workload {
  public:
   // Called once per proof made (from the coordinator's thread), with w[1..nPublic].
@@ -64,7 +73,12 @@ class Groth16Workload final : public Workload {
   // `host_work` runs the CPU math (threaded on a GPU, inline on the simulator); thread_count is
   // what each step's math may use (0 = every hardware thread).
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
-                  unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {});
+                  unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device);
+
+  // The resident bytes per device with the a/b/c step on the device or on the host (to choose
+  // between them before the run).
+  static Bytes resident_bytes(const ProvingKey& key, AbcStep abc_step);
+  AbcStep abc_step() const { return abc_step_; }
 
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
@@ -82,11 +96,12 @@ class Groth16Workload final : public Workload {
   asio::awaitable<void> finish(int job, Device& device) override;
   void abandon(int job) override;
 
-  static constexpr Bytes kResultBytes = 4 * 144;  // the four G1 sums, Jacobian
+  // The five sums, Jacobian: A, B1, C, H in G1 (144 bytes each), then B2 in G2 (288).
+  static constexpr Bytes kResultBytes = 4 * 144 + 288;
 
  private:
   struct KeyOnDevice {
-    DevicePointer a, b1, c, h;
+    DevicePointer a, b1, b2, c, h, matrix;
   };
   struct JobState {
     std::vector<math::Fr> witness;
@@ -96,8 +111,13 @@ class Groth16Workload final : public Workload {
     DevicePointer h, msm;
   };
   JobState& state(int job);
-  void launch_h(JobContext& context, const Scratch& scratch) const;
-  void launch_msms(JobContext& context, DevicePointer witness, DevicePointer results, const Scratch& scratch) const;
+  struct Polynomials {
+    DevicePointer a, b, c;
+  };
+  void launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const;
+  void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const;
+  void launch_msms(JobContext& context, DevicePointer witness, DevicePointer a, DevicePointer results,
+                   const Scratch& scratch) const;
 
   const ProvingKey& key_;
   std::filesystem::path zkey_path_;
@@ -106,6 +126,9 @@ class Groth16Workload final : public Workload {
   unsigned thread_count_;
   ProofHandler on_proof_;
   ProofChecks checks_;
+  AbcStep abc_step_;
+  std::once_flag matrix_built_;
+  std::optional<ConstraintMatrix> matrix_;  // with the a/b/c step on the device, from set_up
   std::optional<ProofVerifier> verifier_;
   std::vector<double> check_seconds_;  // by job, written by finish
   Bytes h_scratch_bytes_ = 0;

@@ -1,0 +1,18 @@
+// The Groth16 a/b/c step on the device: A·w and B·w over the key's constraint matrix
+// (device/kernel_abi.hpp, ConstraintMatrixLayout), C = A∘B.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "device/kernel_abi.hpp"
+
+namespace stagehand::cuda {
+
+// a, b, c: layout.rows Montgomery Fr each (device); witness: Montgomery Fr (device); matrix:
+// layout.total_bytes() (device). Asynchronous on `stream`.
+void evaluate_constraints_on_device(const kernel::ConstraintMatrixLayout& layout, const void* matrix, const void* witness,
+                                    void* a, void* b, void* c, cudaStream_t stream);
+
+}  // namespace stagehand::cuda
