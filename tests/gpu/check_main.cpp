@@ -1,8 +1,9 @@
 // stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
 //   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
-//                          [--big-parts ntt,h,msm]
+//                          [--big-parts ntt,h,msm] [--g2-log N]
 // NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
-// (default 26, 0 to skip; --big-parts picks which, --big-ntt 0 is "msm"). Exit 0 when everything
+// (default 26, 0 to skip; --big-parts picks which, --big-ntt 0 is "msm"); the Groth16 program's
+// groth16_abc and G2 MSM (2^1..2^g2-log, default 22, 0 to skip). Exit 0 when everything
 // matched, 1 on a mismatch, 77 without a GPU.
 #include <cstdlib>
 #include <exception>
@@ -14,6 +15,7 @@
 int main(int argc, char** argv) {
   using namespace stagehand::cuda::checks;
   unsigned max_log = 22, big = 26;
+  unsigned g2_log = 22;  // the G2 MSM: 2^1..2^g2_log (0: none)
   bool msm_only = false;  // leave out the NTT and H checks (for MSM work that touches neither)
   // Which checks run at 2^big: the NTT kinds, the H forms and the MSM (the CPU-side NTT references
   // take minutes at 2^26, so a call may split them).
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
     else if (flag == "--msm-only") msm_only = std::atoi(argv[i + 1]) != 0;
     else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0) big_parts = "msm";
     else if (flag == "--big-parts") big_parts = argv[i + 1];
+    else if (flag == "--g2-log") g2_log = std::atoi(argv[i + 1]);
   }
   std::string why;
   if (!gpu_present(why)) {
@@ -43,6 +46,9 @@ int main(int argc, char** argv) {
     add(check_launchers(std::cout, seed));
     add(check_partition_launchers(std::cout, 12, seed + 40));
     add(check_partition_launchers(std::cout, 18, seed + 41));
+    add(check_abc(std::cout, 1000, seed + 900));
+    add(check_abc(std::cout, std::uint64_t{1} << 20, seed + 901));
+    if (g2_log != 0) add(check_msm_g2(std::cout, g2_log, std::min(g2_log, 18u), seed + 950));
     add(check_msm_edge_cases(std::cout, seed));
     add(check_msm_tunings(std::cout, 14, seed + 700));
     if (!msm_only) {

@@ -41,4 +41,12 @@ Result check_launchers(std::ostream& out, std::uint64_t seed);
 // the same scratch; over no items. All against src/math.
 Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint64_t seed);
 
+// groth16_msm_g2 through its launcher at 2^1..2^max_log (against math::msm up to
+// 2^reference_max_log, then the discrete-log identity of the G2 sample walk), the empty sum,
+// points at infinity and zero scalars.
+Result check_msm_g2(std::ostream& out, unsigned max_log, unsigned reference_max_log, std::uint64_t seed);
+// groth16_abc through its launcher over a random matrix of `rows` rows (empty rows among them)
+// against the rows summed on the CPU; every output element and its guard.
+Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed);
+
 }  // namespace stagehand::cuda::checks

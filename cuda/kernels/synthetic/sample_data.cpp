@@ -5,6 +5,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <type_traits>
 
 namespace stagehand::cuda {
 namespace {
@@ -43,49 +44,54 @@ std::vector<math::Fr> random_fr(std::uint64_t count, std::uint64_t seed) {
   return values;
 }
 
-PointWalk fill_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
-                             unsigned thread_count) {
+namespace {
+
+void encode(const math::G1Affine& point, std::uint8_t* target) {
+  std::memcpy(target, point.x.montgomery_limbs().data(), 48);
+  std::memcpy(target + 48, point.y.montgomery_limbs().data(), 48);
+}
+void encode(const math::G2Affine& point, std::uint8_t* target) {
+  std::memcpy(target, point.x.c0.montgomery_limbs().data(), 48);
+  std::memcpy(target + 48, point.x.c1.montgomery_limbs().data(), 48);
+  std::memcpy(target + 96, point.y.c0.montgomery_limbs().data(), 48);
+  std::memcpy(target + 144, point.y.c1.montgomery_limbs().data(), 48);
+}
+
+// The walk in either group: chunks start at their own multiple of G, then add d·G per point.
+template <class Curve>
+PointWalk fill_walk(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed, unsigned thread_count) {
+  using Projective = math::ProjectivePoint<Curve>;
+  using Affine = math::AffinePoint<Curve>;
+  constexpr std::uint64_t point_bytes = std::is_same_v<Curve, math::G1Curve> ? 96 : 192;
   std::mt19937_64 engine(seed);
   PointWalk walk{random_element(engine), random_element(engine)};
-  const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
-  const math::G1Affine step_point = generator.multiply(walk.step).to_affine();
+  const auto generator = Projective::from_affine(Curve::generator());
+  const Affine step_point = generator.multiply(walk.step).to_affine();
   parallel_chunks(point_count, thread_count, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
-    std::vector<math::G1Projective> chunk(end - begin);
-    math::G1Projective current = generator.multiply(walk.start + math::Fr::from_uint64(begin) * walk.step);
+    std::vector<Projective> chunk(end - begin);
+    Projective current = generator.multiply(walk.start + math::Fr::from_uint64(begin) * walk.step);
     for (auto& point : chunk) {
       point = current;
       current += step_point;
     }
-    std::vector<math::G1Affine> affine(chunk.size());
-    math::batch_to_affine<math::G1Curve>(chunk, affine);
+    std::vector<Affine> affine(chunk.size());
+    math::batch_to_affine<Curve>(chunk, affine);
     for (std::uint64_t i = begin; i < end; ++i) {
       const auto& point = affine[i - begin];
-      std::uint8_t* target = out.data() + i * 96;
+      std::uint8_t* target = out.data() + i * point_bytes;
       if (point.infinity) {
-        std::memset(target, 0, 96);
+        std::memset(target, 0, point_bytes);
       } else {
-        std::memcpy(target, point.x.montgomery_limbs().data(), 48);
-        std::memcpy(target + 48, point.y.montgomery_limbs().data(), 48);
+        encode(point, target);
       }
     }
   });
   return walk;
 }
 
-void fill_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
-  parallel_chunks(count, 0, [&](unsigned thread, std::uint64_t begin, std::uint64_t end) {
-    std::mt19937_64 engine(seed * 1000003 + thread);
-    for (std::uint64_t i = begin; i < end; ++i) {
-      const math::Fr value = random_element(engine);
-      const auto limbs = montgomery ? value.montgomery_limbs() : value.to_canonical_limbs();
-      std::memcpy(out.data() + i * 32, limbs.data(), 32);
-    }
-  });
-}
-
-math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
-                                     const PointWalk& walk, unsigned thread_count) {
-  // Σ s_i·(a + i·d) = a·Σ s_i + d·Σ i·s_i.
+// Σ s_i·(a + i·d) = a·Σ s_i + d·Σ i·s_i: the discrete logarithm of the walk's MSM.
+math::Fr walk_logarithm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count, const PointWalk& walk,
+                        unsigned thread_count) {
   std::mutex mutex;
   math::Fr sum = math::Fr::zero();
   math::Fr weighted = math::Fr::zero();
@@ -105,8 +111,42 @@ math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_sca
     sum += local_sum;
     weighted += local_weighted;
   });
+  return walk.start * sum + walk.step * weighted;
+}
+
+}  // namespace
+
+PointWalk fill_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                             unsigned thread_count) {
+  return fill_walk<math::G1Curve>(out, point_count, seed, thread_count);
+}
+
+PointWalk fill_sample_g2_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                                unsigned thread_count) {
+  return fill_walk<math::G2Curve>(out, point_count, seed, thread_count);
+}
+
+void fill_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
+  parallel_chunks(count, 0, [&](unsigned thread, std::uint64_t begin, std::uint64_t end) {
+    std::mt19937_64 engine(seed * 1000003 + thread);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const math::Fr value = random_element(engine);
+      const auto limbs = montgomery ? value.montgomery_limbs() : value.to_canonical_limbs();
+      std::memcpy(out.data() + i * 32, limbs.data(), 32);
+    }
+  });
+}
+
+math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                     const PointWalk& walk, unsigned thread_count) {
   const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
-  return generator.multiply(walk.start * sum + walk.step * weighted);
+  return generator.multiply(walk_logarithm(canonical_scalars, count, walk, thread_count));
+}
+
+math::G2Projective expected_walk_g2_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                        const PointWalk& walk, unsigned thread_count) {
+  const auto generator = math::G2Projective::from_affine(math::G2Curve::generator());
+  return generator.multiply(walk_logarithm(canonical_scalars, count, walk, thread_count));
 }
 
 }  // namespace stagehand::cuda

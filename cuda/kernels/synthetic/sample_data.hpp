@@ -13,6 +13,7 @@
 
 #include "math/fr.hpp"
 #include "math/g1.hpp"
+#include "math/g2.hpp"
 
 namespace stagehand::cuda {
 
@@ -25,6 +26,10 @@ struct PointWalk {
 PointWalk fill_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
                              unsigned thread_count = 0);
 
+// The same walk in G2 (point_count·192 bytes, x.c0‖x.c1‖y.c0‖y.c1), with G2's generator.
+PointWalk fill_sample_g2_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                                unsigned thread_count = 0);
+
 // Uniform random Fr values: canonical (montgomery = false) or Montgomery words, 32 bytes each.
 void fill_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery);
 
@@ -34,5 +39,7 @@ std::vector<math::Fr> random_fr(std::uint64_t count, std::uint64_t seed);
 // (Σ s_i·(a + i·d))·G for canonical scalar bytes: the expected MSM of fill_sample_points' points.
 math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
                                      const PointWalk& walk, unsigned thread_count = 0);
+math::G2Projective expected_walk_g2_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                        const PointWalk& walk, unsigned thread_count = 0);
 
 }  // namespace stagehand::cuda

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Real proofs on a GPU, checked and timed, in three steps (the whole Groth16 program on the
+# device: a/b/c, H, the G1 and G2 MSMs):
+#
+#   scripts/gpu-bench-proofs.sh bundle [BASELINE]   here: builds stagehand, stagehand_make_circuit
+#       and stagehand_kernel_check in build-cuda (nvcc, sm_90), strips and compresses them with
+#       the shared libraries the GPU machine lacks and the fixture circuits' keys into
+#       .gpu-proofs/. BASELINE: an older stagehand binary (CUDA build) to measure beside this one
+#       in the same run of the machine (carried as stagehand-baseline). The bundle is more than one
+#       call carries (64 MiB): carry the baseline in a call of its own; binaries unpacked by an
+#       earlier call on the same machine stay in .gpu-proofs/bin.
+#   scripts/gpu-bench-proofs.sh run check           there: the Groth16 kernels' check (groth16_abc,
+#       the G2 MSM 2^1..2^22) and the fixture circuits proved on the GPU and on the CPU path
+#       (the simulator's functional mode) with the same seed: the proof.json files must be
+#       identical. Into $OUT: check.log, proofs.tar.
+#   scripts/gpu-bench-proofs.sh run stream LOG2 N   there: a synthetic circuit of domain 2^LOG2
+#       (stagehand_make_circuit, `stagehand setup`), one proof alone in a fresh process, then N
+#       proofs in one run, with this build and with the baseline when carried. Into $OUT:
+#       stream-LOG2.log and proofs-LOG2.tar (vk.json and every proof with its public signals).
+#   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
+#       tarballs against the vk.json beside it, and prints the figures of the logs.
+set -euo pipefail
+caller_dir=$PWD
+cd "$(dirname "$0")/.."
+. scripts/lib/bundle.sh
+bundle=.gpu-proofs
+circuits=(multiplier linear chain)
+
+case "${1:-}" in
+bundle)
+  export CCACHE_BASEDIR="$PWD"
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-cuda -j2 --target stagehand stagehand_make_circuit stagehand_kernel_check
+  rm -rf "$bundle" && mkdir -p "$bundle/keys"
+  strip -o "$bundle/stagehand" build-cuda/src/cli/stagehand
+  strip -o "$bundle/stagehand_make_circuit" build-cuda/tests/groth16/stagehand_make_circuit
+  strip -o "$bundle/stagehand_kernel_check" build-cuda/tests/gpu/stagehand_kernel_check
+  if [[ -n "${2:-}" ]]; then strip -o "$bundle/stagehand-baseline" "$(cd "$caller_dir" && readlink -f "$2")"; fi
+  bundle_libraries "$bundle" "$bundle"/stagehand*
+  xz -T2 -6 "$bundle"/stagehand*
+  fixture=$(ls -d build*/tests/groth16/circuits 2>/dev/null | head -1)
+  [[ -n $fixture ]] || { echo "no groth16_circuits fixture: run 'ctest -R groth16' in a build first" >&2; exit 1; }
+  for c in "${circuits[@]}"; do
+    cp "$fixture/$c/$c.zkey" "$fixture/$c/$c.wtns" "$bundle/keys/"
+    cp "$fixture/$c/vk.json" "$bundle/keys/$c.vk.json"
+  done
+  printf '[run]\nbackend = "cuda"\n' >"$bundle/cuda.toml"
+  printf '[run]\nbackend = "sim"\n' >"$bundle/sim.toml"
+  du -sh "$bundle"
+  ;;
+run)
+  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  out="${OUT:-/tmp/gpu-proofs}"
+  work=/tmp/gpu-proofs-work
+  mkdir -p "$out" "$work"
+  # The binaries carried this call, unpacked beside those of earlier calls (the bundle is larger
+  # than one call carries: the baseline may come in a call of its own).
+  bin=$bundle/bin
+  if compgen -G "$bundle/*.xz" >/dev/null; then unpack_binaries "$bundle" "$bin"; fi
+  [[ -x $bin/stagehand ]] || { echo "no stagehand in $bin: carry $bundle/stagehand.xz" >&2; exit 1; }
+  {
+    date -u '+%Y-%m-%d %H:%M:%S UTC'
+    echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  } >"$out/machine.txt"
+  case "${2:-}" in
+  check)
+    log=$out/check.log
+    cat "$out/machine.txt" >"$log"
+    status=0
+    "$bin/stagehand_kernel_check" --msm-only 1 --max-log 12 --big 0 --g2-log 22 2>&1 | grep -v '^ok ' | tee -a "$log" || status=1
+    rm -rf "$work/fixtures" && mkdir -p "$work/fixtures"
+    for c in "${circuits[@]}"; do
+      mkdir -p "$work/fixtures/$c/w"
+      cp "$bundle/keys/$c.wtns" "$work/fixtures/$c/w/1.wtns"
+      cp "$bundle/keys/$c.wtns" "$work/fixtures/$c/w/2.wtns"
+      cp "$bundle/keys/$c.vk.json" "$work/fixtures/$c/vk.json"
+      for backend in cuda sim; do
+        echo "== $c on $backend, seed 7" | tee -a "$log"
+        "$bin/stagehand" prove --config "$bundle/$backend.toml" --zkey "$bundle/keys/$c.zkey" --wtns "$work/fixtures/$c/w" \
+          --seed 7 --out-dir "$work/fixtures/$c/$backend" 2>&1 | tee -a "$log" || status=1
+      done
+      for p in 1 2; do
+        if cmp -s "$work/fixtures/$c/cuda/$p.proof.json" "$work/fixtures/$c/sim/$p.proof.json"; then
+          echo "$c proof $p: GPU and CPU path identical" | tee -a "$log"
+        else
+          echo "$c proof $p: GPU and CPU path DIFFER" | tee -a "$log"
+          status=1
+        fi
+      done
+    done
+    tar -C "$work/fixtures" -cf "$out/proofs.tar" .
+    exit $status
+    ;;
+  stream)
+    log2="${3:?run stream LOG2 N}"
+    count="${4:?run stream LOG2 N}"
+    log=$out/stream-$log2.log
+    cat "$out/machine.txt" >"$log"
+    dir=$work/big-$log2
+    if [[ ! -f $dir/circuit.zkey ]]; then
+      rm -rf "$dir" && mkdir -p "$dir"
+      "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" 2>&1 | tee -a "$log"
+      /usr/bin/time -f "setup: %e s wall" "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" \
+        --vk "$dir/vk.json" 2>&1 | grep -v '^WARNING' | tee -a "$log"
+    fi
+    mkdir -p "$dir/one" "$dir/many"
+    cp "$dir/circuit.wtns" "$dir/one/1.wtns"
+    for i in $(seq 1 "$count"); do cp "$dir/circuit.wtns" "$dir/many/$i.wtns"; done
+    status=0
+    for build in stagehand stagehand-baseline; do
+      [[ -x $bin/$build ]] || continue
+      rm -rf "$dir/out-$build" && mkdir -p "$dir/out-$build"
+      echo "== $build: 1 proof alone, 2^$log2" | tee -a "$log"
+      /usr/bin/time -f "$build one proof: %e s wall" "$bin/$build" prove --config "$bundle/cuda.toml" --zkey "$dir/circuit.zkey" \
+        --wtns "$dir/one" --out-dir "$dir/out-$build/one" 2>&1 | tee -a "$log" || status=1
+      echo "== $build: $count proofs in one run, 2^$log2" | tee -a "$log"
+      "$bin/$build" prove --config "$bundle/cuda.toml" --zkey "$dir/circuit.zkey" --wtns "$dir/many" \
+        --out-dir "$dir/out-$build/many" 2>&1 | tee -a "$log" || status=1
+    done
+    tar -C "$dir" -cf "$out/proofs-$log2.tar" vk.json $(cd "$dir" && ls -d out-*)
+    exit $status
+    ;;
+  *)
+    echo "run check | run stream LOG2 N" >&2
+    exit 2
+    ;;
+  esac
+  ;;
+verify)
+  dir=$(cd "$caller_dir" && readlink -f "${2:?verify DIR}")
+  fixture=$(ls -d build*/tests/groth16/circuits 2>/dev/null | head -1)
+  snarkjs="node $fixture/node_modules/snarkjs/build/cli.cjs"
+  source tests/groth16/verify_lib.sh
+  work=$(mktemp -d)
+  for tarball in "$dir"/*.tar; do
+    [[ -f $tarball ]] || continue
+    name=$(basename "$tarball" .tar)
+    mkdir -p "$work/$name"
+    tar -C "$work/$name" -xf "$tarball"
+    while IFS= read -r proof; do
+      public="${proof%.proof.json}.public.json"
+      vk=$(dirname "$proof")/../vk.json
+      [[ -f $vk ]] || vk=$(dirname "$proof")/../../vk.json
+      verify "$vk" "$public" "$proof" ok "$name/${proof#"$work/$name/"}"
+    done < <(find "$work/$name" -name '*.proof.json' | sort)
+  done
+  rm -rf "$work"
+  grep -hE 'proofs? in|per proof|busy|identical|DIFFER|kernel check|wall|FAIL' "$dir"/*.log 2>/dev/null || true
+  finish "gpu-bench-proofs verify"
+  ;;
+*)
+  sed -n '2,/^set -euo/p' "$0" | sed '$d'
+  exit 2
+  ;;
+esac

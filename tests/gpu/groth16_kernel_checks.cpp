@@ -1,0 +1,179 @@
+// The Groth16 program's own kernels on the GPU: the G2 MSM (msm_g2_windows through the
+// groth16_msm_g2 launcher) and the a/b/c step (groth16_abc), each against an independent CPU
+// computation.
+#include "kernel_checks.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <vector>
+
+#include "device/kernel_abi.hpp"
+#include "kernel_check_helpers.hpp"
+#include "launch/groth16_launchers.hpp"
+#include "math/g2.hpp"
+#include "math/msm.hpp"
+#include "msm/msm.hpp"
+#include "synthetic/sample_data.hpp"
+
+namespace stagehand::cuda::checks {
+namespace {
+
+BufferUse use(const DeviceBuffer& buffer, std::uint64_t bytes) {
+  return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(buffer.pointer)}, bytes};
+}
+
+const KernelLauncher& launcher(const char* name) {
+  const KernelLauncher* found = find_groth16_launcher(name);
+  if (found == nullptr) throw std::logic_error(std::string(name) + " is not registered");
+  return *found;
+}
+
+// The 288-byte Jacobian G2 result; a poisoned coordinate gives a point off the curve.
+math::G2Projective g2_from(const std::vector<std::uint8_t>& bytes) {
+  auto fq = [&](std::size_t index, bool& ok) {
+    math::Limbs<6> limbs;
+    std::memcpy(limbs.data(), bytes.data() + 48 * index, 48);
+    const auto value = math::Fq::from_montgomery_limbs(limbs);
+    ok = ok && value.has_value();
+    return value.value_or(math::Fq::zero());
+  };
+  bool ok = true;
+  math::G2Projective point;
+  point.x = math::Fq2{fq(0, ok), fq(1, ok)};
+  point.y = math::Fq2{fq(2, ok), fq(3, ok)};
+  point.z = math::Fq2{fq(4, ok), fq(5, ok)};
+  if (!ok) return math::G2Projective{math::Fq2::zero(), math::Fq2::zero(), math::Fq2::one()};
+  return point;
+}
+
+std::vector<math::G2Affine> g2_points_from(const std::vector<std::uint8_t>& bytes, std::uint64_t count) {
+  std::vector<math::G2Affine> points(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    math::Limbs<6> limbs[4];
+    for (int k = 0; k < 4; ++k) std::memcpy(limbs[k].data(), bytes.data() + 192 * i + 48 * k, 48);
+    points[i] = math::G2Affine::from_coordinates(
+        math::Fq2{*math::Fq::from_montgomery_limbs(limbs[0]), *math::Fq::from_montgomery_limbs(limbs[1])},
+        math::Fq2{*math::Fq::from_montgomery_limbs(limbs[2]), *math::Fq::from_montgomery_limbs(limbs[3])});
+  }
+  return points;
+}
+
+// groth16_msm_g2 through the launcher, as the Groth16 program launches it (Montgomery scalars).
+math::G2Projective device_g2_msm(const std::vector<std::uint8_t>& points, const std::vector<std::uint8_t>& scalars,
+                                 std::uint64_t n) {
+  DeviceBuffer device_points(std::max<std::uint64_t>(n * kG2AffineBytes, 16)), device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)),
+      result(kG2JacobianBytes), scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(kernel::groth16_msm_g2, n), 16));
+  if (n > 0) {
+    SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
+    SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+  }
+  KernelLaunch launch{kernel::groth16_msm_g2, n, {0}, {use(device_points, n * kG2AffineBytes), use(device_scalars, n * kFrBytes)},
+                      {use(result, kG2JacobianBytes), use(scratch, scratch.bytes)}};
+  launcher(kernel::groth16_msm_g2)(launch, nullptr);
+  SH_CUDA_OK(cudaDeviceSynchronize());
+  return g2_from(result.download<std::uint8_t>(kG2JacobianBytes));
+}
+
+}  // namespace
+
+Result check_msm_g2(std::ostream& out, unsigned max_log, unsigned reference_max_log, std::uint64_t seed) {
+  Result result;
+  const std::uint64_t largest = std::uint64_t{1} << max_log;
+  std::vector<std::uint8_t> points(largest * kG2AffineBytes);
+  const auto begin = Clock::now();
+  const PointWalk walk = fill_sample_g2_points(points, largest, seed);
+  out << "  (G2 walk of 2^" << max_log << " points in " << seconds_since(begin) << " s)" << std::endl;
+  for (unsigned log = 1; log <= max_log; ++log) {
+    const std::uint64_t n = std::uint64_t{1} << log;
+    std::vector<std::uint8_t> montgomery(n * kFrBytes), canonical(n * kFrBytes);
+    fill_sample_scalars(montgomery, n, seed * 31 + log, true);
+    const auto scalars = scalars_from_bytes(montgomery.data(), n, true);
+    for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
+    const bool against_math = log <= reference_max_log;
+    const auto started = Clock::now();
+    const math::G2Projective expected = against_math ? math::msm(g2_points_from(points, n), scalars)
+                                                     : expected_walk_g2_msm(canonical, n, walk);
+    const double cpu = seconds_since(started);
+    const auto got = device_g2_msm(points, montgomery, n);
+    result.add(report(out, got == expected && got.is_on_curve(), "msm_g2 2^" + std::to_string(log),
+                      "c=" + std::to_string(msm_plan(n, 0, MsmGroup::g2).window_bits) +
+                          (against_math ? " vs math::msm" : " vs discrete logs") + " (cpu " + std::to_string(cpu).substr(0, 5) + " s)"));
+  }
+  // The empty sum, zero scalars and points at infinity among the points.
+  result.add(report(out, device_g2_msm(points, {}, 0).is_identity(), "msm_g2 of no points is infinity"));
+  {
+    const std::uint64_t n = 1000;
+    std::vector<std::uint8_t> some = std::vector<std::uint8_t>(points.begin(), points.begin() + n * kG2AffineBytes);
+    std::vector<std::uint8_t> scalars(n * kFrBytes);
+    fill_sample_scalars(scalars, n, seed + 5, true);
+    for (std::uint64_t i = 0; i < n; i += 7) std::memset(some.data() + i * kG2AffineBytes, 0, kG2AffineBytes);  // infinity
+    for (std::uint64_t i = 3; i < n; i += 11) std::memset(scalars.data() + i * kFrBytes, 0, kFrBytes);          // zero
+    const auto expected = math::msm(g2_points_from(some, n), scalars_from_bytes(scalars.data(), n, true));
+    result.add(report(out, device_g2_msm(some, scalars, n) == expected, "msm_g2 with points at infinity and zero scalars"));
+  }
+  return result;
+}
+
+Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed) {
+  // A random matrix in the layout of device/kernel_abi.hpp: 0..5 entries per row (empty rows
+  // too), signals anywhere in the witness, and the rows computed on the CPU straight from it.
+  std::mt19937_64 engine(seed);
+  const std::uint64_t signals = rows / 2 + 3;
+  const auto witness = random_fr(signals, seed + 1);
+  std::vector<std::uint64_t> offsets[2];
+  std::vector<std::uint32_t> signal_of[2];
+  std::vector<math::Fr> value_of[2];
+  std::vector<math::Fr> expected[3] = {std::vector<math::Fr>(rows), std::vector<math::Fr>(rows), std::vector<math::Fr>(rows)};
+  for (int m = 0; m < 2; ++m) {
+    offsets[m].push_back(0);
+    for (std::uint64_t row = 0; row < rows; ++row) {
+      const unsigned length = static_cast<unsigned>(engine() % 6);
+      math::Fr sum = math::Fr::zero();
+      for (unsigned k = 0; k < length; ++k) {
+        const auto signal = static_cast<std::uint32_t>(engine() % signals);
+        const math::Fr value = random_fr(1, engine())[0];
+        signal_of[m].push_back(signal);
+        value_of[m].push_back(value);
+        sum += value * witness[signal];
+      }
+      expected[m][row] = sum;
+      offsets[m].push_back(signal_of[m].size());
+    }
+  }
+  for (std::uint64_t row = 0; row < rows; ++row) expected[2][row] = expected[0][row] * expected[1][row];
+  const kernel::ConstraintMatrixLayout layout{rows, signal_of[0].size(), signal_of[1].size()};
+  std::vector<std::uint8_t> matrix(layout.total_bytes());
+  auto put = [&](std::uint64_t offset, const void* data, std::uint64_t bytes) {
+    if (bytes != 0) std::memcpy(matrix.data() + offset, data, bytes);
+  };
+  put(layout.offsets_a(), offsets[0].data(), 8 * offsets[0].size());
+  put(layout.offsets_b(), offsets[1].data(), 8 * offsets[1].size());
+  put(layout.signals_a(), signal_of[0].data(), 4 * signal_of[0].size());
+  put(layout.signals_b(), signal_of[1].data(), 4 * signal_of[1].size());
+  put(layout.values_a(), limbs_of(value_of[0]).data(), 32 * value_of[0].size());
+  put(layout.values_b(), limbs_of(value_of[1]).data(), 32 * value_of[1].size());
+  DeviceBuffer device_matrix(layout.total_bytes()), device_witness(signals * kFrBytes);
+  DeviceBuffer outputs[3] = {DeviceBuffer((rows + kGuard) * 32), DeviceBuffer((rows + kGuard) * 32), DeviceBuffer((rows + kGuard) * 32)};
+  device_matrix.upload(matrix);
+  device_witness.upload(limbs_of(witness));
+  KernelLaunch launch{kernel::groth16_abc, rows, {layout.entries_a, layout.entries_b, 0},
+                      {use(device_witness, signals * kFrBytes), use(device_matrix, layout.total_bytes())},
+                      {use(outputs[0], rows * 32), use(outputs[1], rows * 32), use(outputs[2], rows * 32)}};
+  launcher(kernel::groth16_abc)(launch, nullptr);
+  SH_CUDA_OK(cudaDeviceSynchronize());
+  Result result;
+  const char* names[3] = {"a", "b", "c"};
+  for (int k = 0; k < 3; ++k) {
+    const long long bad = first_mismatch(outputs[k].download<FrLimbs>(rows), expected[k]);
+    result.add(report(out, bad < 0 && guard_intact(outputs[k], rows),
+                      std::string("groth16_abc ") + names[k] + " over " + std::to_string(rows) + " rows, " +
+                          std::to_string(layout.entries_a + layout.entries_b) + " entries",
+                      bad >= 0 ? "first mismatch at " + std::to_string(bad) : ""));
+  }
+  return result;
+}
+
+}  // namespace stagehand::cuda::checks
