@@ -68,7 +68,7 @@ run)
     log=$out/check.log
     cat "$out/machine.txt" >"$log"
     status=0
-    "$bin/stagehand_kernel_check" --msm-only 1 --max-log 12 --big 0 --g2-log 22 2>&1 | grep -v '^ok ' | tee -a "$log" || status=1
+    "$bin/stagehand_kernel_check" --msm-only 1 --max-log 12 --big 0 --g2-log 22 2>&1 | tee -a "$log" | grep -v '^ok ' || status=1
     rm -rf "$work/fixtures" && mkdir -p "$work/fixtures"
     for c in "${circuits[@]}"; do
       mkdir -p "$work/fixtures/$c/w"

@@ -51,6 +51,7 @@ struct ProveOptions {
   std::string abc = "auto";
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;
+  int workers = 0;  // 0: the configuration's
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -154,6 +155,7 @@ int prove(const ProveOptions& options) {
   std::vector<Bytes> free_before;
   for (auto* device : backend->devices()) free_before.push_back(device->memory_info().free_bytes);
   auto settings = settings_for(config, policy_from_string(options.policy));
+  if (options.workers > 0) settings.workers_per_device = options.workers;
   const auto files = witness_files(options.wtns);
   const bool many = files.size() > 1;
   if (many && (!options.proof.empty() || !options.public_signals.empty())) {
@@ -163,7 +165,7 @@ int prove(const ProveOptions& options) {
 
   // The jobs and where each one's files go.
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
-  if (many) fs::create_directories(out_dir);
+  if (!options.out_dir.empty()) fs::create_directories(out_dir);
   std::vector<groth16::ProofJob> jobs;
   std::vector<OutputFiles> outputs;
   for (std::size_t index = 0; index < files.size(); ++index) {
@@ -293,6 +295,10 @@ int prove(const ProveOptions& options) {
              proving_seconds / static_cast<double>(std::max<std::size_t>(files.size(), 1)), seconds_since(start),
              use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
                       : std::string());
+  for (const auto& [device, seconds] : workload.set_up_seconds()) {
+    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof\n", device,
+               format_bytes(workload.resident_bytes()), seconds);
+  }
   print_time_breakdown(report, *backend, use_cuda, abc_step == groth16::AbcStep::host);
   if (checked > 0) {
     fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
@@ -340,6 +346,10 @@ void add_prove_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "device", "host"}));
   command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
+  command->add_option("--workers", options->workers,
+                      "Workers per GPU (each holds one proof's inputs; 0 = the configuration's, 2 by default): more hide "
+                      "longer host steps behind the GPU")
+      ->check(CLI::Range(0, 64));
   command->add_option("--threads", options->threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
   on_selected(command, [options] { return prove(*options); });
 }

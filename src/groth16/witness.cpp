@@ -5,38 +5,75 @@
 
 #include <fmt/format.h>
 
+#include "math/parallel.hpp"
+
 #include <algorithm>
+#include <atomic>
 
 namespace stagehand::groth16 {
 
-std::vector<math::Fr> read_wtns(const std::filesystem::path& path) {
-  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
-  std::uint32_t count = 0;
-  {
-    SectionReader header(file, 1, "header");
-    const auto n8 = header.u32();
-    if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 witness", n8));
-    auto prime = header.take(32);
-    const auto r = modulus_bytes<math::Fr>();
-    if (!std::equal(prime.begin(), prime.end(), r.begin())) {
-      header.fail("the prime is not BLS12-381's r: a witness for another curve (compile with circom --prime bls12381)");
-    }
-    count = header.u32();
-    header.expect_end();
+namespace {
+
+// The header's value count, after checking the field; the file's values section is `values`.
+std::uint32_t read_header(const BinFile& file) {
+  SectionReader header(file, 1, "header");
+  const auto n8 = header.u32();
+  if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 witness", n8));
+  auto prime = header.take(32);
+  const auto r = modulus_bytes<math::Fr>();
+  if (!std::equal(prime.begin(), prime.end(), r.begin())) {
+    header.fail("the prime is not BLS12-381's r: a witness for another curve (compile with circom --prime bls12381)");
   }
+  const std::uint32_t count = header.u32();
+  header.expect_end();
+  return count;
+}
+
+// Section 2's values into `out` (count of them), converted on up to `threads` threads; the
+// first value not below r is named (the lowest index of any thread's).
+void read_values(const BinFile& file, std::uint32_t count, std::span<math::Fr> out, unsigned threads) {
   SectionReader values(file, 2, "witness values");
   if (values.size() != std::uint64_t{count} * 32) {
     values.fail(fmt::format("{} bytes, expected {} ({} values of 32 bytes){}", values.size(), std::uint64_t{count} * 32, count,
                             values.size() < std::uint64_t{count} * 32 ? ": truncated" : ""));
   }
+  const auto bytes = values.take(values.size());
+  std::atomic<std::uint64_t> first_bad{~std::uint64_t{0}};
+  math::detail::run_ranges(count, threads, 1 << 16, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t index = begin; index < end; ++index) {
+      auto value = math::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(bytes.data() + 32 * index, 32));
+      if (!value) {
+        std::uint64_t seen = first_bad.load();
+        while (index < seen && !first_bad.compare_exchange_weak(seen, index)) {
+        }
+        return;
+      }
+      out[index] = *value;
+    }
+  });
+  if (first_bad.load() != ~std::uint64_t{0}) values.fail(fmt::format("value {} is not below r", first_bad.load()));
+  if (count == 0 || !out[0].is_one()) values.fail("w[0] must be 1 (the constant signal)");
+}
+
+}  // namespace
+
+std::vector<math::Fr> read_wtns(const std::filesystem::path& path, unsigned threads) {
+  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
+  const std::uint32_t count = read_header(file);
   std::vector<math::Fr> witness(count);
-  for (std::uint32_t index = 0; index < count; ++index) {
-    auto value = math::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(values.take(32).data(), 32));
-    if (!value) values.fail(fmt::format("value {} is not below r", index));
-    witness[index] = *value;
-  }
-  if (count == 0 || !witness[0].is_one()) values.fail("w[0] must be 1 (the constant signal)");
+  read_values(file, count, witness, threads);
   return witness;
+}
+
+std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr> out, unsigned threads) {
+  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
+  const std::uint32_t count = read_header(file);
+  if (count > out.size()) {
+    file.fail(1, "header", fmt::format("the witness has {} values, more than the {} expected: a witness for another circuit", count,
+                                       out.size()));
+  }
+  read_values(file, count, out.first(count), threads);
+  return count;
 }
 
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) {

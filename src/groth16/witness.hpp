@@ -4,13 +4,19 @@
 
 #include "math/fr.hpp"
 
+#include <cstddef>
 #include <filesystem>
+#include <span>
 #include <vector>
 
 namespace stagehand::groth16 {
 
 // InputError (naming the file and section) for another prime, a truncated file, values >= r.
-std::vector<math::Fr> read_wtns(const std::filesystem::path& path);
+// The values are converted on up to `threads` threads (0 = every hardware thread).
+std::vector<math::Fr> read_wtns(const std::filesystem::path& path, unsigned threads = 1);
+// The same into the caller's buffer (a pinned staging buffer: no copy on the way to the
+// device); returns the number of values, which must not exceed out.size().
+std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr> out, unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness);
 
 }  // namespace stagehand::groth16

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ostream>
 #include <random>
@@ -52,8 +53,13 @@ math::G2Projective g2_from(const std::vector<std::uint8_t>& bytes) {
 std::vector<math::G2Affine> g2_points_from(const std::vector<std::uint8_t>& bytes, std::uint64_t count) {
   std::vector<math::G2Affine> points(count);
   for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint8_t* data = bytes.data() + 192 * i;
+    if (std::all_of(data, data + 192, [](std::uint8_t byte) { return byte == 0; })) {
+      points[i] = math::G2Affine::identity();  // the encoding of infinity
+      continue;
+    }
     math::Limbs<6> limbs[4];
-    for (int k = 0; k < 4; ++k) std::memcpy(limbs[k].data(), bytes.data() + 192 * i + 48 * k, 48);
+    for (int k = 0; k < 4; ++k) std::memcpy(limbs[k].data(), data + 48 * k, 48);
     points[i] = math::G2Affine::from_coordinates(
         math::Fq2{*math::Fq::from_montgomery_limbs(limbs[0]), *math::Fq::from_montgomery_limbs(limbs[1])},
         math::Fq2{*math::Fq::from_montgomery_limbs(limbs[2]), *math::Fq::from_montgomery_limbs(limbs[3])});

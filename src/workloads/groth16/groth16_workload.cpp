@@ -112,6 +112,7 @@ void Groth16Workload::abandon(int job) {
 }
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
+  const auto started = std::chrono::steady_clock::now();
   // What the kernels need as scratch on this device; one MSM scratch serves the four MSMs.
   h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, key_.domain_size));
   for (std::size_t count : {key_.a.size(), key_.b1.size(), key_.c.size(), key_.h.size()}) {
@@ -142,6 +143,7 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   bytes = encode_points(key_.h);
   co_await upload(bytes, on_device.h);
   if (matrix_) co_await upload(matrix_->bytes, on_device.matrix);
+  set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {
@@ -168,20 +170,31 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
   };
   co_await host_work_.run([&] {
-    job_state.witness = read_wtns(file);
-    check_witness_matches(key_, job_state.witness, zkey_path_, file);
+    // On the device the witness goes straight into the staged input (pinned: no copy on its way
+    // to the device) and the job keeps only its public part; on the host the a/b/c step and the
+    // program's upload need all of it.
+    std::span<const math::Fr> witness;
+    if (abc_step_ == AbcStep::device) {
+      if (abc.empty() || abc[0].bytes < kFrBytes * key_.n_vars) {
+        throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
+      }
+      const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key_.n_vars);
+      witness = staged.first(read_wtns_into(file, staged, thread_count_));
+    } else {
+      job_state.witness = read_wtns(file, thread_count_);
+      witness = job_state.witness;
+    }
+    check_witness_matches(key_, witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {
-      if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, job_state.witness)) {
+      if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, witness)) {
         throw InputError(fmt::format("{}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made for it",
                                      file.string(), *failing, checks_.r1cs_path.string()));
       }
     }
     if (abc_step_ == AbcStep::device) {
-      const Bytes witness_bytes = kFrBytes * job_state.witness.size();
-      if (abc.empty() || abc[0].bytes < witness_bytes) throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
-      std::memcpy(abc[0].data(), job_state.witness.data(), witness_bytes);
+      job_state.witness.assign(witness.begin(), witness.begin() + 1 + key_.n_public);  // what finish needs
     } else {
-      evaluate_constraints(key_, job_state.witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]));
+      evaluate_constraints(key_, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]));
     }
   });
 }

@@ -80,6 +80,8 @@ class Groth16Workload final : public Workload {
   static Bytes resident_bytes(const ProvingKey& key, AbcStep abc_step);
   AbcStep abc_step() const { return abc_step_; }
 
+  // The wall seconds each device's set-up took (the key's points and matrix encoded and uploaded).
+  const std::map<int, double>& set_up_seconds() const { return set_up_seconds_; }
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
@@ -104,7 +106,7 @@ class Groth16Workload final : public Workload {
     DevicePointer a, b1, b2, c, h, matrix;
   };
   struct JobState {
-    std::vector<math::Fr> witness;
+    std::vector<math::Fr> witness;  // all of it (a/b/c on the host), or w[0..nPublic]
     std::array<std::byte, kResultBytes> sums{};
   };
   struct Scratch {
@@ -134,6 +136,7 @@ class Groth16Workload final : public Workload {
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
   std::map<int, KeyOnDevice> keys_;  // by device index
+  std::map<int, double> set_up_seconds_;  // by device index
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs between prepare and finish
 };
