@@ -17,6 +17,8 @@
 #       (stagehand_make_circuit, `stagehand setup`), one proof alone in a fresh process, then N
 #       proofs in one run, with this build and with the baseline when carried. Into $OUT:
 #       stream-LOG2.log and proofs-LOG2.tar (vk.json and every proof with its public signals).
+#       BUILDS ("stagehand stagehand-baseline") picks the builds, WORKERS passes --workers to
+#       this build (the baseline has two).
 #   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
 #       tarballs against the vk.json beside it, and prints the figures of the logs.
 set -euo pipefail
@@ -95,8 +97,8 @@ run)
   stream)
     log2="${3:?run stream LOG2 N}"
     count="${4:?run stream LOG2 N}"
-    log=$out/stream-$log2.log
-    cat "$out/machine.txt" >"$log"
+    log=$out/stream-$log2${WORKERS:+-w$WORKERS}.log
+    cat "$out/machine.txt" >>"$log"
     dir=$work/big-$log2
     if [[ ! -f $dir/circuit.zkey ]]; then
       rm -rf "$dir" && mkdir -p "$dir"
@@ -108,17 +110,21 @@ run)
     cp "$dir/circuit.wtns" "$dir/one/1.wtns"
     for i in $(seq 1 "$count"); do cp "$dir/circuit.wtns" "$dir/many/$i.wtns"; done
     status=0
-    for build in stagehand stagehand-baseline; do
+    for build in ${BUILDS:-stagehand stagehand-baseline}; do
       [[ -x $bin/$build ]] || continue
-      rm -rf "$dir/out-$build" && mkdir -p "$dir/out-$build"
+      # The baseline predates --workers: it runs with the configuration's two.
+      workers=()
+      [[ $build == stagehand && -n ${WORKERS:-} ]] && workers=(--workers "$WORKERS")
+      out_dir=$dir/out-$build${WORKERS:+-w$WORKERS}
+      rm -rf "$out_dir" && mkdir -p "$out_dir"
       echo "== $build: 1 proof alone, 2^$log2" | tee -a "$log"
       /usr/bin/time -f "$build one proof: %e s wall" "$bin/$build" prove --config "$bundle/cuda.toml" --zkey "$dir/circuit.zkey" \
-        --wtns "$dir/one" --out-dir "$dir/out-$build/one" 2>&1 | tee -a "$log" || status=1
-      echo "== $build: $count proofs in one run, 2^$log2" | tee -a "$log"
-      "$bin/$build" prove --config "$bundle/cuda.toml" --zkey "$dir/circuit.zkey" --wtns "$dir/many" \
-        --out-dir "$dir/out-$build/many" 2>&1 | tee -a "$log" || status=1
+        --wtns "$dir/one" --out-dir "$out_dir/one" 2>&1 | tee -a "$log" || status=1
+      echo "== $build: $count proofs in one run, 2^$log2 ${workers[*]}" | tee -a "$log"
+      "$bin/$build" prove --config "$bundle/cuda.toml" --zkey "$dir/circuit.zkey" --wtns "$dir/many" "${workers[@]}" \
+        --out-dir "$out_dir/many" 2>&1 | tee -a "$log" || status=1
     done
-    tar -C "$dir" -cf "$out/proofs-$log2.tar" vk.json $(cd "$dir" && ls -d out-*)
+    tar -C "$dir" -cf "$out/proofs-$log2${WORKERS:+-w$WORKERS}.tar" vk.json $(cd "$dir" && ls -d out-*)
     exit $status
     ;;
   *)

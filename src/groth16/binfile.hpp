@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,11 +18,14 @@ namespace stagehand::groth16 {
 
 class BinFile {
  public:
-  // Reads the whole file; InputError when it cannot be read, is a directory, the magic differs,
+  // Maps a regular file (reads a pipe or other stream whole); InputError when it cannot be read, is a directory, the magic differs,
   // the version is not in [1, max_version] (what snarkjs's readers accept), the section table
   // runs past the end of the file, or bytes follow the last section. A pipe or other file that
   // is not a regular file is read as a stream, to its end.
   BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version);
+  // The sections are views of the bytes: not copied.
+  BinFile(const BinFile&) = delete;
+  BinFile& operator=(const BinFile&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
   std::uint32_t version() const { return version_; }
@@ -36,7 +40,10 @@ class BinFile {
  private:
   std::filesystem::path path_;
   std::string kind_;
-  std::vector<std::uint8_t> bytes_;
+  void map_regular_file();
+  std::shared_ptr<void> mapping_;           // a regular file, mapped read-only
+  std::vector<std::uint8_t> stream_bytes_;  // a pipe's bytes, read to the end
+  std::span<const std::uint8_t> bytes_;     // the file's bytes, in one or the other
   std::uint32_t version_ = 0;
   std::multimap<std::uint32_t, std::span<const std::uint8_t>> sections_;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 namespace stagehand::groth16 {
@@ -21,6 +22,10 @@ bool all_zero(std::span<const std::uint8_t> bytes) {
 void encode_fq(const math::Fq& value, std::vector<std::uint8_t>& out) {
   const auto bytes = value.to_montgomery_bytes();
   out.insert(out.end(), bytes.begin(), bytes.end());
+}
+void put_fq(const math::Fq& value, std::uint8_t* out) {
+  const auto bytes = value.to_montgomery_bytes();
+  std::memcpy(out, bytes.data(), bytes.size());
 }
 
 // Decodes `count` fixed-size records over a few threads; returns the first bad index or -1.
@@ -75,6 +80,26 @@ std::optional<math::G2Affine> decode_g2(std::span<const std::uint8_t> bytes) {
   auto point = math::G2Affine::from_coordinates(math::Fq2{c[0], c[1]}, math::Fq2{c[2], c[3]});
   if (!point.is_on_curve()) return std::nullopt;
   return point;
+}
+
+void encode_g1(const math::G1Affine& point, std::span<std::uint8_t, kG1Bytes> out) {
+  if (point.infinity) {
+    std::fill(out.begin(), out.end(), std::uint8_t{0});
+    return;
+  }
+  put_fq(point.x, out.data());
+  put_fq(point.y, out.data() + 48);
+}
+
+void encode_g2(const math::G2Affine& point, std::span<std::uint8_t, kG2Bytes> out) {
+  if (point.infinity) {
+    std::fill(out.begin(), out.end(), std::uint8_t{0});
+    return;
+  }
+  put_fq(point.x.c0, out.data());
+  put_fq(point.x.c1, out.data() + 48);
+  put_fq(point.y.c0, out.data() + 96);
+  put_fq(point.y.c1, out.data() + 144);
 }
 
 void encode_g1(const math::G1Affine& point, std::vector<std::uint8_t>& out) {

@@ -24,6 +24,9 @@ inline constexpr std::size_t kG2Bytes = 192;
 std::optional<math::G1Affine> decode_g1(std::span<const std::uint8_t> bytes);
 std::optional<math::G2Affine> decode_g2(std::span<const std::uint8_t> bytes);
 void encode_g1(const math::G1Affine& point, std::vector<std::uint8_t>& out);
+// The same into a record of its own (so that many can be written in parallel).
+void encode_g1(const math::G1Affine& point, std::span<std::uint8_t, kG1Bytes> out);
+void encode_g2(const math::G2Affine& point, std::span<std::uint8_t, kG2Bytes> out);
 void encode_g2(const math::G2Affine& point, std::vector<std::uint8_t>& out);
 
 // Reads `count` points from the reader; fails naming the section and the index of a bad point.

@@ -4,7 +4,7 @@
 #include "groth16/encoding.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/witness.hpp"
-#include "math/msm.hpp"
+#include "math/parallel.hpp"
 
 #include <fmt/format.h>
 
@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 namespace stagehand::groth16 {
 namespace {
@@ -26,17 +27,21 @@ HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
 }
 
-std::vector<std::uint8_t> encode_points(const std::vector<math::G1Affine>& points) {
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(points.size() * kG1Bytes);
-  for (const auto& point : points) encode_g1(point, bytes);
-  return bytes;
-}
-std::vector<std::uint8_t> encode_points(const std::vector<math::G2Affine>& points) {
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(points.size() * kG2Bytes);
-  for (const auto& point : points) encode_g2(point, bytes);
-  return bytes;
+// A key's points in the device layout, encoded on up to `threads` threads into `bytes` (reused
+// from set to set: one host buffer for the whole upload).
+template <class Point>
+void encode_points(const std::vector<Point>& points, std::vector<std::uint8_t>& bytes, unsigned threads) {
+  constexpr std::size_t size = std::is_same_v<Point, math::G1Affine> ? kG1Bytes : kG2Bytes;
+  bytes.resize(points.size() * size);
+  math::detail::run_ranges(points.size(), threads, 1 << 14, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      if constexpr (size == kG1Bytes) {
+        encode_g1(points[i], std::span<std::uint8_t, kG1Bytes>(bytes.data() + i * size, size));
+      } else {
+        encode_g2(points[i], std::span<std::uint8_t, kG2Bytes>(bytes.data() + i * size, size));
+      }
+    }
+  });
 }
 
 math::Fq fq_from(const std::byte* data) {
@@ -131,16 +136,18 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
     co_await device.synchronize_stream(stream);  // the host bytes may go out of scope after this
     device.destroy_stream(stream);
   };
-  // (Named, not temporaries: GCC 12 mishandles temporaries that live across a co_await.)
-  std::vector<std::uint8_t> bytes = encode_points(key_.a);
+  // Encoded in parallel: with one thread encoding, the set-up of a 2^22 key (2.6 GiB) took 4.9 s
+  // on the H200 machine.
+  std::vector<std::uint8_t> bytes;
+  encode_points(key_.a, bytes, thread_count_);
   co_await upload(bytes, on_device.a);
-  bytes = encode_points(key_.b1);
+  encode_points(key_.b1, bytes, thread_count_);
   co_await upload(bytes, on_device.b1);
-  bytes = encode_points(key_.b2);
+  encode_points(key_.b2, bytes, thread_count_);
   co_await upload(bytes, on_device.b2);
-  bytes = encode_points(key_.c);
+  encode_points(key_.c, bytes, thread_count_);
   co_await upload(bytes, on_device.c);
-  bytes = encode_points(key_.h);
+  encode_points(key_.h, bytes, thread_count_);
   co_await upload(bytes, on_device.h);
   if (matrix_) co_await upload(matrix_->bytes, on_device.matrix);
   set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
