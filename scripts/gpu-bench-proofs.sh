@@ -18,7 +18,8 @@
 #       proofs in one run, with this build and with the baseline when carried. Into $OUT:
 #       stream-LOG2.log and proofs-LOG2.tar (vk.json and every proof with its public signals).
 #       BUILDS ("stagehand stagehand-baseline") picks the builds, WORKERS passes --workers to
-#       this build (the baseline has two).
+#       this build (the baseline has two), BITS=1 makes the circuit with --bits (a witness mostly
+#       of 0s and 1s).
 #   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
 #       tarballs against the vk.json beside it, and prints the figures of the logs.
 set -euo pipefail
@@ -97,12 +98,13 @@ run)
   stream)
     log2="${3:?run stream LOG2 N}"
     count="${4:?run stream LOG2 N}"
-    log=$out/stream-$log2${WORKERS:+-w$WORKERS}.log
+    tag=$log2${BITS:+-bits}${WORKERS:+-w$WORKERS}
+    log=$out/stream-$tag.log
     cat "$out/machine.txt" >>"$log"
-    dir=$work/big-$log2
+    dir=$work/big-$log2${BITS:+-bits}
     if [[ ! -f $dir/circuit.zkey ]]; then
       rm -rf "$dir" && mkdir -p "$dir"
-      "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" 2>&1 | tee -a "$log"
+      "$bin/stagehand_make_circuit" --domain-log2 "$log2" ${BITS:+--bits} --out "$dir" 2>&1 | tee -a "$log"
       /usr/bin/time -f "setup: %e s wall" "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" \
         --vk "$dir/vk.json" 2>&1 | grep -v '^WARNING' | tee -a "$log"
     fi
@@ -124,7 +126,7 @@ run)
       "$bin/$build" prove --config "$bundle/cuda.toml" --zkey "$dir/circuit.zkey" --wtns "$dir/many" "${workers[@]}" \
         --out-dir "$out_dir/many" 2>&1 | tee -a "$log" || status=1
     done
-    tar -C "$dir" -cf "$out/proofs-$log2${WORKERS:+-w$WORKERS}.tar" vk.json $(cd "$dir" && ls -d out-*)
+    tar -C "$dir" -cf "$out/proofs-$tag.tar" vk.json $(cd "$dir" && ls -d out-*)
     exit $status
     ;;
   *)

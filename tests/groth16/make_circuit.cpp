@@ -3,7 +3,7 @@
 // sizes circom would take long to compile. The witness is checked against every constraint
 // before anything is written.
 //
-//   stagehand_make_circuit (--constraints N | --domain-log2 K) --out DIR [--seed S]
+//   stagehand_make_circuit (--constraints N | --domain-log2 K) --out DIR [--seed S] [--bits]
 //
 // --domain-log2 K picks the largest N whose Groth16 domain is 2^K (N = 2^K - 5: snarkjs needs
 // N + public + 1 rows).
@@ -18,6 +18,8 @@
 //     i % 16 == 11  1·(z_{i-1} + 2·z_{i-2} + k·x + t) = z_i        (A = the constant, B 4 terms)
 //     i % 8 == 3    (z_{i-1} + 3·y + 5·t + k)·(z_{i-2} + 2·s) = z_i  (A 4 terms, B 2 terms)
 //     otherwise     z_{i-1}·z_{i-1} = z_i - k                       (the square chain)
+//   with --bits, the square chain's rows with i % 4 != 1 are bit decompositions instead:
+//                   z_i·z_i = z_i, z_i a random 0 or 1               (about 55% of the wires)
 //   out0 = z_last·t
 //   0 = -out1 + z_last + 2·x + k·y                                  (linear)
 // with k, k' small constants drawn from the seed, and x, y, s, t drawn from the seed too.
@@ -88,7 +90,9 @@ struct Circuit {
   std::vector<Fr> witness;
 };
 
-Circuit make_circuit(std::uint64_t constraint_count, std::uint64_t seed) {
+// A real circuit's witness is mostly bits and flags (range checks, decompositions): --bits makes
+// one like that, so that the MSMs meet scalars of 0 and 1 in bulk.
+Circuit make_circuit(std::uint64_t constraint_count, std::uint64_t seed, bool bits) {
   Random random(seed);
   Circuit circuit;
   auto& r1cs = circuit.r1cs;
@@ -128,6 +132,11 @@ Circuit make_circuit(std::uint64_t constraint_count, std::uint64_t seed) {
       c.b = {term(z(i - 2)), term(kS, Fr::from_uint64(2))};
       c.c = {term(z(i))};
       w[z(i)] = (w[z(i - 1)] + Fr::from_uint64(3) * w[kY] + Fr::from_uint64(5) * w[kT] + k) * (w[z(i - 2)] + Fr::from_uint64(2) * w[kS]);
+    } else if (bits && i % 4 != 1) {
+      c.a = {term(z(i))};
+      c.b = {term(z(i))};
+      c.c = {term(z(i))};
+      w[z(i)] = (random.next() & 1) != 0 ? Fr::one() : Fr::zero();
     } else {
       c.a = {term(z(i - 1))};
       c.b = {term(z(i - 1))};
@@ -165,11 +174,13 @@ int main(int argc, char** argv) {
   std::optional<unsigned> domain_log2;
   std::string out;
   std::uint64_t seed = 1;
+  bool bits = false;
   auto* constraints_option = app.add_option("--constraints", constraints, fmt::format("Number of constraints (at least {})", kMinimumConstraints));
   auto* log2_option = app.add_option("--domain-log2", domain_log2, "Instead of --constraints: the most constraints whose Groth16 domain is 2^K");
   constraints_option->excludes(log2_option);
   app.add_option("--out", out, "Directory to write circuit.r1cs and circuit.wtns into (created if missing)")->required();
   app.add_option("--seed", seed, "Seed of the constants and inputs")->capture_default_str();
+  app.add_flag("--bits", bits, "Most of the square chain's rows as bit decompositions (b·b = b): a witness mostly of 0s and 1s");
   try {
     app.parse(argc, argv);
     if (!constraints && !domain_log2) throw CLI::ValidationError("one of --constraints N or --domain-log2 K is required");
@@ -192,7 +203,7 @@ int main(int argc, char** argv) {
                                               *constraints, log2, kMaximumLog2));
     }
     const auto start = std::chrono::steady_clock::now();
-    const auto circuit = make_circuit(*constraints, seed);
+    const auto circuit = make_circuit(*constraints, seed, bits);
     check_witness(circuit);
     const fs::path dir(out);
     fs::create_directories(dir);

@@ -7,7 +7,8 @@
 # cost; on the 2^10 circuit a witness with one bit of w[3] flipped must be refused: by the pairing
 # check (exit 1, no proof written), with --r1cs at its first failing constraint, and with
 # --no-verify the proof it then writes must be one snarkjs rejects.
-# Two sizes: 1019 constraints (the most a 2^10 domain holds with 4 public signals) and 1020 (2^11).
+# Two sizes: 1019 constraints (the most a 2^10 domain holds with 4 public signals) and 1020 (2^11),
+# and the 2^10 one again with bit decompositions (--bits: most witness values 0 or 1).
 #
 #   synthetic.sh <stagehand> <stagehand_make_circuit> <work dir of prepare_circuits.sh>
 set -euo pipefail
@@ -20,29 +21,30 @@ rm -rf "$out"
 mkdir -p "$out"
 source "$(dirname "$0")/verify_lib.sh"
 
-for case in 1019:10 1020:11; do
-  constraints=${case%:*}
-  log2=${case#*:}
-  dir="$out/n$constraints"
-  "$make_circuit" --constraints $constraints --out "$dir" --seed $constraints
+# The third case: a witness mostly of 0s and 1s (--bits), as real circuits' are.
+for case in 1019:10 1020:11 1019:10:bits; do
+  IFS=: read -r constraints log2 bits <<<"$case"
+  dir="$out/n$constraints${bits:+-bits}"
+  name="$constraints constraints${bits:+, bits}"
+  "$make_circuit" --constraints $constraints --out "$dir" --seed $constraints ${bits:+--bits}
   check=$($snarkjs wtns check "$dir/circuit.r1cs" "$dir/circuit.wtns" 2>&1 || true)
   if grep -q "WITNESS IS CORRECT" <<<"$check"; then
-    echo "ok: $constraints constraints: snarkjs finds the witness correct"
+    echo "ok: $name: snarkjs finds the witness correct"
   else
-    fail "$constraints constraints: snarkjs wtns check does not accept the witness"
+    fail "$name: snarkjs wtns check does not accept the witness"
   fi
   "$stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" --seed 7 2>&1 | grep -v WARNING
   "$stagehand" prove --zkey "$dir/circuit.zkey" --wtns "$dir/circuit.wtns" --proof "$dir/proof.json" --public "$dir/public.json" \
     2>&1 | tee "$dir/prove.log"
-  if grep -q "domain 2^$log2," "$dir/prove.log"; then echo "ok: $constraints constraints: domain 2^$log2"
-  else fail "$constraints constraints: the key's domain is not 2^$log2"; fi
-  verify "$dir/vk.json" "$dir/public.json" "$dir/proof.json" ok "$constraints constraints: the stagehand proof"
+  if grep -q "domain 2^$log2," "$dir/prove.log"; then echo "ok: $name: domain 2^$log2"
+  else fail "$name: the key's domain is not 2^$log2"; fi
+  verify "$dir/vk.json" "$dir/public.json" "$dir/proof.json" ok "$name: the stagehand proof"
   tamper "$dir/public.json" "$dir/tampered.json"
-  verify "$dir/vk.json" "$dir/tampered.json" "$dir/proof.json" reject "$constraints constraints: the proof with a public signal changed"
+  verify "$dir/vk.json" "$dir/tampered.json" "$dir/proof.json" reject "$name: the proof with a public signal changed"
   $snarkjs groth16 prove "$dir/circuit.zkey" "$dir/circuit.wtns" "$dir/snarkjs.proof.json" "$dir/snarkjs.public.json"
-  verify "$dir/vk.json" "$dir/snarkjs.public.json" "$dir/snarkjs.proof.json" ok "$constraints constraints: snarkjs's proof on the stagehand key"
-  if grep -q "pairing check .* ms per proof" "$dir/prove.log"; then echo "ok: $constraints constraints: $(grep 'pairing check' "$dir/prove.log")"
-  else fail "$constraints constraints: prove does not report its pairing check"; fi
+  verify "$dir/vk.json" "$dir/snarkjs.public.json" "$dir/snarkjs.proof.json" ok "$name: snarkjs's proof on the stagehand key"
+  if grep -q "pairing check .* ms per proof" "$dir/prove.log"; then echo "ok: $name: $(grep 'pairing check' "$dir/prove.log")"
+  else fail "$name: prove does not report its pairing check"; fi
 done
 
 # The 2^10 circuit with one bit of w[3] flipped: a witness of the right shape that does not satisfy it.

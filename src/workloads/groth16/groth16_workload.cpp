@@ -126,7 +126,8 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g2, key_.b2.size()));
   // The constraint matrix is built by the first device's set-up (16 bytes a row and 36 an entry
   // on the host, once), not by the constructor: a workload that never runs does not pay for it.
-  if (abc_step_ == AbcStep::device) std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(key_); });
+  // The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
+  std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(key_); });
   auto& on_device = keys_[device_index];
   auto upload = [&](const auto& bytes, DevicePointer& target) -> asio::awaitable<void> {
     target = co_await device.allocate(std::max<std::size_t>(bytes.size(), 1));
@@ -149,7 +150,7 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   co_await upload(bytes, on_device.c);
   encode_points(key_.h, bytes, thread_count_);
   co_await upload(bytes, on_device.h);
-  if (matrix_) co_await upload(matrix_->bytes, on_device.matrix);
+  if (abc_step_ == AbcStep::device) co_await upload(matrix_->bytes, on_device.matrix);
   set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
@@ -201,7 +202,8 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
     if (abc_step_ == AbcStep::device) {
       job_state.witness.assign(witness.begin(), witness.begin() + 1 + key_.n_public);  // what finish needs
     } else {
-      evaluate_constraints(key_, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]));
+      evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]),
+                                 thread_count_);
     }
   });
 }

@@ -62,7 +62,7 @@ struct ProofChecks {
 
 // Where the a/b/c step runs. On the device the key's constraint matrix stays resident beside its
 // points and each job uploads only its witness; on the host each job's prepare computes a, b and
-// c (threaded) and uploads all three. The device is the faster by far where the matrix fits.
+// c over the same matrix (threaded by rows) and uploads all three. The device is the faster by far where the matrix fits.
 enum class AbcStep { device, host };
 
 class Groth16Workload final : public Workload {
@@ -130,7 +130,7 @@ class Groth16Workload final : public Workload {
   ProofChecks checks_;
   AbcStep abc_step_;
   std::once_flag matrix_built_;
-  std::optional<ConstraintMatrix> matrix_;  // with the a/b/c step on the device, from set_up
+  std::optional<ConstraintMatrix> matrix_;  // from the first set_up
   std::optional<ProofVerifier> verifier_;
   std::vector<double> check_seconds_;  // by job, written by finish
   Bytes h_scratch_bytes_ = 0;
