@@ -164,7 +164,7 @@ ScratchLayout layout_for(const MsmPlan& plan) {
                                              static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(s.pairs),
                                              0, static_cast<int>(s.end_bit)));
   if (plan.tuning.balanced) {
-    s.chunk_count = take((sentinel + 1) * 4);
+    s.chunk_count = take((sentinel + 2) * 4);  // then the combine lists and their two counts
     s.chunk_offset = take((sentinel + 1) * 4);
     s.item_first = take(s.item_limit * 4);
     s.item_len_in = take(s.item_limit * 4);
@@ -285,13 +285,23 @@ __global__ void items_init_kernel(std::uint32_t* lengths, std::uint32_t* indices
 // Point indices stay below 2^28 (msm_plan caps the pairs of a group).
 constexpr std::uint32_t kFirstItem = 0x80000000u, kOnlyItem = 0x40000000u, kItemPointMask = 0x3fffffffu;
 
-// A bucket with several items goes on the combine pass's list; a bucket with no points becomes
-// infinity here when the buckets start afresh (clear_empty), since no later pass touches it.
+// A bucket with more items than this is combined by a block of threads (heavy_combine_kernel),
+// not by one thread's chain: scalars of 0 and 1, most of a real circuit's witness, put about half
+// of an MSM's points into one bucket of the first window (2^20 points: 9,000 items, whose chain
+// of additions made the G1 MSM 14 times slower on the H200, bench/RESULTS.md).
+constexpr std::uint32_t kHeavyItems = 32;
+
+// A bucket with several items goes on a combine pass's list: the list of combine_count entries
+// from the front of combine_list, or, past kHeavyItems items, the heavy list of heavy_count
+// entries from the back (capacity entries in all: the two never meet, since together they hold
+// at most bucket_count <= capacity buckets). A bucket with no points becomes infinity here when
+// the buckets start afresh (clear_empty), since no later pass touches it.
 template <class C>
 __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* end, const std::uint32_t* offset,
                              std::uint32_t bucket_count, std::uint32_t item_points, std::uint32_t* first,
-                             std::uint32_t* lengths, std::uint32_t* combine_list, std::uint32_t* combine_count,
-                             bool clear_empty, BucketOf<C>* buckets) {
+                             std::uint32_t* lengths, std::uint32_t* combine_list, std::uint32_t capacity,
+                             std::uint32_t* combine_count, std::uint32_t* heavy_count, bool clear_empty,
+                             BucketOf<C>* buckets) {
   const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= bucket_count) return;
   const std::uint32_t from = start[b], to = end[b];
@@ -299,7 +309,12 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
     if (clear_empty) store(buckets + b, BucketOf<C>::infinity());
     return;
   }
-  if (to - from > item_points) combine_list[atomicAdd(combine_count, 1u)] = b;
+  const std::uint32_t items = (to - from + item_points - 1) / item_points;
+  if (items > kHeavyItems) {
+    combine_list[capacity - 1 - atomicAdd(heavy_count, 1u)] = b;
+  } else if (items > 1) {
+    combine_list[atomicAdd(combine_count, 1u)] = b;
+  }
   std::uint32_t item = offset[b];
   for (std::uint32_t p = from; p < to; p += item_points, ++item) {
     first[item] = p | (p == from ? kFirstItem : 0u) | (to - from <= item_points ? kOnlyItem : 0u);
@@ -408,6 +423,31 @@ __global__ void __launch_bounds__(128) bucket_combine_kernel(const BucketOf<C>* 
     BucketOf<C> sum = load(sums + from);
     for (std::uint32_t item = from + 1; item < to; ++item) sum = sum + load(sums + item);
     store(buckets + b, sum);
+  }
+}
+
+// The heavy buckets (items_kernel's list from the back of combine_list): one block per bucket,
+// each thread adds every 128th item, then a tree over the block's 128 partial sums.
+constexpr unsigned kHeavyThreads = 128, kHeavyBlocks = 132;
+template <class C>
+__global__ void __launch_bounds__(kHeavyThreads) heavy_combine_kernel(const BucketOf<C>* sums, const std::uint32_t* offset,
+                                                                      const std::uint32_t* combine_list, std::uint32_t capacity,
+                                                                      const std::uint32_t* heavy_count, BucketOf<C>* buckets) {
+  __shared__ BucketOf<C> shared[kHeavyThreads];
+  const std::uint32_t count = *heavy_count;
+  for (std::uint32_t i = blockIdx.x; i < count; i += gridDim.x) {
+    const std::uint32_t b = combine_list[capacity - 1 - i];
+    const std::uint32_t from = offset[b], to = offset[b + 1];
+    BucketOf<C> sum = BucketOf<C>::infinity();
+    for (std::uint32_t item = from + threadIdx.x; item < to; item += kHeavyThreads) sum = sum + load(sums + item);
+    shared[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned stride = kHeavyThreads / 2; stride > 0; stride /= 2) {
+      if (threadIdx.x < stride) shared[threadIdx.x] = shared[threadIdx.x] + shared[threadIdx.x + stride];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) store(buckets + b, shared[0]);
+    __syncthreads();  // shared[0] is read before the next bucket overwrites it
   }
 }
 
@@ -628,15 +668,17 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                                                static_cast<std::int64_t>(bucket_count + 1), stream));
       items_init_kernel<<<blocks_for(limit, 256), 256, 0, stream>>>(item_len_in, item_index_in, limit);
       SH_CUDA_LAUNCHED();
-      // The chunk counts are spent once scanned: their array holds the combine pass's list of
-      // buckets (at most bucket_count <= sentinel entries) and, at [sentinel], its length.
+      // The chunk counts are spent once scanned: their array holds the combine passes' lists of
+      // buckets (at most bucket_count <= sentinel entries in all) and, at [sentinel] and
+      // [sentinel + 1], their lengths.
       std::uint32_t* combine_list = chunk_count;
       std::uint32_t* combine_count = chunk_count + sentinel;
-      SH_CUDA_OK(cudaMemsetAsync(combine_count, 0, sizeof(std::uint32_t), stream));
+      std::uint32_t* heavy_count = chunk_count + sentinel + 1;
+      SH_CUDA_OK(cudaMemsetAsync(combine_count, 0, 2 * sizeof(std::uint32_t), stream));
       items_kernel<C><<<blocks_for(bucket_count, 256), 256, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
                                                                        bucket_count, s.item_points, item_first,
-                                                                       item_len_in, combine_list, combine_count,
-                                                                       !add_to_buckets, group_buckets);
+                                                                       item_len_in, combine_list, sentinel, combine_count,
+                                                                       heavy_count, !add_to_buckets, group_buckets);
       SH_CUDA_LAUNCHED();
       temp_bytes = s.sort_temp_bytes;
       SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
@@ -651,6 +693,9 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       mark(profile, "accumulate", stream);
       bucket_combine_kernel<C><<<std::min(kCombineBlocks, blocks_for(bucket_count, 128)), 128, 0, stream>>>(
           item_sums, chunk_offset, combine_list, combine_count, group_buckets);
+      SH_CUDA_LAUNCHED();
+      heavy_combine_kernel<C><<<kHeavyBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
+                                                                        heavy_count, group_buckets);
       SH_CUDA_LAUNCHED();
       mark(profile, "combine", stream);
     }
