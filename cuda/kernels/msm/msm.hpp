@@ -19,9 +19,9 @@
 // Limits, stated plainly: a bucket's items are added together by one thread, or by a block of
 // 128 threads past 32 items (the scalars 0 and 1 of a real witness put half the points into one
 // bucket), so inputs with very many equal scalars cost a little more, never wrong. Keeping every
-// window's buckets costs scratch (2^26 points at c = 20: 5.0 GiB against 3.7 GiB with per-group reduction; msm_scratch_bytes says it). The planner still uses
-// only the window widths 8, 16 and 20. Not done yet: the
-// GLV endomorphism (at the same c it halves the windows but doubles the points, so it does not
+// window's buckets costs scratch (2^26 points at c = 20: 5.0 GiB against 3.7 GiB with per-group
+// reduction; msm_scratch_bytes says it). The planner still uses only the window widths 8, 16 and
+// 20. Not done yet: the GLV endomorphism (at the same c it halves the windows but doubles the points, so it does not
 // cut the bucket additions; see bench/RESULTS.md).
 #pragma once
 
