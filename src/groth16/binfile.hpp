@@ -22,6 +22,10 @@ class BinFile {
   // runs past the end of the file, or bytes follow the last section. A pipe or other file that
   // is not a regular file is read as a stream, to its end.
   BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version);
+  // The same checks on bytes already in memory (a copy is kept); `name` stands for the file in
+  // every message (e.g. "the request body").
+  BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic, std::string_view kind,
+          std::uint32_t max_version);
 
   const std::filesystem::path& path() const { return path_; }
   std::uint32_t version() const { return version_; }
@@ -34,6 +38,9 @@ class BinFile {
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  // The container's checks over bytes_: header, section table, nothing after the last section.
+  void parse(std::string_view magic, std::uint32_t max_version);
+
   std::filesystem::path path_;
   std::string kind_;
   std::vector<std::uint8_t> bytes_;

@@ -9,8 +9,13 @@
 
 namespace stagehand::groth16 {
 
-std::vector<math::Fr> read_wtns(const std::filesystem::path& path) {
-  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
+namespace {
+
+constexpr std::string_view kMagic = "wtns";
+constexpr std::string_view kKind = "snarkjs witness (.wtns)";
+constexpr std::uint32_t kMaxVersion = 2;
+
+std::vector<math::Fr> read_witness(const BinFile& file) {
   std::uint32_t count = 0;
   {
     SectionReader header(file, 1, "header");
@@ -37,6 +42,14 @@ std::vector<math::Fr> read_wtns(const std::filesystem::path& path) {
   }
   if (count == 0 || !witness[0].is_one()) values.fail("w[0] must be 1 (the constant signal)");
   return witness;
+}
+
+}  // namespace
+
+std::vector<math::Fr> read_wtns(const std::filesystem::path& path) { return read_witness(BinFile(path, kMagic, kKind, kMaxVersion)); }
+
+std::vector<math::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name) {
+  return read_witness(BinFile(bytes, name, kMagic, kKind, kMaxVersion));
 }
 
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) {

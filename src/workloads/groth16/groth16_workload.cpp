@@ -119,14 +119,15 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
 
 asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const HostRange> abc) {
   auto& job_state = state(job);
-  const auto& file = jobs_.at(static_cast<std::size_t>(job)).wtns;
+  const auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
+  const auto& file = proof_job.wtns;
   const std::size_t n = key_.domain_size;
   auto as_fr = [n](const HostRange& range) {
     if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
   };
   co_await host_work_.run([&] {
-    job_state.witness = read_wtns(file);
+    job_state.witness = proof_job.wtns_bytes ? parse_wtns(*proof_job.wtns_bytes, file.string()) : read_wtns(file);
     check_witness_matches(key_, job_state.witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {
       if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, job_state.witness)) {
