@@ -290,7 +290,13 @@ void Engine::Impl::dispatch() {
       for (const auto& record : left) key_proof_left(record->key, false);
       space.notify_all();
       lock.unlock();
-      for (const auto& record : left) end_proof(record, ProofState::failed, "the engine shut down before this proof ran");
+      for (const auto& record : left) {
+        {
+          std::lock_guard record_lock(record->mutex);
+          record->result.engine_stopped = true;
+        }
+        end_proof(record, ProofState::failed, "the engine shut down before this proof ran");
+      }
       continue;
     }
     // The oldest queued proof's key, and its proofs in order, up to a batch.

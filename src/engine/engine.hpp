@@ -57,6 +57,7 @@ struct ProofResult {
   std::string proof_json;   // snarkjs's proof.json (done)
   std::string public_json;  // snarkjs's public.json (done)
   std::string error;        // why it failed or was cancelled
+  bool engine_stopped = false;  // failed because the engine shut down before it ran
   double seconds = 0;       // from submit to its end
 };
 

@@ -50,7 +50,7 @@ struct ProofJob {
   ProofRandomness randomness;
   // The .wtns file's bytes, where the caller has them in memory (a service's request): prepare
   // parses these instead of reading `wtns`, which then only names them in messages.
-  std::shared_ptr<const std::vector<std::uint8_t>> wtns_bytes;
+  std::shared_ptr<const std::vector<std::uint8_t>> wtns_bytes = nullptr;
 };
 
 // What is checked around each proof.
