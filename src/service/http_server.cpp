@@ -120,7 +120,13 @@ void HttpServer::Impl::serve(Socket& socket) {
     http::request_parser<http::vector_body<std::uint8_t>> parser;
     parser.body_limit(settings.max_request_bytes);
     beast::error_code error;
+    auto too_large = [&] {
+      write_response(socket, error_response(413, fmt::format("the body is over the limit of {} bytes (serve.max_request_mib)",
+                                                             settings.max_request_bytes)),
+                     11, false);
+    };
     http::read_header(socket, buffer, parser, error);
+    if (error == http::error::body_limit) return too_large();  // its Content-Length says so, before the body is sent
     if (error) {
       // A client that went away (or stayed idle past the timeout) between requests: nothing to answer.
       if (!parser.got_some()) return;
@@ -128,15 +134,6 @@ void HttpServer::Impl::serve(Socket& socket) {
       return;
     }
     auto& header = parser.get();
-    const auto length = parser.content_length();
-    if (length && *length > settings.max_request_bytes) {
-      write_response(socket,
-                     error_response(413, fmt::format("{} {}: a body of {} bytes is over the limit of {} (serve.max_request_mib)",
-                                                     std::string(header.method_string()), std::string(header.target()), *length,
-                                                     settings.max_request_bytes)),
-                     header.version(), false);
-      return;
-    }
     // curl and others wait for this before sending a large body.
     if (beast::iequals(header[http::field::expect], "100-continue")) {
       http::response<http::empty_body> go_on{http::status::continue_, header.version()};
@@ -144,12 +141,7 @@ void HttpServer::Impl::serve(Socket& socket) {
       if (error) return;
     }
     http::read(socket, buffer, parser, error);
-    if (error == http::error::body_limit) {
-      write_response(socket, error_response(413, fmt::format("the body is over the limit of {} bytes (serve.max_request_mib)",
-                                                             settings.max_request_bytes)),
-                     header.version(), false);
-      return;
-    }
+    if (error == http::error::body_limit) return too_large();  // chunked, without a length
     if (error) {
       write_response(socket, error_response(400, fmt::format("malformed request: {}", error.message())), header.version(), false);
       return;
