@@ -13,6 +13,7 @@
 #   scripts/bench-serve.sh --config config/h200.toml --domain-log2 20 --proofs 16
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/serve.sh
 build=build
 config=""
 proofs=32
@@ -39,13 +40,7 @@ command -v curl >/dev/null || { echo "bench-serve: curl is needed (scripts/insta
 config_args=()
 [ -n "$config" ] && config_args=(--config "$config")
 
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+serve_work_dir
 
 if [ -z "$zkey" ]; then
   "$make_circuit" --domain-log2 "$log2" --out "$work/circuit" >/dev/null
@@ -66,16 +61,7 @@ prove_wall=$(calc "$(now) - $start")
 prove_proving=$(grep -o 'proofs in [0-9.]* s' "$work/prove.log" | grep -o '[0-9.]*' | head -1)
 
 # stagehand serve: the key loaded once at start, then the same witnesses from $clients clients.
-"$stagehand" serve "${config_args[@]}" --listen 127.0.0.1:0 --key bench="$zkey" 2>"$work/serve.log" &
-server_pid=$!
-url=""
-for _ in $(seq 600); do
-  port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$work/serve.log" | sed 's/.*://' || true)
-  if [ -n "$port" ]; then url="http://127.0.0.1:$port"; break; fi
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "bench-serve: the server did not start" >&2; exit 1; }
+serve_start "$stagehand" "$work/serve.log" "${config_args[@]}" --key bench="$zkey"
 client() {
   local n=$1 code
   for file in "$work/witnesses"/*.wtns; do

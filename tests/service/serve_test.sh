@@ -19,33 +19,17 @@ snarkjs="node $circuits/node_modules/snarkjs/build/cli.cjs"
 snarkjs_module=$circuits/node_modules/snarkjs
 source "$(dirname "$0")/../groth16/verify_lib.sh"
 
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../../scripts/lib/serve.sh"
+serve_work_dir
 
 # start_server <config> <log> [serve arguments]: sets server_pid and url.
 start_server() {
   local config=$1 log=$2
   shift 2
-  "$stagehand" serve --config "$config" --listen 127.0.0.1:0 "$@" 2>"$log" &
-  server_pid=$!
-  local port=""
-  for _ in $(seq 200); do
-    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | sed 's/.*://' || true)
-    [ -n "$port" ] && break
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      cat "$log" >&2
-      fail "the server did not start"
-      finish unreachable
-    fi
-    sleep 0.05
-  done
-  [ -n "$port" ] || { fail "the server did not say where it listens"; finish unreachable; }
-  url="http://127.0.0.1:$port"
+  if ! serve_start "$stagehand" "$log" --config "$config" "$@"; then
+    fail "the server did not start"
+    finish unreachable
+  fi
 }
 
 # expect <status> <text in the body> <what> <curl arguments...>
