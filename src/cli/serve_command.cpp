@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -50,6 +51,8 @@ std::pair<std::string, std::string> key_argument(const std::string& argument) {
 int serve(const ServeOptions& options) {
   auto config = options.config.empty() ? engine::EngineConfig{} : engine::load_engine_config(options.config);
   const auto address = service::ListenAddress::parse(options.listen);
+  // A client that goes away mid-answer must cost its connection, never the server.
+  std::signal(SIGPIPE, SIG_IGN);
   engine::Engine engine(config);
   for (const auto& argument : options.keys) {
     const auto [name, path] = key_argument(argument);

@@ -222,4 +222,20 @@ if [ "$made" -ge 1 ]; then
   verify_responses "$work/synthetic/vk.json" $(grep -l '"proof"' "$work/stop"/*.json)
 fi
 
+# ---- on a Unix socket ----
+"$stagehand" serve --config "$work/stop.toml" --listen "unix:$work/serve.sock" --key chain="$circuits/chain/chain.zkey" 2>"$work/unix.log" &
+server_pid=$!
+for _ in $(seq 200); do
+  grep -q "listening on unix:" "$work/unix.log" && break
+  sleep 0.05
+done
+code=$(curl -s -o "$work/unix-answer.json" -w '%{http_code}' --unix-socket "$work/serve.sock" --data-binary @"$circuits/chain/chain.wtns" \
+  "http://localhost/v1/proofs?key=chain&wait=true" || true)
+[ "$code" = 200 ] || fail "a proof over the Unix socket: $code $(cat "$work/unix-answer.json")"
+verify_responses "$circuits/chain/vk.json" "$work/unix-answer.json"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the Unix socket server's exit status: $?"
+server_pid=""
+[ ! -e "$work/serve.sock" ] || fail "the socket file is left behind"
+
 finish "ok: stagehand serve"
