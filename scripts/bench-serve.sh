@@ -109,11 +109,12 @@ round() {
   --public "$work/warm.public.json" 2>"$work/warm.log"
 echo "bench-serve: $proofs proofs of $(basename "$zkey") ($(grep -o 'domain 2^[0-9]*' "$work/warm.log" | head -1)), $(grep -o 'on [0-9] x [^,]*' "$work/warm.log" | head -1 | sed 's/^on //'), $clients clients, $rounds rounds (prove and serve alternate)"
 for r in $(seq "$rounds"); do round "$r"; done
-# Medians over the rounds.
+# Medians over the rounds; the ratio is the median of each round's ratio (the two halves of a
+# round run back to back, under the same load).
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-prove_proving=$(awk '{ print $1 }' "$work/rounds" | median)
-prove_wall=$(awk '{ print $2 }' "$work/rounds" | median)
-serve_seconds=$(awk '{ print $3 }' "$work/rounds" | median)
-printf '  median: stagehand prove %.3f proofs/s (%.3f the whole command), stagehand serve %.3f proofs/s: serve has %.1f%% of prove'"'"'s throughput\n' \
-  "$(calc "$proofs / $prove_proving")" "$(calc "$proofs / $prove_wall")" "$(calc "$proofs / $serve_seconds")" \
-  "$(calc "100 * $prove_proving / $serve_seconds")"
+prove_rate=$(awk -v n="$proofs" '{ print n / $1 }' "$work/rounds" | median)
+prove_wall_rate=$(awk -v n="$proofs" '{ print n / $2 }' "$work/rounds" | median)
+serve_rate=$(awk -v n="$proofs" '{ print n / $3 }' "$work/rounds" | median)
+ratio=$(awk '{ print 100 * $1 / $3 }' "$work/rounds" | median)
+printf '  median: stagehand prove %.3f proofs/s (%.3f the whole command), stagehand serve %.3f proofs/s; serve / prove %.1f%%\n' \
+  "$prove_rate" "$prove_wall_rate" "$serve_rate" "$ratio"
