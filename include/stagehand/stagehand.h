@@ -20,14 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__GNUC__)
-#define STAGEHAND_API __attribute__((visibility("default")))
-#else
-#define STAGEHAND_API
-#endif
-
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Everything declared here is the library's interface (it is built with hidden visibility). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
 #endif
 
 /* Status codes. */
@@ -50,22 +49,22 @@ extern "C" {
 typedef struct stagehand_engine stagehand_engine;
 
 /* config_path may be NULL (defaults); on failure returns NULL and writes a message to err. */
-STAGEHAND_API stagehand_engine* stagehand_engine_create(const char* config_path, char* err, size_t err_len);
+stagehand_engine* stagehand_engine_create(const char* config_path, char* err, size_t err_len);
 /* Finishes every accepted proof (their callbacks run), then frees the engine. NULL is ignored. */
-STAGEHAND_API void stagehand_engine_destroy(stagehand_engine* engine);
+void stagehand_engine_destroy(stagehand_engine* engine);
 /* 0 on success; non-zero with a message in err. */
-STAGEHAND_API int stagehand_key_load(stagehand_engine* engine, const char* key_name, const char* zkey_path,
-                                     char* err, size_t err_len);
+int stagehand_key_load(stagehand_engine* engine, const char* key_name, const char* zkey_path,
+                       char* err, size_t err_len);
 /* New proofs for the key are refused at once; it is freed once its queued and running proofs
    have ended (they finish first). */
-STAGEHAND_API int stagehand_key_unload(stagehand_engine* engine, const char* key_name, char* err, size_t err_len);
+int stagehand_key_unload(stagehand_engine* engine, const char* key_name, char* err, size_t err_len);
 /* Blocking: one proof from the bytes of a snarkjs .wtns file. On success *proof_json and
    *public_json hold snarkjs's proof.json and public.json texts, freed with stagehand_free. */
-STAGEHAND_API int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns,
-                                  size_t wtns_len, char** proof_json, char** public_json, char* err, size_t err_len);
+int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns,
+                    size_t wtns_len, char** proof_json, char** public_json, char* err, size_t err_len);
 /* The engine's status as JSON, freed with stagehand_free. */
-STAGEHAND_API char* stagehand_status_json(stagehand_engine* engine);
-STAGEHAND_API void stagehand_free(void* p);
+char* stagehand_status_json(stagehand_engine* engine);
+void stagehand_free(void* p);
 
 /* ---- Asynchronous proofs ---- */
 
@@ -79,24 +78,28 @@ typedef void (*stagehand_proof_callback)(void* user_data, uint64_t proof_id, int
 /* Queues one proof and returns at once with its id in *proof_id. A full queue: with
    wait_when_full non-zero the call waits for room, otherwise it returns
    STAGEHAND_ERROR_QUEUE_FULL. callback may be NULL (then poll). The witness bytes are copied. */
-STAGEHAND_API int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
-                                   int wait_when_full, stagehand_proof_callback callback, void* user_data,
-                                   uint64_t* proof_id, char* err, size_t err_len);
+int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                     int wait_when_full, stagehand_proof_callback callback, void* user_data,
+                     uint64_t* proof_id, char* err, size_t err_len);
 /* STAGEHAND_PENDING while the proof is queued or running; STAGEHAND_OK once done, with the
    texts in *proof_json and *public_json (freed with stagehand_free; either pointer may be NULL
    when not wanted); STAGEHAND_ERROR_PROOF_FAILED or _CANCELLED with the reason in err. */
-STAGEHAND_API int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
-                                 char* err, size_t err_len);
+int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
+                   char* err, size_t err_len);
 /* Blocks until the proof ends, then as stagehand_poll. */
-STAGEHAND_API int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
-                                 char* err, size_t err_len);
+int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
+                   char* err, size_t err_len);
 /* Cancels a queued proof at once, a running one before its next step. 0 when the cancellation
    was made (the proof ends cancelled unless it ends first); STAGEHAND_ALREADY_ENDED when it had
    ended already; STAGEHAND_ERROR_UNKNOWN_PROOF. */
-STAGEHAND_API int stagehand_cancel(stagehand_engine* engine, uint64_t proof_id, char* err, size_t err_len);
+int stagehand_cancel(stagehand_engine* engine, uint64_t proof_id, char* err, size_t err_len);
 
 /* A constant name of a status code ("ok", "unknown_key", ...). */
-STAGEHAND_API const char* stagehand_status_name(int status);
+const char* stagehand_status_name(int status);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
