@@ -243,6 +243,11 @@ HttpServer::HttpServer(Api& api, const engine::ServeSettings& settings, const Li
       impl_->local_acceptor.emplace(impl_->io, local::endpoint(address.path));
     } else {
       const tcp::endpoint endpoint(asio::ip::make_address(address.host), address.port);
+      // The API loads files its callers name and has no authentication: it is for this machine only.
+      if (!endpoint.address().is_loopback()) {
+        throw std::runtime_error("not a loopback address: serve listens on loopback (127.0.0.1, ::1) or a Unix socket only, "
+                                 "since its callers may name files on this machine; put a proxy in front for remote callers");
+      }
       impl_->tcp_acceptor.emplace(impl_->io);
       impl_->tcp_acceptor->open(endpoint.protocol());
       impl_->tcp_acceptor->set_option(tcp::acceptor::reuse_address(true));

@@ -1,5 +1,6 @@
 #pragma once
-// The transport of `stagehand serve`: HTTP/1.1 (Boost.Beast) on a loopback TCP address or a
+// The transport of `stagehand serve`: HTTP/1.1 (Boost.Beast) on a loopback TCP address (only:
+// its callers may name files on this machine, and it has no authentication) or a
 // Unix socket, one thread per connection (a proof request may wait minutes for its proof, and a
 // thread that waits costs nothing else), at most serve.max_connections at once: more wait in
 // the listen backlog until one ends. Bodies over serve.max_request_bytes are answered 413 before

@@ -222,6 +222,14 @@ if [ "$made" -ge 1 ]; then
   verify_responses "$work/synthetic/vk.json" $(grep -l '"proof"' "$work/stop"/*.json)
 fi
 
+# ---- only on loopback ----
+set +e
+message=$("$stagehand" serve --listen 0.0.0.0:0 2>&1)
+status=$?
+set -e
+if [ $status -ne 0 ] && grep -q "not a loopback address" <<<"$message"; then echo "ok: 0.0.0.0 is refused: $message"
+else fail "--listen 0.0.0.0:0: exit $status: $message"; fi
+
 # ---- on a Unix socket ----
 "$stagehand" serve --config "$work/stop.toml" --listen "unix:$work/serve.sock" --key chain="$circuits/chain/chain.zkey" 2>"$work/unix.log" &
 server_pid=$!
