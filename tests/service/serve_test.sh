@@ -224,7 +224,7 @@ fi
 
 # ---- only on loopback ----
 set +e
-message=$("$stagehand" serve --listen 0.0.0.0:0 2>&1)
+message=$(timeout 30 "$stagehand" serve --listen 0.0.0.0:0 2>&1)
 status=$?
 set -e
 if [ $status -ne 0 ] && grep -q "not a loopback address" <<<"$message"; then echo "ok: 0.0.0.0 is refused: $message"
