@@ -80,6 +80,17 @@ BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std:
     if (in.bad()) fail("cannot read the stream");
     bytes_ = stream_bytes_;
   }
+  parse(magic, max_version);
+}
+
+BinFile::BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic, std::string_view kind,
+                 std::uint32_t max_version)
+    : path_(name), kind_(kind), stream_bytes_(bytes.begin(), bytes.end()) {
+  bytes_ = stream_bytes_;
+  parse(magic, max_version);
+}
+
+void BinFile::parse(std::string_view magic, std::uint32_t max_version) {
   const std::size_t size = bytes_.size();
   if (size < 12) fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", size, kind_, magic));
   if (std::memcmp(bytes_.data(), magic.data(), 4) != 0) {

@@ -23,6 +23,10 @@ class BinFile {
   // runs past the end of the file, or bytes follow the last section. A pipe or other file that
   // is not a regular file is read as a stream, to its end.
   BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version);
+  // The same checks on bytes already in memory (a copy is kept); `name` stands for the file in
+  // every message (e.g. "the request body").
+  BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic, std::string_view kind,
+          std::uint32_t max_version);
   // The sections are views of the bytes: not copied.
   BinFile(const BinFile&) = delete;
   BinFile& operator=(const BinFile&) = delete;
@@ -38,11 +42,14 @@ class BinFile {
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  // The container's checks over bytes_: header, section table, nothing after the last section.
+  void parse(std::string_view magic, std::uint32_t max_version);
+
   std::filesystem::path path_;
   std::string kind_;
   void map_regular_file();
   std::shared_ptr<void> mapping_;           // a regular file, mapped read-only
-  std::vector<std::uint8_t> stream_bytes_;  // a pipe's bytes, read to the end
+  std::vector<std::uint8_t> stream_bytes_;  // a pipe's bytes read to the end, or a copy of bytes in memory
   std::span<const std::uint8_t> bytes_;     // the file's bytes, in one or the other
   std::uint32_t version_ = 0;
   std::multimap<std::uint32_t, std::span<const std::uint8_t>> sections_;

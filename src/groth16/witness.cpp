@@ -55,18 +55,18 @@ void read_values(const BinFile& file, std::uint32_t count, std::span<math::Fr> o
   if (count == 0 || !out[0].is_one()) values.fail("w[0] must be 1 (the constant signal)");
 }
 
-}  // namespace
+constexpr std::string_view kMagic = "wtns";
+constexpr std::string_view kKind = "snarkjs witness (.wtns)";
+constexpr std::uint32_t kMaxVersion = 2;
 
-std::vector<math::Fr> read_wtns(const std::filesystem::path& path, unsigned threads) {
-  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
+std::vector<math::Fr> whole_witness(const BinFile& file, unsigned threads) {
   const std::uint32_t count = read_header(file);
   std::vector<math::Fr> witness(count);
   read_values(file, count, witness, threads);
   return witness;
 }
 
-std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr> out, unsigned threads) {
-  BinFile file(path, "wtns", "snarkjs witness (.wtns)", 2);
+std::size_t witness_into(const BinFile& file, std::span<math::Fr> out, unsigned threads) {
   const std::uint32_t count = read_header(file);
   if (count > out.size()) {
     file.fail(1, "header", fmt::format("the witness has {} values, more than the {} expected: a witness for another circuit", count,
@@ -74,6 +74,25 @@ std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr
   }
   read_values(file, count, out.first(count), threads);
   return count;
+}
+
+}  // namespace
+
+std::vector<math::Fr> read_wtns(const std::filesystem::path& path, unsigned threads) {
+  return whole_witness(BinFile(path, kMagic, kKind, kMaxVersion), threads);
+}
+
+std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr> out, unsigned threads) {
+  return witness_into(BinFile(path, kMagic, kKind, kMaxVersion), out, threads);
+}
+
+std::vector<math::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads) {
+  return whole_witness(BinFile(bytes, name, kMagic, kKind, kMaxVersion), threads);
+}
+
+std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name, std::span<math::Fr> out,
+                            unsigned threads) {
+  return witness_into(BinFile(bytes, name, kMagic, kKind, kMaxVersion), out, threads);
 }
 
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) {

@@ -5,8 +5,10 @@
 #include "math/fr.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -17,6 +19,11 @@ std::vector<math::Fr> read_wtns(const std::filesystem::path& path, unsigned thre
 // The same into the caller's buffer (a pinned staging buffer: no copy on the way to the
 // device); returns the number of values, which must not exceed out.size().
 std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr> out, unsigned threads = 1);
+// The same from the bytes of a .wtns file (a service's request); `name` stands for the file in
+// the messages.
+std::vector<math::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads = 1);
+std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name, std::span<math::Fr> out,
+                            unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness);
 
 }  // namespace stagehand::groth16

@@ -57,3 +57,29 @@ finish() {
   fi
   echo "$1"
 }
+
+# verify_responses <vk> <response.json>...: `stagehand serve` answers ({"proof": ..., "public":
+# [...]}), each checked by snarkjs's groth16.verify in one node process (one CLI process per
+# proof would take most of a second each). $snarkjs_module: the snarkjs package's folder.
+verify_responses() {
+  local output status
+  set +e
+  output=$(node -e '
+    const snarkjs = require(process.argv[1]);
+    const fs = require("fs");
+    (async () => {
+      const vk = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+      let bad = 0;
+      for (const file of process.argv.slice(3)) {
+        const answer = JSON.parse(fs.readFileSync(file, "utf8"));
+        const ok = answer.proof !== undefined && await snarkjs.groth16.verify(vk, answer.public, answer.proof);
+        if (!ok) { console.log("does not verify: " + file); bad++; }
+      }
+      console.log((process.argv.length - 3 - bad) + " of " + (process.argv.length - 3) + " verify");
+      process.exit(bad === 0 ? 0 : 1);
+    })().catch((error) => { console.log(String(error)); process.exit(2); });
+  ' "$snarkjs_module" "$@" 2>&1)
+  status=$?
+  set -e
+  if [ $status -eq 0 ]; then echo "ok: $output (snarkjs groth16.verify, $1)"; else fail "snarkjs: $output"; fi
+}

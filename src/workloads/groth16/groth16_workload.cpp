@@ -171,7 +171,8 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
 
 asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const HostRange> abc) {
   auto& job_state = state(job);
-  const auto& file = jobs_.at(static_cast<std::size_t>(job)).wtns;
+  const auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
+  const auto& file = proof_job.wtns;
   const std::size_t n = key_.domain_size;
   auto as_fr = [n](const HostRange& range) {
     if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
@@ -187,9 +188,11 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
         throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
       }
       const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key_.n_vars);
-      witness = staged.first(read_wtns_into(file, staged, thread_count_));
+      witness = staged.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count_)
+                                                  : read_wtns_into(file, staged, thread_count_));
     } else {
-      job_state.witness = read_wtns(file, thread_count_);
+      job_state.witness = proof_job.wtns_bytes ? parse_wtns(*proof_job.wtns_bytes, file.string(), thread_count_)
+                                               : read_wtns(file, thread_count_);
       witness = job_state.witness;
     }
     check_witness_matches(key_, witness, zkey_path_, file);

@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -51,6 +52,9 @@ namespace stagehand::groth16 {
 struct ProofJob {
   std::filesystem::path wtns;
   ProofRandomness randomness;
+  // The .wtns file's bytes, where the caller has them in memory (a service's request): prepare
+  // parses these instead of reading `wtns`, which then only names them in messages.
+  std::shared_ptr<const std::vector<std::uint8_t>> wtns_bytes = nullptr;
 };
 
 // What is checked around each proof.

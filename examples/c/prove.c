@@ -1,0 +1,177 @@
+/* A C caller of libstagehand: one proof through the blocking call, one through the asynchronous
+ * calls (submit with a callback, then wait), and the errors a caller must be able to tell apart.
+ *
+ *   prove <zkey> <wtns> <out dir>     writes <out dir>/proof.json, public.json (blocking call)
+ *                                     and async.proof.json, async.public.json
+ * Exit status 0 only when every step did what it should.
+ */
+#include <stagehand/stagehand.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+static void fail(const char* what, int status, const char* err) {
+  fprintf(stderr, "FAIL: %s: %s (%d): %s\n", what, stagehand_status_name(status), status, err);
+  ++failures;
+}
+
+static unsigned char* read_file(const char* path, size_t* length) {
+  FILE* file = fopen(path, "rb");
+  if (file == NULL) return NULL;
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  unsigned char* bytes = malloc(size > 0 ? (size_t)size : 1);
+  if (bytes != NULL && fread(bytes, 1, (size_t)size, file) != (size_t)size) {
+    free(bytes);
+    bytes = NULL;
+  }
+  fclose(file);
+  *length = (size_t)size;
+  return bytes;
+}
+
+static int write_text(const char* dir, const char* name, const char* text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE* file = fopen(path, "w");
+  if (file == NULL) return -1;
+  fputs(text, file);
+  return fclose(file);
+}
+
+/* The completion of the asynchronous proof: its texts kept for main. */
+struct completion {
+  pthread_mutex_t mutex;
+  pthread_cond_t ended;
+  int done;
+  int status;
+  char* proof;
+  char* public_signals;
+};
+
+static char* copy_string(const char* text) {
+  if (text == NULL) return NULL;
+  char* copy = malloc(strlen(text) + 1);
+  if (copy != NULL) strcpy(copy, text);
+  return copy;
+}
+
+static void on_proof(void* user_data, uint64_t proof_id, int status, const char* proof_json, const char* public_json,
+                     const char* error) {
+  struct completion* completion = user_data;
+  (void)proof_id;
+  pthread_mutex_lock(&completion->mutex);
+  completion->status = status;
+  completion->proof = copy_string(proof_json);
+  completion->public_signals = copy_string(public_json);
+  if (status != STAGEHAND_OK) fprintf(stderr, "async proof: %s\n", error);
+  completion->done = 1;
+  pthread_cond_signal(&completion->ended);
+  pthread_mutex_unlock(&completion->mutex);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s <zkey> <wtns> <out dir>\n", argv[0]);
+    return 2;
+  }
+  char err[1024];
+  stagehand_engine* engine = stagehand_engine_create(NULL, err, sizeof err);
+  if (engine == NULL) {
+    fprintf(stderr, "FAIL: stagehand_engine_create: %s\n", err);
+    return 1;
+  }
+  int status = stagehand_key_load(engine, "circuit", argv[1], err, sizeof err);
+  if (status != STAGEHAND_OK) fail("stagehand_key_load", status, err);
+  status = stagehand_key_load(engine, "circuit", argv[1], err, sizeof err);
+  if (status != STAGEHAND_ERROR_KEY_EXISTS) fail("loading the key twice must be refused", status, err);
+
+  size_t wtns_length = 0;
+  unsigned char* wtns = read_file(argv[2], &wtns_length);
+  if (wtns == NULL) {
+    fprintf(stderr, "FAIL: cannot read %s\n", argv[2]);
+    return 1;
+  }
+
+  /* Blocking. */
+  char* proof = NULL;
+  char* public_signals = NULL;
+  status = stagehand_prove(engine, "circuit", wtns, wtns_length, &proof, &public_signals, err, sizeof err);
+  if (status != STAGEHAND_OK) {
+    fail("stagehand_prove", status, err);
+  } else {
+    if (write_text(argv[3], "proof.json", proof) != 0 || write_text(argv[3], "public.json", public_signals) != 0) {
+      fprintf(stderr, "FAIL: cannot write into %s\n", argv[3]);
+      ++failures;
+    }
+    stagehand_free(proof);
+    stagehand_free(public_signals);
+  }
+
+  /* Asynchronous, with a callback; then the same proof's outcome through stagehand_wait. */
+  struct completion completion = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, -1, NULL, NULL};
+  uint64_t id = 0;
+  status = stagehand_submit(engine, "circuit", wtns, wtns_length, 1, on_proof, &completion, &id, err, sizeof err);
+  if (status != STAGEHAND_OK) {
+    fail("stagehand_submit", status, err);
+  } else {
+    pthread_mutex_lock(&completion.mutex);
+    while (!completion.done) pthread_cond_wait(&completion.ended, &completion.mutex);
+    pthread_mutex_unlock(&completion.mutex);
+    if (completion.status != STAGEHAND_OK) fail("the asynchronous proof", completion.status, "(see above)");
+    else if (write_text(argv[3], "async.proof.json", completion.proof) != 0 ||
+             write_text(argv[3], "async.public.json", completion.public_signals) != 0) ++failures;
+    char* waited = NULL;
+    status = stagehand_wait(engine, id, &waited, NULL, err, sizeof err);
+    if (status != STAGEHAND_OK || waited == NULL || completion.proof == NULL || strcmp(waited, completion.proof) != 0) {
+      fail("stagehand_wait must give the callback's proof", status, err);
+    }
+    stagehand_free(waited);
+    status = stagehand_poll(engine, id, NULL, NULL, err, sizeof err);
+    if (status != STAGEHAND_OK) fail("stagehand_poll of an ended proof", status, err);
+    status = stagehand_cancel(engine, id, err, sizeof err);
+    if (status != STAGEHAND_ALREADY_ENDED) fail("cancelling an ended proof", status, err);
+    free(completion.proof);
+    free(completion.public_signals);
+  }
+
+  /* The errors a caller tells apart by their codes. */
+  status = stagehand_prove(engine, "circuit", wtns, wtns_length / 2, &proof, &public_signals, err, sizeof err);
+  if (status != STAGEHAND_ERROR_BAD_WITNESS) fail("a truncated witness must be BAD_WITNESS", status, err);
+  else printf("ok: a truncated witness: %s\n", err);
+  status = stagehand_prove(engine, "no-such-key", wtns, wtns_length, &proof, &public_signals, err, sizeof err);
+  if (status != STAGEHAND_ERROR_UNKNOWN_KEY) fail("an unknown key must be UNKNOWN_KEY", status, err);
+  status = stagehand_poll(engine, 987654321, NULL, NULL, err, sizeof err);
+  if (status != STAGEHAND_ERROR_UNKNOWN_PROOF) fail("an unknown proof must be UNKNOWN_PROOF", status, err);
+  status = stagehand_key_load(engine, "broken", argv[2], err, sizeof err); /* a .wtns is no .zkey */
+  if (status != STAGEHAND_ERROR_BAD_KEY) fail("a .wtns as a key must be BAD_KEY", status, err);
+  status = stagehand_prove(NULL, "circuit", wtns, wtns_length, &proof, &public_signals, err, sizeof err);
+  if (status != STAGEHAND_ERROR_ARGUMENT) fail("a NULL engine must be ARGUMENT", status, err);
+
+  char* json = stagehand_status_json(engine);
+  if (json == NULL || strstr(json, "\"done\":2") == NULL) {
+    fprintf(stderr, "FAIL: the status must count two proofs done: %s\n", json != NULL ? json : "(null)");
+    ++failures;
+  } else {
+    printf("status: %s\n", json);
+  }
+  stagehand_free(json);
+
+  status = stagehand_key_unload(engine, "circuit", err, sizeof err);
+  if (status != STAGEHAND_OK) fail("stagehand_key_unload", status, err);
+  status = stagehand_key_unload(engine, "circuit", err, sizeof err);
+  if (status != STAGEHAND_ERROR_UNKNOWN_KEY) fail("unloading twice must be UNKNOWN_KEY", status, err);
+  stagehand_engine_destroy(engine);
+  free(wtns);
+  if (failures != 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("ok: the C caller\n");
+  return 0;
+}

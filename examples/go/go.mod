@@ -1,0 +1,3 @@
+module stagehand.example/prove
+
+go 1.19

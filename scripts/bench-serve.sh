@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Proofs per second through `stagehand serve` against `stagehand prove` on the same witnesses,
+# in one call: a synthetic circuit (stagehand_make_circuit, test-only keys from `stagehand
+# setup`) or a given key and witness, N copies of the witness; `stagehand prove` on all of them
+# in one run, then a server with the key loaded once and C concurrent clients posting them with
+# wait=true; R rounds, the two alternating. Prints each round's rates, their ratio and how often
+# the server read the key, then the medians.
+#
+#   scripts/bench-serve.sh [--build DIR] [--config F] [--proofs N] [--clients C] [--domain-log2 K]
+#                          [--rounds R] [--zkey Z --wtns W]
+#
+# Defaults: build/, no configuration (a GPU where there is one, otherwise the simulator's
+# functional mode), 32 proofs, 8 clients, 2^11, 3 rounds. On the H200 machine (the GPU is taken
+# where there is one), e.g.: scripts/bench-serve.sh --domain-log2 20 --proofs 16
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/serve.sh
+build=build
+config=""
+proofs=32
+clients=8
+log2=11
+rounds=3
+zkey=""
+wtns=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --config) config=$2; shift 2 ;;
+    --proofs) proofs=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
+    --domain-log2) log2=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --zkey) zkey=$2; shift 2 ;;
+    --wtns) wtns=$2; shift 2 ;;
+    *) echo "bench-serve: unknown argument $1 (see the script's header)" >&2; exit 2 ;;
+  esac
+done
+stagehand=$build/src/cli/stagehand
+make_circuit=$build/tests/groth16/stagehand_make_circuit
+[ -x "$stagehand" ] || { echo "bench-serve: $stagehand not built (scripts/build.sh)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "bench-serve: curl is needed (scripts/install-deps.sh)" >&2; exit 1; }
+config_args=()
+[ -n "$config" ] && config_args=(--config "$config")
+
+serve_work_dir
+
+if [ -z "$zkey" ]; then
+  "$make_circuit" --domain-log2 "$log2" --out "$work/circuit" >/dev/null 2>&1
+  "$stagehand" setup --r1cs "$work/circuit/circuit.r1cs" --zkey "$work/circuit/circuit.zkey" --vk "$work/circuit/vk.json" 2>/dev/null
+  zkey=$work/circuit/circuit.zkey
+  wtns=$work/circuit/circuit.wtns
+fi
+mkdir -p "$work/witnesses"
+for n in $(seq "$proofs"); do cp "$wtns" "$work/witnesses/w$(printf %04d "$n").wtns"; done
+now() { date +%s.%N; }
+# calc EXPRESSION: floating-point arithmetic without bc.
+calc() { awk "BEGIN { print $1 }"; }
+
+# One round: `stagehand prove` (one process, the key read once, every witness in one run), then a
+# server with the key loaded once at start and the same witnesses from $clients clients. Appends
+# "prove_proving prove_wall serve_seconds" to $work/rounds.
+# Each client posts every $clients-th witness; nothing but curl is started per proof, so that the
+# harness takes as little as it can of the cores the proofs run on.
+witnesses=("$work/witnesses"/*.wtns)
+client() {
+  local n=$1 code i
+  for ((i = n; i < ${#witnesses[@]}; i += clients)); do
+    code=$(curl -s -o "$work/answer-$i.json" -w '%{http_code}' --data-binary @"${witnesses[$i]}" "$url/v1/proofs?key=bench&wait=true")
+    [ "$code" = 200 ] || echo "proof $i: $code $(head -c 300 "$work/answer-$i.json")" >>"$work/errors"
+  done
+}
+round() {
+  local start prove_wall prove_proving serve_seconds status key_reads batches pids n pid
+  start=$(now)
+  rm -rf "$work/prove"
+  "$stagehand" prove "${config_args[@]}" --zkey "$zkey" --wtns "$work/witnesses" --out-dir "$work/prove" 2>"$work/prove.log"
+  prove_wall=$(calc "$(now) - $start")
+  prove_proving=$(grep -o 'proofs in [0-9.]* s' "$work/prove.log" | grep -o '[0-9.]*' | head -1)
+
+  serve_start "$stagehand" "$work/serve.log" "${config_args[@]}" --key bench="$zkey"
+  start=$(now)
+  pids=()
+  for n in $(seq 0 $((clients - 1))); do
+    client "$n" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  serve_seconds=$(calc "$(now) - $start")
+  status=$(curl -s "$url/v1/status")
+  kill -TERM "$server_pid"
+  wait "$server_pid" || true
+  server_pid=""
+  if [ -s "$work/errors" ]; then
+    echo "bench-serve: failed proofs through serve:" >&2
+    cat "$work/errors" >&2
+    exit 1
+  fi
+  key_reads=$(grep -c 'key bench: .* read in' "$work/serve.log" || true)
+  batches=$(grep -o '"batches":[0-9]*' <<<"$status" | grep -o '[0-9]*')
+  printf '  round %d: prove %.3f s proving (%.3f proofs/s; %.3f s the whole command), serve %.3f s (%.3f proofs/s; %s coordinator runs, key read %s time(s)): %.1f%%\n' \
+    "$1" "$prove_proving" "$(calc "$proofs / $prove_proving")" "$prove_wall" "$serve_seconds" "$(calc "$proofs / $serve_seconds")" \
+    "$batches" "$key_reads" "$(calc "100 * $prove_proving / $serve_seconds")"
+  echo "$prove_proving $prove_wall $serve_seconds" >>"$work/rounds"
+}
+
+# One proof first: the files in the page cache and the description of the run.
+"$stagehand" prove "${config_args[@]}" --zkey "$zkey" --wtns "${witnesses[0]}" --proof "$work/warm.proof.json" \
+  --public "$work/warm.public.json" 2>"$work/warm.log"
+echo "bench-serve: $proofs proofs of $(basename "$zkey") ($(grep -o 'domain 2^[0-9]*' "$work/warm.log" | head -1)), $(grep -o 'on [0-9] x [^,]*' "$work/warm.log" | head -1 | sed 's/^on //'), $clients clients, $rounds rounds (prove and serve alternate)"
+for r in $(seq "$rounds"); do round "$r"; done
+# Medians over the rounds; the ratio is the median of each round's ratio (the two halves of a
+# round run back to back, under the same load).
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+prove_rate=$(awk -v n="$proofs" '{ print n / $1 }' "$work/rounds" | median)
+prove_wall_rate=$(awk -v n="$proofs" '{ print n / $2 }' "$work/rounds" | median)
+serve_rate=$(awk -v n="$proofs" '{ print n / $3 }' "$work/rounds" | median)
+ratio=$(awk '{ print 100 * $1 / $3 }' "$work/rounds" | median)
+printf '  median: stagehand prove %.3f proofs/s (%.3f the whole command), stagehand serve %.3f proofs/s; serve / prove %.1f%%\n' \
+  "$prove_rate" "$prove_wall_rate" "$serve_rate" "$ratio"

@@ -1,0 +1,99 @@
+// stagehand serve: the engine (src/engine/) behind an HTTP/JSON API (src/service/) on a
+// loopback address or a Unix socket, until SIGINT or SIGTERM.
+
+#include "cli/commands.hpp"
+
+#include "engine/engine.hpp"
+#include "engine/engine_config.hpp"
+#include "service/api.hpp"
+#include "service/http_server.hpp"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+
+namespace stagehand::cli {
+namespace {
+
+struct ServeOptions {
+  std::string config;
+  std::string listen;
+  std::vector<std::string> keys;
+  std::string on_stop = "fail";
+};
+
+constexpr const char* kApi = R"(The API (JSON unless said; errors are {"error": "..."}):
+  POST   /v1/keys/NAME            body: the .zkey's bytes, or {"path": "<file on this machine>"}  201
+  DELETE /v1/keys/NAME            unloads it once its queued and running proofs are done          200
+  POST   /v1/proofs?key=NAME      body: the .wtns's bytes -> 202 {"id": "..."}
+         /v1/proofs?key=NAME&wait=true                    -> 200 {"id", "proof": <proof.json>, "public": [...]}
+  GET    /v1/proofs/ID            {"state": queued|running|done|failed|cancelled, ...; "proof", "public" once done}
+  DELETE /v1/proofs/ID            cancels it (queued: at once; running: before its next step)
+  GET    /v1/status               queue, proofs, per-GPU and per-key status
+  GET    /metrics                 Prometheus text
+Statuses: 400 malformed request or witness, 404 unknown key/proof/route, 409 key exists or proof
+ended, 413 body over serve.max_request_mib, 429 queue full (Retry-After), 500 a proof that failed,
+503 stopping, 504 a waited-for proof not done within serve.request_timeout_s.
+Limits ([serve] in the configuration): max_request_mib, max_connections, request_timeout_s;
+the queue ([engine]): queue_capacity, max_batch. See config/serve.toml.)";
+
+std::pair<std::string, std::string> key_argument(const std::string& argument) {
+  const auto eq = argument.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == argument.size()) {
+    throw std::runtime_error(fmt::format("--key {}: expected NAME=ZKEY", argument));
+  }
+  return {argument.substr(0, eq), argument.substr(eq + 1)};
+}
+
+int serve(const ServeOptions& options) {
+  auto config = options.config.empty() ? engine::EngineConfig{} : engine::load_engine_config(options.config);
+  const auto address = service::ListenAddress::parse(options.listen);
+  // A client that goes away mid-answer must cost its connection, never the server.
+  std::signal(SIGPIPE, SIG_IGN);
+  engine::Engine engine(config);
+  for (const auto& argument : options.keys) {
+    const auto [name, path] = key_argument(argument);
+    engine.load_key(name, path);
+    const auto status = engine.status();
+    for (const auto& key : status.keys) {
+      if (key.name == name) fmt::print(stderr, "stagehand serve: key {}: {}, read in {:.2f} s\n", name, path, key.read_seconds);
+    }
+  }
+  service::Api api(engine, config.serve);
+  service::HttpServer server(api, config.serve, address);
+  fmt::print(stderr, "stagehand serve: {}; listening on {} (at most {} connections, bodies up to {} bytes)\n",
+             engine.status().backend, server.bound_address(), config.serve.max_connections, config.serve.max_request_bytes);
+  std::fflush(stderr);
+  const auto drain = options.on_stop == "finish" ? engine::Drain::finish : engine::Drain::fail_queued;
+  server.run([&] {
+    fmt::print(stderr, "stagehand serve: stopping: {} queued proofs {}\n", engine.status().queued,
+               drain == engine::Drain::finish ? "are made first" : "fail (the running ones finish)");
+    engine.shutdown(drain);
+  });
+  const auto status = engine.status();
+  fmt::print(stderr, "stagehand serve: stopped: {} proofs done, {} failed, {} cancelled\n", status.done, status.failed, status.cancelled);
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  auto* command = app.add_subcommand("serve", "Serve proofs over HTTP/JSON: keys loaded once, proofs queued from any client");
+  command->add_option("--config", options->config,
+                      "Deployment configuration (TOML): backend, devices, policy, and the [engine] and [serve] tables");
+  command->add_option("--listen", options->listen, "Where to listen: HOST:PORT (loopback, e.g. 127.0.0.1:8080; port 0 takes a free one) or unix:PATH")
+      ->required();
+  command->add_option("--key", options->keys, "A proving key to load at start, NAME=ZKEY; repeatable");
+  command->add_option("--on-stop", options->on_stop,
+                      "On SIGTERM/SIGINT: 'fail' each queued proof with a clear error (the running ones finish), or 'finish' them all")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fail", "finish"}));
+  command->footer(kApi);
+  on_selected(command, [options] { return serve(*options); });
+}
+
+}  // namespace stagehand::cli

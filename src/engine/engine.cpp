@@ -1,0 +1,688 @@
+#include "engine/engine.hpp"
+
+#include "coordinator/coordinator.hpp"
+#include "coordinator/pageable_arena.hpp"
+#include "device/format.hpp"
+#include "groth16/errors.hpp"
+#include "groth16/json.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/witness.hpp"
+#include "groth16/zkey.hpp"
+#include "workloads/groth16/groth16_workload.hpp"
+#include "workloads/host_work.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace stagehand::engine {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double seconds_between(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+
+// Finished proofs kept for find() (a service's GET of a proof after it ended); older ones are
+// forgotten so that a long-lived engine's memory stays bounded.
+constexpr std::size_t kFinishedKept = 4096;
+
+// Upper bounds of the seconds-per-proof histogram.
+const std::vector<double> kHistogramBounds{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
+}  // namespace
+
+const char* to_string(ProofState state) {
+  switch (state) {
+    case ProofState::queued: return "queued";
+    case ProofState::running: return "running";
+    case ProofState::done: return "done";
+    case ProofState::failed: return "failed";
+    case ProofState::cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+const char* to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::unknown_key: return "unknown_key";
+    case ErrorKind::key_exists: return "key_exists";
+    case ErrorKind::bad_key: return "bad_key";
+    case ErrorKind::bad_witness: return "bad_witness";
+    case ErrorKind::queue_full: return "queue_full";
+    case ErrorKind::unknown_proof: return "unknown_proof";
+    case ErrorKind::stopped: return "stopped";
+  }
+  return "?";
+}
+
+namespace detail {
+
+// One accepted proof. Its outcome is guarded by its own mutex, so that a handle can wait on it
+// without the engine; `cancel_requested` is read by the dispatcher's workload between steps.
+struct ProofRecord {
+  std::uint64_t id = 0;
+  std::string key;
+  std::shared_ptr<const std::vector<std::uint8_t>> wtns;
+  Clock::time_point submitted;
+  ProofCallback on_done;
+  std::atomic<bool> cancel_requested{false};
+  int gpu = -1;  // where it runs (engine mutex)
+
+  mutable std::mutex mutex;
+  std::condition_variable ended;
+  ProofResult result;  // state queued until it runs
+
+  bool finished_locked() const {
+    return result.state == ProofState::done || result.state == ProofState::failed || result.state == ProofState::cancelled;
+  }
+};
+
+}  // namespace detail
+
+using detail::ProofRecord;
+
+std::uint64_t ProofHandle::id() const { return record_->id; }
+const std::string& ProofHandle::key() const { return record_->key; }
+ProofState ProofHandle::state() const {
+  std::lock_guard lock(record_->mutex);
+  return record_->result.state;
+}
+bool ProofHandle::finished() const {
+  std::lock_guard lock(record_->mutex);
+  return record_->finished_locked();
+}
+ProofResult ProofHandle::wait() const {
+  std::unique_lock lock(record_->mutex);
+  record_->ended.wait(lock, [&] { return record_->finished_locked(); });
+  return record_->result;
+}
+std::optional<ProofResult> ProofHandle::wait_for(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(record_->mutex);
+  if (!record_->ended.wait_for(lock, timeout, [&] { return record_->finished_locked(); })) return std::nullopt;
+  return record_->result;
+}
+ProofResult ProofHandle::result() const {
+  std::lock_guard lock(record_->mutex);
+  return record_->result;
+}
+
+struct Engine::Impl {
+  struct Key {
+    std::shared_ptr<const groth16::ProvingKey> key;
+    std::filesystem::path path;
+    std::uint64_t host_bytes = 0;
+    double read_seconds = 0;
+    std::size_t queued = 0;
+    std::size_t running = 0;
+    bool unloading = false;
+  };
+  struct Gpu {
+    int running = 0;
+    std::uint64_t done = 0;
+    std::uint64_t capacity = 0;
+    std::uint64_t reserved = 0;
+    std::uint64_t used = 0;
+    double busy_seconds = 0;
+    Clock::time_point busy_since;
+  };
+
+  EngineConfig config;
+  std::unique_ptr<Backend> backend;
+  Clock::time_point started = Clock::now();
+
+  mutable std::mutex mutex;
+  std::condition_variable work;     // the dispatcher: something queued, or stopping
+  std::condition_variable space;    // submitters waiting for room in the queue
+  std::condition_variable key_gone; // wait_key_gone
+  std::deque<std::shared_ptr<ProofRecord>> queue;
+  std::map<std::string, Key, std::less<>> keys;
+  std::map<std::uint64_t, std::shared_ptr<ProofRecord>> proofs;  // unfinished and the last finished
+  std::deque<std::uint64_t> finished_order;
+  std::vector<Gpu> gpus;
+  std::string batch_key;  // the key of the run in progress ("" between runs)
+  std::size_t running = 0;
+  std::uint64_t next_id = 1;
+  std::uint64_t accepted = 0, done = 0, failed = 0, cancelled = 0, batches = 0;
+  std::vector<std::uint64_t> histogram = std::vector<std::uint64_t>(kHistogramBounds.size() + 1, 0);
+  double histogram_sum = 0;
+  bool stopping = false;
+  Drain drain = Drain::finish;
+  std::thread dispatcher;
+
+  // Ends a proof: its outcome, the counters, then its waiters and its callback (outside every
+  // lock). The caller holds no lock.
+  void end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof = {},
+                 std::string public_signals = {}) {
+    const double seconds = seconds_between(record->submitted, Clock::now());
+    {
+      std::lock_guard lock(record->mutex);
+      if (record->finished_locked()) return;
+      record->result.state = state;
+      record->result.error = std::move(error);
+      record->result.proof_json = std::move(proof);
+      record->result.public_json = std::move(public_signals);
+      record->result.seconds = seconds;
+    }
+    {
+      std::lock_guard lock(mutex);
+      (state == ProofState::done ? done : state == ProofState::failed ? failed : cancelled) += 1;
+      if (state != ProofState::cancelled) {
+        const auto bucket = std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), seconds) - kHistogramBounds.begin();
+        ++histogram[static_cast<std::size_t>(bucket)];
+        histogram_sum += seconds;
+      }
+      finished_order.push_back(record->id);
+      while (finished_order.size() > kFinishedKept) {
+        proofs.erase(finished_order.front());
+        finished_order.pop_front();
+      }
+    }
+    record->ended.notify_all();
+    if (record->on_done) {
+      try {
+        record->on_done(ProofHandle(record));
+      } catch (...) {
+        // A caller's callback must not take the engine down; what it does with its error is its own.
+      }
+    }
+  }
+
+  // A proof of `key` left the queue or the GPUs (engine mutex held): the key goes once it has no
+  // proofs left and is being unloaded.
+  void key_proof_left(const std::string& name, bool was_running) {
+    auto found = keys.find(name);
+    if (found == keys.end()) return;
+    auto& key = found->second;
+    (was_running ? key.running : key.queued) -= 1;
+    if (key.unloading && key.queued == 0 && key.running == 0) {
+      keys.erase(found);
+      key_gone.notify_all();
+    }
+  }
+
+  void gpu_started(int index) {  // engine mutex held
+    auto& gpu = gpus.at(static_cast<std::size_t>(index));
+    if (gpu.running++ == 0) gpu.busy_since = Clock::now();
+  }
+  void gpu_ended(int index) {  // engine mutex held
+    auto& gpu = gpus.at(static_cast<std::size_t>(index));
+    ++gpu.done;
+    if (--gpu.running == 0) gpu.busy_seconds += seconds_between(gpu.busy_since, Clock::now());
+  }
+
+  void dispatch();
+  void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
+                 const std::filesystem::path& key_path, std::vector<std::shared_ptr<ProofRecord>> batch);
+};
+
+namespace {
+
+// The Groth16 workload with the engine's checks between steps: a cancelled proof stops before
+// its next step, and each proof's GPU is noted when its host step begins.
+class EngineWorkload final : public Workload {
+ public:
+  EngineWorkload(groth16::Groth16Workload& inner, const std::vector<std::shared_ptr<ProofRecord>>& batch, Engine::Impl& engine,
+                 const std::vector<Device*>& devices)
+      : inner_(inner), batch_(batch), engine_(engine), devices_(devices) {}
+
+  int job_count() const override { return inner_.job_count(); }
+  int proof_count() const override { return inner_.proof_count(); }
+  int proof_of(int job) const override { return inner_.proof_of(job); }
+  JobMemoryPlan memory_plan(int job) const override { return inner_.memory_plan(job); }
+  Bytes resident_bytes() const override { return inner_.resident_bytes(); }
+  asio::awaitable<void> set_up(Device& device, int device_index) override { return inner_.set_up(device, device_index); }
+  asio::awaitable<void> tear_down(Device& device, int device_index) override { return inner_.tear_down(device, device_index); }
+
+  asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override {
+    check_cancelled(job);
+    {
+      const auto where = std::find(devices_.begin(), devices_.end(), &device);
+      std::lock_guard lock(engine_.mutex);
+      auto& record = *batch_.at(static_cast<std::size_t>(job));
+      if (record.gpu < 0 && where != devices_.end()) {
+        record.gpu = static_cast<int>(where - devices_.begin());
+        engine_.gpu_started(record.gpu);
+      }
+    }
+    return inner_.prepare(job, device, abc);
+  }
+  asio::awaitable<JobTimes> run_program(int job, JobContext& context) override {
+    check_cancelled(job);
+    return inner_.run_program(job, context);
+  }
+  asio::awaitable<void> finish(int job, Device& device) override {
+    check_cancelled(job);
+    return inner_.finish(job, device);
+  }
+  void abandon(int job) override { inner_.abandon(job); }
+
+ private:
+  void check_cancelled(int job) const {
+    if (batch_.at(static_cast<std::size_t>(job))->cancel_requested.load()) throw std::runtime_error("cancelled while running");
+  }
+
+  groth16::Groth16Workload& inner_;
+  const std::vector<std::shared_ptr<ProofRecord>>& batch_;
+  Engine::Impl& engine_;
+  const std::vector<Device*>& devices_;
+};
+
+std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
+  return (key.a.size() + key.b1.size() + key.c.size() + key.h.size() + key.ic.size()) * sizeof(math::G1Affine) +
+         key.b2.size() * sizeof(math::G2Affine) + key.coefficients.size() * sizeof(groth16::Coefficient);
+}
+
+}  // namespace
+
+void Engine::Impl::dispatch() {
+  for (;;) {
+    std::unique_lock lock(mutex);
+    work.wait(lock, [&] { return !queue.empty() || stopping; });
+    if (queue.empty()) return;  // stopping, nothing left
+    if (stopping && drain == Drain::fail_queued) {
+      auto left = std::move(queue);
+      queue.clear();
+      for (const auto& record : left) key_proof_left(record->key, false);
+      space.notify_all();
+      lock.unlock();
+      for (const auto& record : left) {
+        {
+          std::lock_guard record_lock(record->mutex);
+          record->result.engine_stopped = true;
+        }
+        end_proof(record, ProofState::failed, "the engine shut down before this proof ran");
+      }
+      continue;
+    }
+    // The oldest queued proof's key, and its proofs in order, up to a batch.
+    const std::string name = queue.front()->key;
+    std::vector<std::shared_ptr<ProofRecord>> batch;
+    for (auto it = queue.begin(); it != queue.end() && batch.size() < config.engine.max_batch;) {
+      if ((*it)->key == name) {
+        batch.push_back(*it);
+        it = queue.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto& key = keys.at(name);
+    key.queued -= batch.size();
+    key.running += batch.size();
+    running += batch.size();
+    batch_key = name;
+    ++batches;
+    const auto proving_key = key.key;
+    const auto key_path = key.path;
+    for (const auto& record : batch) {
+      std::lock_guard record_lock(record->mutex);
+      record->result.state = ProofState::running;
+    }
+    space.notify_all();
+    lock.unlock();
+    run_batch(name, proving_key, key_path, std::move(batch));
+  }
+}
+
+void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
+                             const std::filesystem::path& key_path, std::vector<std::shared_ptr<ProofRecord>> batch) {
+  std::vector<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
+  std::vector<bool> ended(batch.size(), false);
+  auto finish = [&](std::size_t index, ProofState state, std::string error) {
+    if (ended[index]) return;
+    ended[index] = true;
+    const auto& record = batch[index];
+    {
+      std::lock_guard lock(mutex);
+      if (record->gpu >= 0) gpu_ended(record->gpu);
+      --running;
+      key_proof_left(key_name, true);
+    }
+    if (state == ProofState::done) {
+      end_proof(record, state, {}, std::move(texts[index]->first), std::move(texts[index]->second));
+    } else {
+      end_proof(record, state, std::move(error));
+    }
+  };
+
+  try {
+    std::vector<groth16::ProofJob> jobs;
+    for (const auto& record : batch) {
+      groth16::ProofJob job;
+      job.wtns = fmt::format("proof {} (key {})", record->id, key_name);
+      job.randomness = config.engine.seed ? groth16::ProofRandomness::from_seed(*config.engine.seed + record->id)
+                                          : groth16::ProofRandomness::from_system();
+      job.wtns_bytes = record->wtns;
+      jobs.push_back(std::move(job));
+    }
+    const auto& devices = backend->devices();
+    const bool on_gpu = backend->on_gpu();
+    auto settings = settings_for(config.run, config.engine.policy);
+    HostWork host_work(on_gpu ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
+    groth16::ProofChecks checks;
+    checks.verify = config.engine.verify;
+    auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
+      texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
+    };
+    groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks);
+    EngineWorkload workload(proofs_workload, batch, *this, devices);
+
+    std::map<int, const VramBudget*> budgets;  // the coordinator's thread only
+    auto sample = [&] {
+      std::lock_guard lock(mutex);
+      for (std::size_t i = 0; i < devices.size() && i < gpus.size(); ++i) {
+        const auto info = devices[i]->memory_info();
+        gpus[i].used = info.total_bytes - info.free_bytes;
+        auto found = budgets.find(static_cast<int>(i));
+        gpus[i].reserved = found == budgets.end() ? 0 : found->second->held_bytes();
+      }
+    };
+    CoordinatorHooks hooks;
+    PageableArena pageable;
+    hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
+    hooks.on_budget = [&](int device, const VramBudget& budget) { budgets[device] = &budget; };
+    hooks.on_budget_gone = [&](int device, const VramBudget&) {
+      budgets.erase(device);
+      sample();
+    };
+    hooks.on_job_done = [&](const JobRecord& record) {
+      sample();
+      const auto index = static_cast<std::size_t>(record.index);
+      const auto& proof = *batch.at(index);
+      if (record.completed() && texts.at(index)) {
+        finish(index, ProofState::done, {});
+      } else if (proof.cancel_requested.load()) {
+        finish(index, ProofState::cancelled, record.completed() ? "cancelled" : record.error);
+      } else {
+        finish(index, ProofState::failed, record.completed() ? "the run ended without a proof for it" : record.error);
+      }
+    };
+    backend->run([&]() -> asio::awaitable<void> {
+      co_await run_coordinator(devices, settings, workload, backend->trace(), hooks);
+    }());
+  } catch (const std::exception& error) {
+    for (std::size_t i = 0; i < batch.size(); ++i) finish(i, ProofState::failed, fmt::format("the run failed: {}", error.what()));
+  }
+  // The coordinator reports every job; a proof it did not report still gets an answer.
+  for (std::size_t i = 0; i < batch.size(); ++i) finish(i, ProofState::failed, "the run ended without reporting this proof");
+  std::lock_guard lock(mutex);
+  batch_key.clear();
+}
+
+BackendOptions Engine::default_backend_options() {
+  BackendOptions options;
+  options.functional = true;          // without a GPU, the simulator computes real proofs
+  options.keep_trace_events = false;  // a long-lived engine keeps only the trace's hash and count
+  return options;
+}
+
+Engine::Engine(EngineConfig config, BackendOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(config);
+  impl_->backend = Backend::open(impl_->config.run, std::move(options));
+  for (auto* device : impl_->backend->devices()) {
+    Impl::Gpu gpu;
+    gpu.capacity = device->memory_info().total_bytes;
+    impl_->gpus.push_back(gpu);
+  }
+  impl_->dispatcher = std::thread([impl = impl_.get()] { impl->dispatch(); });
+}
+
+Engine::~Engine() { shutdown(Drain::finish); }
+
+const EngineConfig& Engine::config() const { return impl_->config; }
+
+void Engine::load_key(const std::string& name, const std::filesystem::path& zkey_path) {
+  if (name.empty()) throw EngineError(ErrorKind::bad_key, "a key needs a name");
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
+    if (impl_->keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
+  }
+  const auto start = Clock::now();
+  std::shared_ptr<const groth16::ProvingKey> key;
+  try {
+    key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(zkey_path));
+  } catch (const std::exception& error) {
+    throw EngineError(ErrorKind::bad_key, error.what());
+  }
+  const double read_seconds = seconds_between(start, Clock::now());
+  // A cap too small for one proof is the configuration's mistake: say so now, naming the key,
+  // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
+  {
+    HostWork host_work(0);
+    groth16::ProofChecks no_checks;
+    no_checks.verify = false;
+    groth16::Groth16Workload sizing(*key, zkey_path, {}, host_work, 0, {}, no_checks);
+    const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
+    const auto plan = sizing.memory_plan(0);
+    try {
+      check_vram_cap_fits(impl_->config.run, plan.peak_bytes + sizing.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes,
+                          fmt::format("a proof of {} (domain 2^{})", zkey_path.string(), key->domain_log2));
+    } catch (const std::exception& error) {
+      throw EngineError(ErrorKind::bad_key, error.what());
+    }
+  }
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
+  if (impl_->keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
+  Impl::Key entry;
+  entry.host_bytes = key_host_bytes(*key);
+  entry.key = std::move(key);
+  entry.path = zkey_path;
+  entry.read_seconds = read_seconds;
+  impl_->keys.emplace(name, std::move(entry));
+}
+
+std::size_t Engine::unload_key(const std::string& name) {
+  std::lock_guard lock(impl_->mutex);
+  auto found = impl_->keys.find(name);
+  if (found == impl_->keys.end() || found->second.unloading) {
+    throw EngineError(ErrorKind::unknown_key, fmt::format("no key named '{}' is loaded", name));
+  }
+  auto& key = found->second;
+  const std::size_t left = key.queued + key.running;
+  if (left == 0) {
+    impl_->keys.erase(found);
+    impl_->key_gone.notify_all();
+  } else {
+    key.unloading = true;
+  }
+  return left;
+}
+
+void Engine::wait_key_gone(const std::string& name) {
+  std::unique_lock lock(impl_->mutex);
+  impl_->key_gone.wait(lock, [&] { return impl_->keys.count(name) == 0; });
+}
+
+bool Engine::has_key(const std::string& name) const {
+  std::lock_guard lock(impl_->mutex);
+  auto found = impl_->keys.find(name);
+  return found != impl_->keys.end() && !found->second.unloading;
+}
+
+ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t> wtns, WhenFull when_full, ProofCallback on_done) {
+  std::shared_ptr<const groth16::ProvingKey> key;
+  std::filesystem::path key_path;
+  std::uint64_t id = 0;
+  auto find_key = [&] {
+    if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
+    auto found = impl_->keys.find(key_name);
+    if (found == impl_->keys.end() || found->second.unloading) {
+      throw EngineError(ErrorKind::unknown_key, fmt::format("no key named '{}' is loaded{}", key_name,
+                                                            found == impl_->keys.end() ? "" : " (it is being unloaded)"));
+    }
+    return found;
+  };
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto found = find_key();
+    key = found->second.key;
+    key_path = found->second.path;
+    id = impl_->next_id++;
+  }
+  // The witness is checked here, on the caller's thread, so that a malformed one is refused at
+  // once (a service answers 400) instead of failing later; prepare parses it again.
+  const std::string name = fmt::format("proof {} (key {})", id, key_name);
+  try {
+    const auto witness = groth16::parse_wtns(wtns, name);
+    groth16::check_witness_matches(*key, witness, key_path, name);
+  } catch (const std::exception& error) {
+    throw EngineError(ErrorKind::bad_witness, error.what());
+  }
+
+  auto record = std::make_shared<ProofRecord>();
+  record->id = id;
+  record->key = key_name;
+  record->wtns = std::make_shared<const std::vector<std::uint8_t>>(std::move(wtns));
+  record->on_done = std::move(on_done);
+  record->submitted = Clock::now();
+  {
+    std::unique_lock lock(impl_->mutex);
+    if (when_full == WhenFull::wait) {
+      impl_->space.wait(lock, [&] { return impl_->stopping || impl_->queue.size() < impl_->config.engine.queue_capacity; });
+    } else if (impl_->queue.size() >= impl_->config.engine.queue_capacity) {
+      throw EngineError(ErrorKind::queue_full,
+                        fmt::format("the queue is full ({} proofs waiting, engine.queue_capacity = {})", impl_->queue.size(),
+                                    impl_->config.engine.queue_capacity));
+    }
+    auto found = find_key();  // it may have been unloaded, or the engine stopped, while we waited
+    found->second.queued += 1;
+    impl_->queue.push_back(record);
+    impl_->proofs.emplace(id, record);
+    ++impl_->accepted;
+  }
+  impl_->work.notify_one();
+  return ProofHandle(record);
+}
+
+bool Engine::cancel(std::uint64_t id) {
+  std::shared_ptr<ProofRecord> record;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto found = impl_->proofs.find(id);
+    if (found == impl_->proofs.end()) throw EngineError(ErrorKind::unknown_proof, fmt::format("no proof {}", id));
+    record = found->second;
+    {
+      std::lock_guard record_lock(record->mutex);
+      if (record->finished_locked()) return false;
+    }
+    record->cancel_requested = true;
+    auto queued = std::find(impl_->queue.begin(), impl_->queue.end(), record);
+    if (queued == impl_->queue.end()) return true;  // running: the workload stops it before its next step
+    impl_->queue.erase(queued);
+    impl_->key_proof_left(record->key, false);
+    impl_->space.notify_all();
+  }
+  impl_->end_proof(record, ProofState::cancelled, "cancelled while queued");
+  return true;
+}
+
+ProofHandle Engine::find(std::uint64_t id) const {
+  std::lock_guard lock(impl_->mutex);
+  auto found = impl_->proofs.find(id);
+  if (found == impl_->proofs.end()) throw EngineError(ErrorKind::unknown_proof, fmt::format("no proof {} (unknown or forgotten)", id));
+  return ProofHandle(found->second);
+}
+
+EngineStatus Engine::status() const {
+  EngineStatus status;
+  status.backend = impl_->backend->describe();
+  const auto now = Clock::now();
+  std::lock_guard lock(impl_->mutex);
+  status.queued = impl_->queue.size();
+  status.queue_capacity = impl_->config.engine.queue_capacity;
+  status.running = impl_->running;
+  status.accepted = impl_->accepted;
+  status.done = impl_->done;
+  status.failed = impl_->failed;
+  status.cancelled = impl_->cancelled;
+  status.batches = impl_->batches;
+  status.stopping = impl_->stopping;
+  status.uptime_seconds = seconds_between(impl_->started, now);
+  for (std::size_t i = 0; i < impl_->gpus.size(); ++i) {
+    const auto& gpu = impl_->gpus[i];
+    GpuStatus out;
+    out.index = static_cast<int>(i);
+    out.running = gpu.running;
+    out.done = gpu.done;
+    out.vram_capacity_bytes = gpu.capacity;
+    out.vram_reserved_bytes = gpu.reserved;
+    out.device_used_bytes = gpu.used;
+    out.pinned_host_budget_bytes = impl_->config.run.coordinator.pinned_host_budget_bytes;
+    out.busy_seconds = gpu.busy_seconds + (gpu.running > 0 ? seconds_between(gpu.busy_since, now) : 0.0);
+    status.gpus.push_back(out);
+  }
+  for (const auto& [name, key] : impl_->keys) {
+    KeyStatus out;
+    out.name = name;
+    out.path = key.path.string();
+    out.host_bytes = key.host_bytes;
+    out.resident.push_back("host");
+    if (impl_->batch_key == name) {
+      for (std::size_t i = 0; i < impl_->gpus.size(); ++i) out.resident.push_back(fmt::format("gpu{}", i));
+    }
+    out.queued = key.queued;
+    out.running = key.running;
+    out.unloading = key.unloading;
+    out.read_seconds = key.read_seconds;
+    status.keys.push_back(out);
+  }
+  status.histogram_bounds = kHistogramBounds;
+  std::uint64_t cumulative = 0;
+  for (auto count : impl_->histogram) status.histogram_counts.push_back(cumulative += count);
+  status.histogram_sum = impl_->histogram_sum;
+  return status;
+}
+
+void Engine::shutdown(Drain drain) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->stopping) {
+      impl_->stopping = true;
+      impl_->drain = drain;
+    }
+  }
+  impl_->work.notify_all();
+  impl_->space.notify_all();
+  if (impl_->dispatcher.joinable()) impl_->dispatcher.join();
+}
+
+std::string status_json(const EngineStatus& status) {
+  nlohmann::json out;
+  out["backend"] = status.backend;
+  out["uptime_seconds"] = status.uptime_seconds;
+  out["stopping"] = status.stopping;
+  out["queue"] = {{"queued", status.queued}, {"capacity", status.queue_capacity}, {"running", status.running}};
+  out["proofs"] = {{"accepted", status.accepted}, {"done", status.done}, {"failed", status.failed}, {"cancelled", status.cancelled},
+                   {"batches", status.batches}};
+  out["gpus"] = nlohmann::json::array();
+  for (const auto& gpu : status.gpus) {
+    out["gpus"].push_back({{"index", gpu.index},
+                           {"running", gpu.running},
+                           {"proofs_ended", gpu.done},
+                           {"vram_capacity_bytes", gpu.vram_capacity_bytes},
+                           {"vram_reserved_bytes", gpu.vram_reserved_bytes},
+                           {"device_used_bytes", gpu.device_used_bytes},
+                           {"pinned_host_budget_bytes", gpu.pinned_host_budget_bytes},
+                           {"busy_seconds", gpu.busy_seconds}});
+  }
+  out["keys"] = nlohmann::json::array();
+  for (const auto& key : status.keys) {
+    out["keys"].push_back({{"name", key.name},
+                           {"path", key.path},
+                           {"host_bytes", key.host_bytes},
+                           {"resident", key.resident},
+                           {"queued", key.queued},
+                           {"running", key.running},
+                           {"unloading", key.unloading},
+                           {"read_seconds", key.read_seconds}});
+  }
+  return out.dump();
+}
+
+}  // namespace stagehand::engine

@@ -1,0 +1,53 @@
+#pragma once
+// The engine's configuration: the run configuration's tables (backend, devices, policy, staging,
+// faults: runner/run_config.hpp) and two of its own, in the same file:
+//
+//   [engine]  the proof queue and batching (read by stagehand::Engine)
+//   [serve]   the HTTP service's limits (read by `stagehand serve`)
+//
+// Every key is documented in config/serve.toml; unknown keys and bad values are errors naming the
+// file, line and key, as for every other table.
+
+#include "coordinator/policy/policy.hpp"
+#include "runner/run_config.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace stagehand::engine {
+
+struct EngineSettings {
+  // Proofs accepted and not yet running, all keys together; a submit beyond it is refused or
+  // waits, as its caller chooses.
+  std::size_t queue_capacity = 64;
+  // The most proofs of one key handed to the coordinator as one run.
+  std::size_t max_batch = 16;
+  Policy policy = Policy::budgeted;
+  // The pairing check of every proof before it is handed out.
+  bool verify = true;
+  // Host threads for the CPU math of each step (0: every hardware thread).
+  unsigned threads = 0;
+  // r and s from this seed and the proof's id instead of the system's CSPRNG (tests only: such
+  // proofs are not zero-knowledge).
+  std::optional<std::uint64_t> seed;
+};
+
+struct ServeSettings {
+  std::size_t max_request_bytes = std::size_t{256} << 20;  // a larger body is answered 413
+  int max_connections = 64;                                // more wait to be accepted
+  double request_timeout_s = 600;                          // reading a request, or waiting for a proof
+};
+
+struct EngineConfig {
+  RunConfig run;
+  EngineSettings engine;
+  ServeSettings serve;
+};
+
+EngineConfig load_engine_config(const std::filesystem::path& path);
+EngineConfig parse_engine_config(std::string_view text, const std::string& source_name);
+
+}  // namespace stagehand::engine

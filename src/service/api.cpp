@@ -1,0 +1,329 @@
+#include "service/api.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+namespace stagehand::service {
+namespace {
+
+using engine::EngineError;
+using engine::ErrorKind;
+using engine::ProofState;
+using nlohmann::json;
+
+HttpResponse json_response(unsigned status, const json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = body.dump();
+  return response;
+}
+
+unsigned status_of(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::unknown_key: return 404;
+    case ErrorKind::unknown_proof: return 404;
+    case ErrorKind::key_exists: return 409;
+    case ErrorKind::bad_key: return 400;
+    case ErrorKind::bad_witness: return 400;
+    case ErrorKind::queue_full: return 429;
+    case ErrorKind::stopped: return 503;
+  }
+  return 500;
+}
+
+HttpResponse engine_error(const EngineError& error) {
+  auto response = error_response(status_of(error.kind()), error.what());
+  // The queue drains at the proofs' pace: try again in a second. A stopping engine will not come back.
+  if (error.kind() == ErrorKind::queue_full) response.headers.emplace_back("Retry-After", "1");
+  return response;
+}
+
+// Names of keys: letters, digits, '.', '_' and '-', so that they need no escaping anywhere.
+bool valid_key_name(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+std::string percent_decoded(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      int value = 0;
+      const auto [end, error] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+      if (error == std::errc() && end == text.data() + i + 3) {
+        out += static_cast<char>(value);
+        i += 2;
+        continue;
+      }
+    }
+    out += text[i] == '+' ? ' ' : text[i];
+  }
+  return out;
+}
+
+std::map<std::string, std::string, std::less<>> query_parameters(std::string_view query) {
+  std::map<std::string, std::string, std::less<>> parameters;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    const auto eq = pair.find('=');
+    if (!pair.empty()) {
+      parameters[percent_decoded(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : percent_decoded(pair.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return parameters;
+}
+
+std::optional<std::uint64_t> parse_id(std::string_view text) {
+  std::uint64_t id = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return id;
+}
+
+// The proof's JSON for GET and for wait=true.
+json proof_body(const engine::ProofHandle& handle, const engine::ProofResult& result) {
+  json body{{"id", std::to_string(handle.id())}, {"key", handle.key()}, {"state", engine::to_string(result.state)}};
+  if (result.state == ProofState::done) {
+    body["proof"] = json::parse(result.proof_json);
+    body["public"] = json::parse(result.public_json);
+  }
+  if (!result.error.empty()) body["error"] = fmt::format("proof {}: {}", handle.id(), result.error);
+  if (result.state != ProofState::queued && result.state != ProofState::running) body["seconds"] = result.seconds;
+  return body;
+}
+
+// A temporary file for a key sent as bytes: the engine reads keys from files, once.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::vector<std::uint8_t>& bytes) {
+    auto pattern = (std::filesystem::temp_directory_path() / "stagehand-key-XXXXXX").string();
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw std::runtime_error(fmt::format("cannot make a temporary file for the key: {}", std::strerror(errno)));
+    path_ = pattern;
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+      const auto count = ::write(fd, bytes.data() + written, bytes.size() - written);
+      if (count <= 0) {
+        ::close(fd);
+        std::filesystem::remove(path_);
+        throw std::runtime_error(fmt::format("cannot write the key to {}: {}", path_.string(), std::strerror(errno)));
+      }
+      written += static_cast<std::size_t>(count);
+    }
+    ::close(fd);
+  }
+  ~TemporaryFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+HttpResponse error_response(unsigned status, const std::string& message) { return json_response(status, json{{"error", message}}); }
+
+Api::Api(engine::Engine& engine, engine::ServeSettings settings) : engine_(engine), settings_(settings) {}
+
+HttpResponse Api::handle(const HttpRequest& request) {
+  try {
+    return route(request);
+  } catch (const EngineError& error) {
+    return engine_error(error);
+  } catch (const std::exception& error) {
+    return error_response(500, fmt::format("{} {}: {}", request.method, request.target, error.what()));
+  } catch (...) {
+    return error_response(500, fmt::format("{} {}: an unknown error", request.method, request.target));
+  }
+}
+
+HttpResponse Api::route(const HttpRequest& request) {
+  std::string_view target = request.target;
+  const auto question = target.find('?');
+  const std::string_view path = target.substr(0, question);
+  const std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+  const auto& method = request.method;
+  auto wrong_method = [&](const char* allowed) {
+    auto response = error_response(405, fmt::format("{} is not allowed on {} (allowed: {})", method, path, allowed));
+    response.headers.emplace_back("Allow", allowed);
+    return response;
+  };
+
+  if (path == "/v1/status") {
+    if (method != "GET") return wrong_method("GET");
+    HttpResponse response;
+    response.body = engine::status_json(engine_.status());
+    return response;
+  }
+  if (path == "/metrics") {
+    if (method != "GET") return wrong_method("GET");
+    HttpResponse response;
+    response.body = prometheus_metrics(engine_.status());
+    response.content_type = "text/plain; version=0.0.4";
+    return response;
+  }
+  constexpr std::string_view keys_prefix = "/v1/keys/";
+  if (path.substr(0, keys_prefix.size()) == keys_prefix) {
+    const std::string name = percent_decoded(path.substr(keys_prefix.size()));
+    if (!valid_key_name(name)) {
+      return error_response(400, fmt::format("'{}' is not a key name (1 to 128 letters, digits, '.', '_' or '-')", name));
+    }
+    if (method == "POST") return load_key(name, request);
+    if (method == "DELETE") {
+      const auto left = engine_.unload_key(name);
+      return json_response(200, json{{"key", name}, {"proofs_left", left}, {"unloaded", left == 0}});
+    }
+    return wrong_method("POST, DELETE");
+  }
+  if (path == "/v1/proofs") {
+    if (method != "POST") return wrong_method("POST");
+    return submit(std::string(query), request);
+  }
+  constexpr std::string_view proofs_prefix = "/v1/proofs/";
+  if (path.substr(0, proofs_prefix.size()) == proofs_prefix) {
+    const auto text = path.substr(proofs_prefix.size());
+    const auto id = parse_id(text);
+    if (!id) return error_response(400, fmt::format("'{}' is not a proof id (a decimal number)", text));
+    if (method == "GET") return proof(*id, false);
+    if (method == "DELETE") return proof(*id, true);
+    return wrong_method("GET, DELETE");
+  }
+  return error_response(404, fmt::format("no route {} {} (see `stagehand serve --help`)", method, path));
+}
+
+HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) {
+  // JSON {"path": ...} when it says so or looks so; otherwise the .zkey's bytes.
+  const bool is_json = request.content_type.find("json") != std::string::npos || (!request.body.empty() && request.body[0] == '{');
+  if (is_json) {
+    const auto body = json::parse(request.body.begin(), request.body.end(), nullptr, false);
+    if (body.is_discarded() || !body.is_object() || !body.contains("path") || !body["path"].is_string()) {
+      return error_response(400, "the body must be the .zkey's bytes or JSON {\"path\": \"<file on the server>\"}");
+    }
+    if (body.size() != 1) return error_response(400, "the JSON body takes \"path\" only");
+    engine_.load_key(name, body["path"].get<std::string>());
+  } else {
+    if (request.body.empty()) return error_response(400, "an empty body: send the .zkey's bytes or JSON {\"path\": ...}");
+    TemporaryFile file(request.body);
+    try {
+      engine_.load_key(name, file.path());
+    } catch (const EngineError& error) {
+      // The temporary file's name means nothing to the caller: call it the request body.
+      std::string message = error.what();
+      for (auto at = message.find(file.path().string()); at != std::string::npos; at = message.find(file.path().string())) {
+        message.replace(at, file.path().string().size(), "the request body");
+      }
+      throw EngineError(error.kind(), message);
+    }
+  }
+  const auto status = engine_.status();
+  for (const auto& key : status.keys) {
+    if (key.name == name) return json_response(201, json{{"key", name}, {"host_bytes", key.host_bytes}, {"read_seconds", key.read_seconds}});
+  }
+  return json_response(201, json{{"key", name}});
+}
+
+HttpResponse Api::submit(const std::string& query, const HttpRequest& request) {
+  const auto parameters = query_parameters(query);
+  for (const auto& [name, value] : parameters) {
+    if (name != "key" && name != "wait") return error_response(400, fmt::format("unknown query parameter '{}' (key, wait)", name));
+  }
+  const auto key = parameters.find("key");
+  if (key == parameters.end() || key->second.empty()) return error_response(400, "the query must name the key: /v1/proofs?key=NAME");
+  bool wait = false;
+  if (auto found = parameters.find("wait"); found != parameters.end()) {
+    if (found->second != "true" && found->second != "false") {
+      return error_response(400, fmt::format("wait={}: expected true or false", found->second));
+    }
+    wait = found->second == "true";
+  }
+  auto handle = engine_.submit(key->second, request.body, engine::WhenFull::refuse);
+  if (!wait) return json_response(202, json{{"id", std::to_string(handle.id())}, {"key", key->second}});
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(settings_.request_timeout_s * 1000));
+  const auto result = handle.wait_for(timeout);
+  if (!result) {
+    return json_response(504, json{{"id", std::to_string(handle.id())},
+                                   {"error", fmt::format("proof {} is not done after {} s (serve.request_timeout_s); GET /v1/proofs/{} later",
+                                                         handle.id(), settings_.request_timeout_s, handle.id())}});
+  }
+  const unsigned status = result->state == ProofState::done        ? 200
+                          : result->state == ProofState::cancelled ? 409
+                          : result->engine_stopped                 ? 503
+                                                                   : 500;
+  return json_response(status, proof_body(handle, *result));
+}
+
+HttpResponse Api::proof(std::uint64_t id, bool cancel) {
+  auto handle = engine_.find(id);
+  if (!cancel) return json_response(200, proof_body(handle, handle.result()));
+  if (!engine_.cancel(id)) {
+    return error_response(409, fmt::format("proof {} has ended ({}): nothing to cancel", id, engine::to_string(handle.state())));
+  }
+  return json_response(200, json{{"id", std::to_string(id)}, {"cancelled", true}, {"state", engine::to_string(handle.state())}});
+}
+
+std::string prometheus_metrics(const engine::EngineStatus& status) {
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  metric("stagehand_proofs_accepted_total", "counter", "Proofs accepted into the queue.");
+  out += fmt::format("stagehand_proofs_accepted_total {}\n", status.accepted);
+  metric("stagehand_proofs_total", "counter", "Proofs that ended, by outcome.");
+  out += fmt::format("stagehand_proofs_total{{outcome=\"done\"}} {}\n", status.done);
+  out += fmt::format("stagehand_proofs_total{{outcome=\"failed\"}} {}\n", status.failed);
+  out += fmt::format("stagehand_proofs_total{{outcome=\"cancelled\"}} {}\n", status.cancelled);
+  metric("stagehand_queue_depth", "gauge", "Proofs accepted and not yet running.");
+  out += fmt::format("stagehand_queue_depth {}\n", status.queued);
+  metric("stagehand_queue_capacity", "gauge", "The queue's capacity (engine.queue_capacity).");
+  out += fmt::format("stagehand_queue_capacity {}\n", status.queue_capacity);
+  metric("stagehand_proofs_running", "gauge", "Proofs handed to the GPUs and not yet ended.");
+  out += fmt::format("stagehand_proofs_running {}\n", status.running);
+  metric("stagehand_keys_loaded", "gauge", "Proving keys held in host memory.");
+  out += fmt::format("stagehand_keys_loaded {}\n", status.keys.size());
+  metric("stagehand_gpu_busy_seconds_total", "counter", "Wall seconds with at least one proof running on the GPU.");
+  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_busy_seconds_total{{gpu=\"{}\"}} {:.6f}\n", gpu.index, gpu.busy_seconds);
+  metric("stagehand_gpu_busy_ratio", "gauge", "The GPU's busy seconds over the engine's uptime.");
+  for (const auto& gpu : status.gpus) {
+    out += fmt::format("stagehand_gpu_busy_ratio{{gpu=\"{}\"}} {:.6f}\n", gpu.index,
+                       status.uptime_seconds > 0 ? gpu.busy_seconds / status.uptime_seconds : 0.0);
+  }
+  metric("stagehand_gpu_proofs_running", "gauge", "Proofs between their host step before the GPU and their end, by GPU.");
+  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_proofs_running{{gpu=\"{}\"}} {}\n", gpu.index, gpu.running);
+  metric("stagehand_gpu_vram_reserved_bytes", "gauge", "Device memory the VRAM budget had reserved when last sampled.");
+  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_vram_reserved_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_reserved_bytes);
+  metric("stagehand_gpu_vram_capacity_bytes", "gauge", "The device memory the GPU offers (its cap where one is set).");
+  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_vram_capacity_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_capacity_bytes);
+  metric("stagehand_proof_seconds", "histogram", "Seconds from submit to the end of each proof that was done or failed.");
+  for (std::size_t i = 0; i < status.histogram_bounds.size(); ++i) {
+    out += fmt::format("stagehand_proof_seconds_bucket{{le=\"{}\"}} {}\n", status.histogram_bounds[i], status.histogram_counts.at(i));
+  }
+  const auto count = status.histogram_counts.empty() ? 0 : status.histogram_counts.back();
+  out += fmt::format("stagehand_proof_seconds_bucket{{le=\"+Inf\"}} {}\n", count);
+  out += fmt::format("stagehand_proof_seconds_sum {:.6f}\n", status.histogram_sum);
+  out += fmt::format("stagehand_proof_seconds_count {}\n", count);
+  return out;
+}
+
+}  // namespace stagehand::service

@@ -1,0 +1,64 @@
+#pragma once
+// The HTTP/JSON API of `stagehand serve` over an Engine, apart from the transport
+// (http_server.hpp), so that every route is one function of a request:
+//
+//   POST   /v1/keys/NAME            body: the .zkey bytes, or JSON {"path": "..."}   201
+//   DELETE /v1/keys/NAME            unload once its proofs are done                   200
+//   POST   /v1/proofs?key=NAME      body: the .wtns bytes                            202 {"id"}
+//          ...&wait=true            the proof: 200 {"id", "proof", "public"}
+//   GET    /v1/proofs/ID            its state, and the proof once done               200
+//   DELETE /v1/proofs/ID            cancel                                            200
+//   GET    /v1/status               the engine's status JSON                          200
+//   GET    /metrics                 Prometheus text
+//
+// Errors are {"error": "..."} naming what was wrong: 400 malformed request or witness, 404
+// unknown key, proof or route, 405 method, 409 key exists or proof ended, 413 body over the
+// limit (answered by the transport), 429 queue full (with Retry-After), 500 a proof that failed,
+// 503 the engine is stopping, 504 a waited-for proof not done within request_timeout_s.
+
+#include "engine/engine.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stagehand::service {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query
+  std::string content_type;
+  std::vector<std::uint8_t> body;
+};
+
+struct HttpResponse {
+  unsigned status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// {"error": message} with that status.
+HttpResponse error_response(unsigned status, const std::string& message);
+
+// Prometheus text exposition of the engine's status.
+std::string prometheus_metrics(const engine::EngineStatus& status);
+
+class Api {
+ public:
+  Api(engine::Engine& engine, engine::ServeSettings settings);
+  // Never throws: every failure is a response.
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  HttpResponse route(const HttpRequest& request);
+  HttpResponse load_key(const std::string& name, const HttpRequest& request);
+  HttpResponse submit(const std::string& query, const HttpRequest& request);
+  HttpResponse proof(std::uint64_t id, bool cancel);
+
+  engine::Engine& engine_;
+  engine::ServeSettings settings_;
+};
+
+}  // namespace stagehand::service

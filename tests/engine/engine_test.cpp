@@ -1,0 +1,406 @@
+// stagehand::Engine on the functional simulator: proofs from several threads, the bounded queue,
+// cancellation, unload while proofs run, shutdown with proofs queued, a bad witness and an
+// injected device fault each failing only their own proof.
+//
+// Each proof is compared with the CPU reference prover (groth16::prove_on_cpu) given the same
+// randomness (the engine's seed plus the proof's id), an oracle independent of the device path.
+// Where a test needs proofs to sit in the queue, a gate holds the dispatcher: the callback of a
+// first proof runs on the dispatcher's thread and blocks there until the test opens the gate
+// (declared before the engine, so that it outlives the callback's last look at it).
+#define BOOST_TEST_MODULE engine
+#include <boost/test/unit_test.hpp>
+
+#include "engine/engine.hpp"
+
+#include "groth16/json.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
+#include "groth16/witness.hpp"
+#include "groth16/zkey.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace stagehand;
+using namespace stagehand::engine;
+using math::Fr;
+
+namespace {
+
+constexpr std::uint64_t kSeed = 1000;
+
+// out = x·y (public), t = x + 3y: wires 0 = 1, 1 = out, 2 = x (public input), 3 = y, 4 = t.
+groth16::R1cs circuit() {
+  groth16::R1cs r1cs;
+  r1cs.n_wires = 5;
+  r1cs.n_outputs = 1;
+  r1cs.n_public_inputs = 1;
+  r1cs.n_private_inputs = 1;
+  r1cs.n_labels = 5;
+  const Fr one = Fr::one();
+  r1cs.constraints.push_back({{{2, one}}, {{3, one}}, {{1, one}}});
+  r1cs.constraints.push_back({{{2, one}, {3, Fr::from_uint64(3)}}, {{0, one}}, {{4, one}}});
+  return r1cs;
+}
+
+std::vector<Fr> witness(std::uint64_t x, std::uint64_t y) {
+  const Fr fx = Fr::from_uint64(x), fy = Fr::from_uint64(y);
+  return {Fr::one(), fx * fy, fx, fy, fx + Fr::from_uint64(3) * fy};
+}
+
+std::vector<std::uint8_t> load(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// A key and witnesses on disk for the whole suite.
+struct Files {
+  fs::path dir = fs::temp_directory_path() / ("stagehand_engine_test_" + std::to_string(::getpid()));
+  fs::path zkey = dir / "small.zkey";
+  groth16::ProvingKey key;
+  Files() {
+    fs::create_directories(dir);
+    groth16::SetupOptions options;
+    options.seed = 42;
+    options.thread_count = 1;
+    key = groth16::setup_from_r1cs(circuit(), options);
+    groth16::write_zkey(zkey, key);
+  }
+  ~Files() { fs::remove_all(dir); }
+  std::vector<std::uint8_t> wtns(std::uint64_t x, std::uint64_t y) const {
+    const auto path = dir / fmt::format("w_{}_{}_{}.wtns", x, y, std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    groth16::write_wtns(path, witness(x, y));
+    auto bytes = load(path);
+    fs::remove(path);
+    return bytes;
+  }
+  // What the CPU reference makes for proof `id` of witness (x, y).
+  std::string expected_proof(std::uint64_t id, std::uint64_t x, std::uint64_t y) const {
+    return groth16::proof_json(groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id), 1));
+  }
+};
+
+const Files& files() {
+  static Files instance;
+  return instance;
+}
+
+EngineConfig config(std::size_t queue_capacity = 64, std::size_t max_batch = 16, int workers = 2) {
+  EngineConfig config;
+  config.run.backend = BackendKind::simulator;
+  config.run.coordinator.workers_per_device = workers;
+  config.engine.queue_capacity = queue_capacity;
+  config.engine.max_batch = max_batch;
+  config.engine.seed = kSeed;
+  config.engine.threads = 1;
+  return config;
+}
+
+// Holds the dispatcher in a proof's callback until opened.
+class Gate {
+ public:
+  ProofCallback callback() {
+    return [this](const ProofHandle&) {
+      std::unique_lock lock(mutex_);
+      entered_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return open_; });
+    };
+  }
+  void wait_entered() {
+    std::unique_lock lock(mutex_);
+    BOOST_REQUIRE(changed_.wait_for(lock, std::chrono::seconds(60), [&] { return entered_; }));
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool entered_ = false;
+  bool open_ = false;
+};
+
+// A first proof whose callback holds the dispatcher; returns once it does.
+ProofHandle hold_dispatcher(Engine& engine, Gate& gate) {
+  auto handle = engine.submit("small", files().wtns(2, 3), WhenFull::refuse, gate.callback());
+  gate.wait_entered();
+  return handle;
+}
+
+void check_done(const ProofHandle& handle, std::uint64_t x, std::uint64_t y) {
+  const auto result = handle.wait();
+  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, "proof " << handle.id() << ": " << to_string(result.state) << ": " << result.error);
+  BOOST_CHECK_EQUAL(result.proof_json, files().expected_proof(handle.id(), x, y));
+  BOOST_CHECK_EQUAL(result.public_json, groth16::public_json(std::vector<Fr>{Fr::from_uint64(x * y), Fr::from_uint64(x)}));
+}
+
+template <class Action>
+ErrorKind error_kind_of(Action&& action, std::string* message = nullptr) {
+  try {
+    action();
+  } catch (const EngineError& error) {
+    if (message != nullptr) *message = error.what();
+    return error.kind();
+  }
+  BOOST_FAIL("no EngineError");
+  return ErrorKind::stopped;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(proofs_from_several_threads_match_the_cpu_reference) {
+  Engine engine(config());
+  engine.load_key("small", files().zkey);
+  constexpr int kThreads = 4, kEach = 3;
+  std::vector<std::vector<std::pair<ProofHandle, std::uint64_t>>> handles(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::uint64_t x = 10 + static_cast<std::uint64_t>(t * kEach + i);
+        handles[static_cast<std::size_t>(t)].emplace_back(engine.submit("small", files().wtns(x, 5), WhenFull::wait), x);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& list : handles) {
+    for (const auto& [handle, x] : list) check_done(handle, x, 5);
+  }
+  const auto status = engine.status();
+  BOOST_CHECK_EQUAL(status.done, static_cast<std::uint64_t>(kThreads * kEach));
+  BOOST_CHECK_EQUAL(status.failed, 0u);
+  BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
+  BOOST_CHECK_EQUAL(status.keys[0].name, "small");
+  BOOST_CHECK_EQUAL(status.histogram_counts.back(), static_cast<std::uint64_t>(kThreads * kEach));
+  BOOST_CHECK(status_json(status).find("\"done\":12") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_proof_out) {
+  Gate gate;
+  Engine engine(config(2, 16));
+  engine.load_key("small", files().zkey);
+  auto first = hold_dispatcher(engine, gate);
+  auto second = engine.submit("small", files().wtns(4, 5));
+  auto third = engine.submit("small", files().wtns(6, 7));
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(1, 1)); }, &message) == ErrorKind::queue_full);
+  BOOST_CHECK(message.find("queue_capacity = 2") != std::string::npos);
+  // A waiting submitter gets in once a place is free: here, when the third is cancelled.
+  std::atomic<bool> accepted{false};
+  ProofHandle waited;
+  std::thread waiter([&] {
+    waited = engine.submit("small", files().wtns(8, 9), WhenFull::wait);
+    accepted = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  BOOST_CHECK(!accepted.load());
+  BOOST_CHECK(engine.cancel(third.id()));
+  waiter.join();
+  BOOST_CHECK(accepted.load());
+  const auto cancelled = third.wait();
+  BOOST_CHECK(cancelled.state == ProofState::cancelled);
+  BOOST_CHECK_EQUAL(cancelled.error, "cancelled while queued");
+  BOOST_CHECK(!engine.cancel(third.id()));  // it has ended
+  gate.open();
+  check_done(first, 2, 3);
+  check_done(second, 4, 5);
+  check_done(waited, 8, 9);
+  BOOST_CHECK_EQUAL(engine.status().cancelled, 1u);
+  BOOST_CHECK(error_kind_of([&] { engine.cancel(999999); }) == ErrorKind::unknown_proof);
+}
+
+BOOST_AUTO_TEST_CASE(a_running_proof_is_cancelled_before_its_next_step) {
+  // One worker: the batch's proofs go one after another, so the third has not begun when the
+  // first one's callback cancels it.
+  Gate gate;
+  Engine engine(config(64, 16, 1));
+  engine.load_key("small", files().zkey);
+  auto holder = hold_dispatcher(engine, gate);
+  ProofHandle third;
+  std::mutex third_mutex;
+  // Boost.Test's checks are for the test's thread: the callback notes, the test checks.
+  std::atomic<bool> third_was_running{false}, cancel_taken{false};
+  auto first = engine.submit("small", files().wtns(3, 3), WhenFull::refuse, [&](const ProofHandle&) {
+    std::lock_guard lock(third_mutex);
+    third_was_running = third.state() == ProofState::running;
+    cancel_taken = engine.cancel(third.id());
+  });
+  auto second = engine.submit("small", files().wtns(4, 4));
+  {
+    std::lock_guard lock(third_mutex);
+    third = engine.submit("small", files().wtns(5, 5));
+  }
+  gate.open();
+  check_done(holder, 2, 3);
+  check_done(first, 3, 3);
+  check_done(second, 4, 4);
+  const auto result = third.wait();
+  BOOST_CHECK(third_was_running.load());
+  BOOST_CHECK(cancel_taken.load());
+  BOOST_CHECK(result.state == ProofState::cancelled);
+  BOOST_CHECK_EQUAL(result.error, "cancelled while running");
+}
+
+BOOST_AUTO_TEST_CASE(unload_while_proofs_are_queued_finishes_them_first) {
+  Gate other_gate;
+  Gate gate;
+  Engine engine(config());
+  engine.load_key("small", files().zkey);
+  engine.load_key("other", files().zkey);
+  auto first = hold_dispatcher(engine, gate);
+  auto second = engine.submit("small", files().wtns(4, 5));
+  auto third = engine.submit("small", files().wtns(6, 7));
+  BOOST_CHECK_EQUAL(engine.unload_key("small"), 2u);  // the two queued (the held one has ended: only its callback runs)
+  BOOST_CHECK(!engine.has_key("small"));
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(1, 1)); }, &message) == ErrorKind::unknown_key);
+  BOOST_CHECK(message.find("being unloaded") != std::string::npos);
+  BOOST_CHECK(error_kind_of([&] { engine.unload_key("small"); }) == ErrorKind::unknown_key);
+  gate.open();
+  check_done(first, 2, 3);
+  check_done(second, 4, 5);
+  check_done(third, 6, 7);
+  engine.wait_key_gone("small");
+  const auto status = engine.status();
+  BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
+  BOOST_CHECK_EQUAL(status.keys[0].name, "other");
+  // Unloaded while its proofs run: from the callback of the first of a run of two, the second
+  // being in the same run, which finishes before the key goes.
+  auto holder = engine.submit("other", files().wtns(2, 3), WhenFull::refuse, other_gate.callback());
+  other_gate.wait_entered();
+  std::atomic<std::size_t> left_when_unloaded{0};
+  auto running_first = engine.submit("other", files().wtns(3, 4), WhenFull::refuse, [&](const ProofHandle&) {
+    left_when_unloaded = engine.unload_key("other");
+  });
+  auto running_second = engine.submit("other", files().wtns(5, 6));
+  other_gate.open();
+  check_done(holder, 2, 3);
+  check_done(running_first, 3, 4);
+  check_done(running_second, 5, 6);
+  engine.wait_key_gone("other");
+  BOOST_CHECK_EQUAL(left_when_unloaded.load(), 1u);
+  BOOST_CHECK(engine.status().keys.empty());
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_fails_each_queued_proof_clearly_or_finishes_them) {
+  std::vector<ProofHandle> queued;
+  ProofHandle first;
+  {
+    Gate gate;
+    Engine engine(config());
+    engine.load_key("small", files().zkey);
+    first = hold_dispatcher(engine, gate);
+    for (std::uint64_t x = 4; x < 7; ++x) queued.push_back(engine.submit("small", files().wtns(x, 2)));
+    std::thread stopper([&] { engine.shutdown(Drain::fail_queued); });
+    while (!engine.status().stopping) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(1, 1)); }) == ErrorKind::stopped);
+    gate.open();
+    stopper.join();
+    BOOST_CHECK_EQUAL(engine.status().failed, 3u);
+  }
+  check_done(first, 2, 3);
+  for (const auto& handle : queued) {
+    const auto result = handle.wait();
+    BOOST_CHECK(result.state == ProofState::failed);
+    BOOST_CHECK_EQUAL(result.error, "the engine shut down before this proof ran");
+  }
+  // The destructor drains: queued proofs are made.
+  std::vector<std::pair<ProofHandle, std::uint64_t>> drained;
+  {
+    Gate gate;
+    Engine engine(config());
+    engine.load_key("small", files().zkey);
+    first = hold_dispatcher(engine, gate);
+    for (std::uint64_t x = 4; x < 7; ++x) drained.emplace_back(engine.submit("small", files().wtns(x, 2)), x);
+    gate.open();
+  }
+  for (const auto& [handle, x] : drained) check_done(handle, x, 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
+  Gate gate;
+  Engine engine(config());
+  engine.load_key("small", files().zkey);
+  // Malformed or for another circuit: refused at submit, naming the proof and the problem.
+  auto truncated = files().wtns(2, 3);
+  truncated.resize(truncated.size() - 5);
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", truncated); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.find("(key small)") != std::string::npos && message.find("section") != std::string::npos, message);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", {}); }) == ErrorKind::bad_witness);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("nope", files().wtns(2, 3)); }) == ErrorKind::unknown_key);
+  // Well formed but not satisfying the circuit (out ≠ x·y): its proof fails the pairing check in
+  // the same run as two good ones, which are made.
+  auto holder = hold_dispatcher(engine, gate);
+  auto good = engine.submit("small", files().wtns(4, 5));
+  auto values = witness(6, 7);
+  values[1] = Fr::from_uint64(41);
+  const auto bad_path = files().dir / "bad.wtns";
+  groth16::write_wtns(bad_path, values);
+  auto bad = engine.submit("small", load(bad_path));
+  auto also_good = engine.submit("small", files().wtns(8, 9));
+  gate.open();
+  check_done(holder, 2, 3);
+  check_done(good, 4, 5);
+  check_done(also_good, 8, 9);
+  const auto result = bad.wait();
+  BOOST_CHECK(result.state == ProofState::failed);
+  BOOST_CHECK_MESSAGE(result.error.find("does not verify") != std::string::npos, result.error);
+  BOOST_CHECK_EQUAL(engine.status().failed, 1u);
+}
+
+BOOST_AUTO_TEST_CASE(an_injected_device_fault_fails_only_its_proof) {
+  auto options = Engine::default_backend_options();
+  options.device_faults.fail_kernel_name = "groth16_h";
+  options.device_faults.fail_kernel_occurrence = 2;
+  Engine engine(config(), options);
+  engine.load_key("small", files().zkey);
+  check_done(engine.submit("small", files().wtns(2, 3)), 2, 3);
+  const auto failed = engine.submit("small", files().wtns(4, 5)).wait();
+  BOOST_CHECK(failed.state == ProofState::failed);
+  BOOST_CHECK_MESSAGE(failed.error.find("groth16_h") != std::string::npos, failed.error);
+  check_done(engine.submit("small", files().wtns(6, 7)), 6, 7);
+  const auto status = engine.status();
+  BOOST_CHECK_EQUAL(status.done, 2u);
+  BOOST_CHECK_EQUAL(status.failed, 1u);
+  BOOST_REQUIRE_EQUAL(status.gpus.size(), 1u);
+  BOOST_CHECK_EQUAL(status.gpus[0].done, 3u);
+}
+
+BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
+  // The documented example reads as it says (the tests run from the project's root).
+  const auto example = load_engine_config("config/serve.toml");
+  BOOST_CHECK_EQUAL(example.engine.queue_capacity, 64u);
+  BOOST_CHECK_EQUAL(example.serve.max_connections, 64);
+  const auto good = parse_engine_config("[engine]\nqueue_capacity = 3\nmax_batch = 2\n[serve]\nmax_request_mib = 1\nmax_connections = 5\n",
+                                        "t.toml");
+  BOOST_CHECK_EQUAL(good.engine.queue_capacity, 3u);
+  BOOST_CHECK_EQUAL(good.engine.max_batch, 2u);
+  BOOST_CHECK_EQUAL(good.serve.max_request_bytes, std::size_t{1} << 20);
+  BOOST_CHECK_EQUAL(good.serve.max_connections, 5);
+  auto message_of = [](const std::string& text) {
+    try {
+      parse_engine_config(text, "t.toml");
+    } catch (const std::exception& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  BOOST_CHECK_MESSAGE(message_of("[engine]\nqueue_capacity = 0\n").find("t.toml:2: key 'engine.queue_capacity'") != std::string::npos,
+                      message_of("[engine]\nqueue_capacity = 0\n"));
+  BOOST_CHECK_MESSAGE(message_of("[serve]\nmax_conections = 5\n").find("serve.max_conections") != std::string::npos,
+                      message_of("[serve]\nmax_conections = 5\n"));
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# `stagehand serve` on loopback with the fixture keys (prepare_circuits.sh) and a synthetic
+# 2^10 circuit (stagehand_make_circuit and `stagehand setup`, whose proofs take long enough to
+# fill a queue):
+#   - 32 proofs from 8 concurrent clients (wait=true, retrying on 429), every one verified by
+#     snarkjs, while bad requests of each kind get their status and message;
+#   - a flood of submissions against a queue of 4 gets 429 with Retry-After; a queued proof is
+#     cancelled; a key unloaded with proofs queued makes them first and then refuses new ones;
+#     keys loaded from bytes and from a path;
+#   - a second server stopped (SIGTERM) with proofs queued answers every waiting request: 200
+#     with a proof that verifies, or 503 saying the engine shut down before the proof ran.
+#
+#   serve_test.sh <stagehand> <stagehand_make_circuit> <work dir of prepare_circuits.sh>
+set -euo pipefail
+stagehand=$1
+make_circuit=$2
+circuits=$3
+snarkjs="node $circuits/node_modules/snarkjs/build/cli.cjs"
+snarkjs_module=$circuits/node_modules/snarkjs
+source "$(dirname "$0")/../groth16/verify_lib.sh"
+
+source "$(dirname "$0")/../../scripts/lib/serve.sh"
+serve_work_dir
+
+# start_server <config> <log> [serve arguments]: sets server_pid and url.
+start_server() {
+  local config=$1 log=$2
+  shift 2
+  if ! serve_start "$stagehand" "$log" --config "$config" "$@"; then
+    fail "the server did not start"
+    finish unreachable
+  fi
+}
+
+# expect <status> <text in the body> <what> <curl arguments...>
+expect() {
+  local want=$1 text=$2 what=$3
+  shift 3
+  local body code
+  body=$(mktemp -p "$work")
+  code=$(curl -s -o "$body" -w '%{http_code}' "$@" || true)
+  if [ "$code" = "$want" ] && grep -q -- "$text" "$body"; then
+    echo "ok: $what: $code $(head -c 160 "$body")"
+  else
+    fail "$what: expected $want with '$text', got $code: $(head -c 400 "$body")"
+  fi
+}
+
+# A synthetic circuit and its test-only keys.
+"$make_circuit" --constraints 1019 --out "$work/synthetic" --seed 5 >/dev/null
+"$stagehand" setup --r1cs "$work/synthetic/circuit.r1cs" --zkey "$work/synthetic/circuit.zkey" --vk "$work/synthetic/vk.json" 2>/dev/null
+
+cat >"$work/serve.toml" <<EOF
+[run]
+backend = "sim"
+[engine]
+queue_capacity = 4
+max_batch = 8
+[serve]
+max_request_mib = 1
+max_connections = 32
+request_timeout_s = 120
+EOF
+start_server "$work/serve.toml" "$work/serve.log" --key multiplier="$circuits/multiplier/multiplier.zkey" \
+  --key linear="$circuits/linear/linear.zkey" --key chain="$circuits/chain/chain.zkey"
+
+# ---- 32 proofs from 8 clients, each retrying on 429 as Retry-After asks ----
+mkdir -p "$work/answers"
+client() {
+  local n=$1 circuit code
+  local names=(multiplier linear chain)
+  for j in 1 2 3 4; do
+    circuit=${names[$(((n + j) % 3))]}
+    for attempt in $(seq 600); do
+      code=$(curl -s -o "$work/answers/$circuit-$n-$j.json" -w '%{http_code}' --data-binary @"$circuits/$circuit/$circuit.wtns" \
+        "$url/v1/proofs?key=$circuit&wait=true" || true)
+      [ "$code" = 429 ] || break
+      sleep 0.1
+    done
+    [ "$code" = 200 ] || echo "client $n, proof $j ($circuit): $code $(head -c 300 "$work/answers/$circuit-$n-$j.json")" >>"$work/client-errors"
+  done
+}
+clients=()
+for n in 1 2 3 4 5 6 7 8; do
+  client $n &
+  clients+=($!)
+done
+
+# ---- meanwhile, bad requests of each kind ----
+head -c 300 "$circuits/chain/chain.wtns" >"$work/truncated.wtns"
+head -c $((2 * 1024 * 1024)) /dev/zero >"$work/big.bin"
+expect 404 "no key named 'nope'" "an unknown key" --data-binary @"$circuits/chain/chain.wtns" "$url/v1/proofs?key=nope"
+expect 400 "truncated" "a truncated witness" --data-binary @"$work/truncated.wtns" "$url/v1/proofs?key=chain&wait=true"
+expect 400 "another circuit" "a witness for another circuit" --data-binary @"$circuits/chain/chain.wtns" "$url/v1/proofs?key=multiplier"
+expect 400 "not even a header" "a body that is no witness" --data-binary "hello" "$url/v1/proofs?key=chain"
+expect 413 "over the limit" "a body over serve.max_request_mib" --data-binary @"$work/big.bin" "$url/v1/proofs?key=chain"
+expect 400 "must name the key" "no key in the query" --data-binary @"$circuits/chain/chain.wtns" "$url/v1/proofs"
+expect 400 "unknown query parameter 'colour'" "an unknown parameter" --data-binary @"$circuits/chain/chain.wtns" "$url/v1/proofs?key=chain&colour=red"
+expect 400 "expected true or false" "a bad wait" --data-binary @"$circuits/chain/chain.wtns" "$url/v1/proofs?key=chain&wait=yes"
+expect 404 "no route" "an unknown route" "$url/v2/everything"
+expect 405 "not allowed" "a wrong method" -X PUT "$url/v1/status"
+expect 400 "not a proof id" "a bad proof id" "$url/v1/proofs/abc"
+expect 404 "no proof 99999" "an unknown proof" "$url/v1/proofs/99999"
+expect 400 "not a key name" "a bad key name" -X POST --data-binary @"$circuits/linear/linear.zkey" "$url/v1/keys/bad%20name"
+expect 400 "the request body: not a snarkjs proving key" "a witness sent as a key" --data-binary @"$circuits/linear/linear.wtns" "$url/v1/keys/wrong"
+expect 400 "JSON" "a key's JSON without a path" -H 'Content-Type: application/json' -d '{"file": "x"}' "$url/v1/keys/wrong"
+expect 400 "cannot open" "a key path that does not exist" -H 'Content-Type: application/json' -d '{"path": "/nonexistent.zkey"}' "$url/v1/keys/wrong"
+expect 409 "loaded already" "a key loaded twice" -H 'Content-Type: application/json' -d "{\"path\": \"$circuits/chain/chain.zkey\"}" "$url/v1/keys/chain"
+expect 404 "no key named 'ghost'" "unloading an unknown key" -X DELETE "$url/v1/keys/ghost"
+# Not HTTP at all: a 400, and the connection closed.
+garbage=$( (exec 3<>"/dev/tcp/127.0.0.1/${url##*:}"; printf 'NOT HTTP AT ALL\r\n\r\n' >&3; timeout 10 cat <&3) || true)
+if grep -q "^HTTP/1.1 400" <<<"$garbage"; then echo "ok: a request that is not HTTP: 400"; else fail "not HTTP: $garbage"; fi
+
+for pid in "${clients[@]}"; do wait "$pid"; done
+if [ -s "$work/client-errors" ]; then fail "clients: $(cat "$work/client-errors")"; fi
+count=$(ls "$work/answers" | wc -l)
+[ "$count" = 32 ] || fail "32 answers expected, $count found"
+for circuit in multiplier linear chain; do
+  verify_responses "$circuits/$circuit/vk.json" "$work/answers/$circuit"-*.json
+done
+expect 200 '"done":32' "the status counts the 32 proofs" "$url/v1/status"
+expect 200 'stagehand_proofs_total{outcome="done"} 32' "the metrics count them" "$url/metrics"
+expect 200 'stagehand_proof_seconds_count 32' "the histogram counts them" "$url/metrics"
+
+# ---- keys from bytes and from a path; a flood against the queue of 4 ----
+expect 201 '"key":"synthetic"' "a key from its bytes" --data-binary @"$work/synthetic/circuit.zkey" "$url/v1/keys/synthetic"
+expect 201 '"key":"synthetic2"' "a key from a path" -H 'Content-Type: application/json' -d "{\"path\": \"$work/synthetic/circuit.zkey\"}" "$url/v1/keys/synthetic2"
+mkdir -p "$work/flood"
+flood=()
+for n in $(seq 16); do
+  curl -s -D "$work/flood/$n.headers" -o "$work/flood/$n.json" --data-binary @"$work/synthetic/circuit.wtns" "$url/v1/proofs?key=synthetic" &
+  flood+=($!)
+done
+for pid in "${flood[@]}"; do wait "$pid"; done
+accepted=$(grep -l '^HTTP/1.1 202' "$work/flood"/*.headers | wc -l)
+refused=$(grep -l '^HTTP/1.1 429' "$work/flood"/*.headers | wc -l)
+with_retry=$(grep -li '^Retry-After: 1' "$work/flood"/*.headers | wc -l)
+if [ "$accepted" -ge 1 ] && [ "$refused" -ge 1 ] && [ $((accepted + refused)) = 16 ] && [ "$refused" = "$with_retry" ] &&
+  grep -q "queue is full" $(grep -l '^HTTP/1.1 429' "$work/flood"/*.headers | head -1 | sed 's/headers$/json/'); then
+  echo "ok: a flood of 16: $accepted accepted, $refused refused with 429 and Retry-After"
+else
+  fail "the flood: $accepted accepted, $refused refused ($with_retry with Retry-After) of 16"
+fi
+# The last accepted one is still queued behind the others: cancelled at once.
+last=$(cat "$work/flood"/*.json | grep -o '"id":"[0-9]*"' | grep -o '[0-9]*' | sort -n | tail -1)
+expect 200 '"state":"cancelled"' "cancelling a queued proof" -X DELETE "$url/v1/proofs/$last"
+expect 200 '"state":"cancelled"' "its state" "$url/v1/proofs/$last"
+expect 409 "has ended" "cancelling it again" -X DELETE "$url/v1/proofs/$last"
+
+# A key unloaded with proofs queued: they are made first; new ones are refused at once.
+ids=()
+for n in 1 2 3; do
+  for attempt in $(seq 600); do
+    code=$(curl -s -o "$work/u$n.json" -w '%{http_code}' --data-binary @"$work/synthetic/circuit.wtns" "$url/v1/proofs?key=synthetic2" || true)
+    [ "$code" = 429 ] || break
+    sleep 0.05
+  done
+  ids+=("$(grep -o '[0-9][0-9]*' "$work/u$n.json" | head -1)")
+done
+expect 200 '"proofs_left":[1-9]' "unloading a key with proofs queued" -X DELETE "$url/v1/keys/synthetic2"
+expect 404 "being unloaded" "a proof for a key being unloaded" --data-binary @"$work/synthetic/circuit.wtns" "$url/v1/proofs?key=synthetic2"
+for id in "${ids[@]}"; do
+  for _ in $(seq 600); do
+    curl -s -o "$work/unloaded-$id.json" "$url/v1/proofs/$id"
+    grep -q '"state":"\(done\|failed\|cancelled\)"' "$work/unloaded-$id.json" && break
+    sleep 0.05
+  done
+done
+verify_responses "$work/synthetic/vk.json" "$work"/unloaded-*.json
+for _ in $(seq 600); do
+  curl -s "$url/v1/status" | grep -q '"name":"synthetic2"' || break
+  sleep 0.05
+done
+if grep -q '"name":"synthetic2"' <(curl -s "$url/v1/status"); then fail "synthetic2 still loaded after its proofs"; else echo "ok: the unloaded key is gone once its proofs are done"; fi
+
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the server's exit status on SIGTERM: $?"
+server_pid=""
+
+# ---- a server stopped with proofs queued answers each waiting request ----
+cat >"$work/stop.toml" <<EOF
+[run]
+backend = "sim"
+[engine]
+max_batch = 1
+EOF
+start_server "$work/stop.toml" "$work/stop.log" --key synthetic="$work/synthetic/circuit.zkey"
+mkdir -p "$work/stop"
+waiting=()
+for n in $(seq 8); do
+  curl -s -o "$work/stop/$n.json" -w '%{http_code}' --data-binary @"$work/synthetic/circuit.wtns" \
+    "$url/v1/proofs?key=synthetic&wait=true" >"$work/stop/$n.code" &
+  waiting+=($!)
+done
+for _ in $(seq 400); do
+  curl -s "$url/v1/status" | grep -q '"accepted":8' && break
+  sleep 0.02
+done
+kill -TERM "$server_pid"
+for pid in "${waiting[@]}"; do wait "$pid" || true; done
+wait "$server_pid" || fail "the stopped server's exit status: $?"
+server_pid=""
+made=0
+failed_clearly=0
+for n in $(seq 8); do
+  code=$(cat "$work/stop/$n.code")
+  if [ "$code" = 200 ]; then
+    made=$((made + 1))
+  elif [ "$code" = 503 ] && grep -q "the engine shut down before this proof ran" "$work/stop/$n.json"; then
+    failed_clearly=$((failed_clearly + 1))
+  else
+    fail "a request waiting when the server stopped: $code $(cat "$work/stop/$n.json")"
+  fi
+done
+queued_at_stop=$(grep -o 'stopping: [0-9]* queued' "$work/stop.log" | grep -o '[0-9][0-9]*' || echo 0)
+if [ $((made + failed_clearly)) = 8 ] && [ "$failed_clearly" -ge 1 ] && [ "$failed_clearly" = "$queued_at_stop" ]; then
+  echo "ok: stopped with $queued_at_stop queued: $made made, $failed_clearly answered 503 saying so"
+else
+  fail "stopped with $queued_at_stop queued: $made made, $failed_clearly failed clearly of 8"
+fi
+if [ "$made" -ge 1 ]; then
+  verify_responses "$work/synthetic/vk.json" $(grep -l '"proof"' "$work/stop"/*.json)
+fi
+
+# ---- only on loopback ----
+set +e
+message=$(timeout 30 "$stagehand" serve --listen 0.0.0.0:0 2>&1)
+status=$?
+set -e
+if [ $status -ne 0 ] && grep -q "not a loopback address" <<<"$message"; then echo "ok: 0.0.0.0 is refused: $message"
+else fail "--listen 0.0.0.0:0: exit $status: $message"; fi
+
+# ---- on a Unix socket ----
+"$stagehand" serve --config "$work/stop.toml" --listen "unix:$work/serve.sock" --key chain="$circuits/chain/chain.zkey" 2>"$work/unix.log" &
+server_pid=$!
+for _ in $(seq 200); do
+  grep -q "listening on unix:" "$work/unix.log" && break
+  sleep 0.05
+done
+code=$(curl -s -o "$work/unix-answer.json" -w '%{http_code}' --unix-socket "$work/serve.sock" --data-binary @"$circuits/chain/chain.wtns" \
+  "http://localhost/v1/proofs?key=chain&wait=true" || true)
+[ "$code" = 200 ] || fail "a proof over the Unix socket: $code $(cat "$work/unix-answer.json")"
+verify_responses "$circuits/chain/vk.json" "$work/unix-answer.json"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the Unix socket server's exit status: $?"
+server_pid=""
+[ ! -e "$work/serve.sock" ] || fail "the socket file is left behind"
+
+finish "ok: stagehand serve"
