@@ -3,6 +3,7 @@
 #include "device/format.hpp"
 #include "launch/groth16_launchers.hpp"
 #include "launch/launchers.hpp"
+#include "msm/msm.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
@@ -89,6 +90,13 @@ CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor, Bytes memory
   properties_.ordinal = ordinal_;
   properties_.total_memory_bytes = prop.totalGlobalMem;
   properties_.async_engine_count = prop.asyncEngineCount;
+  // The local memory the MSM kernels' stack frames need, reserved now: left to the first launch
+  // that needs it, the runtime took it (about 584 MiB on the H200) after the cap's ballast and the
+  // VRAM budget had been sized, outside both.
+  const std::size_t stack = msm_kernel_stack_bytes();
+  std::size_t current_stack = 0;
+  STAGEHAND_CUDA_CHECK(cudaDeviceGetLimit(&current_stack, cudaLimitStackSize));
+  if (stack > current_stack) STAGEHAND_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitStackSize, stack));
   if (memory_cap_bytes > 0) {
     std::size_t free = 0, total = 0;
     STAGEHAND_CUDA_CHECK(cudaMemGetInfo(&free, &total));

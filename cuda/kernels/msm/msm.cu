@@ -97,6 +97,8 @@ std::uint64_t msm_scratch_bytes(const MsmPlan& plan) {
   return plan.group == MsmGroup::g1 ? layout_for<G1Curve>(plan).total : layout_for<G2Curve>(plan).total;
 }
 
+std::uint64_t msm_kernel_stack_bytes() { return std::max(pipeline_stack_bytes<G1Curve>(), msm_g2_kernel_stack_bytes()); }
+
 void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
   if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_windows: a plan for G2");

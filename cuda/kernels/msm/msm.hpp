@@ -124,6 +124,12 @@ void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgo
 // 288-byte Jacobian G2 points (Fq2 X, Y, Z; src/math's G2Projective). msm_g2.cu.
 void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
+// The most local memory (bytes per thread: stack frames, spills) any MSM kernel of either group
+// uses, so that a device can reserve it before sizing its memory (the runtime otherwise reserves
+// it at the first launch that needs it: about 584 MiB on the H200 for the G2 kernels, whose Fq2
+// products are calls). msm_g2_kernel_stack_bytes: the G2 kernels' alone.
+std::uint64_t msm_kernel_stack_bytes();
+std::uint64_t msm_g2_kernel_stack_bytes();
 // Σ_w 2^(c·w)·S_w of G2 window sums into one Jacobian G2 point (288 bytes), on the device.
 void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
                                       void* result_jacobian, cudaStream_t stream);

@@ -12,6 +12,8 @@ void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgo
   msm_windows<G2Curve>(points, scalars, scalars_montgomery, plan, window_sums, scratch, stream, profile);
 }
 
+std::uint64_t msm_g2_kernel_stack_bytes() { return pipeline_stack_bytes<G2Curve>(); }
+
 void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
                                       void* result_jacobian, cudaStream_t stream) {
   combine_windows_kernel<G2Curve><<<1, 1, 0, stream>>>(static_cast<const G2Curve::Jacobian*>(window_sums), window_count,

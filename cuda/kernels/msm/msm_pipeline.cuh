@@ -729,6 +729,38 @@ __global__ void combine_windows_kernel(const JacobianOf<C>* window_sums, unsigne
   if (accumulator != nullptr) *accumulator = start ? sum : *accumulator + sum;
 }
 
+// The most local memory a thread of any of the pipeline's kernels for C uses (cudaFuncAttributes::
+// localSizeBytes: stack frames and spills), for msm_kernel_stack_bytes.
+template <class C>
+std::uint64_t pipeline_stack_bytes() {
+  std::uint64_t most = 0;
+  auto take = [&](const void* kernel) {
+    cudaFuncAttributes attributes{};
+    SH_CUDA_OK(cudaFuncGetAttributes(&attributes, kernel));
+    most = std::max<std::uint64_t>(most, attributes.localSizeBytes);
+  };
+  using F = typename C::Field;
+  for (const void* kernel :
+       {reinterpret_cast<const void*>(accumulate_kernel<C>), reinterpret_cast<const void*>(items_kernel<C>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, true, false, F>), reinterpret_cast<const void*>(item_sum_kernel<C, true, true, F>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, false, F>), reinterpret_cast<const void*>(item_sum_kernel<C, false, true, F>),
+        reinterpret_cast<const void*>(bucket_combine_kernel<C>), reinterpret_cast<const void*>(heavy_combine_kernel<C>),
+        reinterpret_cast<const void*>(segment_kernel<C>), reinterpret_cast<const void*>(suffix_kernel<C>),
+        reinterpret_cast<const void*>(segment_total_kernel<C>), reinterpret_cast<const void*>(segment_scale_kernel<C>),
+        reinterpret_cast<const void*>(reduce_kernel<C>), reinterpret_cast<const void*>(to_jacobian_kernel<C>),
+        reinterpret_cast<const void*>(combine_windows_kernel<C>)}) {
+    take(kernel);
+  }
+  if constexpr (C::kHasF64Field) {
+    using F64 = typename C::F64Field;
+    take(reinterpret_cast<const void*>(item_sum_kernel<C, true, false, F64>));
+    take(reinterpret_cast<const void*>(item_sum_kernel<C, true, true, F64>));
+    take(reinterpret_cast<const void*>(item_sum_kernel<C, false, false, F64>));
+    take(reinterpret_cast<const void*>(item_sum_kernel<C, false, true, F64>));
+  }
+  return most;
+}
+
 // The whole MSM into plan.window_count window sums (msm_g1_windows, msm_g2_windows).
 template <class C>
 void msm_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
