@@ -92,40 +92,42 @@ void groth16_h(KernelContext& context) {
                               snarkjs_domain(log_size, threads), threads);
 }
 
-void groth16_msm_g1(KernelContext& context) {
+// The Jacobian sums in the device layout: X‖Y‖Z of Montgomery Fq (G1) or Fq2 (G2).
+void write_jacobian(std::byte* out, const math::G1Projective& sum) {
+  write_fq(out, sum.x);
+  write_fq(out + kFqBytes, sum.y);
+  write_fq(out + 2 * kFqBytes, sum.z);
+}
+void write_jacobian(std::byte* out, const math::G2Projective& sum) {
+  write_fq2(out, sum.x);
+  write_fq2(out + 2 * kFqBytes, sum.y);
+  write_fq2(out + 4 * kFqBytes, sum.z);
+}
+
+// groth16_msm_g1 and groth16_msm_g2 on the CPU reference: `decode` turns the device bytes into
+// points of the group, math::msm sums them.
+template <class Decode>
+void groth16_msm(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
+                 Decode decode) {
   const std::size_t count = context.launch().work_units;
   const auto threads = static_cast<unsigned>(context.argument(0));
   auto points_bytes = context.read(0);
   auto scalar_bytes = context.read(1);
   auto result = context.write(0);
-  if (points_bytes.size() < count * kernel::kG1AffineBytes || scalar_bytes.size() < count * kernel::kFrBytes ||
-      result.size() < kernel::kG1JacobianBytes) {
-    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", kernel::groth16_msm_g1));
+  if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes || result.size() < result_bytes) {
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
-  const auto points = decode_device_points(points_bytes, count);
+  const auto points = decode(points_bytes, count);
   std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
-  const auto sum = math::msm(points, scalars, threads);
-  write_fq(result.data(), sum.x);
-  write_fq(result.data() + kFqBytes, sum.y);
-  write_fq(result.data() + 2 * kFqBytes, sum.z);
+  write_jacobian(result.data(), math::msm(points, scalars, threads));
+}
+
+void groth16_msm_g1(KernelContext& context) {
+  groth16_msm(context, kernel::groth16_msm_g1, kernel::kG1AffineBytes, kernel::kG1JacobianBytes, decode_device_points);
 }
 
 void groth16_msm_g2(KernelContext& context) {
-  const std::size_t count = context.launch().work_units;
-  const auto threads = static_cast<unsigned>(context.argument(0));
-  auto points_bytes = context.read(0);
-  auto scalar_bytes = context.read(1);
-  auto result = context.write(0);
-  if (points_bytes.size() < count * kernel::kG2AffineBytes || scalar_bytes.size() < count * kernel::kFrBytes ||
-      result.size() < kernel::kG2JacobianBytes) {
-    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", kernel::groth16_msm_g2));
-  }
-  const auto points = decode_device_g2_points(points_bytes, count);
-  std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
-  const auto sum = math::msm(points, scalars, threads);
-  write_fq2(result.data(), sum.x);
-  write_fq2(result.data() + 2 * kFqBytes, sum.y);
-  write_fq2(result.data() + 4 * kFqBytes, sum.z);
+  groth16_msm(context, kernel::groth16_msm_g2, kernel::kG2AffineBytes, kernel::kG2JacobianBytes, decode_device_g2_points);
 }
 
 void groth16_abc(KernelContext& context) {

@@ -23,18 +23,23 @@ const T* at(std::span<const std::byte> bytes, std::uint64_t offset) {
 
 }  // namespace
 
+kernel::ConstraintMatrixLayout constraint_matrix_layout(const ProvingKey& key) {
+  kernel::ConstraintMatrixLayout layout{key.domain_size, 0, 0};
+  for (const auto& entry : key.coefficients) (entry.matrix == 0 ? layout.entries_a : layout.entries_b) += 1;
+  return layout;
+}
+
 ConstraintMatrix build_constraint_matrix(const ProvingKey& key) {
-  ConstraintMatrix matrix;
-  auto& layout = matrix.layout;
-  layout.rows = key.domain_size;
   for (const auto& entry : key.coefficients) {
     if (entry.constraint >= key.domain_size || entry.signal >= key.n_vars || entry.matrix > 1) {
       // read_zkey refuses such records; a key built in memory might not have been checked.
       throw std::invalid_argument(fmt::format("constraint matrix: record (matrix {}, constraint {}, signal {}) outside the key",
                                               entry.matrix, entry.constraint, entry.signal));
     }
-    (entry.matrix == 0 ? layout.entries_a : layout.entries_b) += 1;
   }
+  ConstraintMatrix matrix;
+  matrix.layout = constraint_matrix_layout(key);
+  const auto& layout = matrix.layout;
   matrix.bytes.assign(layout.total_bytes(), std::byte{0});
   auto* offsets_a = at<std::uint64_t>(matrix.bytes, layout.offsets_a());
   auto* offsets_b = at<std::uint64_t>(matrix.bytes, layout.offsets_b());

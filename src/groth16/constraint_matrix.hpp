@@ -19,6 +19,8 @@ struct ConstraintMatrix {
   std::vector<std::byte> bytes;           // layout.total_bytes()
 };
 
+// The matrix's layout for a key (its entry counts), without building it: what it will take.
+kernel::ConstraintMatrixLayout constraint_matrix_layout(const ProvingKey& key);
 ConstraintMatrix build_constraint_matrix(const ProvingKey& key);
 
 // The matrix's a/b/c step on the CPU: what groth16_abc computes (a[i] = Σ A_ik·w_k,

@@ -79,11 +79,7 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
 
 Bytes Groth16Workload::resident_bytes(const ProvingKey& key, AbcStep abc_step) {
   Bytes bytes = (key.a.size() + key.b1.size() + key.c.size() + key.h.size()) * kG1Bytes + key.b2.size() * kG2Bytes;
-  if (abc_step == AbcStep::device) {
-    kernel::ConstraintMatrixLayout layout{key.domain_size, 0, 0};
-    for (const auto& entry : key.coefficients) (entry.matrix == 0 ? layout.entries_a : layout.entries_b) += 1;
-    bytes += layout.total_bytes();
-  }
+  if (abc_step == AbcStep::device) bytes += constraint_matrix_layout(key).total_bytes();
   return bytes;
 }
 
