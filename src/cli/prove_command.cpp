@@ -49,6 +49,8 @@ struct ProveOptions {
   std::string r1cs;
   bool no_verify = false;
   std::string abc = "auto";
+  std::string key_sets = "auto";
+  double stream_buffer_mib = 1024;
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;
   int workers = 0;  // 0: the configuration's
@@ -76,27 +78,6 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
     }
   }
   return files;
-}
-
-// Where the a/b/c step runs: as asked, or (auto) on the device when the key's constraint matrix,
-// resident beside its points, leaves room on the smallest device for a proof per worker; the
-// line printed says which and why.
-groth16::AbcStep choose_abc_step(const std::string& asked, const groth16::ProvingKey& key, Backend& backend,
-                                 const CoordinatorSettings& settings) {
-  using groth16::AbcStep;
-  using groth16::Groth16Workload;
-  if (asked == "device") return AbcStep::device;
-  if (asked == "host") return AbcStep::host;
-  Bytes smallest = ~Bytes{0};
-  for (auto* device : backend.devices()) smallest = std::min(smallest, device->memory_info().total_bytes);
-  const Bytes polynomial = Bytes{32} * key.domain_size;
-  const Bytes per_proof = 3 * polynomial + Bytes{32} * key.n_vars;
-  const Bytes needed = Groth16Workload::resident_bytes(key, AbcStep::device) + settings.safety_margin_bytes +
-                       settings.resident_bytes + static_cast<Bytes>(std::max(1, settings.workers_per_device)) * per_proof;
-  if (needed <= smallest) return AbcStep::device;
-  fmt::print(stderr, "stagehand prove: the a/b/c step on the host: with the constraint matrix resident a run needs about {}, "
-                     "the smallest device has {}\n", format_bytes(needed), format_bytes(smallest));
-  return AbcStep::host;
 }
 
 // Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
@@ -250,8 +231,16 @@ int prove(const ProveOptions& options) {
 
   // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
-  const auto abc_step = choose_abc_step(options.abc, key, *backend, settings);
-  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks, abc_step);
+  std::optional<groth16::AbcStep> asked_abc;
+  if (options.abc != "auto") asked_abc = options.abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
+  const auto layout = groth16::plan_proof_layout(key, backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
+                                                 settings.workers_per_device, asked_abc, groth16::parse_set_placement(options.key_sets),
+                                                 static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)));
+  const auto abc_step = layout.abc_step;
+  fmt::print(stderr, "stagehand prove: the a/b/c step on the {} ({}); the key's sets: {}\n",
+             abc_step == groth16::AbcStep::device ? "device" : "host", layout.reason, layout.placement.describe());
+  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks, abc_step,
+                                    layout.placement);
   workload_pointer = &workload;
   // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
   // any device work (the kernels' scratch, known once the devices are set up, comes on top).
@@ -260,7 +249,7 @@ int prove(const ProveOptions& options) {
     const Bytes held_back = workload.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes;
     check_vram_cap_fits(config, plan.peak_bytes + held_back,
                         fmt::format("a proof of {} (domain 2^{}) ({} at its peak, {} of key points resident, {} safety margin and "
-                                    "residents)",
+                                    "residents; --key-sets streamed keeps less on the device)",
                                     options.zkey, key.domain_log2, format_bytes(plan.peak_bytes), format_bytes(workload.resident_bytes()),
                                     format_bytes(settings.safety_margin_bytes + settings.resident_bytes)));
   }
@@ -345,6 +334,16 @@ void add_prove_command(CLI::App& app) {
                       "device where the matrix fits)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "device", "host"}));
+  command->add_option("--key-sets", options->key_sets,
+                      "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
+                      "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), or auto (resident what "
+                      "fits beside the proofs in flight, the rest streamed)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "resident", "fetched-ahead", "streamed"}));
+  command->add_option("--stream-buffer-mib", options->stream_buffer_mib,
+                      "Each of the two buffers a proof streams its key sets through, in MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 65536.0));
   command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
   command->add_option("--workers", options->workers,
                       "Workers per GPU (each holds one proof's inputs; 0 = the configuration's, 2 by default): more hide "

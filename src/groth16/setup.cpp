@@ -182,9 +182,9 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   key.gamma2 = g2.multiply(gamma).to_affine();
   key.delta2 = g2.multiply(delta).to_affine();
 
-  key.a = g1.multiply_all(u, threads);
-  key.b1 = g1.multiply_all(v, threads);
-  key.b2 = g2.multiply_all(v, threads);
+  key.a = G1Points::encode(g1.multiply_all(u, threads), threads);
+  key.b1 = G1Points::encode(g1.multiply_all(v, threads), threads);
+  key.b2 = G2Points::encode(g2.multiply_all(v, threads), threads);
 
   const Fr gamma_inverse = gamma.inverse();
   const Fr delta_inverse = delta.inverse();
@@ -198,14 +198,14 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
     }
   }
   key.ic = g1.multiply_all(ic_scalars, threads);
-  key.c = g1.multiply_all(c_scalars, threads);
+  key.c = G1Points::encode(g1.multiply_all(c_scalars, threads), threads);
 
   // H_j = L^{2n}_{2j+1}(τ)/δ: the odd-index Lagrange basis of ⟨ω_2n⟩.
   const Fr root_2n = domain.coset_generator();  // ω_2n
   auto lagrange_2n = lagrange_at(tau, root_2n, 2 * n, 2 * n);
   std::vector<Fr> h_scalars(n);
   for (std::size_t j = 0; j < n; ++j) h_scalars[j] = lagrange_2n[2 * j + 1] * delta_inverse;
-  key.h = g1.multiply_all(h_scalars, threads);
+  key.h = G1Points::encode(g1.multiply_all(h_scalars, threads), threads);
   return key;
 }
 
