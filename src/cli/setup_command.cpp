@@ -26,13 +26,8 @@ struct SetupOptions {
   unsigned threads = 0;
 };
 
-constexpr const char* kWarning =
-    "WARNING: `stagehand setup` is a TEST-ONLY trusted setup. Its toxic waste (tau, alpha, beta, gamma, delta) is drawn\n"
-    "WARNING: in this process with no ceremony: whoever ran it could forge proofs. The keys it writes are UNSAFE for any\n"
-    "WARNING: real use; they exist to benchmark and test proving. Use a snarkjs ceremony for real keys.\n";
-
 int setup(const SetupOptions& options) {
-  fmt::print(stderr, "{}", kWarning);
+  fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const auto r1cs = groth16::read_r1cs(options.r1cs);

@@ -46,18 +46,23 @@ void batch_invert(std::vector<Fr>& values) {
 }
 
 // L_i(τ) for the Lagrange basis of ⟨root⟩ of size n, i < count: (τ^n − 1)/n · root^i / (τ − root^i).
-std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::size_t count) {
-  std::vector<Fr> powers(count), denominators(count);
-  Fr power = Fr::one();
-  for (std::size_t i = 0; i < count; ++i) {
-    powers[i] = power;
-    denominators[i] = tau - power;
-    power *= root;
-  }
-  batch_invert(denominators);
+// In ranges, one per thread, each with its own batch inversion: at 2^27 (the H section of a 2^26
+// key) one thread took tens of seconds.
+std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::size_t count, unsigned threads) {
+  std::vector<Fr> values(count);
   const Fr scale = (tau.pow(static_cast<std::uint64_t>(n)) - Fr::one()) * Fr::from_uint64(n).inverse();
-  for (std::size_t i = 0; i < count; ++i) denominators[i] = scale * powers[i] * denominators[i];
-  return denominators;
+  parallel_ranges(count, threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<Fr> powers(end - begin), denominators(end - begin);
+    Fr power = root.pow(static_cast<std::uint64_t>(begin));
+    for (std::size_t i = begin; i < end; ++i) {
+      powers[i - begin] = power;
+      denominators[i - begin] = tau - power;
+      power *= root;
+    }
+    batch_invert(denominators);
+    for (std::size_t i = begin; i < end; ++i) values[i] = scale * powers[i - begin] * denominators[i - begin];
+  });
+  return values;
 }
 
 // Fixed-base scalar multiplication by 8-bit windows: table[w][d] = d·2^(8w)·G.
@@ -151,9 +156,13 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   const Fr delta = random_nonzero(scratch, seed);
 
   const auto domain = math::Domain::snarkjs(key.domain_log2, threads);
-  const auto lagrange = lagrange_at(tau, domain.root(), n, n);
+  const auto lagrange = lagrange_at(tau, domain.root(), n, n, threads);
 
-  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section.
+  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section (reserved: at 2^26 it is gigabytes, and a
+  // vector growing by doubling would hold one and a half times that at its last move).
+  std::size_t entries = key.n_public + 1;
+  for (const auto& constraint : r1cs.constraints) entries += constraint.a.size() + constraint.b.size();
+  key.coefficients.reserve(entries);
   std::vector<Fr> u(key.n_vars), v(key.n_vars), w(key.n_vars);
   for (std::size_t c = 0; c < constraint_count; ++c) {
     const auto& constraint = r1cs.constraints[c];
@@ -182,9 +191,15 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   key.gamma2 = g2.multiply(gamma).to_affine();
   key.delta2 = g2.multiply(delta).to_affine();
 
-  key.a = G1Points::encode(g1.multiply_all(u, threads), threads);
-  key.b1 = G1Points::encode(g1.multiply_all(v, threads), threads);
-  key.b2 = G2Points::encode(g2.multiply_all(v, threads), threads);
+  auto multiply_g1 = [&](const std::vector<Fr>& scalars) {
+    return options.multiply_g1 ? options.multiply_g1(scalars) : G1Points::encode(g1.multiply_all(scalars, threads), threads);
+  };
+  auto multiply_g2 = [&](const std::vector<Fr>& scalars) {
+    return options.multiply_g2 ? options.multiply_g2(scalars) : G2Points::encode(g2.multiply_all(scalars, threads), threads);
+  };
+  key.a = multiply_g1(u);
+  key.b1 = multiply_g1(v);
+  key.b2 = multiply_g2(v);
 
   const Fr gamma_inverse = gamma.inverse();
   const Fr delta_inverse = delta.inverse();
@@ -198,14 +213,14 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
     }
   }
   key.ic = g1.multiply_all(ic_scalars, threads);
-  key.c = G1Points::encode(g1.multiply_all(c_scalars, threads), threads);
+  key.c = multiply_g1(c_scalars);
 
   // H_j = L^{2n}_{2j+1}(τ)/δ: the odd-index Lagrange basis of ⟨ω_2n⟩.
   const Fr root_2n = domain.coset_generator();  // ω_2n
-  auto lagrange_2n = lagrange_at(tau, root_2n, 2 * n, 2 * n);
+  auto lagrange_2n = lagrange_at(tau, root_2n, 2 * n, 2 * n, threads);
   std::vector<Fr> h_scalars(n);
   for (std::size_t j = 0; j < n; ++j) h_scalars[j] = lagrange_2n[2 * j + 1] * delta_inverse;
-  key.h = G1Points::encode(g1.multiply_all(h_scalars, threads), threads);
+  key.h = multiply_g1(h_scalars);
   return key;
 }
 
