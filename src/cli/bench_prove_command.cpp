@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -33,6 +34,7 @@ struct BenchProveOptions {
   std::string out_dir;
   bool bits = false;
   std::uint64_t circuit_seed = 1;
+  std::vector<std::string> policies{"budgeted"};
   ProofRunOptions run;
 };
 
@@ -60,27 +62,37 @@ int bench_prove(const BenchProveOptions& options) {
              format_bytes(key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
                           key.h.bytes().size()),
              seconds_since(setup_start));
-  groth16::write_text_file(dir / "vk.json", groth16::verification_key_json(key));
   circuit.r1cs = {};  // gigabytes at 2^26, and the proofs do not need it
 
   // One witness for every proof: distinct r and s make distinct proofs of it.
   const auto witness = std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(circuit.witness));
   circuit.witness = {};
-  ProofRunInputs inputs;
-  inputs.key_path = fmt::format("synthetic-2^{}.zkey", key.domain_log2);
-  inputs.key_name = fmt::format("the synthetic key of 2^{}", key.domain_log2);
-  inputs.checks.verify = !options.run.no_verify;
-  inputs.start = start;
-  for (int i = 1; i <= options.proofs; ++i) {
-    const auto index = static_cast<std::size_t>(i - 1);
-    inputs.jobs.push_back(groth16::ProofJob{dir / fmt::format("{}.wtns", i), proof_randomness(options.run, index), witness});
-    inputs.names.push_back(fmt::format("proof {}", i));
-    inputs.outputs.push_back({dir / fmt::format("{}.proof.json", i), dir / fmt::format("{}.public.json", i)});
+  // Each policy in turn on the same key (its set-up is the slow part at 2^26); with more than one,
+  // each writes into DIR/<policy>/.
+  int status = 0;
+  for (const auto& policy : options.policies) {
+    const fs::path run_dir = options.policies.size() == 1 ? dir : dir / policy;
+    fs::create_directories(run_dir);
+    groth16::write_text_file(run_dir / "vk.json", groth16::verification_key_json(key));
+    ProofRunInputs inputs;
+    inputs.key_path = fmt::format("synthetic-2^{}.zkey", key.domain_log2);
+    inputs.key_name = fmt::format("the synthetic key of 2^{}", key.domain_log2);
+    inputs.checks.verify = !options.run.no_verify;
+    inputs.start = start;
+    for (int i = 1; i <= options.proofs; ++i) {
+      const auto index = static_cast<std::size_t>(i - 1);
+      inputs.jobs.push_back(groth16::ProofJob{run_dir / fmt::format("{}.wtns", i), proof_randomness(options.run, index), witness});
+      inputs.names.push_back(fmt::format("proof {}", i));
+      inputs.outputs.push_back({run_dir / fmt::format("{}.proof.json", i), run_dir / fmt::format("{}.public.json", i)});
+    }
+    fmt::print(stderr, "stagehand bench prove: {} proofs under {}, written to {} beside vk.json (check each with `snarkjs groth16 "
+                       "verify {}/vk.json {}/<i>.public.json {}/<i>.proof.json`)\n",
+               options.proofs, policy, run_dir.string(), run_dir.string(), run_dir.string(), run_dir.string());
+    auto run_options = options.run;
+    run_options.policy = policy;
+    status = std::max(status, run_proofs(run_options, config, *backend, key, std::move(inputs)));
   }
-  fmt::print(stderr, "stagehand bench prove: {} proofs, written to {} beside vk.json (check each with `snarkjs groth16 verify "
-                     "{}/vk.json {}/<i>.public.json {}/<i>.proof.json`)\n",
-             options.proofs, dir.string(), dir.string(), dir.string(), dir.string());
-  return run_proofs(options.run, config, *backend, key, std::move(inputs));
+  return status;
 }
 
 }  // namespace
@@ -97,7 +109,11 @@ void add_bench_prove_command(CLI::App* bench) {
   command->add_option("--out-dir", options->out_dir, "Folder for vk.json and <i>.proof.json, <i>.public.json")->required();
   command->add_flag("--bits", options->bits, "A witness mostly of 0s and 1s, as real circuits' are");
   command->add_option("--circuit-seed", options->circuit_seed, "Seed of the circuit's constants and inputs")->capture_default_str();
-  add_proof_run_options(command, options->run);
+  command->add_option("--policy", options->policies, "Scheduling policy: serial, prestage, two-lock or budgeted (repeatable: each in "
+                                                   "turn on the same key, into DIR/<policy>/)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(policy_names()));
+  add_proof_run_options(command, options->run, false);
   on_selected(command, [options] { return bench_prove(*options); });
 }
 

@@ -60,11 +60,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void add_proof_run_options(CLI::App* command, ProofRunOptions& options) {
+void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool with_policy) {
   command->add_option("--config", options.config, "Deployment configuration (TOML): backend and device model");
-  command->add_option("--policy", options.policy, "Scheduling policy: serial, prestage, two-lock or budgeted")
-      ->capture_default_str()
-      ->check(CLI::IsMember(policy_names()));
+  if (with_policy) {
+    command->add_option("--policy", options.policy, "Scheduling policy: serial, prestage, two-lock or budgeted")
+        ->capture_default_str()
+        ->check(CLI::IsMember(policy_names()));
+  }
   command->add_option("--trace", options.trace,
                       "Write a Chrome/Perfetto trace of the run to this file (and a picture of it beside, .svg)");
   command->add_flag("--no-verify", options.no_verify,

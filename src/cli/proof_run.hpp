@@ -33,7 +33,8 @@ struct ProofRunOptions {
   unsigned threads = 0;
   int workers = 0;  // 0: the configuration's
 };
-void add_proof_run_options(CLI::App* command, ProofRunOptions& options);
+// Registers the shared options; with_policy false leaves --policy to the caller.
+void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool with_policy = true);
 
 RunConfig load_proof_run_config(const ProofRunOptions& options);
 std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const ProofRunOptions& options);
