@@ -1,8 +1,11 @@
-// stagehand run: runs the configured workload under each policy and prints one table.
+// stagehand run: runs the configured workload under each policy and prints one table: on the
+// simulator, or on the GPU where the configuration's backend finds one.
 
 #include "cli/commands.hpp"
 
 #include "device/format.hpp"
+#include "runner/backend.hpp"
+#include "runner/benchmarks.hpp"
 #include "runner/report.hpp"
 #include "runner/run_config.hpp"
 #include "runner/sim_runner.hpp"
@@ -32,11 +35,18 @@ int run(const RunOptions& options) {
     for (const auto& name : options.policies) config.policies.push_back(policy_from_string(name));
   }
   if (!options.trace_dir.empty()) config.trace_dir = options.trace_dir;
-  if (config.backend == BackendKind::cuda) {
-    throw std::runtime_error(fmt::format(
-        "{}: backend = \"cuda\": `stagehand run` simulates; the same workload runs on a GPU with "
-        "`stagehand bench policies --config {}` (synthetic data, real kernels)",
-        config.source.string(), config.source.string()));
+  // On a GPU (backend "cuda", or "auto" where one is present) the configured workload runs on the
+  // GPU, synthetic data through the real kernels, and prints the same table; otherwise the
+  // simulator.
+  if (config.backend == BackendKind::cuda || (config.backend == BackendKind::automatic && Backend::cuda_device_count() > 0)) {
+    fmt::print(stderr, "stagehand run: {}: backend \"{}\": on the GPU\n", config.source.string(),
+               config.backend == BackendKind::cuda ? "cuda" : "auto");
+    PolicyBenchOptions gpu;
+    gpu.config = options.config;
+    gpu.policies = options.policies;
+    if (!options.trace_dir.empty()) gpu.trace_dir = options.trace_dir;
+    gpu.json = options.json;
+    return run_policy_bench(gpu);
   }
   const auto& shape = config.workload.shape;
   fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {} proofs x {} partitions at domain 2^{} ({} uploaded per partition)\n",
