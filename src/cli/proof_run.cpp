@@ -168,7 +168,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
   std::optional<groth16::AbcStep> asked_abc;
   if (options.abc != "auto") asked_abc = options.abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
-  const auto layout = groth16::plan_proof_layout(key, backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
+  const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(key), backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
                                                  settings.workers_per_device, asked_abc, groth16::parse_set_placement(options.key_sets),
                                                  static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)));
   const auto abc_step = layout.abc_step;

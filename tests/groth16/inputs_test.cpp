@@ -530,7 +530,7 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
     }
   }
   // Several batches per set, and their sums added: the streamed key's shape.
-  const auto shape = shape_key_program(key, placements[2].second);
+  const auto shape = shape_key_program(KeySizes::of(key), placements[2].second);
   BOOST_CHECK_GT(shape.sets[kSetA].batches, 1u);
   BOOST_CHECK_EQUAL(shape.sets[kSetB2].points_per_batch, 1u);
   BOOST_CHECK_EQUAL(shape.sets[kSetB2].batches, key.b2.size());
@@ -547,21 +547,21 @@ BOOST_AUTO_TEST_CASE(the_placement_plan_streams_what_does_not_fit) {
   budget.proof_bytes = 1000;
   budget.proofs_in_flight = 2;
   budget.device_bytes = 2000 + all_sets;
-  BOOST_CHECK(KeyPlacement::plan(key, budget).sets == KeyPlacement::all(SetPlacement::resident).sets);
+  BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets == KeyPlacement::all(SetPlacement::resident).sets);
   budget.device_bytes = 2000 + all_sets - 1;  // B2 no longer fits
-  auto placement = KeyPlacement::plan(key, budget);
+  auto placement = KeyPlacement::plan(KeySizes::of(key), budget);
   BOOST_CHECK(placement.sets[kSetB2] == SetPlacement::streamed);
   BOOST_CHECK(placement.sets[kSetA] == SetPlacement::resident && placement.sets[kSetH] == SetPlacement::resident);
   budget.device_bytes = 2000 + g1_set;  // room for A alone
-  placement = KeyPlacement::plan(key, budget);
+  placement = KeyPlacement::plan(KeySizes::of(key), budget);
   BOOST_CHECK(placement.sets[kSetA] == SetPlacement::resident);
   BOOST_CHECK(placement.sets[kSetB1] == SetPlacement::streamed && placement.sets[kSetC] == SetPlacement::streamed);
   budget.device_bytes = 1999;  // not even the proofs: every set streams
-  BOOST_CHECK(KeyPlacement::plan(key, budget).sets == KeyPlacement::all(SetPlacement::streamed).sets);
+  BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets == KeyPlacement::all(SetPlacement::streamed).sets);
   // A resident set's MSM takes all its points at once; the scratch that needs counts too.
   budget.device_bytes = 2000 + all_sets;
   budget.msm_scratch = [](std::size_t, std::uint64_t points) { return points > 1 ? Bytes{1} : Bytes{0}; };
-  BOOST_CHECK(KeyPlacement::plan(key, budget).sets[kSetB2] == SetPlacement::streamed);
+  BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets[kSetB2] == SetPlacement::streamed);
   BOOST_CHECK_EQUAL(placement.describe().find("A resident"), 0u);
 }
 
@@ -722,8 +722,8 @@ BOOST_AUTO_TEST_CASE(the_memory_plan_of_a_2_27_key_does_not_wrap) {
   BOOST_CHECK_EQUAL(on_device.peak_bytes, 3 * polynomial + witness + results);
   BOOST_CHECK_EQUAL(on_device.peak_after_b_and_c_bytes, polynomial + witness + results);
   // The resident matrix: its row offsets alone are 16 bytes a row.
-  BOOST_CHECK_GE(Groth16Workload::matrix_bytes(key, AbcStep::device), 16 * (Bytes{1} << 27));
-  BOOST_CHECK_EQUAL(Groth16Workload::matrix_bytes(key, AbcStep::host), 0u);
+  BOOST_CHECK_GE(Groth16Workload::matrix_bytes(KeySizes::of(key), AbcStep::device), 16 * (Bytes{1} << 27));
+  BOOST_CHECK_EQUAL(Groth16Workload::matrix_bytes(KeySizes::of(key), AbcStep::host), 0u);
 }
 
 // Regression (the .zkey's side): nPublic = 0xFFFFFFFF wrapped nPublic + 1 to 0 in the header's

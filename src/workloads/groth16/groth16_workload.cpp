@@ -38,33 +38,41 @@ math::Fq2 fq2_from(const std::byte* data) { return math::Fq2{fq_from(data), fq_f
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
                                  AbcStep abc_step, KeyPlacement placement)
-    : key_(key), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(host_work), thread_count_(thread_count),
-      on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step), placement_(placement),
-      shape_(shape_key_program(key, placement)), check_seconds_(jobs_.size(), 0.0) {
-  if (checks_.verify) verifier_.emplace(key_);
-  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key_.n_vars || checks_.r1cs->n_public() != key_.n_public)) {
+    : key_(&key), sizes_(KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(&host_work),
+      thread_count_(thread_count), on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step),
+      placement_(placement), shape_(shape_key_program(sizes_, placement)), check_seconds_(jobs_.size(), 0.0) {
+  if (checks_.verify) verifier_.emplace(key);
+  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key.n_vars || checks_.r1cs->n_public() != key.n_public)) {
     throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
                                  checks_.r1cs_path.string(), checks_.r1cs->n_wires, checks_.r1cs->n_public(), zkey_path_.string(),
-                                 key_.n_vars, key_.n_public));
+                                 key.n_vars, key.n_public));
   }
 }
 
-Bytes Groth16Workload::matrix_bytes(const ProvingKey& key, AbcStep abc_step) {
-  return abc_step == AbcStep::device ? constraint_matrix_layout(key).total_bytes() : 0;
+Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement)
+    : timing_(std::move(timing)), sizes_(timing_->sizes), abc_step_(abc_step), placement_(placement),
+      shape_(shape_key_program(sizes_, placement)), check_seconds_(static_cast<std::size_t>(std::max(0, timing_->proofs)), 0.0) {
+  if (!timing_->host_memory) throw std::invalid_argument("Groth16Workload: timing jobs need host memory for their uploads");
+  for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
+  timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
 }
 
-Bytes Groth16Workload::proof_bytes_before_scratch(const ProvingKey& key, Bytes stream_buffer_bytes) {
-  return 3 * kFrBytes * key.domain_size + kFrBytes * key.n_vars + 2 * stream_buffer_bytes;
+Bytes Groth16Workload::matrix_bytes(const KeySizes& key, AbcStep abc_step) {
+  return abc_step == AbcStep::device ? key.matrix.total_bytes() : 0;
 }
 
-ProofLayout plan_proof_layout(const ProvingKey& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
+Bytes Groth16Workload::proof_bytes_before_scratch(const KeySizes& key, Bytes stream_buffer_bytes) {
+  return 3 * kFrBytes * key.domain_size() + kFrBytes * key.n_vars + 2 * stream_buffer_bytes;
+}
+
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
                               std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes) {
   PlacementBudget budget;
   budget.device_bytes = ~Bytes{0};
   Bytes h_scratch = 0;
   for (const auto* device : devices) {
     budget.device_bytes = std::min(budget.device_bytes, device->properties().total_memory_bytes);
-    h_scratch = std::max(h_scratch, device->kernel_scratch_bytes(kernel::groth16_h, key.domain_size));
+    h_scratch = std::max(h_scratch, device->kernel_scratch_bytes(kernel::groth16_h, key.domain_size()));
   }
   if (devices.empty()) budget.device_bytes = 0;
   budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
@@ -106,7 +114,7 @@ ProofLayout plan_proof_layout(const ProvingKey& key, const std::vector<Device*>&
   return layout;
 }
 
-Bytes Groth16Workload::resident_bytes() const { return shape_.resident_bytes() + matrix_bytes(key_, abc_step_); }
+Bytes Groth16Workload::resident_bytes() const { return shape_.resident_bytes() + matrix_bytes(sizes_, abc_step_); }
 
 // Sizes in 64 bits throughout: 32 · domain_size in the key's u32 wraps at 2^27, inside the
 // 2^28 the readers accept.
@@ -115,8 +123,8 @@ Bytes Groth16Workload::resident_bytes() const { return shape_.resident_bytes() +
 // after the H MSM) and the witness the program's. The stream buffers and the fetched sets are
 // held from the program's start (their uploads overlap the a/b/c and H steps).
 JobMemoryPlan Groth16Workload::memory_plan(int) const {
-  const Bytes polynomial = kFrBytes * key_.domain_size;
-  const Bytes witness = kFrBytes * key_.n_vars;
+  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  const Bytes witness = kFrBytes * sizes_.n_vars;
   const Bytes results = shape_.result_bytes;
   const Bytes rest = results + h_scratch_bytes_ + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes + shape_.fetched_bytes();
   if (abc_step_ == AbcStep::device) {
@@ -141,41 +149,42 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   const auto started = std::chrono::steady_clock::now();
   // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
   // of either group, serves them all (they run one after another on the compute stream).
-  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, key_.domain_size));
+  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, sizes_.domain_size()));
   msm_scratch_bytes_ = std::max({msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, shape_.largest_batch(kG1Bytes)),
                                  device.kernel_scratch_bytes(kernel::groth16_msm_g2, shape_.largest_batch(kG2Bytes))});
   // The constraint matrix is built by the first device's set-up (16 bytes a row and 36 an entry
   // on the host, once), not by the constructor: a workload that never runs does not pay for it.
   // The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
-  std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(key_); });
+  if (key_ != nullptr) std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(*key_); });
   co_await pin_key_sets(device);
   auto& on_device = keys_[device_index];
-  auto upload = [&](std::span<const std::uint8_t> bytes, DevicePointer& target) -> asio::awaitable<void> {
-    target = co_await device.allocate(std::max<std::size_t>(bytes.size(), 1));
-    if (bytes.empty()) co_return;
+  auto upload = [&](HostRange bytes, DevicePointer& target) -> asio::awaitable<void> {
+    target = co_await device.allocate(std::max<std::size_t>(bytes.bytes, 1));
+    if (bytes.bytes == 0) co_return;
     auto stream = device.create_stream();
-    co_await device.copy_to_device(target, host_range(bytes.data(), bytes.size()), stream);
+    co_await device.copy_to_device(target, bytes, stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
   };
   // The resident sets go up from the key's own bytes: they are in the device layout already.
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    if (shape_.sets[set].placement == SetPlacement::resident) co_await upload(set_bytes(set), on_device.sets[set]);
+    if (shape_.sets[set].placement == SetPlacement::resident) co_await upload(set_host(set), on_device.sets[set]);
   }
   if (abc_step_ == AbcStep::device) {
-    co_await upload(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(matrix_->bytes.data()), matrix_->bytes.size()),
-                    on_device.matrix);
+    co_await upload(matrix_ ? host_range(matrix_->bytes.data(), matrix_->bytes.size()) : timing_matrix_, on_device.matrix);
   }
   set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-std::span<const std::uint8_t> Groth16Workload::set_bytes(std::size_t set) const {
+HostRange Groth16Workload::set_host(std::size_t set) const {
+  if (key_ == nullptr) return timing_sets_.at(set).sub(0, shape_.sets.at(set).bytes());
+  auto range = [](std::span<const std::uint8_t> bytes) { return host_range(bytes.data(), bytes.size()); };
   switch (set) {
-    case kSetH: return key_.h.bytes();
-    case kSetA: return key_.a.bytes();
-    case kSetB1: return key_.b1.bytes();
-    case kSetB2: return key_.b2.bytes();
-    case kSetC: return key_.c.bytes();
+    case kSetH: return range(key_->h.bytes());
+    case kSetA: return range(key_->a.bytes());
+    case kSetB1: return range(key_->b1.bytes());
+    case kSetB2: return range(key_->b2.bytes());
+    case kSetC: return range(key_->c.bytes());
   }
   throw std::logic_error("Groth16Workload: no such key set");
 }
@@ -190,8 +199,8 @@ asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
     std::lock_guard lock(pinning_mutex_);
     if (devices_pinning_++ > 0) co_return;
     for (std::size_t set = 0; set < kKeySetCount; ++set) {
-      const auto bytes = set_bytes(set);
-      if (shape_.sets[set].placement != SetPlacement::resident && !bytes.empty()) to_pin.push_back(host_range(bytes.data(), bytes.size()));
+      const auto range = set_host(set);
+      if (shape_.sets[set].placement != SetPlacement::resident && range.bytes > 0) to_pin.push_back(range);
     }
   }
   for (const auto& range : to_pin) {
@@ -236,25 +245,30 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
   co_await unpin_key_sets(device);
 }
 
-asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const HostRange> abc) {
+asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::span<const HostRange> abc) {
+  if (timing_) {
+    co_await device.sleep_for(timing_->host_prepare_ns);
+    co_return;
+  }
+  const auto& key = *key_;
   auto& job_state = state(job);
   const auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
   const auto& file = proof_job.wtns;
-  const std::size_t n = key_.domain_size;
+  const std::size_t n = key.domain_size;
   auto as_fr = [n](const HostRange& range) {
     if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
   };
-  co_await host_work_.run([&] {
+  co_await host_work_->run([&] {
     // On the device the witness goes straight into the staged input (pinned: no copy on its way
     // to the device) and the job keeps only its public part; on the host the a/b/c step and the
     // program's upload need all of it.
     std::span<const math::Fr> witness;
     if (abc_step_ == AbcStep::device) {
-      if (abc.empty() || abc[0].bytes < kFrBytes * key_.n_vars) {
+      if (abc.empty() || abc[0].bytes < kFrBytes * key.n_vars) {
         throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
       }
-      const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key_.n_vars);
+      const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key.n_vars);
       witness = staged.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count_)
                                                   : read_wtns_into(file, staged, thread_count_));
     } else {
@@ -262,7 +276,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
                                                : read_wtns(file, thread_count_);
       witness = job_state.witness;
     }
-    check_witness_matches(key_, witness, zkey_path_, file);
+    check_witness_matches(key, witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {
       if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, witness)) {
         throw InputError(fmt::format("{}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made for it",
@@ -270,7 +284,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
       }
     }
     if (abc_step_ == AbcStep::device) {
-      job_state.witness.assign(witness.begin(), witness.begin() + 1 + key_.n_public);  // what finish needs
+      job_state.witness.assign(witness.begin(), witness.begin() + 1 + key.n_public);  // what finish needs
     } else {
       evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]),
                                  thread_count_);
@@ -278,7 +292,13 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
   });
 }
 
-asio::awaitable<void> Groth16Workload::finish(int job, Device&) {
+asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
+  if (timing_) {
+    co_await device.sleep_for(timing_->host_finish_ns);
+    abandon(job);
+    co_return;
+  }
+  const auto& key = *key_;
   auto& job_state = state(job);
   // A set's sum is the sum of its batches' sums (one for a resident or fetched set).
   auto g1_sum = [&](std::size_t set) {
@@ -311,10 +331,10 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device&) {
     sums.b2 = sums.b2 + point;
   }
   Proof proof;
-  const auto signals = public_signals(key_, job_state.witness);
+  const auto signals = public_signals(key, job_state.witness);
   std::optional<std::string> rejection;
-  co_await host_work_.run([&] {
-    proof = assemble_proof(key_, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
+  co_await host_work_->run([&] {
+    proof = assemble_proof(key, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
     if (verifier_) {
       const auto start = std::chrono::steady_clock::now();
       rejection = verifier_->check(proof, signals);

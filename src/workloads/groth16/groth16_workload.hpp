@@ -71,6 +71,17 @@ struct ProofChecks {
 // c over the same matrix (threaded by rows) and uploads all three. The device is the faster by far where the matrix fits.
 enum class AbcStep { device, host };
 
+// Proofs of a key's sizes alone, for the simulator's timing mode: no key, no witness and no proof;
+// the host steps last the modelled times and the GPU program is the same.
+struct Groth16TimingJobs {
+  KeySizes sizes;
+  int proofs = 1;
+  Nanoseconds host_prepare_ns = 0;
+  Nanoseconds host_finish_ns = 0;
+  // Host memory the uploads come from (the simulator's virtual ranges, never touched).
+  std::function<HostRange(Bytes)> host_memory;
+};
+
 class Groth16Workload final : public Workload {
  public:
   // Called once per proof made (from the coordinator's thread), with w[1..nPublic].
@@ -81,12 +92,13 @@ class Groth16Workload final : public Workload {
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
                   unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
                   KeyPlacement placement = {});
+  Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement);
 
   // The constraint matrix's bytes on each device with the a/b/c step there (0 on the host).
-  static Bytes matrix_bytes(const ProvingKey& key, AbcStep abc_step);
+  static Bytes matrix_bytes(const KeySizes& key, AbcStep abc_step);
   // A proof's device memory at its peak without the key's sets and the kernels' scratch (to plan
   // before the devices are set up): the polynomials, the witness, the stream buffers.
-  static Bytes proof_bytes_before_scratch(const ProvingKey& key, Bytes stream_buffer_bytes);
+  static Bytes proof_bytes_before_scratch(const KeySizes& key, Bytes stream_buffer_bytes);
   AbcStep abc_step() const { return abc_step_; }
   const KeyPlacement& placement() const { return placement_; }
 
@@ -95,7 +107,7 @@ class Groth16Workload final : public Workload {
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
-  int job_count() const override { return static_cast<int>(jobs_.size()); }
+  int job_count() const override { return timing_ ? timing_->proofs : static_cast<int>(jobs_.size()); }
   int proof_count() const override { return job_count(); }
   int proof_of(int job) const override { return job; }
   JobMemoryPlan memory_plan(int job) const override;
@@ -137,14 +149,18 @@ class Groth16Workload final : public Workload {
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,
                                      DevicePointer results, const Scratch& scratch) const;
-  std::span<const std::uint8_t> set_bytes(std::size_t set) const;
+  HostRange set_host(std::size_t set) const;
   asio::awaitable<void> pin_key_sets(Device& device);
   asio::awaitable<void> unpin_key_sets(Device& device);
 
-  const ProvingKey& key_;
+  const ProvingKey* key_ = nullptr;  // none for timing jobs
+  std::optional<Groth16TimingJobs> timing_;
+  std::array<HostRange, kKeySetCount> timing_sets_{};  // the timing jobs' stand-ins for the key's bytes
+  HostRange timing_matrix_{};
+  KeySizes sizes_;
   std::filesystem::path zkey_path_;
   std::vector<ProofJob> jobs_;
-  HostWork& host_work_;
+  HostWork* host_work_ = nullptr;
   unsigned thread_count_;
   ProofHandler on_proof_;
   ProofChecks checks_;
@@ -175,7 +191,7 @@ struct ProofLayout {
   KeyPlacement placement;
   std::string reason;  // why the a/b/c step is where it is, for the run's log
 };
-ProofLayout plan_proof_layout(const ProvingKey& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
                               std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes = kGiB);
 
 }  // namespace stagehand::groth16

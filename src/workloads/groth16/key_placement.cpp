@@ -2,6 +2,7 @@
 
 #include "device/format.hpp"
 #include "device/kernel_abi.hpp"
+#include "groth16/constraint_matrix.hpp"
 #include "groth16/encoding.hpp"
 
 #include <fmt/format.h>
@@ -49,22 +50,41 @@ std::string KeyPlacement::describe() const {
   return text;
 }
 
+KeySizes KeySizes::of(const ProvingKey& key) {
+  KeySizes sizes;
+  sizes.n_vars = key.n_vars;
+  sizes.n_public = key.n_public;
+  sizes.domain_log2 = key.domain_log2;
+  sizes.set_points[kSetH] = key.h.size();
+  sizes.set_points[kSetA] = key.a.size();
+  sizes.set_points[kSetB1] = key.b1.size();
+  sizes.set_points[kSetB2] = key.b2.size();
+  sizes.set_points[kSetC] = key.c.size();
+  sizes.matrix = constraint_matrix_layout(key);
+  return sizes;
+}
+
+KeySizes KeySizes::synthetic(unsigned domain_log2) {
+  KeySizes sizes;
+  const std::uint64_t n = std::uint64_t{1} << domain_log2;
+  const std::uint64_t constraints = n - 5;
+  sizes.domain_log2 = domain_log2;
+  sizes.n_vars = n;
+  sizes.n_public = 4;
+  sizes.set_points = {n, n, n, n, n - 5};
+  // Every 16 rows: one linear row (no A, no B), one 1·(4 terms), one (4 terms)·(2 terms) and 13
+  // products of one term each; and the 5 rows that bind the public signals (A only).
+  sizes.matrix = kernel::ConstraintMatrixLayout{n, constraints * 18 / 16 + 5, constraints * 19 / 16};
+  return sizes;
+}
+
 namespace {
 
-std::uint64_t set_points(const ProvingKey& key, std::size_t set) {
-  switch (set) {
-    case kSetH: return key.h.size();
-    case kSetA: return key.a.size();
-    case kSetB1: return key.b1.size();
-    case kSetB2: return key.b2.size();
-    case kSetC: return key.c.size();
-  }
-  return 0;
-}
+std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_points.at(set); }
 
 }  // namespace
 
-KeyPlacement KeyPlacement::plan(const ProvingKey& key, const PlacementBudget& budget) {
+KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budget) {
   KeyPlacement placement = all(SetPlacement::streamed);
   placement.stream_buffer_bytes = budget.stream_buffer_bytes;
   auto scratch = [&](std::size_t set, std::uint64_t points) { return budget.msm_scratch ? budget.msm_scratch(set, points) : 0; };
@@ -87,7 +107,7 @@ KeyPlacement KeyPlacement::plan(const ProvingKey& key, const PlacementBudget& bu
   return placement;
 }
 
-KeyProgramShape shape_key_program(const ProvingKey& key, const KeyPlacement& placement) {
+KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& placement) {
   KeyProgramShape shape;
   Bytes offset = 0;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {

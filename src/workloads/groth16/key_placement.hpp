@@ -15,6 +15,7 @@
 // resident what fits beside the proofs in flight and streams the rest, so the same program runs
 // a 2^10 key resident and a 2^26 key streamed on a 16 GiB card.
 
+#include "device/kernel_abi.hpp"
 #include "device/types.hpp"
 #include "groth16/zkey.hpp"
 
@@ -36,6 +37,22 @@ std::optional<SetPlacement> parse_set_placement(std::string_view text);
 enum KeySet : std::size_t { kSetH, kSetA, kSetB1, kSetB2, kSetC, kKeySetCount };
 inline constexpr std::array<const char*, kKeySetCount> kKeySetNames{"H", "A", "B1", "B2", "C"};
 
+// A key's sizes: all that the proof's GPU program and the plans need. A real key's, or a
+// synthetic circuit's alone (the simulator's timing mode proves real-shaped jobs from them).
+struct KeySizes {
+  std::uint64_t n_vars = 0;
+  std::uint64_t n_public = 0;  // outputs + public inputs, not the constant 1
+  unsigned domain_log2 = 0;
+  std::array<std::uint64_t, kKeySetCount> set_points{};
+  kernel::ConstraintMatrixLayout matrix;  // the a/b/c step's (groth16/constraint_matrix.hpp)
+  std::uint64_t domain_size() const { return std::uint64_t{1} << domain_log2; }
+
+  static KeySizes of(const ProvingKey& key);
+  // The synthetic circuit's of domain 2^domain_log2 (groth16/synthetic_circuit.hpp: 2^K wires,
+  // 4 public, 18 A and 19 B entries every 16 rows).
+  static KeySizes synthetic(unsigned domain_log2);
+};
+
 struct KeyPlacement {
   std::array<SetPlacement, kKeySetCount> sets{SetPlacement::resident, SetPlacement::resident, SetPlacement::resident,
                                               SetPlacement::resident, SetPlacement::resident};
@@ -50,7 +67,7 @@ struct KeyPlacement {
   // Keeps resident what fits on the smallest device once the proofs in flight have their room,
   // in the order A, B1, C, H, then B2 (a G2 MSM computes longest per byte, so B2 hides its
   // upload best when streamed); streams the rest.
-  static KeyPlacement plan(const ProvingKey& key, const struct PlacementBudget& budget);
+  static KeyPlacement plan(const KeySizes& key, const struct PlacementBudget& budget);
 };
 
 struct PlacementBudget {
@@ -86,6 +103,6 @@ struct KeyProgramShape {
   std::uint64_t largest_batch(Bytes point_bytes) const;  // the most points one MSM of that group takes
 };
 
-KeyProgramShape shape_key_program(const ProvingKey& key, const KeyPlacement& placement);
+KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& placement);
 
 }  // namespace stagehand::groth16
