@@ -54,16 +54,17 @@ nvcc_check_build() {
   $cxx -c "tests/gpu/${name}_checks.cpp" -o "$BUILD/obj/${name}_checks.cpp.o" &
   $cxx -c "tests/gpu/${name}_check_main.cpp" -o "$BUILD/obj/${name}_check_main.cpp.o" &
   $cxx -c src/math/curve.cpp -o "$BUILD/obj/curve.cpp.o" &
-  local extra extra_objects=()
+  local extra extra_object extra_objects=()
   for extra in ${extra_cxx:-}; do
-    extra_objects+=("$BUILD/obj/$(echo "$extra" | tr / _).o")
-    $cxx -c "$extra" -o "${extra_objects[-1]}" &
+    extra_object="$BUILD/obj/$(echo "$extra" | tr / _).o"
+    extra_objects+=("$extra_object")
+    $cxx -c "$extra" -o "$extra_object" &
   done
   local status=0 job
   for job in $(jobs -p); do wait "$job" || status=1; done
   [[ $status == 0 ]] || { echo "build: a compile failed" >&2; exit 1; }
   "$NVCC" -arch="sm_$ARCH" -o "$binary" "$BUILD/obj/$object" "$BUILD/obj/${name}_checks.cpp.o" \
-    "$BUILD/obj/${name}_check_main.cpp.o" "$BUILD/obj/curve.cpp.o" "${extra_objects[@]}" -lpthread
+    "$BUILD/obj/${name}_check_main.cpp.o" "$BUILD/obj/curve.cpp.o" ${extra_objects[@]+"${extra_objects[@]}"} -lpthread
   echo "build: done in $((SECONDS - started)) s"
 }
 
