@@ -7,10 +7,10 @@
 // canonical bytes as window digits, a mixed XYZZ addition (curve.cuh's add_affine, which handles
 // every special case) of table entry 256·w + byte_w for each nonzero byte, then affine with one
 // Fermat inversion (field.cuh / g2.cuh): x = X/ZZ, y = Y/ZZZ from 1/(ZZ·ZZZ). Per G1 point that is
-// about 32·11 Fq multiplications for the sum and 570 for the inversion. A batch inversion over
+// about 32·10 Fq multiplications for the sum and 570 for the inversion. A batch inversion over
 // several points per thread would save most of the latter; one point per thread keeps the
 // kernel without scratch and its cost even across threads, and the GPU check's timing line
-// (tests/gpu/setup_kernel_checks.cpp) says what the simple form achieves.
+// (tests/gpu/setup_checks.cpp) says what the simple form achieves.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include "ec/curve.cuh"
 #include "ec/g2.cuh"
 #include "ff/field.cuh"
-#include "synthetic/synthetic.cuh"
+#include "synthetic/synthetic.cuh"  // load_element, store_element: 16-byte accesses on the device
 
 namespace stagehand::cuda::fixed_base {
 
