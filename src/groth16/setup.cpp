@@ -1,5 +1,6 @@
 #include "groth16/setup.hpp"
 
+#include "groth16/fixed_base.hpp"
 #include "groth16/prover.hpp"
 #include "math/ntt.hpp"
 
@@ -65,57 +66,25 @@ std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::s
   return values;
 }
 
-// Fixed-base scalar multiplication by 8-bit windows: table[w][d] = d·2^(8w)·G.
+// scalars[i]·G for every i, to affine, in parallel.
 template <class Curve>
-class FixedBase {
- public:
+std::vector<math::AffinePoint<Curve>> multiply_all(const FixedBase<Curve>& base, const std::vector<Fr>& scalars,
+                                                   unsigned threads) {
   using Affine = math::AffinePoint<Curve>;
   using Projective = math::ProjectivePoint<Curve>;
-
-  explicit FixedBase(const Affine& base) {
-    std::vector<Projective> projective(kWindows * 256);
-    Projective window_base = Projective::from_affine(base);
-    for (std::size_t w = 0; w < kWindows; ++w) {
-      Projective sum = Projective::identity();
-      for (std::size_t d = 0; d < 256; ++d) {
-        projective[w * 256 + d] = sum;
-        sum = sum + window_base;
-      }
-      window_base = sum;  // 256·2^(8w)·G
+  std::vector<Affine> out(scalars.size());
+  parallel_ranges(scalars.size(), threads, [&](std::size_t begin, std::size_t end) {
+    constexpr std::size_t kChunk = 4096;
+    std::vector<Projective> chunk;
+    for (std::size_t start = begin; start < end; start += kChunk) {
+      const std::size_t stop = std::min(end, start + kChunk);
+      chunk.resize(stop - start);
+      for (std::size_t i = start; i < stop; ++i) chunk[i - start] = base.multiply(scalars[i]);
+      math::batch_to_affine<Curve>(chunk, std::span<Affine>(out.data() + start, stop - start));
     }
-    table_.resize(projective.size());
-    math::batch_to_affine<Curve>(projective, table_);
-  }
-
-  Projective multiply(const Fr& scalar) const {
-    const auto bytes = scalar.to_canonical_bytes();
-    Projective sum = Projective::identity();
-    for (std::size_t w = 0; w < kWindows; ++w) {
-      if (bytes[w] != 0) sum = sum + table_[w * 256 + bytes[w]];
-    }
-    return sum;
-  }
-
-  // scalars[i]·G for every i, to affine, in parallel.
-  std::vector<Affine> multiply_all(const std::vector<Fr>& scalars, unsigned threads) const {
-    std::vector<Affine> out(scalars.size());
-    parallel_ranges(scalars.size(), threads, [&](std::size_t begin, std::size_t end) {
-      constexpr std::size_t kChunk = 4096;
-      std::vector<Projective> chunk;
-      for (std::size_t start = begin; start < end; start += kChunk) {
-        const std::size_t stop = std::min(end, start + kChunk);
-        chunk.resize(stop - start);
-        for (std::size_t i = start; i < stop; ++i) chunk[i - start] = multiply(scalars[i]);
-        math::batch_to_affine<Curve>(chunk, std::span<Affine>(out.data() + start, stop - start));
-      }
-    });
-    return out;
-  }
-
- private:
-  static constexpr std::size_t kWindows = 32;
-  std::vector<Affine> table_;
-};
+  });
+  return out;
+}
 
 Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
   for (;;) {
@@ -192,10 +161,10 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   key.delta2 = g2.multiply(delta).to_affine();
 
   auto multiply_g1 = [&](const std::vector<Fr>& scalars) {
-    return options.multiply_g1 ? options.multiply_g1(scalars) : G1Points::encode(g1.multiply_all(scalars, threads), threads);
+    return options.multiply_g1 ? options.multiply_g1(scalars) : G1Points::encode(multiply_all(g1, scalars, threads), threads);
   };
   auto multiply_g2 = [&](const std::vector<Fr>& scalars) {
-    return options.multiply_g2 ? options.multiply_g2(scalars) : G2Points::encode(g2.multiply_all(scalars, threads), threads);
+    return options.multiply_g2 ? options.multiply_g2(scalars) : G2Points::encode(multiply_all(g2, scalars, threads), threads);
   };
   key.a = multiply_g1(u);
   key.b1 = multiply_g1(v);
@@ -212,7 +181,7 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
       c_scalars[i - key.n_public - 1] = combined * delta_inverse;
     }
   }
-  key.ic = g1.multiply_all(ic_scalars, threads);
+  key.ic = multiply_all(g1, ic_scalars, threads);
   key.c = multiply_g1(c_scalars);
 
   // H_j = L^{2n}_{2j+1}(τ)/δ: the odd-index Lagrange basis of ⟨ω_2n⟩.
