@@ -54,14 +54,13 @@ int bench_prove(const BenchProveOptions& options) {
 
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto setup_start = std::chrono::steady_clock::now();
-  groth16::SetupOptions setup_options;
-  setup_options.thread_count = options.run.threads;
-  const auto key = groth16::setup_from_r1cs(circuit.r1cs, setup_options);
-  fmt::print(stderr, "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, on the CPU\n",
+  const auto key = groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads));
+  fmt::print(stderr, "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
+                     "multiplications on {}\n",
              key.domain_log2,
              format_bytes(key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
                           key.h.bytes().size()),
-             seconds_since(setup_start));
+             seconds_since(setup_start), backend->describe());
   circuit.r1cs = {};  // gigabytes at 2^26, and the proofs do not need it
 
   // One witness for every proof: distinct r and s make distinct proofs of it.

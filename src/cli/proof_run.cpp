@@ -2,6 +2,7 @@
 
 #include "coordinator/pageable_arena.hpp"
 #include "device/format.hpp"
+#include "groth16/device_setup.hpp"
 #include "groth16/json.hpp"
 #include "runner/report.hpp"
 #include "trace/svg_timeline.hpp"
@@ -108,6 +109,25 @@ std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const Proof
   backend_options.functional = true;
   backend_options.keep_trace_events = !options.trace.empty();
   return Backend::open(config, backend_options);
+}
+
+groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads) {
+  groth16::SetupOptions options;
+  options.thread_count = threads;
+  Device& device = *backend.devices().at(0);
+  groth16::DeviceSetupOptions device_options;
+  device_options.host_threads = threads;
+  options.multiply_g1 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
+    groth16::G1Points points(scalars.size());
+    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g1, scalars, points.mutable_bytes(), device_options));
+    return points;
+  };
+  options.multiply_g2 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
+    groth16::G2Points points(scalars.size());
+    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g2, scalars, points.mutable_bytes(), device_options));
+    return points;
+  };
+  return options;
 }
 
 groth16::ProofRandomness proof_randomness(const ProofRunOptions& options, std::size_t index) {

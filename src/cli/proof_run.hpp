@@ -4,6 +4,7 @@
 // Groth16Workload of the jobs through the coordinator with its progress lines and figures.
 
 #include "groth16/prover.hpp"
+#include "groth16/setup.hpp"
 #include "groth16/zkey.hpp"
 #include "runner/backend.hpp"
 #include "runner/run_config.hpp"
@@ -41,6 +42,10 @@ std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const Proof
 // Proof `index`'s r and s: from --seed (tests), or the system's CSPRNG.
 groth16::ProofRandomness proof_randomness(const ProofRunOptions& options, std::size_t index);
 double seconds_since(std::chrono::steady_clock::time_point start);
+
+// The TEST-ONLY setup's options with its point multiplications on the backend's first device
+// (groth16/device_setup.hpp: the GPU's kernels, or the simulator's host functions).
+groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads);
 
 struct ProofOutputs {
   std::filesystem::path proof;
