@@ -20,7 +20,23 @@ namespace fs = std::filesystem;
 
 // Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
 // steps from the coordinator's records, the kernels from the devices' counters.
-void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host) {
+// The kernels' totals of every device, summed by kernel name.
+std::map<std::string, KernelTotals> kernel_totals(Backend& backend) {
+  std::map<std::string, KernelTotals> kernels;
+  for (auto* device : backend.devices()) {
+    for (const auto& [name, totals] : device->counters().kernel_totals) {
+      auto& sum = kernels[name];
+      sum.launches += totals.launches;
+      sum.busy_ns += totals.busy_ns;
+    }
+  }
+  return kernels;
+}
+
+// `before`: the totals when the run began (the devices' counters also hold the key's set-up and
+// earlier runs of the same process).
+void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host,
+                          const std::map<std::string, KernelTotals>& before) {
   std::size_t proofs = 0;
   double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
   for (const auto& job : report.jobs) {
@@ -39,16 +55,15 @@ void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu
                      "the GPU (assembly, check) {:.1f} ms\n",
              proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
              wait_lock / per, held / per, wait_inputs / per, finish / per);
-  std::map<std::string, KernelTotals> kernels;
-  for (auto* device : backend.devices()) {
-    for (const auto& [name, totals] : device->counters().kernel_totals) {
-      auto& sum = kernels[name];
-      sum.launches += totals.launches;
-      sum.busy_ns += totals.busy_ns;
-    }
+  auto kernels = kernel_totals(backend);
+  for (const auto& [name, totals] : before) {
+    auto& now = kernels[name];
+    now.launches -= totals.launches;
+    now.busy_ns -= totals.busy_ns;
   }
   std::string line;
   for (const auto& [name, totals] : kernels) {
+    if (totals.launches == 0) continue;
     line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name,
                         static_cast<double>(totals.busy_ns) / per, totals.launches);
   }
@@ -214,6 +229,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
              inputs.names.size() == 1 ? "" : "s", backend.describe(), use_cuda ? "" : ", kernels on the CPU reference",
              to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
   RunReport report;
+  const auto kernels_before = kernel_totals(backend);
   proving_start = std::chrono::steady_clock::now();
   backend.run([&]() -> asio::awaitable<void> {
     report = co_await run_coordinator(backend.devices(), settings, workload, trace, hooks);
@@ -240,10 +256,12 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
              use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
                       : std::string());
   for (const auto& [device, seconds] : workload.set_up_seconds()) {
-    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof\n", device,
-               format_bytes(workload.resident_bytes()), seconds);
+    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
+                       "proof: MSM {}, H {}\n",
+               device, format_bytes(workload.resident_bytes()), seconds, format_bytes(workload.msm_scratch_bytes()),
+               format_bytes(workload.h_scratch_bytes()));
   }
-  print_time_breakdown(report, backend, use_cuda, abc_step == groth16::AbcStep::host);
+  print_time_breakdown(report, backend, use_cuda, abc_step == groth16::AbcStep::host, kernels_before);
   if (checked > 0) {
     fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
                checked, inputs.checks.r1cs != nullptr

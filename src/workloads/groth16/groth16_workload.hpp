@@ -120,6 +120,9 @@ class Groth16Workload final : public Workload {
   asio::awaitable<void> finish(int job, Device& device) override;
   void abandon(int job) override;
 
+  // The kernels' scratch per proof, known once a device is set up (0 on the simulator).
+  Bytes msm_scratch_bytes() const { return msm_scratch_bytes_; }
+  Bytes h_scratch_bytes() const { return h_scratch_bytes_; }
   // The sums the program returns (one per batch of each set, Jacobian: 144 bytes in G1, 288 in G2).
   Bytes result_bytes() const { return shape_.result_bytes; }
 
