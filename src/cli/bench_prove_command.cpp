@@ -89,6 +89,10 @@ int bench_prove(const BenchProveOptions& options) {
                options.proofs, policy, run_dir.string(), run_dir.string(), run_dir.string(), run_dir.string());
     auto run_options = options.run;
     run_options.policy = policy;
+    // One trace per policy: <trace>.<policy>.json beside the one asked for.
+    if (!options.run.trace.empty() && options.policies.size() > 1) {
+      run_options.trace = fs::path(options.run.trace).replace_extension(fmt::format("{}.json", policy)).string();
+    }
     status = std::max(status, run_proofs(run_options, config, *backend, key, std::move(inputs)));
   }
   return status;

@@ -70,6 +70,21 @@ void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu
   if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
 }
 
+// The compute engine's busy share of the time from the first proof taking its GPU to the last
+// giving it back: the devices' counters also hold the set-up's kernels and earlier runs'.
+double busy_while_proving(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
+  Nanoseconds first = -1, last = -1;
+  for (const auto& job : report.jobs) {
+    if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
+    first = first < 0 ? job.lock_acquired_ns : std::min(first, job.lock_acquired_ns);
+    last = std::max(last, job.lock_released_ns);
+  }
+  Nanoseconds busy = -busy_before;
+  for (auto* device : backend.devices()) busy += device->counters().compute_busy_ns;
+  const auto span = static_cast<double>(last - first) * static_cast<double>(std::max<std::size_t>(1, backend.devices().size()));
+  return first >= 0 && last > first ? static_cast<double>(busy) / span : 0;
+}
+
 }  // namespace
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -230,13 +245,15 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
              to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
   RunReport report;
   const auto kernels_before = kernel_totals(backend);
+  Nanoseconds busy_before = 0;
+  for (auto* device : backend.devices()) busy_before += device->counters().compute_busy_ns;
   proving_start = std::chrono::steady_clock::now();
   backend.run([&]() -> asio::awaitable<void> {
     report = co_await run_coordinator(backend.devices(), settings, workload, trace, hooks);
   }());
   if (!options.trace.empty()) {
     trace.write_chrome_json(options.trace);
-    auto picture = fs::path(options.trace).replace_extension("").replace_extension(".svg");
+    auto picture = fs::path(options.trace).replace_extension(".svg");
     // One row per proof with its phases, so that the phase that bounds a proof shows.
     PictureOptions picture_options;
     picture_options.worker_rows = true;
@@ -253,7 +270,8 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
              inputs.names.size() - failed, inputs.names.size(), inputs.names.size() == 1 ? "" : "s", proving_seconds,
              proving_seconds / static_cast<double>(std::max<std::size_t>(inputs.names.size(), 1)), seconds_since(inputs.start),
-             use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
+             use_cuda ? fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end",
+                                    100 * busy_while_proving(report, backend, busy_before))
                       : std::string());
   for (const auto& [device, seconds] : workload.set_up_seconds()) {
     fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
