@@ -14,6 +14,10 @@ namespace {
 
 constexpr Bytes kFrBytes = sizeof(math::Fr);
 
+HostRange host_range(const void* data, std::size_t bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
+}
+
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
 template <class... Pointers>
 std::vector<DevicePointer> pointers(Pointers... list) {
@@ -201,7 +205,7 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
   co_await start_point_uploads(context, points);
   if (!abc_on_device) {
     // Timing jobs have no witness: a stand-in range of its size (never read).
-    const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : job_state.pinned_witness.sub(0, witness_bytes);
+    const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : host_range(job_state.witness.data(), witness_bytes);
     co_await device.copy_to_device(witness, witness_host, stream);
   }
 

@@ -142,32 +142,7 @@ Groth16Workload::JobState& Groth16Workload::state(int job) {
 
 void Groth16Workload::abandon(int job) {
   std::lock_guard lock(states_mutex_);
-  auto found = states_.find(job);
-  if (found == states_.end()) return;
-  give_back_witness_buffer(found->second);
-  states_.erase(found);
-}
-
-asio::awaitable<HostRange> Groth16Workload::take_witness_buffer(Device& device) {
-  {
-    std::lock_guard lock(witness_buffers_mutex_);
-    if (!free_witness_buffers_.empty()) {
-      const auto range = free_witness_buffers_.back();
-      free_witness_buffers_.pop_back();
-      co_return range;
-    }
-  }
-  const auto range = co_await device.allocate_pinned_host(kFrBytes * sizes_.n_vars);
-  std::lock_guard lock(witness_buffers_mutex_);
-  witness_buffers_.emplace_back(&device, range);
-  co_return range;
-}
-
-void Groth16Workload::give_back_witness_buffer(JobState& job_state) {
-  if (job_state.pinned_witness.bytes == 0) return;
-  std::lock_guard lock(witness_buffers_mutex_);
-  free_witness_buffers_.push_back(job_state.pinned_witness);
-  job_state.pinned_witness = HostRange{};
+  states_.erase(job);
 }
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
@@ -268,26 +243,6 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
     }
   }
   co_await unpin_key_sets(device);
-  std::vector<HostRange> to_free;
-  {
-    std::lock_guard lock(witness_buffers_mutex_);
-    for (auto it = witness_buffers_.begin(); it != witness_buffers_.end();) {
-      if (it->first != &device) {
-        ++it;
-        continue;
-      }
-      to_free.push_back(it->second);
-      std::erase_if(free_witness_buffers_, [&](const HostRange& range) { return range.address == it->second.address; });
-      it = witness_buffers_.erase(it);
-    }
-  }
-  for (const auto& range : to_free) {
-    try {
-      co_await device.free_pinned_host(range);
-    } catch (...) {
-      // A lost device: free the rest all the same.
-    }
-  }
 }
 
 asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::span<const HostRange> abc) {
@@ -300,7 +255,6 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
   const auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
   const auto& file = proof_job.wtns;
   const std::size_t n = key.domain_size;
-  if (abc_step_ == AbcStep::host && job_state.pinned_witness.bytes == 0) job_state.pinned_witness = co_await take_witness_buffer(device);
   auto as_fr = [n](const HostRange& range) {
     if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
@@ -318,9 +272,9 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
       witness = staged.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count_)
                                                   : read_wtns_into(file, staged, thread_count_));
     } else {
-      const std::span<math::Fr> pinned(reinterpret_cast<math::Fr*>(job_state.pinned_witness.data()), key.n_vars);
-      witness = pinned.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), pinned, thread_count_)
-                                                  : read_wtns_into(file, pinned, thread_count_));
+      job_state.witness = proof_job.wtns_bytes ? parse_wtns(*proof_job.wtns_bytes, file.string(), thread_count_)
+                                               : read_wtns(file, thread_count_);
+      witness = job_state.witness;
     }
     check_witness_matches(key, witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {
@@ -329,8 +283,9 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
                                      file.string(), *failing, checks_.r1cs_path.string()));
       }
     }
-    job_state.witness.assign(witness.begin(), witness.begin() + 1 + key.n_public);  // what finish needs
-    if (abc_step_ == AbcStep::host) {
+    if (abc_step_ == AbcStep::device) {
+      job_state.witness.assign(witness.begin(), witness.begin() + 1 + key.n_public);  // what finish needs
+    } else {
       evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]),
                                  thread_count_);
     }

@@ -132,14 +132,9 @@ class Groth16Workload final : public Workload {
     DevicePointer matrix;
   };
   struct JobState {
-    std::vector<math::Fr> witness;  // w[0..nPublic], what finish needs
-    HostRange pinned_witness{};     // a/b/c on the host: all of it, pinned, for the program's upload
+    std::vector<math::Fr> witness;  // all of it (a/b/c on the host), or w[0..nPublic]
     std::vector<std::byte> sums;
   };
-  // Pinned buffers of a witness each (a/b/c on the host), reused from job to job: pinning 2 GiB
-  // costs about a second, and a pageable upload held the GPU 0.3 s per proof at 2^26.
-  asio::awaitable<HostRange> take_witness_buffer(Device& device);
-  void give_back_witness_buffer(JobState& job_state);
   // A proof's point sets on the device for its MSMs: resident, fetched, or the stream buffers.
   struct ProofPoints;
   struct Scratch {
@@ -186,9 +181,6 @@ class Groth16Workload final : public Workload {
   std::vector<HostRange> pinned_sets_;  // the fetched and streamed sets' bytes, registered once for every device
   int devices_pinning_ = 0;             // devices set up and not yet torn down
   std::map<int, double> set_up_seconds_;  // by device index
-  std::mutex witness_buffers_mutex_;
-  std::vector<HostRange> free_witness_buffers_;
-  std::vector<std::pair<Device*, HostRange>> witness_buffers_;  // every one, with the device that pinned it
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs between prepare and finish
 };

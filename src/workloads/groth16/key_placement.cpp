@@ -117,10 +117,14 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
     s.point_bytes = set == kSetB2 ? kG2Bytes : kG1Bytes;
     s.sum_bytes = set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes;
     if (s.placement == SetPlacement::streamed) {
-      // Batches of equal size, no more than a buffer holds: a last batch of a few points would
-      // cost an MSM's fixed time (about 10 ms in G1, 35 in G2 on the H200) for nothing.
+      // As many points a batch as a buffer holds, unless a last batch would hold only the few left
+      // over: then one batch fewer, the buffer up to 1/16 larger. Each MSM costs a fixed time too
+      // (about 10 ms in G1, 35 in G2 on the H200), and 1 GiB buffers hold one point less than a
+      // sixth of a 2^26 set. Batches made equal instead, all smaller, were slower there (the MSM
+      // planner took narrower windows: +2% in G1, +6% in G2).
       const std::uint64_t most = std::max<std::uint64_t>(1, std::min(s.points, placement.stream_buffer_bytes / s.point_bytes));
-      const std::uint64_t batches = std::max<std::uint64_t>(1, (s.points + most - 1) / most);
+      std::uint64_t batches = std::max<std::uint64_t>(1, (s.points + most - 1) / most);
+      if (batches > 1 && s.points <= (batches - 1) * (most + most / 16)) --batches;
       s.points_per_batch = std::max<std::uint64_t>(1, (s.points + batches - 1) / batches);
       shape.stream_buffer_bytes = std::max(shape.stream_buffer_bytes, s.points_per_batch * s.point_bytes);
     } else {
