@@ -368,7 +368,12 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
       texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
-    groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks);
+    // The a/b/c step and the key's sets placed as `stagehand prove` places them: a key larger than
+    // the card streams its sets.
+    const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(*key), devices, settings.safety_margin_bytes + settings.resident_bytes,
+                                                   settings.workers_per_device, std::nullopt, std::nullopt);
+    groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks,
+                                             layout.abc_step, layout.placement);
     EngineWorkload workload(proofs_workload, batch, *this, devices);
 
     std::map<int, const VramBudget*> budgets;  // the coordinator's thread only
@@ -456,8 +461,11 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
     HostWork host_work(0);
     groth16::ProofChecks no_checks;
     no_checks.verify = false;
-    groth16::Groth16Workload sizing(*key, zkey_path, {}, host_work, 0, {}, no_checks);
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
+    const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(*key), impl_->backend->devices(),
+                                                   settings.safety_margin_bytes + settings.resident_bytes, settings.workers_per_device,
+                                                   std::nullopt, std::nullopt);
+    groth16::Groth16Workload sizing(*key, zkey_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement);
     const auto plan = sizing.memory_plan(0);
     try {
       check_vram_cap_fits(impl_->config.run, plan.peak_bytes + sizing.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes,
