@@ -23,6 +23,7 @@ sources="$cuda_file $extra_cxx cuda/kernels/setup cuda/kernels/launch/setup_laun
          cuda/kernels/launch/launch_args.hpp cuda/kernels/ec cuda/kernels/ff cuda/kernels/synthetic/synthetic.cuh
          cuda/kernels/util/common_host.hpp src/device/kernel_abi.hpp src/device/types.hpp src/groth16/fixed_base.hpp
          tests/gpu/setup_checks.cpp tests/gpu/setup_checks.hpp tests/gpu/setup_check_main.cpp tests/gpu/check_support.hpp
+         tests/gpu/point_encoding.hpp
          tests/gpu/kernel_check_helpers.hpp cuda/kernels/msm/msm.hpp cuda/kernels/ntt/ntt.hpp
          cuda/kernels/synthetic/sample_data.hpp src/math"
 run_args=(--log "${LOG:-12}" --g1 "${G1_LOG:-20}" --g1-large "${G1_LARGE:-24}" --g2 "${G2_LOG:-20}"

@@ -80,7 +80,7 @@ run)
       continue
     fi
     IFS=: read -r log2 proofs policy cap sets extra <<<"$case"
-    name="2^$log2-$proofs-$policy-cap$cap-$sets${extra:+-${extra//[, ]/}}"
+    name="2^$log2-$proofs-$policy-cap$cap-$sets${extra:+-${extra//[^a-zA-Z0-9]/}}"
     printf '[run]\nbackend = "cuda"\n[gpus]\nvram_cap_gib = %s\n' "$cap" >"$work/$name.toml"
     echo "== $name" | tee -a "$log"
     /usr/bin/time -f "$name: %e s wall, %M KiB peak host memory" "$bin/stagehand" bench prove --config "$work/$name.toml" \

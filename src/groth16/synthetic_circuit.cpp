@@ -1,5 +1,7 @@
 #include "groth16/synthetic_circuit.hpp"
 
+#include "util/random.hpp"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -13,29 +15,15 @@ using math::Fr;
 constexpr std::uint32_t kOne = 0, kOut0 = 1, kOut1 = 2, kX = 3, kY = 4, kS = 5, kT = 6, kFirstInternal = 7;
 constexpr std::uint32_t kOutputs = 2, kPublicInputs = 2, kPrivateInputs = 2;
 
-// SplitMix64: small, deterministic, good enough for test values.
-class Random {
- public:
-  explicit Random(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // A nonzero constant below 2^32 (a circuit's small coefficient).
-  Fr small() { return Fr::from_uint64((next() >> 32) | 1); }
-  // A field element spread over the whole field.
-  Fr element() {
-    const Fr shift = Fr::from_uint64(1ULL << 32) * Fr::from_uint64(1ULL << 32);
-    Fr value = Fr::zero();
-    for (int limb = 0; limb < 4; ++limb) value = value * shift + Fr::from_uint64(next());
-    return value;
-  }
-
- private:
-  std::uint64_t state_;
-};
+// A nonzero constant below 2^32 (a circuit's small coefficient).
+Fr small(Random& random) { return Fr::from_uint64((random.next() >> 32) | 1); }
+// A field element spread over the whole field.
+Fr element(Random& random) {
+  const Fr shift = Fr::from_uint64(1ULL << 32) * Fr::from_uint64(1ULL << 32);
+  Fr value = Fr::zero();
+  for (int limb = 0; limb < 4; ++limb) value = value * shift + Fr::from_uint64(random.next());
+  return value;
+}
 
 Term term(std::uint32_t wire, const Fr& coefficient) { return {wire, coefficient}; }
 Term term(std::uint32_t wire) { return {wire, Fr::one()}; }
@@ -68,19 +56,19 @@ SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uin
   r1cs.constraints.reserve(constraint_count);
   w.assign(wire_count, Fr::zero());
   w[kOne] = Fr::one();
-  w[kX] = random.element();
-  w[kY] = random.element();
-  w[kS] = random.element();
-  w[kT] = random.element();
+  w[kX] = element(random);
+  w[kY] = element(random);
+  w[kS] = element(random);
+  w[kT] = element(random);
   auto z = [](std::uint64_t i) { return static_cast<std::uint32_t>(kFirstInternal + i); };
 
   r1cs.constraints.push_back({{term(kX)}, {term(kS)}, {term(z(0))}});
   w[z(0)] = w[kX] * w[kS];
   for (std::uint64_t i = 1; i <= body; ++i) {
-    const Fr k = random.small();
+    const Fr k = small(random);
     Constraint c;
     if (i % 16 == 5) {
-      const Fr k2 = random.small();
+      const Fr k2 = small(random);
       c.c = {term(z(i), -Fr::one()), term(z(i - 1), k), term(z(i - 2), Fr::from_uint64(3)), term(kY), term(kOne, k2)};
       w[z(i)] = k * w[z(i - 1)] + Fr::from_uint64(3) * w[z(i - 2)] + w[kY] + k2;
     } else if (i % 16 == 11) {
@@ -109,7 +97,7 @@ SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uin
   const std::uint32_t last = z(body);
   r1cs.constraints.push_back({{term(last)}, {term(kT)}, {term(kOut0)}});
   w[kOut0] = w[last] * w[kT];
-  const Fr k = random.small();
+  const Fr k = small(random);
   r1cs.constraints.push_back({{}, {}, {term(kOut1, -Fr::one()), term(last), term(kX, Fr::from_uint64(2)), term(kY, k)}});
   w[kOut1] = w[last] + Fr::from_uint64(2) * w[kX] + k * w[kY];
   return circuit;

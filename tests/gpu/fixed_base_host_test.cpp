@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "groth16/fixed_base.hpp"
+#include "point_encoding.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
@@ -20,22 +21,7 @@ namespace fb = stagehand::cuda::fixed_base;
 
 namespace {
 
-void put_fq(const math::Fq& value, std::uint8_t* out) { std::memcpy(out, value.montgomery_limbs().data(), 48); }
-// The device encoding: x‖y, Montgomery limbs; zeros for infinity.
-void put(const math::G1Affine& point, std::uint8_t* out) {
-  std::memset(out, 0, 96);
-  if (point.infinity) return;
-  put_fq(point.x, out);
-  put_fq(point.y, out + 48);
-}
-void put(const math::G2Affine& point, std::uint8_t* out) {
-  std::memset(out, 0, 192);
-  if (point.infinity) return;
-  put_fq(point.x.c0, out);
-  put_fq(point.x.c1, out + 48);
-  put_fq(point.y.c0, out + 96);
-  put_fq(point.y.c1, out + 144);
-}
+using check_encoding::put;
 
 // The kernel's group and the reference's types side by side.
 template <class C>

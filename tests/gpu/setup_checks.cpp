@@ -1,5 +1,6 @@
 // The setup kernels' GPU checks and timing (setup_checks.hpp).
 #include "setup_checks.hpp"
+#include "point_encoding.hpp"
 
 #include <cuda_runtime.h>
 
@@ -31,23 +32,7 @@ using check_support::report;
 
 constexpr std::uint64_t kGuardPoints = 16;
 
-// The device encoding (src/groth16/encoding.hpp, written out here so that the script's build needs
-// src/math alone): x‖y in Montgomery limbs, zeros for infinity.
-void put_fq(const math::Fq& value, std::uint8_t* out) { std::memcpy(out, value.montgomery_limbs().data(), 48); }
-void put(const math::G1Affine& point, std::uint8_t* out) {
-  std::memset(out, 0, 96);
-  if (point.infinity) return;
-  put_fq(point.x, out);
-  put_fq(point.y, out + 48);
-}
-void put(const math::G2Affine& point, std::uint8_t* out) {
-  std::memset(out, 0, 192);
-  if (point.infinity) return;
-  put_fq(point.x.c0, out);
-  put_fq(point.x.c1, out + 48);
-  put_fq(point.y.c0, out + 96);
-  put_fq(point.y.c1, out + 144);
-}
+using check_encoding::put;
 
 const char* kernel_name(FixedBaseGroup group) {
   return group == FixedBaseGroup::g1 ? kernel::setup_fixed_base_g1 : kernel::setup_fixed_base_g2;
