@@ -73,10 +73,11 @@ verify "$dir/vk.json" "$dir/r1cs.public.json" "$dir/r1cs.proof.json" ok "the goo
 verify "$dir/vk.json" "$dir/flipped.public.json" "$dir/flipped.proof.json" reject "the flipped witness's proof, written with --no-verify,"
 
 # `stagehand bench prove`: the circuit, key and witnesses in memory, the key's sets in each
-# placement (streamed through buffers of 1 KiB: several batches per set), both a/b/c steps; every
-# proof it writes must verify against the vk.json beside it.
-for placement in resident fetched-ahead streamed auto; do
-  for abc in device host; do
+# placement (streamed through buffers of 1 KiB: several batches per set), streamed with both a/b/c
+# steps; every proof it writes must verify against the vk.json beside it.
+for case in resident:device fetched-ahead:host streamed:device streamed:host auto:device; do
+  IFS=: read -r placement abc <<<"$case"
+  {
     dir="$out/bench-$placement-$abc"
     "$stagehand" bench prove --domain-log2 9 --proofs 2 --out-dir "$dir" --key-sets $placement --abc $abc \
       --stream-buffer-mib 0.001 2>&1 | grep -v WARNING > "$dir.log" || fail "bench prove ($placement, a/b/c on the $abc) failed: $(cat "$dir.log")"
@@ -86,7 +87,7 @@ for placement in resident fetched-ahead streamed auto; do
     for i in 1 2; do
       verify "$dir/vk.json" "$dir/$i.public.json" "$dir/$i.proof.json" ok "bench prove proof $i ($placement sets, a/b/c on the $abc)"
     done
-  done
+  }
 done
 
 finish "all synthetic-circuit checks passed"
