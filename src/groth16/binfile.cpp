@@ -12,7 +12,6 @@
 #include <system_error>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,15 +65,10 @@ void BinFile::read_regular_file() {
   // Not zero-filled: every byte is written by the read or the read fails.
   file_bytes_ = std::make_unique_for_overwrite<std::uint8_t[]>(size);
   std::uint8_t* const buffer = file_bytes_.get();
-  if (size >= kParallelReadBytes) {
-    // Huge pages for the buffer (transparent huge pages are often "madvise" only): a 3 GB buffer
-    // otherwise takes 750,000 page faults as the read first writes it. The file's pages are
-    // asked for ahead, as the mapping asked for them (MADV_WILLNEED), for a file not yet cached.
-    const auto first = (reinterpret_cast<std::uintptr_t>(buffer) + (std::uintptr_t{2} << 20) - 1) & ~((std::uintptr_t{2} << 20) - 1);
-    const auto last = (reinterpret_cast<std::uintptr_t>(buffer) + size) & ~((std::uintptr_t{2} << 20) - 1);
-    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-    ::posix_fadvise(file.value, 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
-  }
+  // The file's pages are asked for ahead, as the mapping asked for them (MADV_WILLNEED), for a
+  // file not yet in the page cache. No MADV_HUGEPAGE for the buffer: where transparent huge
+  // pages defragment on madvise (the default), the first writes stalled in compaction, 3x slower.
+  if (size >= kParallelReadBytes) ::posix_fadvise(file.value, 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
 
   // Each range is read to its end; the end of the file before it (pread returns 0) means the file
   // shrank. Errors are kept, not thrown, so that the message can say what the file became.
