@@ -29,8 +29,8 @@
 #       msm 2^10..2^13 (100 s), msm-streamed 2^14 in batches of 2^11 (100 s), g2 2^1..2^10 (120 s),
 #       msm-edge (60 s), msm-tunings 2^12 (100 s): 480 s at most, inside the 510.
 #     The first three were not reached before; edge cases and tunings come last.
-#   - read: after the soak, 3 rounds of each way over a 2 GiB file in /tmp (60 s at most; about
-#     15 s on 2 cores with 1 GiB).
+#   - read: after the soak, 3 rounds of each way over a 2 GiB file in /tmp (60 s at most; under
+#     10 s on the 2-core machine, the file's writing included).
 # SEEDS (100000), JOBS (cores - 2), BUDGET (510) and PARTS ("soak racecheck read") change the run;
 # COMPUTE_SANITIZER names the tool (default: compute-sanitizer on PATH or in /usr/local/cuda).
 set -uo pipefail
