@@ -33,7 +33,8 @@ source scripts/lib/kernel-sources.sh
 # benchmark's mains.
 cuda_sources=$(kernel_sources cu)
 library_cxx_sources="$(kernel_sources cpp) src/math/curve.cpp src/math/h_polynomial.cpp src/math/msm.cpp src/math/ntt.cpp"
-check_sources="tests/gpu/kernel_checks.cpp tests/gpu/groth16_kernel_checks.cpp tests/gpu/launcher_checks.cpp tests/gpu/check_main.cpp"
+check_sources="tests/gpu/kernel_checks.cpp tests/gpu/groth16_kernel_checks.cpp tests/gpu/launcher_checks.cpp tests/gpu/setup_checks.cpp
+               tests/gpu/check_main.cpp"
 bench_sources="cuda/kernels/bench/benchmark_main.cpp"
 cxx_sources="$library_cxx_sources $check_sources $bench_sources"
 includes="-Isrc -Icuda/kernels -Itests/gpu"

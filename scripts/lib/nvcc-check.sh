@@ -9,6 +9,7 @@
 #              checks: tests/gpu/<name>_checks.cpp (and _check_main.cpp)
 #   sources    every file the binary depends on (for the freshness test)
 #   run_args   the binary's arguments (an array)
+#   extra_cxx  further host sources to compile and link beside those (optional)
 set -euo pipefail
 # shellcheck source=kernel-sources.sh
 source "$(dirname "${BASH_SOURCE[0]}")/kernel-sources.sh"
@@ -53,11 +54,17 @@ nvcc_check_build() {
   $cxx -c "tests/gpu/${name}_checks.cpp" -o "$BUILD/obj/${name}_checks.cpp.o" &
   $cxx -c "tests/gpu/${name}_check_main.cpp" -o "$BUILD/obj/${name}_check_main.cpp.o" &
   $cxx -c src/math/curve.cpp -o "$BUILD/obj/curve.cpp.o" &
+  local extra extra_object extra_objects=()
+  for extra in ${extra_cxx:-}; do
+    extra_object="$BUILD/obj/$(echo "$extra" | tr / _).o"
+    extra_objects+=("$extra_object")
+    $cxx -c "$extra" -o "$extra_object" &
+  done
   local status=0 job
   for job in $(jobs -p); do wait "$job" || status=1; done
   [[ $status == 0 ]] || { echo "build: a compile failed" >&2; exit 1; }
   "$NVCC" -arch="sm_$ARCH" -o "$binary" "$BUILD/obj/$object" "$BUILD/obj/${name}_checks.cpp.o" \
-    "$BUILD/obj/${name}_check_main.cpp.o" "$BUILD/obj/curve.cpp.o" -lpthread
+    "$BUILD/obj/${name}_check_main.cpp.o" "$BUILD/obj/curve.cpp.o" ${extra_objects[@]+"${extra_objects[@]}"} -lpthread
   echo "build: done in $((SECONDS - started)) s"
 }
 

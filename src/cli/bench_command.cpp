@@ -1,4 +1,4 @@
-// stagehand bench sim|math|kernels|policies: benchmarks that print their figures (never timed unit tests).
+// stagehand bench sim|math|kernels|policies|prove: benchmarks that print their figures (never timed unit tests).
 
 #include "cli/commands.hpp"
 
@@ -40,6 +40,8 @@ void add_bench_command(CLI::App& app) {
   policies->add_option("--trace", policy_options->trace_dir, "Folder for the traces and pictures")->capture_default_str();
   policies->add_option("--json", policy_options->json, "Also write the figures as JSON to this file");
   on_selected(policies, [policy_options] { return run_policy_bench(*policy_options); });
+
+  add_bench_prove_command(bench);
 
   auto* kernels = bench->add_subcommand("kernels", "The CUDA kernels on the GPU: NTT and MSM at 2^20..2^26 (CUDA events)");
   on_selected(kernels, [] { return run_kernel_bench(std::cout); });

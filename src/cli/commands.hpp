@@ -9,6 +9,7 @@
 namespace stagehand::cli {
 
 void add_bench_command(CLI::App& app);
+void add_bench_prove_command(CLI::App* bench);  // under bench (bench_prove_command.cpp)
 void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_explore_command(CLI::App& app);

@@ -8,18 +8,10 @@
 
 #include "cli/commands.hpp"
 
-#include "coordinator/pageable_arena.hpp"
-#include "device/format.hpp"
-#include "workloads/groth16/groth16_workload.hpp"
-#include "groth16/json.hpp"
+#include "cli/proof_run.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
-#include "runner/backend.hpp"
-#include "runner/run_config.hpp"
-#include "runner/report.hpp"
-#include "trace/svg_timeline.hpp"
-#include "trace/trace.hpp"
 
 #include <fmt/format.h>
 
@@ -43,20 +35,9 @@ struct ProveOptions {
   std::string proof;
   std::string public_signals;
   std::string out_dir;
-  std::string config;
-  std::string policy = "budgeted";
-  std::string trace;
   std::string r1cs;
-  bool no_verify = false;
-  std::string abc = "auto";
-  std::optional<std::uint64_t> seed;
-  unsigned threads = 0;
-  int workers = 0;  // 0: the configuration's
+  ProofRunOptions run;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Every --wtns, with directories expanded to their *.wtns files in name order.
 std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
@@ -78,84 +59,9 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
   return files;
 }
 
-// Where the a/b/c step runs: as asked, or (auto) on the device when the key's constraint matrix,
-// resident beside its points, leaves room on the smallest device for a proof per worker; the
-// line printed says which and why.
-groth16::AbcStep choose_abc_step(const std::string& asked, const groth16::ProvingKey& key, Backend& backend,
-                                 const CoordinatorSettings& settings) {
-  using groth16::AbcStep;
-  using groth16::Groth16Workload;
-  if (asked == "device") return AbcStep::device;
-  if (asked == "host") return AbcStep::host;
-  Bytes smallest = ~Bytes{0};
-  for (auto* device : backend.devices()) smallest = std::min(smallest, device->memory_info().total_bytes);
-  const Bytes polynomial = Bytes{32} * key.domain_size;
-  const Bytes per_proof = 3 * polynomial + Bytes{32} * key.n_vars;
-  const Bytes needed = Groth16Workload::resident_bytes(key, AbcStep::device) + settings.safety_margin_bytes +
-                       settings.resident_bytes + static_cast<Bytes>(std::max(1, settings.workers_per_device)) * per_proof;
-  if (needed <= smallest) return AbcStep::device;
-  fmt::print(stderr, "stagehand prove: the a/b/c step on the host: with the constraint matrix resident a run needs about {}, "
-                     "the smallest device has {}\n", format_bytes(needed), format_bytes(smallest));
-  return AbcStep::host;
-}
-
-// Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
-// steps from the coordinator's records, the kernels from the devices' counters.
-void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host) {
-  std::size_t proofs = 0;
-  double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
-  for (const auto& job : report.jobs) {
-    if (!job.completed() || job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
-    ++proofs;
-    prepare += static_cast<double>(job.prepare_ns);
-    wait_lock += static_cast<double>(job.lock_acquired_ns - job.lock_requested_ns);
-    held += static_cast<double>(job.lock_released_ns - job.lock_acquired_ns);
-    wait_inputs += static_cast<double>(job.waited_for_inputs_ns);
-    finish += static_cast<double>(job.finish_ns);
-  }
-  if (proofs == 0) return;
-  const double per = 1e6 * static_cast<double>(proofs);  // ns summed -> ms per proof
-  fmt::print(stderr, "stagehand prove: per proof, mean of {}{}: host before the GPU (witness read, checks{}) {:.1f} ms; "
-                     "waiting for the GPU {:.1f} ms; GPU held {:.1f} ms (of which inputs still uploading {:.1f} ms); host after "
-                     "the GPU (assembly, check) {:.1f} ms\n",
-             proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
-             wait_lock / per, held / per, wait_inputs / per, finish / per);
-  std::map<std::string, KernelTotals> kernels;
-  for (auto* device : backend.devices()) {
-    for (const auto& [name, totals] : device->counters().kernel_totals) {
-      auto& sum = kernels[name];
-      sum.launches += totals.launches;
-      sum.busy_ns += totals.busy_ns;
-    }
-  }
-  std::string line;
-  for (const auto& [name, totals] : kernels) {
-    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name,
-                        static_cast<double>(totals.busy_ns) / per, totals.launches);
-  }
-  if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
-}
-
-struct OutputFiles {
-  fs::path proof;
-  fs::path public_signals;
-};
-
 int prove(const ProveOptions& options) {
-  RunConfig config;
-  if (!options.config.empty()) config = load_run_config(options.config);
-  // A GPU where there is one (or as the configuration says); otherwise the simulator's
-  // functional mode, whose kernels run the CPU reference: the same code path either way.
-  BackendOptions backend_options;
-  backend_options.functional = true;
-  backend_options.keep_trace_events = !options.trace.empty();
-  auto backend = Backend::open(config, backend_options);
-  const bool use_cuda = backend->on_gpu();
-  // What each device had free before the run: after it, the same must be free again.
-  std::vector<Bytes> free_before;
-  for (auto* device : backend->devices()) free_before.push_back(device->memory_info().free_bytes);
-  auto settings = settings_for(config, policy_from_string(options.policy));
-  if (options.workers > 0) settings.workers_per_device = options.workers;
+  const auto config = load_proof_run_config(options.run);
+  auto backend = open_proof_backend(config, options.run);
   const auto files = witness_files(options.wtns);
   const bool many = files.size() > 1;
   if (many && (!options.proof.empty() || !options.public_signals.empty())) {
@@ -167,11 +73,10 @@ int prove(const ProveOptions& options) {
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
   if (!options.out_dir.empty()) fs::create_directories(out_dir);
   std::vector<groth16::ProofJob> jobs;
-  std::vector<OutputFiles> outputs;
+  std::vector<ProofOutputs> outputs;
   for (std::size_t index = 0; index < files.size(); ++index) {
     const auto& file = files[index];
-    jobs.push_back(groth16::ProofJob{file, options.seed ? groth16::ProofRandomness::from_seed(*options.seed + index)
-                                                        : groth16::ProofRandomness::from_system()});
+    jobs.push_back(groth16::ProofJob{file, proof_randomness(options.run, index)});
     if (many) {
       outputs.push_back({out_dir / (file.stem().string() + ".proof.json"), out_dir / (file.stem().string() + ".public.json")});
     } else {
@@ -194,128 +99,21 @@ int prove(const ProveOptions& options) {
   const auto key = groth16::read_zkey(options.zkey);
   fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
              key.n_public, key.domain_log2, seconds_since(start));
-  if (options.seed) {
-    fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
-               *options.seed);
-  }
 
   // The checks: every proof against the key's verification key (the pairing equation) unless
   // --no-verify; with --r1cs every witness against every constraint as well.
   std::optional<groth16::R1cs> r1cs;
   groth16::ProofChecks checks;
-  checks.verify = !options.no_verify;
+  checks.verify = !options.run.no_verify;
   if (!options.r1cs.empty()) {
     r1cs = groth16::read_r1cs(options.r1cs);
     checks.r1cs = &*r1cs;
     checks.r1cs_path = options.r1cs;
   }
-  if (options.no_verify) fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
 
-  std::size_t done = 0;
-  std::size_t failed = 0;
-  double check_seconds = 0;
-  std::size_t checked = 0;
-  const groth16::Groth16Workload* workload_pointer = nullptr;
-  auto proving_start = std::chrono::steady_clock::now();
-  auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& public_signals) {
-    const auto& output = outputs[static_cast<std::size_t>(job)];
-    groth16::write_text_file(output.proof, groth16::proof_json(proof));
-    groth16::write_text_file(output.public_signals, groth16::public_json(public_signals));
-  };
-  CoordinatorHooks hooks;
-  PageableArena pageable;  // serial uploads a, b, c from it; prestage and two-lock pin it in place
-  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
-  hooks.on_job_done = [&](const JobRecord& record) {
-    const auto index = static_cast<std::size_t>(record.index);
-    ++done;
-    if (record.completed()) {
-      // On the simulator the device's clock is virtual: only the wall clock means anything there.
-      const auto held = use_cuda ? fmt::format(", GPU {} held {:.3f} s", record.device,
-                                               static_cast<double>(record.lock_released_ns - record.lock_acquired_ns) / 1e9)
-                                 : std::string();
-      std::string verified;
-      if (checks.verify && workload_pointer != nullptr) {
-        const double seconds = workload_pointer->check_seconds(record.index);
-        check_seconds += seconds;
-        ++checked;
-        verified = fmt::format(", verified ({:.1f} ms)", 1e3 * seconds);
-      }
-      fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", done, files.size(), files[index].string(),
-                 seconds_since(proving_start), held, verified, outputs[index].proof.string(), outputs[index].public_signals.string());
-    } else {
-      ++failed;
-      fmt::print(stderr, "  [{}/{}] {}: FAILED: {}\n", done, files.size(), files[index].string(), record.error);
-    }
-  };
-
-  // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
-  HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
-  const auto abc_step = choose_abc_step(options.abc, key, *backend, settings);
-  groth16::Groth16Workload workload(key, options.zkey, std::move(jobs), host_work, options.threads, on_proof, checks, abc_step);
-  workload_pointer = &workload;
-  // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
-  // any device work (the kernels' scratch, known once the devices are set up, comes on top).
-  {
-    const auto plan = workload.memory_plan(0);
-    const Bytes held_back = workload.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes;
-    check_vram_cap_fits(config, plan.peak_bytes + held_back,
-                        fmt::format("a proof of {} (domain 2^{}) ({} at its peak, {} of key points resident, {} safety margin and "
-                                    "residents)",
-                                    options.zkey, key.domain_log2, format_bytes(plan.peak_bytes), format_bytes(workload.resident_bytes()),
-                                    format_bytes(settings.safety_margin_bytes + settings.resident_bytes)));
-  }
-  // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
-  Trace& trace = backend->trace();
-  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c on the {}\n", files.size(),
-             files.size() == 1 ? "" : "s", backend->describe(), use_cuda ? "" : ", kernels on the CPU reference",
-             to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
-  RunReport report;
-  proving_start = std::chrono::steady_clock::now();
-  backend->run([&]() -> asio::awaitable<void> {
-    report = co_await run_coordinator(backend->devices(), settings, workload, trace, hooks);
-  }());
-  if (!options.trace.empty()) {
-    trace.write_chrome_json(options.trace);
-    auto picture = fs::path(options.trace).replace_extension("").replace_extension(".svg");
-    // One row per proof with its phases, so that the phase that bounds a proof shows.
-    PictureOptions picture_options;
-    picture_options.worker_rows = true;
-    picture_options.job_rows = true;
-    picture_options.job_word = "proof";
-    write_svg_picture({PictureLane{to_string(settings.policy), headline_figures(report), &trace}}, picture,
-                      fmt::format("stagehand prove: {} proof{}, {}", files.size(), files.size() == 1 ? "" : "s",
-                                  use_cuda ? "CUDA" : "functional simulator"),
-                      picture_options);
-    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options.trace,
-               picture.string());
-  }
-  const double proving_seconds = seconds_since(proving_start);
-  fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
-             files.size() - failed, files.size(), files.size() == 1 ? "" : "s", proving_seconds,
-             proving_seconds / static_cast<double>(std::max<std::size_t>(files.size(), 1)), seconds_since(start),
-             use_cuda ? fmt::format(", compute engine busy {:.1f}% from first kernel to last", 100 * report.compute_busy_fraction)
-                      : std::string());
-  for (const auto& [device, seconds] : workload.set_up_seconds()) {
-    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof\n", device,
-               format_bytes(workload.resident_bytes()), seconds);
-  }
-  print_time_breakdown(report, *backend, use_cuda, abc_step == groth16::AbcStep::host);
-  if (checked > 0) {
-    fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
-               checked, r1cs ? fmt::format(", witnesses checked against the {} constraints of {}", r1cs->constraints.size(), options.r1cs)
-                             : std::string());
-  }
-  for (std::size_t i = 0; i < backend->devices().size(); ++i) {
-    const Bytes free_after = backend->devices()[i]->memory_info().free_bytes;
-    fmt::print(stderr, "stagehand prove: GPU {} device memory free {} before, {} after{}\n", i, format_bytes(free_before[i]),
-               format_bytes(free_after), free_after < free_before[i] ? fmt::format(" ({} not given back)", format_bytes(free_before[i] - free_after))
-                                                                      : std::string(", nothing left behind"));
-  }
-  if (report.oom_count > 0 || failed > 0) {
-    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", failed, report.oom_count,
-               report.oom_count == 1 ? "" : "s");
-  }
-  return failed == 0 ? 0 : 1;
+  ProofRunInputs inputs{options.zkey, options.zkey, std::move(jobs), {}, std::move(outputs), checks, start};
+  for (const auto& file : files) inputs.names.push_back(file.string());
+  return run_proofs(options.run, config, *backend, key, std::move(inputs));
 }
 
 }  // namespace
@@ -328,29 +126,10 @@ void add_prove_command(CLI::App& app) {
   command->add_option("--proof", options->proof, "Where to write the proof (one witness; default ./proof.json)");
   command->add_option("--public", options->public_signals, "Where to write the public signals (one witness; default ./public.json)");
   command->add_option("--out-dir", options->out_dir, "Folder for W.proof.json and W.public.json of each witness W.wtns (several witnesses)");
-  command->add_option("--config", options->config, "Deployment configuration (TOML): backend and device model");
-  command->add_option("--policy", options->policy, "Scheduling policy: serial, prestage, two-lock or budgeted")
-      ->capture_default_str()
-      ->check(CLI::IsMember(policy_names()));
-  command->add_option("--trace", options->trace,
-                      "Write a Chrome/Perfetto trace of the run to this file (and a picture of it beside, .svg)");
   command->add_option("--r1cs", options->r1cs,
                       "The circuit's constraint system (.r1cs): check each witness against every constraint and name the "
                       "first one it does not satisfy");
-  command->add_flag("--no-verify", options->no_verify,
-                    "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
-                    "verify fails its witness and is not written)");
-  command->add_option("--abc", options->abc,
-                      "Where the a/b/c step runs: device (the key's constraint matrix resident), host, or auto (the "
-                      "device where the matrix fits)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "device", "host"}));
-  command->add_option("--seed", options->seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
-  command->add_option("--workers", options->workers,
-                      "Workers per GPU (each holds one proof's inputs; 0 = the configuration's, 2 by default): more hide "
-                      "longer host steps behind the GPU")
-      ->check(CLI::Range(0, 64));
-  command->add_option("--threads", options->threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
+  add_proof_run_options(command, options->run);
   on_selected(command, [options] { return prove(*options); });
 }
 

@@ -1,8 +1,11 @@
-// stagehand run: runs the configured workload under each policy and prints one table.
+// stagehand run: runs the configured workload under each policy and prints one table: on the
+// simulator, or on the GPU where the configuration's backend finds one.
 
 #include "cli/commands.hpp"
 
 #include "device/format.hpp"
+#include "runner/backend.hpp"
+#include "runner/benchmarks.hpp"
 #include "runner/report.hpp"
 #include "runner/run_config.hpp"
 #include "runner/sim_runner.hpp"
@@ -25,6 +28,8 @@ struct RunOptions {
   bool kernels = false;
 };
 
+int shape_log2(const RunConfig& config) { return config.workload.shape.domain_log2; }
+
 int run(const RunOptions& options) {
   auto config = load_run_config(options.config);
   if (!options.policies.empty()) {
@@ -32,33 +37,47 @@ int run(const RunOptions& options) {
     for (const auto& name : options.policies) config.policies.push_back(policy_from_string(name));
   }
   if (!options.trace_dir.empty()) config.trace_dir = options.trace_dir;
-  if (config.backend == BackendKind::cuda) {
-    throw std::runtime_error(fmt::format(
-        "{}: backend = \"cuda\": `stagehand run` simulates; the same workload runs on a GPU with "
-        "`stagehand bench policies --config {}` (synthetic data, real kernels)",
-        config.source.string(), config.source.string()));
+  // On a GPU (backend "cuda", or "auto" where one is present) the configured workload runs on the
+  // GPU, synthetic data through the real kernels, and prints the same table; otherwise the
+  // simulator.
+  const bool groth16 = config.workload_kind == WorkloadKind::groth16;
+  if (config.backend == BackendKind::cuda || (config.backend == BackendKind::automatic && Backend::cuda_device_count() > 0)) {
+    if (groth16) {
+      throw std::runtime_error(fmt::format("{}: [workload] kind = \"groth16\" on a GPU: real proofs of the synthetic circuit run with "
+                                           "`stagehand bench prove --domain-log2 {} --proofs {} --config {}`",
+                                           config.source.string(), shape_log2(config), config.workload.proofs, config.source.string()));
+    }
+    fmt::print(stderr, "stagehand run: {}: backend \"{}\": on the GPU\n", config.source.string(),
+               config.backend == BackendKind::cuda ? "cuda" : "auto");
+    PolicyBenchOptions gpu;
+    gpu.config = options.config;
+    gpu.policies = options.policies;
+    if (!options.trace_dir.empty()) gpu.trace_dir = options.trace_dir;
+    gpu.json = options.json;
+    return run_policy_bench(gpu);
   }
   const auto& shape = config.workload.shape;
-  fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {} proofs x {} partitions at domain 2^{} ({} uploaded per partition)\n",
-             config.source.string(), config.gpus, config.device_model,
-             config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "",
-             config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
+  const auto what = groth16 ? fmt::format("{} Groth16 proofs of the synthetic circuit at domain 2^{} (timing jobs)", config.workload.proofs,
+                                          shape.domain_log2)
+                            : fmt::format("{} proofs x {} partitions at domain 2^{} ({} uploaded per partition)", config.workload.proofs,
+                                          config.workload.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
+  fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {}\n", config.source.string(), config.gpus, config.device_model,
+             config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "", what);
   std::vector<RunReport> reports;
   // Kept to the end for the picture of all policies on one axis.
   std::vector<SimulatedRun> runs;
-  const auto title = fmt::format("stagehand run {}: {} x simulated {}{}, {} proofs x {} partitions at 2^{}", config.source.string(),
-                                 config.gpus, config.device_model,
-                                 config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "",
-                                 config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2);
+  const auto title = fmt::format("stagehand run {}: {} x simulated {}{}, {}", config.source.string(), config.gpus, config.device_model,
+                                 config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "", what);
   for (auto policy : config.policies) {
     auto name = to_string(policy);
     int done = 0;
-    int total = config.workload.partitions();
+    int total = config.jobs();
     SimulatedRunOptions run_options;
     run_options.on_job_done = [&](const JobRecord& job) {
       ++done;
       if (done == total || done % std::max(1, total / 4) == 0) {
-        fmt::print(stderr, "  {:<9} {:>4}/{} partitions  ({:.2f} s simulated)\n", name, done, total,
+        fmt::print(stderr, "  {:<9} {:>4}/{} {}  ({:.2f} s simulated)\n", name, done, total,
+                   config.workload_kind == WorkloadKind::groth16 ? "proofs" : "partitions",
                    static_cast<double>(job.finished_ns) / 1e9);
       }
     };

@@ -3,6 +3,7 @@
 // these keys for anything real.
 
 #include "cli/commands.hpp"
+#include "cli/proof_run.hpp"
 
 #include "groth16/json.hpp"
 #include "groth16/r1cs.hpp"
@@ -24,25 +25,27 @@ struct SetupOptions {
   std::string vk;
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;
+  std::string config;
 };
 
-constexpr const char* kWarning =
-    "WARNING: `stagehand setup` is a TEST-ONLY trusted setup. Its toxic waste (tau, alpha, beta, gamma, delta) is drawn\n"
-    "WARNING: in this process with no ceremony: whoever ran it could forge proofs. The keys it writes are UNSAFE for any\n"
-    "WARNING: real use; they exist to benchmark and test proving. Use a snarkjs ceremony for real keys.\n";
-
 int setup(const SetupOptions& options) {
-  fmt::print(stderr, "{}", kWarning);
+  fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const auto r1cs = groth16::read_r1cs(options.r1cs);
   fmt::print(stderr, "stagehand setup: {}: {} constraints, {} wires, {} public signals (read in {:.2f} s)\n", options.r1cs,
              r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
-  groth16::SetupOptions setup_options;
+  // The point multiplications on the device: a GPU where there is one (or as the configuration
+  // says), otherwise the simulator's host functions, the CPU path.
+  ProofRunOptions run;
+  run.config = options.config;
+  const auto config = load_proof_run_config(run);
+  auto backend = open_proof_backend(config, run);
+  auto setup_options = device_setup_options(*backend, options.threads);
   setup_options.seed = options.seed;
-  setup_options.thread_count = options.threads;
   const auto key = groth16::setup_from_r1cs(r1cs, setup_options);
-  fmt::print(stderr, "stagehand setup: domain 2^{}, key computed at {:.2f} s\n", key.domain_log2, elapsed());
+  fmt::print(stderr, "stagehand setup: domain 2^{}, key computed at {:.2f} s (multiplications on {})\n", key.domain_log2, elapsed(),
+             backend->describe());
   groth16::write_zkey(options.zkey, key);
   groth16::write_text_file(options.vk, groth16::verification_key_json(key));
   fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n", options.zkey,
@@ -60,6 +63,7 @@ void add_setup_command(CLI::App& app) {
   command->add_option("--vk", options->vk, "Where to write the verification key (snarkjs vk.json)")->required();
   command->add_option("--seed", options->seed, "Derive the toxic waste from this seed (reproducible tests)");
   command->add_option("--threads", options->threads, "Host threads (0 = all)")->capture_default_str();
+  command->add_option("--config", options->config, "Deployment configuration (TOML): the backend whose device multiplies the points");
   on_selected(command, [options] { return setup(*options); });
 }
 

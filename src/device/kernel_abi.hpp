@@ -46,6 +46,14 @@
 //   the a/b/c step: a[i] = Σ A_ik·w_k, b[i] = Σ B_ik·w_k, c[i] = a[i]·b[i] over the rows of the
 //   constraint matrix (ConstraintMatrixLayout below; rows = the domain size, zero rows padded).
 //
+// The test-only setup (src/groth16/device_setup.cpp):
+// setup_fixed_base_g1    point_count    [] or [threads]                 [table, scalars]       [points]
+//   points[i] = scalars[i]·G, 96-byte affine (all zeros for a zero scalar); scalars 32-byte
+//   Montgomery Fr; table: the 32×256 affine multiples of G, entry 256·w + d = d·2^(8w)·G in the
+//   same encoding (groth16/fixed_base.hpp; d = 0 is zeros), kFixedBaseTableEntries of them.
+// setup_fixed_base_g2    point_count    [] or [threads]                 [table, scalars]       [points]
+//   the same over G2: 192-byte table entries and points. No scratch.
+//
 // cuda/kernels/launch/ documents each launcher's convention in full.
 
 #include <algorithm>
@@ -77,14 +85,17 @@ inline constexpr const char* groth16_h = "groth16_h";
 inline constexpr const char* groth16_msm_g1 = "groth16_msm_g1";
 inline constexpr const char* groth16_msm_g2 = "groth16_msm_g2";
 inline constexpr const char* groth16_abc = "groth16_abc";
+inline constexpr const char* setup_fixed_base_g1 = "setup_fixed_base_g1";
+inline constexpr const char* setup_fixed_base_g2 = "setup_fixed_base_g2";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 22> kAll{
+inline constexpr std::array<std::string_view, 24> kAll{
     busy_wait,  ntt_domain_init, ntt_forward, ntt_inverse, coset_ntt,      coset_intt,     h_pointwise,
     h_polynomial_snarkjs,        h_polynomial_classic,     msm_g1,         batch_addition_g1,
     batch_addition_g2,           ntt_twiddles,             ntt,            msm_batch,      msm_reduce,
-    tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_abc};
+    tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_abc,
+    setup_fixed_base_g1,         setup_fixed_base_g2};
 
 constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), kAll.end(), name) != kAll.end(); }
 
@@ -98,6 +109,8 @@ inline constexpr std::uint64_t kG1AffineBytes = 96;
 inline constexpr std::uint64_t kG2AffineBytes = 192;
 inline constexpr std::uint64_t kG1JacobianBytes = 144;
 inline constexpr std::uint64_t kG2JacobianBytes = 288;
+// The setup_fixed_base tables: 32 windows of 256 digits.
+inline constexpr std::uint64_t kFixedBaseTableEntries = 32 * 256;
 
 // The groth16_abc matrix: the A and B rows of a key's constraints in compressed-row form, one
 // device buffer. For M in (A, B): offsets_M, rows + 1 u64 (row i's entries are

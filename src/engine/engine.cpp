@@ -273,8 +273,8 @@ class EngineWorkload final : public Workload {
 };
 
 std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
-  return (key.a.size() + key.b1.size() + key.c.size() + key.h.size() + key.ic.size()) * sizeof(math::G1Affine) +
-         key.b2.size() * sizeof(math::G2Affine) + key.coefficients.size() * sizeof(groth16::Coefficient);
+  return key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() + key.h.bytes().size() +
+         key.ic.size() * sizeof(math::G1Affine) + key.coefficients.size() * sizeof(groth16::Coefficient);
 }
 
 }  // namespace

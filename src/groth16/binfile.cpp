@@ -252,6 +252,11 @@ void BinFileWriter::u64(std::uint64_t value) {
 }
 void BinFileWriter::bytes(std::span<const std::uint8_t> data) { buffer_.insert(buffer_.end(), data.begin(), data.end()); }
 
+std::vector<std::uint8_t> BinFileWriter::take_bytes() {
+  for (int i = 0; i < 4; ++i) buffer_[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(section_count_ >> (8 * i));
+  return std::move(buffer_);
+}
+
 void BinFileWriter::save(const std::filesystem::path& path) {
   for (int i = 0; i < 4; ++i) buffer_[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(section_count_ >> (8 * i));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -101,6 +101,8 @@ class BinFileWriter {
   void bytes(std::span<const std::uint8_t> data);
   // Writes the whole file at once; std::runtime_error when it cannot.
   void save(const std::filesystem::path& path);
+  // The file's bytes, for a caller that keeps them in memory (the writer is spent after).
+  std::vector<std::uint8_t> take_bytes();
 
  private:
   std::vector<std::uint8_t> buffer_;

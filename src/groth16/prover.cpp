@@ -100,11 +100,11 @@ Proof prove_on_cpu(const ProvingKey& key, std::span<const math::Fr> witness, con
   const auto domain = math::Domain::snarkjs(key.domain_log2, thread_count);
   math::h_evaluations_snarkjs(a, b, c, domain, thread_count);
   MsmResults msm;
-  msm.a = math::msm(key.a, witness, thread_count);
-  msm.b1 = math::msm(key.b1, witness, thread_count);
-  msm.b2 = math::msm(key.b2, witness, thread_count);
-  msm.c = math::msm(key.c, witness.subspan(key.n_public + 1), thread_count);
-  msm.h = math::msm(key.h, a, thread_count);
+  msm.a = math::msm(key.a.decode(thread_count), witness, thread_count);
+  msm.b1 = math::msm(key.b1.decode(thread_count), witness, thread_count);
+  msm.b2 = math::msm(key.b2.decode(thread_count), witness, thread_count);
+  msm.c = math::msm(key.c.decode(thread_count), witness.subspan(key.n_public + 1), thread_count);
+  msm.h = math::msm(key.h.decode(thread_count), a, thread_count);
   return assemble_proof(key, msm, randomness);
 }
 

@@ -1,5 +1,6 @@
 #include "groth16/setup.hpp"
 
+#include "groth16/fixed_base.hpp"
 #include "groth16/prover.hpp"
 #include "math/ntt.hpp"
 
@@ -46,71 +47,44 @@ void batch_invert(std::vector<Fr>& values) {
 }
 
 // L_i(τ) for the Lagrange basis of ⟨root⟩ of size n, i < count: (τ^n − 1)/n · root^i / (τ − root^i).
-std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::size_t count) {
-  std::vector<Fr> powers(count), denominators(count);
-  Fr power = Fr::one();
-  for (std::size_t i = 0; i < count; ++i) {
-    powers[i] = power;
-    denominators[i] = tau - power;
-    power *= root;
-  }
-  batch_invert(denominators);
+// In ranges, one per thread, each with its own batch inversion: at 2^27 (the H section of a 2^26
+// key) one thread took tens of seconds.
+std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::size_t count, unsigned threads) {
+  std::vector<Fr> values(count);
   const Fr scale = (tau.pow(static_cast<std::uint64_t>(n)) - Fr::one()) * Fr::from_uint64(n).inverse();
-  for (std::size_t i = 0; i < count; ++i) denominators[i] = scale * powers[i] * denominators[i];
-  return denominators;
+  parallel_ranges(count, threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<Fr> powers(end - begin), denominators(end - begin);
+    Fr power = root.pow(static_cast<std::uint64_t>(begin));
+    for (std::size_t i = begin; i < end; ++i) {
+      powers[i - begin] = power;
+      denominators[i - begin] = tau - power;
+      power *= root;
+    }
+    batch_invert(denominators);
+    for (std::size_t i = begin; i < end; ++i) values[i] = scale * powers[i - begin] * denominators[i - begin];
+  });
+  return values;
 }
 
-// Fixed-base scalar multiplication by 8-bit windows: table[w][d] = d·2^(8w)·G.
+// scalars[i]·G for every i, to affine, in parallel.
 template <class Curve>
-class FixedBase {
- public:
+std::vector<math::AffinePoint<Curve>> multiply_all(const FixedBase<Curve>& base, const std::vector<Fr>& scalars,
+                                                   unsigned threads) {
   using Affine = math::AffinePoint<Curve>;
   using Projective = math::ProjectivePoint<Curve>;
-
-  explicit FixedBase(const Affine& base) {
-    std::vector<Projective> projective(kWindows * 256);
-    Projective window_base = Projective::from_affine(base);
-    for (std::size_t w = 0; w < kWindows; ++w) {
-      Projective sum = Projective::identity();
-      for (std::size_t d = 0; d < 256; ++d) {
-        projective[w * 256 + d] = sum;
-        sum = sum + window_base;
-      }
-      window_base = sum;  // 256·2^(8w)·G
+  std::vector<Affine> out(scalars.size());
+  parallel_ranges(scalars.size(), threads, [&](std::size_t begin, std::size_t end) {
+    constexpr std::size_t kChunk = 4096;
+    std::vector<Projective> chunk;
+    for (std::size_t start = begin; start < end; start += kChunk) {
+      const std::size_t stop = std::min(end, start + kChunk);
+      chunk.resize(stop - start);
+      for (std::size_t i = start; i < stop; ++i) chunk[i - start] = base.multiply(scalars[i]);
+      math::batch_to_affine<Curve>(chunk, std::span<Affine>(out.data() + start, stop - start));
     }
-    table_.resize(projective.size());
-    math::batch_to_affine<Curve>(projective, table_);
-  }
-
-  Projective multiply(const Fr& scalar) const {
-    const auto bytes = scalar.to_canonical_bytes();
-    Projective sum = Projective::identity();
-    for (std::size_t w = 0; w < kWindows; ++w) {
-      if (bytes[w] != 0) sum = sum + table_[w * 256 + bytes[w]];
-    }
-    return sum;
-  }
-
-  // scalars[i]·G for every i, to affine, in parallel.
-  std::vector<Affine> multiply_all(const std::vector<Fr>& scalars, unsigned threads) const {
-    std::vector<Affine> out(scalars.size());
-    parallel_ranges(scalars.size(), threads, [&](std::size_t begin, std::size_t end) {
-      constexpr std::size_t kChunk = 4096;
-      std::vector<Projective> chunk;
-      for (std::size_t start = begin; start < end; start += kChunk) {
-        const std::size_t stop = std::min(end, start + kChunk);
-        chunk.resize(stop - start);
-        for (std::size_t i = start; i < stop; ++i) chunk[i - start] = multiply(scalars[i]);
-        math::batch_to_affine<Curve>(chunk, std::span<Affine>(out.data() + start, stop - start));
-      }
-    });
-    return out;
-  }
-
- private:
-  static constexpr std::size_t kWindows = 32;
-  std::vector<Affine> table_;
-};
+  });
+  return out;
+}
 
 Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
   for (;;) {
@@ -151,9 +125,13 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   const Fr delta = random_nonzero(scratch, seed);
 
   const auto domain = math::Domain::snarkjs(key.domain_log2, threads);
-  const auto lagrange = lagrange_at(tau, domain.root(), n, n);
+  const auto lagrange = lagrange_at(tau, domain.root(), n, n, threads);
 
-  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section.
+  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section (reserved: at 2^26 it is gigabytes, and a
+  // vector growing by doubling would hold one and a half times that at its last move).
+  std::size_t entries = key.n_public + 1;
+  for (const auto& constraint : r1cs.constraints) entries += constraint.a.size() + constraint.b.size();
+  key.coefficients.reserve(entries);
   std::vector<Fr> u(key.n_vars), v(key.n_vars), w(key.n_vars);
   for (std::size_t c = 0; c < constraint_count; ++c) {
     const auto& constraint = r1cs.constraints[c];
@@ -182,9 +160,15 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   key.gamma2 = g2.multiply(gamma).to_affine();
   key.delta2 = g2.multiply(delta).to_affine();
 
-  key.a = g1.multiply_all(u, threads);
-  key.b1 = g1.multiply_all(v, threads);
-  key.b2 = g2.multiply_all(v, threads);
+  auto multiply_g1 = [&](const std::vector<Fr>& scalars) {
+    return options.multiply_g1 ? options.multiply_g1(scalars) : G1Points::encode(multiply_all(g1, scalars, threads), threads);
+  };
+  auto multiply_g2 = [&](const std::vector<Fr>& scalars) {
+    return options.multiply_g2 ? options.multiply_g2(scalars) : G2Points::encode(multiply_all(g2, scalars, threads), threads);
+  };
+  key.a = multiply_g1(u);
+  key.b1 = multiply_g1(v);
+  key.b2 = multiply_g2(v);
 
   const Fr gamma_inverse = gamma.inverse();
   const Fr delta_inverse = delta.inverse();
@@ -197,15 +181,15 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
       c_scalars[i - key.n_public - 1] = combined * delta_inverse;
     }
   }
-  key.ic = g1.multiply_all(ic_scalars, threads);
-  key.c = g1.multiply_all(c_scalars, threads);
+  key.ic = multiply_all(g1, ic_scalars, threads);
+  key.c = multiply_g1(c_scalars);
 
   // H_j = L^{2n}_{2j+1}(τ)/δ: the odd-index Lagrange basis of ⟨ω_2n⟩.
   const Fr root_2n = domain.coset_generator();  // ω_2n
-  auto lagrange_2n = lagrange_at(tau, root_2n, 2 * n, 2 * n);
+  auto lagrange_2n = lagrange_at(tau, root_2n, 2 * n, 2 * n, threads);
   std::vector<Fr> h_scalars(n);
   for (std::size_t j = 0; j < n; ++j) h_scalars[j] = lagrange_2n[2 * j + 1] * delta_inverse;
-  key.h = g1.multiply_all(h_scalars, threads);
+  key.h = multiply_g1(h_scalars);
   return key;
 }
 

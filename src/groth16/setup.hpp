@@ -12,6 +12,8 @@
 #include "groth16/zkey.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <optional>
 
 namespace stagehand::groth16 {
@@ -19,7 +21,17 @@ namespace stagehand::groth16 {
 struct SetupOptions {
   std::optional<std::uint64_t> seed;  // derive the secrets from a seed (tests); otherwise /dev/urandom
   unsigned thread_count = 0;          // 0 = every hardware thread
+  // scalars[i]·G for the generator G of G1 (G2) and every i, encoded: the key's large sets. Where
+  // unset, the CPU's fixed-base tables; a device does it far faster (device_setup.hpp).
+  std::function<G1Points(std::span<const math::Fr> scalars)> multiply_g1;
+  std::function<G2Points(std::span<const math::Fr> scalars)> multiply_g2;
 };
+
+// What every command that runs this setup prints first.
+inline constexpr const char* kTestOnlySetupWarning =
+    "WARNING: `stagehand setup` is a TEST-ONLY trusted setup. Its toxic waste (tau, alpha, beta, gamma, delta) is drawn\n"
+    "WARNING: in this process with no ceremony: whoever ran it could forge proofs. The keys it writes are UNSAFE for any\n"
+    "WARNING: real use; they exist to benchmark and test proving. Use a snarkjs ceremony for real keys.\n";
 
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
 

@@ -95,7 +95,9 @@ std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::stri
   return witness_into(BinFile(bytes, name, kMagic, kKind, kMaxVersion), out, threads);
 }
 
-void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) {
+namespace {
+
+BinFileWriter wtns_writer(const std::vector<math::Fr>& witness) {
   BinFileWriter out("wtns", 2);
   out.begin_section(1);
   out.u32(32);
@@ -105,7 +107,13 @@ void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& 
   out.begin_section(2);
   for (const auto& value : witness) out.bytes(value.to_canonical_bytes());
   out.end_section();
-  out.save(path);
+  return out;
 }
+
+}  // namespace
+
+void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) { wtns_writer(witness).save(path); }
+
+std::vector<std::uint8_t> wtns_bytes(const std::vector<math::Fr>& witness) { return wtns_writer(witness).take_bytes(); }
 
 }  // namespace stagehand::groth16

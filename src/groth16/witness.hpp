@@ -25,5 +25,7 @@ std::vector<math::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std:
 std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name, std::span<math::Fr> out,
                             unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness);
+// The same file's bytes, in memory (parse_wtns reads them back).
+std::vector<std::uint8_t> wtns_bytes(const std::vector<math::Fr>& witness);
 
 }  // namespace stagehand::groth16

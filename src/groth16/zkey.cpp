@@ -123,28 +123,28 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
   {
     SectionReader a(file, kASection, "A");
     expect_size(a, key.n_vars, kG1Bytes, "G1 points");
-    key.a = read_g1_points(a, key.n_vars, "A");
+    key.a = read_g1_set(a, key.n_vars, "A");
   }
   {
     SectionReader b1(file, kB1Section, "B1");
     expect_size(b1, key.n_vars, kG1Bytes, "G1 points");
-    key.b1 = read_g1_points(b1, key.n_vars, "B1");
+    key.b1 = read_g1_set(b1, key.n_vars, "B1");
   }
   {
     SectionReader b2(file, kB2Section, "B2");
     expect_size(b2, key.n_vars, kG2Bytes, "G2 points");
-    key.b2 = read_g2_points(b2, key.n_vars, "B2");
+    key.b2 = read_g2_set(b2, key.n_vars, "B2");
   }
   {
     SectionReader c(file, kCSection, "C");
     const std::uint64_t count = std::uint64_t{key.n_vars} - key.n_public - 1;
     expect_size(c, count, kG1Bytes, "G1 points");
-    key.c = read_g1_points(c, count, "C");
+    key.c = read_g1_set(c, count, "C");
   }
   {
     SectionReader h(file, kHSection, "H");
     expect_size(h, key.domain_size, kG1Bytes, "G1 points");
-    key.h = read_g1_points(h, key.domain_size, "H");
+    key.h = read_g1_set(h, key.domain_size, "H");
   }
   return key;
 }
@@ -196,20 +196,16 @@ void write_zkey(const std::filesystem::path& path, const ProvingKey& key) {
   }
   out.end_section();
 
-  auto g1_section = [&](std::uint32_t id, const std::vector<math::G1Affine>& points) {
+  auto set_section = [&](std::uint32_t id, std::span<const std::uint8_t> bytes) {
     out.begin_section(id);
-    for (const auto& point : points) encode_g1(point, buffer);
-    flush();
+    out.bytes(bytes);
     out.end_section();
   };
-  g1_section(kASection, key.a);
-  g1_section(kB1Section, key.b1);
-  out.begin_section(kB2Section);
-  for (const auto& point : key.b2) encode_g2(point, buffer);
-  flush();
-  out.end_section();
-  g1_section(kCSection, key.c);
-  g1_section(kHSection, key.h);
+  set_section(kASection, key.a.bytes());
+  set_section(kB1Section, key.b1.bytes());
+  set_section(kB2Section, key.b2.bytes());
+  set_section(kCSection, key.c.bytes());
+  set_section(kHSection, key.h.bytes());
 
   out.begin_section(kContributionSection);
   out.bytes(std::vector<std::uint8_t>(64, 0));

@@ -3,6 +3,7 @@
 // sections 1 (protocol), 2 (header), 3 (IC), 4 (coefficients), 5 (A), 6 (B1), 7 (B2), 8 (C),
 // 9 (H), 10 (contributions; not read).
 
+#include "groth16/point_set.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
@@ -31,11 +32,12 @@ struct ProvingKey {
   math::G2Affine beta2, gamma2, delta2;
   std::vector<math::G1Affine> ic;  // n_public + 1
   std::vector<Coefficient> coefficients;
-  std::vector<math::G1Affine> a;   // n_vars
-  std::vector<math::G1Affine> b1;  // n_vars
-  std::vector<math::G2Affine> b2;  // n_vars
-  std::vector<math::G1Affine> c;   // n_vars - n_public - 1 (wires n_public+1 ..)
-  std::vector<math::G1Affine> h;   // domain_size
+  // The large sets, encoded (point_set.hpp).
+  G1Points a;   // n_vars
+  G1Points b1;  // n_vars
+  G2Points b2;  // n_vars
+  G1Points c;   // n_vars - n_public - 1 (wires n_public+1 ..)
+  G1Points h;   // domain_size
 };
 
 // Reads and checks a .zkey: protocol Groth16, curve BLS12-381 (both primes), section sizes that

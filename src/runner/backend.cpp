@@ -4,6 +4,7 @@
 #include "device/format.hpp"
 #include "sim/device_model.hpp"
 #include "sim/kernels/groth16_kernels.hpp"
+#include "sim/kernels/setup_kernels.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
@@ -58,7 +59,10 @@ class SimulatorBackend final : public Backend {
       if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
       devices_.push_back(&device);
     }
-    if (functional_) sim::register_groth16_kernels(*system_);
+    if (functional_) {
+      sim::register_groth16_kernels(*system_);
+      sim::register_setup_kernels(*system_);
+    }
   }
 
   bool on_gpu() const override { return false; }

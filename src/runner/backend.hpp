@@ -38,7 +38,7 @@ class Backend {
 
   // As `config.backend` says: "cuda" (an error naming the configuration where there is no GPU or
   // no CUDA in this build), "sim", or "auto" (CUDA where both are present). On a functional
-  // simulator the Groth16 kernels' host functions are registered.
+  // simulator the Groth16 and setup kernels' host functions are registered.
   static std::unique_ptr<Backend> open(const RunConfig& config, BackendOptions options);
   static std::unique_ptr<Backend> open_simulator(const RunConfig& config, BackendOptions options);
   // Throws std::runtime_error where this build has no CUDA or the machine no GPU.

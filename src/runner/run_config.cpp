@@ -91,6 +91,21 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     staging->reject_unknown_keys();
   }
   if (auto workload = root.table("workload")) {
+    const auto kind = workload->choice("kind", config.workload_kind == WorkloadKind::groth16 ? "groth16" : "porep", {"porep", "groth16"});
+    config.workload_kind = kind == "groth16" ? WorkloadKind::groth16 : WorkloadKind::porep;
+    if (config.workload_kind == WorkloadKind::groth16) {
+      if (workload->contains("partitions_per_proof")) {
+        workload->fail("partitions_per_proof", "kind = \"groth16\" makes one job of each proof: partitions_per_proof is for kind = \"porep\"");
+      }
+      config.workload.partitions_per_proof = 1;
+      const auto abc = workload->choice("abc", config.groth16.abc_step == groth16::AbcStep::device ? "device" : "host", {"device", "host"});
+      config.groth16.abc_step = abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
+      const auto sets = workload->choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed"});
+      config.groth16.key_sets = groth16::parse_set_placement(sets);
+      config.groth16.stream_buffer_bytes = static_cast<Bytes>(
+          workload->number_in("stream_buffer_mib", static_cast<double>(config.groth16.stream_buffer_bytes) / kMiB, 1, 1 << 16) *
+          static_cast<double>(kMiB));
+    }
     config.workload.proofs = static_cast<int>(workload->integer_in("proofs", config.workload.proofs, 1, 100000));
     config.workload.partitions_per_proof = static_cast<int>(workload->integer_in("partitions_per_proof", config.workload.partitions_per_proof, 1, 100000));
     // In 64 bits: 100000 x 100000 overflows the int that counts the jobs.

@@ -5,9 +5,11 @@
 
 #include "coordinator/coordinator.hpp"
 #include "device/faulty_device.hpp"
+#include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/porep/porep_workload.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,17 @@ namespace stagehand {
 class ConfigTable;
 
 enum class BackendKind { automatic, simulator, cuda };
+
+// What `stagehand run` schedules on the simulator: PoRep-shaped partitions (synthetic sizes of
+// the production engine's program), or Groth16 proofs of the synthetic circuit's shape
+// (groth16::Groth16TimingJobs: Stagehand's own program, one proof per job).
+enum class WorkloadKind { porep, groth16 };
+
+struct Groth16RunSettings {
+  groth16::AbcStep abc_step = groth16::AbcStep::device;
+  std::optional<groth16::SetPlacement> key_sets;  // nullopt: planned from the device's memory
+  Bytes stream_buffer_bytes = kGiB;
+};
 
 struct RunConfig {
   std::filesystem::path source;
@@ -36,8 +49,12 @@ struct RunConfig {
   int two_lock_workers_per_device = 3;
   // Everything the coordinator takes; `policy` is set per run.
   CoordinatorSettings coordinator;
-  // The synthetic PoRep-shaped workload that `stagehand run` schedules.
+  // The synthetic workload that `stagehand run` schedules: its proofs, domain and host times are
+  // `workload`'s for either kind ([workload]).
+  WorkloadKind workload_kind = WorkloadKind::porep;
   PoRepSettings workload;
+  Groth16RunSettings groth16;
+  int jobs() const { return workload_kind == WorkloadKind::groth16 ? workload.proofs : workload.partitions(); }
   // [device_faults]: injected into every device the backend opens (none by default).
   DeviceFaults device_faults;
 };

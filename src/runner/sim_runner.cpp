@@ -4,6 +4,23 @@
 
 namespace stagehand {
 
+std::unique_ptr<Workload> simulated_workload(const RunConfig& config, const CoordinatorSettings& settings,
+                                             const std::vector<Device*>& devices, sim::SimSystem& system) {
+  if (config.workload_kind == WorkloadKind::porep) return std::make_unique<PoRepWorkload>(config.workload);
+  // Proofs of the synthetic circuit's shape, placed as `stagehand prove` places a real key's sets.
+  groth16::Groth16TimingJobs jobs;
+  jobs.sizes = groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2));
+  jobs.proofs = config.workload.proofs;
+  jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
+  jobs.host_finish_ns = config.workload.shape.host_finish_ns();
+  jobs.host_memory = [&system](Bytes bytes) { return system.virtual_host_range(bytes); };
+  const auto& groth16 = config.groth16;
+  const auto layout = groth16::plan_proof_layout(jobs.sizes, devices, settings.safety_margin_bytes + settings.resident_bytes,
+                                                 settings.workers_per_device, groth16.abc_step, groth16.key_sets,
+                                                 groth16.stream_buffer_bytes);
+  return std::make_unique<groth16::Groth16Workload>(std::move(jobs), layout.abc_step, layout.placement);
+}
+
 SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedRunOptions options) {
   SimulatedRun result;
   BackendOptions simulator;
@@ -24,9 +41,9 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   try {
     result.backend->run(
         [&]() -> asio::awaitable<void> {
-          PoRepWorkload workload(config.workload);
-          result.report = co_await run_coordinator(result.backend->devices(), settings_for(config, policy), workload,
-                                                   system.trace(), hooks);
+          const auto settings = settings_for(config, policy);
+          auto workload = simulated_workload(config, settings, result.backend->devices(), system);
+          result.report = co_await run_coordinator(result.backend->devices(), settings, *workload, system.trace(), hooks);
         }(),
         options.time_limit_ns);
   } catch (const std::exception& error) {

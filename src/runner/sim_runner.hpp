@@ -39,6 +39,11 @@ struct SimulatedRun {
   std::string error;
 };
 
+// The configured workload (RunConfig::workload_kind) for the simulator's devices; Groth16 timing
+// jobs have their sets placed for these devices as `stagehand prove` would.
+std::unique_ptr<Workload> simulated_workload(const RunConfig& config, const CoordinatorSettings& settings,
+                                             const std::vector<Device*>& devices, sim::SimSystem& system);
+
 // Throws ConfigError for a bad device model; a run that does not finish sets `error`.
 SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedRunOptions options = {});
 

@@ -1,13 +1,15 @@
 // stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
 //   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
-//                          [--big-parts ntt,h,msm] [--g2-log N] [--only PARTS]
-//                          [--tunings-log N] [--streamed-log N]
+//                          [--big-parts ntt,h,msm] [--g2-log N] [--setup-log N] [--setup-bench 0|1]
+//                          [--setup-only 1] [--only PARTS] [--tunings-log N] [--streamed-log N]
 // NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
 // (default 26, 0 to skip; --big-parts picks which, --big-ntt 0 is "msm"); the Groth16 program's
-// groth16_abc and G2 MSM (2^1..2^g2-log, default 22, 0 to skip). Exit 0 when everything
-// matched, 1 on a mismatch, 77 without a GPU.
-// --only runs only the parts named (comma-separated, in this order): launchers, partition, abc,
-// g2, msm-edge, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
+// groth16_abc and G2 MSM (2^1..2^g2-log, default 22, 0 to skip); the setup's fixed-base kernels
+// over 2^setup-log scalars and edge cases (default 12, 0 to skip), with --setup-bench 1 their
+// timing at 2^20 and 2^24 G1 and 2^20 and 2^22 G2 points; --setup-only 1 runs those two alone.
+// Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
+// --only runs only the parts named (comma-separated, in this order): setup, launchers, partition,
+// abc, g2, msm-edge, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
 // in batches of 2^(streamed-log - 3), default 16), msm-streamed-20 (2^20 in batches of 2^18), big.
 // A slow tool (compute-sanitizer) can then take one part at a time, at small sizes.
 #include <algorithm>
@@ -18,12 +20,15 @@
 #include <string>
 
 #include "kernel_checks.hpp"
+#include "setup_checks.hpp"
 
 int main(int argc, char** argv) {
   using namespace stagehand::cuda::checks;
   unsigned max_log = 22, big = 26;
   unsigned g2_log = 22;  // the G2 MSM: 2^1..2^g2_log (0: none)
   bool msm_only = false;  // leave out the NTT and H checks (for MSM work that touches neither)
+  unsigned setup_log = 12;  // the setup kernels' check: 2^setup_log scalars (0: none)
+  bool setup_bench = false, setup_only = false;
   // Which checks run at 2^big: the NTT kinds, the H forms and the MSM (the CPU-side NTT references
   // take minutes at 2^26, so a call may split them).
   std::string big_parts = "ntt,h,msm";
@@ -40,6 +45,9 @@ int main(int argc, char** argv) {
     else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0) big_parts = "msm";
     else if (flag == "--big-parts") big_parts = argv[i + 1];
     else if (flag == "--g2-log") g2_log = std::atoi(argv[i + 1]);
+    else if (flag == "--setup-log") setup_log = std::atoi(argv[i + 1]);
+    else if (flag == "--setup-bench") setup_bench = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--setup-only") setup_only = std::atoi(argv[i + 1]) != 0;
     else if (flag == "--only") only = argv[i + 1];
     else if (flag == "--tunings-log") tunings_log = std::atoi(argv[i + 1]);
     else if (flag == "--streamed-log") streamed_log = std::atoi(argv[i + 1]);
@@ -47,7 +55,7 @@ int main(int argc, char** argv) {
   const auto listed = [](const std::string& list, const std::string& part) {
     return ("," + list + ",").find("," + part + ",") != std::string::npos;
   };
-  static const char* const kParts[] = {"launchers", "partition", "abc", "g2", "msm-edge", "msm-tunings", "ntt",
+  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "g2", "msm-edge", "msm-tunings", "ntt",
                                        "h", "msm", "msm-streamed", "msm-streamed-20", "big"};
   if (!only.empty()) {
     // A misspelt part would otherwise run nothing and pass.
@@ -76,6 +84,17 @@ int main(int argc, char** argv) {
     total.failed += r.failed;
   };
   try {
+    using stagehand::cuda::FixedBaseGroup;
+    namespace setup = stagehand::cuda::setup_checks;
+    if (run("setup") && setup_log != 0) {
+      add(setup::check_fixed_base(std::cout, FixedBaseGroup::g1, setup_log, seed + 960));
+      add(setup::check_fixed_base(std::cout, FixedBaseGroup::g2, setup_log, seed + 961));
+    }
+    if (run("setup") && (setup_bench || setup_only)) add(setup::bench(std::cout, 20, 24, 20, 22, 3));
+    if (setup_only) {
+      std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
+      return total.failed == 0 ? 0 : 1;
+    }
     if (run("launchers")) add(check_launchers(std::cout, seed));
     if (run("partition")) {
       add(check_partition_launchers(std::cout, 12, seed + 40));

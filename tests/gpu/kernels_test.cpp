@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernel_checks.hpp"
+#include "setup_checks.hpp"
 
 using namespace stagehand::cuda::checks;
 
@@ -60,6 +61,13 @@ BOOST_AUTO_TEST_CASE(msm_tunings_and_heavy_buckets) {
 BOOST_AUTO_TEST_CASE(msm_streamed_batches) {
   std::ostringstream log;
   expect_clean(check_msm_streamed(log, 14, 11, 9), log.str());
+}
+
+BOOST_AUTO_TEST_CASE(setup_fixed_base_matches_reference) {
+  for (auto group : {stagehand::cuda::FixedBaseGroup::g1, stagehand::cuda::FixedBaseGroup::g2}) {
+    std::ostringstream log;
+    expect_clean(stagehand::cuda::setup_checks::check_fixed_base(log, group, 10, 13), log.str());
+  }
 }
 
 int main(int argc, char* argv[]) {

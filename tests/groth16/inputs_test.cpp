@@ -434,7 +434,8 @@ struct CoordinatedProofs {
 };
 
 CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::path& zkey_path, std::vector<ProofJob> jobs,
-                                            Policy policy, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device) {
+                                            Policy policy, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
+                                            KeyPlacement placement = {}) {
   CoordinatedProofs result;
   result.proofs.resize(jobs.size());
   result.public_signals.resize(jobs.size());
@@ -450,7 +451,7 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
                              result.proofs.at(static_cast<std::size_t>(job)) = proof;
                              result.public_signals.at(static_cast<std::size_t>(job)) = public_signals;
                            },
-                           checks, abc_step);
+                           checks, abc_step, placement);
   CoordinatorSettings settings;
   settings.policy = policy;
   result.report = testing::run_functional(system, device, settings, workload);
@@ -486,6 +487,82 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
       BOOST_CHECK(!(result.proofs[0]->a == result.proofs[1]->a));
     }
   }
+}
+
+// The same proofs wherever the key's sets are: resident, fetched whole per proof, streamed in
+// batches (buffers of two G1 points or one G2 point, so that every set takes several), and a mix.
+BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_placement) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto witness = read_wtns(files.wtns);
+  KeyPlacement mixed;
+  mixed.sets[kSetH] = SetPlacement::streamed;
+  mixed.sets[kSetA] = SetPlacement::fetched_ahead;
+  mixed.sets[kSetB2] = SetPlacement::streamed;
+  mixed.sets[kSetC] = SetPlacement::fetched_ahead;
+  std::vector<std::pair<std::string, KeyPlacement>> placements{{"resident", KeyPlacement::all(SetPlacement::resident)},
+                                                               {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
+                                                               {"streamed", KeyPlacement::all(SetPlacement::streamed)},
+                                                               {"mixed", mixed}};
+  for (auto& [name, placement] : placements) placement.stream_buffer_bytes = 2 * kG1Bytes;
+  for (const auto& [name, placement] : placements)
+  for (auto abc_step : {AbcStep::device, AbcStep::host})
+  for (auto policy : {Policy::serial, Policy::budgeted}) {
+    BOOST_TEST_CONTEXT("sets " << name << ", policy " << to_string(policy) << ", a/b/c on the "
+                               << (abc_step == AbcStep::device ? "device" : "host")) {
+      std::vector<ProofJob> jobs;
+      for (std::uint64_t seed : {11, 12}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
+      auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step, placement);
+      BOOST_CHECK_EQUAL(result.report.partitions_completed, 2);
+      BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
+      BOOST_CHECK_EQUAL(result.memory_left, 0u);
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const auto expected = prove_on_cpu(key, witness, jobs[i].randomness, 2);
+        BOOST_REQUIRE(result.proofs[i].has_value());
+        BOOST_CHECK(result.proofs[i]->a == expected.a);
+        BOOST_CHECK(result.proofs[i]->b == expected.b);
+        BOOST_CHECK(result.proofs[i]->c == expected.c);
+      }
+      // The job's record says where the sets were, when any travelled with the proof.
+      const auto& note = result.report.jobs.at(0).program_note;
+      BOOST_CHECK_EQUAL(note.empty(), name == "resident");
+      if (name == "streamed") BOOST_CHECK(contains(note, "H, A, B1, B2, C streamed"));
+    }
+  }
+  // Several batches per set, and their sums added: the streamed key's shape.
+  const auto shape = shape_key_program(KeySizes::of(key), placements[2].second);
+  BOOST_CHECK_GT(shape.sets[kSetA].batches, 1u);
+  BOOST_CHECK_EQUAL(shape.sets[kSetB2].points_per_batch, 1u);
+  BOOST_CHECK_EQUAL(shape.sets[kSetB2].batches, key.b2.size());
+}
+
+// The plan keeps resident what fits beside the proofs in flight and streams the rest, B2 first.
+BOOST_AUTO_TEST_CASE(the_placement_plan_streams_what_does_not_fit) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const Bytes g1_set = key.a.bytes().size();
+  const Bytes all_sets = key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
+                         key.h.bytes().size();
+  PlacementBudget budget;
+  budget.proof_bytes = 1000;
+  budget.proofs_in_flight = 2;
+  budget.device_bytes = 2000 + all_sets;
+  BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets == KeyPlacement::all(SetPlacement::resident).sets);
+  budget.device_bytes = 2000 + all_sets - 1;  // B2 no longer fits
+  auto placement = KeyPlacement::plan(KeySizes::of(key), budget);
+  BOOST_CHECK(placement.sets[kSetB2] == SetPlacement::streamed);
+  BOOST_CHECK(placement.sets[kSetA] == SetPlacement::resident && placement.sets[kSetH] == SetPlacement::resident);
+  budget.device_bytes = 2000 + g1_set;  // room for A alone
+  placement = KeyPlacement::plan(KeySizes::of(key), budget);
+  BOOST_CHECK(placement.sets[kSetA] == SetPlacement::resident);
+  BOOST_CHECK(placement.sets[kSetB1] == SetPlacement::streamed && placement.sets[kSetC] == SetPlacement::streamed);
+  budget.device_bytes = 1999;  // not even the proofs: every set streams
+  BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets == KeyPlacement::all(SetPlacement::streamed).sets);
+  // A resident set's MSM takes all its points at once; the scratch that needs counts too.
+  budget.device_bytes = 2000 + all_sets;
+  budget.msm_scratch = [](std::size_t, std::uint64_t points) { return points > 1 ? Bytes{1} : Bytes{0}; };
+  BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets[kSetB2] == SetPlacement::streamed);
+  BOOST_CHECK_EQUAL(placement.describe().find("A resident"), 0u);
 }
 
 // The groth16_abc matrix against the independent reference, evaluate_constraints, which reads
@@ -629,20 +706,24 @@ BOOST_AUTO_TEST_CASE(the_memory_plan_of_a_2_27_key_does_not_wrap) {
   const Bytes polynomial = Bytes{32} << 27;  // 4 GiB
   const Bytes witness = Bytes{32} * ((1u << 28) - 1);
   // a/b/c on the host: a, b, c are the job's three inputs.
-  const auto on_host = Groth16Workload(key, "big.zkey", {}, host_work, 1, {}, {}, AbcStep::host).memory_plan(0);
+  const Groth16Workload host_workload(key, "big.zkey", {}, host_work, 1, {}, {}, AbcStep::host);
+  const auto on_host = host_workload.memory_plan(0);
+  // Five sums, one per set (all resident): four in G1 (144 bytes), one in G2 (288).
+  const Bytes results = host_workload.result_bytes();
+  BOOST_CHECK_EQUAL(results, 4 * 144 + 288);
   BOOST_CHECK_EQUAL(on_host.input_bytes, polynomial);
   BOOST_CHECK_EQUAL(on_host.input_count, 3);
-  BOOST_CHECK_EQUAL(on_host.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
-  BOOST_CHECK_EQUAL(on_host.peak_after_a_bytes, Groth16Workload::kResultBytes);
+  BOOST_CHECK_EQUAL(on_host.peak_bytes, 3 * polynomial + witness + results);
+  BOOST_CHECK_EQUAL(on_host.peak_after_a_bytes, witness + results);
   // On the device: the witness is the one input, a, b, c the program's.
   const auto on_device = Groth16Workload(key, "big.zkey", {}, host_work, 1, {}, {}, AbcStep::device).memory_plan(0);
   BOOST_CHECK_EQUAL(on_device.input_bytes, witness);
   BOOST_CHECK_EQUAL(on_device.input_count, 1);
-  BOOST_CHECK_EQUAL(on_device.peak_bytes, 3 * polynomial + witness + Groth16Workload::kResultBytes);
-  BOOST_CHECK_EQUAL(on_device.peak_after_b_and_c_bytes, polynomial + witness + Groth16Workload::kResultBytes);
-  // The resident key: the constraint matrix's row offsets alone are 16 bytes a row.
-  BOOST_CHECK_GE(Groth16Workload::resident_bytes(key, AbcStep::device),
-                 Groth16Workload::resident_bytes(key, AbcStep::host) + 16 * (Bytes{1} << 27));
+  BOOST_CHECK_EQUAL(on_device.peak_bytes, 3 * polynomial + witness + results);
+  BOOST_CHECK_EQUAL(on_device.peak_after_b_and_c_bytes, polynomial + witness + results);
+  // The resident matrix: its row offsets alone are 16 bytes a row.
+  BOOST_CHECK_GE(Groth16Workload::matrix_bytes(KeySizes::of(key), AbcStep::device), 16 * (Bytes{1} << 27));
+  BOOST_CHECK_EQUAL(Groth16Workload::matrix_bytes(KeySizes::of(key), AbcStep::host), 0u);
 }
 
 // Regression (the .zkey's side): nPublic = 0xFFFFFFFF wrapped nPublic + 1 to 0 in the header's

@@ -8,7 +8,8 @@
 # check (exit 1, no proof written), with --r1cs at its first failing constraint, and with
 # --no-verify the proof it then writes must be one snarkjs rejects.
 # Two sizes: 1019 constraints (the most a 2^10 domain holds with 4 public signals) and 1020 (2^11),
-# and the 2^10 one again with bit decompositions (--bits: most witness values 0 or 1).
+# and the 2^10 one again with bit decompositions (--bits: most witness values 0 or 1). Then
+# `stagehand bench prove` (circuit, key and witness in memory) with the key sets in each placement.
 #
 #   synthetic.sh <stagehand> <stagehand_make_circuit> <work dir of prepare_circuits.sh>
 set -euo pipefail
@@ -71,5 +72,21 @@ verify "$dir/vk.json" "$dir/r1cs.public.json" "$dir/r1cs.proof.json" ok "the goo
 "$stagehand" prove --zkey "$dir/circuit.zkey" --wtns "$dir/flipped.wtns" --no-verify --proof "$dir/flipped.proof.json" --public "$dir/flipped.public.json"
 verify "$dir/vk.json" "$dir/flipped.public.json" "$dir/flipped.proof.json" reject "the flipped witness's proof, written with --no-verify,"
 
+# `stagehand bench prove`: the circuit, key and witnesses in memory, the key's sets in each
+# placement (streamed through buffers of 1 KiB: several batches per set), both a/b/c steps; every
+# proof it writes must verify against the vk.json beside it.
+for placement in resident fetched-ahead streamed auto; do
+  for abc in device host; do
+    dir="$out/bench-$placement-$abc"
+    "$stagehand" bench prove --domain-log2 9 --proofs 2 --out-dir "$dir" --key-sets $placement --abc $abc \
+      --stream-buffer-mib 0.001 2>&1 | grep -v WARNING > "$dir.log" || fail "bench prove ($placement, a/b/c on the $abc) failed: $(cat "$dir.log")"
+    if grep -q "the key's sets: .*$([ $placement = auto ] && echo resident || echo $placement)" "$dir.log"; then
+      echo "ok: bench prove: $(grep -o "the key's sets: .*" "$dir.log")"
+    else fail "bench prove: the sets are not $placement: $(cat "$dir.log")"; fi
+    for i in 1 2; do
+      verify "$dir/vk.json" "$dir/$i.public.json" "$dir/$i.proof.json" ok "bench prove proof $i ($placement sets, a/b/c on the $abc)"
+    done
+  done
+done
 
 finish "all synthetic-circuit checks passed"

@@ -11,6 +11,7 @@
 #include "launch/launch_args.hpp"
 #include "launch/launchers.hpp"
 #include "launch/partition_launchers.hpp"
+#include "launch/setup_launchers.hpp"
 #include "msm/msm.hpp"
 #include "ntt/ntt.hpp"
 #include "util/common.cuh"
@@ -113,6 +114,7 @@ const KernelLauncher* find_launcher(std::string_view name) {
   }
   if (const KernelLauncher* launcher = find_batch_addition_launcher(name)) return launcher;  // batch_addition.cu
   if (const KernelLauncher* launcher = find_partition_launcher(name)) return launcher;      // partition_launchers.cu
+  if (const KernelLauncher* launcher = find_setup_launcher(name)) return launcher;          // setup_launchers.cpp
   return find_groth16_launcher(name);  // groth16_launchers.cu
 }
 
@@ -122,6 +124,7 @@ std::vector<std::string_view> launcher_names() {
   for (auto name : batch_addition_launcher_names()) names.push_back(name);
   for (auto name : partition_launcher_names()) names.push_back(name);
   for (auto name : groth16_launcher_names()) names.push_back(name);
+  for (auto name : setup_launcher_names()) names.push_back(name);
   return names;
 }
 

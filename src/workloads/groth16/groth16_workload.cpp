@@ -1,5 +1,6 @@
 #include "workloads/groth16/groth16_workload.hpp"
 
+#include "device/format.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
 #include "groth16/errors.hpp"
@@ -14,34 +15,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <type_traits>
 
 namespace stagehand::groth16 {
 namespace {
 
 static_assert(sizeof(math::Fr) == 32, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
-constexpr std::size_t kJacobianBytes = kernel::kG1JacobianBytes;
 constexpr Bytes kFrBytes = sizeof(math::Fr);  // 64 bits, so that counts of the key's u32 multiply without wrapping
 
 HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
-}
-
-// A key's points in the device layout, encoded on up to `threads` threads into `bytes` (reused
-// from set to set: one host buffer for the whole upload).
-template <class Point>
-void encode_points(const std::vector<Point>& points, std::vector<std::uint8_t>& bytes, unsigned threads) {
-  constexpr std::size_t size = std::is_same_v<Point, math::G1Affine> ? kG1Bytes : kG2Bytes;
-  bytes.resize(points.size() * size);
-  math::detail::run_ranges(points.size(), threads, 1 << 14, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      if constexpr (size == kG1Bytes) {
-        encode_g1(points[i], std::span<std::uint8_t, kG1Bytes>(bytes.data() + i * size, size));
-      } else {
-        encode_g2(points[i], std::span<std::uint8_t, kG2Bytes>(bytes.data() + i * size, size));
-      }
-    }
-  });
 }
 
 math::Fq fq_from(const std::byte* data) {
@@ -51,55 +33,106 @@ math::Fq fq_from(const std::byte* data) {
 }
 math::Fq2 fq2_from(const std::byte* data) { return math::Fq2{fq_from(data), fq_from(data + 48)}; }
 
-// Where each sum lands in the results (kResultBytes).
-constexpr std::size_t kSumA = 0, kSumB1 = 1, kSumC = 2, kSumH = 3;
-constexpr std::size_t kSumB2Offset = 4 * kJacobianBytes;
-static_assert(kSumB2Offset + kernel::kG2JacobianBytes == Groth16Workload::kResultBytes);
-
-// Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
-template <class... Pointers>
-std::vector<DevicePointer> pointers(Pointers... list) {
-  return {list...};
-}
-
 }  // namespace
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
-                                 AbcStep abc_step)
-    : key_(key), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(host_work), thread_count_(thread_count),
-      on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step), check_seconds_(jobs_.size(), 0.0) {
-  if (checks_.verify) verifier_.emplace(key_);
-  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key_.n_vars || checks_.r1cs->n_public() != key_.n_public)) {
+                                 AbcStep abc_step, KeyPlacement placement)
+    : key_(&key), sizes_(KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(&host_work),
+      thread_count_(thread_count), on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step),
+      placement_(placement), shape_(shape_key_program(sizes_, placement)), check_seconds_(jobs_.size(), 0.0) {
+  if (checks_.verify) verifier_.emplace(key);
+  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key.n_vars || checks_.r1cs->n_public() != key.n_public)) {
     throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
                                  checks_.r1cs_path.string(), checks_.r1cs->n_wires, checks_.r1cs->n_public(), zkey_path_.string(),
-                                 key_.n_vars, key_.n_public));
+                                 key.n_vars, key.n_public));
   }
 }
 
-Bytes Groth16Workload::resident_bytes(const ProvingKey& key, AbcStep abc_step) {
-  Bytes bytes = (key.a.size() + key.b1.size() + key.c.size() + key.h.size()) * kG1Bytes + key.b2.size() * kG2Bytes;
-  if (abc_step == AbcStep::device) bytes += constraint_matrix_layout(key).total_bytes();
-  return bytes;
+Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement)
+    : timing_(std::move(timing)), sizes_(timing_->sizes), abc_step_(abc_step), placement_(placement),
+      shape_(shape_key_program(sizes_, placement)), check_seconds_(static_cast<std::size_t>(std::max(0, timing_->proofs)), 0.0) {
+  if (!timing_->host_memory) throw std::invalid_argument("Groth16Workload: timing jobs need host memory for their uploads");
+  for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
+  timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
 }
 
-Bytes Groth16Workload::resident_bytes() const { return resident_bytes(key_, abc_step_); }
+Bytes Groth16Workload::matrix_bytes(const KeySizes& key, AbcStep abc_step) {
+  return abc_step == AbcStep::device ? key.matrix.total_bytes() : 0;
+}
+
+Bytes Groth16Workload::proof_bytes_before_scratch(const KeySizes& key, Bytes stream_buffer_bytes) {
+  return 3 * kFrBytes * key.domain_size() + kFrBytes * key.n_vars + 2 * stream_buffer_bytes;
+}
+
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
+                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes) {
+  PlacementBudget budget;
+  budget.device_bytes = ~Bytes{0};
+  Bytes h_scratch = 0;
+  for (const auto* device : devices) {
+    budget.device_bytes = std::min(budget.device_bytes, device->properties().total_memory_bytes);
+    h_scratch = std::max(h_scratch, device->kernel_scratch_bytes(kernel::groth16_h, key.domain_size()));
+  }
+  if (devices.empty()) budget.device_bytes = 0;
+  budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
+  budget.proofs_in_flight = std::max(1, proofs_in_flight);
+  budget.stream_buffer_bytes = stream_buffer_bytes;
+  budget.proof_bytes = Groth16Workload::proof_bytes_before_scratch(key, stream_buffer_bytes) + h_scratch + kMiB;
+  budget.msm_scratch = [&devices](std::size_t set, std::uint64_t points) {
+    Bytes most = 0;
+    for (const auto* device : devices) {
+      most = std::max(most, device->kernel_scratch_bytes(set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1, points));
+    }
+    return most;
+  };
+  ProofLayout layout;
+  // With every set streamed, does the matrix leave a proof's room per worker?
+  const Bytes matrix = Groth16Workload::matrix_bytes(key, AbcStep::device);
+  const Bytes streamed_scratch = std::max(budget.msm_scratch(kSetA, stream_buffer_bytes / kG1Bytes),
+                                          budget.msm_scratch(kSetB2, stream_buffer_bytes / kG2Bytes));
+  const Bytes with_matrix = matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
+  if (abc) {
+    layout.abc_step = *abc;
+    layout.reason = "as asked";
+  } else if (with_matrix <= budget.device_bytes) {
+    layout.abc_step = AbcStep::device;
+    layout.reason = fmt::format("its constraint matrix ({}) fits beside {} proof{}", format_bytes(matrix), budget.proofs_in_flight,
+                                budget.proofs_in_flight == 1 ? "" : "s");
+  } else {
+    layout.abc_step = AbcStep::host;
+    layout.reason = fmt::format("with its constraint matrix ({}) resident a run needs about {}, the smallest device has {} to give",
+                                format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.device_bytes));
+  }
+  budget.matrix_bytes = Groth16Workload::matrix_bytes(key, layout.abc_step);
+  if (sets) {
+    layout.placement = KeyPlacement::all(*sets);
+    layout.placement.stream_buffer_bytes = stream_buffer_bytes;
+  } else {
+    layout.placement = KeyPlacement::plan(key, budget);
+  }
+  return layout;
+}
+
+Bytes Groth16Workload::resident_bytes() const { return shape_.resident_bytes() + matrix_bytes(sizes_, abc_step_); }
 
 // Sizes in 64 bits throughout: 32 · domain_size in the key's u32 wraps at 2^27, inside the
 // 2^28 the readers accept.
 // With the a/b/c step on the device the job's one input is the witness (held until the last
-// MSM) and a, b, c are the program's working memory; on the host a, b, c are its inputs and the
-// witness the program's.
+// MSM) and a, b, c are the program's working memory; on the host a, b, c are its inputs (a freed
+// after the H MSM) and the witness the program's. The stream buffers and the fetched sets are
+// held from the program's start (their uploads overlap the a/b/c and H steps).
 JobMemoryPlan Groth16Workload::memory_plan(int) const {
-  const Bytes polynomial = kFrBytes * key_.domain_size;
-  const Bytes witness = kFrBytes * key_.n_vars;
-  const Bytes rest = kResultBytes + h_scratch_bytes_ + msm_scratch_bytes_;
+  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  const Bytes witness = kFrBytes * sizes_.n_vars;
+  const Bytes results = shape_.result_bytes;
+  const Bytes rest = results + h_scratch_bytes_ + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes + shape_.fetched_bytes();
   if (abc_step_ == AbcStep::device) {
-    JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, kResultBytes};
+    JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, results};
     plan.input_count = 1;
     return plan;
   }
-  return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, rest, kResultBytes};
+  return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, witness + rest, results};
 }
 
 Groth16Workload::JobState& Groth16Workload::state(int job) {
@@ -114,76 +147,128 @@ void Groth16Workload::abandon(int job) {
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
   const auto started = std::chrono::steady_clock::now();
-  // What the kernels need as scratch on this device; one MSM scratch serves the four MSMs.
-  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, key_.domain_size));
-  for (std::size_t count : {key_.a.size(), key_.b1.size(), key_.c.size(), key_.h.size()}) {
-    msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, count));
-  }
-  msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g2, key_.b2.size()));
+  // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
+  // of either group, serves them all (they run one after another on the compute stream).
+  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, sizes_.domain_size()));
+  msm_scratch_bytes_ = std::max({msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, shape_.largest_batch(kG1Bytes)),
+                                 device.kernel_scratch_bytes(kernel::groth16_msm_g2, shape_.largest_batch(kG2Bytes))});
   // The constraint matrix is built by the first device's set-up (16 bytes a row and 36 an entry
   // on the host, once), not by the constructor: a workload that never runs does not pay for it.
   // The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
-  std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(key_); });
+  if (key_ != nullptr) std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(*key_); });
+  co_await pin_key_sets(device);
   auto& on_device = keys_[device_index];
-  auto upload = [&](const auto& bytes, DevicePointer& target) -> asio::awaitable<void> {
-    target = co_await device.allocate(std::max<std::size_t>(bytes.size(), 1));
-    if (bytes.empty()) co_return;
+  auto upload = [&](HostRange bytes, DevicePointer& target) -> asio::awaitable<void> {
+    target = co_await device.allocate(std::max<std::size_t>(bytes.bytes, 1));
+    if (bytes.bytes == 0) co_return;
     auto stream = device.create_stream();
-    co_await device.copy_to_device(target, host_range(bytes.data(), bytes.size()), stream);
-    co_await device.synchronize_stream(stream);  // the host bytes may go out of scope after this
+    co_await device.copy_to_device(target, bytes, stream);
+    co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
   };
-  // Encoded in parallel: with one thread encoding, the set-up of a 2^22 key (2.6 GiB) took 4.9 s
-  // on the H200 machine.
-  std::vector<std::uint8_t> bytes;
-  encode_points(key_.a, bytes, thread_count_);
-  co_await upload(bytes, on_device.a);
-  encode_points(key_.b1, bytes, thread_count_);
-  co_await upload(bytes, on_device.b1);
-  encode_points(key_.b2, bytes, thread_count_);
-  co_await upload(bytes, on_device.b2);
-  encode_points(key_.c, bytes, thread_count_);
-  co_await upload(bytes, on_device.c);
-  encode_points(key_.h, bytes, thread_count_);
-  co_await upload(bytes, on_device.h);
-  if (abc_step_ == AbcStep::device) co_await upload(matrix_->bytes, on_device.matrix);
+  // The resident sets go up from the key's own bytes: they are in the device layout already.
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    if (shape_.sets[set].placement == SetPlacement::resident) co_await upload(set_host(set), on_device.sets[set]);
+  }
+  if (abc_step_ == AbcStep::device) {
+    co_await upload(matrix_ ? host_range(matrix_->bytes.data(), matrix_->bytes.size()) : timing_matrix_, on_device.matrix);
+  }
   set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {
-  auto found = keys_.find(device_index);
-  if (found == keys_.end()) co_return;
-  auto on_device = found->second;
-  keys_.erase(found);
-  for (auto pointer : pointers(on_device.a, on_device.b1, on_device.b2, on_device.c, on_device.h, on_device.matrix)) {
-    if (!pointer) continue;
+HostRange Groth16Workload::set_host(std::size_t set) const {
+  if (key_ == nullptr) return timing_sets_.at(set).sub(0, shape_.sets.at(set).bytes());
+  auto range = [](std::span<const std::uint8_t> bytes) { return host_range(bytes.data(), bytes.size()); };
+  switch (set) {
+    case kSetH: return range(key_->h.bytes());
+    case kSetA: return range(key_->a.bytes());
+    case kSetB1: return range(key_->b1.bytes());
+    case kSetB2: return range(key_->b2.bytes());
+    case kSetC: return range(key_->c.bytes());
+  }
+  throw std::logic_error("Groth16Workload: no such key set");
+}
+
+// The sets that travel per proof are uploaded from the key's bytes: pinned once (portable: every
+// GPU's copies use the one registration) by the first device set up, unpinned by the last torn
+// down. Pageable, each copy would go through the driver's staging buffers at a fraction of the
+// link's rate and hold the host thread.
+asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
+  std::vector<HostRange> to_pin;
+  {
+    std::lock_guard lock(pinning_mutex_);
+    if (devices_pinning_++ > 0) co_return;
+    for (std::size_t set = 0; set < kKeySetCount; ++set) {
+      const auto range = set_host(set);
+      if (shape_.sets[set].placement != SetPlacement::resident && range.bytes > 0) to_pin.push_back(range);
+    }
+  }
+  for (const auto& range : to_pin) {
+    co_await device.register_host(range);
+    std::lock_guard lock(pinning_mutex_);
+    pinned_sets_.push_back(range);
+  }
+}
+
+asio::awaitable<void> Groth16Workload::unpin_key_sets(Device& device) {
+  std::vector<HostRange> to_unpin;
+  {
+    std::lock_guard lock(pinning_mutex_);
+    if (devices_pinning_ == 0 || --devices_pinning_ > 0) co_return;
+    to_unpin.swap(pinned_sets_);
+  }
+  for (const auto& range : to_unpin) {
     try {
-      co_await device.free(pointer);
+      co_await device.unregister_host(range);
     } catch (...) {
-      // A lost device: free the rest all the same.
+      // A lost device: unregister the rest all the same.
     }
   }
 }
 
-asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const HostRange> abc) {
+asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {
+  auto found = keys_.find(device_index);
+  if (found != keys_.end()) {
+    auto on_device = found->second;
+    keys_.erase(found);
+    std::vector<DevicePointer> pointers(on_device.sets.begin(), on_device.sets.end());
+    pointers.push_back(on_device.matrix);
+    for (auto pointer : pointers) {
+      if (!pointer) continue;
+      try {
+        co_await device.free(pointer);
+      } catch (...) {
+        // A lost device: free the rest all the same.
+      }
+    }
+  }
+  co_await unpin_key_sets(device);
+}
+
+asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::span<const HostRange> abc) {
+  if (timing_) {
+    co_await device.sleep_for(timing_->host_prepare_ns);
+    co_return;
+  }
+  const auto& key = *key_;
   auto& job_state = state(job);
   const auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
   const auto& file = proof_job.wtns;
-  const std::size_t n = key_.domain_size;
+  const std::size_t n = key.domain_size;
   auto as_fr = [n](const HostRange& range) {
     if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
   };
-  co_await host_work_.run([&] {
+  co_await host_work_->run([&] {
     // On the device the witness goes straight into the staged input (pinned: no copy on its way
     // to the device) and the job keeps only its public part; on the host the a/b/c step and the
     // program's upload need all of it.
     std::span<const math::Fr> witness;
     if (abc_step_ == AbcStep::device) {
-      if (abc.empty() || abc[0].bytes < kFrBytes * key_.n_vars) {
+      if (abc.empty() || abc[0].bytes < kFrBytes * key.n_vars) {
         throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
       }
-      const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key_.n_vars);
+      const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key.n_vars);
       witness = staged.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count_)
                                                   : read_wtns_into(file, staged, thread_count_));
     } else {
@@ -191,7 +276,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
                                                : read_wtns(file, thread_count_);
       witness = job_state.witness;
     }
-    check_witness_matches(key_, witness, zkey_path_, file);
+    check_witness_matches(key, witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {
       if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, witness)) {
         throw InputError(fmt::format("{}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made for it",
@@ -199,7 +284,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
       }
     }
     if (abc_step_ == AbcStep::device) {
-      job_state.witness.assign(witness.begin(), witness.begin() + 1 + key_.n_public);  // what finish needs
+      job_state.witness.assign(witness.begin(), witness.begin() + 1 + key.n_public);  // what finish needs
     } else {
       evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]),
                                  thread_count_);
@@ -207,132 +292,49 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device&, std::span<const
   });
 }
 
-void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const {
-  const auto& layout = matrix_->layout;
-  const Bytes polynomial = kFrBytes * key_.domain_size;
-  KernelLaunch launch{kernel::groth16_abc, layout.rows, {layout.entries_a, layout.entries_b, thread_count_},
-                      {{witness, kFrBytes * key_.n_vars}, {keys_.at(context.device_index).matrix, layout.total_bytes()}},
-                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
-  context.device.launch(launch, context.compute);
-}
-
-void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const {
-  const Bytes polynomial = kFrBytes * key_.domain_size;
-  KernelLaunch launch{kernel::groth16_h, key_.domain_size, {key_.domain_log2, thread_count_}, {},
-                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
-  if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
-  context.device.launch(launch, context.compute);
-}
-
-void Groth16Workload::launch_msms(JobContext& context, DevicePointer witness, DevicePointer a, DevicePointer results,
-                                  const Scratch& scratch) const {
-  const auto& points = keys_.at(context.device_index);
-  const std::size_t vars = key_.n_vars;
-  const std::size_t public_count = key_.n_public + 1;
-  auto msm = [&](const char* name, DevicePointer bases, Bytes point_bytes, std::size_t count, DevicePointer scalars,
-                 Bytes result_offset, Bytes result_bytes) {
-    KernelLaunch launch{name, count, {thread_count_}, {{bases, count * point_bytes}, {scalars, count * kFrBytes}},
-                        {{results + result_offset, result_bytes}}};
-    if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
-    context.device.launch(launch, context.compute);
-  };
-  auto g1 = [&](DevicePointer bases, std::size_t count, DevicePointer scalars, std::size_t slot) {
-    msm(kernel::groth16_msm_g1, bases, kG1Bytes, count, scalars, slot * kJacobianBytes, kJacobianBytes);
-  };
-  g1(points.a, vars, witness, kSumA);
-  g1(points.b1, vars, witness, kSumB1);
-  msm(kernel::groth16_msm_g2, points.b2, kG2Bytes, vars, witness, kSumB2Offset, kernel::kG2JacobianBytes);
-  if (vars > public_count) {
-    g1(points.c, vars - public_count, witness + kFrBytes * public_count, kSumC);
-  } else {
-    context.device.memset_async(results + kSumC * kJacobianBytes, 0, kJacobianBytes, context.compute);
+asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
+  if (timing_) {
+    co_await device.sleep_for(timing_->host_finish_ns);
+    abandon(job);
+    co_return;
   }
-  g1(points.h, key_.domain_size, a, kSumH);
-}
-
-// With the a/b/c step on the device the policy's one input is the witness, and a, b, c are
-// allocated here; on the host they are the policy's three inputs and the witness is uploaded here.
-asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {
+  const auto& key = *key_;
   auto& job_state = state(job);
-  auto& device = context.device;
-  auto& memory = context.memory;
-  const auto stream = context.compute;
-  const bool abc_on_device = abc_step_ == AbcStep::device;
-  const Bytes witness_bytes = kFrBytes * key_.n_vars;
-  const Bytes polynomial = kFrBytes * key_.domain_size;
-  DevicePointer witness;
-  Polynomials polynomials;
-  if (abc_on_device) {
-    witness = context.inputs.a;
-    polynomials.a = co_await memory.allocate(polynomial, stream);
-    polynomials.b = co_await memory.allocate(polynomial, stream);
-    polynomials.c = co_await memory.allocate(polynomial, stream);
-  } else {
-    witness = co_await memory.allocate(witness_bytes, stream);
-    polynomials = Polynomials{context.inputs.a, context.inputs.b, context.inputs.c};
-  }
-  auto results = co_await memory.allocate(kResultBytes, stream);
-  Scratch scratch;
-  if (h_scratch_bytes_) scratch.h = co_await memory.allocate(h_scratch_bytes_, stream);
-  if (msm_scratch_bytes_) scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
-  if (!abc_on_device) co_await device.copy_to_device(witness, host_range(job_state.witness.data(), witness_bytes), stream);
-
-  // The first kernel waits on the device for the inputs (uploaded by the policy, maybe still
-  // travelling). (Shared with the callback: if the program fails before the stream gets there,
-  // the frame is gone.)
-  const auto waited = std::make_shared<Nanoseconds>(0);
-  const auto before_inputs = device.now();
-  for (auto uploaded : {context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded}) {
-    if (uploaded) device.stream_wait_event(stream, uploaded);
-  }
-  device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  if (abc_on_device) launch_abc(context, witness, polynomials);
-  launch_h(context, polynomials, scratch);
-  if (abc_on_device) {
-    co_await memory.release(polynomials.b, stream);
-    co_await memory.release(polynomials.c, stream);
-  }
-  co_await memory.release_b_and_c(stream);
-  launch_msms(context, witness, polynomials.a, results, scratch);
-  if (abc_on_device) co_await memory.release(polynomials.a, stream);
-  co_await memory.release_a(stream);
-
-  const auto landing = context.results.at(0).sub(0, kResultBytes);
-  co_await device.copy_to_host(landing, results, stream);
-  co_await device.synchronize_stream(stream);
-  std::memcpy(job_state.sums.data(), landing.data(), kResultBytes);
-  for (auto pointer : pointers(abc_on_device ? DevicePointer{} : witness, results, scratch.h, scratch.msm)) {
-    if (pointer) co_await memory.release(pointer, stream);
-  }
-  JobTimes times;
-  times.waited_for_inputs_ns = *waited;
-  co_return times;
-}
-
-asio::awaitable<void> Groth16Workload::finish(int job, Device&) {
-  auto& job_state = state(job);
-  auto jacobian = [&](std::size_t slot) {
-    const std::byte* data = job_state.sums.data() + slot * kJacobianBytes;
-    math::G1Projective point;
-    point.x = fq_from(data);
-    point.y = fq_from(data + 48);
-    point.z = fq_from(data + 96);
-    return point;
+  // A set's sum is the sum of its batches' sums (one for a resident or fetched set).
+  auto g1_sum = [&](std::size_t set) {
+    const auto& shape = shape_.sets[set];
+    auto sum = math::G1Projective::identity();
+    if (shape.points == 0) return sum;
+    for (std::uint64_t batch = 0; batch < shape.batches; ++batch) {
+      const std::byte* data = job_state.sums.data() + shape.first_sum_offset + batch * shape.sum_bytes;
+      math::G1Projective point;
+      point.x = fq_from(data);
+      point.y = fq_from(data + 48);
+      point.z = fq_from(data + 96);
+      sum = sum + point;
+    }
+    return sum;
   };
   MsmResults sums;
-  sums.a = jacobian(kSumA);
-  sums.b1 = jacobian(kSumB1);
-  sums.c = key_.n_vars > key_.n_public + 1 ? jacobian(kSumC) : math::G1Projective::identity();
-  sums.h = jacobian(kSumH);
-  const std::byte* b2 = job_state.sums.data() + kSumB2Offset;
-  sums.b2.x = fq2_from(b2);
-  sums.b2.y = fq2_from(b2 + 96);
-  sums.b2.z = fq2_from(b2 + 192);
+  sums.a = g1_sum(kSetA);
+  sums.b1 = g1_sum(kSetB1);
+  sums.c = g1_sum(kSetC);
+  sums.h = g1_sum(kSetH);
+  sums.b2 = math::G2Projective::identity();
+  const auto& b2 = shape_.sets[kSetB2];
+  for (std::uint64_t batch = 0; batch < b2.batches && b2.points > 0; ++batch) {
+    const std::byte* data = job_state.sums.data() + b2.first_sum_offset + batch * b2.sum_bytes;
+    math::G2Projective point;
+    point.x = fq2_from(data);
+    point.y = fq2_from(data + 96);
+    point.z = fq2_from(data + 192);
+    sums.b2 = sums.b2 + point;
+  }
   Proof proof;
-  const auto signals = public_signals(key_, job_state.witness);
+  const auto signals = public_signals(key, job_state.witness);
   std::optional<std::string> rejection;
-  co_await host_work_.run([&] {
-    proof = assemble_proof(key_, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
+  co_await host_work_->run([&] {
+    proof = assemble_proof(key, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
     if (verifier_) {
       const auto start = std::chrono::steady_clock::now();
       rejection = verifier_->check(proof, signals);

@@ -7,9 +7,9 @@
 //                    staged input (a/b/c on the device: the job's one input) or the a/b/c step
 //                    into the staged a, b, c (a/b/c on the host)
 //   program  (GPU)   [groth16_abc: a, b, c from the witness and the key's constraint matrix];
-//                    groth16_h on a, b, c; b and c freed; the five MSMs (A, B1, B2 in G2, C over
-//                    the private signals, H over the H evaluations); a freed; the five sums to
-//                    the host
+//                    groth16_h on a, b, c; b and c freed; the H MSM over the H evaluations; a
+//                    freed; the MSMs of A, B1, B2 (in G2) over the witness and C over its private
+//                    signals; the sums to the host (one per batch of a streamed set)
 //   finish   (host)  the blinding and the assembly of the proof, then its check
 //                    (groth16/verify.hpp: the pairing equation against the key's verification
 //                    key): a proof that does not verify fails its job ("the proof does not
@@ -18,11 +18,12 @@
 // With a constraint system (ProofChecks::r1cs) prepare also checks the witness against every
 // constraint and fails the job naming the first one it does not satisfy.
 //
-// The proving key's points (A, B1, B2, C, H) and, with a/b/c on the device, its constraint
-// matrix (groth16/constraint_matrix.hpp) stay on each device for the whole run (resident,
-// outside the budget's capacity); the kernels' scratch, where the device needs one
-// (Device::kernel_scratch_bytes: the GPU's launchers do, the simulator's host functions not), is
-// reserved per job like the rest.
+// Each of the proving key's point sets (A, B1, B2, C, H) is resident, fetched ahead or streamed
+// (key_placement.hpp: KeyPlacement::plan decides from the device's memory); resident sets and,
+// with a/b/c on the device, the constraint matrix (groth16/constraint_matrix.hpp) stay on each
+// device for the whole run, outside the budget's capacity. The fetched sets, the stream buffers
+// and the kernels' scratch, where the device needs one (Device::kernel_scratch_bytes: the GPU's
+// launchers do, the simulator's host functions not), are the job's memory like the rest.
 //
 // The program's kernels (device/kernel_abi.hpp) run in the simulator's functional mode as host
 // functions on the CPU reference (sim/kernels/groth16_kernels.hpp), and on a GPU through
@@ -31,6 +32,7 @@
 
 #include "coordinator/job.hpp"
 #include "workloads/host_work.hpp"
+#include "workloads/groth16/key_placement.hpp"
 #include "groth16/constraint_matrix.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -69,6 +71,17 @@ struct ProofChecks {
 // c over the same matrix (threaded by rows) and uploads all three. The device is the faster by far where the matrix fits.
 enum class AbcStep { device, host };
 
+// Proofs of a key's sizes alone, for the simulator's timing mode: no key, no witness and no proof;
+// the host steps last the modelled times and the GPU program is the same.
+struct Groth16TimingJobs {
+  KeySizes sizes;
+  int proofs = 1;
+  Nanoseconds host_prepare_ns = 0;
+  Nanoseconds host_finish_ns = 0;
+  // Host memory the uploads come from (the simulator's virtual ranges, never touched).
+  std::function<HostRange(Bytes)> host_memory;
+};
+
 class Groth16Workload final : public Workload {
  public:
   // Called once per proof made (from the coordinator's thread), with w[1..nPublic].
@@ -77,19 +90,24 @@ class Groth16Workload final : public Workload {
   // `host_work` runs the CPU math (threaded on a GPU, inline on the simulator); thread_count is
   // what each step's math may use (0 = every hardware thread).
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
-                  unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device);
+                  unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
+                  KeyPlacement placement = {});
+  Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement);
 
-  // The resident bytes per device with the a/b/c step on the device or on the host (to choose
-  // between them before the run).
-  static Bytes resident_bytes(const ProvingKey& key, AbcStep abc_step);
+  // The constraint matrix's bytes on each device with the a/b/c step there (0 on the host).
+  static Bytes matrix_bytes(const KeySizes& key, AbcStep abc_step);
+  // A proof's device memory at its peak without the key's sets and the kernels' scratch (to plan
+  // before the devices are set up): the polynomials, the witness, the stream buffers.
+  static Bytes proof_bytes_before_scratch(const KeySizes& key, Bytes stream_buffer_bytes);
   AbcStep abc_step() const { return abc_step_; }
+  const KeyPlacement& placement() const { return placement_; }
 
   // The wall seconds each device's set-up took (the key's points and matrix encoded and uploaded).
   const std::map<int, double>& set_up_seconds() const { return set_up_seconds_; }
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
-  int job_count() const override { return static_cast<int>(jobs_.size()); }
+  int job_count() const override { return timing_ ? timing_->proofs : static_cast<int>(jobs_.size()); }
   int proof_count() const override { return job_count(); }
   int proof_of(int job) const override { return job; }
   JobMemoryPlan memory_plan(int job) const override;
@@ -102,17 +120,23 @@ class Groth16Workload final : public Workload {
   asio::awaitable<void> finish(int job, Device& device) override;
   void abandon(int job) override;
 
-  // The five sums, Jacobian: A, B1, C, H in G1 (144 bytes each), then B2 in G2 (288).
-  static constexpr Bytes kResultBytes = 4 * 144 + 288;
+  // The kernels' scratch per proof, known once a device is set up (0 on the simulator).
+  Bytes msm_scratch_bytes() const { return msm_scratch_bytes_; }
+  Bytes h_scratch_bytes() const { return h_scratch_bytes_; }
+  // The sums the program returns (one per batch of each set, Jacobian: 144 bytes in G1, 288 in G2).
+  Bytes result_bytes() const { return shape_.result_bytes; }
 
  private:
   struct KeyOnDevice {
-    DevicePointer a, b1, b2, c, h, matrix;
+    std::array<DevicePointer, kKeySetCount> sets{};  // the resident ones
+    DevicePointer matrix;
   };
   struct JobState {
     std::vector<math::Fr> witness;  // all of it (a/b/c on the host), or w[0..nPublic]
-    std::array<std::byte, kResultBytes> sums{};
+    std::vector<std::byte> sums;
   };
+  // A proof's point sets on the device for its MSMs: resident, fetched, or the stream buffers.
+  struct ProofPoints;
   struct Scratch {
     DevicePointer h, msm;
   };
@@ -122,17 +146,30 @@ class Groth16Workload final : public Workload {
   };
   void launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const;
   void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const;
-  void launch_msms(JobContext& context, DevicePointer witness, DevicePointer a, DevicePointer results,
-                   const Scratch& scratch) const;
+  void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first, std::uint64_t count,
+                  DevicePointer scalars, DevicePointer results, const Scratch& scratch) const;
+  asio::awaitable<void> enqueue_batch(JobContext& context, ProofPoints& points) const;
+  asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
+  asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,
+                                     DevicePointer results, const Scratch& scratch) const;
+  HostRange set_host(std::size_t set) const;
+  asio::awaitable<void> pin_key_sets(Device& device);
+  asio::awaitable<void> unpin_key_sets(Device& device);
 
-  const ProvingKey& key_;
+  const ProvingKey* key_ = nullptr;  // none for timing jobs
+  std::optional<Groth16TimingJobs> timing_;
+  std::array<HostRange, kKeySetCount> timing_sets_{};  // the timing jobs' stand-ins for the key's bytes
+  HostRange timing_matrix_{};
+  KeySizes sizes_;
   std::filesystem::path zkey_path_;
   std::vector<ProofJob> jobs_;
-  HostWork& host_work_;
+  HostWork* host_work_ = nullptr;
   unsigned thread_count_;
   ProofHandler on_proof_;
   ProofChecks checks_;
   AbcStep abc_step_;
+  KeyPlacement placement_;
+  KeyProgramShape shape_;
   std::once_flag matrix_built_;
   std::optional<ConstraintMatrix> matrix_;  // from the first set_up
   std::optional<ProofVerifier> verifier_;
@@ -140,9 +177,24 @@ class Groth16Workload final : public Workload {
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
   std::map<int, KeyOnDevice> keys_;  // by device index
+  std::mutex pinning_mutex_;
+  std::vector<HostRange> pinned_sets_;  // the fetched and streamed sets' bytes, registered once for every device
+  int devices_pinning_ = 0;             // devices set up and not yet torn down
   std::map<int, double> set_up_seconds_;  // by device index
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs between prepare and finish
 };
+
+// Where a run's a/b/c step runs and its key's sets are, chosen before the run from the devices'
+// memory (each less `held_back`: the safety margin and other residents) and `proofs_in_flight`
+// proofs' room: the a/b/c step on the device where its matrix fits beside a proof per worker with
+// every set streamed, then KeyPlacement::plan. `abc` and `sets` force a choice (nullopt: auto).
+struct ProofLayout {
+  AbcStep abc_step = AbcStep::device;
+  KeyPlacement placement;
+  std::string reason;  // why the a/b/c step is where it is, for the run's log
+};
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
+                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes = kGiB);
 
 }  // namespace stagehand::groth16

@@ -1,0 +1,48 @@
+// setup_fixed_base_g1/_g2 on the device: the KernelLaunch read and checked, then
+// setup/fixed_base.hpp's kernel.
+#include "launch/setup_launchers.hpp"
+
+#include <utility>
+
+#include "device/kernel_abi.hpp"
+#include "launch/launch_args.hpp"
+#include "setup/fixed_base.hpp"
+
+namespace stagehand::cuda {
+namespace {
+
+template <FixedBaseGroup Group>
+void launch_setup_fixed_base(const KernelLaunch& launch, cudaStream_t stream) {
+  need(launch, 0, 2, 1);
+  const std::uint64_t n = launch.work_units;
+  if (n == 0) return;
+  const void* table = address(launch, launch.reads[0], fixed_base_table_bytes(Group));
+  const void* scalars = address(launch, launch.reads[1], n * kernel::kFrBytes);
+  void* points = address(launch, launch.writes[0], n * fixed_base_point_bytes(Group));
+  for (const void* pointer : {table, scalars, static_cast<const void*>(points)}) {
+    if ((reinterpret_cast<std::uintptr_t>(pointer) & 15) != 0) reject(launch, "every buffer must be 16-byte aligned");
+  }
+  fixed_base_multiply(Group, table, scalars, points, n, stream);
+}
+
+constexpr std::pair<std::string_view, KernelLauncher> kSetupLaunchers[] = {
+    {kernel::setup_fixed_base_g1, &launch_setup_fixed_base<FixedBaseGroup::g1>},
+    {kernel::setup_fixed_base_g2, &launch_setup_fixed_base<FixedBaseGroup::g2>},
+};
+
+}  // namespace
+
+const KernelLauncher* find_setup_launcher(std::string_view name) {
+  for (const auto& entry : kSetupLaunchers) {
+    if (entry.first == name) return &entry.second;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> setup_launcher_names() {
+  std::vector<std::string_view> names;
+  for (const auto& entry : kSetupLaunchers) names.push_back(entry.first);
+  return names;
+}
+
+}  // namespace stagehand::cuda

@@ -1,0 +1,25 @@
+// Launchers for the test-only setup's kernels (src/groth16/device_setup.hpp), over
+// setup/fixed_base.hpp. launchers.cu's find_launcher consults find_setup_launcher.
+//
+// name                  work_units    arguments         reads               writes
+// setup_fixed_base_g1   point_count   [] or [threads]   [table, scalars]    [points]
+//   table: kernel::kFixedBaseTableEntries 96-byte affine G1 points, entry 256·w + d = d·2^(8w)·G
+//   (zeros for d = 0); scalars: 32-byte Montgomery Fr; points[i] = scalars[i]·G, 96-byte affine
+//   (zeros for a zero scalar). Every buffer 16-byte aligned.
+// setup_fixed_base_g2   point_count   [] or [threads]   [table, scalars]    [points]
+//   the same over G2, 192-byte entries and points.
+// `threads` (host threads in the simulator's version) is ignored here. No scratch.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "launch/launchers.hpp"
+
+namespace stagehand::cuda {
+
+// nullptr for names other than the ones above.
+const KernelLauncher* find_setup_launcher(std::string_view name);
+std::vector<std::string_view> setup_launcher_names();
+
+}  // namespace stagehand::cuda

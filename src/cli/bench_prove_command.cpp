@@ -1,0 +1,123 @@
+// stagehand bench prove: proofs of a synthetic circuit made in memory, for sizes whose key is too
+// large for a file round trip (a 2^26 key is about 36 GiB of points). The circuit and its
+// witness (groth16/synthetic_circuit.hpp), the TEST-ONLY setup's key and the proofs never touch
+// the disk except as what snarkjs needs to check them elsewhere:
+//
+//   DIR/vk.json                        the verification key
+//   DIR/<i>.proof.json, <i>.public.json  proof i = 1..N
+//
+// The run is `stagehand prove`'s (cli/proof_run.hpp): the same workload, policies and figures.
+
+#include "cli/commands.hpp"
+#include "cli/proof_run.hpp"
+
+#include "device/format.hpp"
+#include "groth16/json.hpp"
+#include "groth16/setup.hpp"
+#include "groth16/synthetic_circuit.hpp"
+#include "groth16/witness.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+namespace stagehand::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchProveOptions {
+  unsigned domain_log2 = 0;
+  int proofs = 4;
+  std::string out_dir;
+  bool bits = false;
+  std::uint64_t circuit_seed = 1;
+  std::vector<std::string> policies{"budgeted"};
+  ProofRunOptions run;
+};
+
+int bench_prove(const BenchProveOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto config = load_proof_run_config(options.run);
+  auto backend = open_proof_backend(config, options.run);
+  const fs::path dir(options.out_dir);
+  fs::create_directories(dir);
+
+  auto circuit = groth16::make_synthetic_circuit(groth16::synthetic_constraints_for_domain(options.domain_log2), options.circuit_seed,
+                                                 options.bits);
+  groth16::check_synthetic_witness(circuit);
+  fmt::print(stderr, "stagehand bench prove: a synthetic circuit of {} constraints, {} wires{}, its witness checked against every "
+                     "constraint, in {:.2f} s\n",
+             circuit.r1cs.constraints.size(), circuit.r1cs.n_wires, options.bits ? " (mostly bits)" : "", seconds_since(start));
+
+  fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
+  const auto setup_start = std::chrono::steady_clock::now();
+  const auto key = groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads));
+  fmt::print(stderr, "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
+                     "multiplications on {}\n",
+             key.domain_log2,
+             format_bytes(key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
+                          key.h.bytes().size()),
+             seconds_since(setup_start), backend->describe());
+  circuit.r1cs = {};  // gigabytes at 2^26, and the proofs do not need it
+
+  // One witness for every proof: distinct r and s make distinct proofs of it.
+  const auto witness = std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(circuit.witness));
+  circuit.witness = {};
+  // Each policy in turn on the same key (its set-up is the slow part at 2^26); with more than one,
+  // each writes into DIR/<policy>/.
+  int status = 0;
+  for (const auto& policy : options.policies) {
+    const fs::path run_dir = options.policies.size() == 1 ? dir : dir / policy;
+    fs::create_directories(run_dir);
+    groth16::write_text_file(run_dir / "vk.json", groth16::verification_key_json(key));
+    ProofRunInputs inputs;
+    inputs.key_path = fmt::format("synthetic-2^{}.zkey", key.domain_log2);
+    inputs.key_name = fmt::format("the synthetic key of 2^{}", key.domain_log2);
+    inputs.checks.verify = !options.run.no_verify;
+    inputs.start = start;
+    for (int i = 1; i <= options.proofs; ++i) {
+      const auto index = static_cast<std::size_t>(i - 1);
+      inputs.jobs.push_back(groth16::ProofJob{run_dir / fmt::format("{}.wtns", i), proof_randomness(options.run, index), witness});
+      inputs.names.push_back(fmt::format("proof {}", i));
+      inputs.outputs.push_back({run_dir / fmt::format("{}.proof.json", i), run_dir / fmt::format("{}.public.json", i)});
+    }
+    fmt::print(stderr, "stagehand bench prove: {} proofs under {}, written to {} beside vk.json (check each with `snarkjs groth16 "
+                       "verify {}/vk.json {}/<i>.public.json {}/<i>.proof.json`)\n",
+               options.proofs, policy, run_dir.string(), run_dir.string(), run_dir.string(), run_dir.string());
+    auto run_options = options.run;
+    run_options.policy = policy;
+    // One trace per policy: <trace>.<policy>.json beside the one asked for.
+    if (!options.run.trace.empty() && options.policies.size() > 1) {
+      run_options.trace = fs::path(options.run.trace).replace_extension(fmt::format("{}.json", policy)).string();
+    }
+    status = std::max(status, run_proofs(run_options, config, *backend, key, std::move(inputs)));
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_bench_prove_command(CLI::App* bench) {
+  auto options = std::make_shared<BenchProveOptions>();
+  auto* command = bench->add_subcommand(
+      "prove", "Proofs of a synthetic circuit made in memory with a TEST-ONLY key (sizes too large for key files); "
+               "writes vk.json and each proof for snarkjs");
+  command->add_option("--domain-log2", options->domain_log2, "The circuit's domain: 2^K - 5 constraints")
+      ->required()
+      ->check(CLI::Range(3u, static_cast<unsigned>(groth16::kMaxDomainLog2)));
+  command->add_option("--proofs", options->proofs, "How many proofs")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  command->add_option("--out-dir", options->out_dir, "Folder for vk.json and <i>.proof.json, <i>.public.json")->required();
+  command->add_flag("--bits", options->bits, "A witness mostly of 0s and 1s, as real circuits' are");
+  command->add_option("--circuit-seed", options->circuit_seed, "Seed of the circuit's constants and inputs")->capture_default_str();
+  command->add_option("--policy", options->policies, "Scheduling policy: serial, prestage, two-lock or budgeted (repeatable: each in "
+                                                   "turn on the same key, into DIR/<policy>/)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(policy_names()));
+  add_proof_run_options(command, options->run, false);
+  on_selected(command, [options] { return bench_prove(*options); });
+}
+
+}  // namespace stagehand::cli

@@ -1,0 +1,304 @@
+#include "cli/proof_run.hpp"
+
+#include "coordinator/pageable_arena.hpp"
+#include "device/format.hpp"
+#include "groth16/device_setup.hpp"
+#include "groth16/json.hpp"
+#include "runner/report.hpp"
+#include "trace/svg_timeline.hpp"
+#include "trace/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace stagehand::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
+// steps from the coordinator's records, the kernels from the devices' counters.
+// The kernels' totals of every device, summed by kernel name.
+std::map<std::string, KernelTotals> kernel_totals(Backend& backend) {
+  std::map<std::string, KernelTotals> kernels;
+  for (auto* device : backend.devices()) {
+    for (const auto& [name, totals] : device->counters().kernel_totals) {
+      auto& sum = kernels[name];
+      sum.launches += totals.launches;
+      sum.busy_ns += totals.busy_ns;
+    }
+  }
+  return kernels;
+}
+
+// `before`: the totals when the run began (the devices' counters also hold the key's set-up and
+// earlier runs of the same process).
+void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host,
+                          const std::map<std::string, KernelTotals>& before) {
+  std::size_t proofs = 0;
+  double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
+  for (const auto& job : report.jobs) {
+    if (!job.completed() || job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
+    ++proofs;
+    prepare += static_cast<double>(job.prepare_ns);
+    wait_lock += static_cast<double>(job.lock_acquired_ns - job.lock_requested_ns);
+    held += static_cast<double>(job.lock_released_ns - job.lock_acquired_ns);
+    wait_inputs += static_cast<double>(job.waited_for_inputs_ns);
+    finish += static_cast<double>(job.finish_ns);
+  }
+  if (proofs == 0) return;
+  const double per = 1e6 * static_cast<double>(proofs);  // ns summed -> ms per proof
+  fmt::print(stderr, "stagehand prove: per proof, mean of {}{}: host before the GPU (witness read, checks{}) {:.1f} ms; "
+                     "waiting for the GPU {:.1f} ms; GPU held {:.1f} ms (of which inputs still uploading {:.1f} ms); host after "
+                     "the GPU (assembly, check) {:.1f} ms\n",
+             proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
+             wait_lock / per, held / per, wait_inputs / per, finish / per);
+  auto kernels = kernel_totals(backend);
+  for (const auto& [name, totals] : before) {
+    auto& now = kernels[name];
+    now.launches -= totals.launches;
+    now.busy_ns -= totals.busy_ns;
+  }
+  std::string line;
+  for (const auto& [name, totals] : kernels) {
+    if (totals.launches == 0) continue;
+    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name,
+                        static_cast<double>(totals.busy_ns) / per, totals.launches);
+  }
+  if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
+}
+
+// The compute engine's busy share of the time from the first proof taking its GPU to the last
+// giving it back: the devices' counters also hold the set-up's kernels and earlier runs'.
+double busy_while_proving(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
+  Nanoseconds first = -1, last = -1;
+  for (const auto& job : report.jobs) {
+    if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
+    first = first < 0 ? job.lock_acquired_ns : std::min(first, job.lock_acquired_ns);
+    last = std::max(last, job.lock_released_ns);
+  }
+  Nanoseconds busy = -busy_before;
+  for (auto* device : backend.devices()) busy += device->counters().compute_busy_ns;
+  const auto span = static_cast<double>(last - first) * static_cast<double>(std::max<std::size_t>(1, backend.devices().size()));
+  return first >= 0 && last > first ? static_cast<double>(busy) / span : 0;
+}
+
+}  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool with_policy) {
+  command->add_option("--config", options.config, "Deployment configuration (TOML): backend and device model");
+  if (with_policy) {
+    command->add_option("--policy", options.policy, "Scheduling policy: serial, prestage, two-lock or budgeted")
+        ->capture_default_str()
+        ->check(CLI::IsMember(policy_names()));
+  }
+  command->add_option("--trace", options.trace,
+                      "Write a Chrome/Perfetto trace of the run to this file (and a picture of it beside, .svg)");
+  command->add_flag("--no-verify", options.no_verify,
+                    "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
+                    "verify fails its witness and is not written)");
+  command->add_option("--abc", options.abc,
+                      "Where the a/b/c step runs: device (the key's constraint matrix resident), host, or auto (the "
+                      "device where the matrix fits)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "device", "host"}));
+  command->add_option("--key-sets", options.key_sets,
+                      "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
+                      "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), or auto (resident what "
+                      "fits beside the proofs in flight, the rest streamed)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "resident", "fetched-ahead", "streamed"}));
+  command->add_option("--stream-buffer-mib", options.stream_buffer_mib,
+                      "Each of the two buffers a proof streams its key sets through, in MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 65536.0));
+  command->add_option("--seed", options.seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
+  command->add_option("--workers", options.workers,
+                      "Workers per GPU (each holds one proof's inputs; 0 = the configuration's, 2 by default): more hide "
+                      "longer host steps behind the GPU")
+      ->check(CLI::Range(0, 64));
+  command->add_option("--threads", options.threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
+}
+
+RunConfig load_proof_run_config(const ProofRunOptions& options) {
+  RunConfig config;
+  if (!options.config.empty()) config = load_run_config(options.config);
+  return config;
+}
+
+std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const ProofRunOptions& options) {
+  // A GPU where there is one (or as the configuration says); otherwise the simulator's
+  // functional mode, whose kernels run the CPU reference: the same code path either way.
+  BackendOptions backend_options;
+  backend_options.functional = true;
+  backend_options.keep_trace_events = !options.trace.empty();
+  return Backend::open(config, backend_options);
+}
+
+groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads) {
+  groth16::SetupOptions options;
+  options.thread_count = threads;
+  Device& device = *backend.devices().at(0);
+  groth16::DeviceSetupOptions device_options;
+  device_options.host_threads = threads;
+  options.multiply_g1 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
+    groth16::G1Points points(scalars.size());
+    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g1, scalars, points.mutable_bytes(), device_options));
+    return points;
+  };
+  options.multiply_g2 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
+    groth16::G2Points points(scalars.size());
+    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g2, scalars, points.mutable_bytes(), device_options));
+    return points;
+  };
+  return options;
+}
+
+groth16::ProofRandomness proof_randomness(const ProofRunOptions& options, std::size_t index) {
+  return options.seed ? groth16::ProofRandomness::from_seed(*options.seed + index) : groth16::ProofRandomness::from_system();
+}
+
+int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend& backend, const groth16::ProvingKey& key,
+               ProofRunInputs inputs) {
+  const bool use_cuda = backend.on_gpu();
+  // What each device had free before the run: after it, the same must be free again.
+  std::vector<Bytes> free_before;
+  for (auto* device : backend.devices()) free_before.push_back(device->memory_info().free_bytes);
+  auto settings = settings_for(config, policy_from_string(options.policy));
+  if (options.workers > 0) settings.workers_per_device = options.workers;
+  if (options.seed) {
+    fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
+               *options.seed);
+  }
+  if (options.no_verify) fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
+  std::size_t done = 0;
+  std::size_t failed = 0;
+  double check_seconds = 0;
+  std::size_t checked = 0;
+  const groth16::Groth16Workload* workload_pointer = nullptr;
+  auto proving_start = std::chrono::steady_clock::now();
+  auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& public_signals) {
+    const auto& output = inputs.outputs[static_cast<std::size_t>(job)];
+    groth16::write_text_file(output.proof, groth16::proof_json(proof));
+    groth16::write_text_file(output.public_signals, groth16::public_json(public_signals));
+  };
+  CoordinatorHooks hooks;
+  PageableArena pageable;  // serial uploads a, b, c from it; prestage and two-lock pin it in place
+  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
+  hooks.on_job_done = [&](const JobRecord& record) {
+    const auto index = static_cast<std::size_t>(record.index);
+    ++done;
+    if (record.completed()) {
+      // On the simulator the device's clock is virtual: only the wall clock means anything there.
+      const auto held = use_cuda ? fmt::format(", GPU {} held {:.3f} s", record.device,
+                                               static_cast<double>(record.lock_released_ns - record.lock_acquired_ns) / 1e9)
+                                 : std::string();
+      std::string verified;
+      if (inputs.checks.verify && workload_pointer != nullptr) {
+        const double seconds = workload_pointer->check_seconds(record.index);
+        check_seconds += seconds;
+        ++checked;
+        verified = fmt::format(", verified ({:.1f} ms)", 1e3 * seconds);
+      }
+      fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", done, inputs.names.size(), inputs.names[index],
+                 seconds_since(proving_start), held, verified, inputs.outputs[index].proof.string(), inputs.outputs[index].public_signals.string());
+    } else {
+      ++failed;
+      fmt::print(stderr, "  [{}/{}] {}: FAILED: {}\n", done, inputs.names.size(), inputs.names[index], record.error);
+    }
+  };
+
+  // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
+  HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
+  std::optional<groth16::AbcStep> asked_abc;
+  if (options.abc != "auto") asked_abc = options.abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
+  const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(key), backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
+                                                 settings.workers_per_device, asked_abc, groth16::parse_set_placement(options.key_sets),
+                                                 static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)));
+  const auto abc_step = layout.abc_step;
+  fmt::print(stderr, "stagehand prove: the a/b/c step on the {} ({}); the key's sets: {}\n",
+             abc_step == groth16::AbcStep::device ? "device" : "host", layout.reason, layout.placement.describe());
+  groth16::Groth16Workload workload(key, inputs.key_path, std::move(inputs.jobs), host_work, options.threads, on_proof, inputs.checks, abc_step,
+                                    layout.placement);
+  workload_pointer = &workload;
+  // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
+  // any device work (the kernels' scratch, known once the devices are set up, comes on top).
+  {
+    const auto plan = workload.memory_plan(0);
+    const Bytes held_back = workload.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes;
+    check_vram_cap_fits(config, plan.peak_bytes + held_back,
+                        fmt::format("a proof of {} (domain 2^{}) ({} at its peak, {} of key points resident, {} safety margin and "
+                                    "residents; --key-sets streamed keeps less on the device)",
+                                    inputs.key_name, key.domain_log2, format_bytes(plan.peak_bytes), format_bytes(workload.resident_bytes()),
+                                    format_bytes(settings.safety_margin_bytes + settings.resident_bytes)));
+  }
+  // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
+  Trace& trace = backend.trace();
+  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c on the {}\n", inputs.names.size(),
+             inputs.names.size() == 1 ? "" : "s", backend.describe(), use_cuda ? "" : ", kernels on the CPU reference",
+             to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
+  RunReport report;
+  const auto kernels_before = kernel_totals(backend);
+  Nanoseconds busy_before = 0;
+  for (auto* device : backend.devices()) busy_before += device->counters().compute_busy_ns;
+  proving_start = std::chrono::steady_clock::now();
+  backend.run([&]() -> asio::awaitable<void> {
+    report = co_await run_coordinator(backend.devices(), settings, workload, trace, hooks);
+  }());
+  if (!options.trace.empty()) {
+    trace.write_chrome_json(options.trace);
+    auto picture = fs::path(options.trace).replace_extension(".svg");
+    // One row per proof with its phases, so that the phase that bounds a proof shows.
+    PictureOptions picture_options;
+    picture_options.worker_rows = true;
+    picture_options.job_rows = true;
+    picture_options.job_word = "proof";
+    write_svg_picture({PictureLane{to_string(settings.policy), headline_figures(report), &trace}}, picture,
+                      fmt::format("stagehand prove: {} proof{}, {}", inputs.names.size(), inputs.names.size() == 1 ? "" : "s",
+                                  use_cuda ? "CUDA" : "functional simulator"),
+                      picture_options);
+    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options.trace,
+               picture.string());
+  }
+  const double proving_seconds = seconds_since(proving_start);
+  fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
+             inputs.names.size() - failed, inputs.names.size(), inputs.names.size() == 1 ? "" : "s", proving_seconds,
+             proving_seconds / static_cast<double>(std::max<std::size_t>(inputs.names.size(), 1)), seconds_since(inputs.start),
+             use_cuda ? fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end",
+                                    100 * busy_while_proving(report, backend, busy_before))
+                      : std::string());
+  for (const auto& [device, seconds] : workload.set_up_seconds()) {
+    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
+                       "proof: MSM {}, H {}\n",
+               device, format_bytes(workload.resident_bytes()), seconds, format_bytes(workload.msm_scratch_bytes()),
+               format_bytes(workload.h_scratch_bytes()));
+  }
+  print_time_breakdown(report, backend, use_cuda, abc_step == groth16::AbcStep::host, kernels_before);
+  if (checked > 0) {
+    fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
+               checked, inputs.checks.r1cs != nullptr
+                             ? fmt::format(", witnesses checked against the {} constraints of {}", inputs.checks.r1cs->constraints.size(),
+                                           inputs.checks.r1cs_path.string())
+                             : std::string());
+  }
+  for (std::size_t i = 0; i < backend.devices().size(); ++i) {
+    const Bytes free_after = backend.devices()[i]->memory_info().free_bytes;
+    fmt::print(stderr, "stagehand prove: GPU {} device memory free {} before, {} after{}\n", i, format_bytes(free_before[i]),
+               format_bytes(free_after), free_after < free_before[i] ? fmt::format(" ({} not given back)", format_bytes(free_before[i] - free_after))
+                                                                      : std::string(", nothing left behind"));
+  }
+  if (report.oom_count > 0 || failed > 0) {
+    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", failed, report.oom_count,
+               report.oom_count == 1 ? "" : "s");
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+
+}  // namespace stagehand::cli

@@ -1,0 +1,141 @@
+#include "groth16/device_setup.hpp"
+
+#include "device/kernel_abi.hpp"
+#include "groth16/encoding.hpp"
+#include "groth16/fixed_base.hpp"
+#include "math/g1.hpp"
+#include "math/g2.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <stdexcept>
+
+namespace stagehand::groth16 {
+namespace {
+
+static_assert(kFixedBaseEntries == kernel::kFixedBaseTableEntries, "the kernels' table is FixedBase's");
+static_assert(sizeof(math::Fr) == kernel::kFrBytes, "Fr arrays are the kernels' scalars as they are");
+static_assert(kG1Bytes == kernel::kG1AffineBytes && kG2Bytes == kernel::kG2AffineBytes);
+
+template <class Curve, std::size_t Bytes, class Encode>
+std::vector<std::uint8_t> encoded_table(Encode encode) {
+  const FixedBase<Curve> base(Curve::generator());
+  std::vector<std::uint8_t> bytes(kFixedBaseEntries * Bytes);
+  for (std::size_t e = 0; e < kFixedBaseEntries; ++e) {
+    encode(base.table()[e], std::span<std::uint8_t, Bytes>(bytes.data() + e * Bytes, Bytes));
+  }
+  return bytes;
+}
+
+HostRange host_range(const void* data, Bytes bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes}; }
+
+}  // namespace
+
+std::size_t setup_point_bytes(SetupGroup group) { return group == SetupGroup::g1 ? kG1Bytes : kG2Bytes; }
+
+std::vector<std::uint8_t> fixed_base_table_bytes(SetupGroup group) {
+  if (group == SetupGroup::g1) {
+    return encoded_table<math::G1Curve, kG1Bytes>([](const math::G1Affine& p, std::span<std::uint8_t, kG1Bytes> out) { encode_g1(p, out); });
+  }
+  return encoded_table<math::G2Curve, kG2Bytes>([](const math::G2Affine& p, std::span<std::uint8_t, kG2Bytes> out) { encode_g2(p, out); });
+}
+
+std::uint64_t setup_chunk_points(SetupGroup group, std::uint64_t count, Bytes free_bytes, std::uint64_t max_chunk_points) {
+  // Half the free memory: the rest is left to whatever else holds the device, and to the pool's
+  // rounding of the four buffers.
+  const Bytes usable = free_bytes / 2;
+  const Bytes table = kFixedBaseEntries * setup_point_bytes(group);
+  if (usable <= table) return 0;
+  const Bytes per_point = 2 * (kernel::kFrBytes + setup_point_bytes(group));  // two chunks in flight
+  return std::min({max_chunk_points, count, (usable - table) / per_point});
+}
+
+asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup group, std::span<const math::Fr> scalars,
+                                                   std::span<std::uint8_t> out, DeviceSetupOptions options) {
+  const std::uint64_t count = scalars.size();
+  const std::uint64_t point_bytes = setup_point_bytes(group);
+  if (out.size() != count * point_bytes) {
+    throw std::invalid_argument(fmt::format("multiply_generator_on_device: {} points take {} bytes, the output has {}", count,
+                                            count * point_bytes, out.size()));
+  }
+  if (options.max_chunk_points == 0) throw std::invalid_argument("multiply_generator_on_device: max_chunk_points is 0");
+  if (count == 0) co_return;
+  const Bytes free_bytes = device.memory_info().free_bytes;
+  const std::uint64_t chunk = setup_chunk_points(group, count, free_bytes, options.max_chunk_points);
+  if (chunk == 0) {
+    throw std::runtime_error(fmt::format("multiply_generator_on_device: {} bytes free on the device hold no chunk", free_bytes));
+  }
+  const std::uint64_t chunks = (count + chunk - 1) / chunk;
+  const char* kernel_name = group == SetupGroup::g1 ? kernel::setup_fixed_base_g1 : kernel::setup_fixed_base_g2;
+  const std::vector<std::uint8_t> table = fixed_base_table_bytes(group);
+
+  // Chunk k uses slot k % 2 (its stream and buffers): chunk k + 1 is uploaded and launched on the
+  // other slot before chunk k's points are awaited, so that its upload runs beside chunk k's
+  // kernel and chunk k's download beside chunk k + 1's kernel. A slot is reused only once its
+  // previous chunk's points have come back.
+  DevicePointer table_on_device;
+  std::array<DevicePointer, 2> scalars_on_device{}, points_on_device{};
+  std::array<StreamHandle, 2> streams{};
+  std::exception_ptr failure;
+  try {
+    for (auto& stream : streams) stream = device.create_stream();
+    table_on_device = co_await device.allocate(table.size());
+    for (std::uint64_t slot = 0; slot < std::min<std::uint64_t>(2, chunks); ++slot) {
+      scalars_on_device[slot] = co_await device.allocate(chunk * kernel::kFrBytes);
+      points_on_device[slot] = co_await device.allocate(chunk * point_bytes);
+    }
+    co_await device.copy_to_device(table_on_device, host_range(table.data(), table.size()), streams[0]);
+    co_await device.synchronize_stream(streams[0]);  // both streams' kernels read it
+
+    auto start = [&](std::uint64_t k) -> asio::awaitable<void> {
+      const std::uint64_t first = k * chunk, n = std::min(chunk, count - first), slot = k % 2;
+      co_await device.copy_to_device(scalars_on_device[slot], host_range(scalars.data() + first, n * kernel::kFrBytes),
+                                     streams[slot]);
+      device.launch(KernelLaunch{kernel_name,
+                                 n,
+                                 {options.host_threads},
+                                 {BufferUse{table_on_device, table.size()}, BufferUse{scalars_on_device[slot], n * kernel::kFrBytes}},
+                                 {BufferUse{points_on_device[slot], n * point_bytes}}},
+                    streams[slot]);
+    };
+    co_await start(0);
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+      if (k + 1 < chunks) co_await start(k + 1);
+      const std::uint64_t first = k * chunk, n = std::min(chunk, count - first), slot = k % 2;
+      co_await device.copy_to_host(host_range(out.data() + first * point_bytes, n * point_bytes), points_on_device[slot],
+                                   streams[slot]);
+      co_await device.synchronize_stream(streams[slot]);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // Freed on failure too (a co_await cannot sit in the handler); a lost device may refuse.
+  for (DevicePointer pointer : {table_on_device, scalars_on_device[0], scalars_on_device[1], points_on_device[0], points_on_device[1]}) {
+    if (!pointer) continue;
+    try {
+      co_await device.free(pointer);
+    } catch (...) {
+    }
+  }
+  for (StreamHandle stream : streams) {
+    if (!stream) continue;
+    try {
+      device.destroy_stream(stream);
+    } catch (...) {
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+asio::awaitable<std::vector<std::uint8_t>> multiply_generator_on_device(Device& device, SetupGroup group,
+                                                                        std::span<const math::Fr> scalars,
+                                                                        DeviceSetupOptions options) {
+  std::vector<std::uint8_t> out(scalars.size() * setup_point_bytes(group));
+  co_await multiply_generator_on_device(device, group, scalars, std::span<std::uint8_t>(out), options);
+  co_return out;
+}
+
+}  // namespace stagehand::groth16

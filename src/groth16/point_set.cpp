@@ -1,0 +1,105 @@
+#include "groth16/point_set.hpp"
+
+#include "math/parallel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+
+namespace stagehand::groth16 {
+namespace {
+
+// Ranges of this many points or more get a thread of their own.
+constexpr std::size_t kPointsPerRange = 1 << 14;
+
+template <class Affine>
+std::optional<Affine> decode_point(std::span<const std::uint8_t> bytes) {
+  if constexpr (std::is_same_v<Affine, math::G1Affine>) {
+    return decode_g1(bytes);
+  } else {
+    return decode_g2(bytes);
+  }
+}
+
+}  // namespace
+
+template <class Affine>
+PointSet<Affine> PointSet<Affine>::encode(std::span<const Affine> points, unsigned threads) {
+  PointSet set(points.size());
+  math::detail::run_ranges(points.size(), threads, kPointsPerRange, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::span<std::uint8_t, kPointBytes> out(set.bytes_.data() + i * kPointBytes, kPointBytes);
+      if constexpr (std::is_same_v<Affine, math::G1Affine>) {
+        encode_g1(points[i], out);
+      } else {
+        encode_g2(points[i], out);
+      }
+    }
+  });
+  return set;
+}
+
+template <class Affine>
+std::size_t PointSet<Affine>::first_invalid(unsigned threads) const {
+  std::atomic<std::size_t> first{size()};
+  math::detail::run_ranges(size(), threads, kPointsPerRange, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end && i < first.load(std::memory_order_relaxed); ++i) {
+      if (decode_point<Affine>(bytes().subspan(i * kPointBytes, kPointBytes))) continue;
+      std::size_t seen = first.load();
+      while (i < seen && !first.compare_exchange_weak(seen, i)) {
+      }
+      return;
+    }
+  });
+  return first.load();
+}
+
+template <class Affine>
+Affine PointSet<Affine>::at(std::size_t index) const {
+  if (index >= size()) throw std::out_of_range("PointSet::at: past the set's end");
+  auto point = decode_point<Affine>(bytes().subspan(index * kPointBytes, kPointBytes));
+  if (!point) throw std::logic_error("PointSet::at: the bytes are not a point (the set was not checked)");
+  return *point;
+}
+
+template <class Affine>
+std::vector<Affine> PointSet<Affine>::decode(unsigned threads) const {
+  std::vector<Affine> points(size());
+  math::detail::run_ranges(size(), threads, kPointsPerRange, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) points[i] = at(i);
+  });
+  return points;
+}
+
+namespace {
+
+template <class Affine>
+PointSet<Affine> read_set(SectionReader& reader, std::size_t count, const std::string& what, const char* group) {
+  const auto bytes = reader.take(count * PointSet<Affine>::kPointBytes);
+  PointSet<Affine> set(count);
+  const auto target = set.mutable_bytes();
+  math::detail::run_ranges(bytes.size(), 0, std::size_t{1} << 24, [&](std::size_t begin, std::size_t end) {
+    std::memcpy(target.data() + begin, bytes.data() + begin, end - begin);
+  });
+  if (const auto bad = set.first_invalid(); bad < count) {
+    reader.fail(fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, bad, group));
+  }
+  return set;
+}
+
+}  // namespace
+
+G1Points read_g1_set(SectionReader& reader, std::size_t count, const std::string& what) {
+  return read_set<math::G1Affine>(reader, count, what, "G1");
+}
+G2Points read_g2_set(SectionReader& reader, std::size_t count, const std::string& what) {
+  return read_set<math::G2Affine>(reader, count, what, "G2");
+}
+
+template class PointSet<math::G1Affine>;
+template class PointSet<math::G2Affine>;
+
+}  // namespace stagehand::groth16

@@ -1,0 +1,85 @@
+#pragma once
+// A proving key's set of points (A, B1, B2, C, H) in the one encoding that snarkjs's .zkey files,
+// the device kernels and the pinned host copy share (encoding.hpp: 96 bytes a G1 point, 192 a G2
+// point, Montgomery form, infinity all zero). Kept encoded, a key costs its file's bytes in
+// memory (decoded math points take 8% more, and a second copy for the upload), reading it is a
+// copy and a check, and a streamed set goes to the device from these bytes as they are.
+
+#include "groth16/encoding.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace stagehand::groth16 {
+
+// Leaves new elements uninitialised: a 2^26 key's sets are 36 GiB that are written once, by a
+// reader or a setup; zeroing them first would touch every page twice.
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* pointer) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(pointer)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* pointer, Args&&... args) {
+    ::new (static_cast<void*>(pointer)) U(std::forward<Args>(args)...);
+  }
+};
+
+using PointBytes = std::vector<std::uint8_t, UninitialisedAllocator<std::uint8_t>>;
+
+template <class Affine>
+class PointSet {
+ public:
+  static constexpr std::size_t kPointBytes = std::is_same_v<Affine, math::G1Affine> ? kG1Bytes : kG2Bytes;
+
+  PointSet() = default;
+  // `count` points of unspecified value, to be written through mutable_bytes().
+  explicit PointSet(std::size_t count) : bytes_(count * kPointBytes) {}
+  // Encodes the points on up to `threads` threads (0 = all).
+  static PointSet encode(std::span<const Affine> points, unsigned threads = 0);
+
+  std::size_t size() const { return bytes_.size() / kPointBytes; }
+  bool empty() const { return bytes_.empty(); }
+  std::span<const std::uint8_t> bytes() const { return {bytes_.data(), bytes_.size()}; }
+  std::span<std::uint8_t> mutable_bytes() { return {bytes_.data(), bytes_.size()}; }
+
+  // The first point that does not decode (unreduced coordinate, off the curve), or size().
+  std::size_t first_invalid(unsigned threads = 0) const;
+  // Point i; throws std::logic_error for bytes that are not a point (sets are checked when read).
+  Affine at(std::size_t index) const;
+  std::vector<Affine> decode(unsigned threads = 0) const;
+
+  bool operator==(const PointSet& other) const {
+    return bytes_.size() == other.bytes_.size() && std::equal(bytes_.begin(), bytes_.end(), other.bytes_.begin());
+  }
+
+ private:
+  PointBytes bytes_;
+};
+
+using G1Points = PointSet<math::G1Affine>;
+using G2Points = PointSet<math::G2Affine>;
+
+// Reads `count` points of a section, copied and checked on every thread; fails naming the section
+// and the first bad point.
+G1Points read_g1_set(SectionReader& reader, std::size_t count, const std::string& what);
+G2Points read_g2_set(SectionReader& reader, std::size_t count, const std::string& what);
+
+extern template class PointSet<math::G1Affine>;
+extern template class PointSet<math::G2Affine>;
+
+}  // namespace stagehand::groth16

@@ -1,0 +1,256 @@
+// The Groth16 proof's GPU program (Groth16Workload::run_program and its steps): the a/b/c and H
+// steps, then the five MSMs over the key's sets wherever KeyPlacement put them.
+
+#include "workloads/groth16/groth16_workload.hpp"
+
+#include "device/errors.hpp"
+#include "device/kernel_abi.hpp"
+
+#include <cstring>
+#include <memory>
+
+namespace stagehand::groth16 {
+namespace {
+
+constexpr Bytes kFrBytes = sizeof(math::Fr);
+
+HostRange host_range(const void* data, std::size_t bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
+}
+
+// Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
+template <class... Pointers>
+std::vector<DevicePointer> pointers(Pointers... list) {
+  return {list...};
+}
+
+// Events a program run creates, destroyed when it ends however it ends (pending work still
+// completes: CUDA semantics).
+class ProgramEvents {
+ public:
+  explicit ProgramEvents(Device& device) : device_(device) {}
+  ~ProgramEvents() {
+    for (auto event : events_) {
+      try {
+        device_.destroy_event(event);
+      } catch (const DeviceError&) {
+        // A lost device has no handles left to destroy.
+      }
+    }
+  }
+  ProgramEvents(const ProgramEvents&) = delete;
+  ProgramEvents& operator=(const ProgramEvents&) = delete;
+  EventHandle create() { return events_.emplace_back(device_.create_event()); }
+
+ private:
+  Device& device_;
+  std::vector<EventHandle> events_;
+};
+
+}  // namespace
+
+// One batch of a streamed set: points [first, first + count) through buffer (index % 2).
+struct StreamedBatch {
+  std::size_t set;
+  std::uint64_t first;
+  std::uint64_t count;
+};
+
+struct Groth16Workload::ProofPoints {
+  explicit ProofPoints(Device& device) : events(device) {}
+  ProgramEvents events;
+  std::array<DevicePointer, kKeySetCount> fetched{};
+  std::array<EventHandle, kKeySetCount> fetched_uploaded{};
+  std::array<DevicePointer, 2> buffers{};
+  std::array<EventHandle, 2> buffer_filled{};
+  std::array<EventHandle, 2> buffer_free{};
+  std::vector<StreamedBatch> batches;  // every streamed set's, in the order the MSMs take them
+  std::size_t next_upload = 0;         // the next batch to enqueue on the upload stream
+  std::size_t next_compute = 0;        // the next batch an MSM takes
+};
+
+void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const {
+  const auto& layout = sizes_.matrix;
+  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  KernelLaunch launch{kernel::groth16_abc, layout.rows, {layout.entries_a, layout.entries_b, thread_count_},
+                      {{witness, kFrBytes * sizes_.n_vars}, {keys_.at(context.device_index).matrix, layout.total_bytes()}},
+                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
+  context.device.launch(launch, context.compute);
+}
+
+void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const {
+  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  KernelLaunch launch{kernel::groth16_h, sizes_.domain_size(), {sizes_.domain_log2, thread_count_}, {},
+                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
+  if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
+  context.device.launch(launch, context.compute);
+}
+
+// The MSM of points [first, first + count) of `set` (at `bases` on the device) with the scalars
+// from `scalars` on, into its sum's slot of `results`.
+void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
+                                 std::uint64_t count, DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
+  const auto& shape = shape_.sets[set];
+  const std::uint64_t batch = shape.points_per_batch == 0 ? 0 : first / shape.points_per_batch;
+  const char* name = set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1;
+  KernelLaunch launch{name, count, {thread_count_}, {{bases, count * shape.point_bytes}, {scalars, count * kFrBytes}},
+                      {{results + shape.first_sum_offset + batch * shape.sum_bytes, shape.sum_bytes}}};
+  if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
+  context.device.launch(launch, context.compute);
+}
+
+// The next batch's upload into its buffer, on the upload stream, once the buffer's previous MSM
+// (recorded on the compute stream before this call) is done with it.
+asio::awaitable<void> Groth16Workload::enqueue_batch(JobContext& context, ProofPoints& points) const {
+  const auto index = points.next_upload++;
+  const auto& batch = points.batches[index];
+  const auto& shape = shape_.sets[batch.set];
+  const auto slot = index % 2;
+  if (index >= 2) context.device.stream_wait_event(context.upload, points.buffer_free[slot]);
+  const auto bytes = set_host(batch.set).sub(batch.first * shape.point_bytes, batch.count * shape.point_bytes);
+  co_await claimed_upload(context.device, context.link, points.buffers[slot], bytes, context.upload);
+  context.device.record_event(points.buffer_filled[slot], context.upload);
+}
+
+// From the program's start, on the upload stream: the first two batches into the stream
+// buffers, then the fetched sets whole, so that all of it travels while the a/b/c and H steps
+// compute. Later batches are enqueued as MSMs free their buffers (run_set_msms).
+asio::awaitable<void> Groth16Workload::start_point_uploads(JobContext& context, ProofPoints& points) const {
+  auto& device = context.device;
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto& shape = shape_.sets[set];
+    if (shape.placement != SetPlacement::streamed || shape.points == 0) continue;
+    for (std::uint64_t first = 0; first < shape.points; first += shape.points_per_batch) {
+      points.batches.push_back(StreamedBatch{set, first, std::min(shape.points_per_batch, shape.points - first)});
+    }
+  }
+  if (!points.batches.empty()) {
+    for (std::size_t slot = 0; slot < 2; ++slot) {
+      points.buffers[slot] = co_await context.memory.allocate(shape_.stream_buffer_bytes, context.compute);
+      points.buffer_filled[slot] = points.events.create();
+      points.buffer_free[slot] = points.events.create();
+    }
+  }
+  while (points.next_upload < std::min<std::size_t>(2, points.batches.size())) co_await enqueue_batch(context, points);
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto& shape = shape_.sets[set];
+    if (shape.placement != SetPlacement::fetched_ahead || shape.points == 0) continue;
+    points.fetched[set] = co_await context.memory.allocate(shape.bytes(), context.compute);
+    co_await claimed_upload(device, context.link, points.fetched[set], set_host(set), context.upload);
+    points.fetched_uploaded[set] = points.events.create();
+    device.record_event(points.fetched_uploaded[set], context.upload);
+  }
+}
+
+// The MSMs of one set: over the resident copy, the fetched copy (once it is up) or each streamed
+// batch in turn (each waits for its buffer to be filled, and frees it for the batch after next).
+asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPoints& points, std::size_t set,
+                                                    DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
+  auto& device = context.device;
+  const auto& shape = shape_.sets[set];
+  if (shape.points == 0) {
+    device.memset_async(results + shape.first_sum_offset, 0, shape.sum_bytes, context.compute);
+    co_return;
+  }
+  switch (shape.placement) {
+    case SetPlacement::resident:
+      launch_msm(context, set, keys_.at(context.device_index).sets[set], 0, shape.points, scalars, results, scratch);
+      co_return;
+    case SetPlacement::fetched_ahead:
+      device.stream_wait_event(context.compute, points.fetched_uploaded[set]);
+      launch_msm(context, set, points.fetched[set], 0, shape.points, scalars, results, scratch);
+      co_await context.memory.release(points.fetched[set], context.compute);
+      points.fetched[set] = DevicePointer{};
+      co_return;
+    case SetPlacement::streamed:
+      break;
+  }
+  while (points.next_compute < points.batches.size() && points.batches[points.next_compute].set == set) {
+    const auto index = points.next_compute++;
+    const auto& batch = points.batches[index];
+    const auto slot = index % 2;
+    device.stream_wait_event(context.compute, points.buffer_filled[slot]);
+    launch_msm(context, set, points.buffers[slot], batch.first, batch.count, scalars + batch.first * kFrBytes, results, scratch);
+    device.record_event(points.buffer_free[slot], context.compute);
+    if (points.next_upload < points.batches.size()) co_await enqueue_batch(context, points);
+  }
+}
+
+// With the a/b/c step on the device the policy's one input is the witness, and a, b, c are
+// allocated here; on the host they are the policy's three inputs and the witness is uploaded here.
+asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {
+  auto& job_state = state(job);
+  auto& device = context.device;
+  auto& memory = context.memory;
+  const auto stream = context.compute;
+  const bool abc_on_device = abc_step_ == AbcStep::device;
+  const Bytes witness_bytes = kFrBytes * sizes_.n_vars;
+  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  DevicePointer witness;
+  Polynomials polynomials;
+  if (abc_on_device) {
+    witness = context.inputs.a;
+    polynomials.a = co_await memory.allocate(polynomial, stream);
+    polynomials.b = co_await memory.allocate(polynomial, stream);
+    polynomials.c = co_await memory.allocate(polynomial, stream);
+  } else {
+    witness = co_await memory.allocate(witness_bytes, stream);
+    polynomials = Polynomials{context.inputs.a, context.inputs.b, context.inputs.c};
+  }
+  auto results = co_await memory.allocate(shape_.result_bytes, stream);
+  Scratch scratch;
+  if (h_scratch_bytes_) scratch.h = co_await memory.allocate(h_scratch_bytes_, stream);
+  if (msm_scratch_bytes_) scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
+  ProofPoints points(device);
+  co_await start_point_uploads(context, points);
+  if (!abc_on_device) {
+    // Timing jobs have no witness: a stand-in range of its size (never read).
+    const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : host_range(job_state.witness.data(), witness_bytes);
+    co_await device.copy_to_device(witness, witness_host, stream);
+  }
+
+  // The first kernel waits on the device for the inputs (uploaded by the policy, maybe still
+  // travelling). (Shared with the callback: if the program fails before the stream gets there,
+  // the frame is gone.)
+  const auto waited = std::make_shared<Nanoseconds>(0);
+  const auto before_inputs = device.now();
+  for (auto uploaded : {context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded}) {
+    if (uploaded) device.stream_wait_event(stream, uploaded);
+  }
+  device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
+  if (abc_on_device) launch_abc(context, witness, polynomials);
+  launch_h(context, polynomials, scratch);
+  if (abc_on_device) {
+    co_await memory.release(polynomials.b, stream);
+    co_await memory.release(polynomials.c, stream);
+  }
+  co_await memory.release_b_and_c(stream);
+  // H first: its scalars, the polynomial a, are then freed for the four MSMs over the witness.
+  co_await run_set_msms(context, points, kSetH, polynomials.a, results, scratch);
+  if (abc_on_device) {
+    co_await memory.release(polynomials.a, stream);
+  } else {
+    co_await memory.release_a(stream);
+  }
+  const auto private_signals = witness + kFrBytes * (sizes_.n_public + 1);
+  for (std::size_t set : {kSetA, kSetB1, kSetB2, kSetC}) {
+    co_await run_set_msms(context, points, set, set == kSetC ? private_signals : witness, results, scratch);
+  }
+  if (abc_on_device) co_await memory.release_a(stream);
+
+  job_state.sums.resize(shape_.result_bytes);
+  const auto landing = context.results.at(0).sub(0, shape_.result_bytes);
+  co_await device.copy_to_host(landing, results, stream);
+  co_await device.synchronize_stream(stream);
+  std::memcpy(job_state.sums.data(), landing.data(), shape_.result_bytes);
+  for (auto pointer : pointers(abc_on_device ? DevicePointer{} : witness, results, scratch.h, scratch.msm, points.buffers[0],
+                               points.buffers[1])) {
+    if (pointer) co_await memory.release(pointer, stream);
+  }
+  JobTimes times;
+  times.waited_for_inputs_ns = *waited;
+  if (shape_.fetched_bytes() > 0 || !points.batches.empty()) times.note = placement_.describe();
+  co_return times;
+}
+
+}  // namespace stagehand::groth16

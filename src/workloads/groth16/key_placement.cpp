@@ -1,0 +1,154 @@
+#include "workloads/groth16/key_placement.hpp"
+
+#include "device/format.hpp"
+#include "device/kernel_abi.hpp"
+#include "groth16/constraint_matrix.hpp"
+#include "groth16/encoding.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace stagehand::groth16 {
+
+std::string_view to_string(SetPlacement placement) {
+  switch (placement) {
+    case SetPlacement::resident: return "resident";
+    case SetPlacement::fetched_ahead: return "fetched-ahead";
+    case SetPlacement::streamed: return "streamed";
+  }
+  return "?";
+}
+
+std::optional<SetPlacement> parse_set_placement(std::string_view text) {
+  for (auto placement : {SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
+    if (text == to_string(placement)) return placement;
+  }
+  return std::nullopt;
+}
+
+KeyPlacement KeyPlacement::all(SetPlacement placement) {
+  KeyPlacement result;
+  result.sets.fill(placement);
+  return result;
+}
+
+std::string KeyPlacement::describe() const {
+  std::string text;
+  bool streams = false;
+  for (auto placement : {SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
+    std::string names;
+    for (std::size_t set = 0; set < kKeySetCount; ++set) {
+      if (sets[set] != placement) continue;
+      names += (names.empty() ? "" : ", ") + std::string(kKeySetNames[set]);
+      streams = streams || placement == SetPlacement::streamed;
+    }
+    if (names.empty()) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : "; ", names, to_string(placement));
+  }
+  if (streams) text += fmt::format(" (2 x {} buffers)", format_bytes(stream_buffer_bytes));
+  return text;
+}
+
+KeySizes KeySizes::of(const ProvingKey& key) {
+  KeySizes sizes;
+  sizes.n_vars = key.n_vars;
+  sizes.n_public = key.n_public;
+  sizes.domain_log2 = key.domain_log2;
+  sizes.set_points[kSetH] = key.h.size();
+  sizes.set_points[kSetA] = key.a.size();
+  sizes.set_points[kSetB1] = key.b1.size();
+  sizes.set_points[kSetB2] = key.b2.size();
+  sizes.set_points[kSetC] = key.c.size();
+  sizes.matrix = constraint_matrix_layout(key);
+  return sizes;
+}
+
+KeySizes KeySizes::synthetic(unsigned domain_log2) {
+  KeySizes sizes;
+  const std::uint64_t n = std::uint64_t{1} << domain_log2;
+  const std::uint64_t constraints = n - 5;
+  sizes.domain_log2 = domain_log2;
+  sizes.n_vars = n;
+  sizes.n_public = 4;
+  sizes.set_points = {n, n, n, n, n - 5};
+  // Every 16 rows: one linear row (no A, no B), one 1·(4 terms), one (4 terms)·(2 terms) and 13
+  // products of one term each; and the 5 rows that bind the public signals (A only).
+  sizes.matrix = kernel::ConstraintMatrixLayout{n, constraints * 18 / 16 + 5, constraints * 19 / 16};
+  return sizes;
+}
+
+namespace {
+
+std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_points.at(set); }
+
+}  // namespace
+
+KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budget) {
+  KeyPlacement placement = all(SetPlacement::streamed);
+  placement.stream_buffer_bytes = budget.stream_buffer_bytes;
+  auto scratch = [&](std::size_t set, std::uint64_t points) { return budget.msm_scratch ? budget.msm_scratch(set, points) : 0; };
+  // The scratch with every set streamed: the largest batch of each group.
+  Bytes msm_scratch = 0;
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const Bytes point_bytes = set == kSetB2 ? kG2Bytes : kG1Bytes;
+    msm_scratch = std::max(msm_scratch, scratch(set, std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / point_bytes)));
+  }
+  const Bytes in_flight = static_cast<Bytes>(std::max(1, budget.proofs_in_flight));
+  Bytes resident = budget.matrix_bytes;
+  for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
+    const Bytes bytes = set_points(key, set) * (set == kSetB2 ? kG2Bytes : kG1Bytes);
+    const Bytes scratch_then = std::max(msm_scratch, scratch(set, set_points(key, set)));
+    if (resident + bytes + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
+    placement.sets[set] = SetPlacement::resident;
+    resident += bytes;
+    msm_scratch = scratch_then;
+  }
+  return placement;
+}
+
+KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& placement) {
+  KeyProgramShape shape;
+  Bytes offset = 0;
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    auto& s = shape.sets[set];
+    s.placement = placement.sets[set];
+    s.points = set_points(key, set);
+    s.point_bytes = set == kSetB2 ? kG2Bytes : kG1Bytes;
+    s.sum_bytes = set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes;
+    if (s.placement == SetPlacement::streamed) {
+      s.points_per_batch = std::max<std::uint64_t>(1, std::min(s.points, placement.stream_buffer_bytes / s.point_bytes));
+      shape.stream_buffer_bytes = std::max(shape.stream_buffer_bytes, s.points_per_batch * s.point_bytes);
+    } else {
+      s.points_per_batch = s.points;
+    }
+    // An empty set (C of a circuit without private signals) still has one sum: the identity.
+    s.batches = s.points == 0 ? 1 : (s.points + s.points_per_batch - 1) / s.points_per_batch;
+    s.first_sum_offset = offset;
+    offset += s.batches * s.sum_bytes;
+  }
+  shape.result_bytes = offset;
+  return shape;
+}
+
+Bytes KeyProgramShape::resident_bytes() const {
+  Bytes bytes = 0;
+  for (const auto& set : sets) bytes += set.placement == SetPlacement::resident ? set.bytes() : 0;
+  return bytes;
+}
+
+Bytes KeyProgramShape::fetched_bytes() const {
+  Bytes bytes = 0;
+  for (const auto& set : sets) bytes += set.placement == SetPlacement::fetched_ahead ? set.bytes() : 0;
+  return bytes;
+}
+
+std::uint64_t KeyProgramShape::largest_batch(Bytes point_bytes) const {
+  std::uint64_t most = 0;
+  for (const auto& set : sets) {
+    if (set.point_bytes == point_bytes) most = std::max(most, set.points_per_batch);
+  }
+  return most;
+}
+
+}  // namespace stagehand::groth16

@@ -1,0 +1,108 @@
+#pragma once
+// Where each of a proving key's point sets (A, B1, B2, C, H) is while a proof runs, and the shape
+// of the proof's GPU program that follows from it.
+//
+//   resident       on the device for the whole run, uploaded once at set-up (outside the
+//                  budget's capacity, like the constraint matrix)
+//   fetched_ahead  uploaded whole for each proof on the copy engine from the program's start,
+//                  while the a/b/c and H steps compute; held by the proof until its MSM is done
+//   streamed       uploaded for each proof in batches through two buffers of the proof's own
+//                  memory, each batch while the previous one's MSM computes
+//
+// The fetched and streamed sets are uploaded from the key's own bytes, registered as pinned host
+// memory at set-up (one copy for every GPU). Each batch's MSM writes a sum of its own; the host
+// adds a set's sums when the proof finishes. The VRAM budget's arithmetic decides: plan() keeps
+// resident what fits beside the proofs in flight and streams the rest, so the same program runs
+// a 2^10 key resident and a 2^26 key streamed on a 16 GiB card.
+
+#include "device/kernel_abi.hpp"
+#include "device/types.hpp"
+#include "groth16/zkey.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace stagehand::groth16 {
+
+enum class SetPlacement { resident, fetched_ahead, streamed };
+std::string_view to_string(SetPlacement placement);
+std::optional<SetPlacement> parse_set_placement(std::string_view text);
+
+// The sets in the program's order of MSMs: H first (its scalars, the polynomial a, are then
+// freed), then the four over the witness.
+enum KeySet : std::size_t { kSetH, kSetA, kSetB1, kSetB2, kSetC, kKeySetCount };
+inline constexpr std::array<const char*, kKeySetCount> kKeySetNames{"H", "A", "B1", "B2", "C"};
+
+// A key's sizes: all that the proof's GPU program and the plans need. A real key's, or a
+// synthetic circuit's alone (the simulator's timing mode proves real-shaped jobs from them).
+struct KeySizes {
+  std::uint64_t n_vars = 0;
+  std::uint64_t n_public = 0;  // outputs + public inputs, not the constant 1
+  unsigned domain_log2 = 0;
+  std::array<std::uint64_t, kKeySetCount> set_points{};
+  kernel::ConstraintMatrixLayout matrix;  // the a/b/c step's (groth16/constraint_matrix.hpp)
+  std::uint64_t domain_size() const { return std::uint64_t{1} << domain_log2; }
+
+  static KeySizes of(const ProvingKey& key);
+  // The synthetic circuit's of domain 2^domain_log2 (groth16/synthetic_circuit.hpp: 2^K wires,
+  // 4 public, 18 A and 19 B entries every 16 rows).
+  static KeySizes synthetic(unsigned domain_log2);
+};
+
+struct KeyPlacement {
+  std::array<SetPlacement, kKeySetCount> sets{SetPlacement::resident, SetPlacement::resident, SetPlacement::resident,
+                                              SetPlacement::resident, SetPlacement::resident};
+  // Each of the two buffers the streamed sets go through (whole points; a set smaller than this
+  // takes one buffer of its own size).
+  Bytes stream_buffer_bytes = kGiB;
+
+  static KeyPlacement all(SetPlacement placement);
+  // "H, A, B1, C resident; B2 streamed (2 x 1.00 GiB buffers)".
+  std::string describe() const;
+
+  // Keeps resident what fits on the smallest device once the proofs in flight have their room,
+  // in the order A, B1, C, H, then B2 (a G2 MSM computes longest per byte, so B2 hides its
+  // upload best when streamed); streams the rest.
+  static KeyPlacement plan(const KeySizes& key, const struct PlacementBudget& budget);
+};
+
+struct PlacementBudget {
+  Bytes device_bytes = 0;    // the smallest device's memory, less the safety margin and other residents
+  Bytes matrix_bytes = 0;    // the constraint matrix kept beside the sets (0 with a/b/c on the host)
+  Bytes proof_bytes = 0;     // a proof's peak without the key's sets and the MSM scratch, stream buffers included
+  int proofs_in_flight = 1;  // the proofs that need their room at once (the workers per GPU)
+  // The MSM scratch the device needs for `points` points of `set` (0 where it needs none): a
+  // resident set's MSM takes all its points at once, and its scratch grows with them.
+  std::function<Bytes(std::size_t set, std::uint64_t points)> msm_scratch;
+  Bytes stream_buffer_bytes = kGiB;
+};
+
+// One set as the program sees it.
+struct KeySetShape {
+  SetPlacement placement = SetPlacement::resident;
+  std::uint64_t points = 0;
+  Bytes point_bytes = 0;            // 96 (G1) or 192 (G2)
+  std::uint64_t points_per_batch = 0;  // all of them, unless streamed
+  std::uint64_t batches = 0;        // 0 for an empty set
+  Bytes sum_bytes = 0;              // one Jacobian sum: 144 (G1) or 288 (G2)
+  Bytes first_sum_offset = 0;       // where its batches' sums start in the program's results
+  Bytes bytes() const { return points * point_bytes; }
+};
+
+// Every set's shape, the results' size and the streaming buffers' size (0 without streamed sets).
+struct KeyProgramShape {
+  std::array<KeySetShape, kKeySetCount> sets;
+  Bytes result_bytes = 0;
+  Bytes stream_buffer_bytes = 0;
+  Bytes resident_bytes() const;   // the sets kept on the device
+  Bytes fetched_bytes() const;    // the sets each proof fetches whole
+  std::uint64_t largest_batch(Bytes point_bytes) const;  // the most points one MSM of that group takes
+};
+
+KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& placement);
+
+}  // namespace stagehand::groth16
