@@ -2,15 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "math/parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <system_error>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <system_error>
 
 namespace stagehand::groth16 {
 namespace {
@@ -23,31 +26,108 @@ std::uint64_t load_u64(const std::uint8_t* data) {
   return static_cast<std::uint64_t>(load_u32(data)) | static_cast<std::uint64_t>(load_u32(data + 4)) << 32;
 }
 
+std::atomic<detail::BinFileReadHook> read_hook{nullptr};
+
+// Regular files at least this big are read on several threads, in chunks handed out in file
+// order: a 2^22 key is 3 GB, and one thread's copy out of the page cache (with the faults that
+// first touch the buffer) runs at one core's pace while the rest wait to decode it.
+constexpr std::size_t kParallelReadBytes = std::size_t{32} << 20;
+constexpr std::size_t kReadChunkBytes = std::size_t{8} << 20;
+constexpr unsigned kMaxReadThreads = 8;
+
+struct Descriptor {
+  int value;
+  ~Descriptor() {
+    if (value >= 0) ::close(value);
+  }
+};
+
+bool same_time(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
+
 }  // namespace
 
-// A regular file is mapped, not read: the readers' parallel decoding then reads the page cache
-// directly, with no copy of the whole file first (a 2^22 key is 3 GB).
-void BinFile::map_regular_file() {
-  const int descriptor = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (descriptor < 0) throw InputError(fmt::format("{}: cannot open the {} file: {}", path_.string(), kind_, std::strerror(errno)));
-  struct stat info {};
-  if (::fstat(descriptor, &info) != 0) {
-    const int error = errno;
-    ::close(descriptor);
-    fail(fmt::format("cannot read the file's size: {}", std::strerror(error)));
+void detail::set_binfile_read_hook(BinFileReadHook hook) { read_hook.store(hook); }
+
+// A regular file is read with pread into memory of our own, not mapped. Mapping let the decoders
+// read the page cache directly, but when another process truncates a mapped file, the first
+// access to a page past its new end raises SIGBUS and kills the process, from wherever the bytes
+// are touched (a decoding thread, long after the file was opened). Read, a file that shrinks ends
+// the read short: an InputError naming the file, and after the read the bytes cannot change.
+void BinFile::read_regular_file() {
+  const Descriptor file{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.value < 0) throw InputError(fmt::format("{}: cannot open the {} file: {}", path_.string(), kind_, std::strerror(errno)));
+  struct stat before {};
+  if (::fstat(file.value, &before) != 0) fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
+  if (const auto hook = read_hook.load()) hook(path_);
+  const auto size = static_cast<std::size_t>(before.st_size);
+  if (size == 0) return;  // "truncated" in parse()
+
+  // Not zero-filled: every byte is written by the read or the read fails.
+  file_bytes_ = std::make_unique_for_overwrite<std::uint8_t[]>(size);
+  std::uint8_t* const buffer = file_bytes_.get();
+  // The file's pages are asked for ahead, as the mapping asked for them (MADV_WILLNEED), for a
+  // file not yet in the page cache. No MADV_HUGEPAGE for the buffer: where transparent huge
+  // pages defragment on madvise (the default), the first writes stalled in compaction, 3x slower.
+  if (size >= kParallelReadBytes) ::posix_fadvise(file.value, 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
+
+  // Each range is read to its end; the end of the file before it (pread returns 0) means the file
+  // shrank. Errors are kept, not thrown, so that the message can say what the file became.
+  std::atomic<bool> shrank{false};
+  std::atomic<int> read_error{0};
+  auto read_range = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t offset = begin; offset < end;) {
+      if (shrank.load(std::memory_order_relaxed) || read_error.load(std::memory_order_relaxed) != 0) return;
+      const ssize_t got = ::pread(file.value, buffer + offset, end - offset, static_cast<off_t>(offset));
+      if (got > 0) {
+        offset += static_cast<std::size_t>(got);
+      } else if (got == 0) {
+        shrank.store(true);
+        return;
+      } else if (errno != EINTR) {
+        int expected = 0;
+        read_error.compare_exchange_strong(expected, errno);
+        return;
+      }
+    }
+  };
+  if (size < kParallelReadBytes) {
+    read_range(0, size);
+  } else {
+    const std::size_t chunks = (size + kReadChunkBytes - 1) / kReadChunkBytes;
+    const unsigned threads = std::min(kMaxReadThreads, math::detail::resolve_thread_count(0));
+    math::detail::run_tasks(chunks, threads, [&](std::size_t chunk) {
+      read_range(chunk * kReadChunkBytes, std::min(size, (chunk + 1) * kReadChunkBytes));
+    });
   }
-  const auto size = static_cast<std::size_t>(info.st_size);
-  if (size == 0) {
-    ::close(descriptor);
-    return;  // "truncated" below
+  if (read_error.load() != 0) fail(fmt::format("cannot read the file: {}", std::strerror(read_error.load())));
+
+  // A file that shrank, grew or was rewritten in place while it was read: its bytes are a mix of
+  // before and after. The size and the modification time say so (a write sets the time).
+  struct stat after {};
+  const bool seen = ::fstat(file.value, &after) == 0;
+  if (shrank.load() || (seen && (static_cast<std::size_t>(after.st_size) != size || !same_time(after.st_mtim, before.st_mtim)))) {
+    file_bytes_.reset();
+    const std::string now = seen ? fmt::format("{} bytes", after.st_size) : std::string("of unknown size");
+    fail(fmt::format("the file changed while it was read ({} bytes when opened, {} now{}): is another process writing or "
+                     "truncating it?",
+                     size, now, shrank.load() ? ", and it ended early" : ""));
   }
-  void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, descriptor, 0);
-  const int error = errno;
-  ::close(descriptor);  // the mapping keeps the file
-  if (address == MAP_FAILED) fail(fmt::format("cannot map the file: {}", std::strerror(error)));
-  ::madvise(address, size, MADV_WILLNEED);
-  mapping_ = std::shared_ptr<void>(address, [size](void* mapped) { ::munmap(mapped, size); });
-  bytes_ = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(address), size);
+  bytes_ = std::span<const std::uint8_t>(buffer, size);
+}
+
+void BinFile::read_stream() {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path_.string(), kind_));
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  for (;;) {
+    const auto old_size = stream_bytes_.size();
+    stream_bytes_.resize(old_size + kChunk);
+    in.read(reinterpret_cast<char*>(stream_bytes_.data() + old_size), static_cast<std::streamsize>(kChunk));
+    stream_bytes_.resize(old_size + static_cast<std::size_t>(in.gcount()));
+    if (!in) break;
+  }
+  if (in.bad()) fail("cannot read the stream");
+  bytes_ = stream_bytes_;
 }
 
 BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version)
@@ -65,20 +145,9 @@ BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std:
     throw InputError(fmt::format("{}: is a directory, not a {} file", path.string(), kind_));
   }
   if (std::filesystem::is_regular_file(status)) {
-    map_regular_file();
+    read_regular_file();
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path.string(), kind_));
-    constexpr std::size_t kChunk = std::size_t{1} << 20;
-    for (;;) {
-      const auto old_size = stream_bytes_.size();
-      stream_bytes_.resize(old_size + kChunk);
-      in.read(reinterpret_cast<char*>(stream_bytes_.data() + old_size), static_cast<std::streamsize>(kChunk));
-      stream_bytes_.resize(old_size + static_cast<std::size_t>(in.gcount()));
-      if (!in) break;
-    }
-    if (in.bad()) fail("cannot read the stream");
-    bytes_ = stream_bytes_;
+    read_stream();
   }
   parse(magic, max_version);
 }

@@ -18,10 +18,12 @@ namespace stagehand::groth16 {
 
 class BinFile {
  public:
-  // Maps a regular file (reads a pipe or other stream whole); InputError when it cannot be read, is a directory, the magic differs,
-  // the version is not in [1, max_version] (what snarkjs's readers accept), the section table
-  // runs past the end of the file, or bytes follow the last section. A pipe or other file that
-  // is not a regular file is read as a stream, to its end.
+  // Reads the file whole into memory of its own; InputError when it cannot be read, is a
+  // directory, changes size while it is read (another process truncating or writing it), the
+  // magic differs, the version is not in [1, max_version] (what snarkjs's readers accept), the
+  // section table runs past the end of the file, or bytes follow the last section. A regular
+  // file is read at its size on several threads; a pipe or other file that is not a regular file
+  // is read as a stream, to its end.
   BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version);
   // The same checks on bytes already in memory (a copy is kept); `name` stands for the file in
   // every message (e.g. "the request body").
@@ -47,13 +49,23 @@ class BinFile {
 
   std::filesystem::path path_;
   std::string kind_;
-  void map_regular_file();
-  std::shared_ptr<void> mapping_;           // a regular file, mapped read-only
+  void read_regular_file();
+  void read_stream();
+  // A regular file's bytes, not zero-filled first (the read writes every byte). Not mapped: a
+  // mapped file that another process truncates raises SIGBUS at the first page past its new end.
+  std::unique_ptr<std::uint8_t[]> file_bytes_;
   std::vector<std::uint8_t> stream_bytes_;  // a pipe's bytes read to the end, or a copy of bytes in memory
   std::span<const std::uint8_t> bytes_;     // the file's bytes, in one or the other
   std::uint32_t version_ = 0;
   std::multimap<std::uint32_t, std::span<const std::uint8_t>> sections_;
 };
+
+namespace detail {
+// A test seam: when set, called with the path after a regular file's size was taken and before
+// its bytes are read, so that a test can change the file in between. Not for other uses.
+using BinFileReadHook = void (*)(const std::filesystem::path&);
+void set_binfile_read_hook(BinFileReadHook hook);
+}  // namespace detail
 
 // A bounds-checked little-endian cursor over one section.
 class SectionReader {

@@ -1,16 +1,22 @@
 // stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
 //   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
 //                          [--big-parts ntt,h,msm] [--g2-log N] [--setup-log N] [--setup-bench 0|1]
-//                          [--setup-only 1]
+//                          [--setup-only 1] [--only PARTS] [--tunings-log N] [--streamed-log N]
 // NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
 // (default 26, 0 to skip; --big-parts picks which, --big-ntt 0 is "msm"); the Groth16 program's
 // groth16_abc and G2 MSM (2^1..2^g2-log, default 22, 0 to skip); the setup's fixed-base kernels
 // over 2^setup-log scalars and edge cases (default 12, 0 to skip), with --setup-bench 1 their
 // timing at 2^20 and 2^24 G1 and 2^20 and 2^22 G2 points; --setup-only 1 runs those two alone.
 // Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
+// --only runs only the parts named (comma-separated, in this order): setup, launchers, partition,
+// abc, g2, msm-edge, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
+// in batches of 2^(streamed-log - 3), default 16), msm-streamed-20 (2^20 in batches of 2^18), big.
+// A slow tool (compute-sanitizer) can then take one part at a time, at small sizes.
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "kernel_checks.hpp"
@@ -26,6 +32,8 @@ int main(int argc, char** argv) {
   // Which checks run at 2^big: the NTT kinds, the H forms and the MSM (the CPU-side NTT references
   // take minutes at 2^26, so a call may split them).
   std::string big_parts = "ntt,h,msm";
+  std::string only;  // empty: every part
+  unsigned tunings_log = 14, streamed_log = 16;
   std::uint64_t seed = 20261130;
   if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -40,7 +48,31 @@ int main(int argc, char** argv) {
     else if (flag == "--setup-log") setup_log = std::atoi(argv[i + 1]);
     else if (flag == "--setup-bench") setup_bench = std::atoi(argv[i + 1]) != 0;
     else if (flag == "--setup-only") setup_only = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--only") only = argv[i + 1];
+    else if (flag == "--tunings-log") tunings_log = std::atoi(argv[i + 1]);
+    else if (flag == "--streamed-log") streamed_log = std::atoi(argv[i + 1]);
   }
+  const auto listed = [](const std::string& list, const std::string& part) {
+    return ("," + list + ",").find("," + part + ",") != std::string::npos;
+  };
+  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "g2", "msm-edge", "msm-tunings", "ntt",
+                                       "h", "msm", "msm-streamed", "msm-streamed-20", "big"};
+  if (!only.empty()) {
+    // A misspelt part would otherwise run nothing and pass.
+    std::string rest = only + ",";
+    for (std::size_t start = 0, comma; (comma = rest.find(',', start)) != std::string::npos; start = comma + 1) {
+      const auto part = rest.substr(start, comma - start);
+      if (std::find(std::begin(kParts), std::end(kParts), part) == std::end(kParts)) {
+        std::cerr << "stagehand_kernel_check: --only: no part '" << part << "'" << std::endl;
+        return 2;
+      }
+    }
+  }
+  if (streamed_log < 4) {
+    std::cerr << "stagehand_kernel_check: --streamed-log must be at least 4" << std::endl;
+    return 2;
+  }
+  const auto run = [&](const char* part) { return only.empty() || listed(only, part); };
   std::string why;
   if (!gpu_present(why)) {
     std::cout << "stagehand_kernel_check: skipped, " << why << std::endl;
@@ -54,40 +86,49 @@ int main(int argc, char** argv) {
   try {
     using stagehand::cuda::FixedBaseGroup;
     namespace setup = stagehand::cuda::setup_checks;
-    if (setup_log != 0) {
+    if (run("setup") && setup_log != 0) {
       add(setup::check_fixed_base(std::cout, FixedBaseGroup::g1, setup_log, seed + 960));
       add(setup::check_fixed_base(std::cout, FixedBaseGroup::g2, setup_log, seed + 961));
     }
-    if (setup_bench || setup_only) add(setup::bench(std::cout, 20, 24, 20, 22, 3));
+    if (run("setup") && (setup_bench || setup_only)) add(setup::bench(std::cout, 20, 24, 20, 22, 3));
     if (setup_only) {
       std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
       return total.failed == 0 ? 0 : 1;
     }
-    add(check_launchers(std::cout, seed));
-    add(check_partition_launchers(std::cout, 12, seed + 40));
-    add(check_partition_launchers(std::cout, 18, seed + 41));
-    add(check_abc(std::cout, 1000, seed + 900));
-    add(check_abc(std::cout, std::uint64_t{1} << 20, seed + 901));
-    if (g2_log != 0) add(check_msm_g2(std::cout, g2_log, std::min(g2_log, 18u), seed + 950));
-    add(check_msm_edge_cases(std::cout, seed));
-    add(check_msm_tunings(std::cout, 14, seed + 700));
-    if (!msm_only) {
-      for (unsigned log = 1; log <= max_log; ++log) add(check_ntt(std::cout, log, seed + log));
-      for (unsigned log = 1; log <= max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
+    if (run("launchers")) add(check_launchers(std::cout, seed));
+    if (run("partition")) {
+      add(check_partition_launchers(std::cout, 12, seed + 40));
+      add(check_partition_launchers(std::cout, 18, seed + 41));
     }
-    for (unsigned log = 10; log <= max_log; ++log) add(check_msm(std::cout, log, seed + 200 + log, false));
-    add(check_msm_streamed(std::cout, 16, 13, seed + 300));
-    add(check_msm_streamed(std::cout, 20, 18, seed + 800));
-    if (big != 0) {
-      const auto wanted = [&](const std::string& part) {
-        return ("," + big_parts + ",").find("," + part + ",") != std::string::npos;
-      };
+    if (run("abc")) {
+      add(check_abc(std::cout, 1000, seed + 900));
+      add(check_abc(std::cout, std::uint64_t{1} << 20, seed + 901));
+    }
+    if (run("g2") && g2_log != 0) add(check_msm_g2(std::cout, g2_log, std::min(g2_log, 18u), seed + 950));
+    if (run("msm-edge")) add(check_msm_edge_cases(std::cout, seed));
+    if (run("msm-tunings")) add(check_msm_tunings(std::cout, tunings_log, seed + 700));
+    if (!msm_only) {
+      if (run("ntt"))
+        for (unsigned log = 1; log <= max_log; ++log) add(check_ntt(std::cout, log, seed + log));
+      if (run("h"))
+        for (unsigned log = 1; log <= max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
+    }
+    if (run("msm"))
+      for (unsigned log = 10; log <= max_log; ++log) add(check_msm(std::cout, log, seed + 200 + log, false));
+    if (run("msm-streamed")) add(check_msm_streamed(std::cout, streamed_log, streamed_log - 3, seed + 300));
+    if (run("msm-streamed-20")) add(check_msm_streamed(std::cout, 20, 18, seed + 800));
+    if (big != 0 && run("big")) {
+      const auto wanted = [&](const std::string& part) { return listed(big_parts, part); };
       if (!msm_only && wanted("ntt")) add(check_ntt(std::cout, big, seed + 400));
       if (!msm_only && wanted("h")) add(check_h(std::cout, big, seed + 500));
       if (wanted("msm")) add(check_msm(std::cout, big, seed + 600, false));
     }
   } catch (const std::exception& error) {
     std::cout << "FAIL  exception: " << error.what() << std::endl;
+    ++total.failed;
+  }
+  if (total.passed + total.failed == 0) {  // e.g. --only g2 with --g2-log 0: nothing was checked
+    std::cout << "FAIL  no check ran" << std::endl;
     ++total.failed;
   }
   std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;

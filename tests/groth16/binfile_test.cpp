@@ -1,0 +1,223 @@
+// BinFile over a regular file that another process changes: truncated after it was read, its bytes
+// stay readable (a mapped file raised SIGBUS there); shrinking, growing or rewritten while it is
+// read, it is an InputError naming the file. Both the one-thread read of small files and the
+// chunked read of large ones.
+
+#define BOOST_TEST_MODULE groth16_binfile
+#include <boost/test/unit_test.hpp>
+
+#include "groth16/binfile.hpp"
+#include "groth16/errors.hpp"
+#include "groth16/witness.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace stagehand::groth16;
+
+namespace {
+
+// Below and above the size from which BinFile reads on several threads (32 MiB).
+constexpr std::size_t kSmall = std::size_t{1} << 20;
+constexpr std::size_t kLarge = std::size_t{40} << 20;
+
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    dir = fs::temp_directory_path() / ("stagehand_binfile_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+// The byte at `offset` of the one section's data: a pattern that a zero page or a shifted copy
+// does not match.
+std::uint8_t pattern(std::size_t offset) { return static_cast<std::uint8_t>((offset * 2654435761u) >> 13); }
+
+// A container of magic "test", version 1, one section (id 1) of `data_size` pattern bytes.
+void write_container(const fs::path& path, std::size_t data_size) {
+  std::vector<std::uint8_t> bytes(12 + 12 + data_size);
+  auto put = [&](std::size_t at, std::uint64_t value, int width) {
+    for (int i = 0; i < width; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
+  };
+  bytes[0] = 't', bytes[1] = 'e', bytes[2] = 's', bytes[3] = 't';
+  put(4, 1, 4);
+  put(8, 1, 4);
+  put(12, 1, 4);
+  put(16, data_size, 8);
+  for (std::size_t i = 0; i < data_size; ++i) bytes[24 + i] = pattern(i);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  BOOST_REQUIRE(out.good());
+}
+
+BinFile open_container(const fs::path& path) { return BinFile(path, "test", "test container", 1); }
+
+// The first offset of the section whose byte differs from the pattern (the size when none does).
+std::size_t first_difference(const BinFile& file, std::size_t data_size) {
+  const auto data = file.section(1, "data");
+  if (data.size() != data_size) return 0;
+  for (std::size_t i = 0; i < data_size; ++i)
+    if (data[i] != pattern(i)) return i;
+  return data_size;
+}
+
+template <class Action>
+std::string error_of(Action&& action) {
+  try {
+    action();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return true;
+  BOOST_TEST_MESSAGE("'" << text << "' lacks '" << part << "'");
+  return false;
+}
+
+// What the read hook does to the file, between BinFile taking its size and reading its bytes.
+enum class Change { none, truncate_to_half, truncate_to_zero, append, rewrite };
+Change hook_change = Change::none;
+void change_the_file(const fs::path& path) {
+  switch (hook_change) {
+    case Change::none: return;
+    case Change::truncate_to_half: BOOST_REQUIRE(::truncate(path.c_str(), static_cast<off_t>(fs::file_size(path) / 2)) == 0); return;
+    case Change::truncate_to_zero: BOOST_REQUIRE(::truncate(path.c_str(), 0) == 0); return;
+    case Change::append: {
+      std::ofstream out(path, std::ios::binary | std::ios::app);
+      out << "more";
+      return;
+    }
+    case Change::rewrite: {  // the same size, other bytes
+      std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+      out.seekp(100);
+      out << "other";
+      return;
+    }
+  }
+}
+struct Hook {
+  explicit Hook(Change change) {
+    hook_change = change;
+    detail::set_binfile_read_hook(change_the_file);
+  }
+  ~Hook() {
+    detail::set_binfile_read_hook(nullptr);
+    hook_change = Change::none;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_file_truncated_after_it_was_read_keeps_its_bytes) {
+  // The readers decode the sections after BinFile's constructor: with the file mapped, this
+  // read of a page past the new end was SIGBUS.
+  Scratch scratch;
+  for (const std::size_t size : {kSmall, kLarge}) {
+    const auto path = scratch.dir / ("after-" + std::to_string(size));
+    write_container(path, size);
+    const auto file = open_container(path);
+    BOOST_REQUIRE(::truncate(path.c_str(), 0) == 0);
+    BOOST_CHECK_EQUAL(first_difference(file, size), size);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_unchanged_while_it_is_read_reads_whole) {
+  // The hook itself changes nothing: every byte of either read path arrives.
+  Scratch scratch;
+  Hook hook(Change::none);
+  for (const std::size_t size : {std::size_t{0}, std::size_t{1}, kSmall, kLarge, kLarge + 12345}) {
+    const auto path = scratch.dir / ("whole-" + std::to_string(size));
+    write_container(path, size);
+    BOOST_CHECK_EQUAL(first_difference(open_container(path), size), size);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_that_shrinks_while_it_is_read_is_an_error_naming_it) {
+  Scratch scratch;
+  for (const auto change : {Change::truncate_to_half, Change::truncate_to_zero}) {
+    for (const std::size_t size : {kSmall, kLarge}) {
+      const auto path = scratch.dir / ("shrinks-" + std::to_string(size));
+      write_container(path, size);
+      const auto bytes = fs::file_size(path);
+      Hook hook(change);
+      const auto message = error_of([&] { open_container(path); });
+      BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
+      BOOST_CHECK(contains(message, std::to_string(bytes) + " bytes when opened"));
+      BOOST_CHECK(contains(message, (change == Change::truncate_to_zero ? std::string("0") : std::to_string(bytes / 2)) +
+                                        " bytes now, and it ended early"));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_that_grows_or_is_rewritten_while_it_is_read_is_an_error_naming_it) {
+  Scratch scratch;
+  for (const auto change : {Change::append, Change::rewrite}) {
+    for (const std::size_t size : {kSmall, kLarge}) {
+      const auto path = scratch.dir / ("changes-" + std::to_string(size));
+      write_container(path, size);
+      // An old modification time, so that the hook's write sets another even where the clock's
+      // granularity is coarse.
+      fs::last_write_time(path, fs::last_write_time(path) - std::chrono::hours(1));
+      const auto bytes = fs::file_size(path);
+      Hook hook(change);
+      const auto message = error_of([&] { open_container(path); });
+      BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
+      const auto now = change == Change::append ? bytes + 4 : bytes;
+      BOOST_CHECK(contains(message, std::to_string(bytes) + " bytes when opened, " + std::to_string(now) + " bytes now)"));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_witness_truncated_while_it_is_read_names_the_file) {
+  // Through a reader: read_wtns passes BinFile's error on.
+  Scratch scratch;
+  const auto path = scratch.dir / "w.wtns";
+  write_wtns(path, std::vector<stagehand::math::Fr>(1000, stagehand::math::Fr::one()));
+  Hook hook(Change::truncate_to_half);
+  const auto message = error_of([&] { read_wtns(path); });
+  BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
+}
+
+BOOST_AUTO_TEST_CASE(a_file_truncated_by_another_thread_at_any_moment_never_crashes_the_reader) {
+  // The truncation races the open, the read and the check of the bytes: whichever it meets, the
+  // outcome is the whole file read or an InputError naming the file, never a signal or a file
+  // read half. Delays spread over about twice the read's time so that rounds land on each.
+  Scratch scratch;
+  const auto path = scratch.dir / "race";
+  std::mt19937 random(20261201);
+  int whole = 0, refused = 0;
+  for (int round = 0; round < 12; ++round) {
+    write_container(path, kLarge);
+    const auto delay = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 30000)(random));
+    std::thread truncator([&] {
+      std::this_thread::sleep_for(delay);
+      BOOST_CHECK(::truncate(path.c_str(), 1000) == 0);
+    });
+    try {
+      const auto file = open_container(path);
+      const auto at = first_difference(file, kLarge);
+      BOOST_CHECK_MESSAGE(at == kLarge, "round " << round << ": the bytes differ at " << at);
+      ++whole;
+    } catch (const InputError& error) {
+      BOOST_CHECK(contains(error.what(), path.string() + ": "));
+      ++refused;
+    }
+    truncator.join();
+  }
+  BOOST_TEST_MESSAGE("read whole " << whole << " times, refused " << refused << " times");
+}
