@@ -6,6 +6,7 @@
 #define BOOST_TEST_MODULE groth16_binfile
 #include <boost/test/unit_test.hpp>
 
+#include "support/input_errors.hpp"
 #include "groth16/binfile.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/witness.hpp"
@@ -73,21 +74,8 @@ std::size_t first_difference(const BinFile& file, std::size_t data_size) {
   return data_size;
 }
 
-template <class Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return true;
-  BOOST_TEST_MESSAGE("'" << text << "' lacks '" << part << "'");
-  return false;
-}
+using stagehand::testing::contains;
+using stagehand::testing::error_of;
 
 // What the read hook does to the file, between BinFile taking its size and reading its bytes.
 enum class Change { none, truncate_to_half, truncate_to_zero, append, rewrite };

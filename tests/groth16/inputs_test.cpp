@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE groth16_inputs
 #include <boost/test/unit_test.hpp>
 
+#include "support/input_errors.hpp"
 #include "coordinator/coordinator.hpp"
 #include "support/functional_run.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
@@ -111,22 +112,8 @@ std::size_t section_offset(const std::vector<std::uint8_t>& bytes, std::uint32_t
 }
 void put_u32(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint32_t value) { std::memcpy(bytes.data() + offset, &value, 4); }
 
-// The message of the InputError `action` throws ("no error" when it throws none).
-template <class Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return true;
-  BOOST_TEST_MESSAGE("'" << text << "' lacks '" << part << "'");
-  return false;
-}
+using stagehand::testing::contains;
+using stagehand::testing::error_of;
 
 }  // namespace
 
