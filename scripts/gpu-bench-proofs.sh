@@ -61,11 +61,7 @@ run)
   bin=$bundle/bin
   if compgen -G "$bundle/*.xz" >/dev/null; then unpack_binaries "$bundle" "$bin"; fi
   [[ -x $bin/stagehand ]] || { echo "no stagehand in $bin: carry $bundle/stagehand.xz" >&2; exit 1; }
-  {
-    date -u '+%Y-%m-%d %H:%M:%S UTC'
-    echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  } >"$out/machine.txt"
+  describe_machine >"$out/machine.txt"
   case "${2:-}" in
   check)
     log=$out/check.log

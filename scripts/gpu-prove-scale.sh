@@ -44,11 +44,7 @@ run)
   bin=$bundle/bin
   unpack_binaries "$bundle" "$bin"
   log=$out/scale.log
-  {
-    date -u '+%Y-%m-%d %H:%M:%S UTC'
-    echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  } >"$log"
+  describe_machine >"$log"
   status=0
   for case in "$@"; do
     if [[ $case == check-setup ]]; then

@@ -12,6 +12,14 @@ bundle_libraries() {
   done
 }
 
+# describe_machine: the date, the host's cores and memory, and each GPU (name, driver, memory), for
+# the head of a GPU run's log.
+describe_machine() {
+  date -u '+%Y-%m-%d %H:%M:%S UTC'
+  echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+}
+
 # unpack_binaries DIR TARGET: decompresses DIR/*.xz into TARGET, executable.
 unpack_binaries() {
   local dir=$1 target=$2 packed

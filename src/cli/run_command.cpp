@@ -28,8 +28,6 @@ struct RunOptions {
   bool kernels = false;
 };
 
-int shape_log2(const RunConfig& config) { return config.workload.shape.domain_log2; }
-
 int run(const RunOptions& options) {
   auto config = load_run_config(options.config);
   if (!options.policies.empty()) {
@@ -45,7 +43,7 @@ int run(const RunOptions& options) {
     if (groth16) {
       throw std::runtime_error(fmt::format("{}: [workload] kind = \"groth16\" on a GPU: real proofs of the synthetic circuit run with "
                                            "`stagehand bench prove --domain-log2 {} --proofs {} --config {}`",
-                                           config.source.string(), shape_log2(config), config.workload.proofs, config.source.string()));
+                                           config.source.string(), config.workload.shape.domain_log2, config.workload.proofs, config.source.string()));
     }
     fmt::print(stderr, "stagehand run: {}: backend \"{}\": on the GPU\n", config.source.string(),
                config.backend == BackendKind::cuda ? "cuda" : "auto");

@@ -446,6 +446,23 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
   return result;
 }
 
+// Every job completed, nothing ran out of memory or was left on the device, and each proof is the
+// CPU prover's for the job's randomness.
+void check_matches_cpu_prover(const CoordinatedProofs& result, const std::vector<ProofJob>& jobs, const ProvingKey& key,
+                              const std::vector<Fr>& witness) {
+  BOOST_CHECK_EQUAL(result.report.partitions_completed, static_cast<int>(jobs.size()));
+  BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
+  BOOST_CHECK_EQUAL(result.memory_left, 0u);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto expected = prove_on_cpu(key, witness, jobs[i].randomness, 2);
+    BOOST_REQUIRE(result.proofs[i].has_value());
+    const auto& proof = *result.proofs[i];
+    BOOST_CHECK(proof.a == expected.a);
+    BOOST_CHECK(proof.b == expected.b);
+    BOOST_CHECK(proof.c == expected.c);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_every_policy) {
   Files files;
   const auto key = read_zkey(files.zkey);
@@ -456,16 +473,10 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
       std::vector<ProofJob> jobs;
       for (std::uint64_t seed : {7, 8, 9}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
       auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step);
-      BOOST_CHECK_EQUAL(result.report.partitions_completed, 3);
-      BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
-      BOOST_CHECK_EQUAL(result.memory_left, 0u);
+      check_matches_cpu_prover(result, jobs, key, witness);
       for (std::size_t i = 0; i < jobs.size(); ++i) {
-        const auto expected = prove_on_cpu(key, witness, jobs[i].randomness, 2);
         BOOST_REQUIRE(result.proofs[i].has_value());
         const auto& proof = *result.proofs[i];
-        BOOST_CHECK(proof.a == expected.a);
-        BOOST_CHECK(proof.b == expected.b);
-        BOOST_CHECK(proof.c == expected.c);
         BOOST_CHECK(proof.a.is_on_curve() && proof.b.is_on_curve() && proof.c.is_on_curve());
         BOOST_CHECK(!proof.a.infinity);
         BOOST_CHECK(result.public_signals[i] == public_signals(key, witness));
@@ -500,16 +511,7 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
       std::vector<ProofJob> jobs;
       for (std::uint64_t seed : {11, 12}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
       auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step, placement);
-      BOOST_CHECK_EQUAL(result.report.partitions_completed, 2);
-      BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
-      BOOST_CHECK_EQUAL(result.memory_left, 0u);
-      for (std::size_t i = 0; i < jobs.size(); ++i) {
-        const auto expected = prove_on_cpu(key, witness, jobs[i].randomness, 2);
-        BOOST_REQUIRE(result.proofs[i].has_value());
-        BOOST_CHECK(result.proofs[i]->a == expected.a);
-        BOOST_CHECK(result.proofs[i]->b == expected.b);
-        BOOST_CHECK(result.proofs[i]->c == expected.c);
-      }
+      check_matches_cpu_prover(result, jobs, key, witness);
       // The job's record says where the sets were, when any travelled with the proof.
       const auto& note = result.report.jobs.at(0).program_note;
       BOOST_CHECK_EQUAL(note.empty(), name == "resident");

@@ -92,8 +92,7 @@ void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePoi
                                  std::uint64_t count, DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
   const std::uint64_t batch = shape.points_per_batch == 0 ? 0 : first / shape.points_per_batch;
-  const char* name = set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1;
-  KernelLaunch launch{name, count, {thread_count_}, {{bases, count * shape.point_bytes}, {scalars, count * kFrBytes}},
+  KernelLaunch launch{set_msm_kernel(set), count, {thread_count_}, {{bases, count * shape.point_bytes}, {scalars, count * kFrBytes}},
                       {{results + shape.first_sum_offset + batch * shape.sum_bytes, shape.sum_bytes}}};
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);

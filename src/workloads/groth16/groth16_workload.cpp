@@ -82,15 +82,15 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   budget.msm_scratch = [&devices](std::size_t set, std::uint64_t points) {
     Bytes most = 0;
     for (const auto* device : devices) {
-      most = std::max(most, device->kernel_scratch_bytes(set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1, points));
+      most = std::max(most, device->kernel_scratch_bytes(set_msm_kernel(set), points));
     }
     return most;
   };
   ProofLayout layout;
   // With every set streamed, does the matrix leave a proof's room per worker?
   const Bytes matrix = Groth16Workload::matrix_bytes(key, AbcStep::device);
-  const Bytes streamed_scratch = std::max(budget.msm_scratch(kSetA, stream_buffer_bytes / kG1Bytes),
-                                          budget.msm_scratch(kSetB2, stream_buffer_bytes / kG2Bytes));
+  const Bytes streamed_scratch = std::max(budget.msm_scratch(kSetA, stream_buffer_bytes / set_point_bytes(kSetA)),
+                                          budget.msm_scratch(kSetB2, stream_buffer_bytes / set_point_bytes(kSetB2)));
   const Bytes with_matrix = matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
   if (abc) {
     layout.abc_step = *abc;

@@ -84,6 +84,10 @@ std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_
 
 }  // namespace
 
+Bytes set_point_bytes(std::size_t set) { return set == kSetB2 ? kG2Bytes : kG1Bytes; }
+const char* set_msm_kernel(std::size_t set) { return set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1; }
+Bytes set_sum_bytes(std::size_t set) { return set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes; }
+
 KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budget) {
   KeyPlacement placement = all(SetPlacement::streamed);
   placement.stream_buffer_bytes = budget.stream_buffer_bytes;
@@ -91,13 +95,13 @@ KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budg
   // The scratch with every set streamed: the largest batch of each group.
   Bytes msm_scratch = 0;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    const Bytes point_bytes = set == kSetB2 ? kG2Bytes : kG1Bytes;
-    msm_scratch = std::max(msm_scratch, scratch(set, std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / point_bytes)));
+    msm_scratch = std::max(msm_scratch,
+                           scratch(set, std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / set_point_bytes(set))));
   }
   const Bytes in_flight = static_cast<Bytes>(std::max(1, budget.proofs_in_flight));
   Bytes resident = budget.matrix_bytes;
   for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
-    const Bytes bytes = set_points(key, set) * (set == kSetB2 ? kG2Bytes : kG1Bytes);
+    const Bytes bytes = set_points(key, set) * set_point_bytes(set);
     const Bytes scratch_then = std::max(msm_scratch, scratch(set, set_points(key, set)));
     if (resident + bytes + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
     placement.sets[set] = SetPlacement::resident;
@@ -114,8 +118,8 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
     auto& s = shape.sets[set];
     s.placement = placement.sets[set];
     s.points = set_points(key, set);
-    s.point_bytes = set == kSetB2 ? kG2Bytes : kG1Bytes;
-    s.sum_bytes = set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes;
+    s.point_bytes = set_point_bytes(set);
+    s.sum_bytes = set_sum_bytes(set);
     if (s.placement == SetPlacement::streamed) {
       // As many points a batch as a buffer holds, unless a last batch would hold only the few left
       // over: then one batch fewer, the buffer up to 1/16 larger. Each MSM costs a fixed time too

@@ -53,6 +53,13 @@ struct KeySizes {
   static KeySizes synthetic(unsigned domain_log2);
 };
 
+// The bytes of one point of `set` as the key and the device keep it (96 in G1, 192 in G2), and of
+// one Jacobian sum of its MSM (144, 288).
+Bytes set_point_bytes(std::size_t set);
+Bytes set_sum_bytes(std::size_t set);
+// The MSM kernel over `set`'s points (device/kernel_abi.hpp).
+const char* set_msm_kernel(std::size_t set);
+
 struct KeyPlacement {
   std::array<SetPlacement, kKeySetCount> sets{SetPlacement::resident, SetPlacement::resident, SetPlacement::resident,
                                               SetPlacement::resident, SetPlacement::resident};
