@@ -29,14 +29,20 @@ std::uint32_t read_header(const BinFile& file) {
   return count;
 }
 
-// Section 2's values into `out` (count of them), converted on up to `threads` threads; the
-// first value not below r is named (the lowest index of any thread's).
-void read_values(const BinFile& file, std::uint32_t count, std::span<math::Fr> out, unsigned threads) {
+// Section 2, after checking that it holds exactly `count` values: before anything is sized by
+// the header's count, so a corrupt count is an error about the file, never a huge allocation.
+SectionReader values_section(const BinFile& file, std::uint32_t count) {
   SectionReader values(file, 2, "witness values");
   if (values.size() != std::uint64_t{count} * 32) {
     values.fail(fmt::format("{} bytes, expected {} ({} values of 32 bytes){}", values.size(), std::uint64_t{count} * 32, count,
                             values.size() < std::uint64_t{count} * 32 ? ": truncated" : ""));
   }
+  return values;
+}
+
+// The checked section's values into `out` (count of them), converted on up to `threads` threads;
+// the first value not below r is named (the lowest index of any thread's).
+void read_values(SectionReader& values, std::uint32_t count, std::span<math::Fr> out, unsigned threads) {
   const auto bytes = values.take(values.size());
   std::atomic<std::uint64_t> first_bad{~std::uint64_t{0}};
   math::detail::run_ranges(count, threads, 1 << 16, [&](std::size_t begin, std::size_t end) {
@@ -61,8 +67,9 @@ constexpr std::uint32_t kMaxVersion = 2;
 
 std::vector<math::Fr> whole_witness(const BinFile& file, unsigned threads) {
   const std::uint32_t count = read_header(file);
+  auto values = values_section(file, count);
   std::vector<math::Fr> witness(count);
-  read_values(file, count, witness, threads);
+  read_values(values, count, witness, threads);
   return witness;
 }
 
@@ -72,7 +79,8 @@ std::size_t witness_into(const BinFile& file, std::span<math::Fr> out, unsigned 
     file.fail(1, "header", fmt::format("the witness has {} values, more than the {} expected: a witness for another circuit", count,
                                        out.size()));
   }
-  read_values(file, count, out.first(count), threads);
+  auto values = values_section(file, count);
+  read_values(values, count, out.first(count), threads);
   return count;
 }
 

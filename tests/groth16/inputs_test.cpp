@@ -172,6 +172,19 @@ BOOST_AUTO_TEST_CASE(a_truncated_witness_names_the_section) {
   BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "section 2 (witness values)") && contains(message, "truncated"));
 }
 
+// A header count far beyond the values section is an error about the section, found before
+// anything is sized by the count (it once asked for 128 GiB).
+BOOST_AUTO_TEST_CASE(a_witness_count_beyond_its_values_is_refused_before_allocating) {
+  Files files;
+  auto bytes = load(files.wtns);
+  const std::uint32_t huge = 0xffffffffu;
+  std::memcpy(bytes.data() + section_offset(bytes, 1) + 4 + 32, &huge, 4);  // n8, r, count
+  save(files.wtns, bytes);
+  auto message = error_of([&] { read_wtns(files.wtns); });
+  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "section 2 (witness values)") &&
+              contains(message, "4294967295 values") && contains(message, "truncated"));
+}
+
 BOOST_AUTO_TEST_CASE(the_wrong_magic_says_what_the_file_is_not) {
   Files files;
   auto message = error_of([&] { read_zkey(files.wtns); });
