@@ -59,23 +59,17 @@ asio::awaitable<void> HostPinning::register_host(HostRange range) {
     throw DeviceError(DeviceErrc::host_pin_failed,
                       fmt::format("register_host({}) on GPU {}: injected fault", format_bytes(range.bytes), ordinal_));
   }
-  auto after = pinned_ranges_.upper_bound(range.address + range.bytes - 1);
-  if (after != pinned_ranges_.begin()) {
-    auto previous = std::prev(after);
-    if (previous->first + previous->second.first > range.address) {
-      throw DeviceError(DeviceErrc::invalid_value, "register_host: range overlaps memory that is already pinned");
-    }
+  if (system_.pinned_host().overlaps(range.address, range.bytes)) {
+    throw DeviceError(DeviceErrc::invalid_value, "register_host: range overlaps memory that is already pinned");
   }
   co_await host_call("cudaHostRegister", cost, format_bytes(range.bytes), true);
-  pinned_ranges_.emplace(range.address, std::make_pair(range.bytes, false));
+  system_.pinned_host().add(range.address, {range.bytes, false, ordinal_});
 }
 
 asio::awaitable<void> HostPinning::unregister_host(HostRange range) {
-  auto found = pinned_ranges_.find(range.address);
-  if (found == pinned_ranges_.end() || found->second.second) {
+  if (!system_.pinned_host().take(range.address, false)) {
     throw DeviceError(DeviceErrc::invalid_value, "unregister_host: range was not registered");
   }
-  pinned_ranges_.erase(found);
   co_await host_call("cudaHostUnregister",
                      milliseconds(model_.unregister_fixed_ms + gib(range.bytes) * model_.unregister_ms_per_gib),
                      format_bytes(range.bytes), true);
@@ -96,33 +90,53 @@ asio::awaitable<HostRange> HostPinning::allocate_pinned_host(Bytes bytes) {
   } else {
     range = system_.virtual_host_range(bytes);
   }
-  pinned_ranges_.emplace(range.address, std::make_pair(bytes, true));
+  system_.pinned_host().add(range.address, {bytes, true, ordinal_});
   co_await host_call("cudaHostAlloc", cost, format_bytes(bytes));
   co_return range;
 }
 
 asio::awaitable<void> HostPinning::free_pinned_host(HostRange range) {
-  auto found = pinned_ranges_.find(range.address);
-  if (found == pinned_ranges_.end() || !found->second.second) {
-    throw DeviceError(DeviceErrc::invalid_value, "free_pinned_host: range was not allocated by allocate_pinned_host");
-  }
-  auto bytes = found->second.first;
-  pinned_ranges_.erase(found);
+  const auto entry = system_.pinned_host().take(range.address, true);
+  if (!entry) throw DeviceError(DeviceErrc::invalid_value, "free_pinned_host: range was not allocated by allocate_pinned_host");
+  const auto bytes = entry->bytes;
   if (system_.options().functional) ::operator delete(range.data(), std::align_val_t{4096});
   co_await host_call("cudaFreeHost", milliseconds(gib(bytes) * model_.pinned_free_ms_per_gib), format_bytes(bytes));
 }
 
-bool HostPinning::pinned(HostRange range) const {
-  auto after = pinned_ranges_.upper_bound(range.address);
-  if (after == pinned_ranges_.begin()) return false;
-  auto candidate = std::prev(after);
-  return range.address + range.bytes <= candidate->first + candidate->second.first;
+bool HostPinning::pinned(HostRange range) const { return system_.pinned_host().contains(range.address, range.bytes); }
+
+void HostPinning::report_leaks(std::vector<std::string>& leaks) const { system_.pinned_host().report_leaks(ordinal_, leaks); }
+
+// ---------------------------------------------------------------------------------------------
+// The host's pinned ranges
+
+bool PinnedHostRanges::overlaps(std::uintptr_t address, Bytes bytes) const {
+  auto after = ranges_.upper_bound(address + bytes - 1);
+  if (after == ranges_.begin()) return false;
+  auto previous = std::prev(after);
+  return previous->first + previous->second.bytes > address;
 }
 
-void HostPinning::report_leaks(std::vector<std::string>& leaks) const {
-  for (const auto& [address, entry] : pinned_ranges_) {
-    leaks.push_back(fmt::format("GPU {}: pinned host range of {} at {:#x} never {}", ordinal_, format_bytes(entry.first),
-                                address, entry.second ? "freed" : "unregistered"));
+bool PinnedHostRanges::contains(std::uintptr_t address, Bytes bytes) const {
+  auto after = ranges_.upper_bound(address);
+  if (after == ranges_.begin()) return false;
+  auto candidate = std::prev(after);
+  return address + bytes <= candidate->first + candidate->second.bytes;
+}
+
+std::optional<PinnedHostRanges::Entry> PinnedHostRanges::take(std::uintptr_t address, bool allocated) {
+  auto found = ranges_.find(address);
+  if (found == ranges_.end() || found->second.allocated != allocated) return std::nullopt;
+  auto entry = found->second;
+  ranges_.erase(found);
+  return entry;
+}
+
+void PinnedHostRanges::report_leaks(int ordinal, std::vector<std::string>& leaks) const {
+  for (const auto& [address, entry] : ranges_) {
+    if (entry.ordinal != ordinal) continue;
+    leaks.push_back(fmt::format("GPU {}: pinned host range of {} at {:#x} never {}", ordinal, format_bytes(entry.bytes), address,
+                                entry.allocated ? "freed" : "unregistered"));
   }
 }
 

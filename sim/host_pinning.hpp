@@ -7,7 +7,8 @@
 // GPU's host worker, as CudaDevice runs them. Where the model says pinning_holds_calls, a
 // cudaHostRegister or cudaHostUnregister in progress holds the GPU's other calls that issue work:
 // calls_held_until tells those calls when they get through. Pinned ranges (registered in place or
-// allocated pinned) make copies from them run at the pinned rate instead of the pageable one.
+// allocated pinned) make copies from them run at the pinned rate instead of the pageable one;
+// they are the machine's (SimSystem::pinned_host), pinned for every GPU as CudaDevice pins them.
 
 #include "device/device.hpp"
 #include "sim/device_model.hpp"
@@ -51,7 +52,6 @@ class HostPinning {
   int ordinal_;
   Trace& trace_;
   TraceTrack host_track_;
-  std::map<std::uintptr_t, std::pair<Bytes, bool>> pinned_ranges_;  // start -> (bytes, allocated by us)
   std::uint64_t host_pin_count_ = 0;
   Nanoseconds host_worker_free_ns_ = 0;  // model.host_calls_queue: when the host worker is next free
   std::vector<std::pair<Nanoseconds, Nanoseconds>> pinning_calls_;  // [begins, ends) of pinning calls, not yet over

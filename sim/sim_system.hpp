@@ -10,6 +10,7 @@
 #include "device/types.hpp"
 #include "sim/device_model.hpp"
 #include "sim/fault_plan.hpp"
+#include "sim/pinned_host_ranges.hpp"
 #include "util/random.hpp"
 #include "trace/trace.hpp"
 
@@ -95,6 +96,8 @@ class SimSystem {
 
   // Host memory for timing mode: a distinct, never-dereferenced address range of `bytes`.
   HostRange virtual_host_range(Bytes bytes);
+  // The host memory pinned through any of the GPUs, for all of them.
+  PinnedHostRanges& pinned_host() { return pinned_host_; }
 
  private:
   struct Scheduled {
@@ -117,6 +120,7 @@ class SimSystem {
   std::function<void()> settled_observer_;
   Trace trace_;
   Random random_;
+  PinnedHostRanges pinned_host_;  // before the devices, which use it to the end
   std::vector<std::unique_ptr<SimDevice>> devices_;
   std::map<std::string, KernelFunction, std::less<>> kernel_functions_;
   std::uintptr_t next_virtual_host_address_ = std::uintptr_t{1} << 44;

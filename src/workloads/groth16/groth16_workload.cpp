@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -207,21 +208,31 @@ asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
     co_await device.register_host(range);
     std::lock_guard lock(pinning_mutex_);
     pinned_sets_.push_back(range);
+    pinned_through_ = &device;
   }
 }
 
 asio::awaitable<void> Groth16Workload::unpin_key_sets(Device& device) {
   std::vector<HostRange> to_unpin;
+  Device* pinned_through = nullptr;
   {
     std::lock_guard lock(pinning_mutex_);
     if (devices_pinning_ == 0 || --devices_pinning_ > 0) co_return;
     to_unpin.swap(pinned_sets_);
+    pinned_through = std::exchange(pinned_through_, nullptr);
   }
+  // Through the device that registered them (the registration is the host's, for every GPU);
+  // where that one was lost, through this one.
   for (const auto& range : to_unpin) {
-    try {
-      co_await device.unregister_host(range);
-    } catch (...) {
-      // A lost device: unregister the rest all the same.
+    bool done = false;
+    for (Device* through : {pinned_through, &device}) {
+      if (done || through == nullptr) continue;
+      try {
+        co_await through->unregister_host(range);
+        done = true;
+      } catch (...) {
+        // A lost device: try the other, and unregister the rest all the same.
+      }
     }
   }
 }

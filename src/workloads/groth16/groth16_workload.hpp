@@ -180,6 +180,7 @@ class Groth16Workload final : public Workload {
   std::mutex pinning_mutex_;
   std::vector<HostRange> pinned_sets_;  // the fetched and streamed sets' bytes, registered once for every device
   int devices_pinning_ = 0;             // devices set up and not yet torn down
+  Device* pinned_through_ = nullptr;    // the device that registered them
   std::map<int, double> set_up_seconds_;  // by device index
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs between prepare and finish
