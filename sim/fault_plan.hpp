@@ -9,6 +9,8 @@
 namespace stagehand::sim {
 
 struct FaultPlan {
+  // The GPU (its index in the run, from 0) these faults are injected into. -1: every GPU.
+  int device = -1;
   // The Nth device allocation (synchronous and stream-ordered counted together, from 1) fails
   // with out-of-memory. 0: never.
   std::uint64_t fail_allocation_number = 0;
@@ -23,6 +25,7 @@ struct FaultPlan {
   double pcie_slowdown_factor = 1.0;
   Nanoseconds pcie_slowdown_from_ns = 0;
 
+  bool applies_to(int index) const { return device < 0 || device == index; }
   bool any() const {
     return fail_allocation_number != 0 || fail_host_pin_number != 0 || !fail_kernel_name.empty() ||
            lose_device_at_ns >= 0 || pcie_slowdown_factor != 1.0;

@@ -74,6 +74,7 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
     failure = std::current_exception();
   }
   lane.setup_failure = failure;
+  if (failure) run.log.push_back(fmt::format("GPU {} could not be set up: {}; it takes no jobs", lane.index, describe(failure)));
 }
 
 // What a run's coroutines share, owned by all of them (Run::keepalive): the run coroutine and
@@ -117,6 +118,35 @@ asio::awaitable<void> run_workers(const std::shared_ptr<RunState>& state) {
   if (worker_failure) std::rethrow_exception(worker_failure);
 }
 
+// What went wrong with a GPU, in words; empty if nothing did.
+std::string lane_failure(const Lane& lane) {
+  if (lane.setup_failure) return "could not be set up: " + describe(lane.setup_failure);
+  if (lane.lost) return "lost: " + describe(lane.lost);
+  if (lane.worker_failure) return "could not start a worker: " + describe(lane.worker_failure);
+  return {};
+}
+
+// The jobs still queued when every worker has stopped: no GPU was left to take them (each was
+// lost or could not be set up). Each fails with what happened to the GPUs.
+void fail_jobs_no_gpu_took(Run& run, Nanoseconds now) {
+  if (run.queue.empty()) return;
+  std::string reasons;
+  for (const auto* lane : run.lanes) {
+    const auto failure = lane_failure(*lane);
+    if (!failure.empty()) reasons += fmt::format("{}GPU {} {}", reasons.empty() ? "" : "; ", lane->index, failure);
+  }
+  const auto error = fmt::format("not run: no GPU could take it ({})", reasons.empty() ? "no GPU took jobs" : reasons);
+  for (const int index : run.queue) {
+    auto& job = run.jobs[static_cast<std::size_t>(index)];
+    job.error = error;
+    job.device = -1;  // it ran on none
+    job.finished_ns = now;
+    run.workload.abandon(index);
+    if (run.hooks.on_job_done) run.hooks.on_job_done(job);
+  }
+  run.queue.clear();
+}
+
 asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload) {
   if (lane.budget) co_await lane.budget->drain();
   co_await quietly([&] { return lane.staging.shutdown(); });
@@ -134,25 +164,29 @@ asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload) {
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
                                            Trace& trace, CoordinatorHooks hooks) {
   if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
-  auto state = std::make_shared<RunState>(
-      Run{settings, workload, trace, hooks, Random(settings.seed ^ 0x5eed), 0, workload.job_count(), {}, {}, 0, {}});
+  auto state = std::make_shared<RunState>(Run(settings, workload, trace, hooks));
   auto& run = state->run;
   run.keepalive = state;
   run.jobs.resize(static_cast<std::size_t>(run.total_jobs));
   for (int i = 0; i < run.total_jobs; ++i) {
     run.jobs[static_cast<std::size_t>(i)].index = i;
     run.jobs[static_cast<std::size_t>(i)].proof = workload.proof_of(i);
+    run.queue.push_back(i);
   }
   auto& lanes = state->lanes;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     lanes.push_back(std::make_unique<Lane>(*devices[i], static_cast<int>(i), settings, run.random, hooks.pageable_memory));
+    run.lanes.push_back(lanes.back().get());
     co_await set_up_lane(*lanes.back(), run);
   }
   const auto start = devices.front()->now();
   co_await run_workers(state);
+  fail_jobs_no_gpu_took(run, devices.front()->now());
   const auto end = devices.front()->now();
   for (auto& lane : lanes) co_await tear_down_lane(*lane, workload);
-  co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks},
+  std::vector<std::string> failures;
+  for (const auto& lane : lanes) failures.push_back(lane_failure(*lane));
+  co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks, std::move(failures)},
                           devices, std::move(run.jobs), std::move(run.log));
 }
 

@@ -68,8 +68,27 @@ struct JobRecord {
   int out_of_memory_errors = 0;
   bool fell_back = false;  // meant to pre-stage, uploaded inside the lock instead
   std::string program_note;  // what its program told (JobTimes::note)
+  // Runs on a GPU: 2 when the GPU of its first was lost under it and another took it again.
+  int attempts = 0;
+  int first_device = -1;      // where that first attempt ran
+  std::string retried_after;  // its error, "GPU 1: ...", when it was retried
   std::string error;       // empty: completed
   bool completed() const { return error.empty(); }
+};
+
+// One GPU's share of a run.
+struct DeviceReport {
+  int device = 0;
+  std::string name;
+  int jobs_completed = 0;
+  int jobs_failed = 0;
+  int jobs_moved_away = 0;  // its GPU was lost under them: they completed or failed on another
+  double gpu_seconds_per_job = 0;  // compute-lock hold time, its completed jobs
+  double compute_busy_fraction = 0;  // kernels running, its first kernel to its last
+  Bytes vram_peak_bytes = 0;
+  std::uint64_t oom_count = 0;
+  // Empty for a GPU that worked to the end; else "lost: ..." or "could not be set up: ...".
+  std::string failure;
 };
 
 struct RunReport {
@@ -92,6 +111,8 @@ struct RunReport {
   Bytes vram_peak_bytes = 0;
   std::uint64_t oom_count = 0;
   std::uint64_t fallback_count = 0;
+  int jobs_retried = 0;  // moved to another GPU after theirs was lost
+  std::vector<DeviceReport> per_device;
   std::map<std::string, KernelTotals, std::less<>> kernel_totals;  // every device's, by kernel name
   std::vector<JobRecord> jobs;
   std::vector<std::string> log;

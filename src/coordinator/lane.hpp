@@ -28,7 +28,14 @@ struct Lane {
   ComputeLock memory_lock;  // two-lock only
   std::unique_ptr<VramBudget> budget;  // budgeted only
   HostStaging staging;
-  std::exception_ptr setup_failure;  // the workload's set-up failed: every job on this GPU fails with it
+  // The workload's set-up failed, or the device was lost: the lane's workers take no more jobs,
+  // and a job still queued when no lane can take it fails with this.
+  std::exception_ptr setup_failure;
+  std::exception_ptr lost;
+  std::exception_ptr worker_failure;  // the first worker that could not open its streams or buffers
+  // Workers still taking jobs.
+  int workers_taking = 0;
+  bool can_take_jobs() const { return !setup_failure && !lost && workers_taking > 0; }
   // Woken when a job leaves a lock: budgeted jobs wait here for a place among those that hold a
   // ticket without the lock.
   AsyncWaitList prestage_slots;

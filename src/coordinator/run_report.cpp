@@ -55,6 +55,39 @@ void add_device_figures(RunReport& report, const std::vector<Device*>& devices) 
       report.partitions_completed > 0 ? (span - busy) / 1e9 / report.partitions_completed : 0;
 }
 
+// Each GPU's jobs and counters.
+std::vector<DeviceReport> device_reports(const std::vector<Device*>& devices, const std::vector<JobRecord>& jobs,
+                                         const std::vector<std::string>& failures) {
+  std::vector<DeviceReport> reports;
+  for (std::size_t index = 0; index < devices.size(); ++index) {
+    const int gpu = static_cast<int>(index);
+    const auto& counters = devices[index]->counters();
+    DeviceReport report;
+    report.device = gpu;
+    report.name = devices[index]->properties().name;
+    Nanoseconds held = 0;
+    for (const auto& job : jobs) {
+      if (job.first_device == gpu) ++report.jobs_moved_away;
+      if (job.device != gpu) continue;
+      if (job.completed()) {
+        ++report.jobs_completed;
+        held += job.lock_released_ns - job.lock_acquired_ns;
+      } else {
+        ++report.jobs_failed;
+      }
+    }
+    report.gpu_seconds_per_job = report.jobs_completed > 0 ? seconds(held) / report.jobs_completed : 0;
+    const auto span = counters.last_kernel_end_ns - counters.first_kernel_start_ns;
+    report.compute_busy_fraction =
+        counters.first_kernel_start_ns >= 0 && span > 0 ? static_cast<double>(counters.compute_busy_ns) / static_cast<double>(span) : 0;
+    report.vram_peak_bytes = counters.peak_memory_used_bytes;
+    report.oom_count = counters.out_of_memory_count;
+    if (index < failures.size()) report.failure = failures[index];
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
 }  // namespace
 
 RunReport summarise_run(RunTotals totals, const std::vector<Device*>& devices, std::vector<JobRecord> jobs,
@@ -71,6 +104,8 @@ RunReport summarise_run(RunTotals totals, const std::vector<Device*>& devices, s
   report.partitions_per_second = makespan_seconds > 0 ? report.partitions_completed / makespan_seconds : 0;
   add_device_figures(report, devices);
   report.fallback_count = totals.fallbacks;
+  report.jobs_retried = static_cast<int>(ranges::count_if(jobs, [](const JobRecord& job) { return job.attempts > 1; }));
+  report.per_device = device_reports(devices, jobs, totals.device_failures);
   report.jobs = std::move(jobs);
   report.log = std::move(log);
   return report;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace stagehand {
@@ -28,16 +29,19 @@ Worker::Worker(Run& run, Lane& lane, int index)
 
 asio::awaitable<void> Worker::run() {
   co_await open_streams();
-  while (run_.next_job < run_.total_jobs) {
-    auto& job = run_.jobs[static_cast<std::size_t>(run_.next_job++)];
+  // A GPU that could not be set up takes no jobs: the others take them all.
+  if (!open_failure_) ++lane_.workers_taking;
+  while (auto taken = co_await take_job()) {
+    auto& job = run_.jobs[static_cast<std::size_t>(*taken)];
     job.device = lane_.index;
     job.worker = index_;
     job.started_ns = device_.now();
-    if (open_failure_) {
-      fail(job, open_failure_);
-    } else {
-      co_await run_one(job);
-    }
+    ++job.attempts;
+    co_await run_one(job);
+    --run_.jobs_on_gpus;
+    const bool retried = retry_elsewhere(job);
+    run_.queue_changed.notify_all();
+    if (retried) continue;
     if (job.completed() && run_.settings.overlap_finish) {
       // The host step after the GPU runs beside this worker's next job.
       co_await wait_for_finishing();
@@ -48,8 +52,47 @@ asio::awaitable<void> Worker::run() {
     if (job.completed()) co_await finish(job);
     close(job);
   }
+  if (!open_failure_) --lane_.workers_taking;
+  // Workers elsewhere waiting for a job may be the last ones who can take it.
+  run_.queue_changed.notify_all();
   co_await wait_for_finishing();
   co_await close_streams();
+}
+
+asio::awaitable<std::optional<int>> Worker::take_job() {
+  for (;;) {
+    if (open_failure_ || lane_.lost) co_return std::nullopt;
+    if (!run_.queue.empty()) {
+      const int job = run_.queue.front();
+      run_.queue.pop_front();
+      ++run_.jobs_on_gpus;
+      co_return job;
+    }
+    if (run_.jobs_on_gpus == 0) co_return std::nullopt;
+    co_await run_.queue_changed.wait();
+  }
+}
+
+bool Worker::retry_elsewhere(JobRecord& job) {
+  if (job.completed() || job.attempts > 1 || !lane_.lost) return false;
+  const bool another_takes = std::any_of(run_.lanes.begin(), run_.lanes.end(),
+                                         [&](const Lane* lane) { return lane != &lane_ && lane->can_take_jobs(); });
+  if (!another_takes) return false;
+  const auto error = fmt::format("GPU {}: {}", lane_.index, job.error);
+  run_.log.push_back(fmt::format("job {} goes to another GPU: {}", job.index, error));
+  mark("job goes to another GPU", error);
+  // What the job kept from its first attempt (its witness, its partial results) is dropped; the
+  // next attempt starts from its inputs again.
+  workload_.abandon(job.index);
+  JobRecord again;
+  again.index = job.index;
+  again.proof = job.proof;
+  again.attempts = job.attempts;
+  again.first_device = lane_.index;
+  again.retried_after = error;
+  job = std::move(again);
+  run_.queue.push_front(job.index);
+  return true;
 }
 
 asio::awaitable<void> Worker::open_streams() {
@@ -64,6 +107,12 @@ asio::awaitable<void> Worker::open_streams() {
     if (run_.total_jobs > 0) co_await fit_results(workload_.memory_plan(0).result_bytes);
   } catch (...) {
     open_failure_ = std::current_exception();
+  }
+  if (open_failure_) {
+    // This worker takes no jobs; the lane's others, and the other GPUs, take them.
+    if (is_device_lost(open_failure_) && !lane_.lost) lane_.lost = open_failure_;
+    if (!lane_.worker_failure) lane_.worker_failure = open_failure_;
+    run_.log.push_back(fmt::format("GPU {} worker {} could not start: {}; it takes no jobs", lane_.index, index_, describe(open_failure_)));
   }
 }
 
@@ -119,6 +168,10 @@ void Worker::mark(const char* name, std::string detail) {
 
 void Worker::fail(JobRecord& job, std::exception_ptr error) {
   if (is_device_lost(error)) {
+    if (!lane_.lost) {
+      lane_.lost = error;
+      run_.log.push_back(fmt::format("GPU {} lost: {}; it takes no more jobs", lane_.index, describe(error)));
+    }
     // Nothing on the device will complete any more: wake whoever waits for it.
     if (lane_.budget) lane_.budget->device_lost(error);
     lane_.drop_link_claims();

@@ -10,6 +10,7 @@
 #include "coordinator/lane.hpp"
 #include "util/random.hpp"
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,14 +20,24 @@ namespace stagehand {
 
 // What the workers of one run share.
 struct Run {
+  Run(CoordinatorSettings run_settings, Workload& run_workload, Trace& run_trace, CoordinatorHooks run_hooks)
+      : settings(std::move(run_settings)), workload(run_workload), trace(run_trace), hooks(std::move(run_hooks)),
+        random(settings.seed ^ 0x5eed), total_jobs(workload.job_count()) {}
   CoordinatorSettings settings;
   Workload& workload;
   Trace& trace;
   CoordinatorHooks hooks;
   Random random;
-  int next_job = 0;
   int total_jobs = 0;
   std::vector<JobRecord> jobs;
+  // The jobs no worker has taken, in the order to take them: every job at the start, and a job
+  // whose GPU was lost under it put back at the front, for another GPU.
+  std::deque<int> queue;
+  // Jobs taken and not yet off their GPU: each may still come back to the queue, so a worker
+  // with nothing to take waits (queue_changed) until none is left.
+  int jobs_on_gpus = 0;
+  AsyncWaitList queue_changed;
+  std::vector<Lane*> lanes;  // every GPU of the run
   std::vector<std::string> log;
   std::uint64_t fallbacks = 0;
   // The run's shared state (this Run, its lanes and workers; coordinator.cpp). Every coroutine the
@@ -102,6 +113,12 @@ class Worker {
 
  private:
   asio::awaitable<void> open_streams();
+  // The next job for this worker, waiting while the queue is empty but jobs are still on a GPU;
+  // none when the run has no more for it (or its GPU can take no more).
+  asio::awaitable<std::optional<int>> take_job();
+  // A job whose GPU was lost under it goes back to the queue once, for another GPU, if one can
+  // take it; true if it did.
+  bool retry_elsewhere(JobRecord& job);
   asio::awaitable<void> close_streams();
   // The pinned buffers the program's results come back into, grown to the job's plan.
   asio::awaitable<void> fit_results(Bytes bytes);

@@ -30,6 +30,7 @@
 namespace stagehand {
 
 struct DeviceFaults {
+  int device = -1;  // the GPU (its index in the run, from 0) wrapped; -1: every GPU
   std::uint64_t fail_allocation_number = 0;     // 0: never
   double allocation_failure_probability = 0.0;  // each stream-ordered allocation, drawn from `seed`
   double kernel_failure_probability = 0.0;      // each launch, drawn from `seed`
@@ -41,6 +42,7 @@ struct DeviceFaults {
   Nanoseconds copy_delay_ns = 0;       // added before each copy issued at or after copy_delay_from_ns
   Nanoseconds copy_delay_from_ns = 0;
 
+  bool applies_to(int index) const { return device < 0 || device == index; }
   bool any() const {
     return fail_allocation_number != 0 || allocation_failure_probability > 0 || kernel_failure_probability > 0 ||
            fail_host_pin_number != 0 ||

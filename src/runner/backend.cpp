@@ -55,7 +55,7 @@ class SimulatorBackend final : public Backend {
     auto model = load_model(config);
     check_cap_within_card(config, model.memory_bytes, fmt::format("the simulated {}", config.device_model));
     for (int i = 0; i < config.gpus; ++i) {
-      auto& device = system_->add_device(model, options.faults);
+      auto& device = system_->add_device(model, options.faults.applies_to(i) ? options.faults : sim::FaultPlan{});
       if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
       devices_.push_back(&device);
     }
@@ -135,7 +135,9 @@ int Backend::cuda_device_count() {
 
 void Backend::wrap_devices(const DeviceFaults& faults) {
   if (!faults.any()) return;
-  for (auto& device : devices_) {
+  for (std::size_t index = 0; index < devices_.size(); ++index) {
+    if (!faults.applies_to(static_cast<int>(index))) continue;
+    auto& device = devices_[index];
     auto ordinal_faults = faults;
     ordinal_faults.seed ^= static_cast<std::uint64_t>(device->properties().ordinal) * 0x9e3779b97f4a7c15ULL;
     faulty_devices_.push_back(std::make_unique<FaultyDevice>(*device, ordinal_faults));

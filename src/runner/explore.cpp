@@ -64,6 +64,8 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
         plan.pcie_slowdown_from_ns = static_cast<Nanoseconds>(random.below(static_cast<std::uint64_t>(partitions) * kSecond));
         break;
     }
+    // With several GPUs the fault strikes one of them, as it does in a farm.
+    if (fixture.config.gpus > 1) plan.device = static_cast<int>(random.below(static_cast<std::uint64_t>(fixture.config.gpus)));
   }
   return variant;
 }
@@ -79,6 +81,7 @@ std::string describe_faults(const sim::FaultPlan& faults) {
   if (faults.pcie_slowdown_factor != 1.0) {
     parts.push_back(fmt::format("PCIe {:.1f}x slower from {}", faults.pcie_slowdown_factor, format_duration(faults.pcie_slowdown_from_ns)));
   }
+  if (faults.device >= 0 && !parts.empty()) return fmt::format("on GPU {}: {}", faults.device, fmt::join(parts, ", "));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

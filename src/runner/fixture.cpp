@@ -46,6 +46,8 @@ Expectations read_expectations(const ConfigTable& table) {
   expect.out_of_memory = table.boolean("out_of_memory");
   if (auto value = optional_integer_in(table, "first_failed_partition", 0, kMaxCount)) expect.first_failed_partition = static_cast<int>(*value);
   if (auto value = optional_integer_in(table, "partitions_failed", 0, kMaxCount)) expect.partitions_failed = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "partitions_moved_min", 0, kMaxCount)) expect.partitions_moved_min = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "gpus_failed", 0, 64)) expect.gpus_failed = static_cast<int>(*value);
   expect.every_fallback_failed = table.boolean("every_fallback_failed");
   expect.overtaken = table.boolean("overtaken");
   if (auto value = optional_integer_in(table, "fallbacks_min", 0, kMaxCount)) expect.fallbacks_min = static_cast<std::uint64_t>(*value);
@@ -65,8 +67,9 @@ Expectations read_expectations(const ConfigTable& table) {
   return expect;
 }
 
-sim::FaultPlan read_faults(const ConfigTable& table) {
+sim::FaultPlan read_faults(const ConfigTable& table, int gpus) {
   sim::FaultPlan faults;
+  faults.device = static_cast<int>(table.integer_in("device", -1, -1, gpus - 1));
   faults.fail_allocation_number = static_cast<std::uint64_t>(table.integer_in("fail_allocation_number", 0, 0, INT64_MAX));
   faults.fail_host_pin_number = static_cast<std::uint64_t>(table.integer_in("fail_host_pin_number", 0, 0, INT64_MAX));
   faults.fail_kernel_name = table.string("fail_kernel_name").value_or("");
@@ -166,9 +169,10 @@ void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const Repla
     }
   }
   outcome.notes.push_back(fmt::format(
-      "{} of {} partitions completed; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute busy "
+      "{} of {} partitions completed{}; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute busy "
       "{:.1f}%, idle {:.1f} ms/partition; VRAM peak {}",
-      r.partitions_completed, r.partitions, r.oom_count, r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition,
+      r.partitions_completed, r.partitions, r.jobs_retried > 0 ? fmt::format(" ({} moved to another GPU)", r.jobs_retried) : "",
+      r.oom_count, r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition,
       100 * r.compute_busy_fraction, 1e3 * r.compute_idle_seconds_per_partition, format_bytes(r.vram_peak_bytes)));
   if (e.out_of_memory) {
     check(failures, (r.oom_count > 0) == *e.out_of_memory,
@@ -181,6 +185,14 @@ void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const Repla
   }
   if (e.partitions_failed) {
     check(failures, failed == *e.partitions_failed, fmt::format("expected partitions_failed = {}, got {}", *e.partitions_failed, failed));
+  }
+  if (e.partitions_moved_min) {
+    check(failures, r.jobs_retried >= *e.partitions_moved_min,
+          fmt::format("expected partitions_moved_min = {}, got {}", *e.partitions_moved_min, r.jobs_retried));
+  }
+  if (e.gpus_failed) {
+    const auto gpus_failed = std::count_if(r.per_device.begin(), r.per_device.end(), [](const DeviceReport& d) { return !d.failure.empty(); });
+    check(failures, gpus_failed == *e.gpus_failed, fmt::format("expected gpus_failed = {}, got {}", *e.gpus_failed, gpus_failed));
   }
   if (e.every_fallback_failed) {
     bool all = true;
@@ -261,7 +273,7 @@ Fixture load_fixture_file(const std::filesystem::path& path, std::optional<Confi
   header.reject_unknown_keys();
   fixture.config.policies = {fixture.policy};
   read_run_config(root, fixture.config);
-  if (auto faults = root.table("faults")) fixture.faults = read_faults(*faults);
+  if (auto faults = root.table("faults")) fixture.faults = read_faults(*faults, fixture.config.gpus);
   if (auto scenario = root.table("scenario")) {
     fixture.scenario.card_gib = scenario->number_in("card_gib", fixture.scenario.card_gib, 0.001, 1 << 20);
     fixture.scenario.freed_gib = scenario->number_in("freed_gib", fixture.scenario.freed_gib, 0.001, 1 << 20);

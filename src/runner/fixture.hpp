@@ -6,7 +6,7 @@
 //
 //   [fixture]  description, policy, and kind: "workload" (the coordinator runs the partitions)
 //              or "freed-but-pending" (a scripted device scenario)
-//   [faults]   fail_allocation_number, fail_host_pin_number, fail_kernel_name,
+//   [faults]   device (one GPU's index; every GPU by default), fail_allocation_number, fail_host_pin_number, fail_kernel_name,
 //              fail_kernel_occurrence, lose_device_at_ms, pcie_slowdown_factor, pcie_slowdown_from_ms
 //   [expect]   see Expectations below
 
@@ -25,6 +25,8 @@ struct Expectations {
   std::optional<bool> out_of_memory;              // any OOM error at all
   std::optional<int> first_failed_partition;      // the lowest partition index that failed
   std::optional<int> partitions_failed;           // exactly this many
+  std::optional<int> partitions_moved_min;        // at least this many moved to another GPU when theirs was lost
+  std::optional<int> gpus_failed;                 // exactly this many GPUs lost or not set up
   std::optional<bool> every_fallback_failed;      // each partition that fell back failed
   std::optional<bool> overtaken;                  // a partition that had not pre-staged got the lock first and failed
   std::optional<std::uint64_t> fallbacks_min, fallbacks_max;

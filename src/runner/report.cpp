@@ -13,6 +13,27 @@
 
 namespace stagehand {
 
+namespace {
+
+// Each GPU's share, where a run had several or one of them failed.
+void print_device_table(std::ostream& out, const std::vector<RunReport>& reports) {
+  const bool wanted = std::any_of(reports.begin(), reports.end(), [](const RunReport& r) {
+    return r.per_device.size() > 1 || std::any_of(r.per_device.begin(), r.per_device.end(), [](const DeviceReport& d) { return !d.failure.empty(); });
+  });
+  if (!wanted) return;
+  fmt::print(out, "\n{:<10} {:>4} {:>6} {:>7} {:>6} {:>10} {:>7} {:>10} {:>5}  {}\n", "per GPU", "GPU", "jobs", "failed", "moved",
+             "GPU s/job", "busy", "VRAM peak", "OOM", "state");
+  for (const auto& r : reports) {
+    for (const auto& d : r.per_device) {
+      fmt::print(out, "{:<10} {:>4} {:>6} {:>7} {:>6} {:>10.3f} {:>6.1f}% {:>10} {:>5}  {}\n", r.policy, d.device, d.jobs_completed,
+                 d.jobs_failed, d.jobs_moved_away, d.gpu_seconds_per_job, 100 * d.compute_busy_fraction, format_bytes(d.vram_peak_bytes),
+                 d.oom_count, d.failure.empty() ? "ok" : d.failure);
+    }
+  }
+}
+
+}  // namespace
+
 void print_report_table(std::ostream& out, const std::vector<RunReport>& reports) {
   fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", "policy", "s/proof",
              "parts/s", "GPU s/pt", "busy", "lock s", "upload s", "PCIe pin", "PCIe page", "VRAM peak", "OOM", "fallback",
@@ -24,7 +45,9 @@ void print_report_table(std::ostream& out, const std::vector<RunReport>& reports
                format_bytes(r.vram_peak_bytes), r.oom_count, r.fallback_count,
                r.prestage_gbps > 0 ? fmt::format("{:.1f}", r.prestage_gbps) : std::string("-"));
   }
+  print_device_table(out, reports);
   for (const auto& r : reports) {
+    if (r.jobs_retried > 0) fmt::print(out, "{}: {} partitions moved to another GPU when theirs was lost\n", r.policy, r.jobs_retried);
     if (r.partitions_completed < r.partitions) {
       fmt::print(out, "{}: {} of {} partitions failed", r.policy, r.partitions - r.partitions_completed, r.partitions);
       for (const auto& job : r.jobs) {
@@ -69,7 +92,22 @@ std::string report_json(const std::vector<RunReport>& reports) {
                         {"fallback_count", r.fallback_count},
                         {"partitions", r.partitions},
                         {"partitions_completed", r.partitions_completed},
-                        {"devices", r.devices}});
+                        {"devices", r.devices},
+                        {"jobs_retried", r.jobs_retried}});
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& d : r.per_device) {
+      devices.push_back({{"device", d.device},
+                         {"name", d.name},
+                         {"jobs_completed", d.jobs_completed},
+                         {"jobs_failed", d.jobs_failed},
+                         {"jobs_moved_away", d.jobs_moved_away},
+                         {"gpu_seconds_per_job", d.gpu_seconds_per_job},
+                         {"compute_busy_fraction", d.compute_busy_fraction},
+                         {"vram_peak_bytes", d.vram_peak_bytes},
+                         {"oom_count", d.oom_count},
+                         {"failure", d.failure}});
+    }
+    policies.back()["per_device"] = devices;
     // Kernel time by kernel, in the device model's units (to calibrate it against a real run).
     nlohmann::json kernels = nlohmann::json::object();
     for (const auto& [name, totals] : r.kernel_totals) {
@@ -95,6 +133,7 @@ std::string headline_figures(const RunReport& r) {
   if (r.partitions_completed < r.partitions) {
     figures += fmt::format(", {} of {} partitions failed", r.partitions - r.partitions_completed, r.partitions);
   }
+  if (r.jobs_retried > 0) figures += fmt::format(", {} moved to another GPU", r.jobs_retried);
   if (r.fallback_count > 0) figures += fmt::format(", {} fallback{}", r.fallback_count, r.fallback_count == 1 ? "" : "s");
   return figures;
 }

@@ -14,9 +14,11 @@ namespace {
 Bytes gib_to_bytes(double gib) { return static_cast<Bytes>(std::llround(gib * static_cast<double>(kGiB))); }
 Bytes mib_to_bytes(double mib) { return static_cast<Bytes>(std::llround(mib * static_cast<double>(kMiB))); }
 
-// [device_faults]: faults a FaultyDevice injects into every device the backend opens (the
-// simulator's or a GPU), to see on real hardware what the fixtures show on the simulator.
-void read_device_faults(const ConfigTable& table, DeviceFaults& faults) {
+// [device_faults]: faults a FaultyDevice injects into every device the backend opens, or into
+// one (`device`), the simulator's or a GPU, to see on real hardware what the fixtures show on
+// the simulator.
+void read_device_faults(const ConfigTable& table, int gpus, DeviceFaults& faults) {
+  faults.device = static_cast<int>(table.integer_in("device", -1, -1, gpus - 1));
   faults.allocation_failure_probability = table.number_in("allocation_failure_probability", 0, 0, 1);
   faults.kernel_failure_probability = table.number_in("kernel_failure_probability", 0, 0, 1);
   faults.seed = static_cast<std::uint64_t>(table.integer_in("seed", 1, 0, INT64_MAX));
@@ -38,7 +40,6 @@ void read_device_faults(const ConfigTable& table, DeviceFaults& faults) {
 }  // namespace
 
 void read_run_config(const ConfigTable& root, RunConfig& config) {
-  if (auto faults = root.table("device_faults")) read_device_faults(*faults, config.device_faults);
   auto& coordinator = config.coordinator;
   if (auto run = root.table("run")) {
     auto backend = run->choice("backend", "auto", {"auto", "sim", "cuda"});
@@ -149,6 +150,8 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     }
     policy->reject_unknown_keys();
   }
+  // After [gpus]: a fault's device is one of them.
+  if (auto faults = root.table("device_faults")) read_device_faults(*faults, config.gpus, config.device_faults);
 }
 
 RunConfig parse_run_config(std::string_view text, const std::string& source_name) {
