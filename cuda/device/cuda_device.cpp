@@ -172,9 +172,11 @@ asio::awaitable<void> CudaDevice::on_worker(std::function<void()> work) {
     }
     worker_wake_.notify_one();
   });
+  use_device();  // other devices' coroutines may have run on this thread meanwhile
 }
 
 asio::awaitable<void> CudaDevice::when_reached(cudaStream_t stream) {
+  use_device();
   std::exception_ptr error;
   co_await await_completion([&](Completion completion) {
     auto* wake = new HostWake{std::make_shared<Completion>(std::move(completion)), tracked(executor_)};
@@ -189,6 +191,7 @@ asio::awaitable<void> CudaDevice::when_reached(cudaStream_t stream) {
       }
     }
   });
+  use_device();  // other devices' coroutines may have run on this thread meanwhile
 }
 
 cudaStream_t CudaDevice::stream_of(StreamHandle handle) const {
@@ -213,6 +216,7 @@ StreamHandle CudaDevice::create_stream() {
 }
 
 void CudaDevice::destroy_stream(StreamHandle handle) {
+  use_device();
   auto stream = stream_of(handle);
   STAGEHAND_CUDA_CHECK(cudaStreamDestroy(stream));  // pending work still completes
   streams_.erase(handle.id);
@@ -228,19 +232,23 @@ EventHandle CudaDevice::create_event() {
 }
 
 void CudaDevice::destroy_event(EventHandle handle) {
+  use_device();
   STAGEHAND_CUDA_CHECK(cudaEventDestroy(event_of(handle)));
   events_.erase(handle.id);
 }
 
 void CudaDevice::record_event(EventHandle event, StreamHandle stream) {
+  use_device();
   STAGEHAND_CUDA_CHECK(cudaEventRecord(event_of(event), stream_of(stream)));
 }
 
 void CudaDevice::stream_wait_event(StreamHandle stream, EventHandle event) {
+  use_device();
   STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(stream_of(stream), event_of(event), 0));
 }
 
 bool CudaDevice::event_complete(EventHandle event) {
+  use_device();
   auto status = cudaEventQuery(event_of(event));
   if (status == cudaErrorNotReady) {
     cudaGetLastError();
@@ -251,10 +259,10 @@ bool CudaDevice::event_complete(EventHandle event) {
 }
 
 asio::awaitable<void> CudaDevice::wait_event(EventHandle event) {
+  use_device();
   auto cuda_event = event_of(event);
   if (event_complete(event)) co_return;
   // A short-lived stream per wait, so that waits never queue behind one another.
-  use_device();
   cudaStream_t stream;
   STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(stream, cuda_event, 0));
@@ -264,6 +272,7 @@ asio::awaitable<void> CudaDevice::wait_event(EventHandle event) {
 }
 
 asio::awaitable<void> CudaDevice::synchronize_stream(StreamHandle stream) {
+  use_device();
   auto cuda_stream = stream_of(stream);
   co_await when_reached(cuda_stream);
   // Surfaces a failure of the work waited for. "Not ready" is no failure: CUDA may still count
@@ -298,6 +307,7 @@ asio::awaitable<void> CudaDevice::copy_to_host(HostRange destination, DevicePoin
 
 asio::awaitable<void> CudaDevice::copy(void* to, const void* from, Bytes bytes, const void* host_side, cudaMemcpyKind kind,
                                        StreamHandle stream) {
+  use_device();
   auto cuda_stream = stream_of(stream);
   if (pinned(host_side)) {
     counters_.pinned_bytes_copied += bytes;
@@ -313,6 +323,7 @@ asio::awaitable<void> CudaDevice::copy(void* to, const void* from, Bytes bytes, 
 }
 
 void CudaDevice::memset_async(DevicePointer destination, std::uint8_t value, Bytes bytes, StreamHandle stream) {
+  use_device();
   STAGEHAND_CUDA_CHECK(cudaMemsetAsync(reinterpret_cast<void*>(destination.address), value, bytes, stream_of(stream)));
 }
 
@@ -341,17 +352,23 @@ asio::awaitable<DevicePointer> CudaDevice::allocate_async(Bytes bytes, StreamHan
 }
 
 void CudaDevice::free_async(DevicePointer pointer, StreamHandle stream) {
+  use_device();
   STAGEHAND_CUDA_CHECK(cudaFreeAsync(reinterpret_cast<void*>(pointer.address), stream_of(stream)));
 }
 
 void CudaDevice::set_pool_release_threshold(Bytes bytes) {
+  use_device();
   std::uint64_t threshold = bytes;
   STAGEHAND_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
-void CudaDevice::trim_pool(Bytes keep_bytes) { STAGEHAND_CUDA_CHECK(cudaMemPoolTrimTo(pool_, keep_bytes)); }
+void CudaDevice::trim_pool(Bytes keep_bytes) {
+  use_device();
+  STAGEHAND_CUDA_CHECK(cudaMemPoolTrimTo(pool_, keep_bytes));
+}
 
 PoolStats CudaDevice::pool_stats() const {
+  use_device();
   std::uint64_t reserved = 0;
   std::uint64_t used = 0;
   std::uint64_t threshold = 0;
@@ -371,6 +388,7 @@ MemoryInfo CudaDevice::memory_info() const {
 }
 
 void CudaDevice::set_pool_cross_stream_reuse(bool allowed) {
+  use_device();
   int value = allowed ? 1 : 0;
   STAGEHAND_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowInternalDependencies, &value));
 }
@@ -398,12 +416,12 @@ Bytes CudaDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t 
 }
 
 void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
+  use_device();
   const auto* launcher = find_launcher(kernel.name);
   if (launcher == nullptr) {
     throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: no CUDA launcher for kernel '{}'", kernel.name));
   }
   auto cuda_stream = stream_of(stream);
-  use_device();
   KernelTiming timing{};
   timing.name = &counters_.kernel_totals.try_emplace(kernel.name).first->first;
   timing.work_units = kernel.work_units;
@@ -425,6 +443,7 @@ void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
 }
 
 void CudaDevice::harvest_kernel_times() const {
+  use_device();
   // Completed launches in launch order; busy time as the union of their intervals.
   while (!kernel_timings_.empty()) {
     auto timing = kernel_timings_.front();
@@ -469,6 +488,7 @@ void CudaDevice::host_callback(StreamHandle stream, std::function<void()> callba
 }
 
 void CudaDevice::host_callback_reached(StreamHandle stream, std::function<void(Nanoseconds reached)> callback) {
+  use_device();
   auto* call = new HostCall{std::move(callback), tracked(executor_), origin_};
   auto status = cudaLaunchHostFunc(stream_of(stream), run_host_call, call);
   if (status != cudaSuccess) delete call;

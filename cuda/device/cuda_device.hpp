@@ -7,6 +7,15 @@
 // copies, cudaDeviceSynchronize, a growing cudaMallocAsync) run on one worker thread per GPU and
 // complete to the io_context. Waits for the device complete through cudaLaunchHostFunc, which
 // posts to the io_context. Every CUDA call is checked; an error names the call, file and line.
+//
+// The current device. CUDA sends a call to the calling thread's current device, and one
+// io_context thread drives every CudaDevice of a multi-GPU process, so that device is whichever
+// was used last. Every member that calls CUDA therefore first makes its own GPU current
+// (use_device()), and so does every resumption inside the class after a wait (on_worker,
+// when_reached), since other devices' coroutines may have run on the thread meanwhile; the worker
+// thread does it per job. A call leaves its GPU current and does not restore the caller's device:
+// an awaitable call resumes long after other code has run on the thread, so no "before" would be
+// safe to put back. Code that calls CUDA itself beside a CudaDevice makes its own device current.
 
 #include "device/device.hpp"
 #include "trace/trace.hpp"
@@ -97,6 +106,8 @@ class CudaDevice final : public Device {
   cudaStream_t stream_of(StreamHandle handle) const;
   cudaEvent_t event_of(EventHandle handle) const;
   bool pinned(const void* pointer) const;
+  // cudaSetDevice(ordinal_): the first thing every member that calls CUDA does (see the top of
+  // this file). On the device already current it costs next to nothing.
   void use_device() const;
   void harvest_kernel_times() const;
 
