@@ -1,6 +1,7 @@
 #include "workloads/groth16/groth16_workload.hpp"
 
 #include "device/format.hpp"
+#include "device/give_back_pinned.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
 #include "groth16/errors.hpp"
@@ -223,18 +224,7 @@ asio::awaitable<void> Groth16Workload::unpin_key_sets(Device& device) {
   }
   // Through the device that registered them (the registration is the host's, for every GPU);
   // where that one was lost, through this one.
-  for (const auto& range : to_unpin) {
-    bool done = false;
-    for (Device* through : {pinned_through, &device}) {
-      if (done || through == nullptr) continue;
-      try {
-        co_await through->unregister_host(range);
-        done = true;
-      } catch (...) {
-        // A lost device: try the other, and unregister the rest all the same.
-      }
-    }
-  }
+  for (const auto& range : to_unpin) co_await give_back_pinned(range, PinnedKind::registered, pinned_through, &device);
 }
 
 asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {

@@ -1,8 +1,11 @@
 #include "workloads/porep/porep_workload.hpp"
 
+#include "device/give_back_pinned.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -17,38 +20,51 @@ JobMemoryPlan PoRepWorkload::memory_plan(int) const {
                        shape_.peak_after_a_bytes() + scratch_bytes_ + extra, PartitionShape::kBucketResultBytes};
 }
 
-// Pins the proving key's points once per GPU: every policy streams them from pinned memory.
+// Pins the proving key's points once for all GPUs: every policy streams them from pinned memory.
 asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
   scratch_bytes_ = std::max(scratch_bytes_, PartitionProgram::scratch_bytes(device, shape_));
   twiddle_extra_bytes_ =
       std::max(twiddle_extra_bytes_, PartitionProgram::twiddle_bytes(device, shape_) - shape_.ntt_scratch_bytes());
-  auto& pinned = keys_[device_index];
-  auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
-    auto range = co_await device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
-    pinned.buffers.push_back(range);
-    co_return range;
-  };
-  pinned.key.h = co_await pin(shape_.h_points() * PartitionShape::kG1AffineBytes);
-  pinned.key.l = co_await pin(shape_.l_points() * PartitionShape::kG1AffineBytes);
-  pinned.key.a = co_await pin(shape_.a_points() * PartitionShape::kG1AffineBytes);
-  pinned.key.b_g1 = co_await pin(shape_.b_g1_points() * PartitionShape::kG1AffineBytes);
-  pinned.key.b_g2 = co_await pin(shape_.b_g2_points() * PartitionShape::kG2AffineBytes);
-  pinned.key.tail = co_await pin(shape_.tail_points() * PartitionShape::kTailBytesPerPoint);
-  if (data_.fill_key) co_await data_.fill_key(device, pinned.key);
+  if (!key_holders_.empty()) {
+    key_holders_.insert(device_index);
+    co_return;
+  }
+  key_pinned_through_ = &device;
+  std::exception_ptr failure;
+  try {
+    auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
+      auto range = co_await device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
+      key_.buffers.push_back(range);
+      co_return range;
+    };
+    key_.key.h = co_await pin(shape_.h_points() * PartitionShape::kG1AffineBytes);
+    key_.key.l = co_await pin(shape_.l_points() * PartitionShape::kG1AffineBytes);
+    key_.key.a = co_await pin(shape_.a_points() * PartitionShape::kG1AffineBytes);
+    key_.key.b_g1 = co_await pin(shape_.b_g1_points() * PartitionShape::kG1AffineBytes);
+    key_.key.b_g2 = co_await pin(shape_.b_g2_points() * PartitionShape::kG2AffineBytes);
+    key_.key.tail = co_await pin(shape_.tail_points() * PartitionShape::kTailBytesPerPoint);
+    if (data_.fill_key) co_await data_.fill_key(device, key_.key);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {
+    // The next device set up tries again.
+    co_await free_key(device);
+    std::rethrow_exception(failure);
+  }
+  key_holders_.insert(device_index);
 }
 
 asio::awaitable<void> PoRepWorkload::tear_down(Device& device, int device_index) {
-  auto found = keys_.find(device_index);
-  if (found == keys_.end()) co_return;
-  auto buffers = std::move(found->second.buffers);
-  keys_.erase(found);
-  for (auto& range : buffers) {
-    try {
-      co_await device.free_pinned_host(range);
-    } catch (...) {
-      // A lost device: the rest is freed all the same.
-    }
-  }
+  if (key_holders_.erase(device_index) == 0 || !key_holders_.empty()) co_return;
+  co_await free_key(device);
+}
+
+asio::awaitable<void> PoRepWorkload::free_key(Device& device) {
+  auto buffers = std::exchange(key_.buffers, {});
+  key_.key = {};
+  Device* pinned_through = std::exchange(key_pinned_through_, nullptr);
+  for (const auto& range : buffers) co_await give_back_pinned(range, PinnedKind::allocated, pinned_through, &device);
 }
 
 asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<const HostRange> abc) {
@@ -87,7 +103,7 @@ asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<cons
 asio::awaitable<JobTimes> PoRepWorkload::run_program(int, JobContext& context) {
   auto settings = program_;
   settings.link = context.link;
-  PartitionProgram program(context.device, shape_, keys_.at(context.device_index).key, settings, context.compute,
+  PartitionProgram program(context.device, shape_, key_.key, settings, context.compute,
                            context.upload);
   co_return co_await program.run(context.inputs, context.memory, context.results);
 }

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 
 namespace stagehand {
@@ -58,12 +59,19 @@ class PoRepWorkload final : public Workload {
     ProvingKeyHost key;
     std::vector<HostRange> buffers;
   };
+  // Gives the key's pinned buffers back, through the device that pinned them or, where that one
+  // was lost, through `device`.
+  asio::awaitable<void> free_key(Device& device);
   PartitionShape shape_;
   ProgramSettings program_;
   int proofs_;
   int partitions_per_proof_;
   PoRepData data_;
-  std::map<int, PinnedKey> keys_;  // by device index
+  // The proving key's points, pinned once for every GPU (pinned memory is portable): by the first
+  // device set up, freed when the last that holds it is torn down.
+  PinnedKey key_;
+  std::set<int> key_holders_;         // the devices set up with it
+  Device* key_pinned_through_ = nullptr;
   Bytes scratch_bytes_ = 0;        // the kernels' scratch on the devices (none on the simulator)
   Bytes twiddle_extra_bytes_ = 0;  // twiddles beyond the shape's, held throughout (PartitionProgram::twiddle_bytes)
 };
