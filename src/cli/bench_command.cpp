@@ -37,6 +37,7 @@ void add_bench_command(CLI::App& app) {
   policies->add_option("--proofs", policy_options->proofs, "Proofs (0: the config's)");
   policies->add_option("--partitions", policy_options->partitions, "Partitions per proof (0: the config's)");
   policies->add_option("--domain-log2", policy_options->domain_log2, "Domain size (0: the config's)");
+  policies->add_option("--gpus", policy_options->gpus, "GPUs to run on (0: the config's [gpus] count)");
   policies->add_option("--trace", policy_options->trace_dir, "Folder for the traces and pictures")->capture_default_str();
   policies->add_option("--json", policy_options->json, "Also write the figures as JSON to this file");
   on_selected(policies, [policy_options] { return run_policy_bench(*policy_options); });

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 namespace stagehand::cli {
 namespace {
@@ -288,11 +289,19 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
                              : std::string());
   }
   for (std::size_t i = 0; i < backend.devices().size(); ++i) {
+    if (i < report.per_device.size() && !report.per_device[i].failure.empty()) continue;  // a lost GPU answers nothing
     const Bytes free_after = backend.devices()[i]->memory_info().free_bytes;
     fmt::print(stderr, "stagehand prove: GPU {} device memory free {} before, {} after{}\n", i, format_bytes(free_before[i]),
                format_bytes(free_after), free_after < free_before[i] ? fmt::format(" ({} not given back)", format_bytes(free_before[i] - free_after))
                                                                       : std::string(", nothing left behind"));
   }
+  if (report.jobs_retried > 0) {
+    fmt::print(stderr, "stagehand prove: {} proof{} moved to another GPU when theirs was lost\n", report.jobs_retried,
+               report.jobs_retried == 1 ? "" : "s");
+  }
+  std::ostringstream per_gpu;
+  print_device_table(per_gpu, {report});
+  if (!per_gpu.str().empty()) fmt::print(stderr, "{}", per_gpu.str());
   if (report.oom_count > 0 || failed > 0) {
     fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", failed, report.oom_count,
                report.oom_count == 1 ? "" : "s");

@@ -9,13 +9,16 @@ namespace stagehand {
 FaultyDevice::FaultyDevice(Device& inner, DeviceFaults faults)
     : inner_(inner), faults_(std::move(faults)), random_(faults_.seed ^ 0xfa017ed0ULL) {}
 
-bool FaultyDevice::lost() const { return faults_.lose_device_at_ns >= 0 && inner_.now() >= faults_.lose_device_at_ns; }
+bool FaultyDevice::lost() const {
+  return lost_at_launch_ || (faults_.lose_device_at_ns >= 0 && inner_.now() >= faults_.lose_device_at_ns);
+}
 
 void FaultyDevice::check_lost(const char* call) const {
   if (lost()) {
+    const auto when = lost_at_launch_ ? fmt::format("its kernel launch {}", faults_.lose_device_at_launch)
+                                      : format_duration(faults_.lose_device_at_ns);
     throw DeviceError(DeviceErrc::device_lost,
-                      fmt::format("{} on GPU {}: the device was lost at {} [injected fault]", call, properties().ordinal,
-                                  format_duration(faults_.lose_device_at_ns)));
+                      fmt::format("{} on GPU {}: the device was lost at {} [injected fault]", call, properties().ordinal, when));
   }
 }
 
@@ -181,6 +184,7 @@ asio::awaitable<HostRange> FaultyDevice::allocate_pinned_host(Bytes bytes) {
 asio::awaitable<void> FaultyDevice::free_pinned_host(HostRange range) { co_await inner_.free_pinned_host(range); }
 
 void FaultyDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
+  if (faults_.lose_device_at_launch != 0 && ++all_launches_ == faults_.lose_device_at_launch) lost_at_launch_ = true;
   check_lost("launch");
   inner_.launch(kernel, stream);
   const bool named = !faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&

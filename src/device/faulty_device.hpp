@@ -14,7 +14,8 @@
 //     event recorded on that stream;
 //   - copies issued from a device time on are delayed on the host before they are issued (a slow
 //     link as the host sees it; the device behind copies at its own rate);
-//   - the device is lost at a device time: from then on every call that does work fails with
+//   - the device is lost at a device time, or at its Nth kernel launch (a point in the work that
+//     does not move with how long set-up took): from then on every call that does work fails with
 //     device_lost. Calls that only give something back (frees, destroys, unregisters) still
 //     reach the device behind, so that a lost device leaves nothing allocated there.
 // Every injected error says "[injected fault]" in its message.
@@ -39,6 +40,7 @@ struct DeviceFaults {
   std::string fail_kernel_name;            // empty: never
   std::uint64_t fail_kernel_occurrence = 1;
   Nanoseconds lose_device_at_ns = -1;  // <0: never
+  std::uint64_t lose_device_at_launch = 0;  // lost at its Nth kernel launch (from 1), which fails; 0: never
   Nanoseconds copy_delay_ns = 0;       // added before each copy issued at or after copy_delay_from_ns
   Nanoseconds copy_delay_from_ns = 0;
 
@@ -46,7 +48,7 @@ struct DeviceFaults {
   bool any() const {
     return fail_allocation_number != 0 || allocation_failure_probability > 0 || kernel_failure_probability > 0 ||
            fail_host_pin_number != 0 ||
-           !fail_kernel_name.empty() || lose_device_at_ns >= 0 || copy_delay_ns > 0;
+           !fail_kernel_name.empty() || lose_device_at_ns >= 0 || lose_device_at_launch != 0 || copy_delay_ns > 0;
   }
 };
 
@@ -120,7 +122,9 @@ class FaultyDevice final : public Device {
   Random random_;
   std::uint64_t allocations_ = 0;
   std::uint64_t pins_ = 0;
-  std::uint64_t kernel_launches_ = 0;
+  std::uint64_t kernel_launches_ = 0;  // of the named kernel
+  std::uint64_t all_launches_ = 0;
+  bool lost_at_launch_ = false;
   std::uint64_t injected_ = 0;
   // Streams with a failed kernel not yet reported, and the stream each event was last recorded on.
   std::set<std::uint32_t> failed_streams_;

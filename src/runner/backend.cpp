@@ -85,8 +85,13 @@ class SimulatorBackend final : public Backend {
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const RunConfig& config, const BackendOptions& options) : trace_(options.keep_trace_events) {
-    const int count = std::min(config.gpus, cuda::device_count());
-    for (int i = 0; i < count; ++i) {
+    // More GPUs than the machine has is an error, not fewer GPUs: a farm's figures would
+    // silently be those of a smaller machine.
+    const int present = cuda::device_count();
+    if (config.gpus > present) {
+      throw ConfigError(fmt::format("{}: {} GPUs asked for, {} present", config.gpus_where, config.gpus, present));
+    }
+    for (int i = 0; i < config.gpus; ++i) {
       gpus_.push_back(std::make_unique<cuda::CudaDevice>(i, io_.get_executor(), config.vram_cap_bytes));
       devices_.push_back(gpus_.back().get());
       // CudaDevice reports the smaller of the cap and the card.

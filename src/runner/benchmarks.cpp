@@ -79,7 +79,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
     std::cerr << "stagehand bench policies: no CUDA device is present\n";
     return 1;
   }
-  config.gpus = 1;
+  if (options.gpus > 0) config.gpus = options.gpus;
   const auto& shape = porep.shape;
   const auto start = std::chrono::steady_clock::now();
   const auto polynomial = random_polynomial(shape);
@@ -94,14 +94,15 @@ int run_policy_bench(const PolicyBenchOptions& options) {
     // A fresh device for each policy, held to the cap by a ballast allocation.
     auto backend = Backend::open_cuda(config);
     auto& device = *backend->devices().front();
-    fmt::print(stderr, "stagehand bench policies: {} on {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers\n", name,
-               device.properties().name, format_bytes(device.properties().total_memory_bytes),
+    fmt::print(stderr, "stagehand bench policies: {} on {} x {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers per GPU\n",
+               name, backend->devices().size(), device.properties().name, format_bytes(device.properties().total_memory_bytes),
                config.vram_cap_bytes ? "a capped card" : "the card", porep.proofs, porep.partitions_per_proof, shape.domain_log2,
                settings.workers_per_device);
     // What the simulator's measured model must match (config/devices/h200-measured.toml).
     fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
                format_bytes(PartitionProgram::scratch_bytes(device, shape)));
     PoRepData data;
+    // Filled once, on the GPU that pins the key (the current one while it is set up).
     data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
     data.input_template = std::span<const std::byte>(polynomial);
     data.host_work = &host_work;

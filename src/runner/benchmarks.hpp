@@ -17,6 +17,7 @@ struct PolicyBenchOptions {
   int proofs = 0;                     // 0: the config's
   int partitions = 0;                 // per proof; 0: the config's
   int domain_log2 = 0;                // 0: the config's
+  int gpus = 0;                       // 0: the config's [gpus] count
   std::string trace_dir = "out/traces/gpu";
   std::string json;
 };

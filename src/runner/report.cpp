@@ -13,8 +13,6 @@
 
 namespace stagehand {
 
-namespace {
-
 // Each GPU's share, where a run had several or one of them failed.
 void print_device_table(std::ostream& out, const std::vector<RunReport>& reports) {
   const bool wanted = std::any_of(reports.begin(), reports.end(), [](const RunReport& r) {
@@ -31,8 +29,6 @@ void print_device_table(std::ostream& out, const std::vector<RunReport>& reports
     }
   }
 }
-
-}  // namespace
 
 void print_report_table(std::ostream& out, const std::vector<RunReport>& reports) {
   fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", "policy", "s/proof",

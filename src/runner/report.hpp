@@ -10,7 +10,11 @@
 
 namespace stagehand {
 
+// The policies' figures, then each GPU's share where a run had several GPUs or one failed.
 void print_report_table(std::ostream& out, const std::vector<RunReport>& reports);
+// Each GPU's jobs, moved jobs, GPU seconds per job, busy, VRAM peak and state; nothing where
+// every run had one GPU and it worked to the end.
+void print_device_table(std::ostream& out, const std::vector<RunReport>& reports);
 // Where one run's kernel time went, by kernel name: launches, total, per partition, ns per work
 // unit (the unit of the device model's cost table, so that a real run calibrates the model).
 void print_kernel_table(std::ostream& out, const RunReport& report);

@@ -32,6 +32,7 @@ void read_device_faults(const ConfigTable& table, int gpus, DeviceFaults& faults
   faults.fail_kernel_occurrence = static_cast<std::uint64_t>(table.integer_in("fail_kernel_occurrence", 1, 1, INT64_MAX));
   const double lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
   faults.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
+  faults.lose_device_at_launch = static_cast<std::uint64_t>(table.integer_in("lose_device_at_launch", 0, 0, INT64_MAX));
   faults.copy_delay_ns = static_cast<Nanoseconds>(table.number_in("copy_delay_ms", 0, 0, 1e6) * 1e6);
   faults.copy_delay_from_ns = static_cast<Nanoseconds>(table.number_in("copy_delay_from_ms", 0, 0, 1e12) * 1e6);
   table.reject_unknown_keys();
@@ -77,6 +78,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
         static_cast<int>(gpus->integer_in("prestage_chunks_in_flight", coordinator.prestage_chunks_in_flight, 1, 64));
     config.vram_cap_bytes = gib_to_bytes(gpus->number_in("vram_cap_gib", static_cast<double>(config.vram_cap_bytes) / kGiB, 0, 1 << 20));
     if (gpus->contains("vram_cap_gib")) config.vram_cap_where = gpus->where("vram_cap_gib");
+    if (gpus->contains("count")) config.gpus_where = gpus->where("count");
     coordinator.safety_margin_bytes =
         mib_to_bytes(gpus->number_in("safety_margin_mib", static_cast<double>(coordinator.safety_margin_bytes) / kMiB, 0, 1 << 24));
     coordinator.resident_bytes = mib_to_bytes(gpus->number_in("resident_mib", static_cast<double>(coordinator.resident_bytes) / kMiB, 0, 1 << 24));

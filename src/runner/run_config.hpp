@@ -46,6 +46,7 @@ struct RunConfig {
   // Where the cap was set ("file:line: key 'gpus.vram_cap_gib'"), for errors found when the
   // devices are opened or the work is sized; the key alone where the cap was not read from a file.
   std::string vram_cap_where = "key 'gpus.vram_cap_gib'";
+  std::string gpus_where = "key 'gpus.count'";  // likewise, for the GPU count
   int two_lock_workers_per_device = 3;
   // Everything the coordinator takes; `policy` is set per run.
   CoordinatorSettings coordinator;

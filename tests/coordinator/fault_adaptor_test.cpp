@@ -223,6 +223,32 @@ BOOST_AUTO_TEST_CASE(a_lost_device_fails_every_call_that_works_and_still_takes_f
   BOOST_TEST(h.device.check().clean());
 }
 
+// Lost at its third launch, whenever that comes: that launch fails and so does all work after it.
+BOOST_AUTO_TEST_CASE(a_device_lost_at_its_nth_launch_fails_that_launch_and_all_work_after) {
+  SimHarness h("h200");
+  FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.lose_device_at_launch = 3; }));
+  h.run([&](SimHarness&) -> asio::awaitable<void> {
+    auto stream = device.create_stream();
+    auto buffer = co_await device.allocate_async(kMiB, stream);
+    KernelLaunch launch{std::string(kernel::busy_wait), 1024, {}, {}, {{buffer, kMiB}}};
+    device.launch(launch, stream);
+    device.launch(launch, stream);
+    co_await device.synchronize_stream(stream);
+    BOOST_TEST(!device.lost());
+    BOOST_CHECK_EXCEPTION(device.launch(launch, stream), DeviceError, [](const DeviceError& e) {
+      return e.errc() == DeviceErrc::device_lost && says(e, "kernel launch 3");
+    });
+    BOOST_TEST(device.lost());
+    BOOST_CHECK_EXCEPTION(co_await device.allocate(kMiB), DeviceError,
+                          [](const DeviceError& e) { return e.errc() == DeviceErrc::device_lost; });
+    device.free_async(buffer, stream);
+    co_await h.device.synchronize_stream(stream);  // behind the lost adaptor, the device still runs
+    device.destroy_stream(stream);
+  });
+  BOOST_TEST(h.device.memory_held_bytes() == 0u);
+  BOOST_TEST(h.device.counters().kernels == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(coordinator_under_budgeted)

@@ -90,4 +90,19 @@ for case in resident:device fetched-ahead:host streamed:device streamed:host aut
   }
 done
 
+# Two simulated GPUs, the second lost at its tenth kernel launch (inside its first or second
+# proof): its running proofs fail with the device's error and are proved again on the first GPU;
+# every proof of the run is written and verifies.
+dir="$out/bench-two-gpus-one-lost"
+mkdir -p "$dir"
+printf '[gpus]\ncount = 2\n[device_faults]\ndevice = 1\nlose_device_at_launch = 10\n' >"$dir.toml"
+"$stagehand" bench prove --config "$dir.toml" --domain-log2 9 --proofs 6 --out-dir "$dir" 2>&1 | grep -v WARNING >"$dir.log" ||
+  fail "bench prove on two GPUs, one lost, failed: $(cat "$dir.log")"
+if grep -qE "[1-9][0-9]* proofs? moved to another GPU" "$dir.log" && grep -q "6 of 6 proofs" "$dir.log"; then
+  echo "ok: bench prove on two GPUs: $(grep -oE "[0-9]+ proofs? moved to another GPU" "$dir.log") when GPU 1 was lost"
+else fail "bench prove on two GPUs: no proof moved, or not every proof made: $(cat "$dir.log")"; fi
+for i in 1 2 3 4 5 6; do
+  verify "$dir/vk.json" "$dir/$i.public.json" "$dir/$i.proof.json" ok "bench prove proof $i (two GPUs, GPU 1 lost)"
+done
+
 finish "all synthetic-circuit checks passed"
