@@ -122,6 +122,11 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     auto collect = workload->choice("msm_collect", config.workload.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
                                     {"deferred", "synchronize"});
     config.workload.program.msm_collect = collect == "deferred" ? MsmCollect::deferred : MsmCollect::synchronize;
+    auto& program = config.workload.program;
+    const auto order = workload->choice("stream_order", program.stream_order == StreamOrder::mixed ? "mixed" : "in-order",
+                                        {"in-order", "mixed"});
+    program.stream_order = order == "mixed" ? StreamOrder::mixed : StreamOrder::in_order;
+    program.fetch_ahead_sets = static_cast<int>(workload->integer_in("fetch_ahead_sets", program.fetch_ahead_sets, 0, 5));
     config.workload.shape.host_prepare_ns_per_element =
         workload->number_in("host_prepare_ns_per_element", config.workload.shape.host_prepare_ns_per_element, 0, 1e6);
     config.workload.shape.host_finish_ns_per_element =

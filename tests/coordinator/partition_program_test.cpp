@@ -141,7 +141,7 @@ struct Outcome {
 
 // twiddle_bytes: what the device's kernels ask for the NTT domain (0: the shape's 16 bytes per
 // element suffice, as on the simulator's models).
-Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes = 0) {
+Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes = 0, StreamOrder order = StreamOrder::in_order) {
   Outcome outcome;
   PartitionShape shape;
   shape.domain_log2 = domain_log2;
@@ -176,6 +176,7 @@ Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes 
   porep.shape = shape;
   porep.proofs = 1;
   porep.partitions_per_proof = 3;
+  porep.program.stream_order = order;
   PoRepWorkload workload(porep, data);
   outcome.report = testing::run_functional(system, device, settings, workload);
   outcome.plan = workload.memory_plan(0);
@@ -184,25 +185,29 @@ Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes 
 
 }  // namespace
 
+// In either stream order: the mixed one places every set's points in each half beside the others'.
 BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
-  for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
-    BOOST_TEST_CONTEXT(to_string(policy)) {
-      const auto outcome = run_partitions(policy);
-      const auto& seen = outcome.seen;
-      BOOST_CHECK_EQUAL(outcome.report.partitions_completed, 3);
-      BOOST_TEST(seen.problems.empty(), (seen.problems.empty() ? std::string() : seen.problems.front()));
-      BOOST_CHECK_EQUAL(seen.key_fills, 1);
-      // a, b and c of every partition reached the device as the host step wrote them.
-      BOOST_CHECK_EQUAL(seen.inverse_ntts_on_the_template, 3 * 3);
-      for (const char* name : {kernel::ntt_twiddles, kernel::ntt, kernel::h_pointwise, kernel::msm_batch, kernel::msm_reduce, kernel::batch_addition_g1,
-                               kernel::batch_addition_g2, kernel::tail_msm, kernel::tail_reduce}) {
-        BOOST_TEST(seen.launches.count(name) == 1, name << " launched");
+  const std::pair<StreamOrder, const char*> orders[] = {{StreamOrder::in_order, "in order"}, {StreamOrder::mixed, "mixed"}};
+  for (const auto& [order, order_name] : orders) {
+    for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
+      BOOST_TEST_CONTEXT(to_string(policy) << ", " << order_name) {
+        const auto outcome = run_partitions(policy, 12, 0, order);
+        const auto& seen = outcome.seen;
+        BOOST_CHECK_EQUAL(outcome.report.partitions_completed, 3);
+        BOOST_TEST(seen.problems.empty(), (seen.problems.empty() ? std::string() : seen.problems.front()));
+        BOOST_CHECK_EQUAL(seen.key_fills, 1);
+        // a, b and c of every partition reached the device as the host step wrote them.
+        BOOST_CHECK_EQUAL(seen.inverse_ntts_on_the_template, 3 * 3);
+        for (const char* name : {kernel::ntt_twiddles, kernel::ntt, kernel::h_pointwise, kernel::msm_batch, kernel::msm_reduce, kernel::batch_addition_g1,
+                                 kernel::batch_addition_g2, kernel::tail_msm, kernel::tail_reduce}) {
+          BOOST_TEST(seen.launches.count(name) == 1, name << " launched");
+        }
+        BOOST_CHECK_EQUAL(seen.launches.at(kernel::msm_reduce), 3);
+        BOOST_CHECK_EQUAL(seen.launches.at(kernel::tail_reduce), 3);
+        // Five sums per partition (L, A, B_G1, B_G2, tail), each in its own slot, begun once per partition.
+        BOOST_CHECK_EQUAL(seen.sum_starts.size(), 5u);
+        for (const auto& [offset, starts] : seen.sum_starts) BOOST_TEST(starts == 3, "slot " << offset);
       }
-      BOOST_CHECK_EQUAL(seen.launches.at(kernel::msm_reduce), 3);
-      BOOST_CHECK_EQUAL(seen.launches.at(kernel::tail_reduce), 3);
-      // Five sums per partition (L, A, B_G1, B_G2, tail), each in its own slot, begun once per partition.
-      BOOST_CHECK_EQUAL(seen.sum_starts.size(), 5u);
-      for (const auto& [offset, starts] : seen.sum_starts) BOOST_TEST(starts == 3, "slot " << offset);
     }
   }
 }

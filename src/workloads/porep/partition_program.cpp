@@ -135,7 +135,7 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
   std::vector<DevicePointer> fetched;
   std::string fetched_names;  // joined with '+' ("L+A")
   for (auto index : prefetch_order(sets)) {
-    if (fetched.size() == 2) break;
+    if (fetched.size() >= static_cast<std::size_t>(settings_.fetch_ahead_sets)) break;
     auto& set = sets[index];
     auto pointer = co_await memory.try_allocate_spare(set.items * set.item_bytes, compute_);
     if (!pointer) continue;
@@ -184,8 +184,10 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
     co_await device_.sleep_for(shape_.msm_batch_collect_ns);
     results_outstanding[slot] = false;
   };
-  std::size_t set_index = 0;
-  std::uint64_t next_item = 0;  // in sets[set_index]
+  // Each set's next item to stream, and whether its last segment has been placed.
+  std::vector<std::uint64_t> next_item(sets.size(), 0);
+  std::vector<bool> placed(sets.size(), false);
+  auto streaming = [&](std::size_t i) { return !sets[i].resident && !placed[i]; };
   bool pcie_bound = false;
   bool prefetch_issued = false;
   // Fetching resident sets goes on the upload stream after the second batch, so that it fills
@@ -200,10 +202,25 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
   };
   // The resident sets' kernels, already on the device (or on their way): no buffer rotation.
   // One follows each streamed half after the H MSM, so that the halves whose kernels are faster
-  // than their points' upload (the batch additions) have more to compute meanwhile; what is left
-  // runs after the last half. All at once, they kept the GPU waiting on PCIe at every later half
-  // of batch-addition points.
+  // than their points' upload have more to compute meanwhile; what is left runs after the last
+  // half. All at once, they kept the GPU waiting on PCIe at every later half.
   std::deque<Segment> resident_kernels;
+  std::vector<bool> queued(sets.size(), false);
+  const bool mixed = settings_.stream_order == StreamOrder::mixed;
+  // Each resident set's kernels join the queue where the streamed sets reach it: in order, once
+  // every set before it has been placed in a half; mixed, once the H MSM's points have been.
+  auto queue_residents = [&]() -> asio::awaitable<void> {
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      if (!sets[i].resident) {
+        if (!placed[i] && (!mixed || sets[i].collect)) break;
+        continue;
+      }
+      if (queued[i]) continue;
+      queued[i] = true;
+      co_await issue_prefetch();
+      for (const auto& segment : resident_segments(sets, i)) resident_kernels.push_back(segment);
+    }
+  };
   bool waited_for_prefetch = false;
   auto launch_resident_kernel = [&] {
     if (!waited_for_prefetch) device_.stream_wait_event(compute_, prefetched_);
@@ -214,34 +231,68 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
     launch_segment(set, segment, set.resident, DevicePointer{}, buckets[0]);
     if (segment.ends_set) finish_set(set, buckets[0]);
   };
-  std::size_t batch = 0;
-  while (set_index < sets.size()) {
-    if (sets[set_index].resident) {
-      co_await issue_prefetch();
-      for (const auto& segment : resident_segments(sets, set_index)) resident_kernels.push_back(segment);
-      ++set_index;
-      continue;
+  auto any_streaming = [&](bool collecting_only) {
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      if (streaming(i) && (!collecting_only || sets[i].collect)) return true;
     }
+    return false;
+  };
+  std::size_t batch = 0;
+  while (any_streaming(false)) {
+    co_await queue_residents();
+    if (!any_streaming(false)) break;
     const auto slot = batch % 2;
-    // Fill this half with whole items, from as many consecutive streamed sets as fit.
     if (batch >= 2) device_.stream_wait_event(upload_, buffer_free_[slot]);
     std::vector<Segment> segments;
     Bytes filled = 0;
-    while (set_index < sets.size() && !sets[set_index].resident) {
-      const auto& set = sets[set_index];
-      auto room_items = (buffer_bytes - filled) / set.item_bytes;
-      if (room_items == 0) break;
-      auto items = std::min(room_items, set.items - next_item);
-      auto bytes = items * set.item_bytes;
-      co_await upload(buffers[slot] + filled, set.host.sub(next_item * set.item_bytes, bytes));
-      const auto first_item = next_item;
-      next_item += items;
-      bool ends_set = next_item == set.items;
-      segments.push_back(Segment{set_index, first_item, items, filled, bytes, ends_set});
+    // `items` of set i into this half, after what it holds.
+    auto place = [&](std::size_t i, std::uint64_t items) -> asio::awaitable<void> {
+      const auto& set = sets[i];
+      const auto bytes = items * set.item_bytes;
+      co_await upload(buffers[slot] + filled, set.host.sub(next_item[i] * set.item_bytes, bytes));
+      segments.push_back(Segment{i, next_item[i], items, filled, bytes, next_item[i] + items == set.items});
+      next_item[i] += items;
+      placed[i] = next_item[i] == set.items;
       filled += bytes;
-      if (ends_set) {
-        ++set_index;
-        next_item = 0;
+    };
+    auto room_items = [&](std::size_t i) { return (buffer_bytes - filled) / sets[i].item_bytes; };
+    // The collecting sets (the H MSM) first, in order: their results travel back per half.
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      if (!streaming(i) || !sets[i].collect) continue;
+      const auto items = std::min(room_items(i), sets[i].items - next_item[i]);
+      if (items == 0 && sets[i].items > next_item[i]) break;
+      co_await place(i, items);
+      if (streaming(i)) break;  // the half is full
+    }
+    // Then the other sets: in order, or (mixed) every one at once, each in proportion to what it
+    // has left, so that a set whose kernels are faster than its points cross PCIe shares each half
+    // with sets whose kernels are slower, neither the GPU nor the link waits for the other, and
+    // the link keeps room for the next job's inputs throughout.
+    if (!any_streaming(true)) {
+      if (mixed) {
+        std::vector<std::size_t> open;
+        double left_bytes = 0;
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+          if (!streaming(i)) continue;
+          open.push_back(i);
+          left_bytes += static_cast<double>((sets[i].items - next_item[i]) * sets[i].item_bytes);
+        }
+        const double room = static_cast<double>(buffer_bytes - filled);
+        for (const auto i : open) {
+          const auto left = sets[i].items - next_item[i];
+          const double share = left_bytes > 0 ? room * static_cast<double>(left * sets[i].item_bytes) / left_bytes : 0;
+          const auto items = std::min({left, room_items(i), std::max<std::uint64_t>(1, static_cast<std::uint64_t>(share) / sets[i].item_bytes)});
+          if (items > 0 || left == 0) co_await place(i, items);
+        }
+      }
+      // In order: as many whole items of each set as fit, up to a resident set not yet reached
+      // (its kernels queue before the next half); mixed: what rounding left.
+      for (std::size_t i = 0; i < sets.size(); ++i) {
+        if (sets[i].resident && !mixed && !queued[i]) break;
+        if (!streaming(i)) continue;
+        const auto items = std::min(room_items(i), sets[i].items - next_item[i]);
+        if (items == 0 && sets[i].items > next_item[i]) break;
+        co_await place(i, items);
       }
     }
     device_.record_event(buffer_filled_[slot], upload_);
@@ -284,6 +335,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       }
     }
   }
+  co_await queue_residents();
   while (!resident_kernels.empty()) launch_resident_kernel();
   if (pcie_bound) pcie_bound_phase(false);
   for (std::size_t slot = 0; slot < 2; ++slot) {

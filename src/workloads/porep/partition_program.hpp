@@ -21,8 +21,18 @@ struct ProvingKeyHost {
   HostRange h, l, a, b_g1, b_g2, tail;
 };
 
+// How the sets after the H MSM share the stream buffers' halves. in_order: one set after another
+// (the program measured on the H200, bench/RESULTS.md). mixed: every half holds each set left in
+// proportion to what it has left, so that a set whose kernels are faster than its points cross
+// PCIe (the tail MSM) never has the halves to itself.
+enum class StreamOrder { in_order, mixed };
+
 struct ProgramSettings {
   MsmCollect msm_collect = MsmCollect::deferred;
+  StreamOrder stream_order = StreamOrder::in_order;
+  // Sets fetched ahead, during the H MSM, into memory free at the time (the most PCIe-bound
+  // first); 0: none, which leaves that memory to the next job's pre-staged inputs.
+  int fetch_ahead_sets = 2;
   LinkClaimHooks link;
 };
 
