@@ -129,6 +129,7 @@ struct Engine::Impl {
     std::uint64_t used = 0;
     double busy_seconds = 0;
     Clock::time_point busy_since;
+    bool lost = false;  // its device answered device_lost: it answers nothing any more
   };
 
   EngineConfig config;
@@ -209,10 +210,14 @@ struct Engine::Impl {
     auto& gpu = gpus.at(static_cast<std::size_t>(index));
     if (gpu.running++ == 0) gpu.busy_since = Clock::now();
   }
-  void gpu_ended(int index) {  // engine mutex held
+  // A proof left the GPU: it ended there, or (not done) it moved to another when this one was lost.
+  void gpu_left(int index) {  // engine mutex held
     auto& gpu = gpus.at(static_cast<std::size_t>(index));
-    ++gpu.done;
     if (--gpu.running == 0) gpu.busy_seconds += seconds_between(gpu.busy_since, Clock::now());
+  }
+  void gpu_ended(int index) {  // engine mutex held
+    ++gpus.at(static_cast<std::size_t>(index)).done;
+    gpu_left(index);
   }
 
   void dispatch();
@@ -223,7 +228,8 @@ struct Engine::Impl {
 namespace {
 
 // The Groth16 workload with the engine's checks between steps: a cancelled proof stops before
-// its next step, and each proof's GPU is noted when its host step begins.
+// its next step, and each proof's GPU is noted when its host step begins (again on the GPU it
+// moves to when its first one is lost).
 class EngineWorkload final : public Workload {
  public:
   EngineWorkload(groth16::Groth16Workload& inner, const std::vector<std::shared_ptr<ProofRecord>>& batch, Engine::Impl& engine,
@@ -244,9 +250,11 @@ class EngineWorkload final : public Workload {
       const auto where = std::find(devices_.begin(), devices_.end(), &device);
       std::lock_guard lock(engine_.mutex);
       auto& record = *batch_.at(static_cast<std::size_t>(job));
-      if (record.gpu < 0 && where != devices_.end()) {
-        record.gpu = static_cast<int>(where - devices_.begin());
-        engine_.gpu_started(record.gpu);
+      const int gpu = where != devices_.end() ? static_cast<int>(where - devices_.begin()) : -1;
+      if (gpu >= 0 && record.gpu != gpu) {
+        if (record.gpu >= 0) engine_.gpu_left(record.gpu);  // its first GPU was lost under it
+        record.gpu = gpu;
+        engine_.gpu_started(gpu);
       }
     }
     return inner_.prepare(job, device, abc);
@@ -380,8 +388,15 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     auto sample = [&] {
       std::lock_guard lock(mutex);
       for (std::size_t i = 0; i < devices.size() && i < gpus.size(); ++i) {
-        const auto info = devices[i]->memory_info();
-        gpus[i].used = info.total_bytes - info.free_bytes;
+        if (gpus[i].lost) continue;
+        try {
+          const auto info = devices[i]->memory_info();
+          gpus[i].used = info.total_bytes - info.free_bytes;
+        } catch (const DeviceError& error) {
+          if (error.errc() != DeviceErrc::device_lost) throw;
+          gpus[i].lost = true;  // its proofs go to the other GPUs (the coordinator moves them)
+          continue;
+        }
         auto found = budgets.find(static_cast<int>(i));
         gpus[i].reserved = found == budgets.end() ? 0 : found->second->held_bytes();
       }
@@ -623,6 +638,7 @@ EngineStatus Engine::status() const {
     out.device_used_bytes = gpu.used;
     out.pinned_host_budget_bytes = impl_->config.run.coordinator.pinned_host_budget_bytes;
     out.busy_seconds = gpu.busy_seconds + (gpu.running > 0 ? seconds_between(gpu.busy_since, now) : 0.0);
+    out.lost = gpu.lost;
     status.gpus.push_back(out);
   }
   for (const auto& [name, key] : impl_->keys) {
@@ -677,7 +693,8 @@ std::string status_json(const EngineStatus& status) {
                            {"vram_reserved_bytes", gpu.vram_reserved_bytes},
                            {"device_used_bytes", gpu.device_used_bytes},
                            {"pinned_host_budget_bytes", gpu.pinned_host_budget_bytes},
-                           {"busy_seconds", gpu.busy_seconds}});
+                           {"busy_seconds", gpu.busy_seconds},
+                           {"lost", gpu.lost}});
   }
   out["keys"] = nlohmann::json::array();
   for (const auto& key : status.keys) {

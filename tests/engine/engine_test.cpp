@@ -380,6 +380,31 @@ BOOST_AUTO_TEST_CASE(an_injected_device_fault_fails_only_its_proof) {
   BOOST_CHECK_EQUAL(status.gpus[0].done, 3u);
 }
 
+// Two GPUs, the second lost at its third kernel launch (inside its first proof): that proof is
+// proved again on the first GPU, every proof comes out right, and no GPU is left counting a proof
+// as running.
+BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_are_made_on_the_other) {
+  auto engine_config = config();
+  engine_config.run.gpus = 2;
+  auto options = Engine::default_backend_options();
+  options.device_faults.device = 1;
+  options.device_faults.lose_device_at_launch = 3;
+  Engine engine(engine_config, options);
+  engine.load_key("small", files().zkey);
+  std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
+  for (std::uint64_t x = 2; x < 8; ++x) handles.emplace_back(engine.submit("small", files().wtns(x, 5), WhenFull::wait), x);
+  for (const auto& [handle, x] : handles) check_done(handle, x, 5);
+  const auto status = engine.status();
+  BOOST_CHECK_EQUAL(status.done, 6u);
+  BOOST_CHECK_EQUAL(status.failed, 0u);
+  BOOST_REQUIRE_EQUAL(status.gpus.size(), 2u);
+  BOOST_CHECK_EQUAL(status.gpus[0].done + status.gpus[1].done, 6u);
+  BOOST_CHECK(status.gpus[0].done > status.gpus[1].done);
+  BOOST_CHECK(!status.gpus[0].lost);
+  BOOST_CHECK(status.gpus[1].lost);
+  for (const auto& gpu : status.gpus) BOOST_CHECK_EQUAL(gpu.running, 0);
+}
+
 BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
   // The documented example reads as it says (the tests run from the project's root).
   const auto example = load_engine_config("config/serve.toml");
