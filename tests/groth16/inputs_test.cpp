@@ -501,7 +501,8 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
 }
 
 // The same proofs wherever the key's sets are: resident, fetched whole per proof, streamed in
-// batches (buffers of two G1 points or one G2 point, so that every set takes several), and a mix.
+// batches (buffers of two G1 points or one G2 point, so that every set takes several), and a mix;
+// the last two also with the MSMs' memory taken after H.
 BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_placement) {
   Files files;
   const auto key = read_zkey(files.zkey);
@@ -515,6 +516,12 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
                                                                {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
                                                                {"streamed", KeyPlacement::all(SetPlacement::streamed)},
                                                                {"mixed", mixed}};
+  // The same two with the MSMs' memory (and, a/b/c on the host, the witness) taken after H.
+  for (const auto& [name, placement] : std::vector(placements.begin() + 2, placements.end())) {
+    auto late = placement;
+    late.msm_memory_after_h = true;
+    placements.emplace_back(name + ", MSM memory after H", late);
+  }
   for (auto& [name, placement] : placements) placement.stream_buffer_bytes = 2 * kG1Bytes;
   for (const auto& [name, placement] : placements)
   for (auto abc_step : {AbcStep::device, AbcStep::host})
@@ -529,6 +536,7 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
       const auto& note = result.report.jobs.at(0).program_note;
       BOOST_CHECK_EQUAL(note.empty(), name == "resident");
       if (name == "streamed") BOOST_CHECK(contains(note, "H, A, B1, B2, C streamed"));
+      BOOST_CHECK_EQUAL(contains(note, "MSM memory after H"), placement.msm_memory_after_h);
     }
   }
   // Several batches per set, and their sums added: the streamed key's shape.

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace stagehand::groth16 {
 namespace {
@@ -185,6 +186,7 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
   const bool abc_on_device = abc_step_ == AbcStep::device;
   const Bytes witness_bytes = kFrBytes * sizes_.n_vars;
   const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  const bool msm_memory_after_h = placement_.msm_memory_after_h;
   DevicePointer witness;
   Polynomials polynomials;
   if (abc_on_device) {
@@ -193,20 +195,25 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
     polynomials.b = co_await memory.allocate(polynomial, stream);
     polynomials.c = co_await memory.allocate(polynomial, stream);
   } else {
-    witness = co_await memory.allocate(witness_bytes, stream);
+    if (!msm_memory_after_h) witness = co_await memory.allocate(witness_bytes, stream);
     polynomials = Polynomials{context.inputs.a, context.inputs.b, context.inputs.c};
   }
   auto results = co_await memory.allocate(shape_.result_bytes, stream);
   Scratch scratch;
   if (h_scratch_bytes_) scratch.h = co_await memory.allocate(h_scratch_bytes_, stream);
-  if (msm_scratch_bytes_) scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
   ProofPoints points(device);
-  co_await start_point_uploads(context, points);
-  if (!abc_on_device) {
-    // Timing jobs have no witness: a stand-in range of its size (never read).
-    const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : host_range(job_state.witness.data(), witness_bytes);
-    co_await device.copy_to_device(witness, witness_host, stream);
-  }
+  // The MSMs' memory, their first point batches on their way and (a/b/c on the host) the witness.
+  auto take_msm_memory = [&]() -> asio::awaitable<void> {
+    if (msm_scratch_bytes_) scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
+    if (!abc_on_device && !witness) witness = co_await memory.allocate(witness_bytes, stream);
+    co_await start_point_uploads(context, points);
+    if (!abc_on_device) {
+      // Timing jobs have no witness: a stand-in range of its size (never read).
+      const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : host_range(job_state.witness.data(), witness_bytes);
+      co_await device.copy_to_device(witness, witness_host, stream);
+    }
+  };
+  if (!msm_memory_after_h) co_await take_msm_memory();
 
   // The first kernel waits on the device for the inputs (uploaded by the policy, maybe still
   // travelling). (Shared with the callback: if the program fails before the stream gets there,
@@ -224,6 +231,10 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
     co_await memory.release(polynomials.c, stream);
   }
   co_await memory.release_b_and_c(stream);
+  if (msm_memory_after_h) {
+    if (scratch.h) co_await memory.release(std::exchange(scratch.h, DevicePointer{}), stream);
+    co_await take_msm_memory();
+  }
   // H first: its scalars, the polynomial a, are then freed for the four MSMs over the witness.
   co_await run_set_msms(context, points, kSetH, polynomials.a, results, scratch);
   if (abc_on_device) {

@@ -113,6 +113,9 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   } else {
     layout.placement = KeyPlacement::plan(key, budget);
   }
+  // Where one proof with every set streamed would not fit beside the matrix if it took its MSM
+  // memory from the start, it takes it once H is formed (KeyPlacement::msm_memory_after_h).
+  layout.placement.msm_memory_after_h = budget.matrix_bytes + budget.proof_bytes + streamed_scratch > budget.device_bytes;
   return layout;
 }
 
@@ -128,7 +131,19 @@ JobMemoryPlan Groth16Workload::memory_plan(int) const {
   const Bytes polynomial = kFrBytes * sizes_.domain_size();
   const Bytes witness = kFrBytes * sizes_.n_vars;
   const Bytes results = shape_.result_bytes;
-  const Bytes rest = results + h_scratch_bytes_ + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes + shape_.fetched_bytes();
+  const Bytes msm_memory = msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes + shape_.fetched_bytes();
+  if (placement_.msm_memory_after_h) {
+    // H with the polynomials alone; the MSMs' memory once b and c are gone.
+    const Bytes during_h = 3 * polynomial + results + h_scratch_bytes_;
+    const Bytes after_h = polynomial + witness + results + msm_memory;
+    if (abc_step_ == AbcStep::device) {
+      JobMemoryPlan plan{witness, std::max(witness + during_h, after_h), after_h, results + msm_memory, results};
+      plan.input_count = 1;
+      return plan;
+    }
+    return JobMemoryPlan{polynomial, std::max(during_h, after_h), after_h, witness + results + msm_memory, results};
+  }
+  const Bytes rest = results + h_scratch_bytes_ + msm_memory;
   if (abc_step_ == AbcStep::device) {
     JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, results};
     plan.input_count = 1;

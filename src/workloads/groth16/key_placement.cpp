@@ -47,6 +47,7 @@ std::string KeyPlacement::describe() const {
     text += fmt::format("{}{} {}", text.empty() ? "" : "; ", names, to_string(placement));
   }
   if (streams) text += fmt::format(" (2 x {} buffers)", format_bytes(stream_buffer_bytes));
+  if (msm_memory_after_h) text += "; MSM memory after H";
   return text;
 }
 

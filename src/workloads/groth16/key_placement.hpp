@@ -66,6 +66,11 @@ struct KeyPlacement {
   // Each of the two buffers the streamed sets go through (whole points; a set smaller than this
   // takes one buffer of its own size).
   Bytes stream_buffer_bytes = kGiB;
+  // A proof's MSM memory (the stream buffers, the fetched sets, the MSM scratch and, with a/b/c on
+  // the host, the witness) taken once H is formed and b and c are freed, not from the program's
+  // start: what lets a proof whose polynomials fill most of the card fit (2^27 on 16 GiB), at the
+  // cost of the witness and the first batches travelling after H rather than beside it.
+  bool msm_memory_after_h = false;
 
   static KeyPlacement all(SetPlacement placement);
   // "H, A, B1, C resident; B2 streamed (2 x 1.00 GiB buffers)".
