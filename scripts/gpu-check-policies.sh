@@ -11,7 +11,8 @@
 #       simulator), policies.json, incident.log (prestage without the synchronise and trim of the
 #       fix) and traces.tar (a Perfetto trace and an SVG picture per policy). PARTITIONS (6),
 #       SMALL_LOG (22), BIG_LOG (26) narrow it; POLICIES ("serial budgeted") runs only those at
-#       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident.
+#       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident; MIXED=1 runs
+#       them at BIG_LOG again with the partition program's mixed stream order (mixed.log, mixed.json).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/bundle.sh
@@ -29,6 +30,9 @@ bundle)
   sed -e 's/^synchronize_device = true/synchronize_device = false/' -e 's/^trim_pool = true/trim_pool = false/' \
     -e 's/^policies = .*/policies = ["prestage"]/' config/default.toml >"$bundle/incident.toml"
   grep -q '^synchronize_device = false' "$bundle/incident.toml" && grep -q '^trim_pool = false' "$bundle/incident.toml"
+  # The partition program's mixed stream order ([workload] stream_order), to compare with the default.
+  sed -e 's/^stream_order = "in-order"/stream_order = "mixed"/' config/default.toml >"$bundle/mixed.toml"
+  grep -q '^stream_order = "mixed"' "$bundle/mixed.toml"
   bundle_libraries "$bundle" "$bundle"/stagehand*
   du -sh "$bundle"
   ;;
@@ -52,6 +56,11 @@ run)
   timeout 330 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
     "${only[@]}" --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/big --json "$out/policies.json" >"$out/policies.log" 2>&1 || status=1
   grep -E "^(policy|serial|prestage|two-lock|budgeted) " "$out/policies.log"
+  if [[ ${MIXED:-0} != 0 ]]; then
+    timeout 330 "$bundle/stagehand" bench policies --config "$bundle/mixed.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
+      "${only[@]}" --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/mixed --json "$out/mixed.json" >"$out/mixed.log" 2>&1 || status=1
+    grep -E "^(policy|serial|prestage|two-lock|budgeted) " "$out/mixed.log"
+  fi
   if [[ ${INCIDENT:-1} != 0 ]]; then
     timeout 120 "$bundle/stagehand" bench policies --config "$bundle/incident.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
       --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/incident >"$out/incident.log" 2>&1 || status=1
@@ -61,7 +70,7 @@ run)
   exit $status
   ;;
 *)
-  sed -n 2,13p "$0"
+  sed -n 2,15p "$0"
   exit 2
   ;;
 esac
