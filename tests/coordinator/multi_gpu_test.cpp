@@ -192,6 +192,21 @@ BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_finish_on_the_other) {
   check_lost_gpu_run(run(config, options).report, 1);
 }
 
+// The GPU that registered the key's sets for all the others is the one lost: they are
+// unregistered through another, and no registration is left on the host. (The pinned buffers
+// allocated through the lost GPU went with its context; the simulator still lists them.)
+BOOST_AUTO_TEST_CASE(the_key_registered_through_a_lost_gpu_is_unregistered_through_another) {
+  const auto config = groth16_config(2, 3);
+  SimulatedRunOptions options;
+  options.faults.device = 0;
+  options.faults.lose_device_at_ns = middle_of(config);
+  const auto result = run(config, options);
+  check_lost_gpu_run(result.report, 0);
+  std::vector<std::string> left;
+  for (int gpu = 0; gpu < 2; ++gpu) result.system->pinned_host().report_leaks(gpu, left);
+  for (const auto& line : left) BOOST_TEST(!has(line, "never unregistered"), line);
+}
+
 // The same loss through the fault adaptor, which wraps CudaDevice on real hardware the same way.
 BOOST_AUTO_TEST_CASE(the_fault_adaptor_loses_one_gpu_as_a_real_one_would_be_lost) {
   const auto config = porep_config(2, 2);
