@@ -34,6 +34,8 @@ struct CoordinatorSettings {
   Bytes safety_margin_bytes = 512 * kMiB;
   Bytes resident_bytes = 0;  // long-lived allocations outside any job
   HostStagingMode host_staging = HostStagingMode::pinned_pool;
+  // Each GPU's own: its staging pool never pins more than this (a host-wide cap shared by the
+  // GPUs would need their pools to give idle buffers to one another).
   Bytes pinned_host_budget_bytes = 48 * kGiB;
   PrestageSwitches prestage;
   VramBudgetRules budget_rules;
