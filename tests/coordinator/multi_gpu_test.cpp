@@ -93,6 +93,14 @@ void check_even_split(const RunReport& report, double slack) {
 // Half the makespan of the same run without faults: a time when every GPU is mid-stream.
 Nanoseconds middle_of(const RunConfig& config) { return run(config).report.makespan_ns / 2; }
 
+// `config` run with GPU `gpu` (-1: every GPU) lost by the simulator half way through.
+SimulatedRun run_losing(const RunConfig& config, int gpu) {
+  SimulatedRunOptions options;
+  options.faults.device = gpu;
+  options.faults.lose_device_at_ns = middle_of(config);
+  return run(config, options);
+}
+
 // What a run that lost GPU `lost` must show: every job completed, at least one moved, each moved
 // job's first attempt on the lost GPU with its error kept, the lost GPU named in the report.
 void check_lost_gpu_run(const RunReport& report, int lost) {
@@ -175,32 +183,18 @@ BOOST_AUTO_TEST_SUITE(lost_gpu)
 BOOST_AUTO_TEST_CASE(a_lost_gpus_jobs_finish_on_the_others) {
   for (int gpus : {2, 4}) {
     BOOST_TEST_CONTEXT(gpus << " GPUs") {
-      const auto config = porep_config(gpus, 2);
-      SimulatedRunOptions options;
-      options.faults.device = 1;
-      options.faults.lose_device_at_ns = middle_of(config);
-      check_lost_gpu_run(run(config, options).report, 1);
+      check_lost_gpu_run(run_losing(porep_config(gpus, 2), 1).report, 1);
     }
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_finish_on_the_other) {
-  const auto config = groth16_config(2, 3);
-  SimulatedRunOptions options;
-  options.faults.device = 1;
-  options.faults.lose_device_at_ns = middle_of(config);
-  check_lost_gpu_run(run(config, options).report, 1);
-}
+BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_finish_on_the_other) { check_lost_gpu_run(run_losing(groth16_config(2, 3), 1).report, 1); }
 
 // The GPU that registered the key's sets for all the others is the one lost: they are
 // unregistered through another, and no registration is left on the host. (The pinned buffers
 // allocated through the lost GPU went with its context; the simulator still lists them.)
 BOOST_AUTO_TEST_CASE(the_key_registered_through_a_lost_gpu_is_unregistered_through_another) {
-  const auto config = groth16_config(2, 3);
-  SimulatedRunOptions options;
-  options.faults.device = 0;
-  options.faults.lose_device_at_ns = middle_of(config);
-  const auto result = run(config, options);
+  const auto result = run_losing(groth16_config(2, 3), 0);
   check_lost_gpu_run(result.report, 0);
   std::vector<std::string> left;
   for (int gpu = 0; gpu < 2; ++gpu) result.system->pinned_host().report_leaks(gpu, left);
@@ -222,10 +216,7 @@ BOOST_AUTO_TEST_CASE(the_fault_adaptor_loses_one_gpu_as_a_real_one_would_be_lost
 
 // With no GPU left, the jobs still queued fail with what happened to each GPU; the run ends.
 BOOST_AUTO_TEST_CASE(losing_every_gpu_fails_what_is_left_and_says_why) {
-  const auto config = porep_config(2, 2);
-  SimulatedRunOptions options;
-  options.faults.lose_device_at_ns = middle_of(config);
-  const auto report = run(config, options).report;
+  const auto report = run_losing(porep_config(2, 2), -1).report;  // every GPU
   BOOST_TEST(report.partitions_completed > 0);
   BOOST_TEST(failed(report) > 0);
   int not_run = 0;
