@@ -24,24 +24,11 @@ bundle)
   export CCACHE_BASEDIR="$PWD"
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-cuda -j2 --target stagehand cuda_current_device_test
-  rm -rf "$bundle" && mkdir -p "$bundle"
-  strip -o "$bundle/stagehand" build-cuda/src/cli/stagehand
-  strip -o "$bundle/cuda_current_device_test" build-cuda/tests/cuda/cuda_current_device_test
-  bundle_libraries "$bundle" "$bundle"/stagehand "$bundle"/cuda_current_device_test
-  xz -T2 -6 "$bundle"/stagehand "$bundle"/cuda_current_device_test
-  du -sh "$bundle"
+  pack_binaries "$bundle" build-cuda/src/cli/stagehand build-cuda/tests/cuda/cuda_current_device_test
   ;;
 run)
   gpus=${2:-2}
-  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  out="${OUT:-/tmp/gpu-multi}"
-  work=/tmp/gpu-multi-work
-  rm -rf "$work" && mkdir -p "$out" "$work"
-  bin=$bundle/bin
-  unpack_binaries "$bundle" "$bin"
-  log=$out/scale.log
-  describe_machine >"$log"
-  status=0
+  start_run "$bundle" gpu-multi
   echo "== every CudaDevice call on its own GPU" | tee -a "$log"
   "$bin/cuda_current_device_test" --report_level=short 2>&1 | tee -a "$log" || status=1
   # A configuration for COUNT GPUs under a 16 GiB cap each, with EXTRA lines.

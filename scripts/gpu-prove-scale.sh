@@ -27,25 +27,12 @@ bundle)
   export CCACHE_BASEDIR="$PWD"
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-cuda -j2 --target stagehand stagehand_make_circuit stagehand_kernel_check
-  rm -rf "$bundle" && mkdir -p "$bundle"
-  strip -o "$bundle/stagehand" build-cuda/src/cli/stagehand
-  strip -o "$bundle/stagehand_make_circuit" build-cuda/tests/groth16/stagehand_make_circuit
-  strip -o "$bundle/stagehand_kernel_check" build-cuda/tests/gpu/stagehand_kernel_check
-  bundle_libraries "$bundle" "$bundle"/stagehand*
-  xz -T2 -6 "$bundle"/stagehand*
-  du -sh "$bundle"
+  pack_binaries "$bundle" build-cuda/src/cli/stagehand build-cuda/tests/groth16/stagehand_make_circuit \
+    build-cuda/tests/gpu/stagehand_kernel_check
   ;;
 run)
   shift
-  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  out="${OUT:-/tmp/gpu-scale}"
-  work=/tmp/gpu-scale-work
-  rm -rf "$work" && mkdir -p "$out" "$work"
-  bin=$bundle/bin
-  unpack_binaries "$bundle" "$bin"
-  log=$out/scale.log
-  describe_machine >"$log"
-  status=0
+  start_run "$bundle" gpu-scale
   for case in "$@"; do
     if [[ $case == check-setup ]]; then
       echo "== the setup kernels' check" | tee -a "$log"

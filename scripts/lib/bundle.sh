@@ -27,3 +27,33 @@ unpack_binaries() {
   for packed in "$dir"/*.xz; do xz -dc "$packed" >"$target/$(basename "$packed" .xz)"; done
   chmod +x "$target"/*
 }
+
+# pack_binaries DIR BINARY...: DIR afresh with each binary stripped, the shared libraries they need
+# (bundle_libraries) and the binaries compressed (unpack_binaries restores them).
+pack_binaries() {
+  local dir=$1 binary
+  shift
+  rm -rf "$dir" && mkdir -p "$dir"
+  for binary in "$@"; do strip -o "$dir/$(basename "$binary")" "$binary"; done
+  local packed=()
+  for binary in "$@"; do packed+=("$dir/$(basename "$binary")"); done
+  bundle_libraries "$dir" "${packed[@]}"
+  xz -T2 -6 "${packed[@]}"
+  du -sh "$dir"
+}
+
+# start_run DIR NAME: on the GPU machine, the bundle DIR's binaries unpacked into $bin and its
+# libraries on the path; $out ($OUT, else /tmp/NAME) and an empty $work (/tmp/NAME-work); $log
+# ($out/scale.log) begun with the machine's description; $status 0.
+start_run() {
+  local dir=$1 name=$2
+  export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  out="${OUT:-/tmp/$name}"
+  work=/tmp/$name-work
+  rm -rf "$work" && mkdir -p "$out" "$work"
+  bin=$dir/bin
+  unpack_binaries "$dir" "$bin"
+  log=$out/scale.log
+  describe_machine >"$log"
+  status=0
+}

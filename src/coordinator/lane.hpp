@@ -28,11 +28,12 @@ struct Lane {
   ComputeLock memory_lock;  // two-lock only
   std::unique_ptr<VramBudget> budget;  // budgeted only
   HostStaging staging;
-  // The workload's set-up failed, or the device was lost: the lane's workers take no more jobs,
-  // and a job still queued when no lane can take it fails with this.
+  // What stops the lane taking jobs: the workload's set-up failed, or the device was lost (its
+  // running jobs go to another lane once). A job still queued when no lane can take it fails with
+  // what each lane says here.
   std::exception_ptr setup_failure;
   std::exception_ptr lost;
-  std::exception_ptr worker_failure;  // the first worker that could not open its streams or buffers
+  std::exception_ptr worker_failure;  // the first worker that could not open its streams or buffers (the others go on)
   // Workers still taking jobs.
   int workers_taking = 0;
   bool can_take_jobs() const { return !setup_failure && !lost && workers_taking > 0; }

@@ -30,6 +30,13 @@ void add_job_figures(RunReport& report, const std::vector<JobRecord>& jobs) {
   report.gpu_seconds_per_partition = report.partitions_completed > 0 ? seconds(lock_held) / report.partitions_completed : 0;
 }
 
+// From a device's first kernel to its last (0 before any ran).
+Nanoseconds kernel_span_ns(const DeviceCounters& counters) {
+  return counters.first_kernel_start_ns >= 0 ? counters.last_kernel_end_ns - counters.first_kernel_start_ns : 0;
+}
+
+double busy_fraction(double busy_ns, double span_ns) { return span_ns > 0 ? busy_ns / span_ns : 0; }
+
 // What the devices counted: the compute engine's busy time from its first kernel to its last,
 // PCIe bytes, the memory peak, out-of-memory errors, time by kernel.
 void add_device_figures(RunReport& report, const std::vector<Device*>& devices) {
@@ -38,7 +45,7 @@ void add_device_figures(RunReport& report, const std::vector<Device*>& devices) 
   for (auto* device : devices) {
     const auto& counters = device->counters();
     busy += static_cast<double>(counters.compute_busy_ns);
-    if (counters.first_kernel_start_ns >= 0) span += static_cast<double>(counters.last_kernel_end_ns - counters.first_kernel_start_ns);
+    span += static_cast<double>(kernel_span_ns(counters));
     report.pcie_bytes_pinned += counters.pinned_bytes_copied;
     report.pcie_bytes_pageable += counters.pageable_bytes_copied;
     report.vram_peak_bytes = std::max(report.vram_peak_bytes, counters.peak_memory_used_bytes);
@@ -50,7 +57,7 @@ void add_device_figures(RunReport& report, const std::vector<Device*>& devices) 
       sum.busy_ns += totals.busy_ns;
     }
   }
-  report.compute_busy_fraction = span > 0 ? busy / span : 0;
+  report.compute_busy_fraction = busy_fraction(busy, span);
   report.compute_idle_seconds_per_partition =
       report.partitions_completed > 0 ? (span - busy) / 1e9 / report.partitions_completed : 0;
 }
@@ -77,9 +84,8 @@ std::vector<DeviceReport> device_reports(const std::vector<Device*>& devices, co
       }
     }
     report.gpu_seconds_per_job = report.jobs_completed > 0 ? seconds(held) / report.jobs_completed : 0;
-    const auto span = counters.last_kernel_end_ns - counters.first_kernel_start_ns;
     report.compute_busy_fraction =
-        counters.first_kernel_start_ns >= 0 && span > 0 ? static_cast<double>(counters.compute_busy_ns) / static_cast<double>(span) : 0;
+        busy_fraction(static_cast<double>(counters.compute_busy_ns), static_cast<double>(kernel_span_ns(counters)));
     report.vram_peak_bytes = counters.peak_memory_used_bytes;
     report.oom_count = counters.out_of_memory_count;
     if (index < failures.size()) report.failure = failures[index];

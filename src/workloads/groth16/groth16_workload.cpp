@@ -220,11 +220,14 @@ asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
       if (shape_.sets[set].placement != SetPlacement::resident && range.bytes > 0) to_pin.push_back(range);
     }
   }
+  {
+    std::lock_guard lock(pinning_mutex_);
+    pinned_through_ = &device;
+  }
   for (const auto& range : to_pin) {
     co_await device.register_host(range);
     std::lock_guard lock(pinning_mutex_);
     pinned_sets_.push_back(range);
-    pinned_through_ = &device;
   }
 }
 

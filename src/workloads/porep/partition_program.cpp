@@ -245,8 +245,7 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
     if (batch >= 2) device_.stream_wait_event(upload_, buffer_free_[slot]);
     std::vector<Segment> segments;
     Bytes filled = 0;
-    // `items` of set i into this half, after what it holds.
-    auto place = [&](std::size_t i, std::uint64_t items) -> asio::awaitable<void> {
+    for (const auto& [i, items] : plan_half(sets, next_item, placed, queued, buffer_bytes)) {
       const auto& set = sets[i];
       const auto bytes = items * set.item_bytes;
       co_await upload(buffers[slot] + filled, set.host.sub(next_item[i] * set.item_bytes, bytes));
@@ -254,46 +253,6 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
       next_item[i] += items;
       placed[i] = next_item[i] == set.items;
       filled += bytes;
-    };
-    auto room_items = [&](std::size_t i) { return (buffer_bytes - filled) / sets[i].item_bytes; };
-    // The collecting sets (the H MSM) first, in order: their results travel back per half.
-    for (std::size_t i = 0; i < sets.size(); ++i) {
-      if (!streaming(i) || !sets[i].collect) continue;
-      const auto items = std::min(room_items(i), sets[i].items - next_item[i]);
-      if (items == 0 && sets[i].items > next_item[i]) break;
-      co_await place(i, items);
-      if (streaming(i)) break;  // the half is full
-    }
-    // Then the other sets: in order, or (mixed) every one at once, each in proportion to what it
-    // has left, so that a set whose kernels are faster than its points cross PCIe shares each half
-    // with sets whose kernels are slower, neither the GPU nor the link waits for the other, and
-    // the link keeps room for the next job's inputs throughout.
-    if (!any_streaming(true)) {
-      if (mixed) {
-        std::vector<std::size_t> open;
-        double left_bytes = 0;
-        for (std::size_t i = 0; i < sets.size(); ++i) {
-          if (!streaming(i)) continue;
-          open.push_back(i);
-          left_bytes += static_cast<double>((sets[i].items - next_item[i]) * sets[i].item_bytes);
-        }
-        const double room = static_cast<double>(buffer_bytes - filled);
-        for (const auto i : open) {
-          const auto left = sets[i].items - next_item[i];
-          const double share = left_bytes > 0 ? room * static_cast<double>(left * sets[i].item_bytes) / left_bytes : 0;
-          const auto items = std::min({left, room_items(i), std::max<std::uint64_t>(1, static_cast<std::uint64_t>(share) / sets[i].item_bytes)});
-          if (items > 0 || left == 0) co_await place(i, items);
-        }
-      }
-      // In order: as many whole items of each set as fit, up to a resident set not yet reached
-      // (its kernels queue before the next half); mixed: what rounding left.
-      for (std::size_t i = 0; i < sets.size(); ++i) {
-        if (sets[i].resident && !mixed && !queued[i]) break;
-        if (!streaming(i)) continue;
-        const auto items = std::min(room_items(i), sets[i].items - next_item[i]);
-        if (items == 0 && sets[i].items > next_item[i]) break;
-        co_await place(i, items);
-      }
     }
     device_.record_event(buffer_filled_[slot], upload_);
     if (batch == 1) co_await issue_prefetch();
@@ -341,6 +300,59 @@ asio::awaitable<void> PartitionProgram::stream_points(const std::vector<Streamed
   for (std::size_t slot = 0; slot < 2; ++slot) {
     if (results_outstanding[slot]) co_await collect(slot);
   }
+}
+
+// The collecting sets (the H MSM) first, in order: their results travel back per half. Then the
+// other sets: in order, or (mixed) every one at once, each in proportion to what it has left, so
+// that a set whose kernels are faster than its points cross PCIe shares each half with sets whose
+// kernels are slower, neither the GPU nor the link waits for the other, and the link keeps room
+// for the next job's inputs throughout; what rounding leaves of the half goes in order.
+std::vector<std::pair<std::size_t, std::uint64_t>> PartitionProgram::plan_half(const std::vector<StreamedSet>& sets,
+                                                                               const std::vector<std::uint64_t>& next_item,
+                                                                               const std::vector<bool>& placed,
+                                                                               const std::vector<bool>& queued, Bytes buffer_bytes) const {
+  std::vector<std::pair<std::size_t, std::uint64_t>> plan;
+  std::vector<std::uint64_t> next = next_item;
+  std::vector<bool> done = placed;
+  Bytes filled = 0;
+  auto streaming = [&](std::size_t i) { return !sets[i].resident && !done[i]; };
+  auto left = [&](std::size_t i) { return sets[i].items - next[i]; };
+  auto room = [&](std::size_t i) { return (buffer_bytes - filled) / sets[i].item_bytes; };
+  auto place = [&](std::size_t i, std::uint64_t items) {
+    plan.emplace_back(i, items);
+    next[i] += items;
+    done[i] = next[i] == sets[i].items;
+    filled += items * sets[i].item_bytes;
+  };
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    if (!streaming(i) || !sets[i].collect) continue;
+    const auto items = std::min(room(i), left(i));
+    if (items == 0 && left(i) > 0) return plan;
+    place(i, items);
+    if (streaming(i)) return plan;  // the half is full
+  }
+  const bool mixed = settings_.stream_order == StreamOrder::mixed;
+  if (mixed) {
+    double left_bytes = 0;
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      if (streaming(i)) left_bytes += static_cast<double>(left(i) * sets[i].item_bytes);
+    }
+    const double half = static_cast<double>(buffer_bytes - filled);
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      if (!streaming(i)) continue;
+      const double share = left_bytes > 0 ? half * static_cast<double>(left(i) * sets[i].item_bytes) / left_bytes : 0;
+      const auto items = std::min({left(i), room(i), std::max<std::uint64_t>(1, static_cast<std::uint64_t>(share) / sets[i].item_bytes)});
+      if (items > 0 || left(i) == 0) place(i, items);
+    }
+  }
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    if (sets[i].resident && !mixed && !queued[i]) break;
+    if (!streaming(i)) continue;
+    const auto items = std::min(room(i), left(i));
+    if (items == 0 && left(i) > 0) break;
+    place(i, items);
+  }
+  return plan;
 }
 
 // The kernels of resident set `index`, of the same size as the streamed batches; the segments'

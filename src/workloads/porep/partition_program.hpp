@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stagehand {
@@ -84,6 +85,13 @@ class PartitionProgram {
                                       const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
                                       const std::vector<HostRange>& results);
   std::vector<Segment> resident_segments(const std::vector<StreamedSet>& sets, std::size_t index) const;
+  // What the next half of `buffer_bytes` holds: (set, items) in the order to place them, given
+  // each set's next item and whether its last items were placed, and which resident sets' kernels
+  // are queued (in order, the half ends at a resident set not yet reached).
+  std::vector<std::pair<std::size_t, std::uint64_t>> plan_half(const std::vector<StreamedSet>& sets,
+                                                               const std::vector<std::uint64_t>& next_item,
+                                                               const std::vector<bool>& placed, const std::vector<bool>& queued,
+                                                               Bytes buffer_bytes) const;
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
   void reduce_buckets(const std::vector<DevicePointer>& buckets);
