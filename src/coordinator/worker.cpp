@@ -38,6 +38,7 @@ asio::awaitable<void> Worker::run() {
     job.started_ns = device_.now();
     ++job.attempts;
     co_await run_one(job);
+    if (!job.completed()) co_await clear_stream_errors();
     --run_.jobs_on_gpus;
     const bool retried = retry_elsewhere(job);
     run_.queue_changed.notify_all();
@@ -49,7 +50,10 @@ asio::awaitable<void> Worker::run() {
       asio::co_spawn(lane_.strand, holding(run_.keepalive.lock(), finish_and_close(job)), asio::detached);
       continue;
     }
-    if (job.completed()) co_await finish(job);
+    if (job.completed()) {
+      co_await finish(job);
+      if (!job.completed()) co_await clear_stream_errors();
+    }
     close(job);
   }
   if (!open_failure_) --lane_.workers_taking;
@@ -127,10 +131,18 @@ asio::awaitable<void> Worker::fit_results(Bytes bytes) {
   }
 }
 
-asio::awaitable<void> Worker::close_streams() {
+asio::awaitable<void> Worker::clear_stream_errors() {
+  // A failed kernel stays its stream's error until the stream is synchronised (as on a GPU, where
+  // the next wait on the stream reports it): the job that saw it synchronises the worker's
+  // streams, so that the next job's waits do not report it again. Work of the next job already
+  // queued there (the overlapped host step after the GPU) may fail with it, as it would on a GPU.
   if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
   if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
   if (landed_) co_await quietly([&] { return device_.synchronize_stream(landed_); });
+}
+
+asio::awaitable<void> Worker::close_streams() {
+  co_await clear_stream_errors();
   for (auto& range : results_) {
     if (range.bytes) co_await quietly([&] { return device_.free_pinned_host(range); });
   }
@@ -206,6 +218,7 @@ asio::awaitable<void> Worker::finish(JobRecord& job) {
 
 asio::awaitable<void> Worker::finish_and_close(JobRecord& job) {
   co_await finish(job);
+  if (!job.completed()) co_await clear_stream_errors();
   // What close() throws (a run hook) ends the worker, as it does without the overlap.
   try {
     close(job);

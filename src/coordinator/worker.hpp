@@ -119,6 +119,7 @@ class Worker {
   // A job whose GPU was lost under it goes back to the queue once, for another GPU, if one can
   // take it; true if it did.
   bool retry_elsewhere(JobRecord& job);
+  asio::awaitable<void> clear_stream_errors();
   asio::awaitable<void> close_streams();
   // The pinned buffers the program's results come back into, grown to the job's plan.
   asio::awaitable<void> fit_results(Bytes bytes);
