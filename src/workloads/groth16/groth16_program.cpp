@@ -5,6 +5,7 @@
 
 #include "device/errors.hpp"
 #include "device/kernel_abi.hpp"
+#include "coordinator/async_wait.hpp"
 
 #include <cstring>
 #include <memory>
@@ -49,6 +50,77 @@ class ProgramEvents {
 };
 
 }  // namespace
+
+// A pageable copy beside the program. From pageable memory the copy holds its caller until the
+// bytes are on the device, so it runs in a coroutine of its own, on a stream of its own (the
+// device's idle side streams), while the program goes on; the program joins it before the first
+// kernel that reads the bytes, and on every way out (the destination is freed afterwards).
+class Groth16Workload::SideCopy {
+ public:
+  explicit SideCopy(std::vector<StreamHandle>& idle_streams) : idle_streams_(idle_streams) {}
+  SideCopy(const SideCopy&) = delete;
+  SideCopy& operator=(const SideCopy&) = delete;
+
+  asio::awaitable<void> start(Device& device, DevicePointer destination, HostRange source) {
+    device_ = &device;
+    if (idle_streams_.empty()) {
+      stream_ = device.create_stream();
+    } else {
+      stream_ = idle_streams_.back();
+      idle_streams_.pop_back();
+    }
+    landed_ = device.create_event();
+    state_ = std::make_shared<State>();
+    auto executor = co_await asio::this_coro::executor;
+    asio::co_spawn(executor, copy(device, state_, destination, source, stream_, landed_), asio::detached);
+  }
+  // After join(): rethrows the copy's error, else orders `stream` after the copy.
+  void order_after(StreamHandle stream) const {
+    if (!state_) return;
+    if (state_->error) std::rethrow_exception(state_->error);
+    device_->stream_wait_event(stream, landed_);
+  }
+  // Waits for the copy whatever happened, then gives its stream back (the stream is idle: the copy
+  // was its only work) and its event.
+  asio::awaitable<void> join() {
+    if (!state_) co_return;
+    while (!state_->done) co_await state_->waiters.wait();
+    if (stream_) {
+      idle_streams_.push_back(std::exchange(stream_, StreamHandle{}));
+    }
+  }
+  ~SideCopy() {
+    if (landed_) {
+      try {
+        device_->destroy_event(landed_);
+      } catch (const DeviceError&) {
+      }
+    }
+  }
+
+ private:
+  struct State {
+    bool done = false;
+    std::exception_ptr error;
+    AsyncWaitList waiters;
+  };
+  static asio::awaitable<void> copy(Device& device, std::shared_ptr<State> state, DevicePointer destination,
+                                    HostRange source, StreamHandle stream, EventHandle landed) {
+    try {
+      co_await device.copy_to_device(destination, source, stream);
+      device.record_event(landed, stream);
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+    state->done = true;
+    state->waiters.notify_all();
+  }
+  std::vector<StreamHandle>& idle_streams_;
+  Device* device_ = nullptr;
+  StreamHandle stream_;
+  EventHandle landed_;
+  std::shared_ptr<State> state_;
+};
 
 // One batch of a streamed set: points [first, first + count) through buffer (index % 2).
 struct StreamedBatch {
@@ -176,9 +248,24 @@ asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPo
   }
 }
 
-// With the a/b/c step on the device the policy's one input is the witness, and a, b, c are
-// allocated here; on the host they are the policy's three inputs and the witness is uploaded here.
 asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {
+  SideCopy witness_copy(keys_.at(context.device_index).idle_side_streams);
+  std::exception_ptr failure;
+  JobTimes times;
+  try {
+    times = co_await run_steps(job, context, witness_copy);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_await witness_copy.join();  // before the policy frees the witness's memory
+  if (failure) std::rethrow_exception(failure);
+  co_return times;
+}
+
+// With the a/b/c step on the device the policy's one input is the witness, and a, b, c are
+// allocated here; on the host they are the policy's three inputs and the witness is uploaded here,
+// from its pageable vector, beside H and the H MSM (which do not read it).
+asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& context, SideCopy& witness_copy) {
   auto& job_state = state(job);
   auto& device = context.device;
   auto& memory = context.memory;
@@ -210,7 +297,7 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
     if (!abc_on_device) {
       // Timing jobs have no witness: a stand-in range of its size (never read).
       const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : host_range(job_state.witness.data(), witness_bytes);
-      co_await device.copy_to_device(witness, witness_host, stream);
+      co_await witness_copy.start(device, witness, witness_host);
     }
   };
   if (!msm_memory_after_h) co_await take_msm_memory();
@@ -241,6 +328,10 @@ asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& cont
     co_await memory.release(polynomials.a, stream);
   } else {
     co_await memory.release_a(stream);
+  }
+  if (!abc_on_device) {
+    co_await witness_copy.join();
+    witness_copy.order_after(stream);
   }
   const auto private_signals = witness + kFrBytes * (sizes_.n_public + 1);
   for (std::size_t set : {kSetA, kSetB1, kSetB2, kSetC}) {

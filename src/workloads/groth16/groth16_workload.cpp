@@ -250,6 +250,12 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
   if (found != keys_.end()) {
     auto on_device = found->second;
     keys_.erase(found);
+    for (auto stream : on_device.idle_side_streams) {
+      try {
+        device.destroy_stream(stream);
+      } catch (const DeviceError&) {
+      }
+    }
     std::vector<DevicePointer> pointers(on_device.sets.begin(), on_device.sets.end());
     pointers.push_back(on_device.matrix);
     for (auto pointer : pointers) {

@@ -130,6 +130,7 @@ class Groth16Workload final : public Workload {
   struct KeyOnDevice {
     std::array<DevicePointer, kKeySetCount> sets{};  // the resident ones
     DevicePointer matrix;
+    std::vector<StreamHandle> idle_side_streams;  // for the witness's copy beside the program
   };
   struct JobState {
     std::vector<math::Fr> witness;  // all of it (a/b/c on the host), or w[0..nPublic]
@@ -152,6 +153,8 @@ class Groth16Workload final : public Workload {
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,
                                      DevicePointer results, const Scratch& scratch) const;
+  class SideCopy;
+  asio::awaitable<JobTimes> run_steps(int job, JobContext& context, SideCopy& witness_copy);
   HostRange set_host(std::size_t set) const;
   asio::awaitable<void> pin_key_sets(Device& device);
   asio::awaitable<void> unpin_key_sets(Device& device);
