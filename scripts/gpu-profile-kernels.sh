@@ -9,6 +9,10 @@
 # Binaries: build-cuda/pipes/field_throughput (built here when missing or older than its sources:
 # nvcc only) and build-cuda/direct/stagehand_kernel_bench (scripts/gpu-check-kernels.sh build).
 # Logs into $OUT (or /tmp/stagehand-profile): pipes.log, ncu.log.
+#   BENCH  the benchmark binary (build-cuda/direct/stagehand_kernel_bench)
+#   KERNELS ("item_sum_kernel ntt_radix4_pass_kernel")  the kernels profiled, one ncu run each
+#   NCU_BENCH_ARGS ("22 --reps 1 --no-streamed --no-g2")  what the benchmark runs under ncu
+#   (the G2 MSM's accumulation: KERNELS=item_sum_kernel NCU_BENCH_ARGS="22 --reps 1 --no-ntt --no-msm")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step=${1:-all}
@@ -33,18 +37,18 @@ run_pipes() {
 }
 
 run_ncu() {
-  local bench=build-cuda/direct/stagehand_kernel_bench
+  local bench=${BENCH:-build-cuda/direct/stagehand_kernel_bench}
   [[ -x $bench ]] || { echo "missing $bench (scripts/gpu-check-kernels.sh build)" >&2; return 1; }
   # The first launches after the benchmark's warm-up: the accumulation of a 2^22 MSM on the
   # device, and the three passes of a 2^22 forward NTT (one ncu run per kernel: --launch-count
   # counts the launches of every kernel the filter lets through).
   : >"$LOGS/ncu.log"
   local kernel
-  for kernel in item_sum_kernel ntt_radix4_pass_kernel; do
+  for kernel in ${KERNELS:-item_sum_kernel ntt_radix4_pass_kernel}; do
     ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 2 --launch-count 3 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats \
       --section SchedulerStats --section Occupancy --section LaunchStats --metrics "$(metrics)" \
-      "$bench" 22 --reps 1 --no-streamed >>"$LOGS/ncu.log" 2>&1 || true
+      "$bench" ${NCU_BENCH_ARGS:-22 --reps 1 --no-streamed --no-g2} >>"$LOGS/ncu.log" 2>&1 || true
   done
   grep -E "item_sum_kernel|ntt_radix4_pass_kernel|Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A|No Eligible|sm__inst_executed_pipe|sm__pipe_|issue_stalled" "$LOGS/ncu.log" | head -120
 }

@@ -85,6 +85,11 @@ BOOST_AUTO_TEST_CASE(fq_matches_reference) { check_field<cuda::Fq, math::Fq>(); 
 BOOST_AUTO_TEST_CASE(fq_with_f64_products_matches_reference) {
   check_field<cuda::FqF64, math::Fq>();
 }
+// The form whose products are calls on the device (the G2 item sums' FqCalled).
+BOOST_AUTO_TEST_CASE(fq_with_called_products_matches_reference) {
+  check_field<cuda::FqCalled, math::Fq>();
+  check_field<cuda::FqF64Called, math::Fq>();
+}
 // Fr's FP64 form: 52-bit limbs and a last quotient of 48 bits (R = 2^256).
 BOOST_AUTO_TEST_CASE(fr_with_f64_products_matches_reference) {
   check_field<cuda::FrF64, math::Fr>();
@@ -217,6 +222,20 @@ BOOST_AUTO_TEST_CASE(fq2_matches_reference) {
   BOOST_TEST(same2(cuda::Fq2::zero(), math::Fq2::zero()));
   // u^2 = -1: the defining relation, checked on the device type alone.
   BOOST_TEST(same2(fq2(u).squared(), -math::Fq2::one()));
+}
+
+// Fq2 over FqCalled (inline Karatsuba around called Fq products): the same values in the same words.
+BOOST_AUTO_TEST_CASE(fq2_over_called_products_matches_reference) {
+  std::mt19937_64 engine(12);
+  auto called = [](const cuda::Fq2& value) { return cuda::Fq2Called{cuda::same_words<cuda::FqCalled>(value.c0), cuda::same_words<cuda::FqCalled>(value.c1)}; };
+  auto plain = [](const cuda::Fq2Called& value) { return cuda::Fq2{cuda::same_words<cuda::Fq>(value.c0), cuda::same_words<cuda::Fq>(value.c1)}; };
+  for (int i = 0; i < 2000; ++i) {
+    const math::Fq2 a = random_fq2(engine), b = random_fq2(engine);
+    const cuda::Fq2Called da = called(fq2(a)), db = called(fq2(b));
+    BOOST_REQUIRE(same2(plain(da * db), a * b));
+    BOOST_REQUIRE(same2(plain(da.squared()), a.squared()));
+    BOOST_REQUIRE(same2(plain(da - db), a - b));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(g2_affine_layout_matches_encoding) {

@@ -310,7 +310,9 @@ Result check_msm_tunings(std::ostream& out, unsigned log_size, std::uint64_t see
         {"one segment kernel", MsmTuning{true, true, ItemSum::f64, false}},
         {"FP64 products, no prefetch", MsmTuning{true, true, ItemSum::f64, true}},
         {"integer products, prefetch", MsmTuning{true, true, ItemSum::integer_prefetch, true}},
-        {"integer products", MsmTuning{true, true, ItemSum::integer, true}}};
+        {"integer products", MsmTuning{true, true, ItemSum::integer, true}},
+        {"integer products as calls", MsmTuning{true, true, ItemSum::integer_called, true}},
+        {"FP64 products, prefetch", MsmTuning{true, true, ItemSum::f64_prefetch, true}}};
     for (unsigned bits : {0u, 8u, 20u}) {
       for (const auto& [name, tuning] : tunings) {
         const G1JacobianBytes got = device_msm(set.bytes.data(), scalars.data(), n, false, bits, tuning);

@@ -10,6 +10,7 @@
 
 #include "device/kernel_abi.hpp"
 #include "math/g1.hpp"
+#include "math/g2.hpp"
 #include "math/ntt.hpp"
 #include "msm/msm.hpp"
 #include "ntt/ntt.hpp"
@@ -186,6 +187,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     variants.push_back({"msm_g1 f64, no prefetch", MsmTuning{true, true, ItemSum::f64, true}});
     variants.push_back({"msm_g1 int, prefetch", MsmTuning{true, true, ItemSum::integer_prefetch, true}});
     variants.push_back({"msm_g1 int", MsmTuning{true, true, ItemSum::integer, true}});
+    variants.push_back({"msm_g1 int, called", MsmTuning{true, true, ItemSum::integer_called, true}});
+    variants.push_back({"msm_g1 f64, prefetch", MsmTuning{true, true, ItemSum::f64_prefetch, true}});
   }
   for (const auto& [name, tuning] : variants) {
     MsmPlan variant_plan = plan;
@@ -233,6 +236,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
       }
       streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64, true}, " f64, no prefetch"});
       streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::integer_prefetch, true}, " int, prefetch"});
+      streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64_prefetch, true}, " f64, prefetch"});
     }
     for (const auto& [batch, tuning, label] : streamed_runs) {
       StreamedMsm streamed(std::min(batch, n), plan.window_bits, tuning);
@@ -258,6 +262,64 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         out << "    msm_g1 (streamed)" << label << " " << log_size << " " << batch_note << ": " << phases_text(profile.collect())
             << std::endl;
       }
+    }
+  }
+}
+
+// The G2 MSM with its points on the device (as the Groth16 program's resident B2 set), at the
+// plan's window width or each asked for, and with each item sum when asked; every result
+// combined on the device and checked through the sample points' discrete logarithms.
+void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOptions& options, cudaStream_t stream) {
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  std::vector<std::uint8_t> points(n * kG2AffineBytes);
+  const PointWalk walk = fill_sample_g2_points(points, n, options.seed + 300 + log_size);
+  std::vector<std::uint8_t> scalars(n * kFrBytes);
+  fill_sample_scalars(scalars, n, options.seed + 400 + log_size, false);
+  const math::G2Projective expected = expected_walk_g2_msm(scalars, n, walk);
+  DeviceBuffer device_points(n * kG2AffineBytes), device_scalars(n * kFrBytes), result(kG2JacobianBytes);
+  SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
+  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+  points = {};
+  auto verdict = [&] {
+    std::uint8_t bytes[kG2JacobianBytes];
+    SH_CUDA_OK(cudaMemcpy(bytes, result.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
+    math::Fq coordinates[6];
+    for (int c = 0; c < 6; ++c) {
+      math::Limbs<6> limbs;
+      std::memcpy(limbs.data(), bytes + 48 * c, 48);
+      const auto value = math::Fq::from_montgomery_limbs(limbs);
+      if (!value) return std::string("WRONG RESULT");
+      coordinates[c] = *value;
+    }
+    const math::G2Projective got{math::Fq2{coordinates[0], coordinates[1]}, math::Fq2{coordinates[2], coordinates[3]},
+                                 math::Fq2{coordinates[4], coordinates[5]}};
+    return got == expected ? std::string("verified") : std::string("WRONG RESULT");
+  };
+  std::vector<unsigned> widths = options.g2_window_bits;
+  if (widths.empty()) widths.push_back(0);
+  std::vector<std::pair<std::string, ItemSum>> item_sums = {{"", msm_plan(n, 0, MsmGroup::g2).tuning.item_sum}};
+  if (options.g2_variants) {
+    item_sums = {{" int, prefetch", ItemSum::integer_prefetch},
+                 {" int", ItemSum::integer},
+                 {" int, called", ItemSum::integer_called},
+                 {" f64, called", ItemSum::f64_called},
+                 {" f64, prefetch", ItemSum::f64_prefetch},
+                 {" f64", ItemSum::f64}};
+  }
+  for (const unsigned width : widths) {
+    for (const auto& [label, item_sum] : item_sums) {
+      MsmPlan plan = msm_plan(n, width, MsmGroup::g2);
+      plan.tuning.item_sum = item_sum;
+      DeviceBuffer scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan));
+      SH_CUDA_OK(cudaMemset(result.pointer, 0xff, kG2JacobianBytes));  // poison
+      const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
+        msm_g2_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, stream);
+        msm_g2_combine_windows_on_device(sums.pointer, plan.window_count, plan.window_bits, result.pointer, stream);
+      });
+      row(out, "msm_g2 (device)" + label, log_size, stats, options.msm_repetitions,
+          "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
+              " group=" + std::to_string(plan.windows_per_group) + " scratch=" +
+              std::to_string(msm_scratch_bytes(plan) >> 20) + "MiB, combined on the device, " + verdict());
     }
   }
 }
@@ -288,6 +350,9 @@ int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& option
   }
   if (options.msm) {
     for (unsigned log_size : options.log_sizes) bench_msm(out, log_size, options, stream, copy_stream);
+  }
+  if (options.msm_g2) {
+    for (unsigned log_size : options.log_sizes) bench_msm_g2(out, log_size, options, stream);
   }
   cudaStreamDestroy(stream);
   cudaStreamDestroy(copy_stream);

@@ -19,6 +19,9 @@ struct KernelBenchmarkOptions {
   bool ntt_variants = false;           // also time the forward NTT's multiplication forms (NttVariant)
   bool msm_variants = false;           // also time the MSM's tuning switches (MsmTuning) against each other
   bool msm_profile = false;            // also print each MSM's time per phase (one extra, untimed run)
+  bool msm_g2 = true;                  // the G2 MSM (points on the device), beside G1's
+  std::vector<unsigned> g2_window_bits;  // the G2 MSM at each of these widths (empty: the plan's choice)
+  bool g2_variants = false;            // also time G2's item sums (integer and FP64, with and without prefetch)
   int device = 0;
   std::uint64_t seed = 1;
 };

@@ -1,6 +1,8 @@
 // stagehand_kernel_bench [log_size ...] [--no-ntt] [--no-msm] [--no-streamed] [--reps N] [--window-bits C]
 //                        [--batch-log B] [--ntt-variants] [--msm-variants] [--msm-profile]
+//                        [--no-g2] [--g2-window-bits C[,C...]] [--g2-variants]
 #include <cstdlib>
+#include <sstream>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -23,6 +25,12 @@ int main(int argc, char** argv) {
     else if (argument == "--ntt-variants") options.ntt_variants = true;
     else if (argument == "--msm-variants") options.msm_variants = true;
     else if (argument == "--msm-profile") options.msm_profile = true;
+    else if (argument == "--no-g2") options.msm_g2 = false;
+    else if (argument == "--g2-variants") options.g2_variants = true;
+    else if (argument == "--g2-window-bits" && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string bits; std::getline(list, bits, ',');) options.g2_window_bits.push_back(std::atoi(bits.c_str()));
+    }
     else sizes.push_back(static_cast<unsigned>(std::atoi(argument.c_str())));
   }
   if (!sizes.empty()) options.log_sizes = sizes;

@@ -12,19 +12,11 @@
 #include "ec/curve.cuh"
 #include "ff/field.cuh"
 
-// On the device the Fq2 multiplication and squaring are real calls, not inlined: a G2 addition
-// inlined down to Fq words is ~30 unrolled CIOS multiplications, which took ptxas minutes per
-// kernel and still spilled at 255 registers. A call costs a few moves next to three CIOS
-// multiplications; by value, so that the operands travel in registers rather than through
-// the stack. `inline` keeps the header's definitions one per program (ODR), noinline is
-// the attribute. The host build inlines as usual.
-#if defined(__CUDA_ARCH__)
-#define SH_HD_CALL __host__ __device__ inline __noinline__
-#elif defined(__CUDACC__)
-#define SH_HD_CALL __host__ __device__ inline
-#else
-#define SH_HD_CALL inline
-#endif
+// On the device the Fq2 multiplication and squaring are real calls (SH_HD_CALL, field.cuh), not
+// inlined: a G2 addition inlined down to Fq words is ~30 unrolled CIOS multiplications, which
+// took ptxas minutes per kernel and still spilled at 255 registers. A call costs a few moves next
+// to three CIOS multiplications. Over FqCalled and FqF64Called, whose own products are calls, the
+// Fq2 products are inlined instead (a call around three calls buys nothing).
 
 namespace stagehand::cuda {
 
@@ -53,8 +45,24 @@ struct Fq2Over {
   SH_HD Fq2Over operator-() const { return Fq2Over{-c0, -c1}; }
   SH_HD Fq2Over doubled() const { return Fq2Over{c0.doubled(), c1.doubled()}; }
 
-  SH_HD friend Fq2Over operator*(const Fq2Over& a, const Fq2Over& b) { return fq2_multiply(a, b); }
-  SH_HD Fq2Over squared() const { return fq2_square(*this); }
+  SH_HD friend Fq2Over operator*(const Fq2Over& a, const Fq2Over& b) {
+    if constexpr (B::Params::called_products) return karatsuba(a, b);
+    else return fq2_multiply(a, b);
+  }
+  SH_HD Fq2Over squared() const {
+    if constexpr (B::Params::called_products) return square_of(*this);
+    else return fq2_square(*this);
+  }
+  // Karatsuba, as src/math: three Fq multiplications. The sums a0 + a1 are reduced (< q), which
+  // is what the CIOS multiplication needs of its inputs.
+  SH_HD static Fq2Over karatsuba(const Fq2Over& a, const Fq2Over& b) {
+    const B real_product = a.c0 * b.c0;
+    const B imaginary_product = a.c1 * b.c1;
+    const B cross = (a.c0 + a.c1) * (b.c0 + b.c1);
+    return Fq2Over{real_product - imaginary_product, cross - real_product - imaginary_product};
+  }
+  // (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two multiplications.
+  SH_HD static Fq2Over square_of(const Fq2Over& a) { return Fq2Over{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).doubled()}; }
   SH_HD Fq2Over& operator*=(const Fq2Over& o) { return *this = *this * o; }
   SH_HD Fq2Over& operator+=(const Fq2Over& o) { return *this = *this + o; }
   SH_HD Fq2Over& operator-=(const Fq2Over& o) { return *this = *this - o; }
@@ -69,21 +77,17 @@ struct Fq2Over {
 };
 using Fq2 = Fq2Over<Fq>;
 using Fq2F64 = Fq2Over<FqF64>;
-static_assert(sizeof(Fq2) == 96 && sizeof(Fq2F64) == 96);
+using Fq2Called = Fq2Over<FqCalled>;
+using Fq2F64Called = Fq2Over<FqF64Called>;
+static_assert(sizeof(Fq2) == 96 && sizeof(Fq2F64) == 96 && sizeof(Fq2Called) == 96 && sizeof(Fq2F64Called) == 96);
 
-// Karatsuba, as src/math: three Fq multiplications. The sums a0 + a1 are reduced (< q), which is
-// what the CIOS multiplication needs of its inputs.
 template <class B>
 SH_HD_CALL Fq2Over<B> fq2_multiply(Fq2Over<B> a, Fq2Over<B> b) {
-  const B real_product = a.c0 * b.c0;
-  const B imaginary_product = a.c1 * b.c1;
-  const B cross = (a.c0 + a.c1) * (b.c0 + b.c1);
-  return Fq2Over<B>{real_product - imaginary_product, cross - real_product - imaginary_product};
+  return Fq2Over<B>::karatsuba(a, b);
 }
-// (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two multiplications.
 template <class B>
 SH_HD_CALL Fq2Over<B> fq2_square(Fq2Over<B> a) {
-  return Fq2Over<B>{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).doubled()};
+  return Fq2Over<B>::square_of(a);
 }
 
 // An affine G2 point in the 192-byte layout above.

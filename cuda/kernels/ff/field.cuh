@@ -30,6 +30,18 @@
 #define SH_HD inline
 #endif
 
+// A function the device calls instead of inlining (the host build inlines as usual): for
+// arithmetic whose inlined copies would make a kernel's code too large for the instruction
+// cache or its registers too many. `inline` keeps a header's definitions one per program (ODR),
+// noinline is the attribute.
+#if defined(__CUDA_ARCH__)
+#define SH_HD_CALL __host__ __device__ inline __noinline__
+#elif defined(__CUDACC__)
+#define SH_HD_CALL __host__ __device__ inline
+#else
+#define SH_HD_CALL inline
+#endif
+
 namespace stagehand::cuda {
 
 namespace f64 {
@@ -185,7 +197,15 @@ SH_HD std::uint32_t madc_hi(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
 
 // Parameters: static constexpr int words; constexpr functions modulus(i) and one(i) (R mod p) for
 // i < words; inverse (-p^-1 mod 2^32); f64_products (multiply through the FP64 pipe,
-// field_f64.cuh, in the limbs of the type F64, an f64::Layout).
+// field_f64.cuh, in the limbs of the type F64, an f64::Layout); called_products (the integer
+// products as calls on the device, called_multiply below).
+template <class P>
+struct Field;
+template <class P>
+SH_HD_CALL Field<P> called_multiply(Field<P> a, Field<P> b);
+template <class P>
+SH_HD_CALL Field<P> called_square(Field<P> a);
+
 template <class P>
 struct Field {
   using Params = P;
@@ -254,7 +274,15 @@ struct Field {
 
   // a*b*R^-1 mod p: on the integer pipes (below), or with the products on the FP64 pipe where the
   // parameters ask for it (field_f64.cuh).
+  // Where the parameters ask for calls (called_products), through called_multiply.
   SH_HD friend Field operator*(const Field& a, const Field& b) {
+    if constexpr (P::called_products) {
+      return called_multiply<P>(a, b);
+    } else {
+      return multiply_inline(a, b);
+    }
+  }
+  SH_HD static Field multiply_inline(const Field& a, const Field& b) {
     if constexpr (P::f64_products) {
       Field r;
       f64::montgomery_multiply<P>(a.w, b.w, r.w);
@@ -406,6 +434,13 @@ struct Field {
 
   // a^2·R^-1 mod p: on the integer pipes (below), or on the FP64 pipe as operator* (field_f64.cuh).
   SH_HD Field squared() const {
+    if constexpr (P::called_products) {
+      return called_square<P>(*this);
+    } else {
+      return square_inline();
+    }
+  }
+  SH_HD Field square_inline() const {
     if constexpr (P::f64_products) {
       Field r;
       f64::montgomery_square<P>(w, r.w);
@@ -541,6 +576,7 @@ struct FrParams {
   }
   static constexpr std::uint32_t inverse = 0xffffffff;  // -r^-1 mod 2^32
   static constexpr bool f64_products = false;
+  static constexpr bool called_products = false;
 };
 
 struct FqParams {
@@ -560,6 +596,7 @@ struct FqParams {
   }
   static constexpr std::uint32_t inverse = 0xfffcfffd;  // -q^-1 mod 2^32
   static constexpr bool f64_products = false;
+  static constexpr bool called_products = false;
 };
 
 // Fq with its products on the FP64 pipe (field_f64.cuh): the same values in the same words, so a
@@ -567,6 +604,16 @@ struct FqParams {
 struct FqF64Params : FqParams {
   static constexpr bool f64_products = true;
   using F64 = f64::Layout<12, 8, 48, 48>;
+};
+// Fq with its products as calls on the device: one copy of the multiplication's code instead of
+// one per use, for kernels whose inlined arithmetic outgrows the instruction cache and the
+// registers (the MSM's item sums: a G2 addition makes 28 Fq products, a G1 one 10). The same
+// values and words; FqF64Called with the FP64 products.
+struct FqCalledParams : FqParams {
+  static constexpr bool called_products = true;
+};
+struct FqF64CalledParams : FqF64Params {
+  static constexpr bool called_products = true;
 };
 // Fr likewise (5 limbs of 52 bits; the last quotient 48 bits, so R = 2^256 as Fr's): the NTT's
 // twiddle multiplications can use it.
@@ -578,8 +625,20 @@ struct FrF64Params : FrParams {
 using Fr = Field<FrParams>;  // 32 bytes
 using Fq = Field<FqParams>;  // 48 bytes
 using FqF64 = Field<FqF64Params>;
+using FqCalled = Field<FqCalledParams>;
+using FqF64Called = Field<FqF64CalledParams>;
 using FrF64 = Field<FrF64Params>;
-static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48 && sizeof(FrF64) == 32);
+static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48 && sizeof(FrF64) == 32 && sizeof(FqCalled) == 48);
+
+// By value, so that the operands travel in registers rather than through the stack.
+template <class P>
+SH_HD_CALL Field<P> called_multiply(Field<P> a, Field<P> b) {
+  return Field<P>::multiply_inline(a, b);
+}
+template <class P>
+SH_HD_CALL Field<P> called_square(Field<P> a) {
+  return a.square_inline();
+}
 
 // The same value in another form of its field (Fq and FqF64, Fr and FrF64 share their words).
 template <class To, class From>

@@ -8,7 +8,30 @@
 #include "msm/msm_pipeline.cuh"
 
 namespace stagehand::cuda {
+namespace {
 
+struct G1Curve {
+  using Affine = G1Affine;
+  using Bucket = G1Xyzz;
+  using Jacobian = G1Jacobian;
+  using Field = Fq;
+  using F64Field = FqF64;
+  using CalledField = FqCalled;
+  using CalledF64Field = FqF64Called;
+  static constexpr bool kHasF64Field = true;
+  static constexpr const char* kName = "G1";
+  // Blocks of 128 per SM: the split reduction's kernels at 168 registers; the item sums as
+  // item_sum_kernel says, and with the products as calls 4.
+  static constexpr unsigned kSplitBlocks = 3;
+  template <bool Prefetch, class F>
+  static constexpr unsigned item_sum_blocks() {
+    if constexpr (F::Params::called_products) return 4;
+    return Prefetch || F::Params::f64_products ? 3 : 4;
+  }
+};
+static_assert(sizeof(G1Curve::Jacobian) == kG1JacobianBytes);
+
+}  // namespace
 
 MsmProfile::~MsmProfile() {
   for (auto& entry : marks_) cudaEventDestroy(entry.second);
@@ -50,8 +73,9 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group
   MsmPlan plan;
   plan.point_count = point_count;
   plan.group = group;
-  // G2: the integer products (G2Curve has no FP64 item sum).
-  if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_prefetch;
+  // G2: the integer products as calls (H200, 2^20-2^24: 0.78-0.87x the time of the inlined
+  // products with prefetch; bench/RESULTS.md).
+  if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_called;
   if (window_bits == 0) {
     // Cost in field multiplications: every window adds each point into a bucket (8M + 2S, plus
     // about one more for its share of the sort) and folds its 2^(c-1) buckets twice (12M + 2S).
@@ -94,7 +118,7 @@ MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits) {
 }
 
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan) {
-  return plan.group == MsmGroup::g1 ? layout_for<G1Curve>(plan).total : layout_for<G2Curve>(plan).total;
+  return plan.group == MsmGroup::g1 ? layout_for<G1Curve>(plan).total : msm_g2_scratch_bytes(plan);
 }
 
 std::uint64_t msm_kernel_stack_bytes() { return std::max(pipeline_stack_bytes<G1Curve>(), msm_g2_kernel_stack_bytes()); }

@@ -53,18 +53,23 @@ enum class MsmGroup { g1, g2 };
 // the lighter ones are used only for window widths of 17 bits and more (measured faster at
 // c = 20, slower at c = 16).
 //
-// ItemSum: `f64_prefetch` (the default) multiplies in Fq with its 48-bit
-// products on the FP64 pipe (field_f64.cuh) and loads the next point while adding the current
-// one, 3 blocks of 128 threads per SM; `f64` does not load ahead; `integer_prefetch` (the
-// integer baseline) multiplies on the integer pipes and loads ahead (3 blocks of 168 registers);
-// `integer` does neither (4 blocks of 128). H200, 2^26, same run: the MSM took 545.5 ms with
-// f64_prefetch, 546.2 with f64, 601.3 with integer_prefetch; streamed 568.2, 575.8 and 620.4
-// (bench/RESULTS.md).
-enum class ItemSum { f64_prefetch, f64, integer_prefetch, integer };
+// ItemSum: `f64_called` (the default for G1) multiplies in Fq with its 48-bit products on the
+// FP64 pipe (field_f64.cuh), each product a call instead of inlined code (FqF64Called: one copy
+// of the multiplication's code and fewer registers, 4 blocks of 128 threads per SM);
+// `integer_called` (G2's plans: 3 blocks) does the same on the integer pipes. The inlined forms:
+// `f64_prefetch` loads the next point while adding the current one (3 blocks), `f64` does not;
+// `integer_prefetch` (the integer baseline) and `integer` likewise on the integer pipes. H200,
+// 2^26, same run: the G1 MSM took 508.6 ms with f64_called, 537.6 with integer_called, 551.3 with
+// f64_prefetch, 545.7 with f64, 646.9 with integer; the G2 MSM 1687 ms with integer_called
+// against 2236 with integer_prefetch, 2130 with integer and 3082 with f64_called
+// (bench/RESULTS.md). Why the calls win: the inlined additions overflow the instruction cache
+// (Nsight Compute on the G2 item sum: 40% of issue slots busy, the warps stalled on fetching
+// instructions about as long as on their operands) and hold more registers per thread.
+enum class ItemSum { f64_prefetch, f64, integer_prefetch, integer, integer_called, f64_called };
 struct MsmTuning {
   bool balanced = true;
   bool deferred_reduction = true;
-  ItemSum item_sum = ItemSum::f64_prefetch;
+  ItemSum item_sum = ItemSum::f64_called;
   bool split_reduction = true;
 };
 
@@ -78,7 +83,7 @@ struct MsmPlan {
 };
 
 // window_bits 0 picks the width from the size (8, 16 or 20); 2..22 forces one (tests, tuning).
-// G2 plans use the integer item sum (the only one G2 has).
+// G2 plans use the integer item sum with its Fq products as calls.
 MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
 // The plan for batches that add into the same buckets (StreamedMsm): msm_plan's, with windows
@@ -94,6 +99,7 @@ MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0);
 // Device scratch that msm_g1_windows (msm_g2_windows for a G2 plan) needs (taken as a write
 // buffer, never allocated inside).
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan);
+std::uint64_t msm_g2_scratch_bytes(const MsmPlan& plan);  // a G2 plan's (msm_g2.cu)
 // The window sums it writes: plan.window_count Jacobian points of the plan's group.
 inline std::uint64_t msm_result_bytes(const MsmPlan& plan) {
   return plan.window_count * (plan.group == MsmGroup::g1 ? kG1JacobianBytes : kG2JacobianBytes);

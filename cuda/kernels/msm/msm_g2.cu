@@ -2,9 +2,39 @@
 // translation unit: the G2 kernels take the longest to compile, and G1 changes leave them alone.
 #include <stdexcept>
 
+#include <type_traits>
+
+#include "ec/g2.cuh"
 #include "msm/msm_pipeline.cuh"
 
 namespace stagehand::cuda {
+namespace {
+
+// A G2 bucket is twice a G1 bucket (384 bytes, 96 registers) and its additions call the Fq2
+// products (g2.cuh): two blocks of 128 per SM leave each thread the full 255 registers. Over
+// Fq2Called (and Fq2F64Called) the Fq products are the calls and the Fq2 ones inline: three
+// blocks.
+struct G2Curve {
+  using Affine = G2Affine;
+  using Bucket = G2Xyzz;
+  using Jacobian = JacobianPoint<Fq2>;
+  using Field = Fq2;
+  using F64Field = Fq2F64;
+  using CalledField = Fq2Called;
+  using CalledF64Field = Fq2F64Called;
+  static constexpr bool kHasF64Field = true;
+  static constexpr const char* kName = "G2";
+  static constexpr unsigned kSplitBlocks = 2;
+  template <bool Prefetch, class F>
+  static constexpr unsigned item_sum_blocks() {
+    return std::is_same_v<F, Fq2Called> || std::is_same_v<F, Fq2F64Called> ? 3 : 2;
+  }
+};
+static_assert(sizeof(G2Curve::Jacobian) == kG2JacobianBytes);
+
+}  // namespace
+
+std::uint64_t msm_g2_scratch_bytes(const MsmPlan& plan) { return layout_for<G2Curve>(plan).total; }
 
 void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {

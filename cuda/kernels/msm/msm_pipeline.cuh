@@ -1,9 +1,10 @@
 // The Pippenger pipeline of msm.hpp, written once for both groups: digits, sort, balanced
 // bucket accumulation, one bucket reduction. A curve C names its point types (C::Affine input
-// points, C::Bucket XYZZ accumulators, C::Jacobian window sums), the field its item sums add in
-// and the occupancy its kernels are built for. msm.cu instantiates it for G1, msm_g2.cu for G2:
-// each in its own translation unit, so that a G1 change does not rebuild the slow G2 kernels.
-// Internal to those two files (everything is in an unnamed namespace).
+// points, C::Bucket XYZZ accumulators, C::Jacobian window sums), the fields its item sums add in
+// (C::Field, C::F64Field, C::CalledField, C::CalledF64Field: ItemSum's forms) and the occupancy its kernels are
+// built for. msm.cu defines G1Curve and instantiates the pipeline for it, msm_g2.cu G2Curve:
+// each in its own translation unit, so that a change to one group's arithmetic does not rebuild
+// the other's kernels. Internal to those two files (everything is in an unnamed namespace).
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
@@ -15,7 +16,6 @@
 #include <string>
 
 #include "ec/curve.cuh"
-#include "ec/g2.cuh"
 #include "ff/field_f64.cuh"
 #include "msm/msm.hpp"
 #include "msm/msm_digits.cuh"
@@ -23,41 +23,6 @@
 
 namespace stagehand::cuda {
 namespace {
-
-struct G1Curve {
-  using Affine = G1Affine;
-  using Bucket = G1Xyzz;
-  using Jacobian = G1Jacobian;
-  using Field = Fq;
-  using F64Field = FqF64;
-  static constexpr bool kHasF64Field = true;
-  static constexpr const char* kName = "G1";
-  // Blocks of 128 per SM: the split reduction's kernels at 168 registers; the item sums as
-  // item_sum_kernel says.
-  static constexpr unsigned kSplitBlocks = 3;
-  template <bool Prefetch, class F>
-  static constexpr unsigned item_sum_blocks() {
-    return Prefetch || F::Params::f64_products ? 3 : 4;
-  }
-};
-
-// A G2 bucket is twice a G1 bucket (384 bytes, 96 registers) and its additions call the Fq2
-// products (g2.cuh): two blocks of 128 per SM leave each thread the full 255 registers.
-struct G2Curve {
-  using Affine = G2Affine;
-  using Bucket = G2Xyzz;
-  using Jacobian = JacobianPoint<Fq2>;
-  using Field = Fq2;
-  using F64Field = Fq2;  // none: kHasF64Field
-  static constexpr bool kHasF64Field = false;
-  static constexpr const char* kName = "G2";
-  static constexpr unsigned kSplitBlocks = 2;
-  template <bool Prefetch, class F>
-  static constexpr unsigned item_sum_blocks() {
-    return 2;
-  }
-};
-static_assert(sizeof(G2Curve::Jacobian) == kG2JacobianBytes && sizeof(G1Curve::Jacobian) == kG1JacobianBytes);
 
 template <class C>
 using BucketOf = typename C::Bucket;
@@ -381,8 +346,8 @@ __global__ void __launch_bounds__(128, C::template item_sum_blocks<Prefetch, F>(
 }
 
 // The item sum for a tuning, adding into the buckets or starting them afresh. The FP64 forms
-// exist where the curve offers them (C::F64Field: G1 only; G2's batch additions measured the
-// integer products faster).
+// exist where the curve offers them (C::F64Field: both groups; G2 plans take the integer form,
+// measured faster for G2).
 template <class C>
 using ItemSumKernel = void (*)(const AffineOf<C>*, const std::uint32_t*, const std::uint32_t*, const std::uint32_t*,
                                const std::uint32_t*, const std::uint32_t*, std::uint64_t, BucketOf<C>*, BucketOf<C>*);
@@ -396,6 +361,8 @@ ItemSumKernel<C> item_sum_for(ItemSum item_sum, bool add_to_buckets) {
     if (item_sum == ItemSum::f64_prefetch) return item_sum_kernel_for<C, true, typename C::F64Field>(add_to_buckets);
     if (item_sum == ItemSum::f64) return item_sum_kernel_for<C, false, typename C::F64Field>(add_to_buckets);
   }
+  if (item_sum == ItemSum::integer_called) return item_sum_kernel_for<C, false, typename C::CalledField>(add_to_buckets);
+  if (item_sum == ItemSum::f64_called) return item_sum_kernel_for<C, false, typename C::CalledF64Field>(add_to_buckets);
   if (item_sum == ItemSum::integer_prefetch) return item_sum_kernel_for<C, true, typename C::Field>(add_to_buckets);
   if (item_sum == ItemSum::integer) return item_sum_kernel_for<C, false, typename C::Field>(add_to_buckets);
   throw std::invalid_argument(std::string("msm: no such item sum for ") + C::kName);
@@ -748,7 +715,11 @@ std::uint64_t pipeline_stack_bytes() {
         reinterpret_cast<const void*>(segment_kernel<C>), reinterpret_cast<const void*>(suffix_kernel<C>),
         reinterpret_cast<const void*>(segment_total_kernel<C>), reinterpret_cast<const void*>(segment_scale_kernel<C>),
         reinterpret_cast<const void*>(reduce_kernel<C>), reinterpret_cast<const void*>(to_jacobian_kernel<C>),
-        reinterpret_cast<const void*>(combine_windows_kernel<C>)}) {
+        reinterpret_cast<const void*>(combine_windows_kernel<C>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, false, typename C::CalledField>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, true, typename C::CalledField>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, false, typename C::CalledF64Field>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, true, typename C::CalledF64Field>)}) {
     take(kernel);
   }
   if constexpr (C::kHasF64Field) {
