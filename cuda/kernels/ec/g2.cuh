@@ -20,8 +20,8 @@
 
 namespace stagehand::cuda {
 
-// Over either form of Fq (Fq2 over the integer products, Fq2F64 over FqF64's FP64 products;
-// the two share their bytes, as their bases do).
+// Over any form of Fq (Fq2 over the integer products, Fq2F64 over FqF64's FP64 products, and
+// Fq2Called, Fq2F64Called over their called forms); all share their bytes, as their bases do.
 template <class B>
 struct Fq2Over;
 template <class B>

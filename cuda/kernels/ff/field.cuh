@@ -197,8 +197,8 @@ SH_HD std::uint32_t madc_hi(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
 
 // Parameters: static constexpr int words; constexpr functions modulus(i) and one(i) (R mod p) for
 // i < words; inverse (-p^-1 mod 2^32); f64_products (multiply through the FP64 pipe,
-// field_f64.cuh, in the limbs of the type F64, an f64::Layout); called_products (the integer
-// products as calls on the device, called_multiply below).
+// field_f64.cuh, in the limbs of the type F64, an f64::Layout); called_products (the products,
+// of either kind, as calls on the device: called_multiply below).
 template <class P>
 struct Field;
 template <class P>

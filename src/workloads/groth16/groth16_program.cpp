@@ -81,7 +81,7 @@ class Groth16Workload::SideCopy {
     device_->stream_wait_event(stream, landed_);
   }
   // Waits for the copy whatever happened, then gives its stream back (the stream is idle: the copy
-  // was its only work) and its event.
+  // was its only work). The event goes with the SideCopy.
   asio::awaitable<void> join() {
     if (!state_) co_return;
     while (!state_->done) co_await state_->waiters.wait();
