@@ -44,7 +44,7 @@ void add_bench_command(CLI::App& app) {
 
   add_bench_prove_command(bench);
 
-  auto* kernels = bench->add_subcommand("kernels", "The CUDA kernels on the GPU: NTT and MSM at 2^20..2^26 (CUDA events)");
+  auto* kernels = bench->add_subcommand("kernels", "The CUDA kernels on the GPU: NTT, G1 and G2 MSM at 2^20..2^26 (CUDA events)");
   on_selected(kernels, [] { return run_kernel_bench(std::cout); });
 }
 
