@@ -134,8 +134,8 @@ asio::awaitable<void> Worker::fit_results(Bytes bytes) {
 asio::awaitable<void> Worker::clear_stream_errors() {
   // A failed kernel stays its stream's error until the stream is synchronised (as on a GPU, where
   // the next wait on the stream reports it): the job that saw it synchronises the worker's
-  // streams, so that the next job's waits do not report it again. Work of the next job already
-  // queued there (the overlapped host step after the GPU) may fail with it, as it would on a GPU.
+  // streams before the next job uses them, so that the next job's waits do not report it again.
+  // Only where no other job's work is on them: a synchronise would take that job's error too.
   if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
   if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });
   if (landed_) co_await quietly([&] { return device_.synchronize_stream(landed_); });
@@ -217,8 +217,9 @@ asio::awaitable<void> Worker::finish(JobRecord& job) {
 }
 
 asio::awaitable<void> Worker::finish_and_close(JobRecord& job) {
+  // Beside the next job: its work is on the streams now, so an error this job's step saw stays
+  // there for the next job's own waits (clearing it here could clear the next job's error too).
   co_await finish(job);
-  if (!job.completed()) co_await clear_stream_errors();
   // What close() throws (a run hook) ends the worker, as it does without the overlap.
   try {
     close(job);
