@@ -354,5 +354,7 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_proofs_at_2_26) {
       BOOST_CHECK_CLOSE(static_cast<double>(report.kernel_totals.at(name).busy_ns) / 1e6 / report.partitions_completed, ms, 5.0);
     }
   }
-  BOOST_CHECK_GE(report.compute_busy_fraction, 0.9);
+  // The H200 was 97.1% busy; with the witness's upload opening the program, as before it went up
+  // beside H, the model gives 95.0%.
+  BOOST_CHECK_GE(report.compute_busy_fraction, 0.97);
 }

@@ -17,6 +17,7 @@
 #include "math/g2.hpp"
 #include "math/msm.hpp"
 #include "msm/msm.hpp"
+#include "msm/msm_results_host.hpp"
 #include "synthetic/sample_data.hpp"
 
 namespace stagehand::cuda::checks {
@@ -34,20 +35,7 @@ const KernelLauncher& launcher(const char* name) {
 
 // The 288-byte Jacobian G2 result; a poisoned coordinate gives a point off the curve.
 math::G2Projective g2_from(const std::vector<std::uint8_t>& bytes) {
-  auto fq = [&](std::size_t index, bool& ok) {
-    math::Limbs<6> limbs;
-    std::memcpy(limbs.data(), bytes.data() + 48 * index, 48);
-    const auto value = math::Fq::from_montgomery_limbs(limbs);
-    ok = ok && value.has_value();
-    return value.value_or(math::Fq::zero());
-  };
-  bool ok = true;
-  math::G2Projective point;
-  point.x = math::Fq2{fq(0, ok), fq(1, ok)};
-  point.y = math::Fq2{fq(2, ok), fq(3, ok)};
-  point.z = math::Fq2{fq(4, ok), fq(5, ok)};
-  if (!ok) return math::G2Projective{math::Fq2::zero(), math::Fq2::zero(), math::Fq2::one()};
-  return point;
+  return g2_from_jacobian_bytes(bytes.data()).value_or(math::G2Projective{math::Fq2::zero(), math::Fq2::zero(), math::Fq2::one()});
 }
 
 std::vector<math::G2Affine> g2_points_from(const std::vector<std::uint8_t>& bytes, std::uint64_t count) {

@@ -15,6 +15,7 @@
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "msm/msm.hpp"
+#include "msm/msm_results_host.hpp"
 #include "ntt/ntt.hpp"
 #include "synthetic/sample_data.hpp"
 #include "util/common_host.hpp"
@@ -91,16 +92,7 @@ inline bool guard_intact(const DeviceBuffer& buffer, std::uint64_t count) {
 // An unreduced coordinate (poison) gives (0, 0, 1), which is not on the curve and so never
 // equals an expected point.
 inline math::G1Projective point_from(const G1JacobianBytes& bytes) {
-  math::G1Projective point;
-  math::Fq* coordinates[3] = {&point.x, &point.y, &point.z};
-  for (int c = 0; c < 3; ++c) {
-    math::Limbs<6> limbs;
-    std::memcpy(limbs.data(), bytes.bytes + 48 * c, 48);
-    const auto value = math::Fq::from_montgomery_limbs(limbs);
-    if (!value) return math::G1Projective{math::Fq::zero(), math::Fq::zero(), math::Fq::one()};
-    *coordinates[c] = *value;
-  }
-  return point;
+  return g1_from_jacobian_bytes(bytes.bytes).value_or(math::G1Projective{math::Fq::zero(), math::Fq::zero(), math::Fq::one()});
 }
 
 inline std::vector<math::G1Affine> affine_from_bytes(const std::uint8_t* bytes, std::uint64_t count) {

@@ -5,10 +5,12 @@
 //   (streamed_batches, msm_host.cpp): every point in exactly one batch, in order, no batch above
 //   the size the device buffers hold, and a short lead batch whenever there is more than one;
 // - the NTT domain's size as the partition program asks for it (partition_kernel_scratch_bytes).
+// - the MSMs' results decoded as the CPU reference's points (msm_results_host.hpp).
 #define BOOST_TEST_MODULE kernel_plans_host
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "math/fr.hpp"
 #include "msm/msm.hpp"
 #include "msm/msm_digits.cuh"
+#include "msm/msm_results_host.hpp"
 #include "ntt/ntt.hpp"
 
 using stagehand::cuda::MsmBatch;
@@ -181,6 +184,24 @@ BOOST_AUTO_TEST_CASE(every_split_tiles_the_points) {
 
 BOOST_AUTO_TEST_CASE(a_zero_batch_size_is_refused) {
   BOOST_CHECK_THROW(streamed_batches(10, 0), std::invalid_argument);
+}
+
+// The MSMs' results decode as the CPU reference's points (msm.hpp's layouts); a coordinate that is
+// not a reduced Fq (the poison the checks write) decodes as nothing.
+BOOST_AUTO_TEST_CASE(msm_results_decode_as_reference_points) {
+  const auto g1 = math::G1Projective::from_affine(math::G1Curve::generator()).doubled();
+  const auto g2 = math::G2Projective::from_affine(math::G2Curve::generator()).doubled();
+  std::uint8_t bytes1[cuda::kG1JacobianBytes], bytes2[cuda::kG2JacobianBytes];
+  const math::Fq g1_coordinates[] = {g1.x, g1.y, g1.z};
+  for (int c = 0; c < 3; ++c) std::memcpy(bytes1 + 48 * c, g1_coordinates[c].montgomery_limbs().data(), 48);
+  const math::Fq g2_coordinates[] = {g2.x.c0, g2.x.c1, g2.y.c0, g2.y.c1, g2.z.c0, g2.z.c1};
+  for (int c = 0; c < 6; ++c) std::memcpy(bytes2 + 48 * c, g2_coordinates[c].montgomery_limbs().data(), 48);
+  BOOST_TEST((cuda::g1_from_jacobian_bytes(bytes1) == std::optional{g1}));
+  BOOST_TEST((cuda::g2_from_jacobian_bytes(bytes2) == std::optional{g2}));
+  std::memset(bytes1 + 96, 0xff, 48);
+  std::memset(bytes2 + 240, 0xff, 48);
+  BOOST_TEST(!cuda::g1_from_jacobian_bytes(bytes1).has_value());
+  BOOST_TEST(!cuda::g2_from_jacobian_bytes(bytes2).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {

@@ -13,6 +13,7 @@
 #include "math/g2.hpp"
 #include "math/ntt.hpp"
 #include "msm/msm.hpp"
+#include "msm/msm_results_host.hpp"
 #include "ntt/ntt.hpp"
 #include "synthetic/sample_data.hpp"
 #include "util/common_host.hpp"
@@ -152,16 +153,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   // Every timed result is also checked, through the sample points' discrete logarithms.
   const math::G1Projective expected = expected_walk_msm(scalars, n, walk);
   auto verdict = [&](const G1JacobianBytes& got) {
-    math::G1Projective point;
-    math::Fq* coordinates[3] = {&point.x, &point.y, &point.z};
-    for (int c = 0; c < 3; ++c) {
-      math::Limbs<6> limbs;
-      std::memcpy(limbs.data(), got.bytes + 48 * c, 48);
-      const auto value = math::Fq::from_montgomery_limbs(limbs);
-      if (!value) return std::string("WRONG RESULT");
-      *coordinates[c] = *value;
-    }
-    return point == expected ? std::string("verified") : std::string("WRONG RESULT");
+    const auto point = g1_from_jacobian_bytes(got.bytes);
+    return point && *point == expected ? std::string("verified") : std::string("WRONG RESULT");
   };
   const MsmPlan plan = msm_plan(n, options.msm_window_bits);
   const std::string note = "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
@@ -283,17 +276,8 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
   auto verdict = [&] {
     std::uint8_t bytes[kG2JacobianBytes];
     SH_CUDA_OK(cudaMemcpy(bytes, result.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
-    math::Fq coordinates[6];
-    for (int c = 0; c < 6; ++c) {
-      math::Limbs<6> limbs;
-      std::memcpy(limbs.data(), bytes + 48 * c, 48);
-      const auto value = math::Fq::from_montgomery_limbs(limbs);
-      if (!value) return std::string("WRONG RESULT");
-      coordinates[c] = *value;
-    }
-    const math::G2Projective got{math::Fq2{coordinates[0], coordinates[1]}, math::Fq2{coordinates[2], coordinates[3]},
-                                 math::Fq2{coordinates[4], coordinates[5]}};
-    return got == expected ? std::string("verified") : std::string("WRONG RESULT");
+    const auto point = g2_from_jacobian_bytes(bytes);
+    return point && *point == expected ? std::string("verified") : std::string("WRONG RESULT");
   };
   std::vector<unsigned> widths = options.g2_window_bits;
   if (widths.empty()) widths.push_back(0);

@@ -1,5 +1,5 @@
-// Host side of the MSM: combining window sums (with the CPU reference's G1 arithmetic) and the
-// streamed variant's batching.
+// Host side of the MSM: its results as the CPU reference's points, combining window sums (with
+// the CPU reference's G1 arithmetic) and the streamed variant's batching.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,25 +9,43 @@
 
 #include "math/g1.hpp"
 #include "msm/msm.hpp"
+#include "msm/msm_results_host.hpp"
 #include "util/common_host.hpp"
 
 namespace stagehand::cuda {
 namespace {
 
-math::Fq fq_from_bytes(const std::uint8_t* bytes) {
+std::optional<math::Fq> fq_from_bytes(const std::uint8_t* bytes) {
   math::Limbs<6> limbs{};
   std::memcpy(limbs.data(), bytes, 48);
-  const auto value = math::Fq::from_montgomery_limbs(limbs);
-  if (!value) throw std::runtime_error("msm: the device returned an unreduced coordinate");
-  return *value;
+  return math::Fq::from_montgomery_limbs(limbs);
 }
 
+}  // namespace
+
+std::optional<math::G1Projective> g1_from_jacobian_bytes(const void* data) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  const auto x = fq_from_bytes(bytes), y = fq_from_bytes(bytes + 48), z = fq_from_bytes(bytes + 96);
+  if (!x || !y || !z) return std::nullopt;
+  return math::G1Projective{*x, *y, *z};
+}
+
+std::optional<math::G2Projective> g2_from_jacobian_bytes(const void* data) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  std::optional<math::Fq> c[6];
+  for (int i = 0; i < 6; ++i) {
+    c[i] = fq_from_bytes(bytes + 48 * i);
+    if (!c[i]) return std::nullopt;
+  }
+  return math::G2Projective{math::Fq2{*c[0], *c[1]}, math::Fq2{*c[2], *c[3]}, math::Fq2{*c[4], *c[5]}};
+}
+
+namespace {
+
 math::G1Projective point_from_bytes(const std::uint8_t* bytes) {
-  math::G1Projective point;
-  point.x = fq_from_bytes(bytes);
-  point.y = fq_from_bytes(bytes + 48);
-  point.z = fq_from_bytes(bytes + 96);
-  return point;
+  const auto point = g1_from_jacobian_bytes(bytes);
+  if (!point) throw std::runtime_error("msm: the device returned an unreduced coordinate");
+  return *point;
 }
 
 G1JacobianBytes bytes_from_point(const math::G1Projective& point) {
