@@ -86,6 +86,7 @@ DevicePointer MemoryPool::allocate_synchronous(Bytes bytes) {
   STAGEHAND_ASSERT(bytes <= free_bytes(), "cudaMalloc of {} B with {} B free", bytes, free_bytes());
   auto pointer = new_allocation(bytes, false, 0);
   sync_used_bytes_ += bytes;
+  stats_.allocated_bytes = sync_used_bytes_;
   note_peak();
   record_memory();
   return pointer;
@@ -106,6 +107,7 @@ Bytes MemoryPool::free_synchronous(DevicePointer pointer) {
   STAGEHAND_ASSERT(!found->second->pool && bytes <= sync_used_bytes_, "cudaFree of {} B with {} B allocated", bytes,
                    sync_used_bytes_);
   sync_used_bytes_ -= bytes;
+  stats_.allocated_bytes = sync_used_bytes_;
   allocations_.erase(found);
   record_memory();
   return bytes;

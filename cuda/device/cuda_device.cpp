@@ -330,6 +330,8 @@ void CudaDevice::memset_async(DevicePointer destination, std::uint8_t value, Byt
 asio::awaitable<DevicePointer> CudaDevice::allocate(Bytes bytes) {
   void* pointer = nullptr;
   co_await on_worker([&] { STAGEHAND_CUDA_CHECK(cudaMalloc(&pointer, bytes)); });
+  allocation_bytes_[reinterpret_cast<std::uint64_t>(pointer)] = bytes;
+  counters_.allocated_bytes += bytes;
   auto info = memory_info();
   counters_.peak_memory_used_bytes = std::max(counters_.peak_memory_used_bytes, info.total_bytes - info.free_bytes);
   co_return DevicePointer{reinterpret_cast<std::uint64_t>(pointer)};
@@ -338,6 +340,10 @@ asio::awaitable<DevicePointer> CudaDevice::allocate(Bytes bytes) {
 asio::awaitable<void> CudaDevice::free(DevicePointer pointer) {
   // cudaFree waits for all work on the device: never on the coordinator's thread.
   co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaFree(reinterpret_cast<void*>(pointer.address))); });
+  if (auto found = allocation_bytes_.find(pointer.address); found != allocation_bytes_.end()) {
+    counters_.allocated_bytes -= found->second;
+    allocation_bytes_.erase(found);
+  }
 }
 
 asio::awaitable<DevicePointer> CudaDevice::allocate_async(Bytes bytes, StreamHandle stream) {

@@ -119,6 +119,7 @@ class CudaDevice final : public Device {
   std::chrono::steady_clock::time_point origin_ = std::chrono::steady_clock::now();
   std::map<std::uint32_t, cudaStream_t> streams_;
   std::map<std::uint32_t, cudaEvent_t> events_;
+  std::map<std::uint64_t, Bytes> allocation_bytes_;  // live allocate()s, for counters_.allocated_bytes
   std::uint32_t next_handle_ = 1;
   cudaStream_t waiter_stream_ = nullptr;  // carries host functions that wait for events
 

@@ -86,6 +86,9 @@ double busy_while_proving(const RunReport& report, Backend& backend, Nanoseconds
   return first >= 0 && last > first ? static_cast<double>(busy) / span : 0;
 }
 
+// What the engine holds on `device`: its synchronous allocations and what its pool reserved.
+Bytes engine_held_bytes(Device& device) { return device.counters().allocated_bytes + device.pool_stats().reserved_bytes; }
+
 }  // namespace
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -168,9 +171,14 @@ groth16::ProofRandomness proof_randomness(const ProofRunOptions& options, std::s
 int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend& backend, const groth16::ProvingKey& key,
                ProofRunInputs inputs) {
   const bool use_cuda = backend.on_gpu();
-  // What each device had free before the run: after it, the same must be free again.
+  // What the engine held on each device before the run: after it, no more. (Free memory is
+  // printed too, but the CUDA runtime keeps some MiB of its own after the first launches.)
   std::vector<Bytes> free_before;
-  for (auto* device : backend.devices()) free_before.push_back(device->memory_info().free_bytes);
+  std::vector<Bytes> held_before;
+  for (auto* device : backend.devices()) {
+    free_before.push_back(device->memory_info().free_bytes);
+    held_before.push_back(engine_held_bytes(*device));
+  }
   auto settings = settings_for(config, policy_from_string(options.policy));
   if (options.workers > 0) settings.workers_per_device = options.workers;
   if (options.seed) {
@@ -291,9 +299,12 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   for (std::size_t i = 0; i < backend.devices().size(); ++i) {
     if (i < report.per_device.size() && !report.per_device[i].failure.empty()) continue;  // a lost GPU answers nothing
     const Bytes free_after = backend.devices()[i]->memory_info().free_bytes;
-    fmt::print(stderr, "stagehand prove: GPU {} device memory free {} before, {} after{}\n", i, format_bytes(free_before[i]),
-               format_bytes(free_after), free_after < free_before[i] ? fmt::format(" ({} not given back)", format_bytes(free_before[i] - free_after))
-                                                                      : std::string(", nothing left behind"));
+    const Bytes held_after = engine_held_bytes(*backend.devices()[i]);
+    fmt::print(stderr, "stagehand prove: GPU {}: the engine holds {} of device memory after the run, {} before{}; free {} before, {} after\n", i,
+               format_bytes(held_after), format_bytes(held_before[i]),
+               held_after > held_before[i] ? fmt::format(" ({} not given back)", format_bytes(held_after - held_before[i]))
+                                           : std::string(", nothing left behind"),
+               format_bytes(free_before[i]), format_bytes(free_after));
   }
   if (report.jobs_retried > 0) {
     fmt::print(stderr, "stagehand prove: {} proof{} moved to another GPU when theirs was lost\n", report.jobs_retried,

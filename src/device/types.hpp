@@ -103,6 +103,10 @@ struct DeviceCounters {
   Bytes pinned_bytes_copied = 0;
   Bytes pageable_bytes_copied = 0;
   Bytes peak_memory_used_bytes = 0;  // synchronous allocations + pool reserved
+  // Bytes of this device's synchronous allocations (allocate) not yet freed. With the pool's
+  // reserved bytes it is what the engine holds; cudaMemGetInfo's figure also counts what the
+  // runtime keeps for itself after the first launches (some MiB), which is not the engine's.
+  Bytes allocated_bytes = 0;
   std::uint64_t out_of_memory_count = 0;
   std::uint64_t pool_cross_stream_reuses = 0;
   std::map<std::string, KernelTotals, std::less<>> kernel_totals;  // by kernel name

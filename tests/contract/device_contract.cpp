@@ -231,9 +231,12 @@ asio::awaitable<void> free_waits_for_a_running_kernel(Device& device, DeviceExpe
 
 asio::awaitable<void> malloc_memory_info_and_trim_do_not_wait(Device& device, DeviceExpectations) {
   auto kernel = start_kernel(device, 300 * kMillisecond);
+  const Bytes allocated_before = device.counters().allocated_bytes;
   auto start = device.now();
   auto buffer = co_await device.allocate(1 * kGiB);
   auto malloc_ns = device.now() - start;
+  // The engine's own count of what it allocated follows the allocation and its free.
+  BOOST_CHECK_EQUAL(device.counters().allocated_bytes, allocated_before + 1 * kGiB);
   start = device.now();
   auto info = device.memory_info();
   device.trim_pool(0);
@@ -244,6 +247,7 @@ asio::awaitable<void> malloc_memory_info_and_trim_do_not_wait(Device& device, De
   BOOST_CHECK(!device.event_complete(kernel.done));
   co_await finish_kernel(device, kernel);
   co_await device.free(buffer);
+  BOOST_CHECK_EQUAL(device.counters().allocated_bytes, allocated_before);
 }
 
 asio::awaitable<void> registering_does_not_wait_for_a_kernel(Device& device, DeviceExpectations expect) {

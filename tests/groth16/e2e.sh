@@ -70,6 +70,9 @@ status=$?
 set -e
 if [ $status -eq 1 ] && grep -q "other.wtns: FAILED: .*another circuit" <<<"$message"; then echo "ok: the bad witness of a batch fails alone"
 else fail "a bad witness in a batch: exit $status: $message"; fi
+if grep -q "GPU 0: the engine holds 0 B of device memory after the run, 0 B before, nothing left behind" <<<"$message"; then
+  echo "ok: a batch with a failed proof gives back all the device memory it took"
+else fail "device memory after a batch with a failed proof: $message"; fi
 verify "$work_dir/chain/vk.json" "$out/mixed/proofs/good.public.json" "$out/mixed/proofs/good.proof.json" ok "chain, the good proof of a batch with a bad witness"
 
 # Two witnesses with one name would overwrite each other's proof: refused before any work.
