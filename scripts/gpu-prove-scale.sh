@@ -10,6 +10,7 @@
 #       whole card; SETS auto|resident|fetched-ahead|streamed; EXTRA further bench-prove options
 #       with ',' for ' '), one `stagehand bench prove` process each; or
 #         check-setup                  the setup kernels' check and timing (stagehand_kernel_check)
+#         check:PARTS                  stagehand_kernel_check --only PARTS; on a failure no case after it runs
 #         zkey:LOG2:PROOFS:CAP_GIB...  a circuit file (stagehand_make_circuit), its key by `stagehand
 #                                      setup` (timed, written as a .zkey), then PROOFS proofs of it
 #                                      by `stagehand prove` under each cap listed (':'-separated)
@@ -37,6 +38,16 @@ run)
     if [[ $case == check-setup ]]; then
       echo "== the setup kernels' check" | tee -a "$log"
       "$bin/stagehand_kernel_check" --setup-only 1 --setup-bench 1 2>&1 | grep -v '^ok ' | tee -a "$log" || status=1
+      continue
+    fi
+    if [[ $case == check:* ]]; then
+      # The kernel check's parts first: a kernel that fails its check makes the proofs after it pointless.
+      echo "== the kernel check, parts ${case#check:}" | tee -a "$log"
+      if ! "$bin/stagehand_kernel_check" --only "${case#check:}" --big 0 2>&1 | grep -v '^ok ' | tee -a "$log"; then
+        echo "the kernel check failed: the remaining cases are not run" | tee -a "$log"
+        status=1
+        break
+      fi
       continue
     fi
     if [[ $case == zkey:* ]]; then
@@ -90,7 +101,7 @@ verify)
     echo "${run#"$check"/}: $(ls "$run"/*.proof.json | wc -l) proofs checked"
   done
   echo "snarkjs: $ok proofs verify, $bad do not"
-  grep -E '^== |proofs in|compute engine|per proof, mean|kernels per proof|key.s sets|the key \(|peak host|device memory free|out-of-memory' "$dir/scale.log" || true
+  grep -E '^== |proofs in|compute engine|per proof, mean|kernels per proof|key.s sets|the key \(|peak host|of device memory|out-of-memory' "$dir/scale.log" || true
   rm -rf "$check"
   [[ $bad -eq 0 ]]
   ;;

@@ -315,6 +315,12 @@ void SimDevice::memset_async(DevicePointer destination, std::uint8_t value, Byte
   engines_.advance(stream);
 }
 
+Bytes SimDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const {
+  const Bytes modelled = model_.kernel_scratch_bytes(kernel, work_units);
+  if (!system_.options().functional || work_units == 0) return modelled;
+  return std::max(modelled, system_.kernel_function_scratch_bytes(kernel));
+}
+
 void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
   auto& stream = stream_at(stream_handle, "launch");
   if (system_.options().functional ? system_.kernel_function(kernel.name) == nullptr : !model_.has_kernel(kernel.name)) {

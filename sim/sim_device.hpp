@@ -65,9 +65,7 @@ class SimDevice final : public Device, private OpRunner {
   asio::awaitable<void> free_pinned_host(HostRange range) override;
 
   void launch(const KernelLaunch& kernel, StreamHandle stream) override;
-  Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const override {
-    return model_.kernel_scratch_bytes(kernel, work_units);
-  }
+  Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const override;
   void host_callback(StreamHandle stream, std::function<void()> callback) override;
   void set_pool_cross_stream_reuse(bool allowed) override { pool_.set_cross_stream_reuse(allowed); }
   const DeviceCounters& counters() const override { return stats_; }

@@ -58,8 +58,14 @@ bool SimSystem::run(Nanoseconds time_limit_ns) {
   }
 }
 
-void SimSystem::register_kernel(const std::string& name, KernelFunction function) {
+void SimSystem::register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes) {
   kernel_functions_[name] = std::move(function);
+  kernel_function_scratch_[name] = scratch_bytes;
+}
+
+Bytes SimSystem::kernel_function_scratch_bytes(std::string_view name) const {
+  auto found = kernel_function_scratch_.find(name);
+  return found == kernel_function_scratch_.end() ? 0 : found->second;
 }
 
 const KernelFunction* SimSystem::kernel_function(const std::string& name) const {

@@ -90,9 +90,11 @@ class SimSystem {
   // the clock moves on: checkers compare their state with the devices' here.
   void set_settled_observer(std::function<void()> observer) { settled_observer_ = std::move(observer); }
 
-  // Functional mode: the host function that stands in for a kernel.
-  void register_kernel(const std::string& name, KernelFunction function);
+  // Functional mode: the host function that stands in for a kernel, and the scratch it needs
+  // as its last write buffer (a device asks for at least that much: Device::kernel_scratch_bytes).
+  void register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes = 0);
   const KernelFunction* kernel_function(const std::string& name) const;
+  Bytes kernel_function_scratch_bytes(std::string_view name) const;
 
   // Host memory for timing mode: a distinct, never-dereferenced address range of `bytes`.
   HostRange virtual_host_range(Bytes bytes);
@@ -123,6 +125,7 @@ class SimSystem {
   PinnedHostRanges pinned_host_;  // before the devices, which use it to the end
   std::vector<std::unique_ptr<SimDevice>> devices_;
   std::map<std::string, KernelFunction, std::less<>> kernel_functions_;
+  std::map<std::string, Bytes, std::less<>> kernel_function_scratch_;
   std::uintptr_t next_virtual_host_address_ = std::uintptr_t{1} << 44;
 };
 

@@ -130,6 +130,52 @@ void groth16_msm_g2(KernelContext& context) {
   groth16_msm(context, kernel::groth16_msm_g2, kernel::kG2AffineBytes, kernel::kG2JacobianBytes, decode_device_g2_points);
 }
 
+math::G1Projective read_jacobian(const std::byte* in, const math::G1Projective&) {
+  math::G1Projective point;
+  point.x = fq_from(in);
+  point.y = fq_from(in + kFqBytes);
+  point.z = fq_from(in + 2 * kFqBytes);
+  return point;
+}
+math::G2Projective read_jacobian(const std::byte* in, const math::G2Projective&) {
+  math::G2Projective point;
+  point.x = fq2_from(in);
+  point.y = fq2_from(in + 2 * kFqBytes);
+  point.z = fq2_from(in + 4 * kFqBytes);
+  return point;
+}
+
+// groth16_msm_g1_batch and _g2_batch: the MSM's running state is its sum so far, kept at the
+// start of the scratch (the GPU keeps its buckets there); the reduce kernels copy it out.
+template <class Decode>
+void groth16_msm_batch(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
+                       Decode decode) {
+  const std::size_t count = context.launch().work_units;
+  const auto threads = static_cast<unsigned>(context.argument(0));
+  const bool add = context.argument(2) != 0;
+  auto points_bytes = context.read(0);
+  auto scalar_bytes = context.read(1);
+  auto state = context.write(context.launch().writes.size() - 1);
+  if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes || state.size() < result_bytes) {
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
+  }
+  if (count > context.argument(1)) throw std::invalid_argument(fmt::format("{}: point count above the planned capacity", name));
+  const auto points = decode(points_bytes, count);
+  std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
+  auto sum = math::msm(points, scalars, threads);
+  if (add) sum = read_jacobian(state.data(), sum) + sum;
+  write_jacobian(state.data(), sum);
+}
+
+void groth16_msm_reduce(KernelContext& context, const char* name, std::uint64_t result_bytes) {
+  auto result = context.write(0);
+  auto state = context.write(context.launch().writes.size() - 1);
+  if (context.launch().writes.size() < 2 || result.size() < result_bytes || state.size() < result_bytes) {
+    throw std::invalid_argument(fmt::format("{}: writes [result, scratch] of at least {} bytes", name, result_bytes));
+  }
+  std::memcpy(result.data(), state.data(), result_bytes);
+}
+
 void groth16_abc(KernelContext& context) {
   kernel::ConstraintMatrixLayout layout{context.launch().work_units, context.argument(0), context.argument(1)};
   const auto threads = static_cast<unsigned>(context.argument(2));
@@ -152,6 +198,28 @@ void register_groth16_kernels(SimSystem& system) {
   system.register_kernel(kernel::groth16_h, groth16_h);
   system.register_kernel(kernel::groth16_msm_g1, groth16_msm_g1);
   system.register_kernel(kernel::groth16_msm_g2, groth16_msm_g2);
+  // The batch kernels keep the MSM's sum so far in their scratch: at least one sum of it.
+  system.register_kernel(
+      kernel::groth16_msm_g1_batch,
+      [](KernelContext& context) {
+        groth16_msm_batch(context, kernel::groth16_msm_g1_batch, kernel::kG1AffineBytes, kernel::kG1JacobianBytes, decode_device_points);
+      },
+      kernel::kG1JacobianBytes);
+  system.register_kernel(
+      kernel::groth16_msm_g2_batch,
+      [](KernelContext& context) {
+        groth16_msm_batch(context, kernel::groth16_msm_g2_batch, kernel::kG2AffineBytes, kernel::kG2JacobianBytes,
+                          decode_device_g2_points);
+      },
+      kernel::kG2JacobianBytes);
+  system.register_kernel(
+      kernel::groth16_msm_g1_reduce,
+      [](KernelContext& context) { groth16_msm_reduce(context, kernel::groth16_msm_g1_reduce, kernel::kG1JacobianBytes); },
+      kernel::kG1JacobianBytes);
+  system.register_kernel(
+      kernel::groth16_msm_g2_reduce,
+      [](KernelContext& context) { groth16_msm_reduce(context, kernel::groth16_msm_g2_reduce, kernel::kG2JacobianBytes); },
+      kernel::kG2JacobianBytes);
   system.register_kernel(kernel::groth16_abc, groth16_abc);
 }
 

@@ -7,7 +7,10 @@
 //   groth16_msm_g1  arguments [threads], reads [points, scalars], writes [result, ...]: points
 //                   are 96-byte affine Montgomery G1 (zeros: infinity), scalars 32-byte Montgomery
 //                   Fr; the result is the 144-byte Jacobian sum X‖Y‖Z (Montgomery Fq).
-// A scratch buffer after the named writes is ignored. Kept apart from the simulator itself
+//   groth16_msm_g1_batch / _g2_batch, groth16_msm_g1_reduce / _g2_reduce: a streamed set's MSM
+//                   in batches; the running sum lives at the start of the scratch (the last write),
+//                   which these kernels ask for (SimSystem::register_kernel's scratch).
+// A scratch buffer after the named writes is otherwise ignored. Kept apart from the simulator itself
 // (library stagehand_sim_kernels) so that the timing-only simulator does not need the math.
 
 #include "sim/sim_system.hpp"

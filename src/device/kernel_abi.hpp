@@ -42,6 +42,12 @@
 //   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq).
 // groth16_msm_g2         point_count    [threads]                       [points, scalars]      [result, scratch]
 //   points 192-byte affine G2; result: 288 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq2).
+// groth16_msm_g1_batch   point_count    [threads, capacity, add]        [points, scalars]      [scratch]
+//   one batch of a streamed set's MSM added into the MSM's running state in scratch (add 0:
+//   afresh); capacity, the largest batch's point count, is the same for every batch of the MSM.
+// groth16_msm_g1_reduce  1              [capacity]                      -                      [result, scratch]
+//   the MSM's sum from that state into result (as groth16_msm_g1's); the state is consumed.
+// groth16_msm_g2_batch, groth16_msm_g2_reduce: the same over G2.
 // groth16_abc            rows           [entries_a, entries_b, threads] [witness, matrix]      [a, b, c]
 //   the a/b/c step: a[i] = Σ A_ik·w_k, b[i] = Σ B_ik·w_k, c[i] = a[i]·b[i] over the rows of the
 //   constraint matrix (ConstraintMatrixLayout below; rows = the domain size, zero rows padded).
@@ -84,17 +90,22 @@ inline constexpr const char* tail_reduce = "tail_reduce";
 inline constexpr const char* groth16_h = "groth16_h";
 inline constexpr const char* groth16_msm_g1 = "groth16_msm_g1";
 inline constexpr const char* groth16_msm_g2 = "groth16_msm_g2";
+inline constexpr const char* groth16_msm_g1_batch = "groth16_msm_g1_batch";
+inline constexpr const char* groth16_msm_g2_batch = "groth16_msm_g2_batch";
+inline constexpr const char* groth16_msm_g1_reduce = "groth16_msm_g1_reduce";
+inline constexpr const char* groth16_msm_g2_reduce = "groth16_msm_g2_reduce";
 inline constexpr const char* groth16_abc = "groth16_abc";
 inline constexpr const char* setup_fixed_base_g1 = "setup_fixed_base_g1";
 inline constexpr const char* setup_fixed_base_g2 = "setup_fixed_base_g2";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 24> kAll{
+inline constexpr std::array<std::string_view, 28> kAll{
     busy_wait,  ntt_domain_init, ntt_forward, ntt_inverse, coset_ntt,      coset_intt,     h_pointwise,
     h_polynomial_snarkjs,        h_polynomial_classic,     msm_g1,         batch_addition_g1,
     batch_addition_g2,           ntt_twiddles,             ntt,            msm_batch,      msm_reduce,
-    tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_abc,
+    tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_msm_g1_batch,
+    groth16_msm_g2_batch,        groth16_msm_g1_reduce,    groth16_msm_g2_reduce,          groth16_abc,
     setup_fixed_base_g1,         setup_fixed_base_g2};
 
 constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), kAll.end(), name) != kAll.end(); }

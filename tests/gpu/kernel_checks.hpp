@@ -45,6 +45,10 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
 // 2^reference_max_log, then the discrete-log identity of the G2 sample walk), the empty sum,
 // points at infinity and zero scalars.
 Result check_msm_g2(std::ostream& out, unsigned max_log, unsigned reference_max_log, std::uint64_t seed);
+// A streamed set's MSM through groth16_msm_g1/_g2_batch and _reduce, as the Groth16 program
+// launches them (uneven batches, one batch, many; one scratch reused), against the walks'
+// discrete logs.
+Result check_streamed_groth16_msms(std::ostream& out, std::uint64_t seed);
 // groth16_abc through its launcher over a random matrix of `rows` rows (empty rows among them)
 // against the rows summed on the CPU; every output element and its guard.
 Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed);

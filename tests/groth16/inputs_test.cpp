@@ -570,7 +570,7 @@ BOOST_AUTO_TEST_CASE(the_placement_plan_streams_what_does_not_fit) {
   BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets == KeyPlacement::all(SetPlacement::streamed).sets);
   // A resident set's MSM takes all its points at once; the scratch that needs counts too.
   budget.device_bytes = 2000 + all_sets;
-  budget.msm_scratch = [](std::size_t, std::uint64_t points) { return points > 1 ? Bytes{1} : Bytes{0}; };
+  budget.msm_scratch = [](std::size_t, SetPlacement, std::uint64_t points) { return points > 1 ? Bytes{1} : Bytes{0}; };
   BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets[kSetB2] == SetPlacement::streamed);
   BOOST_CHECK_EQUAL(placement.describe().find("A resident"), 0u);
 }

@@ -67,6 +67,46 @@ void launch_groth16_msm(const KernelLaunch& launch, cudaStream_t stream) {
   combine(memory, plan.window_count, plan.window_bits, result, stream);
 }
 
+// A streamed set's MSM, one launch per batch and one reduction: every batch plans with the window
+// width and grouping of the largest batch (`capacity`), so that one scratch (window sums, then
+// the buckets that every batch adds into) serves all of them.
+MsmPlan streamed_plan(const KernelLaunch& launch, MsmGroup group, std::uint64_t capacity, std::uint64_t count) {
+  if (capacity == 0 || count > capacity) reject(launch, "point count above the planned capacity");
+  MsmPlan plan = msm_batch_plan(capacity, 0, group);
+  plan.point_count = count;
+  return plan;
+}
+
+template <MsmGroup Group>
+void launch_groth16_msm_batch(const KernelLaunch& launch, cudaStream_t stream) {
+  constexpr bool g1 = Group == MsmGroup::g1;
+  constexpr std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes;
+  need(launch, 3, 2, 1);  // [threads, capacity, add], [points, scalars], [scratch]
+  const std::uint64_t n = launch.work_units;
+  if (n == 0) reject(launch, "a batch of no points");
+  const MsmPlan plan = streamed_plan(launch, Group, launch.arguments[1], n);
+  const std::uint64_t sums_bytes = msm_sums_bytes(plan);
+  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), sums_bytes + msm_scratch_bytes(plan)));
+  auto accumulate = g1 ? &msm_g1_accumulate : &msm_g2_accumulate;
+  accumulate(address(launch, launch.reads[0], n * point_bytes), address(launch, launch.reads[1], n * kFrBytes),
+             /*scalars_montgomery=*/true, plan, /*add_to_buckets=*/launch.arguments[2] != 0, memory + sums_bytes, stream,
+             nullptr);
+}
+
+template <MsmGroup Group>
+void launch_groth16_msm_reduce(const KernelLaunch& launch, cudaStream_t stream) {
+  constexpr bool g1 = Group == MsmGroup::g1;
+  constexpr std::uint64_t result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
+  need(launch, 1, 0, 2);  // [capacity], -, [result, scratch]
+  const MsmPlan plan = streamed_plan(launch, Group, launch.arguments[0], launch.arguments[0]);
+  const std::uint64_t sums_bytes = msm_sums_bytes(plan);
+  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), sums_bytes + msm_scratch_bytes(plan)));
+  auto reduce = g1 ? &msm_g1_reduce : &msm_g2_reduce;
+  auto combine = g1 ? &msm_combine_windows_on_device : &msm_g2_combine_windows_on_device;
+  reduce(plan, memory, memory + sums_bytes, stream, nullptr);
+  combine(memory, plan.window_count, plan.window_bits, address(launch, launch.writes[0], result_bytes), stream);
+}
+
 void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
   if (launch.arguments.size() < 2 || launch.reads.size() < 2 || launch.writes.size() < 3) {
     reject(launch, "expects [entries_a, entries_b, threads], reads [witness, matrix] and writes [a, b, c]");
@@ -83,6 +123,10 @@ constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
     {kernel::groth16_h, &launch_groth16_h},
     {kernel::groth16_msm_g1, &launch_groth16_msm<MsmGroup::g1>},
     {kernel::groth16_msm_g2, &launch_groth16_msm<MsmGroup::g2>},
+    {kernel::groth16_msm_g1_batch, &launch_groth16_msm_batch<MsmGroup::g1>},
+    {kernel::groth16_msm_g2_batch, &launch_groth16_msm_batch<MsmGroup::g2>},
+    {kernel::groth16_msm_g1_reduce, &launch_groth16_msm_reduce<MsmGroup::g1>},
+    {kernel::groth16_msm_g2_reduce, &launch_groth16_msm_reduce<MsmGroup::g2>},
     {kernel::groth16_abc, &launch_groth16_abc},
 };
 
@@ -101,9 +145,14 @@ std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t 
     while ((std::uint64_t{1} << log) < work_units) ++log;
     return log >= kNttMinLogSize && log <= kNttMaxLogSize ? ntt_domain_bytes(log) : 0;
   }
-  const bool g1 = name == kernel::groth16_msm_g1;
-  if ((g1 || name == kernel::groth16_msm_g2) && work_units > 0) {
-    const MsmPlan plan = msm_plan(work_units, 0, g1 ? MsmGroup::g1 : MsmGroup::g2);
+  if (work_units == 0) return 0;
+  if (name == kernel::groth16_msm_g1 || name == kernel::groth16_msm_g2) {
+    const MsmPlan plan = msm_plan(work_units, 0, name == kernel::groth16_msm_g1 ? MsmGroup::g1 : MsmGroup::g2);
+    return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
+  }
+  const bool streamed_g1 = name == kernel::groth16_msm_g1_batch || name == kernel::groth16_msm_g1_reduce;
+  if (streamed_g1 || name == kernel::groth16_msm_g2_batch || name == kernel::groth16_msm_g2_reduce) {
+    const MsmPlan plan = msm_batch_plan(work_units, 0, streamed_g1 ? MsmGroup::g1 : MsmGroup::g2);
     return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
   }
   return 0;

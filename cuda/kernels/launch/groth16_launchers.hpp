@@ -11,6 +11,13 @@
 //   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq), combined on the device.
 // groth16_msm_g2   point_count   [threads]                  [points, scalars]   [result, scratch]
 //   the same over G2: 192-byte points, a 288-byte Jacobian result (Montgomery Fq2).
+// groth16_msm_g1_batch  point_count  [threads, capacity, add]  [points, scalars]  [scratch]
+//   one batch of an MSM fed in batches (a streamed key set): Σ scalars[i]·points[i] added into
+//   the buckets in scratch (add 0: they start afresh). Every batch of one MSM and its reduction
+//   take the same capacity (the largest batch's point count), which fixes the window width.
+// groth16_msm_g1_reduce 1            [capacity]                -                   [result, scratch]
+//   the buckets the batches filled into the MSM's sum, result as groth16_msm_g1's; the buckets
+//   are consumed. groth16_msm_g2_batch and groth16_msm_g2_reduce: the same over G2.
 // groth16_abc      rows          [entries_a, entries_b, threads]  [witness, matrix]  [a, b, c]
 //   the a/b/c step over the key's constraint matrix (device/kernel_abi.hpp's layout), one thread
 //   per row; no scratch.
@@ -18,8 +25,8 @@
 //
 // scratch: groth16_kernel_scratch_bytes(name, work_units) bytes that the caller allocated (the
 // coordinator's budget reserves them): groth16_h builds its NTT domain there at every launch (a
-// few small kernels), groth16_msm_g1 keeps its window sums and sort buffers there. The launchers
-// allocate nothing.
+// few small kernels), groth16_msm_g1 keeps its window sums and sort buffers there, the batch
+// kernels their buckets as well (work_units = the capacity). The launchers allocate nothing.
 #pragma once
 
 #include <cstdint>

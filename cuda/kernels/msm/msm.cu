@@ -104,8 +104,8 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group
   return plan;
 }
 
-MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits) {
-  MsmPlan plan = msm_plan(batch_points, window_bits);
+MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits, MsmGroup group) {
+  MsmPlan plan = msm_plan(batch_points, window_bits, group);
   // At most 2^21 buckets per group as well: the work-item arrays grow with the group's buckets
   // (about 330 bytes per bucket), whatever the batch. Neither bound goes below msm_plan's own
   // grouping.
@@ -131,21 +131,14 @@ void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgo
 
 void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                        bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (!plan.tuning.deferred_reduction || !plan.tuning.balanced) {
-    throw std::invalid_argument("msm_g1_accumulate: needs the deferred reduction and the balanced accumulation");
-  }
-  accumulate_groups<G1Curve>(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
-                    nullptr, stream, profile);
+  if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_accumulate: a plan for G2");
+  accumulate_batch<G1Curve>("msm_g1_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch, stream,
+                            profile);
 }
 
-void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch_pointer, cudaStream_t stream,
-                   MsmProfile* profile) {
-  if (!plan.tuning.deferred_reduction) throw std::invalid_argument("msm_g1_reduce: needs the deferred reduction");
-  auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
-  const ScratchLayout s = layout_for<G1Curve>(plan);
-  mark(profile, "start", stream);
-  reduce_buckets<G1Curve>(s, scratch, reinterpret_cast<G1Xyzz*>(scratch + s.buckets), plan.window_count,
-                 static_cast<G1Jacobian*>(window_sums), stream, profile);
+void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_reduce: a plan for G2");
+  reduce_batches<G1Curve>("msm_g1_reduce", plan, window_sums, scratch, stream, profile);
 }
 
 

@@ -94,7 +94,7 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup g
 // per group a streamed 2^24-point MSM in 2^22-point batches at c = 20 paid them 13 times per
 // batch (H200: 21 ms over the MSM on the device, bench/RESULTS.md). The scratch grows with the
 // group (msm_scratch_bytes says how much).
-MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0);
+MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
 // Device scratch that msm_g1_windows (msm_g2_windows for a G2 plan) needs (taken as a write
 // buffer, never allocated inside).
@@ -150,6 +150,11 @@ void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_mon
 // Consumes the buckets (they are overwritten with partial sums): accumulate afresh before the
 // next reduction.
 void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream,
+                   MsmProfile* profile = nullptr);
+// The same two halves over G2 (a G2 plan; msm_g2_scratch_bytes of scratch; msm_g2.cu).
+void msm_g2_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                       bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
+void msm_g2_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream,
                    MsmProfile* profile = nullptr);
 
 // Device side: Σ_w 2^(c·w)·S_w of `window_count` window sums (device memory, Jacobian) by Horner

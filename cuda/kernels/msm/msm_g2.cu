@@ -42,6 +42,18 @@ void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgo
   msm_windows<G2Curve>(points, scalars, scalars_montgomery, plan, window_sums, scratch, stream, profile);
 }
 
+void msm_g2_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                       bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_accumulate: a plan for G1");
+  accumulate_batch<G2Curve>("msm_g2_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch, stream,
+                            profile);
+}
+
+void msm_g2_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_reduce: a plan for G1");
+  reduce_batches<G2Curve>("msm_g2_reduce", plan, window_sums, scratch, stream, profile);
+}
+
 std::uint64_t msm_g2_kernel_stack_bytes() { return pipeline_stack_bytes<G2Curve>(); }
 
 void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,

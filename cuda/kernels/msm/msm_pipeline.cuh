@@ -732,6 +732,31 @@ std::uint64_t pipeline_stack_bytes() {
   return most;
 }
 
+// One batch of an MSM fed in several (msm_g1_accumulate, msm_g2_accumulate): into the buckets
+// at the start of the scratch, afresh or adding to what they hold.
+template <class C>
+void accumulate_batch(const char* caller, const void* points, const void* scalars, bool scalars_montgomery,
+                      const MsmPlan& plan, bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  if (!plan.tuning.deferred_reduction || !plan.tuning.balanced) {
+    throw std::invalid_argument(std::string(caller) + ": needs the deferred reduction and the balanced accumulation");
+  }
+  accumulate_groups<C>(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
+                       nullptr, stream, profile);
+}
+
+// The buckets that accumulate_batch filled into plan.window_count window sums (msm_g1_reduce,
+// msm_g2_reduce); the buckets are consumed.
+template <class C>
+void reduce_batches(const char* caller, const MsmPlan& plan, void* window_sums, void* scratch_pointer, cudaStream_t stream,
+                    MsmProfile* profile) {
+  if (!plan.tuning.deferred_reduction) throw std::invalid_argument(std::string(caller) + ": needs the deferred reduction");
+  auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
+  const ScratchLayout s = layout_for<C>(plan);
+  mark(profile, "start", stream);
+  reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), plan.window_count,
+                    static_cast<JacobianOf<C>*>(window_sums), stream, profile);
+}
+
 // The whole MSM into plan.window_count window sums (msm_g1_windows, msm_g2_windows).
 template <class C>
 void msm_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,

@@ -159,14 +159,34 @@ void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomia
   context.device.launch(launch, context.compute);
 }
 
-// The MSM of points [first, first + count) of `set` (at `bases` on the device) with the scalars
-// from `scalars` on, into its sum's slot of `results`.
-void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
-                                 std::uint64_t count, DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
+// The MSM of `set`'s points at `bases` on the device with the scalars from `scalars` on, into its
+// sum's slot of `results`.
+void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars,
+                                 DevicePointer results, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
-  const std::uint64_t batch = shape.points_per_batch == 0 ? 0 : first / shape.points_per_batch;
-  KernelLaunch launch{set_msm_kernel(set), count, {thread_count_}, {{bases, count * shape.point_bytes}, {scalars, count * kFrBytes}},
-                      {{results + shape.first_sum_offset + batch * shape.sum_bytes, shape.sum_bytes}}};
+  KernelLaunch launch{set_msm_kernel(set, shape.placement), shape.points, {thread_count_},
+                      {{bases, shape.points * shape.point_bytes}, {scalars, shape.points * kFrBytes}},
+                      {{results + shape.first_sum_offset, shape.sum_bytes}}};
+  if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
+  context.device.launch(launch, context.compute);
+}
+
+// One batch of a streamed set, points [first, first + count) at `bases`, added into the set's MSM
+// (its state in the MSM scratch; `add` false starts it afresh).
+void Groth16Workload::launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
+                                       std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const {
+  const auto& shape = shape_.sets[set];
+  KernelLaunch launch{set_msm_kernel(set, SetPlacement::streamed), count, {thread_count_, shape.points_per_batch, add ? 1u : 0u},
+                      {{bases, count * shape.point_bytes}, {scalars + first * kFrBytes, count * kFrBytes}}, {}};
+  if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
+  context.device.launch(launch, context.compute);
+}
+
+// The streamed set's MSM, every batch added, into its sum's slot of `results`.
+void Groth16Workload::launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const {
+  const auto& shape = shape_.sets[set];
+  KernelLaunch launch{set_msm_reduce_kernel(set), 1, {shape.points_per_batch}, {},
+                      {{results + shape.first_sum_offset, shape.sum_bytes}}};
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
@@ -226,11 +246,11 @@ asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPo
   }
   switch (shape.placement) {
     case SetPlacement::resident:
-      launch_msm(context, set, keys_.at(context.device_index).sets[set], 0, shape.points, scalars, results, scratch);
+      launch_msm(context, set, keys_.at(context.device_index).sets[set], scalars, results, scratch);
       co_return;
     case SetPlacement::fetched_ahead:
       device.stream_wait_event(context.compute, points.fetched_uploaded[set]);
-      launch_msm(context, set, points.fetched[set], 0, shape.points, scalars, results, scratch);
+      launch_msm(context, set, points.fetched[set], scalars, results, scratch);
       co_await context.memory.release(points.fetched[set], context.compute);
       points.fetched[set] = DevicePointer{};
       co_return;
@@ -242,10 +262,11 @@ asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPo
     const auto& batch = points.batches[index];
     const auto slot = index % 2;
     device.stream_wait_event(context.compute, points.buffer_filled[slot]);
-    launch_msm(context, set, points.buffers[slot], batch.first, batch.count, scalars + batch.first * kFrBytes, results, scratch);
+    launch_msm_batch(context, set, points.buffers[slot], batch.first, batch.count, /*add=*/batch.first != 0, scalars, scratch);
     device.record_event(points.buffer_free[slot], context.compute);
     if (points.next_upload < points.batches.size()) co_await enqueue_batch(context, points);
   }
+  launch_msm_reduce(context, set, results, scratch);
 }
 
 asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {

@@ -81,18 +81,19 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   budget.proofs_in_flight = std::max(1, proofs_in_flight);
   budget.stream_buffer_bytes = stream_buffer_bytes;
   budget.proof_bytes = Groth16Workload::proof_bytes_before_scratch(key, stream_buffer_bytes) + h_scratch + kMiB;
-  budget.msm_scratch = [&devices](std::size_t set, std::uint64_t points) {
+  budget.msm_scratch = [&devices](std::size_t set, SetPlacement placement, std::uint64_t points) {
     Bytes most = 0;
     for (const auto* device : devices) {
-      most = std::max(most, device->kernel_scratch_bytes(set_msm_kernel(set), points));
+      most = std::max(most, device->kernel_scratch_bytes(set_msm_kernel(set, placement), points));
     }
     return most;
   };
   ProofLayout layout;
   // With every set streamed, does the matrix leave a proof's room per worker?
   const Bytes matrix = Groth16Workload::matrix_bytes(key, AbcStep::device);
-  const Bytes streamed_scratch = std::max(budget.msm_scratch(kSetA, stream_buffer_bytes / set_point_bytes(kSetA)),
-                                          budget.msm_scratch(kSetB2, stream_buffer_bytes / set_point_bytes(kSetB2)));
+  const Bytes streamed_scratch =
+      std::max(budget.msm_scratch(kSetA, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetA)),
+               budget.msm_scratch(kSetB2, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetB2)));
   const Bytes with_matrix = matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
   if (abc) {
     layout.abc_step = *abc;
@@ -167,8 +168,13 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
   // of either group, serves them all (they run one after another on the compute stream).
   h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, sizes_.domain_size()));
-  msm_scratch_bytes_ = std::max({msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, shape_.largest_batch(kG1Bytes)),
-                                 device.kernel_scratch_bytes(kernel::groth16_msm_g2, shape_.largest_batch(kG2Bytes))});
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto& shape = shape_.sets[set];
+    msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));
+    if (shape.placement == SetPlacement::streamed) {
+      msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
+    }
+  }
   // The constraint matrix is built by the first device's set-up (16 bytes a row and 36 an entry
   // on the host, once), not by the constructor: a workload that never runs does not pay for it.
   // The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
@@ -325,19 +331,15 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
   }
   const auto& key = *key_;
   auto& job_state = state(job);
-  // A set's sum is the sum of its batches' sums (one for a resident or fetched set).
+  // One sum per set (a streamed set's batches were added up on the device).
   auto g1_sum = [&](std::size_t set) {
     const auto& shape = shape_.sets[set];
     auto sum = math::G1Projective::identity();
     if (shape.points == 0) return sum;
-    for (std::uint64_t batch = 0; batch < shape.batches; ++batch) {
-      const std::byte* data = job_state.sums.data() + shape.first_sum_offset + batch * shape.sum_bytes;
-      math::G1Projective point;
-      point.x = fq_from(data);
-      point.y = fq_from(data + 48);
-      point.z = fq_from(data + 96);
-      sum = sum + point;
-    }
+    const std::byte* data = job_state.sums.data() + shape.first_sum_offset;
+    sum.x = fq_from(data);
+    sum.y = fq_from(data + 48);
+    sum.z = fq_from(data + 96);
     return sum;
   };
   MsmResults sums;
@@ -346,14 +348,11 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
   sums.c = g1_sum(kSetC);
   sums.h = g1_sum(kSetH);
   sums.b2 = math::G2Projective::identity();
-  const auto& b2 = shape_.sets[kSetB2];
-  for (std::uint64_t batch = 0; batch < b2.batches && b2.points > 0; ++batch) {
-    const std::byte* data = job_state.sums.data() + b2.first_sum_offset + batch * b2.sum_bytes;
-    math::G2Projective point;
-    point.x = fq2_from(data);
-    point.y = fq2_from(data + 96);
-    point.z = fq2_from(data + 192);
-    sums.b2 = sums.b2 + point;
+  if (const auto& b2 = shape_.sets[kSetB2]; b2.points > 0) {
+    const std::byte* data = job_state.sums.data() + b2.first_sum_offset;
+    sums.b2.x = fq2_from(data);
+    sums.b2.y = fq2_from(data + 96);
+    sums.b2.z = fq2_from(data + 192);
   }
   Proof proof;
   const auto signals = public_signals(key, job_state.witness);

@@ -147,8 +147,11 @@ class Groth16Workload final : public Workload {
   };
   void launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const;
   void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const;
-  void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first, std::uint64_t count,
-                  DevicePointer scalars, DevicePointer results, const Scratch& scratch) const;
+  void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars, DevicePointer results,
+                  const Scratch& scratch) const;
+  void launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first, std::uint64_t count,
+                        bool add, DevicePointer scalars, const Scratch& scratch) const;
+  void launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const;
   asio::awaitable<void> enqueue_batch(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,

@@ -86,24 +86,32 @@ std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_
 }  // namespace
 
 Bytes set_point_bytes(std::size_t set) { return set == kSetB2 ? kG2Bytes : kG1Bytes; }
-const char* set_msm_kernel(std::size_t set) { return set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1; }
+const char* set_msm_kernel(std::size_t set, SetPlacement placement) {
+  if (placement == SetPlacement::streamed) return set == kSetB2 ? kernel::groth16_msm_g2_batch : kernel::groth16_msm_g1_batch;
+  return set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1;
+}
+const char* set_msm_reduce_kernel(std::size_t set) {
+  return set == kSetB2 ? kernel::groth16_msm_g2_reduce : kernel::groth16_msm_g1_reduce;
+}
 Bytes set_sum_bytes(std::size_t set) { return set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes; }
 
 KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budget) {
   KeyPlacement placement = all(SetPlacement::streamed);
   placement.stream_buffer_bytes = budget.stream_buffer_bytes;
-  auto scratch = [&](std::size_t set, std::uint64_t points) { return budget.msm_scratch ? budget.msm_scratch(set, points) : 0; };
+  auto scratch = [&](std::size_t set, SetPlacement where, std::uint64_t points) {
+    return budget.msm_scratch ? budget.msm_scratch(set, where, points) : 0;
+  };
   // The scratch with every set streamed: the largest batch of each group.
   Bytes msm_scratch = 0;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    msm_scratch = std::max(msm_scratch,
-                           scratch(set, std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / set_point_bytes(set))));
+    msm_scratch = std::max(msm_scratch, scratch(set, SetPlacement::streamed,
+                                                std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / set_point_bytes(set))));
   }
   const Bytes in_flight = static_cast<Bytes>(std::max(1, budget.proofs_in_flight));
   Bytes resident = budget.matrix_bytes;
   for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
     const Bytes bytes = set_points(key, set) * set_point_bytes(set);
-    const Bytes scratch_then = std::max(msm_scratch, scratch(set, set_points(key, set)));
+    const Bytes scratch_then = std::max(msm_scratch, scratch(set, SetPlacement::resident, set_points(key, set)));
     if (resident + bytes + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
     placement.sets[set] = SetPlacement::resident;
     resident += bytes;
@@ -135,10 +143,11 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
     } else {
       s.points_per_batch = s.points;
     }
-    // An empty set (C of a circuit without private signals) still has one sum: the identity.
+    // An empty set (C of a circuit without private signals) still has one sum: the identity. A
+    // streamed set's batches add into one MSM on the device: one sum too.
     s.batches = s.points == 0 ? 1 : (s.points + s.points_per_batch - 1) / s.points_per_batch;
     s.first_sum_offset = offset;
-    offset += s.batches * s.sum_bytes;
+    offset += s.sum_bytes;
   }
   shape.result_bytes = offset;
   return shape;

@@ -57,8 +57,10 @@ struct KeySizes {
 // one Jacobian sum of its MSM (144, 288).
 Bytes set_point_bytes(std::size_t set);
 Bytes set_sum_bytes(std::size_t set);
-// The MSM kernel over `set`'s points (device/kernel_abi.hpp).
-const char* set_msm_kernel(std::size_t set);
+// The MSM kernel over `set`'s points (device/kernel_abi.hpp): for a streamed set the kernel of
+// each batch (which adds into the MSM's state in its scratch) and the one that reduces it.
+const char* set_msm_kernel(std::size_t set, SetPlacement placement);
+const char* set_msm_reduce_kernel(std::size_t set);
 
 struct KeyPlacement {
   std::array<SetPlacement, kKeySetCount> sets{SetPlacement::resident, SetPlacement::resident, SetPlacement::resident,
@@ -87,9 +89,10 @@ struct PlacementBudget {
   Bytes matrix_bytes = 0;    // the constraint matrix kept beside the sets (0 with a/b/c on the host)
   Bytes proof_bytes = 0;     // a proof's peak without the key's sets and the MSM scratch, stream buffers included
   int proofs_in_flight = 1;  // the proofs that need their room at once (the workers per GPU)
-  // The MSM scratch the device needs for `points` points of `set` (0 where it needs none): a
-  // resident set's MSM takes all its points at once, and its scratch grows with them.
-  std::function<Bytes(std::size_t set, std::uint64_t points)> msm_scratch;
+  // The MSM scratch the device needs for `points` points of `set` (0 where it needs none), the
+  // most one launch takes: a resident set's MSM takes all its points at once, and its scratch
+  // grows with them; a streamed set's, its largest batch.
+  std::function<Bytes(std::size_t set, SetPlacement placement, std::uint64_t points)> msm_scratch;
   Bytes stream_buffer_bytes = kGiB;
 };
 
@@ -101,7 +104,7 @@ struct KeySetShape {
   std::uint64_t points_per_batch = 0;  // all of them, unless streamed
   std::uint64_t batches = 0;        // 0 for an empty set
   Bytes sum_bytes = 0;              // one Jacobian sum: 144 (G1) or 288 (G2)
-  Bytes first_sum_offset = 0;       // where its batches' sums start in the program's results
+  Bytes first_sum_offset = 0;       // where its sum is in the program's results (one, however streamed)
   Bytes bytes() const { return points * point_bytes; }
 };
 
