@@ -35,20 +35,32 @@ math::Fq fq_at(const std::vector<std::byte>& bytes, std::size_t offset) {
   return *math::Fq::from_montgomery_limbs(limbs);
 }
 
+// G, 2G, ..., count·G, the one at index `infinity_at` (if any) replaced by the point at infinity.
+std::vector<math::G1Affine> generator_multiples(int count, int infinity_at = -1) {
+  std::vector<math::G1Affine> points;
+  auto multiple = math::G1Projective::identity();
+  for (int i = 0; i < count; ++i) {
+    multiple += math::G1Curve::generator();
+    points.push_back(i == infinity_at ? math::G1Affine::identity() : multiple.to_affine());
+  }
+  return points;
+}
+
+// step·i + offset for i < count.
+std::vector<math::Fr> spaced_scalars(std::size_t count, std::uint64_t step, std::uint64_t offset) {
+  std::vector<math::Fr> scalars;
+  for (std::uint64_t i = 0; i < count; ++i) scalars.push_back(math::Fr::from_uint64(step * i + offset));
+  return scalars;
+}
+
 HostRange host_range(std::vector<std::byte>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(groth16_msm_g1_on_the_simulator_equals_math_msm) {
   // Multiples of the generator, one of them the point at infinity.
-  std::vector<math::G1Affine> points;
-  auto multiple = math::G1Projective::identity();
-  for (int i = 0; i < 7; ++i) {
-    multiple += math::G1Curve::generator();
-    points.push_back(i == 3 ? math::G1Affine::identity() : multiple.to_affine());
-  }
-  std::vector<math::Fr> scalars;
-  for (std::uint64_t i = 0; i < points.size(); ++i) scalars.push_back(math::Fr::from_uint64(1000 * i + 17));
+  const auto points = generator_multiples(7, 3);
+  const auto scalars = spaced_scalars(points.size(), 1000, 17);
   const auto expected = math::msm(points, scalars, 1).to_affine();
 
   sim::SimOptions options;
@@ -84,14 +96,8 @@ BOOST_AUTO_TEST_CASE(groth16_msm_g1_on_the_simulator_equals_math_msm) {
 BOOST_AUTO_TEST_CASE(a_streamed_msm_in_batches_on_the_simulator_equals_math_msm) {
   // Eleven multiples of the generator in batches of 4, 4 and 3 (capacity 4), the first afresh
   // over a scratch that holds garbage, the rest added, then the reduction.
-  std::vector<math::G1Affine> points;
-  auto multiple = math::G1Projective::identity();
-  for (int i = 0; i < 11; ++i) {
-    multiple += math::G1Curve::generator();
-    points.push_back(multiple.to_affine());
-  }
-  std::vector<math::Fr> scalars;
-  for (std::uint64_t i = 0; i < points.size(); ++i) scalars.push_back(math::Fr::from_uint64(7919 * i + 3));
+  const auto points = generator_multiples(11);
+  const auto scalars = spaced_scalars(points.size(), 7919, 3);
   const auto expected = math::msm(points, scalars, 1).to_affine();
 
   sim::SimOptions options;
