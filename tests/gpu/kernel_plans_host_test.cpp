@@ -135,9 +135,9 @@ BOOST_AUTO_TEST_CASE(batches_group_windows_up_to_2_24_pairs_and_2_21_buckets) {
   using stagehand::cuda::msm_batch_plan;
   using stagehand::cuda::msm_plan;
   // The benchmark's streamed shapes: 2^22-point batches at c = 20 in groups of 4 windows; 2^18
-  // and 2^20 at c = 16, all 16 windows in one group.
+  // at c = 13, all 20 windows in one group, 2^20 at c = 16, all 16.
   BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 22, 20).windows_per_group == 4u);
-  BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 18).windows_per_group == 16u);
+  BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 18).windows_per_group == 20u);
   BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 20).windows_per_group == 16u);
   // 2^24 points already sort 2^24 pairs per window; a small batch at c = 20 stops at 2^21 buckets.
   BOOST_TEST(msm_batch_plan(std::uint64_t{1} << 24, 20).windows_per_group == 1u);
@@ -149,6 +149,25 @@ BOOST_AUTO_TEST_CASE(batches_group_windows_up_to_2_24_pairs_and_2_21_buckets) {
       BOOST_TEST(plan.window_bits == base.window_bits);
       BOOST_TEST(plan.windows_per_group >= base.windows_per_group);
       BOOST_TEST(plan.windows_per_group <= plan.window_count);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_planner_takes_the_fewest_windows_whose_buckets_get_ten_points) {
+  using stagehand::cuda::MsmGroup;
+  using stagehand::cuda::msm_plan;
+  // The widths the H200 ran fastest (bench/RESULTS.md): 8 bits at 2^12, 11 at 2^14, 13 at 2^16
+  // and 2^18, 16 at 2^20 and 2^22, 20 from 2^24; the switches where n reaches 10·2^(c-1).
+  const std::pair<std::uint64_t, unsigned> widths[] = {
+      {1, 8},          {1ull << 12, 8},  {10239, 8},         {10240, 11},       {1ull << 14, 11},
+      {40959, 11},     {40960, 13},      {1ull << 16, 13},   {1ull << 18, 13},  {327679, 13},
+      {327680, 16},    {1ull << 20, 16}, {1ull << 22, 16},   {5242879, 16},     {5242880, 20},
+      {1ull << 24, 20}, {1ull << 26, 20}};
+  for (const auto& [points, bits] : widths) {
+    for (const auto group : {MsmGroup::g1, MsmGroup::g2}) {
+      BOOST_TEST_CONTEXT(points << " points, " << (group == MsmGroup::g1 ? "G1" : "G2")) {
+        BOOST_TEST(msm_plan(points, 0, group).window_bits == bits);
+      }
     }
   }
 }

@@ -77,19 +77,19 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group
   // products with prefetch; bench/RESULTS.md).
   if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_called;
   if (window_bits == 0) {
-    // Cost in field multiplications: every window adds each point into a bucket (8M + 2S, plus
-    // about one more for its share of the sort) and folds its 2^(c-1) buckets twice (12M + 2S).
-    // Only widths whose top window keeps most of its bits are candidates (8, 16 and 20 leave 7,
-    // 15 and 15 bits): a narrow top window has few, heavy buckets. The balanced accumulation
-    // cuts heavy buckets into items; other widths were not measured with it.
-    double best_cost = 0;
-    for (unsigned bits : {8u, 16u, 20u}) {
-      const double windows = (256 + bits - 1) / bits;
-      const double cost = windows * (11.0 * static_cast<double>(point_count) + 28.0 * std::ldexp(1.0, bits - 1));
-      if (window_bits == 0 || cost < best_cost) {
-        window_bits = bits;
-        best_cost = cost;
-      }
+    // The fewest windows (each adds every point once) whose buckets still get about ten points
+    // each (n / 2^(c-1) >= 10): below that the per-bucket costs (the reduction's two additions
+    // per bucket, the work items' sort) outweigh the additions a wider window saves, and the
+    // buckets' chains no longer fill the GPU. Measured on the H200 (bench/RESULTS.md, G1 and G2 at
+    // 2^12..2^18 with each width; 2^20..2^26 with 16 and 20): this picks the fastest width at
+    // every size measured, 8 bits at 2^12, 11 at 2^14, 13 at 2^16 and 2^18 (G2 1.35x faster than 16
+    // there), 16 to about 5.2M points, then 20. An earlier cost model in multiplications took
+    // 8 bits up to 2^16, 3.4x (G1) and 1.9x (G2) slower there. Candidates are the widths measured
+    // (11's top window keeps 3 bits: few, heavy buckets, which the heavy-bucket pass takes); 8
+    // when even its buckets get fewer points.
+    window_bits = 8;
+    for (unsigned bits : {11u, 13u, 16u, 20u}) {
+      if (static_cast<double>(point_count) >= 10.0 * std::ldexp(1.0, bits - 1)) window_bits = bits;
     }
   }
   if (window_bits < 2 || window_bits > 22) throw std::invalid_argument("msm_plan: window_bits outside 2..22");

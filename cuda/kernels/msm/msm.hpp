@@ -20,8 +20,8 @@
 // 128 threads past 32 items (the scalars 0 and 1 of a real witness put half the points into one
 // bucket), so inputs with very many equal scalars cost a little more, never wrong. Keeping every
 // window's buckets costs scratch (2^26 points at c = 20: 5.0 GiB against 3.7 GiB with per-group
-// reduction; msm_scratch_bytes says it). The planner still uses only the window widths 8, 16 and
-// 20. Not done yet: the GLV endomorphism (at the same c it halves the windows but doubles the points, so it does not
+// reduction; msm_scratch_bytes says it). The planner chooses among the window widths 8, 11, 13,
+// 16 and 20. Not done yet: the GLV endomorphism (at the same c it halves the windows but doubles the points, so it does not
 // cut the bucket additions; see bench/RESULTS.md).
 #pragma once
 
@@ -82,7 +82,7 @@ struct MsmPlan {
   MsmTuning tuning{};
 };
 
-// window_bits 0 picks the width from the size (8, 16 or 20); 2..22 forces one (tests, tuning).
+// window_bits 0 picks the width from the size (8, 11, 13, 16 or 20); 2..22 forces one (tests, tuning).
 // G2 plans use the integer item sum with its Fq products as calls.
 MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
