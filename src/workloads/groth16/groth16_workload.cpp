@@ -160,7 +160,27 @@ Groth16Workload::JobState& Groth16Workload::state(int job) {
 
 void Groth16Workload::abandon(int job) {
   std::lock_guard lock(states_mutex_);
-  states_.erase(job);
+  auto found = states_.find(job);
+  if (found == states_.end()) return;
+  // Kept for the next job's witness (two: the workers that prepare beside each other's GPU time
+  // in the usual deployment; more jobs at once each take a fresh one).
+  auto& witness = found->second.witness;
+  if (witness.size() == sizes_.n_vars && spare_witnesses_.size() < kSpareWitnesses) {
+    spare_witnesses_.push_back(std::move(witness));
+  }
+  states_.erase(found);
+}
+
+std::vector<math::Fr> Groth16Workload::take_witness_buffer() {
+  {
+    std::lock_guard lock(states_mutex_);
+    if (!spare_witnesses_.empty()) {
+      auto buffer = std::move(spare_witnesses_.back());
+      spare_witnesses_.pop_back();
+      return buffer;
+    }
+  }
+  return std::vector<math::Fr>(sizes_.n_vars);
 }
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
@@ -303,9 +323,10 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
       witness = staged.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count_)
                                                   : read_wtns_into(file, staged, thread_count_));
     } else {
-      job_state.witness = proof_job.wtns_bytes ? parse_wtns(*proof_job.wtns_bytes, file.string(), thread_count_)
-                                               : read_wtns(file, thread_count_);
-      witness = job_state.witness;
+      job_state.witness = take_witness_buffer();
+      const std::size_t count = proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), job_state.witness, thread_count_)
+                                                     : read_wtns_into(file, job_state.witness, thread_count_);
+      witness = std::span<const math::Fr>(job_state.witness).first(count);
     }
     check_witness_matches(key, witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {

@@ -190,6 +190,11 @@ class Groth16Workload final : public Workload {
   std::map<int, double> set_up_seconds_;  // by device index
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs between prepare and finish
+  // Whole witnesses of finished jobs (a/b/c on the host), for the next jobs to parse into: a fresh
+  // vector of 2^26 values is zeroed and faulted in on one thread first (about 1 s per proof).
+  static constexpr std::size_t kSpareWitnesses = 2;
+  std::vector<std::vector<math::Fr>> spare_witnesses_;
+  std::vector<math::Fr> take_witness_buffer();
 };
 
 // Where a run's a/b/c step runs and its key's sets are, chosen before the run from the devices'
