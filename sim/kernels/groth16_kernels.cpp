@@ -153,6 +153,7 @@ void groth16_msm_batch(KernelContext& context, const char* name, std::uint64_t p
   const std::size_t count = context.launch().work_units;
   const auto threads = static_cast<unsigned>(context.argument(0));
   const bool add = context.argument(2) != 0;
+  if (context.launch().writes.empty()) throw std::invalid_argument(fmt::format("{}: no scratch to keep the sum in", name));
   auto points_bytes = context.read(0);
   auto scalar_bytes = context.read(1);
   auto state = context.write(context.launch().writes.size() - 1);
@@ -168,12 +169,11 @@ void groth16_msm_batch(KernelContext& context, const char* name, std::uint64_t p
 }
 
 void groth16_msm_reduce(KernelContext& context, const char* name, std::uint64_t result_bytes) {
-  auto result = context.write(0);
-  auto state = context.write(context.launch().writes.size() - 1);
-  if (context.launch().writes.size() < 2 || result.size() < result_bytes || state.size() < result_bytes) {
+  const auto& writes = context.launch().writes;
+  if (writes.size() < 2 || context.write(0).size() < result_bytes || context.write(writes.size() - 1).size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: writes [result, scratch] of at least {} bytes", name, result_bytes));
   }
-  std::memcpy(result.data(), state.data(), result_bytes);
+  std::memcpy(context.write(0).data(), context.write(writes.size() - 1).data(), result_bytes);
 }
 
 void groth16_abc(KernelContext& context) {
