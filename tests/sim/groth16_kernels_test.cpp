@@ -29,6 +29,13 @@ std::vector<std::byte> device_bytes(const std::vector<math::G1Affine>& points) {
   return bytes;
 }
 
+// Montgomery Fr, 32 bytes each: the scalars' device layout.
+std::vector<std::byte> device_bytes(const std::vector<math::Fr>& scalars) {
+  std::vector<std::byte> bytes(scalars.size() * kernel::kFrBytes);
+  std::memcpy(bytes.data(), scalars.data(), bytes.size());
+  return bytes;
+}
+
 math::Fq fq_at(const std::vector<std::byte>& bytes, std::size_t offset) {
   math::Fq::LimbArray limbs;
   std::memcpy(limbs.data(), bytes.data() + offset, kFqBytes);
@@ -68,8 +75,7 @@ BOOST_AUTO_TEST_CASE(groth16_msm_g1_on_the_simulator_equals_math_msm) {
   SimHarness harness("h200", options);
   sim::register_groth16_kernels(harness.system);
   auto point_bytes = device_bytes(points);
-  std::vector<std::byte> scalar_bytes(scalars.size() * kernel::kFrBytes);
-  std::memcpy(scalar_bytes.data(), scalars.data(), scalar_bytes.size());
+  auto scalar_bytes = device_bytes(scalars);
   std::vector<std::byte> result(kernel::kG1JacobianBytes);
   harness.run([&](SimHarness& h) -> asio::awaitable<void> {
     auto& device = h.device;
@@ -108,8 +114,7 @@ BOOST_AUTO_TEST_CASE(a_streamed_msm_in_batches_on_the_simulator_equals_math_msm)
   const Bytes scratch_bytes = harness.device.kernel_scratch_bytes(kernel::groth16_msm_g1_batch, 4);
   BOOST_TEST(scratch_bytes >= kernel::kG1JacobianBytes);
   auto point_bytes = device_bytes(points);
-  std::vector<std::byte> scalar_bytes(scalars.size() * kernel::kFrBytes);
-  std::memcpy(scalar_bytes.data(), scalars.data(), scalar_bytes.size());
+  auto scalar_bytes = device_bytes(scalars);
   std::vector<std::byte> garbage(scratch_bytes, std::byte{0x5a});
   std::vector<std::byte> result(kernel::kG1JacobianBytes);
   harness.run([&](SimHarness& h) -> asio::awaitable<void> {
