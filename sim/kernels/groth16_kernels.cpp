@@ -2,6 +2,7 @@
 
 #include "device/kernel_abi.hpp"
 #include "groth16/constraint_matrix.hpp"
+#include "groth16/encoding.hpp"
 #include "math/fq.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
@@ -62,12 +63,6 @@ std::vector<math::G2Affine> decode_device_g2_points(std::span<const std::byte> b
   return points;
 }
 
-void write_fq(std::byte* out, const math::Fq& value) { std::memcpy(out, value.montgomery_limbs().data(), kFqBytes); }
-void write_fq2(std::byte* out, const math::Fq2& value) {
-  write_fq(out, value.c0);
-  write_fq(out + kFqBytes, value.c1);
-}
-
 // One snarkjs domain per size, built once: the host function runs for every proof.
 const math::Domain& snarkjs_domain(unsigned log_size, unsigned threads) {
   static std::mutex mutex;
@@ -92,16 +87,24 @@ void groth16_h(KernelContext& context) {
                               snarkjs_domain(log_size, threads), threads);
 }
 
-// The Jacobian sums in the device layout: X‖Y‖Z of Montgomery Fq (G1) or Fq2 (G2).
+// The Jacobian sums in the device layout (groth16/encoding.hpp), from and into device bytes the
+// caller has checked are large enough.
+template <std::size_t Bytes>
+std::span<std::uint8_t, Bytes> sum_bytes(std::byte* at) {
+  return std::span<std::uint8_t, Bytes>(reinterpret_cast<std::uint8_t*>(at), Bytes);
+}
 void write_jacobian(std::byte* out, const math::G1Projective& sum) {
-  write_fq(out, sum.x);
-  write_fq(out + kFqBytes, sum.y);
-  write_fq(out + 2 * kFqBytes, sum.z);
+  groth16::encode_g1_jacobian(sum, sum_bytes<groth16::kG1JacobianBytes>(out));
 }
 void write_jacobian(std::byte* out, const math::G2Projective& sum) {
-  write_fq2(out, sum.x);
-  write_fq2(out + 2 * kFqBytes, sum.y);
-  write_fq2(out + 4 * kFqBytes, sum.z);
+  groth16::encode_g2_jacobian(sum, sum_bytes<groth16::kG2JacobianBytes>(out));
+}
+// The running sum a batch kernel wrote (the device's own bytes: always reduced).
+math::G1Projective read_jacobian(std::byte* in, const math::G1Projective&) {
+  return *groth16::decode_g1_jacobian(sum_bytes<groth16::kG1JacobianBytes>(in));
+}
+math::G2Projective read_jacobian(std::byte* in, const math::G2Projective&) {
+  return *groth16::decode_g2_jacobian(sum_bytes<groth16::kG2JacobianBytes>(in));
 }
 
 // groth16_msm_g1 and groth16_msm_g2 on the CPU reference: `decode` turns the device bytes into
@@ -128,21 +131,6 @@ void groth16_msm_g1(KernelContext& context) {
 
 void groth16_msm_g2(KernelContext& context) {
   groth16_msm(context, kernel::groth16_msm_g2, kernel::kG2AffineBytes, kernel::kG2JacobianBytes, decode_device_g2_points);
-}
-
-math::G1Projective read_jacobian(const std::byte* in, const math::G1Projective&) {
-  math::G1Projective point;
-  point.x = fq_from(in);
-  point.y = fq_from(in + kFqBytes);
-  point.z = fq_from(in + 2 * kFqBytes);
-  return point;
-}
-math::G2Projective read_jacobian(const std::byte* in, const math::G2Projective&) {
-  math::G2Projective point;
-  point.x = fq2_from(in);
-  point.y = fq2_from(in + 2 * kFqBytes);
-  point.z = fq2_from(in + 4 * kFqBytes);
-  return point;
 }
 
 // groth16_msm_g1_batch and _g2_batch: the MSM's running state is its sum so far, kept at the

@@ -59,6 +59,38 @@ std::vector<Point> decode_all(std::span<const std::uint8_t> bytes, std::size_t s
 
 }  // namespace
 
+std::optional<math::G1Projective> decode_g1_jacobian(std::span<const std::uint8_t, kG1JacobianBytes> bytes) {
+  auto x = decode_fq(bytes.subspan(0, 48));
+  auto y = decode_fq(bytes.subspan(48, 48));
+  auto z = decode_fq(bytes.subspan(96, 48));
+  if (!x || !y || !z) return std::nullopt;
+  return math::G1Projective{*x, *y, *z};
+}
+
+std::optional<math::G2Projective> decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes> bytes) {
+  std::array<math::Fq, 6> c;
+  for (std::size_t i = 0; i < 6; ++i) {
+    auto value = decode_fq(bytes.subspan(48 * i, 48));
+    if (!value) return std::nullopt;
+    c[i] = *value;
+  }
+  return math::G2Projective{math::Fq2{c[0], c[1]}, math::Fq2{c[2], c[3]}, math::Fq2{c[4], c[5]}};
+}
+
+void encode_g1_jacobian(const math::G1Projective& point, std::span<std::uint8_t, kG1JacobianBytes> out) {
+  put_fq(point.x, out.data());
+  put_fq(point.y, out.data() + 48);
+  put_fq(point.z, out.data() + 96);
+}
+
+void encode_g2_jacobian(const math::G2Projective& point, std::span<std::uint8_t, kG2JacobianBytes> out) {
+  const math::Fq2* coordinates[] = {&point.x, &point.y, &point.z};
+  for (std::size_t i = 0; i < 3; ++i) {
+    put_fq(coordinates[i]->c0, out.data() + 96 * i);
+    put_fq(coordinates[i]->c1, out.data() + 96 * i + 48);
+  }
+}
+
 std::optional<math::G1Affine> decode_g1(std::span<const std::uint8_t> bytes) {
   if (all_zero(bytes)) return math::G1Affine::identity();
   auto x = decode_fq(bytes.subspan(0, 48));

@@ -29,6 +29,15 @@ void encode_g1(const math::G1Affine& point, std::span<std::uint8_t, kG1Bytes> ou
 void encode_g2(const math::G2Affine& point, std::span<std::uint8_t, kG2Bytes> out);
 void encode_g2(const math::G2Affine& point, std::vector<std::uint8_t>& out);
 
+// The device's MSM results (device/kernel_abi.hpp): Jacobian X‖Y‖Z of Montgomery Fq (144 bytes)
+// or Fq2 (288, each coordinate c0‖c1). nullopt when a coordinate is not reduced; no curve check.
+inline constexpr std::size_t kG1JacobianBytes = 144;
+inline constexpr std::size_t kG2JacobianBytes = 288;
+std::optional<math::G1Projective> decode_g1_jacobian(std::span<const std::uint8_t, kG1JacobianBytes> bytes);
+std::optional<math::G2Projective> decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes> bytes);
+void encode_g1_jacobian(const math::G1Projective& point, std::span<std::uint8_t, kG1JacobianBytes> out);
+void encode_g2_jacobian(const math::G2Projective& point, std::span<std::uint8_t, kG2JacobianBytes> out);
+
 // Reads `count` points from the reader; fails naming the section and the index of a bad point.
 std::vector<math::G1Affine> read_g1_points(SectionReader& reader, std::size_t count, const std::string& what);
 std::vector<math::G2Affine> read_g2_points(SectionReader& reader, std::size_t count, const std::string& what);

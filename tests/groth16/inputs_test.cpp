@@ -9,6 +9,7 @@
 #include "coordinator/coordinator.hpp"
 #include "support/functional_run.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
+#include "groth16/encoding.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
 #include "groth16/constraint_matrix.hpp"
@@ -761,3 +762,23 @@ BOOST_AUTO_TEST_CASE(public_json_is_the_public_signals_in_decimal) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(the_devices_jacobian_sums_round_trip_and_refuse_unreduced_coordinates) {
+  const auto g1 = math::G1Projective::from_affine(math::G1Curve::generator()).multiply(Fr::from_uint64(12345));
+  std::array<std::uint8_t, kG1JacobianBytes> g1_bytes{};
+  encode_g1_jacobian(g1, g1_bytes);
+  const auto g1_back = decode_g1_jacobian(g1_bytes);
+  BOOST_TEST_REQUIRE(g1_back.has_value());
+  BOOST_TEST((*g1_back == g1));
+  const auto g2 = math::G2Projective::from_affine(math::G2Curve::generator()).multiply(Fr::from_uint64(678));
+  std::array<std::uint8_t, kG2JacobianBytes> g2_bytes{};
+  encode_g2_jacobian(g2, g2_bytes);
+  const auto g2_back = decode_g2_jacobian(g2_bytes);
+  BOOST_TEST_REQUIRE(g2_back.has_value());
+  BOOST_TEST((*g2_back == g2));
+  // All ones is above q: a poisoned result, not a point.
+  std::fill(g1_bytes.begin() + 96, g1_bytes.end(), std::uint8_t{0xff});
+  BOOST_TEST(!decode_g1_jacobian(g1_bytes).has_value());
+  std::fill(g2_bytes.begin() + 240, g2_bytes.end(), std::uint8_t{0xff});
+  BOOST_TEST(!decode_g2_jacobian(g2_bytes).has_value());
+}

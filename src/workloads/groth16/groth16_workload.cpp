@@ -28,13 +28,6 @@ HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
 }
 
-math::Fq fq_from(const std::byte* data) {
-  math::Fq::LimbArray limbs;
-  std::memcpy(limbs.data(), data, 48);
-  return *math::Fq::from_montgomery_limbs(limbs);
-}
-math::Fq2 fq2_from(const std::byte* data) { return math::Fq2{fq_from(data), fq_from(data + 48)}; }
-
 }  // namespace
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
@@ -352,29 +345,23 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
   }
   const auto& key = *key_;
   auto& job_state = state(job);
-  // One sum per set (a streamed set's batches were added up on the device).
+  // One sum per set (a streamed set's batches were added up on the device); an empty set's is the
+  // identity, whatever its slot holds.
+  auto sum_at = [&](std::size_t set) {
+    return reinterpret_cast<const std::uint8_t*>(job_state.sums.data()) + shape_.sets[set].first_sum_offset;
+  };
   auto g1_sum = [&](std::size_t set) {
-    const auto& shape = shape_.sets[set];
-    auto sum = math::G1Projective::identity();
-    if (shape.points == 0) return sum;
-    const std::byte* data = job_state.sums.data() + shape.first_sum_offset;
-    sum.x = fq_from(data);
-    sum.y = fq_from(data + 48);
-    sum.z = fq_from(data + 96);
-    return sum;
+    if (shape_.sets[set].points == 0) return math::G1Projective::identity();
+    return *decode_g1_jacobian(std::span<const std::uint8_t, kG1JacobianBytes>(sum_at(set), kG1JacobianBytes));
   };
   MsmResults sums;
   sums.a = g1_sum(kSetA);
   sums.b1 = g1_sum(kSetB1);
   sums.c = g1_sum(kSetC);
   sums.h = g1_sum(kSetH);
-  sums.b2 = math::G2Projective::identity();
-  if (const auto& b2 = shape_.sets[kSetB2]; b2.points > 0) {
-    const std::byte* data = job_state.sums.data() + b2.first_sum_offset;
-    sums.b2.x = fq2_from(data);
-    sums.b2.y = fq2_from(data + 96);
-    sums.b2.z = fq2_from(data + 192);
-  }
+  sums.b2 = shape_.sets[kSetB2].points == 0
+                ? math::G2Projective::identity()
+                : *decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes>(sum_at(kSetB2), kG2JacobianBytes));
   Proof proof;
   const auto signals = public_signals(key, job_state.witness);
   std::optional<std::string> rejection;
