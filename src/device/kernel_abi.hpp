@@ -48,6 +48,14 @@
 // groth16_msm_g1_reduce  1              [capacity]                      -                      [result, scratch]
 //   the MSM's sum from that state into result (as groth16_msm_g1's); the state is consumed.
 // groth16_msm_g2_batch, groth16_msm_g2_reduce: the same over G2.
+// groth16_precompute_g1  point_count    [window_bits]                   [points]               [copies]
+//   a set's precomputed bases: precomputed_copies(window_bits) copies of its 96-byte points one
+//   after another, copy j = 2^(c·j)·P (copy 0 the points; `points` may be copy 0 of `copies`).
+//   Once per key and device, at set-up.
+// groth16_msm_g1_precomputed point_count [threads, window_bits]         [copies, scalars]      [result, scratch]
+//   groth16_msm_g1's sum over such copies: digit j of each scalar picks its point of copy j, and
+//   every window adds into one set of buckets.
+// groth16_precompute_g2, groth16_msm_g2_precomputed: the same over G2.
 // groth16_abc            rows           [entries_a, entries_b, threads] [witness, matrix]      [a, b, c]
 //   the a/b/c step: a[i] = Σ A_ik·w_k, b[i] = Σ B_ik·w_k, c[i] = a[i]·b[i] over the rows of the
 //   constraint matrix (ConstraintMatrixLayout below; rows = the domain size, zero rows padded).
@@ -94,18 +102,23 @@ inline constexpr const char* groth16_msm_g1_batch = "groth16_msm_g1_batch";
 inline constexpr const char* groth16_msm_g2_batch = "groth16_msm_g2_batch";
 inline constexpr const char* groth16_msm_g1_reduce = "groth16_msm_g1_reduce";
 inline constexpr const char* groth16_msm_g2_reduce = "groth16_msm_g2_reduce";
+inline constexpr const char* groth16_precompute_g1 = "groth16_precompute_g1";
+inline constexpr const char* groth16_precompute_g2 = "groth16_precompute_g2";
+inline constexpr const char* groth16_msm_g1_precomputed = "groth16_msm_g1_precomputed";
+inline constexpr const char* groth16_msm_g2_precomputed = "groth16_msm_g2_precomputed";
 inline constexpr const char* groth16_abc = "groth16_abc";
 inline constexpr const char* setup_fixed_base_g1 = "setup_fixed_base_g1";
 inline constexpr const char* setup_fixed_base_g2 = "setup_fixed_base_g2";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 28> kAll{
+inline constexpr std::array<std::string_view, 32> kAll{
     busy_wait,  ntt_domain_init, ntt_forward, ntt_inverse, coset_ntt,      coset_intt,     h_pointwise,
     h_polynomial_snarkjs,        h_polynomial_classic,     msm_g1,         batch_addition_g1,
     batch_addition_g2,           ntt_twiddles,             ntt,            msm_batch,      msm_reduce,
     tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_msm_g1_batch,
-    groth16_msm_g2_batch,        groth16_msm_g1_reduce,    groth16_msm_g2_reduce,          groth16_abc,
+    groth16_msm_g2_batch,        groth16_msm_g1_reduce,    groth16_msm_g2_reduce,          groth16_precompute_g1,
+    groth16_precompute_g2,       groth16_msm_g1_precomputed, groth16_msm_g2_precomputed,   groth16_abc,
     setup_fixed_base_g1,         setup_fixed_base_g2};
 
 constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), kAll.end(), name) != kAll.end(); }
@@ -113,6 +126,19 @@ constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), 
 // The `ntt` kernel's kind argument; cuda/kernels/ntt/ntt.hpp's NttKind has the same order.
 enum class NttKind : std::uint64_t { forward = 0, inverse = 1, coset_forward = 2, coset_inverse = 3 };
 constexpr std::uint64_t argument(NttKind kind) { return static_cast<std::uint64_t>(kind); }
+
+// Precomputed bases: a c-bit window width needs ceil(256/c) copies of a set (signed digits never
+// carry out of the top window). The width for a set of `points` points and the smallest set it was
+// measured to pay for are the H200's (bench/RESULTS.md, "MSMs over precomputed bases"): the G1 MSM
+// over copies was fastest at c = 16 at 2^20 and 2^21 points, 20 at 2^22, 22 at 2^24 and 2^26 (24
+// lost to its 2^23 buckets' reduction); over copies the G1 MSM took 0.89x its time without at
+// 2^20, the G2 MSM 0.58x (its reductions, one per window without copies, weigh more). Below 2^20
+// it was not measured.
+constexpr unsigned precomputed_copies(unsigned window_bits) { return (256 + window_bits - 1) / window_bits; }
+constexpr unsigned precomputed_window_bits(std::uint64_t points) {
+  return points >= (std::uint64_t{1} << 23) ? 22 : points >= (std::uint64_t{1} << 22) ? 20 : 16;
+}
+constexpr bool precomputation_pays(std::uint64_t points) { return points >= (std::uint64_t{1} << 20); }
 
 // The byte sizes of the layouts above.
 inline constexpr std::uint64_t kFrBytes = 32;

@@ -9,7 +9,7 @@
 // timing at 2^20 and 2^24 G1 and 2^20 and 2^22 G2 points; --setup-only 1 runs those two alone.
 // Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
 // --only runs only the parts named (comma-separated, in this order): setup, launchers, partition,
-// abc, g2, groth16-streamed, msm-edge, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
+// abc, g2, groth16-streamed, msm-edge, msm-precomputed, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
 // in batches of 2^(streamed-log - 3), default 16), msm-streamed-20 (2^20 in batches of 2^18), big.
 // A slow tool (compute-sanitizer) can then take one part at a time, at small sizes.
 #include <algorithm>
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   const auto listed = [](const std::string& list, const std::string& part) {
     return ("," + list + ",").find("," + part + ",") != std::string::npos;
   };
-  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "g2", "groth16-streamed", "msm-edge", "msm-tunings", "ntt",
+  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "g2", "groth16-streamed", "msm-edge", "msm-precomputed", "msm-tunings", "ntt",
                                        "h", "msm", "msm-streamed", "msm-streamed-20", "big"};
   if (!only.empty()) {
     // A misspelt part would otherwise run nothing and pass.
@@ -107,6 +107,10 @@ int main(int argc, char** argv) {
     if (run("g2") && g2_log != 0) add(check_msm_g2(std::cout, g2_log, std::min(g2_log, 18u), seed + 950));
     if (run("groth16-streamed")) add(check_streamed_groth16_msms(std::cout, seed + 970));
     if (run("msm-edge")) add(check_msm_edge_cases(std::cout, seed));
+    if (run("msm-precomputed")) {
+      add(check_msm_precomputed(std::cout, seed + 980));
+      add(check_precomputed_groth16_msms(std::cout, seed + 990));
+    }
     if (run("msm-tunings")) add(check_msm_tunings(std::cout, tunings_log, seed + 700));
     if (!msm_only) {
       if (run("ntt"))

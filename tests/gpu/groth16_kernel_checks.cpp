@@ -101,6 +101,55 @@ std::vector<std::uint8_t> device_streamed_msm(MsmGroup group, const std::vector<
 
 }  // namespace
 
+Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
+  Result result;
+  // As the Groth16 program runs a precomputed set: the points uploaded into copy 0 of the copies'
+  // buffer, groth16_precompute_g* in place, then groth16_msm_g*_precomputed with the scratch its
+  // name asks for, at the width the program passes (kernel::precomputed_window_bits); Montgomery
+  // scalars as the program's; the empty set too.
+  for (const MsmGroup group : {MsmGroup::g1, MsmGroup::g2}) {
+    const bool g1 = group == MsmGroup::g1;
+    const std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes, result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
+    const char* precompute = g1 ? kernel::groth16_precompute_g1 : kernel::groth16_precompute_g2;
+    const char* msm = g1 ? kernel::groth16_msm_g1_precomputed : kernel::groth16_msm_g2_precomputed;
+    for (const std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1500}}) {
+      const unsigned bits = kernel::precomputed_window_bits(n);
+      const std::uint64_t copies_bytes = std::max<std::uint64_t>(kernel::precomputed_copies(bits) * n * point_bytes, 16);
+      std::vector<std::uint8_t> points(n * point_bytes), montgomery(n * kFrBytes), canonical(n * kFrBytes);
+      const PointWalk walk = g1 ? fill_sample_points(points, n, seed + n) : fill_sample_g2_points(points, n, seed + n);
+      fill_sample_scalars(montgomery, n, seed * 5 + n, true);
+      const auto scalars = scalars_from_bytes(montgomery.data(), n, true);
+      for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
+      DeviceBuffer copies(copies_bytes), device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)), sum(result_bytes),
+          scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(msm, n), 16));
+      SH_CUDA_OK(cudaMemset(copies.pointer, 0xff, copies_bytes));
+      SH_CUDA_OK(cudaMemset(sum.pointer, 0xff, result_bytes));
+      if (n > 0) {
+        SH_CUDA_OK(cudaMemcpy(copies.pointer, points.data(), n * point_bytes, cudaMemcpyHostToDevice));
+        SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, montgomery.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+      }
+      KernelLaunch fill{precompute, n, {bits}, {use(copies, std::max<std::uint64_t>(n * point_bytes, 16))}, {use(copies, copies_bytes)}};
+      launcher(precompute)(fill, nullptr);
+      KernelLaunch launch{msm, n, {0, bits}, {use(copies, copies_bytes), use(device_scalars, device_scalars.bytes)},
+                          {use(sum, result_bytes), use(scratch, scratch.bytes)}};
+      launcher(msm)(launch, nullptr);
+      SH_CUDA_OK(cudaDeviceSynchronize());
+      const auto got = sum.download<std::uint8_t>(result_bytes);
+      bool ok = false;
+      if (g1) {
+        const auto point = g1_from_jacobian_bytes(got.data());
+        ok = point && *point == expected_walk_msm(canonical, n, walk) && point->is_on_curve();
+      } else {
+        const auto point = g2_from(got);
+        ok = point == expected_walk_g2_msm(canonical, n, walk) && point.is_on_curve();
+      }
+      result.add(report(out, ok, std::string(msm) + " " + std::to_string(n) + " points",
+                        "c=" + std::to_string(bits) + " in place, vs discrete logs"));
+    }
+  }
+  return result;
+}
+
 Result check_streamed_groth16_msms(std::ostream& out, std::uint64_t seed) {
   Result result;
   // (points, capacity): a last batch smaller than the rest, one batch, and the planner's 16-bit

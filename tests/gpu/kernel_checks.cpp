@@ -16,7 +16,9 @@
 #include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "math/ntt.hpp"
+#include "math/g2.hpp"
 #include "msm/msm.hpp"
+#include "msm/msm_results_host.hpp"
 #include "ntt/ntt.hpp"
 #include "synthetic/sample_data.hpp"
 #include "util/common_host.hpp"
@@ -24,20 +26,68 @@
 namespace stagehand::cuda::checks {
 namespace {
 
-// One device MSM through msm_g1_windows with every output poisoned; returns the combined point.
-G1JacobianBytes device_msm(const std::uint8_t* point_bytes, const std::uint8_t* scalar_bytes, std::uint64_t n,
-                           bool montgomery, unsigned window_bits, const MsmTuning& tuning = MsmTuning{}) {
-  MsmPlan plan = msm_plan(n, window_bits);
-  plan.tuning = tuning;
-  DeviceBuffer points(n * kG1AffineBytes), scalars(n * kFrBytes), scratch(msm_scratch_bytes(plan)),
+// One device MSM of `plan` (a precomputed plan: its bases computed on the device first, in place
+// after the points) with every output poisoned; returns the combined point.
+G1JacobianBytes device_msm(const std::uint8_t* point_bytes, const std::uint8_t* scalar_bytes, bool montgomery,
+                           const MsmPlan& plan) {
+  const std::uint64_t n = plan.point_count;
+  const std::uint64_t point_bytes_total = plan.precomputed ? msm_precomputed_bytes(plan) : n * kG1AffineBytes;
+  DeviceBuffer points(point_bytes_total), scalars(n * kFrBytes), scratch(msm_scratch_bytes(plan)),
       sums(msm_result_bytes(plan));
+  SH_CUDA_OK(cudaMemset(points.pointer, 0xff, point_bytes_total));
+  SH_CUDA_OK(cudaMemset(sums.pointer, 0xff, msm_result_bytes(plan)));
   SH_CUDA_OK(cudaMemcpy(points.pointer, point_bytes, n * kG1AffineBytes, cudaMemcpyHostToDevice));
   SH_CUDA_OK(cudaMemcpy(scalars.pointer, scalar_bytes, n * kFrBytes, cudaMemcpyHostToDevice));
+  if (plan.precomputed) msm_precompute_bases(plan, points.pointer, points.pointer, nullptr);
   msm_g1_windows(points.pointer, scalars.pointer, montgomery, plan, sums.pointer, scratch.pointer, nullptr);
   SH_CUDA_OK(cudaDeviceSynchronize());
   std::vector<std::uint8_t> host(msm_result_bytes(plan));
   SH_CUDA_OK(cudaMemcpy(host.data(), sums.pointer, host.size(), cudaMemcpyDeviceToHost));
-  return msm_combine_windows({host.data()}, plan.window_count, plan.window_bits);
+  return msm_combine_windows({host.data()}, msm_sum_count(plan), plan.window_bits);
+}
+G1JacobianBytes device_msm(const std::uint8_t* point_bytes, const std::uint8_t* scalar_bytes, std::uint64_t n,
+                           bool montgomery, unsigned window_bits, const MsmTuning& tuning = MsmTuning{}) {
+  MsmPlan plan = msm_plan(n, window_bits);
+  plan.tuning = tuning;
+  return device_msm(point_bytes, scalar_bytes, montgomery, plan);
+}
+
+// The edge cases' inputs: zero scalars, points at infinity, repeated and opposite points, r-1 and
+// one, a block of equal scalars (a heavy bucket), equal points with equal scalars (P + P).
+void make_edge_cases(std::vector<std::uint8_t>& points, std::vector<std::uint8_t>& scalars, std::uint64_t n,
+                     std::uint64_t seed) {
+  const PointSet& set = shared_points(n);
+  points.assign(set.bytes.begin(), set.bytes.begin() + n * 96);
+  scalars.assign(n * 32, 0);
+  fill_sample_scalars(scalars, n, seed + 5, false);
+  const math::Fr minus_one = -math::Fr::one();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    switch (i % 16) {
+      case 0: std::memset(scalars.data() + 32 * i, 0, 32); break;             // zero scalar
+      case 1: std::memset(points.data() + 96 * i, 0, 96); break;              // point at infinity
+      case 2: std::memcpy(points.data() + 96 * i, points.data() + 96 * (i - 2), 96); break;  // repeated point
+      case 3: {                                                               // opposite point
+        const auto p = affine_from_bytes(points.data() + 96 * (i - 1), 1)[0];
+        const auto negative = (-p).y.montgomery_limbs();
+        std::memcpy(points.data() + 96 * i, points.data() + 96 * (i - 1), 48);
+        std::memcpy(points.data() + 96 * i + 48, negative.data(), 48);
+        std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (i - 1), 32);  // cancels its partner
+        break;
+      }
+      case 4: {
+        const auto limbs = minus_one.to_canonical_limbs();
+        std::memcpy(scalars.data() + 32 * i, limbs.data(), 32);
+        break;
+      }
+      case 5: std::memset(scalars.data() + 32 * i, 0, 32); scalars[32 * i] = 1; break;  // one
+      default: break;
+    }
+  }
+  for (std::uint64_t i = n / 2; i < n / 2 + n / 8; ++i) std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (n / 2), 32);
+  for (std::uint64_t i = n - 324; i < n - 316; ++i) {
+    std::memcpy(points.data() + 96 * i, points.data() + 96 * (n - 324), 96);
+    std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (n - 324), 32);
+  }
 }
 
 }  // namespace
@@ -183,39 +233,8 @@ Result check_msm(std::ostream& out, unsigned log_size, std::uint64_t seed, bool 
 Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed) {
   Result result;
   const std::uint64_t n = 1024;
-  const PointSet& set = shared_points(n);
-  std::vector<std::uint8_t> points(set.bytes.begin(), set.bytes.begin() + n * 96);
-  std::vector<std::uint8_t> scalars(n * 32);
-  fill_sample_scalars(scalars, n, seed + 5, false);
-  const math::Fr minus_one = -math::Fr::one();
-  for (std::uint64_t i = 0; i < n; ++i) {
-    switch (i % 16) {
-      case 0: std::memset(scalars.data() + 32 * i, 0, 32); break;             // zero scalar
-      case 1: std::memset(points.data() + 96 * i, 0, 96); break;              // point at infinity
-      case 2: std::memcpy(points.data() + 96 * i, points.data() + 96 * (i - 2), 96); break;  // repeated point
-      case 3: {                                                               // opposite point
-        const auto p = affine_from_bytes(points.data() + 96 * (i - 1), 1)[0];
-        const auto negative = (-p).y.montgomery_limbs();
-        std::memcpy(points.data() + 96 * i, points.data() + 96 * (i - 1), 48);
-        std::memcpy(points.data() + 96 * i + 48, negative.data(), 48);
-        std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (i - 1), 32);  // cancels its partner
-        break;
-      }
-      case 4: {
-        const auto limbs = minus_one.to_canonical_limbs();
-        std::memcpy(scalars.data() + 32 * i, limbs.data(), 32);
-        break;
-      }
-      case 5: std::memset(scalars.data() + 32 * i, 0, 32); scalars[32 * i] = 1; break;  // one
-      default: break;
-    }
-  }
-  // A block of equal scalars (a heavy bucket) and equal points with equal scalars (P + P in a bucket).
-  for (std::uint64_t i = 512; i < 640; ++i) std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * 512, 32);
-  for (std::uint64_t i = 700; i < 708; ++i) {
-    std::memcpy(points.data() + 96 * i, points.data() + 96 * 700, 96);
-    std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * 700, 32);
-  }
+  std::vector<std::uint8_t> points, scalars;
+  make_edge_cases(points, scalars, n, seed);
   const math::G1Projective expected = math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
   for (unsigned bits : {0u, 2u, 4u, 7u, 11u, 13u, 16u, 18u, 20u}) {
     const G1JacobianBytes got = device_msm(points.data(), scalars.data(), n, false, bits);
@@ -224,6 +243,72 @@ Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed) {
   // All scalars zero: the identity.
   std::vector<std::uint8_t> zeros(n * 32, 0);
   result.add(report(out, point_from(device_msm(points.data(), zeros.data(), n, false, 0)).is_identity(), "msm_g1 all-zero scalars"));
+  return result;
+}
+
+Result check_msm_precomputed(std::ostream& out, std::uint64_t seed) {
+  Result result;
+  // G1: the edge cases at every width class (2 and 24 the extremes, 0 the planner's choice), and
+  // a size that is no power of two with Montgomery scalars, against math::msm.
+  const std::uint64_t n = 1024;
+  std::vector<std::uint8_t> points, scalars;
+  make_edge_cases(points, scalars, n, seed);
+  const math::G1Projective expected = math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
+  for (unsigned bits : {0u, 2u, 5u, 8u, 13u, 16u, 20u, 22u, 23u, 24u}) {
+    const MsmPlan plan = msm_precomputed_plan(n, bits);
+    const G1JacobianBytes got = device_msm(points.data(), scalars.data(), false, plan);
+    result.add(report(out, point_from(got) == expected,
+                      "msm_g1 precomputed edge cases c=" + std::to_string(plan.window_bits) + " copies=" +
+                          std::to_string(plan.window_count) + " group=" + std::to_string(plan.windows_per_group)));
+  }
+  std::vector<std::uint8_t> zeros(n * 32, 0);
+  result.add(report(out, point_from(device_msm(points.data(), zeros.data(), false, msm_precomputed_plan(n))).is_identity(),
+                    "msm_g1 precomputed all-zero scalars"));
+  const std::uint64_t odd = (std::uint64_t{1} << 14) + 3;
+  const PointSet& set = shared_points(std::uint64_t{1} << 15);
+  std::vector<std::uint8_t> montgomery(odd * 32);
+  fill_sample_scalars(montgomery, odd, seed + 6, true);
+  const math::G1Projective expected_odd =
+      math::msm(affine_from_bytes(set.bytes.data(), odd), scalars_from_bytes(montgomery.data(), odd, true));
+  for (unsigned bits : {0u, 24u}) {
+    const MsmPlan plan = msm_precomputed_plan(odd, bits);
+    result.add(report(out, point_from(device_msm(set.bytes.data(), montgomery.data(), true, plan)) == expected_odd,
+                      "msm_g1 precomputed 2^14+3 Montgomery c=" + std::to_string(plan.window_bits)));
+  }
+  // Several groups of windows adding into the shared buckets: 2^19 points put 2^28 / 2^19 = 512
+  // windows in a group at most, so force smaller groups.
+  {
+    MsmPlan plan = msm_precomputed_plan(odd, 13);
+    plan.windows_per_group = 3;  // 20 windows: groups of 3, 3, ..., 2
+    result.add(report(out, point_from(device_msm(set.bytes.data(), montgomery.data(), true, plan)) == expected_odd,
+                      "msm_g1 precomputed 2^14+3 c=13 in groups of 3 windows"));
+  }
+  // G2 over the sample walk, against its discrete logarithms; the bases copied out of place.
+  for (const std::uint64_t count : {std::uint64_t{1000}, std::uint64_t{1} << 12}) {
+    std::vector<std::uint8_t> g2_points(count * kG2AffineBytes), canonical(count * kFrBytes);
+    const PointWalk walk = fill_sample_g2_points(g2_points, count, seed + 7 + count);
+    fill_sample_scalars(canonical, count, seed + 8 + count, false);
+    const math::G2Projective expected_g2 = expected_walk_g2_msm(canonical, count, walk);
+    for (unsigned bits : {0u, 11u, 24u}) {
+      const MsmPlan plan = msm_precomputed_plan(count, bits, MsmGroup::g2);
+      DeviceBuffer bases(count * kG2AffineBytes), copies(msm_precomputed_bytes(plan)), device_scalars(count * kFrBytes),
+          scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan)), combined(kG2JacobianBytes);
+      SH_CUDA_OK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));
+      SH_CUDA_OK(cudaMemset(combined.pointer, 0xff, kG2JacobianBytes));
+      SH_CUDA_OK(cudaMemcpy(bases.pointer, g2_points.data(), count * kG2AffineBytes, cudaMemcpyHostToDevice));
+      SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, canonical.data(), count * kFrBytes, cudaMemcpyHostToDevice));
+      msm_precompute_bases(plan, bases.pointer, copies.pointer, nullptr);
+      msm_g2_windows(copies.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, nullptr);
+      msm_g2_combine_windows_on_device(sums.pointer, msm_sum_count(plan), plan.window_bits, combined.pointer, nullptr);
+      SH_CUDA_OK(cudaDeviceSynchronize());
+      std::vector<std::uint8_t> host(kG2JacobianBytes);
+      SH_CUDA_OK(cudaMemcpy(host.data(), combined.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
+      const auto point = g2_from_jacobian_bytes(host.data());
+      result.add(report(out, point && *point == expected_g2 && point->is_on_curve(),
+                        "msm_g2 precomputed " + std::to_string(count) + " points c=" + std::to_string(plan.window_bits),
+                        "vs discrete logs"));
+    }
+  }
   return result;
 }
 

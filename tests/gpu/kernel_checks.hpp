@@ -24,6 +24,10 @@ Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed);
 Result check_msm(std::ostream& out, unsigned log_size, std::uint64_t seed, bool full_reference);
 // Zero scalars, points at infinity, repeated and opposite points, r-1, forced window widths.
 Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed);
+// MSMs over precomputed bases (msm_precompute_bases, then a precomputed plan): the edge cases at
+// widths 2..24, Montgomery scalars, groups of windows adding into the shared buckets, and G2 over
+// the sample walk, against math::msm and the walk's discrete logs.
+Result check_msm_precomputed(std::ostream& out, std::uint64_t seed);
 // Every MsmTuning combination at window widths 8, 20 and the plan's, on random scalars and on
 // heavy buckets (half the scalars equal), against math::msm.
 Result check_msm_tunings(std::ostream& out, unsigned log_size, std::uint64_t seed);
@@ -49,6 +53,9 @@ Result check_msm_g2(std::ostream& out, unsigned max_log, unsigned reference_max_
 // launches them (uneven batches, one batch, many; one scratch reused), against the walks'
 // discrete logs.
 Result check_streamed_groth16_msms(std::ostream& out, std::uint64_t seed);
+// groth16_precompute_g1/_g2 then groth16_msm_g1/_g2_precomputed through their launchers, as the
+// Groth16 program runs a precomputed set (in place, the program's width, 0, 1 and 1,500 points).
+Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed);
 // groth16_abc through its launcher over a random matrix of `rows` rows (empty rows among them)
 // against the rows summed on the CPU; every output element and its guard.
 Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed);

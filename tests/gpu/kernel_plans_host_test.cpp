@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(biased_digits_equal_carried_digits_for_every_window_width) 
     limbs[3] >>= 1;
     if (const auto value = math::Fr::from_canonical_limbs(limbs)) scalars.push_back(*value);
   }
-  for (unsigned c = 2; c <= 22; ++c) {
+  for (unsigned c = 2; c <= 24; ++c) {  // up to 22 for every plan, 23 and 24 for precomputed bases
     for (const math::Fr& scalar : scalars) check_scalar(scalar, c);
   }
 }
@@ -170,6 +170,47 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_fewest_windows_whose_buckets_get_ten_
       }
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(precomputed_plans_share_one_set_of_buckets_and_keep_their_copies_below_2_30_points) {
+  using stagehand::cuda::MsmGroup;
+  using stagehand::cuda::msm_precomputed_bytes;
+  using stagehand::cuda::msm_precomputed_plan;
+  using stagehand::cuda::msm_result_bytes;
+  using stagehand::cuda::msm_sum_count;
+  // 2^26 points: c = 22 (the H200's fastest), its 12 copies 12·2^26 points (under 2^30), its
+  // sorts of at most 2^28 pairs (4 windows a group), one sum; 2^22 points: c = 20, one group.
+  const auto plan = msm_precomputed_plan(std::uint64_t{1} << 26);
+  BOOST_TEST(plan.precomputed);
+  BOOST_TEST(plan.window_bits == 22u);
+  BOOST_TEST(plan.window_count == 12u);
+  BOOST_TEST(plan.windows_per_group == 4u);
+  BOOST_TEST(msm_sum_count(plan) == 1u);
+  BOOST_TEST(msm_result_bytes(plan) == 144u);
+  BOOST_TEST(msm_precomputed_bytes(plan) == 12ull * 96 * (1ull << 26));
+  BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 22).window_bits == 20u);
+  BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 22).windows_per_group == 13u);
+  BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 23).window_bits == 22u);
+  BOOST_TEST(msm_precomputed_plan((std::uint64_t{1} << 22) - 1).window_bits == 16u);
+  BOOST_TEST(msm_precomputed_plan(1000).window_bits == 16u);
+  const auto g2 = msm_precomputed_plan(1000, 13, MsmGroup::g2);
+  BOOST_TEST(msm_result_bytes(g2) == 288u);
+  BOOST_TEST(msm_precomputed_bytes(g2) == 20ull * 192 * 1000);
+  // Every size the planner takes: a width whose copies stay below 2^30 points, every window in
+  // one group while their pairs fit 2^28.
+  for (std::uint64_t points : {1ull, 1000ull, 1ull << 16, 1ull << 20, 1ull << 24, (1ull << 26) + 1}) {
+    const auto chosen = msm_precomputed_plan(points);
+    BOOST_TEST(std::uint64_t{chosen.window_count} * points < (1ull << 30));
+    BOOST_TEST(chosen.windows_per_group >= 1u);
+    BOOST_TEST(chosen.windows_per_group <= chosen.window_count);
+    if (chosen.window_count * points <= (1ull << 28)) BOOST_TEST(chosen.windows_per_group == chosen.window_count);
+  }
+  // The planner's width does not fit below 2^30 points at 2^27 (12 copies); a forced width
+  // beyond 24 bits or too many copies is refused.
+  BOOST_CHECK_THROW(msm_precomputed_plan(1ull << 27), std::invalid_argument);
+  BOOST_CHECK_THROW(msm_precomputed_plan(1000, 25), std::invalid_argument);
+  BOOST_CHECK_THROW(msm_precomputed_plan(1ull << 26, 16), std::invalid_argument);  // 16 copies: 2^30
+  BOOST_CHECK_THROW(stagehand::cuda::msm_plan(1000, 23), std::invalid_argument);   // only precomputed plans go past 22
 }
 
 BOOST_AUTO_TEST_CASE(points_that_fit_are_one_batch) {

@@ -140,6 +140,44 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   SH_CUDA_OK(cudaStreamSynchronize(stream));
 }
 
+// An MSM over precomputed bases at each width asked for: the copies computed once from the points
+// already on the device (timed, by CUDA events), then the MSM timed like the others and each
+// result checked by `verdict`. `msm` runs one MSM of the plan into `sums` and combines them into
+// the group's one result on the device or the host; it returns nothing, `verdict` reads the result.
+template <class RunMsm, class Verdict>
+void bench_precomputed(std::ostream& out, const char* name, unsigned log_size, MsmGroup group, const void* device_points,
+                       const KernelBenchmarkOptions& options, cudaStream_t stream, RunMsm msm, Verdict verdict) {
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  for (const unsigned width : options.precomputed_window_bits) {
+    const MsmPlan plan = msm_precomputed_plan(n, width, group);
+    const std::string note = "c=" + std::to_string(plan.window_bits) + " copies=" + std::to_string(plan.window_count) +
+                             " group=" + std::to_string(plan.windows_per_group);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SH_CUDA_OK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::uint64_t needed = msm_precomputed_bytes(plan) + msm_scratch_bytes(plan) + msm_result_bytes(plan);
+    if (needed + (std::uint64_t{1} << 30) > free_bytes) {
+      out << std::left << std::setw(24) << name << std::right << std::setw(4) << log_size << "  " << note
+          << ": does not fit (" << (needed >> 30) << " GiB of bases and scratch, " << (free_bytes >> 30) << " GiB free)"
+          << std::endl;
+      continue;
+    }
+    DeviceBuffer copies(msm_precomputed_bytes(plan)), scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan));
+    SH_CUDA_OK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));  // poison
+    // Once, not warmed up: at 2^26 it takes seconds.
+    const auto begin = std::chrono::steady_clock::now();
+    msm_precompute_bases(plan, device_points, copies.pointer, stream);
+    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+    const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
+      msm(plan, copies.pointer, scratch.pointer, sums.pointer);
+    });
+    row(out, name, log_size, stats, options.msm_repetitions,
+        note + " bases=" + std::to_string(msm_precomputed_bytes(plan) >> 20) + "MiB (computed in " +
+            std::to_string(setup_ms).substr(0, std::to_string(setup_ms).find('.') + 2) + " ms) scratch=" +
+            std::to_string(msm_scratch_bytes(plan) >> 20) + "MiB, " + verdict(plan, sums.pointer));
+  }
+}
+
 void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOptions& options, cudaStream_t stream,
                cudaStream_t copy_stream) {
   const std::uint64_t n = std::uint64_t{1} << log_size;
@@ -198,7 +236,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     });
     // The host's share: combining the window sums (after the timed device work).
     const auto begin = std::chrono::steady_clock::now();
-    const G1JacobianBytes result = msm_combine_windows({host_sums.pointer}, plan.window_count, plan.window_bits);
+    const G1JacobianBytes result = msm_combine_windows({host_sums.pointer}, msm_sum_count(plan), plan.window_bits);
     const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
     row(out, name, log_size, stats, options.msm_repetitions,
         note + " scratch=" + std::to_string(msm_scratch_bytes(variant_plan) >> 20) + "MiB +host combine " +
@@ -209,6 +247,18 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
                      stream, &profile);
       out << "    " << name << " " << log_size << ": " << phases_text(profile.collect()) << std::endl;
     }
+  }
+  {
+    PinnedBuffer host_sums(kG1JacobianBytes);
+    bench_precomputed(
+        out, "msm_g1 (precomputed)", log_size, MsmGroup::g1, device_points.pointer, options, stream,
+        [&](const MsmPlan& precomputed, void* copies, void* scratch, void* sums) {
+          msm_g1_windows(copies, device_scalars.pointer, false, precomputed, sums, scratch, stream);
+          SH_CUDA_OK(cudaMemcpyAsync(host_sums.pointer, sums, kG1JacobianBytes, cudaMemcpyDeviceToHost, stream));
+        },
+        [&](const MsmPlan& precomputed, void*) {
+          return verdict(msm_combine_windows({host_sums.pointer}, msm_sum_count(precomputed), precomputed.window_bits));
+        });
   }
   if (options.msm_streamed) {
     // Batches of a quarter of the points by default, led by one of a sixteenth (streamed_batches:
@@ -298,7 +348,7 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
       SH_CUDA_OK(cudaMemset(result.pointer, 0xff, kG2JacobianBytes));  // poison
       const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
         msm_g2_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, stream);
-        msm_g2_combine_windows_on_device(sums.pointer, plan.window_count, plan.window_bits, result.pointer, stream);
+        msm_g2_combine_windows_on_device(sums.pointer, msm_sum_count(plan), plan.window_bits, result.pointer, stream);
       });
       row(out, "msm_g2 (device)" + label, log_size, stats, options.msm_repetitions,
           "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
@@ -306,6 +356,13 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
               std::to_string(msm_scratch_bytes(plan) >> 20) + "MiB, combined on the device, " + verdict());
     }
   }
+  bench_precomputed(
+      out, "msm_g2 (precomputed)", log_size, MsmGroup::g2, device_points.pointer, options, stream,
+      [&](const MsmPlan& plan, void* copies, void* scratch, void* sums) {
+        msm_g2_windows(copies, device_scalars.pointer, false, plan, sums, scratch, stream);
+        msm_g2_combine_windows_on_device(sums, msm_sum_count(plan), plan.window_bits, result.pointer, stream);
+      },
+      [&](const MsmPlan&, void*) { return verdict(); });
 }
 
 }  // namespace

@@ -22,6 +22,10 @@ struct KernelBenchmarkOptions {
   bool msm_g2 = true;                  // the G2 MSM (points on the device), beside G1's
   std::vector<unsigned> g2_window_bits;  // the G2 MSM at each of these widths (empty: the plan's choice)
   bool g2_variants = false;            // also time G2's item sums (integer and FP64, with and without prefetch)
+  // The G1 and G2 MSMs over precomputed bases (msm_precompute_bases) at each of these widths (0:
+  // the plan's choice), beside the others; empty: not run. Sizes whose copies do not fit the
+  // device's free memory print a line saying so.
+  std::vector<unsigned> precomputed_window_bits;
   int device = 0;
   std::uint64_t seed = 1;
 };

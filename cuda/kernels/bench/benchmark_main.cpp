@@ -1,6 +1,6 @@
 // stagehand_kernel_bench [log_size ...] [--no-ntt] [--no-msm] [--no-streamed] [--reps N] [--window-bits C]
 //                        [--batch-log B] [--ntt-variants] [--msm-variants] [--msm-profile]
-//                        [--no-g2] [--g2-window-bits C[,C...]] [--g2-variants]
+//                        [--no-g2] [--g2-window-bits C[,C...]] [--g2-variants] [--precomputed C[,C...]]
 #include <cstdlib>
 #include <sstream>
 #include <exception>
@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
     else if (argument == "--msm-profile") options.msm_profile = true;
     else if (argument == "--no-g2") options.msm_g2 = false;
     else if (argument == "--g2-variants") options.g2_variants = true;
-    else if (argument == "--g2-window-bits" && i + 1 < argc) {
+    else if ((argument == "--g2-window-bits" || argument == "--precomputed") && i + 1 < argc) {
+      auto& widths = argument == "--precomputed" ? options.precomputed_window_bits : options.g2_window_bits;
       std::stringstream list(argv[++i]);
-      for (std::string bits; std::getline(list, bits, ',');) options.g2_window_bits.push_back(std::atoi(bits.c_str()));
+      for (std::string bits; std::getline(list, bits, ',');) widths.push_back(std::atoi(bits.c_str()));
     }
     else sizes.push_back(static_cast<unsigned>(std::atoi(argument.c_str())));
   }

@@ -1,4 +1,4 @@
-// groth16_h, groth16_msm_g1/_g2 and groth16_abc on the device: the NTT-based H step, the
+// groth16_h, groth16_msm_g1/_g2 (plain, in batches, over precomputed bases) and groth16_abc on the device: the NTT-based H step, the
 // Pippenger MSMs of msm.cu/msm_g2.cu with their window sums folded into one point on the device,
 // and the a/b/c step of constraints/abc.cu.
 #include <stdexcept>
@@ -107,6 +107,38 @@ void launch_groth16_msm_reduce(const KernelLaunch& launch, cudaStream_t stream) 
   combine(memory, plan.window_count, plan.window_bits, address(launch, launch.writes[0], result_bytes), stream);
 }
 
+template <MsmGroup Group>
+void launch_groth16_precompute(const KernelLaunch& launch, cudaStream_t stream) {
+  constexpr std::uint64_t point_bytes = Group == MsmGroup::g1 ? kG1AffineBytes : kG2AffineBytes;
+  need(launch, 1, 1, 1);  // [window_bits], [points], [copies]
+  const std::uint64_t n = launch.work_units;
+  if (n == 0) return;
+  const MsmPlan plan = msm_precomputed_plan(n, static_cast<unsigned>(launch.arguments[0]), Group);
+  msm_precompute_bases(plan, address(launch, launch.reads[0], n * point_bytes),
+                       address(launch, launch.writes[0], msm_precomputed_bytes(plan)), stream);
+}
+
+template <MsmGroup Group>
+void launch_groth16_msm_precomputed(const KernelLaunch& launch, cudaStream_t stream) {
+  constexpr bool g1 = Group == MsmGroup::g1;
+  constexpr std::uint64_t result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
+  need(launch, 2, 2, 2);  // [threads, window_bits], [copies, scalars], [result, scratch]
+  const std::uint64_t n = launch.work_units;
+  void* result = address(launch, launch.writes[0], result_bytes);
+  auto combine = g1 ? &msm_combine_windows_on_device : &msm_g2_combine_windows_on_device;
+  if (n == 0) {
+    combine(nullptr, 0, 0, result, stream);
+    return;
+  }
+  const MsmPlan plan = msm_precomputed_plan(n, static_cast<unsigned>(launch.arguments[1]), Group);
+  const std::uint64_t sums_bytes = msm_sums_bytes(plan);
+  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)));
+  auto windows = g1 ? &msm_g1_windows : &msm_g2_windows;
+  windows(address(launch, launch.reads[0], msm_precomputed_bytes(plan)), address(launch, launch.reads[1], n * kFrBytes),
+          /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream, nullptr);
+  combine(memory, msm_sum_count(plan), plan.window_bits, result, stream);
+}
+
 void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
   if (launch.arguments.size() < 2 || launch.reads.size() < 2 || launch.writes.size() < 3) {
     reject(launch, "expects [entries_a, entries_b, threads], reads [witness, matrix] and writes [a, b, c]");
@@ -127,6 +159,10 @@ constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
     {kernel::groth16_msm_g2_batch, &launch_groth16_msm_batch<MsmGroup::g2>},
     {kernel::groth16_msm_g1_reduce, &launch_groth16_msm_reduce<MsmGroup::g1>},
     {kernel::groth16_msm_g2_reduce, &launch_groth16_msm_reduce<MsmGroup::g2>},
+    {kernel::groth16_precompute_g1, &launch_groth16_precompute<MsmGroup::g1>},
+    {kernel::groth16_precompute_g2, &launch_groth16_precompute<MsmGroup::g2>},
+    {kernel::groth16_msm_g1_precomputed, &launch_groth16_msm_precomputed<MsmGroup::g1>},
+    {kernel::groth16_msm_g2_precomputed, &launch_groth16_msm_precomputed<MsmGroup::g2>},
     {kernel::groth16_abc, &launch_groth16_abc},
 };
 
@@ -148,6 +184,11 @@ std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t 
   if (work_units == 0) return 0;
   if (name == kernel::groth16_msm_g1 || name == kernel::groth16_msm_g2) {
     const MsmPlan plan = msm_plan(work_units, 0, name == kernel::groth16_msm_g1 ? MsmGroup::g1 : MsmGroup::g2);
+    return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
+  }
+  if (name == kernel::groth16_msm_g1_precomputed || name == kernel::groth16_msm_g2_precomputed) {
+    const MsmPlan plan =
+        msm_precomputed_plan(work_units, 0, name == kernel::groth16_msm_g1_precomputed ? MsmGroup::g1 : MsmGroup::g2);
     return msm_sums_bytes(plan) + msm_scratch_bytes(plan);
   }
   const bool streamed_g1 = name == kernel::groth16_msm_g1_batch || name == kernel::groth16_msm_g1_reduce;

@@ -18,6 +18,12 @@
 // groth16_msm_g1_reduce 1            [capacity]                -                   [result, scratch]
 //   the buckets the batches filled into the MSM's sum, result as groth16_msm_g1's; the buckets
 //   are consumed. groth16_msm_g2_batch and groth16_msm_g2_reduce: the same over G2.
+// groth16_precompute_g1  point_count  [window_bits]       [points]            [copies]
+//   a set's precomputed bases (msm_precompute_bases): kernel::precomputed_copies(window_bits)
+//   copies of the points, copy j = 2^(c·j)·P; `points` may be copy 0 of `copies`. No scratch.
+// groth16_msm_g1_precomputed  point_count  [threads, window_bits]  [copies, scalars]  [result, scratch]
+//   groth16_msm_g1's result from the copies, one set of buckets for every window.
+//   groth16_precompute_g2 and groth16_msm_g2_precomputed: the same over G2.
 // groth16_abc      rows          [entries_a, entries_b, threads]  [witness, matrix]  [a, b, c]
 //   the a/b/c step over the key's constraint matrix (device/kernel_abi.hpp's layout), one thread
 //   per row; no scratch.
@@ -26,7 +32,8 @@
 // scratch: groth16_kernel_scratch_bytes(name, work_units) bytes that the caller allocated (the
 // coordinator's budget reserves them): groth16_h builds its NTT domain there at every launch (a
 // few small kernels), groth16_msm_g1 keeps its window sums and sort buffers there, the batch
-// kernels their buckets as well (work_units = the capacity). The launchers allocate nothing.
+// kernels their buckets as well (work_units = the capacity), the precomputed MSMs theirs at the
+// width kernel::precomputed_window_bits gives. The launchers allocate nothing.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "device/kernel_abi.hpp"
 #include "msm/msm_pipeline.cuh"
 
 namespace stagehand::cuda {
@@ -115,6 +116,45 @@ MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits, MsmGrou
   plan.windows_per_group =
       static_cast<unsigned>(std::clamp<std::uint64_t>(wanted, plan.windows_per_group, plan.window_count));
   return plan;
+}
+
+MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group) {
+  if (point_count == 0 || point_count >= (std::uint64_t{1} << 30)) {
+    throw std::invalid_argument("msm_precomputed_plan: point count must be in 1..2^30-1");
+  }
+  // The width the H200 ran fastest (device/kernel_abi.hpp, which the Groth16 program shares).
+  if (window_bits == 0) window_bits = kernel::precomputed_window_bits(point_count);
+  if (window_bits < 2 || window_bits > 24) throw std::invalid_argument("msm_precomputed_plan: window_bits outside 2..24");
+  MsmPlan plan;
+  plan.point_count = point_count;
+  plan.group = group;
+  plan.precomputed = true;
+  if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_called;
+  plan.window_bits = window_bits;
+  plan.window_count = digit_window_count(window_bits);
+  static_assert(kernel::precomputed_copies(22) == 12 && kernel::precomputed_copies(13) == 20);
+  if (std::uint64_t{plan.window_count} * point_count >= (std::uint64_t{1} << 30)) {
+    throw std::invalid_argument("msm_precomputed_plan: " + std::to_string(plan.window_count) + " copies of " +
+                                std::to_string(point_count) + " points reach 2^30");
+  }
+  // The windows share their buckets, so grouping them adds no parallelism: as many per group
+  // as keep a group's sort at 2^28 pairs.
+  plan.windows_per_group = static_cast<unsigned>(std::clamp<std::uint64_t>(
+      (std::uint64_t{1} << 28) / point_count, 1, plan.window_count));
+  return plan;
+}
+
+std::uint64_t msm_precomputed_bytes(const MsmPlan& plan) {
+  return std::uint64_t{plan.window_count} * plan.point_count *
+         (plan.group == MsmGroup::g1 ? kG1AffineBytes : kG2AffineBytes);
+}
+
+void msm_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
+  if (plan.group == MsmGroup::g2) {
+    msm_g2_precompute_bases(plan, points, copies, stream);
+    return;
+  }
+  precompute_bases<G1Curve>(plan, points, copies, stream);
 }
 
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan) {

@@ -80,7 +80,16 @@ struct MsmPlan {
   unsigned window_count = 0;       // ceil(256 / c): signed digits never carry out of the top window
   unsigned windows_per_group = 0;  // windows sorted and accumulated together
   MsmTuning tuning{};
+  // The points are a set's precomputed multiples (msm_precompute_bases): window_count copies one
+  // after another, copy j = 2^(c·j)·P, so that digit j of a scalar picks a point of copy j and
+  // every window adds into one set of 2^(c-1) buckets. One reduction and one sum instead of one
+  // per window, which makes a wider window pay: c = 22 adds each point 12 times against 13 at
+  // c = 20, and reduces its 2^21 buckets once (13·2^19 without copies).
+  bool precomputed = false;
 };
+
+// The sums an MSM of the plan writes: one per window, or one in all for precomputed bases.
+inline unsigned msm_sum_count(const MsmPlan& plan) { return plan.precomputed ? 1u : plan.window_count; }
 
 // window_bits 0 picks the width from the size (8, 11, 13, 16 or 20); 2..22 forces one (tests, tuning).
 // G2 plans use the integer item sum with its Fq products as calls.
@@ -96,13 +105,27 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup g
 // group (msm_scratch_bytes says how much).
 MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
+// A plan over precomputed bases (MsmPlan::precomputed) of point_count points. window_bits 0 picks
+// the width from the size (kernel::precomputed_window_bits); 2..24 forces one. Needs
+// window_count·point_count < 2^30.
+MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
+// The device bytes of a precomputed plan's bases: window_count·point_count affine points.
+std::uint64_t msm_precomputed_bytes(const MsmPlan& plan);
+// Writes the plan's window_count copies of `points` (point_count affine points of the plan's group,
+// device memory) to `copies` (msm_precomputed_bytes(plan) bytes, device): copy 0 the points
+// themselves (not copied when `copies` is `points`, the bases already at its start), copy j the
+// c doublings of copy j - 1, in affine form (one inversion per four points). Asynchronous on
+// `stream`; once per key, not per MSM. The G2 half is msm_g2_precompute_bases (msm_g2.cu).
+void msm_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream);
+void msm_g2_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream);
+
 // Device scratch that msm_g1_windows (msm_g2_windows for a G2 plan) needs (taken as a write
 // buffer, never allocated inside).
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan);
 std::uint64_t msm_g2_scratch_bytes(const MsmPlan& plan);  // a G2 plan's (msm_g2.cu)
-// The window sums it writes: plan.window_count Jacobian points of the plan's group.
+// The window sums it writes: msm_sum_count(plan) Jacobian points of the plan's group.
 inline std::uint64_t msm_result_bytes(const MsmPlan& plan) {
-  return plan.window_count * (plan.group == MsmGroup::g1 ? kG1JacobianBytes : kG2JacobianBytes);
+  return msm_sum_count(plan) * (plan.group == MsmGroup::g1 ? kG1JacobianBytes : kG2JacobianBytes);
 }
 
 // Records an event after each phase of the MSM on the stream it runs on (for the benchmark's
@@ -121,8 +144,9 @@ class MsmProfile {
   std::vector<std::pair<std::string, cudaEvent_t>> marks_;
 };
 
-// Writes the plan.window_count window sums to `window_sums` (device). All pointers are device
-// pointers; `scratch` holds msm_scratch_bytes(plan) bytes. Asynchronous on `stream`.
+// Writes the msm_sum_count(plan) window sums to `window_sums` (device; for a precomputed plan
+// `points` are its copies). All pointers are device pointers; `scratch` holds
+// msm_scratch_bytes(plan) bytes. Asynchronous on `stream`.
 void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
 

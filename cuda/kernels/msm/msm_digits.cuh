@@ -10,7 +10,7 @@
 // for its carry, so the digits of a window read 4 or 8 bytes per scalar from a word-major copy of
 // t instead of all 32 (msm.cu).
 // Bounds: s < r < 2^255 and B < 2^(c(W-1)) <= 2^255, so t fits in 256 bits; the top digit is at
-// most ((r - 1 + B) >> c(W-1)) <= half for every c in 2..22 (r's top bits), so it needs no sign.
+// most ((r - 1 + B) >> c(W-1)) <= half for every c in 2..24 (r's top bits), so it needs no sign.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,7 @@ struct DigitBias {
 
 SH_HD unsigned digit_window_count(unsigned window_bits) { return (256 + window_bits - 1) / window_bits; }
 
-// B for c = window_bits (2..22). The terms do not overlap: beta has c - 1 bits, windows are c apart.
+// B for c = window_bits (2..24). The terms do not overlap: beta has c - 1 bits, windows are c apart.
 inline DigitBias digit_bias(unsigned window_bits) {
   DigitBias bias;
   const std::uint32_t beta = (1u << (window_bits - 1)) - 1;

@@ -54,6 +54,11 @@ void msm_g2_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaSt
   reduce_batches<G2Curve>("msm_g2_reduce", plan, window_sums, scratch, stream, profile);
 }
 
+void msm_g2_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
+  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_precompute_bases: a plan for G1");
+  precompute_bases<G2Curve>(plan, points, copies, stream);
+}
+
 std::uint64_t msm_g2_kernel_stack_bytes() { return pipeline_stack_bytes<G2Curve>(); }
 
 void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,

@@ -65,8 +65,9 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   const bool deferred = plan.tuning.deferred_reduction;
   s.pairs = std::uint64_t{plan.windows_per_group} * plan.point_count;
   s.buckets_per_window = std::uint64_t{1} << (plan.window_bits - 1);
-  s.buckets_per_group = plan.windows_per_group * s.buckets_per_window;
-  s.bucket_windows = deferred ? plan.window_count : plan.windows_per_group;
+  // Precomputed bases: every window's digits go to the one set of buckets.
+  s.buckets_per_group = plan.precomputed ? s.buckets_per_window : plan.windows_per_group * s.buckets_per_window;
+  s.bucket_windows = plan.precomputed ? 1 : deferred ? plan.window_count : plan.windows_per_group;
   s.reduce_windows = s.bucket_windows;
   // Split only for wide windows: measured on the H200 at c = 20 the split kernels
   // took 24 ms against 34 ms, at c = 16 10.1 ms against 6.0 ms for one segment kernel.
@@ -99,13 +100,18 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.end_bit = bit_width(sentinel);
   // K: about twice the mean bucket size, so that a bucket of random scalars is one item and a
   // heavy bucket (equal scalars, the sparse top window) is cut into several.
-  const std::uint64_t mean = (plan.point_count + s.buckets_per_window - 1) / s.buckets_per_window;
-  s.item_points = static_cast<std::uint32_t>(std::max<std::uint64_t>(8, 2 * mean));
+  const std::uint64_t mean = (s.pairs + s.buckets_per_group - 1) / s.buckets_per_group;
+  std::uint64_t item_points = std::max<std::uint64_t>(8, 2 * mean);
+  // Shared buckets of a small precomputed MSM hold many points each (2^16 points at c = 13: 320):
+  // items of at most pairs/2^17 points keep about 2^17 threads busy.
+  if (plan.precomputed) item_points = std::max<std::uint64_t>(8, std::min(item_points, s.pairs >> 17));
+  s.item_points = static_cast<std::uint32_t>(item_points);
   s.item_end_bit = bit_width(s.item_points);
   // Items: Σ ceil(m_b/K) <= buckets + pairs/K, and pairs/K <= buckets/2 since K >= 2n/2^(c-1).
   // The bound used grows with the point count (so a scratch sized for a batch fits every
-  // smaller one), whatever K is.
-  s.item_limit = std::min(s.buckets_per_group + s.buckets_per_group / 2, s.buckets_per_group + s.pairs / 8);
+  // smaller one), whatever K is. Precomputed plans (never batches) take their own K's bound.
+  s.item_limit = plan.precomputed ? s.buckets_per_group + s.pairs / s.item_points
+                                  : std::min(s.buckets_per_group + s.buckets_per_group / 2, s.buckets_per_group + s.pairs / 8);
   std::uint64_t offset = 0;
   auto take = [&](std::uint64_t bytes) {
     const std::uint64_t at = offset;
@@ -170,14 +176,16 @@ __global__ void digit_words_kernel(const Fr* scalars, bool montgomery, std::uint
 }
 
 // One (key, value) pair per scalar and window of the group: key = local window·2^(c-1) + |d|-1,
-// or the sentinel for a zero digit; value = point index with the digit's sign in bit 31.
+// or the sentinel for a zero digit; value = point index with the digit's sign in bit 31. With
+// shared buckets (precomputed bases) key = |d|-1, the sentinel 2^(c-1), and the point index that
+// of copy `window` (window·count + i).
 __global__ void digits_kernel(const std::uint32_t* words, std::uint64_t count, unsigned window_bits,
-                              unsigned first_window, unsigned group_windows, std::uint32_t* keys,
+                              unsigned first_window, unsigned group_windows, bool shared_buckets, std::uint32_t* keys,
                               std::uint32_t* values) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const std::uint32_t half = 1u << (window_bits - 1);
-  const std::uint32_t sentinel = group_windows * half;
+  const std::uint32_t sentinel = shared_buckets ? half : group_windows * half;
   for (unsigned local = 0; local < group_windows; ++local) {
     const unsigned window = first_window + local;
     const unsigned bit = window * window_bits;
@@ -187,8 +195,9 @@ __global__ void digits_kernel(const std::uint32_t* words, std::uint64_t count, u
     const std::uint32_t digit = signed_digit(window_bits_at(low, high, bit, window_bits), window, window_bits);
     const std::uint32_t magnitude = digit & 0x7fffffffu;
     const std::uint64_t slot = std::uint64_t{local} * count + i;
-    keys[slot] = magnitude == 0 ? sentinel : local * half + magnitude - 1;
-    values[slot] = static_cast<std::uint32_t>(i) | (digit & 0x80000000u);
+    keys[slot] = magnitude == 0 ? sentinel : (shared_buckets ? 0 : local * half) + magnitude - 1;
+    const std::uint64_t point = shared_buckets ? std::uint64_t{window} * count + i : i;
+    values[slot] = static_cast<std::uint32_t>(point) | (digit & 0x80000000u);
   }
 }
 
@@ -572,6 +581,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
   const Fr* scalars = static_cast<const Fr*>(scalars_pointer);
   const std::uint64_t n = plan.point_count;
   const bool deferred = plan.tuning.deferred_reduction;
+  if (plan.precomputed && !deferred) throw std::invalid_argument("msm: precomputed bases need the deferred reduction");
   mark(profile, "start", stream);
   auto* digit_words = reinterpret_cast<std::uint32_t*>(scratch + s.digit_words);
   digit_words_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, scalars_montgomery, n,
@@ -590,9 +600,13 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
   for (unsigned first = 0; first < plan.window_count; first += plan.windows_per_group) {
     const unsigned windows = std::min(plan.windows_per_group, plan.window_count - first);
     const std::uint64_t pairs = std::uint64_t{windows} * n;
-    const std::uint32_t sentinel = plan.windows_per_group * buckets_per_window;
-    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(digit_words, n, plan.window_bits, first, windows, keys_in,
-                                                          values_in);
+    const auto sentinel = static_cast<std::uint32_t>(s.buckets_per_group);
+    // The buckets this group adds into: its windows' own, or with precomputed bases the shared
+    // set, which every group after the first adds to.
+    const std::uint32_t bucket_count = plan.precomputed ? buckets_per_window : windows * buckets_per_window;
+    const bool add = add_to_buckets || (plan.precomputed && first > 0);
+    digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(digit_words, n, plan.window_bits, first, windows,
+                                                          plan.precomputed, keys_in, values_in);
     SH_CUDA_LAUNCHED();
     mark(profile, "digits", stream);
     // A short last group uses a smaller sentinel; it is still the largest key of that group.
@@ -603,15 +617,14 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
     mark(profile, "sort", stream);
     SH_CUDA_OK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
     SH_CUDA_OK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
-    const std::uint32_t group_sentinel = windows * buckets_per_window;
-    bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, group_sentinel, bucket_start,
+    bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, bucket_count, bucket_start,
                                                                       bucket_end);
     SH_CUDA_LAUNCHED();
     mark(profile, "bounds", stream);
-    const std::uint32_t bucket_count = windows * buckets_per_window;
-    BucketOf<C>* group_buckets = deferred ? buckets + std::uint64_t{first} * buckets_per_window : buckets;
+    BucketOf<C>* group_buckets =
+        deferred && !plan.precomputed ? buckets + std::uint64_t{first} * buckets_per_window : buckets;
     if (!plan.tuning.balanced) {
-      if (add_to_buckets) throw std::logic_error("msm: adding to buckets needs the balanced accumulation");
+      if (add) throw std::logic_error("msm: adding to buckets needs the balanced accumulation");
       accumulate_kernel<C><<<blocks_for(bucket_count, 128), 128, 0, stream>>>(points, values_out, bucket_start,
                                                                             bucket_end, bucket_count, group_buckets);
       SH_CUDA_LAUNCHED();
@@ -645,7 +658,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       items_kernel<C><<<blocks_for(bucket_count, 256), 256, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
                                                                        bucket_count, s.item_points, item_first,
                                                                        item_len_in, combine_list, sentinel, combine_count,
-                                                                       heavy_count, !add_to_buckets, group_buckets);
+                                                                       heavy_count, !add, group_buckets);
       SH_CUDA_LAUNCHED();
       temp_bytes = s.sort_temp_bytes;
       SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
@@ -653,7 +666,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                                                            static_cast<std::int64_t>(limit), 0,
                                                            static_cast<int>(s.item_end_bit), stream));
       mark(profile, "balance", stream);
-      const auto item_sum = item_sum_for<C>(plan.tuning.item_sum, add_to_buckets);
+      const auto item_sum = item_sum_for<C>(plan.tuning.item_sum, add);
       item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
                                                            item_index_out, limit, group_buckets, item_sums);
       SH_CUDA_LAUNCHED();
@@ -740,6 +753,7 @@ void accumulate_batch(const char* caller, const void* points, const void* scalar
   if (!plan.tuning.deferred_reduction || !plan.tuning.balanced) {
     throw std::invalid_argument(std::string(caller) + ": needs the deferred reduction and the balanced accumulation");
   }
+  if (plan.precomputed) throw std::invalid_argument(std::string(caller) + ": batches of precomputed bases are not offered");
   accumulate_groups<C>(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
                        nullptr, stream, profile);
 }
@@ -753,7 +767,7 @@ void reduce_batches(const char* caller, const MsmPlan& plan, void* window_sums, 
   auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
   const ScratchLayout s = layout_for<C>(plan);
   mark(profile, "start", stream);
-  reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), plan.window_count,
+  reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), static_cast<unsigned>(s.bucket_windows),
                     static_cast<JacobianOf<C>*>(window_sums), stream, profile);
 }
 
@@ -766,8 +780,74 @@ void msm_windows(const void* points, const void* scalars, bool scalars_montgomer
   accumulate_groups<C>(points, scalars, scalars_montgomery, plan, false, scratch, out, stream, profile);
   if (plan.tuning.deferred_reduction) {
     const ScratchLayout s = layout_for<C>(plan);
-    reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), plan.window_count, out, stream,
-                      profile);
+    reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), static_cast<unsigned>(s.bucket_windows),
+                      out, stream, profile);
+  }
+}
+
+// Precomputed bases (MsmPlan::precomputed): copy j of every point from copy j - 1, 2^c·P by c
+// doublings in XYZZ coordinates, then affine. Each thread takes kPrecomputeBatch points (a
+// stride apart, so that each load and store of the batch is coalesced) and inverts their
+// ZZ·ZZZ products with one inversion (Montgomery's trick): the Fermat inversion costs about 570
+// multiplications, against about 8·c for a copy's doublings. Infinity (zeros) stays zeros.
+constexpr unsigned kPrecomputeBatch = 4;
+template <class C>
+__global__ void __launch_bounds__(128) precompute_copy_kernel(const AffineOf<C>* previous, std::uint64_t count,
+                                                              unsigned window_bits, AffineOf<C>* next) {
+  using F = typename C::Field;
+  using Point = XyzzPoint<F>;
+  const std::uint64_t threads = std::uint64_t{gridDim.x} * blockDim.x;
+  const std::uint64_t first = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  Point points[kPrecomputeBatch];
+  F prefix[kPrecomputeBatch];
+  F running = F::one();
+  for (unsigned k = 0; k < kPrecomputeBatch; ++k) {
+    const std::uint64_t i = first + k * threads;
+    points[k] = Point::infinity();
+    if (i < count) {
+      const F x = load(&previous[i].x);
+      const F y = load(&previous[i].y);
+      if (!(x.is_zero() && y.is_zero())) {
+        points[k] = Point::double_affine(x, y);
+        for (unsigned bit = 1; bit < window_bits; ++bit) points[k] = points[k].doubled();
+      }
+    }
+    if (!points[k].is_infinity()) running = running * (points[k].zz * points[k].zzz);
+    prefix[k] = running;
+  }
+  F inverse = running.inverse();  // 1 / Π of the batch's ZZ·ZZZ
+  for (unsigned k = kPrecomputeBatch; k-- > 0;) {
+    const std::uint64_t i = first + k * threads;
+    if (points[k].is_infinity()) {
+      if (i < count) {
+        AffineOf<C> zero;
+        zero.x = F::zero();
+        zero.y = F::zero();
+        store(next + i, zero);
+      }
+      continue;
+    }
+    const F own = k == 0 ? inverse : inverse * prefix[k - 1];  // 1 / (ZZ·ZZZ) of point k
+    inverse = inverse * (points[k].zz * points[k].zzz);
+    AffineOf<C> affine;
+    affine.x = points[k].x * (own * points[k].zzz);  // X / ZZ
+    affine.y = points[k].y * (own * points[k].zz);   // Y / ZZZ
+    store(next + i, affine);
+  }
+}
+
+template <class C>
+void precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
+  if (!plan.precomputed) throw std::invalid_argument(std::string("msm_precompute_bases: not a precomputed plan (") + C::kName + ")");
+  const std::uint64_t n = plan.point_count;
+  auto* out = static_cast<AffineOf<C>*>(copies);
+  if (copies != points) {
+    SH_CUDA_OK(cudaMemcpyAsync(out, points, n * sizeof(AffineOf<C>), cudaMemcpyDeviceToDevice, stream));
+  }
+  const unsigned blocks = blocks_for((n + kPrecomputeBatch - 1) / kPrecomputeBatch, 128);
+  for (unsigned j = 1; j < plan.window_count; ++j) {
+    precompute_copy_kernel<C><<<blocks, 128, 0, stream>>>(out + (j - 1) * n, n, plan.window_bits, out + j * n);
+    SH_CUDA_LAUNCHED();
   }
 }
 
