@@ -164,6 +164,81 @@ void groth16_msm_reduce(KernelContext& context, const char* name, std::uint64_t 
   std::memcpy(context.write(0).data(), context.write(writes.size() - 1).data(), result_bytes);
 }
 
+template <class Curve>
+math::AffinePoint<Curve> doubled_times(const math::AffinePoint<Curve>& affine, unsigned times) {
+  auto point = math::ProjectivePoint<Curve>::from_affine(affine);
+  for (unsigned k = 0; k < times; ++k) point = point.doubled();
+  return point.to_affine();
+}
+
+// groth16_precompute_g1/_g2: copy j of each point is copy j - 1 doubled c times (the CPU
+// reference's doublings), every copy written in the device layout after the one before.
+template <class Decode, class Encode>
+void groth16_precompute(KernelContext& context, const char* name, std::uint64_t point_bytes, Decode decode, Encode encode) {
+  const std::size_t count = context.launch().work_units;
+  const auto window_bits = static_cast<unsigned>(context.argument(0));
+  if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
+  const std::size_t copies = kernel::precomputed_copies(window_bits);
+  auto points_bytes = context.read(0);
+  auto out = context.write(0);
+  if (points_bytes.size() < count * point_bytes || out.size() < copies * count * point_bytes) {
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
+  }
+  auto current = decode(points_bytes, count);
+  for (std::size_t copy = 0; copy < copies; ++copy) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (copy > 0) current[i] = doubled_times(current[i], window_bits);
+      encode(current[i], out.data() + (copy * count + i) * point_bytes);
+    }
+  }
+}
+
+// groth16_msm_g1/_g2_precomputed: Σ_j Σ_i u_ij·copy_j[i] with u_ij the unsigned c-bit digits of
+// scalar i (the device's are signed; both sum to the scalar when copy j is 2^(c·j)·P): one
+// reference MSM per copy.
+template <class Decode>
+void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
+                             Decode decode) {
+  const std::size_t count = context.launch().work_units;
+  const auto threads = static_cast<unsigned>(context.argument(0));
+  const auto window_bits = static_cast<unsigned>(context.argument(1));
+  if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
+  const std::size_t copies = kernel::precomputed_copies(window_bits);
+  auto copies_bytes = context.read(0);
+  auto scalar_bytes = context.read(1);
+  auto result = context.write(0);
+  if (copies_bytes.size() < copies * count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes ||
+      result.size() < result_bytes) {
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
+  }
+  std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
+  std::vector<math::Fr::LimbArray> canonical(count);
+  for (std::size_t i = 0; i < count; ++i) canonical[i] = scalars[i].to_canonical_limbs();
+  auto digit = [&](std::size_t i, unsigned bit) {
+    std::uint64_t value = 0;
+    for (unsigned k = 0; k < window_bits && bit + k < 256; ++k) {
+      value |= ((canonical[i][(bit + k) / 64] >> ((bit + k) % 64)) & 1) << k;
+    }
+    return math::Fr::from_uint64(value);
+  };
+  std::vector<math::Fr> digits(count);
+  auto copy_sum = [&](std::size_t copy) {
+    for (std::size_t i = 0; i < count; ++i) digits[i] = digit(i, static_cast<unsigned>(copy) * window_bits);
+    const auto points = decode(copies_bytes.subspan(copy * count * point_bytes), count);
+    return math::msm(points, std::span<const math::Fr>(digits), threads);
+  };
+  auto sum = copy_sum(0);
+  for (std::size_t copy = 1; copy < copies; ++copy) sum = sum + copy_sum(copy);
+  write_jacobian(result.data(), sum);
+}
+
+void encode_device_point(const math::G1Affine& point, std::byte* out) {
+  groth16::encode_g1(point, std::span<std::uint8_t, groth16::kG1Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG1Bytes));
+}
+void encode_device_point(const math::G2Affine& point, std::byte* out) {
+  groth16::encode_g2(point, std::span<std::uint8_t, groth16::kG2Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG2Bytes));
+}
+
 void groth16_abc(KernelContext& context) {
   kernel::ConstraintMatrixLayout layout{context.launch().work_units, context.argument(0), context.argument(1)};
   const auto threads = static_cast<unsigned>(context.argument(2));
@@ -186,6 +261,22 @@ void register_groth16_kernels(SimSystem& system) {
   system.register_kernel(kernel::groth16_h, groth16_h);
   system.register_kernel(kernel::groth16_msm_g1, groth16_msm_g1);
   system.register_kernel(kernel::groth16_msm_g2, groth16_msm_g2);
+  system.register_kernel(kernel::groth16_precompute_g1, [](KernelContext& context) {
+    groth16_precompute(context, kernel::groth16_precompute_g1, kernel::kG1AffineBytes, decode_device_points,
+                       [](const math::G1Affine& point, std::byte* out) { encode_device_point(point, out); });
+  });
+  system.register_kernel(kernel::groth16_precompute_g2, [](KernelContext& context) {
+    groth16_precompute(context, kernel::groth16_precompute_g2, kernel::kG2AffineBytes, decode_device_g2_points,
+                       [](const math::G2Affine& point, std::byte* out) { encode_device_point(point, out); });
+  });
+  system.register_kernel(kernel::groth16_msm_g1_precomputed, [](KernelContext& context) {
+    groth16_msm_precomputed(context, kernel::groth16_msm_g1_precomputed, kernel::kG1AffineBytes, kernel::kG1JacobianBytes,
+                            decode_device_points);
+  });
+  system.register_kernel(kernel::groth16_msm_g2_precomputed, [](KernelContext& context) {
+    groth16_msm_precomputed(context, kernel::groth16_msm_g2_precomputed, kernel::kG2AffineBytes, kernel::kG2JacobianBytes,
+                            decode_device_g2_points);
+  });
   // The batch kernels keep the MSM's sum so far in their scratch: at least one sum of it.
   system.register_kernel(
       kernel::groth16_msm_g1_batch,

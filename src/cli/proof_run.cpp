@@ -21,23 +21,46 @@ namespace fs = std::filesystem;
 
 // Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
 // steps from the coordinator's records, the kernels from the devices' counters.
-// The kernels' totals of every device, summed by kernel name.
-std::map<std::string, KernelTotals> kernel_totals(Backend& backend) {
+// The kernels' totals of the given devices' counters, summed by kernel name; busy_ns the compute
+// engine's busy time.
+struct KernelFigures {
   std::map<std::string, KernelTotals> kernels;
-  for (auto* device : backend.devices()) {
-    for (const auto& [name, totals] : device->counters().kernel_totals) {
-      auto& sum = kernels[name];
+  Nanoseconds busy_ns = 0;
+};
+KernelFigures kernel_figures(const std::vector<DeviceCounters>& counters) {
+  KernelFigures figures;
+  for (const auto& device : counters) {
+    figures.busy_ns += device.compute_busy_ns;
+    for (const auto& [name, totals] : device.kernel_totals) {
+      auto& sum = figures.kernels[name];
       sum.launches += totals.launches;
       sum.busy_ns += totals.busy_ns;
     }
   }
-  return kernels;
+  return figures;
+}
+std::vector<DeviceCounters> counters_of(Backend& backend) {
+  std::vector<DeviceCounters> counters;
+  for (auto* device : backend.devices()) counters.push_back(device->counters());
+  return counters;
+}
+// `now` less `before`, kernel by kernel (those that did not run since left out).
+std::string kernels_since(const KernelFigures& now, const KernelFigures& before, double per) {
+  std::string line;
+  for (const auto& [name, totals] : now.kernels) {
+    const auto earlier = before.kernels.find(name);
+    const auto launches = totals.launches - (earlier == before.kernels.end() ? 0 : earlier->second.launches);
+    const auto busy = totals.busy_ns - (earlier == before.kernels.end() ? 0 : earlier->second.busy_ns);
+    if (launches == 0) continue;
+    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name, static_cast<double>(busy) / per, launches);
+  }
+  return line;
 }
 
-// `before`: the totals when the run began (the devices' counters also hold the key's set-up and
-// earlier runs of the same process).
+// `before`: the totals once the key was set up (the devices' counters also hold the key's set-up
+// and earlier runs of the same process).
 void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host,
-                          const std::map<std::string, KernelTotals>& before) {
+                          const KernelFigures& before) {
   std::size_t proofs = 0;
   double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
   for (const auto& job : report.jobs) {
@@ -56,23 +79,13 @@ void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu
                      "the GPU (assembly, check) {:.1f} ms\n",
              proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
              wait_lock / per, held / per, wait_inputs / per, finish / per);
-  auto kernels = kernel_totals(backend);
-  for (const auto& [name, totals] : before) {
-    auto& now = kernels[name];
-    now.launches -= totals.launches;
-    now.busy_ns -= totals.busy_ns;
-  }
-  std::string line;
-  for (const auto& [name, totals] : kernels) {
-    if (totals.launches == 0) continue;
-    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name,
-                        static_cast<double>(totals.busy_ns) / per, totals.launches);
-  }
+  const std::string line = kernels_since(kernel_figures(counters_of(backend)), before, per);
   if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
 }
 
 // The compute engine's busy share of the time from the first proof taking its GPU to the last
-// giving it back: the devices' counters also hold the set-up's kernels and earlier runs'.
+// giving it back: `busy_before`, the devices' busy time once the key was set up on them (their
+// counters also hold the set-up's kernels, the precomputed bases', and earlier runs').
 double busy_while_proving(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
   Nanoseconds first = -1, last = -1;
   for (const auto& job : report.jobs) {
@@ -114,10 +127,14 @@ void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool wit
       ->check(CLI::IsMember({"auto", "device", "host"}));
   command->add_option("--key-sets", options.key_sets,
                       "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
-                      "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), or auto (resident what "
-                      "fits beside the proofs in flight, the rest streamed)")
+                      "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), precomputed (resident "
+                      "with the multiples of its points that its MSM's windows need, computed on the device once), or auto "
+                      "(resident what fits beside the proofs in flight, the rest streamed)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "resident", "fetched-ahead", "streamed"}));
+      ->check(CLI::IsMember({"auto", "resident", "fetched-ahead", "streamed", "precomputed"}));
+  command->add_flag("--precompute-bases", options.precompute_bases,
+                    "With --key-sets auto, also precompute the resident sets of 2^20 points or more whose multiples fit "
+                    "(12 to 16 times their memory and seconds of set-up, for MSMs 0.6-0.9x as long: for long runs)");
   command->add_option("--stream-buffer-mib", options.stream_buffer_mib,
                       "Each of the two buffers a proof streams its key sets through, in MiB")
       ->capture_default_str()
@@ -229,7 +246,8 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   if (options.abc != "auto") asked_abc = options.abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
   const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(key), backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
                                                  settings.workers_per_device, asked_abc, groth16::parse_set_placement(options.key_sets),
-                                                 static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)));
+                                                 static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)),
+                                                 options.precompute_bases);
   const auto abc_step = layout.abc_step;
   fmt::print(stderr, "stagehand prove: the a/b/c step on the {} ({}); the key's sets: {}\n",
              abc_step == groth16::AbcStep::device ? "device" : "host", layout.reason, layout.placement.describe());
@@ -253,9 +271,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
              inputs.names.size() == 1 ? "" : "s", backend.describe(), use_cuda ? "" : ", kernels on the CPU reference",
              to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
   RunReport report;
-  const auto kernels_before = kernel_totals(backend);
-  Nanoseconds busy_before = 0;
-  for (auto* device : backend.devices()) busy_before += device->counters().compute_busy_ns;
+  const auto counters_before = counters_of(backend);
   proving_start = std::chrono::steady_clock::now();
   backend.run([&]() -> asio::awaitable<void> {
     report = co_await run_coordinator(backend.devices(), settings, workload, trace, hooks);
@@ -276,6 +292,14 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
                picture.string());
   }
   const double proving_seconds = seconds_since(proving_start);
+  // The proofs' figures count from each device's counters once the key was set up on it (a device
+  // never set up: from the run's start), so that the set-up's kernels stay out of them.
+  auto counters_set_up = counters_before;
+  for (const auto& [device, counters] : workload.counters_after_set_up()) {
+    if (device >= 0 && static_cast<std::size_t>(device) < counters_set_up.size()) counters_set_up[static_cast<std::size_t>(device)] = counters;
+  }
+  const auto set_up_figures = kernel_figures(counters_set_up);
+  const Nanoseconds busy_before = set_up_figures.busy_ns;
   fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
              inputs.names.size() - failed, inputs.names.size(), inputs.names.size() == 1 ? "" : "s", proving_seconds,
              proving_seconds / static_cast<double>(std::max<std::size_t>(inputs.names.size(), 1)), seconds_since(inputs.start),
@@ -288,7 +312,11 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
                device, format_bytes(workload.resident_bytes()), seconds, format_bytes(workload.msm_scratch_bytes()),
                format_bytes(workload.h_scratch_bytes()));
   }
-  print_time_breakdown(report, backend, use_cuda, abc_step == groth16::AbcStep::host, kernels_before);
+  const std::string set_up_kernels = kernels_since(set_up_figures, kernel_figures(counters_before), 1e6);
+  if (!set_up_kernels.empty()) {
+    fmt::print(stderr, "stagehand prove: the key's set-up kernels{}, in all: {}\n", use_cuda ? "" : " (simulated clock)", set_up_kernels);
+  }
+  print_time_breakdown(report, backend, use_cuda, abc_step == groth16::AbcStep::host, set_up_figures);
   if (checked > 0) {
     fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
                checked, inputs.checks.r1cs != nullptr

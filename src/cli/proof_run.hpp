@@ -29,6 +29,7 @@ struct ProofRunOptions {
   bool no_verify = false;
   std::string abc = "auto";
   std::string key_sets = "auto";
+  bool precompute_bases = false;
   double stream_buffer_mib = 1024;
   std::optional<std::uint64_t> seed;
   unsigned threads = 0;

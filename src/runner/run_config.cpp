@@ -103,8 +103,9 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
       config.workload.partitions_per_proof = 1;
       const auto abc = workload->choice("abc", config.groth16.abc_step == groth16::AbcStep::device ? "device" : "host", {"device", "host"});
       config.groth16.abc_step = abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
-      const auto sets = workload->choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed"});
+      const auto sets = workload->choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"});
       config.groth16.key_sets = groth16::parse_set_placement(sets);
+      config.groth16.precompute_bases = workload->boolean("precompute_bases").value_or(config.groth16.precompute_bases);
       config.groth16.stream_buffer_bytes = static_cast<Bytes>(
           workload->number_in("stream_buffer_mib", static_cast<double>(config.groth16.stream_buffer_bytes) / kMiB, 1, 1 << 16) *
           static_cast<double>(kMiB));

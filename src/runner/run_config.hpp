@@ -28,6 +28,7 @@ struct Groth16RunSettings {
   groth16::AbcStep abc_step = groth16::AbcStep::device;
   std::optional<groth16::SetPlacement> key_sets;  // nullopt: planned from the device's memory
   Bytes stream_buffer_bytes = kGiB;
+  bool precompute_bases = false;  // the plan may precompute resident sets (groth16::PlacementBudget::precompute)
 };
 
 struct RunConfig {

@@ -501,9 +501,10 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
   }
 }
 
-// The same proofs wherever the key's sets are: resident, fetched whole per proof, streamed in
-// batches (buffers of two G1 points or one G2 point, so that every set takes several), and a mix;
-// the last two also with the MSMs' memory taken after H.
+// The same proofs wherever the key's sets are: resident, with their bases precomputed on the
+// device, fetched whole per proof, streamed in batches (buffers of two G1 points or one G2 point,
+// so that every set takes several), and a mix; the last two also with the MSMs' memory taken
+// after H.
 BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_placement) {
   Files files;
   const auto key = read_zkey(files.zkey);
@@ -513,12 +514,14 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
   mixed.sets[kSetA] = SetPlacement::fetched_ahead;
   mixed.sets[kSetB2] = SetPlacement::streamed;
   mixed.sets[kSetC] = SetPlacement::fetched_ahead;
+  mixed.sets[kSetB1] = SetPlacement::precomputed;
   std::vector<std::pair<std::string, KeyPlacement>> placements{{"resident", KeyPlacement::all(SetPlacement::resident)},
+                                                               {"precomputed", KeyPlacement::all(SetPlacement::precomputed)},
                                                                {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
                                                                {"streamed", KeyPlacement::all(SetPlacement::streamed)},
                                                                {"mixed", mixed}};
   // The same two with the MSMs' memory (and, a/b/c on the host, the witness) taken after H.
-  for (const auto& [name, placement] : std::vector(placements.begin() + 2, placements.end())) {
+  for (const auto& [name, placement] : std::vector(placements.begin() + 3, placements.end())) {
     auto late = placement;
     late.msm_memory_after_h = true;
     placements.emplace_back(name + ", MSM memory after H", late);
@@ -535,13 +538,13 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
       check_matches_cpu_prover(result, jobs, key, witness);
       // The job's record says where the sets were, when any travelled with the proof.
       const auto& note = result.report.jobs.at(0).program_note;
-      BOOST_CHECK_EQUAL(note.empty(), name == "resident");
+      BOOST_CHECK_EQUAL(note.empty(), name == "resident" || name == "precomputed");
       if (name == "streamed") BOOST_CHECK(contains(note, "H, A, B1, B2, C streamed"));
       BOOST_CHECK_EQUAL(contains(note, "MSM memory after H"), placement.msm_memory_after_h);
     }
   }
   // Several batches per set, and their sums added: the streamed key's shape.
-  const auto shape = shape_key_program(KeySizes::of(key), placements[2].second);
+  const auto shape = shape_key_program(KeySizes::of(key), placements[3].second);
   BOOST_CHECK_GT(shape.sets[kSetA].batches, 1u);
   BOOST_CHECK_EQUAL(shape.sets[kSetB2].points_per_batch, 1u);
   BOOST_CHECK_EQUAL(shape.sets[kSetB2].batches, key.b2.size());
@@ -574,6 +577,43 @@ BOOST_AUTO_TEST_CASE(the_placement_plan_streams_what_does_not_fit) {
   budget.msm_scratch = [](std::size_t, SetPlacement, std::uint64_t points) { return points > 1 ? Bytes{1} : Bytes{0}; };
   BOOST_CHECK(KeyPlacement::plan(KeySizes::of(key), budget).sets[kSetB2] == SetPlacement::streamed);
   BOOST_CHECK_EQUAL(placement.describe().find("A resident"), 0u);
+}
+
+// Asked to, the plan precomputes the resident sets large enough for it to pay whose copies fit
+// (12 of each at 2^23 points and more), in the order A, B1, C, H, B2; never a set that streams,
+// nor a small one.
+BOOST_AUTO_TEST_CASE(the_placement_plan_precomputes_resident_sets_where_asked_it_pays_and_it_fits) {
+  const auto sizes = KeySizes::synthetic(23);
+  const std::uint64_t n = sizes.set_points[kSetA];
+  const Bytes g1_set = n * kG1Bytes, g2_set = n * kG2Bytes;
+  const Bytes all_sets = 3 * g1_set + sizes.set_points[kSetC] * kG1Bytes + g2_set;
+  PlacementBudget budget;
+  budget.proof_bytes = 1000;
+  budget.device_bytes = 1000 + all_sets + 11 * (2 * g1_set);  // room for the copies of A and B1
+  BOOST_CHECK(KeyPlacement::plan(sizes, budget).sets == KeyPlacement::all(SetPlacement::resident).sets);  // not asked
+  budget.precompute = true;
+  auto placement = KeyPlacement::plan(sizes, budget);
+  BOOST_CHECK(placement.sets[kSetA] == SetPlacement::precomputed && placement.sets[kSetB1] == SetPlacement::precomputed);
+  BOOST_CHECK(placement.sets[kSetC] == SetPlacement::resident && placement.sets[kSetH] == SetPlacement::resident);
+  BOOST_CHECK(placement.sets[kSetB2] == SetPlacement::resident);
+  const auto shape = shape_key_program(sizes, placement);
+  BOOST_CHECK_EQUAL(shape.sets[kSetA].copies, 12u);
+  BOOST_CHECK_EQUAL(shape.sets[kSetA].window_bits, 22u);
+  BOOST_CHECK_EQUAL(shape.resident_bytes(), all_sets + 11 * (2 * g1_set));
+  BOOST_CHECK_EQUAL(placement.describe(), "H, B2, C resident; A, B1 precomputed");
+  // Everything fits: every set precomputed, B2 too; C, 5 points short of 2^23, at c = 20 in 13
+  // copies. Residence comes first: with B2 streamed for want of room, no copies fit either.
+  budget.device_bytes = 1000 + 13 * all_sets;
+  BOOST_CHECK(KeyPlacement::plan(sizes, budget).sets == KeyPlacement::all(SetPlacement::precomputed).sets);
+  BOOST_CHECK_EQUAL(shape_key_program(sizes, KeyPlacement::plan(sizes, budget)).sets[kSetC].copies, 13u);
+  budget.device_bytes = 1000 + all_sets - 1;
+  placement = KeyPlacement::plan(sizes, budget);
+  BOOST_CHECK(placement.sets[kSetB2] == SetPlacement::streamed && placement.sets[kSetA] == SetPlacement::resident);
+  // Below 2^20 points precomputing was not measured to pay: resident stays resident however much
+  // room.
+  const auto small = KeySizes::synthetic(19);
+  budget.device_bytes = ~Bytes{0} / 4;
+  BOOST_CHECK(KeyPlacement::plan(small, budget).sets == KeyPlacement::all(SetPlacement::resident).sets);
 }
 
 // The groth16_abc matrix against the independent reference, evaluate_constraints, which reads

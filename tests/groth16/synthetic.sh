@@ -76,7 +76,7 @@ verify "$dir/vk.json" "$dir/flipped.public.json" "$dir/flipped.proof.json" rejec
 # placement (streamed through buffers of 1 KiB: several batches per set), streamed with both a/b/c
 # steps; three proofs, so that with two workers the third parses its witness into a finished
 # proof's buffer (a/b/c on the host); every proof it writes must verify against the vk.json beside it.
-for case in resident:device fetched-ahead:host streamed:device streamed:host auto:device; do
+for case in resident:device precomputed:host fetched-ahead:host streamed:device streamed:host auto:device; do
   IFS=: read -r placement abc <<<"$case"
   {
     dir="$out/bench-$placement-$abc"

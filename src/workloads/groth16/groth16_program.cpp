@@ -167,6 +167,10 @@ void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePoi
   KernelLaunch launch{set_msm_kernel(set, shape.placement), shape.points, {thread_count_},
                       {{bases, shape.points * shape.point_bytes}, {scalars, shape.points * kFrBytes}},
                       {{results + shape.first_sum_offset, shape.sum_bytes}}};
+  if (shape.placement == SetPlacement::precomputed) {  // over every copy, at their width
+    launch.arguments.push_back(shape.window_bits);
+    launch.reads[0].bytes = shape.device_bytes();
+  }
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
@@ -246,6 +250,7 @@ asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPo
   }
   switch (shape.placement) {
     case SetPlacement::resident:
+    case SetPlacement::precomputed:
       launch_msm(context, set, keys_.at(context.device_index).sets[set], scalars, results, scratch);
       co_return;
     case SetPlacement::fetched_ahead:

@@ -61,8 +61,10 @@ Bytes Groth16Workload::proof_bytes_before_scratch(const KeySizes& key, Bytes str
 }
 
 ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
-                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes) {
+                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes,
+                              bool precompute_bases) {
   PlacementBudget budget;
+  budget.precompute = precompute_bases;
   budget.device_bytes = ~Bytes{0};
   Bytes h_scratch = 0;
   for (const auto* device : devices) {
@@ -194,22 +196,39 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   if (key_ != nullptr) std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(*key_); });
   co_await pin_key_sets(device);
   auto& on_device = keys_[device_index];
-  auto upload = [&](HostRange bytes, DevicePointer& target) -> asio::awaitable<void> {
-    target = co_await device.allocate(std::max<std::size_t>(bytes.bytes, 1));
+  // Into a buffer of `capacity` bytes (0: the upload's own size).
+  auto upload = [&](HostRange bytes, DevicePointer& target, Bytes capacity = 0) -> asio::awaitable<void> {
+    target = co_await device.allocate(std::max<std::size_t>(std::max<Bytes>(capacity, bytes.bytes), 1));
     if (bytes.bytes == 0) co_return;
     auto stream = device.create_stream();
     co_await device.copy_to_device(target, bytes, stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
   };
-  // The resident sets go up from the key's own bytes: they are in the device layout already.
+  // The resident sets go up from the key's own bytes: they are in the device layout already. A
+  // precomputed set goes up into the first copy of its buffer and the device computes the rest
+  // there (groth16_precompute_g1/_g2), once.
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    if (shape_.sets[set].placement == SetPlacement::resident) co_await upload(set_host(set), on_device.sets[set]);
+    const auto& shape = shape_.sets[set];
+    if (!kept_on_device(shape.placement)) continue;
+    if (shape.placement == SetPlacement::resident) {
+      co_await upload(set_host(set), on_device.sets[set]);
+      continue;
+    }
+    co_await upload(set_host(set), on_device.sets[set], shape.device_bytes());
+    if (shape.points == 0) continue;
+    auto stream = device.create_stream();
+    device.launch(KernelLaunch{set == kSetB2 ? kernel::groth16_precompute_g2 : kernel::groth16_precompute_g1, shape.points,
+                               {shape.window_bits}, {{on_device.sets[set], shape.bytes()}}, {{on_device.sets[set], shape.device_bytes()}}},
+                  stream);
+    co_await device.synchronize_stream(stream);
+    device.destroy_stream(stream);
   }
   if (abc_step_ == AbcStep::device) {
     co_await upload(matrix_ ? host_range(matrix_->bytes.data(), matrix_->bytes.size()) : timing_matrix_, on_device.matrix);
   }
   set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  counters_after_set_up_[device_index] = device.counters();
 }
 
 HostRange Groth16Workload::set_host(std::size_t set) const {
@@ -236,7 +255,7 @@ asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
     if (devices_pinning_++ > 0) co_return;
     for (std::size_t set = 0; set < kKeySetCount; ++set) {
       const auto range = set_host(set);
-      if (shape_.sets[set].placement != SetPlacement::resident && range.bytes > 0) to_pin.push_back(range);
+      if (!kept_on_device(shape_.sets[set].placement) && range.bytes > 0) to_pin.push_back(range);
     }
   }
   {

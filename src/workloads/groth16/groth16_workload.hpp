@@ -102,8 +102,11 @@ class Groth16Workload final : public Workload {
   AbcStep abc_step() const { return abc_step_; }
   const KeyPlacement& placement() const { return placement_; }
 
-  // The wall seconds each device's set-up took (the key's points and matrix encoded and uploaded).
+  // The wall seconds each device's set-up took (the key's points and matrix encoded and uploaded,
+  // precomputed bases computed), and each device's counters when it ended (what the proofs'
+  // figures count from: the set-up's kernels are not theirs).
   const std::map<int, double>& set_up_seconds() const { return set_up_seconds_; }
+  const std::map<int, DeviceCounters>& counters_after_set_up() const { return counters_after_set_up_; }
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
@@ -188,6 +191,7 @@ class Groth16Workload final : public Workload {
   int devices_pinning_ = 0;             // devices set up and not yet torn down
   Device* pinned_through_ = nullptr;    // the device that registered them
   std::map<int, double> set_up_seconds_;  // by device index
+  std::map<int, DeviceCounters> counters_after_set_up_;  // by device index
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs between prepare and finish
   // Whole witnesses of finished jobs (a/b/c on the host), for the next jobs to parse into: a fresh
@@ -200,13 +204,15 @@ class Groth16Workload final : public Workload {
 // Where a run's a/b/c step runs and its key's sets are, chosen before the run from the devices'
 // memory (each less `held_back`: the safety margin and other residents) and `proofs_in_flight`
 // proofs' room: the a/b/c step on the device where its matrix fits beside a proof per worker with
-// every set streamed, then KeyPlacement::plan. `abc` and `sets` force a choice (nullopt: auto).
+// every set streamed, then KeyPlacement::plan. `abc` and `sets` force a choice (nullopt: auto);
+// `precompute_bases` lets the plan precompute resident sets (PlacementBudget::precompute).
 struct ProofLayout {
   AbcStep abc_step = AbcStep::device;
   KeyPlacement placement;
   std::string reason;  // why the a/b/c step is where it is, for the run's log
 };
 ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
-                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes = kGiB);
+                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes = kGiB,
+                              bool precompute_bases = false);
 
 }  // namespace stagehand::groth16

@@ -16,12 +16,13 @@ std::string_view to_string(SetPlacement placement) {
     case SetPlacement::resident: return "resident";
     case SetPlacement::fetched_ahead: return "fetched-ahead";
     case SetPlacement::streamed: return "streamed";
+    case SetPlacement::precomputed: return "precomputed";
   }
   return "?";
 }
 
 std::optional<SetPlacement> parse_set_placement(std::string_view text) {
-  for (auto placement : {SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
+  for (auto placement : {SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed, SetPlacement::precomputed}) {
     if (text == to_string(placement)) return placement;
   }
   return std::nullopt;
@@ -36,7 +37,7 @@ KeyPlacement KeyPlacement::all(SetPlacement placement) {
 std::string KeyPlacement::describe() const {
   std::string text;
   bool streams = false;
-  for (auto placement : {SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
+  for (auto placement : {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
     std::string names;
     for (std::size_t set = 0; set < kKeySetCount; ++set) {
       if (sets[set] != placement) continue;
@@ -88,11 +89,21 @@ std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_
 Bytes set_point_bytes(std::size_t set) { return set == kSetB2 ? kG2Bytes : kG1Bytes; }
 const char* set_msm_kernel(std::size_t set, SetPlacement placement) {
   if (placement == SetPlacement::streamed) return set == kSetB2 ? kernel::groth16_msm_g2_batch : kernel::groth16_msm_g1_batch;
+  if (placement == SetPlacement::precomputed) {
+    return set == kSetB2 ? kernel::groth16_msm_g2_precomputed : kernel::groth16_msm_g1_precomputed;
+  }
   return set == kSetB2 ? kernel::groth16_msm_g2 : kernel::groth16_msm_g1;
 }
 const char* set_msm_reduce_kernel(std::size_t set) {
   return set == kSetB2 ? kernel::groth16_msm_g2_reduce : kernel::groth16_msm_g1_reduce;
 }
+unsigned precomputed_window_bits(SetPlacement placement, std::uint64_t points) {
+  return placement == SetPlacement::precomputed ? kernel::precomputed_window_bits(points) : 0;
+}
+std::uint64_t set_copies(SetPlacement placement, std::uint64_t points) {
+  return placement == SetPlacement::precomputed ? kernel::precomputed_copies(kernel::precomputed_window_bits(points)) : 1;
+}
+
 Bytes set_sum_bytes(std::size_t set) { return set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes; }
 
 KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budget) {
@@ -115,6 +126,17 @@ KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budg
     if (resident + bytes + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
     placement.sets[set] = SetPlacement::resident;
     resident += bytes;
+    msm_scratch = scratch_then;
+  }
+  if (!budget.precompute) return placement;
+  for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
+    const std::uint64_t points = set_points(key, set);
+    if (placement.sets[set] != SetPlacement::resident || !kernel::precomputation_pays(points)) continue;
+    const Bytes extra = (set_copies(SetPlacement::precomputed, points) - 1) * points * set_point_bytes(set);
+    const Bytes scratch_then = std::max(msm_scratch, scratch(set, SetPlacement::precomputed, points));
+    if (resident + extra + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
+    placement.sets[set] = SetPlacement::precomputed;
+    resident += extra;
     msm_scratch = scratch_then;
   }
   return placement;
@@ -142,6 +164,8 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
       shape.stream_buffer_bytes = std::max(shape.stream_buffer_bytes, s.points_per_batch * s.point_bytes);
     } else {
       s.points_per_batch = s.points;
+      s.window_bits = precomputed_window_bits(s.placement, s.points);
+      s.copies = s.points == 0 ? 1 : set_copies(s.placement, s.points);
     }
     // An empty set (C of a circuit without private signals) still has one sum: the identity. A
     // streamed set's batches add into one MSM on the device: one sum too.
@@ -155,7 +179,7 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
 
 Bytes KeyProgramShape::resident_bytes() const {
   Bytes bytes = 0;
-  for (const auto& set : sets) bytes += set.placement == SetPlacement::resident ? set.bytes() : 0;
+  for (const auto& set : sets) bytes += kept_on_device(set.placement) ? set.device_bytes() : 0;
   return bytes;
 }
 
