@@ -86,8 +86,12 @@ run)
   ;;
 verify)
   dir=$(cd "$caller_dir" && readlink -f "${2:?verify DIR}")
-  snarkjs="node build-cpu/tests/groth16/circuits/node_modules/snarkjs/build/cli.cjs"
-  [[ -f build-cpu/tests/groth16/circuits/node_modules/snarkjs/build/cli.cjs ]] || snarkjs=snarkjs
+  # The snarkjs the test suite installed (scripts/build.sh's ./build, or a CPU-only build-cpu), else one on the path.
+  snarkjs=snarkjs
+  for build in build build-cpu; do
+    cli=$build/tests/groth16/circuits/node_modules/snarkjs/build/cli.cjs
+    if [[ -f $cli ]]; then snarkjs="node $cli"; break; fi
+  done
   check=$(mktemp -d)
   tar -C "$check" -xf "$dir/proofs.tar"
   ok=0 bad=0
