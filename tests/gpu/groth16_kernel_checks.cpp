@@ -101,6 +101,21 @@ std::vector<std::uint8_t> device_streamed_msm(MsmGroup group, const std::vector<
 
 }  // namespace
 
+namespace {
+
+// Whether a device MSM's Jacobian result bytes are the sample walk's expected sum (and on the curve).
+bool equals_walk_msm(MsmGroup group, const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& canonical,
+                     std::uint64_t n, const PointWalk& walk) {
+  if (group == MsmGroup::g1) {
+    const auto point = g1_from_jacobian_bytes(got.data());
+    return point && *point == expected_walk_msm(canonical, n, walk) && point->is_on_curve();
+  }
+  const auto point = g2_from(got);
+  return point == expected_walk_g2_msm(canonical, n, walk) && point.is_on_curve();
+}
+
+}  // namespace
+
 Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
   Result result;
   // As the Groth16 program runs a precomputed set: the points uploaded into copy 0 of the copies'
@@ -134,15 +149,7 @@ Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
                           {use(sum, result_bytes), use(scratch, scratch.bytes)}};
       launcher(msm)(launch, nullptr);
       SH_CUDA_OK(cudaDeviceSynchronize());
-      const auto got = sum.download<std::uint8_t>(result_bytes);
-      bool ok = false;
-      if (g1) {
-        const auto point = g1_from_jacobian_bytes(got.data());
-        ok = point && *point == expected_walk_msm(canonical, n, walk) && point->is_on_curve();
-      } else {
-        const auto point = g2_from(got);
-        ok = point == expected_walk_g2_msm(canonical, n, walk) && point.is_on_curve();
-      }
+      const bool ok = equals_walk_msm(group, sum.download<std::uint8_t>(result_bytes), canonical, n, walk);
       result.add(report(out, ok, std::string(msm) + " " + std::to_string(n) + " points",
                         "c=" + std::to_string(bits) + " in place, vs discrete logs"));
     }
@@ -168,15 +175,7 @@ Result check_streamed_groth16_msms(std::ostream& out, std::uint64_t seed) {
       fill_sample_scalars(montgomery, n, seed * 7 + n, true);
       const auto scalars = scalars_from_bytes(montgomery.data(), n, true);
       for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
-      const auto got = device_streamed_msm(group, points, montgomery, n, capacity, scratch);
-      bool ok = false;
-      if (g1) {
-        const auto point = g1_from_jacobian_bytes(got.data());
-        ok = point && *point == expected_walk_msm(canonical, n, walk) && point->is_on_curve();
-      } else {
-        const auto point = g2_from(got);
-        ok = point == expected_walk_g2_msm(canonical, n, walk) && point.is_on_curve();
-      }
+      const bool ok = equals_walk_msm(group, device_streamed_msm(group, points, montgomery, n, capacity, scratch), canonical, n, walk);
       result.add(report(out, ok, std::string(batch_kernel) + " " + std::to_string(n) + " points in batches of " + std::to_string(capacity),
                         "c=" + std::to_string(msm_batch_plan(capacity, 0, group).window_bits) + " vs discrete logs"));
     }
