@@ -369,3 +369,50 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_proofs_at_2_26) {
   BOOST_TEST_MESSAGE("GPU held beyond the kernels: " << beyond << " s per proof");
   BOOST_CHECK_LT(beyond, 0.15);
 }
+
+// Whole-card proofs with the key's sets resident and with their bases precomputed
+// (`precompute_bases`), against `stagehand bench prove --domain-log2 K` on the H200 (bench/RESULTS.md,
+// "MSMs over precomputed bases", 2026-12-02): GPU seconds per proof within 10% at 2^20, 2^22 and
+// 2^24, and the MSMs over copies within 5% (the G1 line goes through 2^20 and 2^24: at 2^22, where
+// the width changes from 16 to 20, it is 12% short, and the G2 line goes through 2^22 and 2^24).
+BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_whole_card_proofs_with_precomputed_sets) {
+  struct Measured {
+    int domain_log2, proofs;
+    bool precompute;
+    double gpu_seconds_per_proof;
+    const char* kernel;  // an MSM over copies held to 5%, with its ms per proof (nullptr: none)
+    double kernel_ms;
+  };
+  const Measured runs[] = {{20, 16, false, 0.1364, nullptr, 0},
+                           {20, 16, true, 0.0974, kernel::groth16_msm_g1_precomputed, 36.52},  // 3 sets: C is 5 points short of 2^20
+                           {22, 16, false, 0.3540, nullptr, 0},
+                           {22, 16, true, 0.2807, kernel::groth16_msm_g2_precomputed, 112.76},
+                           {24, 4, false, 1.0817, nullptr, 0},
+                           {24, 4, true, 0.9321, kernel::groth16_msm_g1_precomputed, 491.38}};
+  for (const auto& measured : runs) {
+    BOOST_TEST_CONTEXT("2^" << measured.domain_log2 << ", precompute_bases = " << measured.precompute) {
+      const auto config = parse_run_config(fmt::format(R"(
+[sim]
+device_model = "h200-measured"
+[gpus]
+workers_per_device = 2
+[workload]
+kind = "groth16"
+proofs = {}
+domain_log2 = {}
+precompute_bases = {}
+)",
+                                                       measured.proofs, measured.domain_log2, measured.precompute),
+                                           "whole-card.toml");
+      const auto report = run(config, Policy::budgeted).report;
+      BOOST_CHECK_EQUAL(report.partitions_completed, measured.proofs);
+      BOOST_CHECK_EQUAL(report.oom_count, 0u);
+      BOOST_CHECK_CLOSE(report.gpu_seconds_per_partition, measured.gpu_seconds_per_proof, 10.0);
+      BOOST_CHECK_EQUAL(report.kernel_totals.count(kernel::groth16_msm_g2_precomputed), measured.precompute ? 1u : 0u);
+      if (measured.kernel != nullptr) {
+        const double ms = static_cast<double>(report.kernel_totals.at(measured.kernel).busy_ns) / 1e6 / report.partitions_completed;
+        BOOST_CHECK_CLOSE(ms, measured.kernel_ms, 5.0);
+      }
+    }
+  }
+}
