@@ -117,7 +117,7 @@ std::uint64_t msm_precomputed_bytes(const MsmPlan& plan);
 // Writes the plan's window_count copies of `points` (point_count affine points of the plan's group,
 // device memory) to `copies` (msm_precomputed_bytes(plan) bytes, device): copy 0 the points
 // themselves (not copied when `copies` is `points`, the bases already at its start), copy j the
-// c doublings of copy j - 1, in affine form (one inversion per four points). Asynchronous on
+// c doublings of copy j - 1, in affine form (one inversion per sixteen points). Asynchronous on
 // `stream`; once per key, not per MSM. The G2 half is msm_g2_precompute_bases (msm_g2.cu).
 void msm_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream);
 void msm_g2_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream);
