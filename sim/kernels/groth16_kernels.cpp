@@ -171,10 +171,17 @@ math::AffinePoint<Curve> doubled_times(const math::AffinePoint<Curve>& affine, u
   return point.to_affine();
 }
 
+void encode_device_point(const math::G1Affine& point, std::byte* out) {
+  groth16::encode_g1(point, std::span<std::uint8_t, groth16::kG1Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG1Bytes));
+}
+void encode_device_point(const math::G2Affine& point, std::byte* out) {
+  groth16::encode_g2(point, std::span<std::uint8_t, groth16::kG2Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG2Bytes));
+}
+
 // groth16_precompute_g1/_g2: copy j of each point is copy j - 1 doubled c times (the CPU
 // reference's doublings), every copy written in the device layout after the one before.
-template <class Decode, class Encode>
-void groth16_precompute(KernelContext& context, const char* name, std::uint64_t point_bytes, Decode decode, Encode encode) {
+template <class Decode>
+void groth16_precompute(KernelContext& context, const char* name, std::uint64_t point_bytes, Decode decode) {
   const std::size_t count = context.launch().work_units;
   const auto window_bits = static_cast<unsigned>(context.argument(0));
   if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
@@ -188,7 +195,7 @@ void groth16_precompute(KernelContext& context, const char* name, std::uint64_t 
   for (std::size_t copy = 0; copy < copies; ++copy) {
     for (std::size_t i = 0; i < count; ++i) {
       if (copy > 0) current[i] = doubled_times(current[i], window_bits);
-      encode(current[i], out.data() + (copy * count + i) * point_bytes);
+      encode_device_point(current[i], out.data() + (copy * count + i) * point_bytes);
     }
   }
 }
@@ -232,13 +239,6 @@ void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint
   write_jacobian(result.data(), sum);
 }
 
-void encode_device_point(const math::G1Affine& point, std::byte* out) {
-  groth16::encode_g1(point, std::span<std::uint8_t, groth16::kG1Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG1Bytes));
-}
-void encode_device_point(const math::G2Affine& point, std::byte* out) {
-  groth16::encode_g2(point, std::span<std::uint8_t, groth16::kG2Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG2Bytes));
-}
-
 void groth16_abc(KernelContext& context) {
   kernel::ConstraintMatrixLayout layout{context.launch().work_units, context.argument(0), context.argument(1)};
   const auto threads = static_cast<unsigned>(context.argument(2));
@@ -262,12 +262,10 @@ void register_groth16_kernels(SimSystem& system) {
   system.register_kernel(kernel::groth16_msm_g1, groth16_msm_g1);
   system.register_kernel(kernel::groth16_msm_g2, groth16_msm_g2);
   system.register_kernel(kernel::groth16_precompute_g1, [](KernelContext& context) {
-    groth16_precompute(context, kernel::groth16_precompute_g1, kernel::kG1AffineBytes, decode_device_points,
-                       [](const math::G1Affine& point, std::byte* out) { encode_device_point(point, out); });
+    groth16_precompute(context, kernel::groth16_precompute_g1, kernel::kG1AffineBytes, decode_device_points);
   });
   system.register_kernel(kernel::groth16_precompute_g2, [](KernelContext& context) {
-    groth16_precompute(context, kernel::groth16_precompute_g2, kernel::kG2AffineBytes, decode_device_g2_points,
-                       [](const math::G2Affine& point, std::byte* out) { encode_device_point(point, out); });
+    groth16_precompute(context, kernel::groth16_precompute_g2, kernel::kG2AffineBytes, decode_device_g2_points);
   });
   system.register_kernel(kernel::groth16_msm_g1_precomputed, [](KernelContext& context) {
     groth16_msm_precomputed(context, kernel::groth16_msm_g1_precomputed, kernel::kG1AffineBytes, kernel::kG1JacobianBytes,

@@ -118,6 +118,16 @@ MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits, MsmGrou
   return plan;
 }
 
+// The copies the Groth16 program allocates for a width (device/kernel_abi.hpp) are the pipeline's
+// windows at that width, at every width a precomputed plan takes.
+constexpr bool copies_are_windows() {
+  for (unsigned bits = 2; bits <= 24; ++bits) {
+    if (kernel::precomputed_copies(bits) != digit_window_count(bits)) return false;
+  }
+  return true;
+}
+static_assert(copies_are_windows());
+
 MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group) {
   if (point_count == 0 || point_count >= (std::uint64_t{1} << 30)) {
     throw std::invalid_argument("msm_precomputed_plan: point count must be in 1..2^30-1");
@@ -132,7 +142,6 @@ MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, Ms
   if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_called;
   plan.window_bits = window_bits;
   plan.window_count = digit_window_count(window_bits);
-  static_assert(kernel::precomputed_copies(22) == 12 && kernel::precomputed_copies(13) == 20);
   if (std::uint64_t{plan.window_count} * point_count >= (std::uint64_t{1} << 30)) {
     throw std::invalid_argument("msm_precomputed_plan: " + std::to_string(plan.window_count) + " copies of " +
                                 std::to_string(point_count) + " points reach 2^30");

@@ -23,7 +23,7 @@ struct DigitBias {
   std::uint32_t w[8] = {};
 };
 
-SH_HD unsigned digit_window_count(unsigned window_bits) { return (256 + window_bits - 1) / window_bits; }
+SH_HD constexpr unsigned digit_window_count(unsigned window_bits) { return (256 + window_bits - 1) / window_bits; }
 
 // B for c = window_bits (2..24). The terms do not overlap: beta has c - 1 bits, windows are c apart.
 inline DigitBias digit_bias(unsigned window_bits) {
