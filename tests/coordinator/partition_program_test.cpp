@@ -212,8 +212,8 @@ BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
   }
 }
 
-// Below 2^12 elements the CUDA domain's fixed tables (41-45 KiB) exceed the shape's 16 bytes
-// per element; the program then takes what the device asks for, and the job's memory plan
+// Up to 2^22 elements the CUDA domain (an exact twiddle per element, about 32 bytes; below 2^12
+// its fixed tables, 41-45 KiB) exceeds the shape's 16 bytes per element; the program then takes what the device asks for, and the job's memory plan
 // reserves it in every phase (a plan short of it would stall or fail the allocation).
 BOOST_AUTO_TEST_CASE(the_twiddles_take_what_the_device_asks_for_beyond_the_shape) {
   PartitionShape shape;

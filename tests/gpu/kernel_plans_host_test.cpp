@@ -270,10 +270,18 @@ BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {
   for (unsigned log_size = stagehand::cuda::kNttMinLogSize; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
     BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, std::uint64_t{1} << log_size) == ntt_domain_bytes(log_size));
   }
-  // Below 2^12 the domain is more than the program's 16 bytes per element; from 2^12 it is less.
+  // Up to 2^22 the domain holds an exact twiddle for every element (the last pass reads its
+  // twiddles from it): one polynomial's 32 bytes per element and a little more, twice the
+  // program's 16 bytes per element; below 2^12 the fixed tables make it more. From 2^23 it is
+  // less than the program's 16.
   BOOST_TEST(ntt_domain_bytes(10) > 16u * 1024);
   BOOST_TEST(ntt_domain_bytes(11) > 16u * 2048);
-  for (unsigned log_size = 12; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
+  for (unsigned log_size = 16; log_size <= 22; ++log_size) {
+    const std::uint64_t n = std::uint64_t{1} << log_size;
+    BOOST_TEST(ntt_domain_bytes(log_size) >= 32 * n, "2^" << log_size);
+    BOOST_TEST(ntt_domain_bytes(log_size) <= 34 * n, "2^" << log_size);
+  }
+  for (unsigned log_size = 23; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
     BOOST_TEST(ntt_domain_bytes(log_size) <= 16 * (std::uint64_t{1} << log_size), "2^" << log_size);
   }
   BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, 1000) == 0u);  // not a power of two

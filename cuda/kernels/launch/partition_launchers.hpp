@@ -7,7 +7,7 @@
 //   builds the NTT domain of size 2^log_size (snarkjs's roots: ω = 5^((r-1)/n), g = ω_2n) in
 //   twiddles, which must hold ntt_domain_bytes(log_size): the program gives 16·2^log_size bytes,
 //   or partition_kernel_scratch_bytes(kernel::ntt_twiddles, 2^log_size) where that is more
-//   (below 2^12).
+//   (up to 2^22).
 // ntt           2^log_size      [log_size, kind]               [values, twiddles]       [values]
 //   kind 0 forward, 1 inverse, 2 coset forward, 3 coset inverse (NttKind order); in place.
 // msm_batch     point_count     [first, capacity, start]       [points, scalars]        [results, scratch]

@@ -5,8 +5,9 @@
 // traffic well under the arithmetic time. A pass over stages [s0, s0+t) is, per group of
 // 2^(s0+t) elements, a twiddle multiplication by ω_M^(low·rev_t(i)) followed by 2^s0 independent
 // DFTs of size 2^t (the four-step identity), so the in-block stages only need the 2^t-th roots.
-// The twiddle of a middle pass (neither first nor last) comes from an exact table; the last
-// pass's, which would need one entry per element, is a product of a low and a high power.
+// The twiddle of a later pass comes from an exact table of ω's powers where the pass ends at
+// stage 22 or below (every later pass up to 2^22, the middle one above); otherwise (the last pass
+// from 2^23, whose table would need one entry per element) it is a product of a low and a high power.
 //
 // The default pass (NttVariant::radix4_f64_lazy, bench/RESULTS.md "The NTT in radix-4 with Fr's
 // products on the FP64 pipe") takes two stages per step with four elements per thread, its first
@@ -25,7 +26,8 @@ namespace {
 
 constexpr unsigned kTileLog = 10;  // elements per block tile: 2^10 (32 KiB of shared memory)
 constexpr unsigned kLaterPassMaxStages = 8;  // later passes keep >= 4 consecutive elements per run
-constexpr unsigned kMidTableMaxLog = 20;  // the exact twiddle table holds at most 2^20 entries (32 MiB)
+// The exact twiddle table holds at most 2^22 entries (128 MiB, one polynomial's bytes at 2^22).
+constexpr unsigned kMidTableMaxLog = 22;
 
 // The passes of a transform of 2^k: the first takes up to 10 stages, the rest share the remainder
 // evenly in passes of at most 8 (so that each block reads runs of at least 4 elements). k <= 27
@@ -41,13 +43,22 @@ struct NttPasses {
     for (unsigned pass = 1; pass <= later; ++pass) {
       stages[count++] = remaining / later + (pass <= remaining % later ? 1 : 0);
     }
+    // At 2^24 the halves 7 and 7 become 6 and 8: an odd pass goes through shared memory once more
+    // (forward 2^24 on the H200: 5.60 -> 5.41 ms, 8 and 6 5.46). At 2^20, 4 and 6 lose to 5 and 5
+    // (0.335 against 0.327 ms), so only halves of 7 change.
+    if (later == 2 && stages[1] == 7 && stages[2] == 7) {
+      stages[1] -= 1;
+      stages[2] += 1;
+    }
   }
 };
 
-// Where each table lives inside the domain buffer, in elements. The mid tables hold ω^(e·2^(k-M))
-// and ω^(-e·2^(k-M)) for e < 2^M, M the last stage of the latest pass that is neither the first
-// nor the last (and at most kMidTableMaxLog): such a pass takes each element's twiddle with one
-// load instead of a product of two (a multiplication fewer per element). 0 where there is none.
+// Where each table lives inside the domain buffer, in elements. The exact ("mid") table holds
+// ω^(e·2^(k-M)) for e < 2^M, M the last stage of the latest pass after the first that ends at
+// kMidTableMaxLog or below; ω^-1's powers are its entries read backwards. A pass ending at or below
+// M takes each element's twiddle with one load instead of a product of two: a multiplication fewer
+// per element (the last pass too up to 2^22: forward 2^20 on the H200 0.355 -> 0.327 ms, 2^22
+// 1.340 -> 1.281). 0 where there is none.
 struct DomainLayout {
   unsigned log_size = 0;
   unsigned low_log = 0;    // L: low table has 2^L entries
@@ -59,7 +70,7 @@ struct DomainLayout {
     table = (std::uint64_t{1} << low_log) + (std::uint64_t{1} << (k - low_log));
     const NttPasses passes(k);
     unsigned end = passes.stages[0];
-    for (unsigned pass = 1; pass + 1 < passes.count; ++pass) {
+    for (unsigned pass = 1; pass < passes.count; ++pass) {
       end += passes.stages[pass];
       if (end <= kMidTableMaxLog) mid_log = end;
     }
@@ -70,8 +81,8 @@ struct DomainLayout {
   }
   __host__ __device__ std::uint64_t constants() const { return 4 * table + (std::uint64_t{1} << small_log); }
   __host__ __device__ std::uint64_t mid_entries() const { return mid_log == 0 ? 0 : std::uint64_t{1} << mid_log; }
-  __host__ __device__ std::uint64_t mid_table(unsigned which) const { return constants() + 8 + which * mid_entries(); }  // 0 ω, 1 ω^-1
-  __host__ __device__ std::uint64_t element_count() const { return constants() + 8 + 2 * mid_entries(); }
+  __host__ __device__ std::uint64_t mid_table() const { return constants() + 8; }  // ω's powers; ω^-1's by index
+  __host__ __device__ std::uint64_t element_count() const { return constants() + 8 + mid_entries(); }
 };
 
 // Constant slots.
@@ -91,8 +102,8 @@ __device__ __forceinline__ Fr table_power(const Fr* table, unsigned low_log, std
   return multiply<M>(low, load(table + (std::uint64_t{1} << low_log) + high_index));
 }
 
-__global__ void domain_constants_kernel(Fr* domain, unsigned log_size, Fr root, Fr coset_generator) {
-  const DomainLayout layout(log_size);
+__global__ void domain_constants_kernel(Fr* domain, DomainLayout layout, Fr root, Fr coset_generator) {
+  const unsigned log_size = layout.log_size;
   Fr* constants = domain + layout.constants();
   Fr n = Fr::one();
   for (unsigned i = 0; i < log_size; ++i) n = n + n;
@@ -108,8 +119,8 @@ __global__ void domain_constants_kernel(Fr* domain, unsigned log_size, Fr root, 
   constants[7] = Fr::zero();
 }
 
-__global__ void domain_tables_kernel(Fr* domain, unsigned log_size) {
-  const DomainLayout layout(log_size);
+__global__ void domain_tables_kernel(Fr* domain, DomainLayout layout) {
+  const unsigned log_size = layout.log_size;
   const Fr* constants = domain + layout.constants();
   const std::uint64_t index = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint64_t low_count = std::uint64_t{1} << layout.low_log;
@@ -130,15 +141,19 @@ __global__ void domain_tables_kernel(Fr* domain, unsigned log_size) {
   }
 }
 
-// After domain_tables_kernel: entry e of mid table `which` = power_table(which)^(e·2^(k-M)).
-__global__ void domain_mid_tables_kernel(Fr* domain, unsigned log_size) {
-  const DomainLayout layout(log_size);
-  const std::uint64_t index = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (index >= 2 * layout.mid_entries()) return;
-  const unsigned which = static_cast<unsigned>(index / layout.mid_entries());
-  const std::uint64_t entry = index % layout.mid_entries();
-  const auto exponent = static_cast<std::uint32_t>(entry << (log_size - layout.mid_log));
-  store(domain + layout.mid_table(which) + entry, table_power(domain + layout.power_table(which), layout.low_log, exponent));
+// After domain_tables_kernel: entry e of the exact table = ω^(e·2^(k-M)). ω^-1's powers are the
+// same entries read backwards: ω^(-e·2^(k-M)) is entry (2^M - e) mod 2^M (exact_twiddle).
+__global__ void domain_mid_tables_kernel(Fr* domain, DomainLayout layout) {
+  const std::uint64_t entry = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (entry >= layout.mid_entries()) return;
+  const auto exponent = static_cast<std::uint32_t>(entry << (layout.log_size - layout.mid_log));
+  store(domain + layout.mid_table() + entry, table_power(domain + layout.power_table(0), layout.low_log, exponent));
+}
+
+// Entry `index` of the exact table for the forward direction, or ω^-1's for the inverse.
+__device__ __forceinline__ Fr exact_twiddle(const Fr* mid_table, unsigned mid_log, std::uint32_t index, unsigned inverse) {
+  if (inverse) index = (0u - index) & ((1u << mid_log) - 1);
+  return load(mid_table + index);
 }
 
 __device__ __forceinline__ std::uint32_t bit_reverse(std::uint32_t value, unsigned bits) {
@@ -227,7 +242,7 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
                                                        const Fr* mid_table, unsigned log_size, unsigned low_log,
                                                        unsigned small_log, unsigned mid_log, unsigned s0, unsigned t,
-                                                       unsigned c, unsigned /*canonical_output: always*/) {
+                                                       unsigned c, unsigned /*canonical_output: always*/, unsigned inverse) {
   extern __shared__ uint4 shared_words[];
   Fr* tile = reinterpret_cast<Fr*>(shared_words);
   const unsigned tile_log = t + c;
@@ -248,7 +263,7 @@ __global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* 
       const std::uint32_t low = (low_chunk << c) + l;
       const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
       if (product != 0) {
-        x *= s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+        x *= s0 + t <= mid_log ? exact_twiddle(mid_table, mid_log, product << (mid_log - s0 - t), inverse)
                                : table_power(power_table, low_log, product << (log_size - s0 - t));
       }
     }
@@ -361,7 +376,8 @@ __device__ __forceinline__ Fr multiply(const Fr& x, const double (&w)[FrF64Param
 template <class M, bool Lazy>
 __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
     Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table, unsigned log_size, unsigned low_log,
-    unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c, unsigned canonical_output) {
+    unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c, unsigned canonical_output,
+    unsigned inverse) {
   static_assert(!Lazy || std::is_same_v<M, FrF64>);
   constexpr int kLimbs = FrF64Params::F64::limbs;
   extern __shared__ uint4 shared_words[];
@@ -427,7 +443,7 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
     if (s0 > 0) {
       const std::uint32_t product = ((low_chunk << c) + l) * bit_reverse(i, t);  // below 2^(s0+t)
       if (product != 0) {
-        const Fr w = s0 + t <= mid_log ? load(mid_table + (product << (mid_log - s0 - t)))
+        const Fr w = s0 + t <= mid_log ? exact_twiddle(mid_table, mid_log, product << (mid_log - s0 - t), inverse)
                                        : table_power<M>(power_table, low_log, product << (log_size - s0 - t));
         x = times(x, w);
       }
@@ -557,7 +573,7 @@ void to_words(FrWords& target, const Fr& value) {
 }
 
 using PassKernel = void (*)(Fr*, const Fr*, const Fr*, const Fr*, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, unsigned);
+                            unsigned, unsigned, unsigned, unsigned);
 struct PassForm {
   PassKernel kernel;
   unsigned elements_per_thread;  // 2: radix-2, 4: radix-4
@@ -624,13 +640,13 @@ void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const
   check_log_size(log_size);
   const DomainLayout layout(log_size);
   Fr* table = static_cast<Fr*>(domain);
-  domain_constants_kernel<<<1, 1, 0, stream>>>(table, log_size, fr_from_words(root), fr_from_words(coset_generator));
+  domain_constants_kernel<<<1, 1, 0, stream>>>(table, layout, fr_from_words(root), fr_from_words(coset_generator));
   SH_CUDA_LAUNCHED();
   const std::uint64_t entries = 4 * layout.table + (std::uint64_t{1} << layout.small_log);
-  domain_tables_kernel<<<blocks_for(entries, 256), 256, 0, stream>>>(table, log_size);
+  domain_tables_kernel<<<blocks_for(entries, 256), 256, 0, stream>>>(table, layout);
   SH_CUDA_LAUNCHED();
   if (layout.mid_log != 0) {
-    domain_mid_tables_kernel<<<blocks_for(2 * layout.mid_entries(), 256), 256, 0, stream>>>(table, log_size);
+    domain_mid_tables_kernel<<<blocks_for(layout.mid_entries(), 256), 256, 0, stream>>>(table, layout);
     SH_CUDA_LAUNCHED();
   }
 }
@@ -661,7 +677,7 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
 
   const Fr* power_table = domain + layout.power_table(inverse ? 1 : 0);
   const Fr* small_roots = domain + layout.small_table(inverse ? 1 : 0);
-  const Fr* mid_table = domain + layout.mid_table(inverse ? 1 : 0);
+  const Fr* mid_table = domain + layout.mid_table();
   const NttPasses passes(log_size);
   const PassForm chosen = pass_form(variant);
   if (chosen.twiddle_limbs) allow_large_shared_memory();
@@ -682,7 +698,7 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
     if (form.twiddle_limbs) shared += sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (t - 1));
     form.kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
                                                      layout.low_log, layout.small_log, layout.mid_log, s0, t, c,
-                                                     canonical_output ? 1 : 0);
+                                                     canonical_output ? 1 : 0, inverse ? 1 : 0);
     SH_CUDA_LAUNCHED();
     s0 += t;
   }

@@ -8,11 +8,12 @@
 //   coset_forward:  coefficients            -> evaluations at g·ω^j
 //   coset_inverse:  evaluations at g·ω^j    -> coefficients
 //
-// A domain is a small device table built once per (size, ω, g) by ntt_domain_init: powers of ω,
+// A domain is a device table built once per (size, ω, g) by ntt_domain_init: powers of ω,
 // ω^-1, g and g^-1 split into a low and a high table (x^e = low[e mod 2^L]·high[e >> L]), the
-// 2^T-th roots for the in-block stages, the exact twiddles of a middle pass (up to 2^20 powers of
-// ω and of ω^-1) and a few constants. It takes ntt_domain_bytes(log_size) bytes (at most 18 MiB,
-// at 2^26), so any primitive root works (snarkjs: ω = 5^((r-1)/n), g = ω_2n; classic:
+// 2^T-th roots for the in-block stages, the exact twiddles of the later passes (up to 2^22 powers of
+// ω, read backwards for ω^-1) and a few constants. It takes ntt_domain_bytes(log_size) bytes: one
+// polynomial's 32 bytes per element up to 2^22 (where the last pass reads its twiddles from the
+// table), 10 MiB at 2^26; so any primitive root works (snarkjs: ω = 5^((r-1)/n), g = ω_2n; classic:
 // ω = 7^((r-1)/n), g = 7), and the transforms need no other scratch.
 #pragma once
 

@@ -56,8 +56,8 @@ class PartitionProgram {
   // holds from the H MSM on: its memory plan adds it after b and c are freed.
   static Bytes scratch_bytes(Device& device, const PartitionShape& shape);
   // The NTTs' twiddle buffer, held for the whole program: the shape's 16 bytes per element, or
-  // more where the device's kernels ask for more (the CUDA domain's fixed tables, 41-45 KiB,
-  // exceed it below 2^12 elements).
+  // more where the device's kernels ask for more (the CUDA domain, with an exact twiddle per
+  // element, takes about 32 bytes per element up to 2^22 elements).
   static Bytes twiddle_bytes(Device& device, const PartitionShape& shape);
   StreamHandle upload_stream() const { return upload_; }
 
