@@ -117,6 +117,7 @@ struct Engine::Impl {
     std::filesystem::path path;
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
+    std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
     std::size_t queued = 0;
     std::size_t running = 0;
     bool unloading = false;
@@ -221,6 +222,13 @@ struct Engine::Impl {
   }
 
   void dispatch();
+  // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
+  // the card streams its sets), or as [engine] asks.
+  groth16::ProofLayout proof_layout(const groth16::ProvingKey& key, const CoordinatorSettings& settings) const {
+    return groth16::plan_proof_layout(groth16::KeySizes::of(key), backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
+                                      settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
+                                      config.engine.stream_buffer_bytes);
+  }
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                  const std::filesystem::path& key_path, std::vector<std::shared_ptr<ProofRecord>> batch);
 };
@@ -376,10 +384,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
       texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
-    // The a/b/c step and the key's sets placed as `stagehand prove` places them: a key larger than
-    // the card streams its sets.
-    const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(*key), devices, settings.safety_margin_bytes + settings.resident_bytes,
-                                                   settings.workers_per_device, std::nullopt, std::nullopt);
+    const auto layout = proof_layout(*key, settings);
     groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks,
                                              layout.abc_step, layout.placement);
     EngineWorkload workload(proofs_workload, batch, *this, devices);
@@ -472,14 +477,15 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   const double read_seconds = seconds_between(start, Clock::now());
   // A cap too small for one proof is the configuration's mistake: say so now, naming the key,
   // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
+  std::string layout_text;
   {
     HostWork host_work(0);
     groth16::ProofChecks no_checks;
     no_checks.verify = false;
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
-    const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(*key), impl_->backend->devices(),
-                                                   settings.safety_margin_bytes + settings.resident_bytes, settings.workers_per_device,
-                                                   std::nullopt, std::nullopt);
+    const auto layout = impl_->proof_layout(*key, settings);
+    layout_text = fmt::format("a/b/c on the {}; {}", layout.abc_step == groth16::AbcStep::device ? "device" : "host",
+                              layout.placement.describe());
     groth16::Groth16Workload sizing(*key, zkey_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement);
     const auto plan = sizing.memory_plan(0);
     try {
@@ -497,6 +503,7 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   entry.key = std::move(key);
   entry.path = zkey_path;
   entry.read_seconds = read_seconds;
+  entry.layout = std::move(layout_text);
   impl_->keys.emplace(name, std::move(entry));
 }
 
@@ -654,6 +661,7 @@ EngineStatus Engine::status() const {
     out.running = key.running;
     out.unloading = key.unloading;
     out.read_seconds = key.read_seconds;
+    out.layout = key.layout;
     status.keys.push_back(out);
   }
   status.histogram_bounds = kHistogramBounds;
@@ -705,7 +713,8 @@ std::string status_json(const EngineStatus& status) {
                            {"queued", key.queued},
                            {"running", key.running},
                            {"unloading", key.unloading},
-                           {"read_seconds", key.read_seconds}});
+                           {"read_seconds", key.read_seconds},
+                           {"layout", key.layout}});
   }
   return out.dump();
 }

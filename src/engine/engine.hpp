@@ -114,6 +114,7 @@ struct KeyStatus {
   std::size_t running = 0;
   bool unloading = false;
   double read_seconds = 0;
+  std::string layout;  // where its proofs' a/b/c step runs and its sets live: "a/b/c on the device; H, A, B1, C, B2 resident"
 };
 
 struct EngineStatus {

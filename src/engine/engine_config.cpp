@@ -21,6 +21,16 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   settings.verify = table.boolean("verify").value_or(true);
   settings.threads = static_cast<unsigned>(table.integer_in("threads", 0, 0, 4096));
   if (table.contains("seed")) settings.seed = static_cast<std::uint64_t>(table.integer_in("seed", 0, 0, INT64_MAX));
+  const auto abc = table.choice("abc", "auto", {"auto", "device", "host"});
+  if (abc != "auto") settings.abc_step = abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
+  const auto sets = table.choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"});
+  if (sets == "precomputed") {
+    table.fail("key_sets",
+               "precomputed sets are for `stagehand prove`: the engine sets a key up on the device for every batch, where "
+               "computing the copies (seconds) would not pay back");
+  }
+  settings.key_sets = groth16::parse_set_placement(sets);
+  settings.stream_buffer_bytes = static_cast<Bytes>(table.number_in("stream_buffer_mib", 1024, 1, 1 << 16) * kMiB);
   table.reject_unknown_keys();
 }
 
@@ -36,6 +46,11 @@ EngineConfig read_document(const ConfigDocument& document, const std::filesystem
   EngineConfig config;
   config.run.source = source;
   auto root = document.root();
+  if (root.contains("workload")) {
+    root.fail("workload",
+              "the engine proves the proofs it is given, so it has no [workload]; the proofs' layout keys (abc, key_sets, "
+              "stream_buffer_mib) go in [engine]");
+  }
   read_run_config(root, config.run);
   if (auto table = root.table("engine")) read_engine_table(*table, config.engine);
   if (auto table = root.table("serve")) read_serve_table(*table, config.serve);

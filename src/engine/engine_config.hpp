@@ -2,8 +2,10 @@
 // The engine's configuration: the run configuration's tables (backend, devices, policy, staging,
 // faults: runner/run_config.hpp) and two of its own, in the same file:
 //
-//   [engine]  the proof queue and batching (read by stagehand::Engine)
+//   [engine]  the proof queue and batching, and the proofs' layout (read by stagehand::Engine)
 //   [serve]   the HTTP service's limits (read by `stagehand serve`)
+//
+// There is no [workload]: the engine proves the proofs it is given.
 //
 // Every key is documented in config/serve.toml; unknown keys and bad values are errors naming the
 // file, line and key, as for every other table.
@@ -33,6 +35,13 @@ struct EngineSettings {
   // r and s from this seed and the proof's id instead of the system's CSPRNG (tests only: such
   // proofs are not zero-knowledge).
   std::optional<std::uint64_t> seed;
+  // Where each proof's a/b/c step runs and where the key's sets live, as `stagehand prove`'s
+  // --abc, --key-sets and --stream-buffer-mib (nullopt: planned from the devices' memory). No
+  // precomputed sets: the engine sets a key up on the device for every batch, where their set-up
+  // would not pay back.
+  std::optional<groth16::AbcStep> abc_step;
+  std::optional<groth16::SetPlacement> key_sets;
+  Bytes stream_buffer_bytes = kGiB;
 };
 
 struct ServeSettings {

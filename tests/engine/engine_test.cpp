@@ -428,4 +428,42 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
                       message_of("[engine]\nqueue_capacity = 0\n"));
   BOOST_CHECK_MESSAGE(message_of("[serve]\nmax_conections = 5\n").find("serve.max_conections") != std::string::npos,
                       message_of("[serve]\nmax_conections = 5\n"));
+  // The proofs' layout, as `stagehand prove` takes it; no precomputed sets, no [workload].
+  BOOST_CHECK(!example.engine.abc_step.has_value());
+  BOOST_CHECK(!example.engine.key_sets.has_value());
+  const auto layout = parse_engine_config("[engine]\nabc = \"host\"\nkey_sets = \"streamed\"\nstream_buffer_mib = 2\n", "t.toml");
+  BOOST_CHECK(layout.engine.abc_step == std::optional{groth16::AbcStep::host});
+  BOOST_CHECK(layout.engine.key_sets == std::optional{groth16::SetPlacement::streamed});
+  BOOST_CHECK_EQUAL(layout.engine.stream_buffer_bytes, 2 * kMiB);
+  const auto precomputed = message_of("[engine]\nkey_sets = \"precomputed\"\n");
+  BOOST_CHECK_MESSAGE(precomputed.find("t.toml:2: key 'engine.key_sets'") != std::string::npos &&
+                          precomputed.find("for every batch") != std::string::npos,
+                      precomputed);
+  const auto workload = message_of("[gpus]\ncount = 1\n[workload]\nproofs = 2\n");
+  BOOST_CHECK_MESSAGE(workload.find("t.toml:3: key 'workload'") != std::string::npos && workload.find("[engine]") != std::string::npos,
+                      workload);
+}
+
+// The layout asked for in [engine] is the one the proofs take: a/b/c on the host and every set
+// streamed from pinned memory, or fetched ahead, still give the CPU reference's proofs.
+BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
+  for (const auto sets : {groth16::SetPlacement::streamed, groth16::SetPlacement::fetched_ahead}) {
+    BOOST_TEST_CONTEXT(groth16::to_string(sets)) {
+      auto engine_config = config();
+      engine_config.engine.abc_step = groth16::AbcStep::host;
+      engine_config.engine.key_sets = sets;
+      engine_config.engine.stream_buffer_bytes = kMiB;
+      Engine engine(engine_config);
+      engine.load_key("small", files().zkey);
+      const auto status = engine.status();
+      BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
+      const auto& layout = status.keys[0].layout;
+      BOOST_CHECK_MESSAGE(layout.starts_with("a/b/c on the host;") && layout.find(groth16::to_string(sets)) != std::string::npos &&
+                              layout.find("resident") == std::string::npos,
+                          layout);
+      std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
+      for (std::uint64_t x = 2; x < 5; ++x) handles.emplace_back(engine.submit("small", files().wtns(x, 7), WhenFull::wait), x);
+      for (const auto& [handle, x] : handles) check_done(handle, x, 7);
+    }
+  }
 }
