@@ -132,11 +132,14 @@ constexpr std::uint64_t argument(NttKind kind) { return static_cast<std::uint64_
 // measured to pay for are the H200's (bench/RESULTS.md, "MSMs over precomputed bases"): the G1 MSM
 // over copies was fastest at c = 16 at 2^20 and 2^21 points, 20 at 2^22, 22 at 2^24 and 2^26 (24
 // lost to its 2^23 buckets' reduction); over copies the G1 MSM took 0.89x its time without at
-// 2^20, the G2 MSM 0.60x (0.58x at c = 20: its reductions, one per window without copies, weigh
-// more). Below 2^20 it was not measured.
+// 2^20, the G2 MSM 0.60x at c = 16 and 0.58x at c = 20 (its reductions weigh more, so G2 takes 20
+// from 2^20: 13 copies instead of 16 as well). Below 2^20 it was not measured.
+enum class CurveGroup { g1, g2 };
 constexpr unsigned precomputed_copies(unsigned window_bits) { return (256 + window_bits - 1) / window_bits; }
-constexpr unsigned precomputed_window_bits(std::uint64_t points) {
-  return points >= (std::uint64_t{1} << 23) ? 22 : points >= (std::uint64_t{1} << 22) ? 20 : 16;
+constexpr unsigned precomputed_window_bits(std::uint64_t points, CurveGroup group = CurveGroup::g1) {
+  if (points >= (std::uint64_t{1} << 23)) return 22;
+  if (points >= (std::uint64_t{1} << 22)) return 20;
+  return group == CurveGroup::g2 && points >= (std::uint64_t{1} << 20) ? 20 : 16;
 }
 constexpr bool precomputation_pays(std::uint64_t points) { return points >= (std::uint64_t{1} << 20); }
 

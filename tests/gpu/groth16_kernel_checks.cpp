@@ -121,14 +121,17 @@ Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
   // As the Groth16 program runs a precomputed set: the points uploaded into copy 0 of the copies'
   // buffer, groth16_precompute_g* in place, then groth16_msm_g*_precomputed with the scratch its
   // name asks for, at the width the program passes (kernel::precomputed_window_bits); Montgomery
-  // scalars as the program's; the empty set too.
+  // scalars as the program's; the empty set too, and in G2 a set of 2^20 points, the smallest
+  // whose program width (20) differs from G1's (16).
   for (const MsmGroup group : {MsmGroup::g1, MsmGroup::g2}) {
     const bool g1 = group == MsmGroup::g1;
     const std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes, result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
     const char* precompute = g1 ? kernel::groth16_precompute_g1 : kernel::groth16_precompute_g2;
     const char* msm = g1 ? kernel::groth16_msm_g1_precomputed : kernel::groth16_msm_g2_precomputed;
-    for (const std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1500}}) {
-      const unsigned bits = kernel::precomputed_window_bits(n);
+    std::vector<std::uint64_t> sizes{0, 1, 1500};
+    if (!g1) sizes.push_back(std::uint64_t{1} << 20);
+    for (const std::uint64_t n : sizes) {
+      const unsigned bits = kernel::precomputed_window_bits(n, g1 ? kernel::CurveGroup::g1 : kernel::CurveGroup::g2);
       const std::uint64_t copies_bytes = std::max<std::uint64_t>(kernel::precomputed_copies(bits) * n * point_bytes, 16);
       std::vector<std::uint8_t> points(n * point_bytes), montgomery(n * kFrBytes), canonical(n * kFrBytes);
       const PointWalk walk = g1 ? fill_sample_points(points, n, seed + n) : fill_sample_g2_points(points, n, seed + n);

@@ -193,6 +193,11 @@ BOOST_AUTO_TEST_CASE(precomputed_plans_share_one_set_of_buckets_and_keep_their_c
   BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 23).window_bits == 22u);
   BOOST_TEST(msm_precomputed_plan((std::uint64_t{1} << 22) - 1).window_bits == 16u);
   BOOST_TEST(msm_precomputed_plan(1000).window_bits == 16u);
+  // G2 takes 20 bits from 2^20 points (G1 16 until 2^22), then the same as G1.
+  BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 20, 0, MsmGroup::g2).window_bits == 20u);
+  BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 20).window_bits == 16u);
+  BOOST_TEST(msm_precomputed_plan((std::uint64_t{1} << 20) - 1, 0, MsmGroup::g2).window_bits == 16u);
+  BOOST_TEST(msm_precomputed_plan(std::uint64_t{1} << 24, 0, MsmGroup::g2).window_bits == 22u);
   const auto g2 = msm_precomputed_plan(1000, 13, MsmGroup::g2);
   BOOST_TEST(msm_result_bytes(g2) == 288u);
   BOOST_TEST(msm_precomputed_bytes(g2) == 20ull * 192 * 1000);

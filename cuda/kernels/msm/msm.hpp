@@ -109,7 +109,7 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup g
 MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
 // A plan over precomputed bases (MsmPlan::precomputed) of point_count points. window_bits 0 picks
-// the width from the size (kernel::precomputed_window_bits); 2..24 forces one. Needs
+// the width from the size and the group (kernel::precomputed_window_bits); 2..24 forces one. Needs
 // window_count·point_count < 2^30.
 MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 // The device bytes of a precomputed plan's bases: window_count·point_count affine points.

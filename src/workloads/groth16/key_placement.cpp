@@ -97,11 +97,12 @@ const char* set_msm_kernel(std::size_t set, SetPlacement placement) {
 const char* set_msm_reduce_kernel(std::size_t set) {
   return set == kSetB2 ? kernel::groth16_msm_g2_reduce : kernel::groth16_msm_g1_reduce;
 }
-unsigned precomputed_window_bits(SetPlacement placement, std::uint64_t points) {
-  return placement == SetPlacement::precomputed ? kernel::precomputed_window_bits(points) : 0;
+unsigned precomputed_window_bits(std::size_t set, SetPlacement placement, std::uint64_t points) {
+  const auto group = set == kSetB2 ? kernel::CurveGroup::g2 : kernel::CurveGroup::g1;
+  return placement == SetPlacement::precomputed ? kernel::precomputed_window_bits(points, group) : 0;
 }
-std::uint64_t set_copies(SetPlacement placement, std::uint64_t points) {
-  return placement == SetPlacement::precomputed ? kernel::precomputed_copies(kernel::precomputed_window_bits(points)) : 1;
+std::uint64_t set_copies(std::size_t set, SetPlacement placement, std::uint64_t points) {
+  return placement == SetPlacement::precomputed ? kernel::precomputed_copies(precomputed_window_bits(set, placement, points)) : 1;
 }
 
 Bytes set_sum_bytes(std::size_t set) { return set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes; }
@@ -132,7 +133,7 @@ KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budg
   for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
     const std::uint64_t points = set_points(key, set);
     if (placement.sets[set] != SetPlacement::resident || !kernel::precomputation_pays(points)) continue;
-    const Bytes extra = (set_copies(SetPlacement::precomputed, points) - 1) * points * set_point_bytes(set);
+    const Bytes extra = (set_copies(set, SetPlacement::precomputed, points) - 1) * points * set_point_bytes(set);
     const Bytes scratch_then = std::max(msm_scratch, scratch(set, SetPlacement::precomputed, points));
     if (resident + extra + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
     placement.sets[set] = SetPlacement::precomputed;
@@ -164,8 +165,8 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
       shape.stream_buffer_bytes = std::max(shape.stream_buffer_bytes, s.points_per_batch * s.point_bytes);
     } else {
       s.points_per_batch = s.points;
-      s.window_bits = precomputed_window_bits(s.placement, s.points);
-      s.copies = s.points == 0 ? 1 : set_copies(s.placement, s.points);
+      s.window_bits = precomputed_window_bits(set, s.placement, s.points);
+      s.copies = s.points == 0 ? 1 : set_copies(set, s.placement, s.points);
     }
     // An empty set (C of a circuit without private signals) still has one sum: the identity. A
     // streamed set's batches add into one MSM on the device: one sum too.

@@ -136,8 +136,9 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
 constexpr bool kept_on_device(SetPlacement placement) {
   return placement == SetPlacement::resident || placement == SetPlacement::precomputed;
 }
-// The copies a precomputed set of `points` points keeps (1 for the other placements) and its width.
-unsigned precomputed_window_bits(SetPlacement placement, std::uint64_t points);
-std::uint64_t set_copies(SetPlacement placement, std::uint64_t points);
+// The copies that set `set` (kSetH ... kSetB2) keeps with `points` points (1 unless precomputed)
+// and their window width (0 unless precomputed; G2's B2 may take a wider one than the G1 sets).
+unsigned precomputed_window_bits(std::size_t set, SetPlacement placement, std::uint64_t points);
+std::uint64_t set_copies(std::size_t set, SetPlacement placement, std::uint64_t points);
 
 }  // namespace stagehand::groth16
