@@ -242,15 +242,14 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
 
   // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
   HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
-  std::optional<groth16::AbcStep> asked_abc;
-  if (options.abc != "auto") asked_abc = options.abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
   const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(key), backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
-                                                 settings.workers_per_device, asked_abc, groth16::parse_set_placement(options.key_sets),
+                                                 settings.workers_per_device, groth16::parse_abc_step(options.abc),
+                                                 groth16::parse_set_placement(options.key_sets),
                                                  static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)),
                                                  options.precompute_bases);
   const auto abc_step = layout.abc_step;
-  fmt::print(stderr, "stagehand prove: the a/b/c step on the {} ({}); the key's sets: {}\n",
-             abc_step == groth16::AbcStep::device ? "device" : "host", layout.reason, layout.placement.describe());
+  fmt::print(stderr, "stagehand prove: the a/b/c step on the {} ({}); the key's sets: {}\n", groth16::to_string(abc_step), layout.reason,
+             layout.placement.describe());
   groth16::Groth16Workload workload(key, inputs.key_path, std::move(inputs.jobs), host_work, options.threads, on_proof, inputs.checks, abc_step,
                                     layout.placement);
   workload_pointer = &workload;

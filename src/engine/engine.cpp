@@ -484,8 +484,7 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
     no_checks.verify = false;
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
     const auto layout = impl_->proof_layout(*key, settings);
-    layout_text = fmt::format("a/b/c on the {}; {}", layout.abc_step == groth16::AbcStep::device ? "device" : "host",
-                              layout.placement.describe());
+    layout_text = fmt::format("a/b/c on the {}; {}", groth16::to_string(layout.abc_step), layout.placement.describe());
     groth16::Groth16Workload sizing(*key, zkey_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement);
     const auto plan = sizing.memory_plan(0);
     try {

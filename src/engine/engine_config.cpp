@@ -21,8 +21,7 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   settings.verify = table.boolean("verify").value_or(true);
   settings.threads = static_cast<unsigned>(table.integer_in("threads", 0, 0, 4096));
   if (table.contains("seed")) settings.seed = static_cast<std::uint64_t>(table.integer_in("seed", 0, 0, INT64_MAX));
-  const auto abc = table.choice("abc", "auto", {"auto", "device", "host"});
-  if (abc != "auto") settings.abc_step = abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
+  settings.abc_step = groth16::parse_abc_step(table.choice("abc", "auto", {"auto", "device", "host"}));
   const auto sets = table.choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"});
   if (sets == "precomputed") {
     table.fail("key_sets",
@@ -30,7 +29,8 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
                "computing the copies (seconds) would not pay back");
   }
   settings.key_sets = groth16::parse_set_placement(sets);
-  settings.stream_buffer_bytes = static_cast<Bytes>(table.number_in("stream_buffer_mib", 1024, 1, 1 << 16) * kMiB);
+  const double default_mib = static_cast<double>(settings.stream_buffer_bytes) / kMiB;
+  settings.stream_buffer_bytes = static_cast<Bytes>(table.number_in("stream_buffer_mib", default_mib, 1, 1 << 16) * kMiB);
   table.reject_unknown_keys();
 }
 

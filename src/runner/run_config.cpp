@@ -101,8 +101,8 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
         workload->fail("partitions_per_proof", "kind = \"groth16\" makes one job of each proof: partitions_per_proof is for kind = \"porep\"");
       }
       config.workload.partitions_per_proof = 1;
-      const auto abc = workload->choice("abc", config.groth16.abc_step == groth16::AbcStep::device ? "device" : "host", {"device", "host"});
-      config.groth16.abc_step = abc == "device" ? groth16::AbcStep::device : groth16::AbcStep::host;
+      const auto abc = workload->choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), {"device", "host"});
+      config.groth16.abc_step = *groth16::parse_abc_step(abc);
       const auto sets = workload->choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"});
       config.groth16.key_sets = groth16::parse_set_placement(sets);
       config.groth16.precompute_bases = workload->boolean("precompute_bases").value_or(config.groth16.precompute_bases);

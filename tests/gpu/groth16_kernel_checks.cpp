@@ -131,7 +131,7 @@ Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
     std::vector<std::uint64_t> sizes{0, 1, 1500};
     if (!g1) sizes.push_back(std::uint64_t{1} << 20);
     for (const std::uint64_t n : sizes) {
-      const unsigned bits = kernel::precomputed_window_bits(n, g1 ? kernel::CurveGroup::g1 : kernel::CurveGroup::g2);
+      const unsigned bits = kernel::precomputed_window_bits(n, group);
       const std::uint64_t copies_bytes = std::max<std::uint64_t>(kernel::precomputed_copies(bits) * n * point_bytes, 16);
       std::vector<std::uint8_t> points(n * point_bytes), montgomery(n * kFrBytes), canonical(n * kFrBytes);
       const PointWalk walk = g1 ? fill_sample_points(points, n, seed + n) : fill_sample_g2_points(points, n, seed + n);

@@ -133,9 +133,7 @@ MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, Ms
     throw std::invalid_argument("msm_precomputed_plan: point count must be in 1..2^30-1");
   }
   // The width the H200 ran fastest (device/kernel_abi.hpp, which the Groth16 program shares).
-  if (window_bits == 0) {
-    window_bits = kernel::precomputed_window_bits(point_count, group == MsmGroup::g2 ? kernel::CurveGroup::g2 : kernel::CurveGroup::g1);
-  }
+  if (window_bits == 0) window_bits = kernel::precomputed_window_bits(point_count, group);
   if (window_bits < 2 || window_bits > 24) throw std::invalid_argument("msm_precomputed_plan: window_bits outside 2..24");
   MsmPlan plan;
   plan.point_count = point_count;

@@ -30,6 +30,8 @@
 
 #include <cuda_runtime.h>
 
+#include "device/kernel_abi.hpp"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -46,7 +48,7 @@ inline constexpr std::uint64_t kG2JacobianBytes = 288;
 // Which group the MSM's points are in: G1 (96-byte affine points, 144-byte Jacobian sums) or G2
 // (192 and 288 bytes, ec/g2.cuh's layout). The pipeline is the same; G2's buckets are twice as
 // large and its additions about three times the work.
-enum class MsmGroup { g1, g2 };
+using MsmGroup = kernel::CurveGroup;  // g1, g2
 
 // Switches for measuring the algorithm's pieces against each other (bench, checks); the
 // defaults are the fastest measured. `balanced` off: one thread per bucket (the baseline kernel);

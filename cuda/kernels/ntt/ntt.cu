@@ -57,8 +57,8 @@ struct NttPasses {
 // ω^(e·2^(k-M)) for e < 2^M, M the last stage of the latest pass after the first that ends at
 // kMidTableMaxLog or below; ω^-1's powers are its entries read backwards. A pass ending at or below
 // M takes each element's twiddle with one load instead of a product of two: a multiplication fewer
-// per element (the last pass too up to 2^22: forward 2^20 on the H200 0.355 -> 0.327 ms, 2^22
-// 1.340 -> 1.281). 0 where there is none.
+// per element (the last pass too up to 2^22: forward 2^20 on the H200 0.357 -> 0.326 ms, 2^22
+// 1.349 -> 1.274). 0 where there is none.
 struct DomainLayout {
   unsigned log_size = 0;
   unsigned low_log = 0;    // L: low table has 2^L entries

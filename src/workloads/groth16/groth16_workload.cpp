@@ -60,6 +60,15 @@ Bytes Groth16Workload::proof_bytes_before_scratch(const KeySizes& key, Bytes str
   return 3 * kFrBytes * key.domain_size() + kFrBytes * key.n_vars + 2 * stream_buffer_bytes;
 }
 
+std::string_view to_string(AbcStep step) { return step == AbcStep::device ? "device" : "host"; }
+
+std::optional<AbcStep> parse_abc_step(std::string_view text) {
+  for (auto step : {AbcStep::device, AbcStep::host}) {
+    if (text == to_string(step)) return step;
+  }
+  return std::nullopt;
+}
+
 ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
                               std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes,
                               bool precompute_bases) {

@@ -70,6 +70,8 @@ struct ProofChecks {
 // points and each job uploads only its witness; on the host each job's prepare computes a, b and
 // c over the same matrix (threaded by rows) and uploads all three. The device is the faster by far where the matrix fits.
 enum class AbcStep { device, host };
+std::string_view to_string(AbcStep step);  // "device", "host"
+std::optional<AbcStep> parse_abc_step(std::string_view text);  // nullopt for anything else ("auto")
 
 // Proofs of a key's sizes alone, for the simulator's timing mode: no key, no witness and no proof;
 // the host steps last the modelled times and the GPU program is the same.
