@@ -6,9 +6,11 @@
 # wait=true; R rounds, the two alternating. Prints each round's rates, their ratio and how often
 # the server read the key, then the medians.
 #
-#   scripts/bench-serve.sh [--build DIR] [--config F] [--proofs N] [--clients C] [--domain-log2 K]
-#                          [--rounds R] [--zkey Z --wtns W]
+#   scripts/bench-serve.sh [--build DIR] [--config F] [--serve-config F] [--proofs N] [--clients C]
+#                          [--domain-log2 K] [--rounds R] [--zkey Z --wtns W]
 #
+# --serve-config: the server's configuration instead of --config's (an engine configuration,
+# config/serve.toml's keys: `stagehand prove` would refuse its [engine] table).
 # Defaults: build/, no configuration (a GPU where there is one, otherwise the simulator's
 # functional mode), 32 proofs, 8 clients, 2^11, 3 rounds. On the H200 machine (the GPU is taken
 # where there is one), e.g.: scripts/bench-serve.sh --domain-log2 20 --proofs 16
@@ -17,6 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/serve.sh
 build=build
 config=""
+serve_config=""
 proofs=32
 clients=8
 log2=11
@@ -27,6 +30,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --config) config=$2; shift 2 ;;
+    --serve-config) serve_config=$2; shift 2 ;;
     --proofs) proofs=$2; shift 2 ;;
     --clients) clients=$2; shift 2 ;;
     --domain-log2) log2=$2; shift 2 ;;
@@ -42,6 +46,8 @@ make_circuit=$build/tests/groth16/stagehand_make_circuit
 command -v curl >/dev/null || { echo "bench-serve: curl is needed (scripts/install-deps.sh)" >&2; exit 1; }
 config_args=()
 [ -n "$config" ] && config_args=(--config "$config")
+serve_config_args=("${config_args[@]}")
+[ -n "$serve_config" ] && serve_config_args=(--config "$serve_config")
 
 serve_work_dir
 
@@ -71,14 +77,14 @@ client() {
   done
 }
 round() {
-  local start prove_wall prove_proving serve_seconds status key_reads batches pids n pid
+  local start prove_wall prove_proving serve_seconds status key_reads batches set_ups pids n pid
   start=$(now)
   rm -rf "$work/prove"
   "$stagehand" prove "${config_args[@]}" --zkey "$zkey" --wtns "$work/witnesses" --out-dir "$work/prove" 2>"$work/prove.log"
   prove_wall=$(calc "$(now) - $start")
   prove_proving=$(grep -o 'proofs in [0-9.]* s' "$work/prove.log" | grep -o '[0-9.]*' | head -1)
 
-  serve_start "$stagehand" "$work/serve.log" "${config_args[@]}" --key bench="$zkey"
+  serve_start "$stagehand" "$work/serve.log" "${serve_config_args[@]}" --key bench="$zkey"
   start=$(now)
   pids=()
   for n in $(seq 0 $((clients - 1))); do
@@ -98,9 +104,10 @@ round() {
   fi
   key_reads=$(grep -c 'key bench: .* read in' "$work/serve.log" || true)
   batches=$(grep -o '"batches":[0-9]*' <<<"$status" | grep -o '[0-9]*')
-  printf '  round %d: prove %.3f s proving (%.3f proofs/s; %.3f s the whole command), serve %.3f s (%.3f proofs/s; %s coordinator runs, key read %s time(s)): %.1f%%\n' \
+  set_ups=$(grep -o '"device_set_ups":[0-9]*' <<<"$status" | grep -o '[0-9]*' | head -1)
+  printf '  round %d: prove %.3f s proving (%.3f proofs/s; %.3f s the whole command), serve %.3f s (%.3f proofs/s; %s coordinator runs, key read %s time(s), set up on the devices %s time(s)): %.1f%%\n' \
     "$1" "$prove_proving" "$(calc "$proofs / $prove_proving")" "$prove_wall" "$serve_seconds" "$(calc "$proofs / $serve_seconds")" \
-    "$batches" "$key_reads" "$(calc "100 * $prove_proving / $serve_seconds")"
+    "$batches" "$key_reads" "${set_ups:-?}" "$(calc "100 * $prove_proving / $serve_seconds")"
   echo "$prove_proving $prove_wall $serve_seconds" >>"$work/rounds"
 }
 

@@ -5,7 +5,7 @@
 #   scripts/gpu-bench-proofs.sh bundle [BASELINE]   here: builds stagehand, stagehand_make_circuit
 #       and stagehand_kernel_check in build-cuda (nvcc, sm_90), strips and compresses them with
 #       the shared libraries the GPU machine lacks and the fixture circuits' keys into
-#       .gpu-proofs/. BASELINE: an older stagehand binary (CUDA build) to measure beside this one
+#       .gpu-proofs/ (BUILD=DIR: from another CUDA build folder than build-cuda). BASELINE: an older stagehand binary (CUDA build) to measure beside this one
 #       in the same run of the machine (carried as stagehand-baseline). The bundle is more than one
 #       call carries (64 MiB): carry the baseline in a call of its own; binaries unpacked by an
 #       earlier call on the same machine stay in .gpu-proofs/bin.
@@ -20,6 +20,11 @@
 #       BUILDS ("stagehand stagehand-baseline") picks the builds, WORKERS passes --workers to
 #       this build (the baseline has two), BITS=1 makes the circuit with --bits (a witness mostly
 #       of 0s and 1s).
+#   scripts/gpu-bench-proofs.sh run serve LOG2 N    there: `stagehand serve` against `stagehand
+#       prove` (scripts/bench-serve.sh) on a synthetic circuit of domain 2^LOG2, N proofs from 8
+#       clients and N/4 from one, with the key kept set up on the GPU between the engine's batches
+#       ([engine] keep_key_on_device = true) and set up for each batch (false), in that order per
+#       client count. Into $OUT: serve-LOG2.log. ROUNDS (default 2) rounds each.
 #   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
 #       tarballs against the vk.json beside it, and prints the figures of the logs.
 set -euo pipefail
@@ -32,12 +37,13 @@ circuits=(multiplier linear chain)
 case "${1:-}" in
 bundle)
   export CCACHE_BASEDIR="$PWD"
-  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-cuda -j2 --target stagehand stagehand_make_circuit stagehand_kernel_check
+  build=${BUILD:-build-cuda}
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j2 --target stagehand stagehand_make_circuit stagehand_kernel_check
   rm -rf "$bundle" && mkdir -p "$bundle/keys"
-  strip -o "$bundle/stagehand" build-cuda/src/cli/stagehand
-  strip -o "$bundle/stagehand_make_circuit" build-cuda/tests/groth16/stagehand_make_circuit
-  strip -o "$bundle/stagehand_kernel_check" build-cuda/tests/gpu/stagehand_kernel_check
+  strip -o "$bundle/stagehand" "$build/src/cli/stagehand"
+  strip -o "$bundle/stagehand_make_circuit" "$build/tests/groth16/stagehand_make_circuit"
+  strip -o "$bundle/stagehand_kernel_check" "$build/tests/gpu/stagehand_kernel_check"
   if [[ -n "${2:-}" ]]; then strip -o "$bundle/stagehand-baseline" "$(cd "$caller_dir" && readlink -f "$2")"; fi
   bundle_libraries "$bundle" "$bundle"/stagehand*
   xz -T2 -6 "$bundle"/stagehand*
@@ -125,8 +131,60 @@ run)
     tar -C "$dir" -cf "$out/proofs-$tag.tar" vk.json $(cd "$dir" && ls -d out-*)
     exit $status
     ;;
+  serve)
+    log2="${3:?run serve LOG2 N}"
+    count="${4:?run serve LOG2 N}"
+    log=$out/serve-$log2.log
+    cat "$out/machine.txt" >"$log"
+    dir=$work/serve-$log2
+    rm -rf "$dir" && mkdir -p "$dir/tree/src/cli" "$dir/tree/tests/groth16"
+    "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" >/dev/null 2>&1
+    "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>/dev/null
+    # bench-serve.sh takes a build folder: the carried binaries in its layout.
+    ln -s "$PWD/$bin/stagehand" "$dir/tree/src/cli/stagehand"
+    ln -s "$PWD/$bin/stagehand_make_circuit" "$dir/tree/tests/groth16/stagehand_make_circuit"
+    if ! command -v curl >/dev/null; then
+      # The machine may lack curl: the few forms bench-serve.sh uses, in Python.
+      mkdir -p "$dir/shim"
+      cat >"$dir/shim/curl" <<'PY'
+#!/usr/bin/env python3
+import sys, urllib.request, urllib.error
+args, out, fmt, data, url = sys.argv[1:], None, None, None, None
+i = 0
+while i < len(args):
+    a = args[i]
+    if a == '-s': pass
+    elif a == '-o': i += 1; out = args[i]
+    elif a == '-w': i += 1; fmt = args[i]
+    elif a == '--data-binary': i += 1; data = open(args[i][1:], 'rb').read()
+    else: url = a
+    i += 1
+try:
+    r = urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=3600); code, body = r.status, r.read()
+except urllib.error.HTTPError as e:
+    code, body = e.code, e.read()
+(open(out, 'wb').write(body) if out else sys.stdout.buffer.write(body))
+if fmt: sys.stdout.write(fmt.replace('%{http_code}', str(code)))
+PY
+      chmod +x "$dir/shim/curl"
+      export PATH="$dir/shim:$PATH"
+    fi
+    status=0
+    for clients in 8 1; do
+      proofs=$count
+      [[ $clients == 1 ]] && proofs=$((count / 4))
+      for keep in true false; do
+        printf '[run]\nbackend = "cuda"\n[engine]\nkeep_key_on_device = %s\n' "$keep" >"$dir/serve-$keep.toml"
+        echo "== keep_key_on_device = $keep, $clients client(s), $proofs proofs, 2^$log2" | tee -a "$log"
+        scripts/bench-serve.sh --build "$dir/tree" --config "$bundle/cuda.toml" --serve-config "$dir/serve-$keep.toml" \
+          --proofs "$proofs" --clients "$clients" --rounds "${ROUNDS:-2}" --zkey "$dir/circuit.zkey" --wtns "$dir/circuit.wtns" \
+          2>&1 | tee -a "$log" || status=1
+      done
+    done
+    exit $status
+    ;;
   *)
-    echo "run check | run stream LOG2 N" >&2
+    echo "run check | run stream LOG2 N | run serve LOG2 N" >&2
     exit 2
     ;;
   esac

@@ -118,6 +118,9 @@ struct Engine::Impl {
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
     std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
+    // What its runs leave set up on the devices for the next one (the dispatcher's thread only
+    // sets it up and releases it; status() reads it).
+    std::shared_ptr<groth16::DeviceKeyState> device_state = std::make_shared<groth16::DeviceKeyState>();
     std::size_t queued = 0;
     std::size_t running = 0;
     bool unloading = false;
@@ -143,10 +146,17 @@ struct Engine::Impl {
   std::condition_variable key_gone; // wait_key_gone
   std::deque<std::shared_ptr<ProofRecord>> queue;
   std::map<std::string, Key, std::less<>> keys;
+  // Keys gone (unloaded) whose device state the dispatcher has still to give back; each holds
+  // its key's host bytes until then (the pinned registration refers to them).
+  struct Retired {
+    std::string name;
+    std::shared_ptr<const groth16::ProvingKey> key;
+    std::shared_ptr<groth16::DeviceKeyState> device_state;
+  };
+  std::vector<Retired> retired;
   std::map<std::uint64_t, std::shared_ptr<ProofRecord>> proofs;  // unfinished and the last finished
   std::deque<std::uint64_t> finished_order;
   std::vector<Gpu> gpus;
-  std::string batch_key;  // the key of the run in progress ("" between runs)
   std::size_t running = 0;
   std::uint64_t next_id = 1;
   std::uint64_t accepted = 0, done = 0, failed = 0, cancelled = 0, batches = 0;
@@ -201,10 +211,22 @@ struct Engine::Impl {
     if (found == keys.end()) return;
     auto& key = found->second;
     (was_running ? key.running : key.queued) -= 1;
-    if (key.unloading && key.queued == 0 && key.running == 0) {
-      keys.erase(found);
+    if (key.unloading && key.queued == 0 && key.running == 0) retire_key(found);
+  }
+
+  // The key goes (engine mutex held); what it left on the devices goes with the dispatcher's next
+  // look, and wait_key_gone returns once it has.
+  void retire_key(std::map<std::string, Key, std::less<>>::iterator found) {
+    if (found->second.device_state->holds_anything()) {
+      retired.push_back(Retired{found->first, found->second.key, found->second.device_state});
+      work.notify_all();
+    } else {
       key_gone.notify_all();
     }
+    keys.erase(found);
+  }
+  bool key_gone_locked(std::string_view name) const {
+    return keys.count(name) == 0 && std::none_of(retired.begin(), retired.end(), [&](const Retired& r) { return r.name == name; });
   }
 
   void gpu_started(int index) {  // engine mutex held
@@ -222,15 +244,22 @@ struct Engine::Impl {
   }
 
   void dispatch();
+  // On the dispatcher's thread: gives back what these states hold on the devices, then samples
+  // the devices' memory.
+  void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states);
+  void give_back_retired();  // the retired keys' states (engine mutex not held)
+  // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
+  void sample_devices(const std::map<int, const VramBudget*>& budgets);
   // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
   // the card streams its sets), or as [engine] asks.
   groth16::ProofLayout proof_layout(const groth16::ProvingKey& key, const CoordinatorSettings& settings) const {
     return groth16::plan_proof_layout(groth16::KeySizes::of(key), backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
                                       settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
-                                      config.engine.stream_buffer_bytes);
+                                      config.engine.stream_buffer_bytes, config.engine.precompute_bases);
   }
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                 const std::filesystem::path& key_path, std::vector<std::shared_ptr<ProofRecord>> batch);
+                 const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
+                 std::vector<std::shared_ptr<ProofRecord>> batch);
 };
 
 namespace {
@@ -295,11 +324,65 @@ std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
 
 }  // namespace
 
+void Engine::Impl::sample_devices(const std::map<int, const VramBudget*>& budgets) {
+  const auto& devices = backend->devices();
+  for (std::size_t i = 0; i < devices.size() && i < gpus.size(); ++i) {
+    if (gpus[i].lost) continue;
+    try {
+      const auto info = devices[i]->memory_info();
+      gpus[i].used = info.total_bytes - info.free_bytes;
+    } catch (const DeviceError& error) {
+      if (error.errc() != DeviceErrc::device_lost) throw;
+      gpus[i].lost = true;  // its proofs go to the other GPUs (the coordinator moves them)
+      continue;
+    }
+    auto found = budgets.find(static_cast<int>(i));
+    gpus[i].reserved = found == budgets.end() ? 0 : found->second->held_bytes();
+  }
+}
+
+void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states) {
+  if (states.empty()) return;
+  try {
+    backend->run([&]() -> asio::awaitable<void> {
+      for (const auto& state : states) co_await state->release();
+    }());
+  } catch (const std::exception&) {
+    // release() swallows a lost device's errors; anything else leaves the memory to the process's end.
+  }
+  std::lock_guard lock(mutex);
+  sample_devices({});
+}
+
+void Engine::Impl::give_back_retired() {
+  std::vector<Retired> gone;
+  {
+    std::lock_guard lock(mutex);
+    gone.swap(retired);
+  }
+  if (gone.empty()) return;
+  std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
+  for (const auto& entry : gone) states.push_back(entry.device_state);
+  release_device_states(states);
+  std::lock_guard lock(mutex);
+  gone.clear();  // the keys' host bytes, now that nothing refers to them
+  key_gone.notify_all();
+}
+
 void Engine::Impl::dispatch() {
   for (;;) {
+    give_back_retired();
     std::unique_lock lock(mutex);
-    work.wait(lock, [&] { return !queue.empty() || stopping; });
-    if (queue.empty()) return;  // stopping, nothing left
+    work.wait(lock, [&] { return !queue.empty() || stopping || !retired.empty(); });
+    if (!retired.empty()) continue;
+    if (queue.empty()) {  // stopping, nothing left: every key's device state goes back before the devices close
+      std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
+      for (const auto& [name, key] : keys) states.push_back(key.device_state);
+      lock.unlock();
+      release_device_states(states);
+      give_back_retired();  // those retired meanwhile (a state emptied since goes at once: retire_key)
+      return;
+    }
     if (stopping && drain == Drain::fail_queued) {
       auto left = std::move(queue);
       queue.clear();
@@ -330,22 +413,29 @@ void Engine::Impl::dispatch() {
     key.queued -= batch.size();
     key.running += batch.size();
     running += batch.size();
-    batch_key = name;
     ++batches;
     const auto proving_key = key.key;
     const auto key_path = key.path;
+    const auto device_state = key.device_state;
+    // One key is set up on the devices at a time: the others' sets and matrices go first.
+    std::vector<std::shared_ptr<groth16::DeviceKeyState>> others;
+    for (const auto& [other_name, other] : keys) {
+      if (other_name != name && other.device_state->holds_anything()) others.push_back(other.device_state);
+    }
     for (const auto& record : batch) {
       std::lock_guard record_lock(record->mutex);
       record->result.state = ProofState::running;
     }
     space.notify_all();
     lock.unlock();
-    run_batch(name, proving_key, key_path, std::move(batch));
+    release_device_states(others);
+    run_batch(name, proving_key, key_path, device_state, std::move(batch));
   }
 }
 
 void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                             const std::filesystem::path& key_path, std::vector<std::shared_ptr<ProofRecord>> batch) {
+                             const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
+                             std::vector<std::shared_ptr<ProofRecord>> batch) {
   std::vector<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
   std::vector<bool> ended(batch.size(), false);
   auto finish = [&](std::size_t index, ProofState state, std::string error) {
@@ -385,26 +475,18 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
       texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
     const auto layout = proof_layout(*key, settings);
+    // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
+    // since makes the plan smaller).
+    if (!device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({device_state});
     groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks,
-                                             layout.abc_step, layout.placement);
+                                             layout.abc_step, layout.placement,
+                                             config.engine.keep_key_on_device ? device_state : nullptr);
     EngineWorkload workload(proofs_workload, batch, *this, devices);
 
     std::map<int, const VramBudget*> budgets;  // the coordinator's thread only
     auto sample = [&] {
       std::lock_guard lock(mutex);
-      for (std::size_t i = 0; i < devices.size() && i < gpus.size(); ++i) {
-        if (gpus[i].lost) continue;
-        try {
-          const auto info = devices[i]->memory_info();
-          gpus[i].used = info.total_bytes - info.free_bytes;
-        } catch (const DeviceError& error) {
-          if (error.errc() != DeviceErrc::device_lost) throw;
-          gpus[i].lost = true;  // its proofs go to the other GPUs (the coordinator moves them)
-          continue;
-        }
-        auto found = budgets.find(static_cast<int>(i));
-        gpus[i].reserved = found == budgets.end() ? 0 : found->second->held_bytes();
-      }
+      sample_devices(budgets);
     };
     CoordinatorHooks hooks;
     PageableArena pageable;
@@ -428,6 +510,15 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     };
     backend->run([&]() -> asio::awaitable<void> {
       co_await run_coordinator(devices, settings, workload, backend->trace(), hooks);
+      // A GPU lost in the run keeps nothing that could be freed: its part of the state goes.
+      for (std::size_t i = 0; i < devices.size(); ++i) {
+        bool lost = false;
+        {
+          std::lock_guard lock(mutex);
+          lost = i < gpus.size() && gpus[i].lost;
+        }
+        if (lost) co_await device_state->release_device(static_cast<int>(i));
+      }
     }());
   } catch (const std::exception& error) {
     for (std::size_t i = 0; i < batch.size(); ++i) finish(i, ProofState::failed, fmt::format("the run failed: {}", error.what()));
@@ -435,7 +526,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
   // The coordinator reports every job; a proof it did not report still gets an answer.
   for (std::size_t i = 0; i < batch.size(); ++i) finish(i, ProofState::failed, "the run ended without reporting this proof");
   std::lock_guard lock(mutex);
-  batch_key.clear();
+  sample_devices({});  // what the run left on the devices (the key, where it stays set up)
 }
 
 BackendOptions Engine::default_backend_options() {
@@ -515,8 +606,7 @@ std::size_t Engine::unload_key(const std::string& name) {
   auto& key = found->second;
   const std::size_t left = key.queued + key.running;
   if (left == 0) {
-    impl_->keys.erase(found);
-    impl_->key_gone.notify_all();
+    impl_->retire_key(found);
   } else {
     key.unloading = true;
   }
@@ -525,7 +615,7 @@ std::size_t Engine::unload_key(const std::string& name) {
 
 void Engine::wait_key_gone(const std::string& name) {
   std::unique_lock lock(impl_->mutex);
-  impl_->key_gone.wait(lock, [&] { return impl_->keys.count(name) == 0; });
+  impl_->key_gone.wait(lock, [&] { return impl_->key_gone_locked(name); });
 }
 
 bool Engine::has_key(const std::string& name) const {
@@ -653,9 +743,8 @@ EngineStatus Engine::status() const {
     out.path = key.path.string();
     out.host_bytes = key.host_bytes;
     out.resident.push_back("host");
-    if (impl_->batch_key == name) {
-      for (std::size_t i = 0; i < impl_->gpus.size(); ++i) out.resident.push_back(fmt::format("gpu{}", i));
-    }
+    for (const int gpu : key.device_state->device_indices()) out.resident.push_back(fmt::format("gpu{}", gpu));
+    out.device_set_ups = key.device_state->set_ups();
     out.queued = key.queued;
     out.running = key.running;
     out.unloading = key.unloading;
@@ -713,6 +802,7 @@ std::string status_json(const EngineStatus& status) {
                            {"running", key.running},
                            {"unloading", key.unloading},
                            {"read_seconds", key.read_seconds},
+                           {"device_set_ups", key.device_set_ups},
                            {"layout", key.layout}});
   }
   return out.dump();

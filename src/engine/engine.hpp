@@ -5,9 +5,11 @@
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
 // queued proof, at most `max_batch` of its proofs, in order) and runs it as one coordinator run
 // of a Groth16Workload on the engine's devices; proofs submitted meanwhile wait for the next run.
-// What each run costs beyond the proofs: the key's G1 points are uploaded to every device at the
-// run's start and freed at its end (the workload's set_up and tear_down), and the run's pinned
-// staging buffers are set up again.
+// The key stays set up on the devices between its runs (its resident sets, precomputed copies
+// and constraint matrix, and the registration of the bytes its streamed sets travel from:
+// groth16::DeviceKeyState), one key at a time: a run of another key gives them back first, and so
+// do unloading the key and shutdown. What each run still costs beyond its proofs: its pinned
+// staging buffers are set up again, and the GPUs drain at its end.
 //
 // Every accepted proof ends done, failed or cancelled, and its handle says which: a bad witness
 // or a device error fails its own proof only (the coordinator records each job's error), and
@@ -109,7 +111,8 @@ struct KeyStatus {
   std::string name;
   std::string path;
   std::uint64_t host_bytes = 0;
-  std::vector<std::string> resident;  // "host", and "gpu0", ... while a run of it holds the points there
+  std::vector<std::string> resident;  // "host", and "gpu0", ... where it is set up on that GPU
+  std::uint64_t device_set_ups = 0;   // device set-ups made of it (uploads of its sets and matrix) since it was loaded
   std::size_t queued = 0;
   std::size_t running = 0;
   bool unloading = false;

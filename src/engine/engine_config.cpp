@@ -22,13 +22,10 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   settings.threads = static_cast<unsigned>(table.integer_in("threads", 0, 0, 4096));
   if (table.contains("seed")) settings.seed = static_cast<std::uint64_t>(table.integer_in("seed", 0, 0, INT64_MAX));
   settings.abc_step = groth16::parse_abc_step(table.choice("abc", "auto", {"auto", "device", "host"}));
-  const auto sets = table.choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"});
-  if (sets == "precomputed") {
-    table.fail("key_sets",
-               "precomputed sets are for `stagehand prove`: the engine sets a key up on the device for every batch, where "
-               "computing the copies (seconds) would not pay back");
-  }
-  settings.key_sets = groth16::parse_set_placement(sets);
+  settings.key_sets =
+      groth16::parse_set_placement(table.choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"}));
+  settings.precompute_bases = table.boolean("precompute_bases").value_or(false);
+  settings.keep_key_on_device = table.boolean("keep_key_on_device").value_or(true);
   const double default_mib = static_cast<double>(settings.stream_buffer_bytes) / kMiB;
   settings.stream_buffer_bytes = static_cast<Bytes>(table.number_in("stream_buffer_mib", default_mib, 1, 1 << 16) * kMiB);
   table.reject_unknown_keys();

@@ -36,12 +36,16 @@ struct EngineSettings {
   // proofs are not zero-knowledge).
   std::optional<std::uint64_t> seed;
   // Where each proof's a/b/c step runs and where the key's sets live, as `stagehand prove`'s
-  // --abc, --key-sets and --stream-buffer-mib (nullopt: planned from the devices' memory). No
-  // precomputed sets: the engine sets a key up on the device for every batch, where their set-up
-  // would not pay back.
+  // --abc, --key-sets, --stream-buffer-mib and --precompute-bases (nullopt: planned from the
+  // devices' memory). A key stays set up between batches, so precomputed sets pay back over the
+  // proofs the engine makes of it, not one batch's.
   std::optional<groth16::AbcStep> abc_step;
   std::optional<groth16::SetPlacement> key_sets;
   Bytes stream_buffer_bytes = kGiB;
+  bool precompute_bases = false;
+  // A key stays set up on the GPUs between its batches (false: each batch uploads it and frees it
+  // at its end, leaving the memory to others between batches).
+  bool keep_key_on_device = true;
 };
 
 struct ServeSettings {

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -157,6 +158,17 @@ ErrorKind error_kind_of(Action&& action, std::string* message = nullptr) {
   }
   BOOST_FAIL("no EngineError");
   return ErrorKind::stopped;
+}
+
+// Whether GPU 0's memory in use, as the engine last sampled it, comes down to 0 within 30 s (it
+// samples after each run ends and after it gives a key's device state back, which may be just
+// after the last proof's handle has answered).
+bool gpu_memory_comes_back(const Engine& engine) {
+  for (int i = 0; i < 3000; ++i) {
+    if (engine.status().gpus.at(0).device_used_bytes == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace
@@ -435,19 +447,21 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
   BOOST_CHECK(layout.engine.abc_step == std::optional{groth16::AbcStep::host});
   BOOST_CHECK(layout.engine.key_sets == std::optional{groth16::SetPlacement::streamed});
   BOOST_CHECK_EQUAL(layout.engine.stream_buffer_bytes, 2 * kMiB);
-  const auto precomputed = message_of("[engine]\nkey_sets = \"precomputed\"\n");
-  BOOST_CHECK_MESSAGE(precomputed.find("t.toml:2: key 'engine.key_sets'") != std::string::npos &&
-                          precomputed.find("for every batch") != std::string::npos,
-                      precomputed);
+  const auto precomputed = parse_engine_config("[engine]\nkey_sets = \"precomputed\"\nprecompute_bases = true\n", "t.toml");
+  BOOST_CHECK(precomputed.engine.key_sets == std::optional{groth16::SetPlacement::precomputed});
+  BOOST_CHECK(precomputed.engine.precompute_bases);
+  BOOST_CHECK(!example.engine.precompute_bases);
+  const auto bad_sets = message_of("[engine]\nkey_sets = \"everywhere\"\n");
+  BOOST_CHECK_MESSAGE(bad_sets.find("t.toml:2: key 'engine.key_sets'") != std::string::npos, bad_sets);
   const auto workload = message_of("[gpus]\ncount = 1\n[workload]\nproofs = 2\n");
   BOOST_CHECK_MESSAGE(workload.find("t.toml:3: key 'workload'") != std::string::npos && workload.find("[engine]") != std::string::npos,
                       workload);
 }
 
 // The layout asked for in [engine] is the one the proofs take: a/b/c on the host and every set
-// streamed from pinned memory, or fetched ahead, still give the CPU reference's proofs.
+// streamed from pinned memory, fetched ahead, or precomputed still give the CPU reference's proofs.
 BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
-  for (const auto sets : {groth16::SetPlacement::streamed, groth16::SetPlacement::fetched_ahead}) {
+  for (const auto sets : {groth16::SetPlacement::streamed, groth16::SetPlacement::fetched_ahead, groth16::SetPlacement::precomputed}) {
     BOOST_TEST_CONTEXT(groth16::to_string(sets)) {
       auto engine_config = config();
       engine_config.engine.abc_step = groth16::AbcStep::host;
@@ -459,11 +473,66 @@ BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
       BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
       const auto& layout = status.keys[0].layout;
       BOOST_CHECK_MESSAGE(layout.starts_with("a/b/c on the host;") && layout.find(groth16::to_string(sets)) != std::string::npos &&
-                              layout.find("resident") == std::string::npos,
+                              layout.find(" resident") == std::string::npos,
                           layout);
       std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
       for (std::uint64_t x = 2; x < 5; ++x) handles.emplace_back(engine.submit("small", files().wtns(x, 7), WhenFull::wait), x);
       for (const auto& [handle, x] : handles) check_done(handle, x, 7);
     }
   }
+}
+
+// A key stays set up on the GPU between batches: three batches of one proof each set it up once.
+// A batch of another key gives the first key's device state back (one key set up at a time), so
+// the first key's next batch sets it up again; unloading both leaves nothing on the device. Each
+// proof is still the CPU reference's.
+BOOST_AUTO_TEST_CASE(a_key_stays_set_up_between_batches_one_key_at_a_time) {
+  Engine engine(config(64, 1));
+  engine.load_key("small", files().zkey);
+  engine.load_key("other", files().zkey);
+  auto key_status = [&](const std::string& name) {
+    for (const auto& key : engine.status().keys) {
+      if (key.name == name) return key;
+    }
+    BOOST_FAIL("no key " << name);
+    return KeyStatus{};
+  };
+  auto on_gpu = [](const KeyStatus& key) { return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end(); };
+  BOOST_CHECK_EQUAL(key_status("small").device_set_ups, 0u);
+  BOOST_CHECK(!on_gpu(key_status("small")));
+  for (std::uint64_t x = 2; x < 5; ++x) check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+  BOOST_CHECK_EQUAL(engine.status().batches, 3u);
+  BOOST_CHECK_EQUAL(key_status("small").device_set_ups, 1u);
+  BOOST_CHECK(on_gpu(key_status("small")));
+  BOOST_CHECK_GT(engine.status().gpus.at(0).device_used_bytes, 0u);
+
+  check_done(engine.submit("other", files().wtns(5, 3)), 5, 3);
+  BOOST_CHECK(!on_gpu(key_status("small")));
+  BOOST_CHECK(on_gpu(key_status("other")));
+  BOOST_CHECK_EQUAL(key_status("other").device_set_ups, 1u);
+  check_done(engine.submit("small", files().wtns(6, 3)), 6, 3);
+  BOOST_CHECK_EQUAL(key_status("small").device_set_ups, 2u);
+  BOOST_CHECK(!on_gpu(key_status("other")));
+
+  BOOST_CHECK_EQUAL(engine.unload_key("small"), 0u);
+  engine.wait_key_gone("small");
+  BOOST_CHECK_EQUAL(engine.unload_key("other"), 0u);
+  engine.wait_key_gone("other");
+  BOOST_CHECK(engine.status().keys.empty());
+  BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+}
+
+// keep_key_on_device = false: each batch sets the key up and frees it at its end.
+BOOST_AUTO_TEST_CASE(without_keep_key_on_device_each_batch_frees_the_key) {
+  auto engine_config = config(64, 1);
+  engine_config.engine.keep_key_on_device = false;
+  Engine engine(engine_config);
+  engine.load_key("small", files().zkey);
+  for (std::uint64_t x = 2; x < 4; ++x) check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+  const auto status = engine.status();
+  BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
+  BOOST_CHECK_EQUAL(status.keys[0].device_set_ups, 0u);
+  BOOST_CHECK(status.keys[0].resident == std::vector<std::string>{"host"});
+  BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+  BOOST_CHECK(!parse_engine_config("[engine]\nkeep_key_on_device = false\n", "t.toml").engine.keep_key_on_device);
 }

@@ -32,10 +32,15 @@ HostRange host_range(const void* data, std::size_t bytes) {
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
-                                 AbcStep abc_step, KeyPlacement placement)
+                                 AbcStep abc_step, KeyPlacement placement, std::shared_ptr<DeviceKeyState> device_state)
     : key_(&key), sizes_(KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(&host_work),
       thread_count_(thread_count), on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step),
-      placement_(placement), shape_(shape_key_program(sizes_, placement)), check_seconds_(jobs_.size(), 0.0) {
+      placement_(placement), shape_(shape_key_program(sizes_, placement)), device_state_(std::move(device_state)),
+      check_seconds_(jobs_.size(), 0.0) {
+  if (!device_state_) {
+    device_state_ = std::make_shared<DeviceKeyState>();
+    owns_device_state_ = true;
+  }
   if (checks_.verify) verifier_.emplace(key);
   if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key.n_vars || checks_.r1cs->n_public() != key.n_public)) {
     throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
@@ -46,7 +51,8 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
 
 Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement)
     : timing_(std::move(timing)), sizes_(timing_->sizes), abc_step_(abc_step), placement_(placement),
-      shape_(shape_key_program(sizes_, placement)), check_seconds_(static_cast<std::size_t>(std::max(0, timing_->proofs)), 0.0) {
+      shape_(shape_key_program(sizes_, placement)), device_state_(std::make_shared<DeviceKeyState>()), owns_device_state_(true),
+      check_seconds_(static_cast<std::size_t>(std::max(0, timing_->proofs)), 0.0) {
   if (!timing_->host_memory) throw std::invalid_argument("Groth16Workload: timing jobs need host memory for their uploads");
   for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
   timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
@@ -189,6 +195,10 @@ std::vector<math::Fr> Groth16Workload::take_witness_buffer() {
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
   const auto started = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(set_up_mutex_);
+    ++devices_set_up_;
+  }
   // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
   // of either group, serves them all (they run one after another on the compute stream).
   h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, sizes_.domain_size()));
@@ -199,12 +209,34 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
       msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
     }
   }
-  // The constraint matrix is built by the first device's set-up (16 bytes a row and 36 an entry
-  // on the host, once), not by the constructor: a workload that never runs does not pay for it.
-  // The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
-  if (key_ != nullptr) std::call_once(matrix_built_, [this] { matrix_ = build_constraint_matrix(*key_); });
+  // The constraint matrix is built by the key state's first set-up (16 bytes a row and 36 an
+  // entry on the host, once), not by the constructor: a workload that never runs does not pay for
+  // it. The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
+  if (key_ != nullptr) matrix_ = &device_state_->host_matrix(*key_);
   co_await pin_key_sets(device);
+  // Where an earlier run left the key set up on this device, it is used as it is; what a failed
+  // set-up left is freed and made again.
+  const auto* held = device_state_->entry(device_index);
+  if (held != nullptr && (!held->complete || held->device != &device)) {
+    co_await device_state_->release_device(device_index);
+    held = nullptr;
+  }
+  if (held == nullptr) {
+    auto& entry = device_state_->fresh_entry(device_index, device, abc_step_ == AbcStep::device, placement_);
+    co_await upload_key(device, entry);
+    device_state_->completed(device_index);
+    held = &entry;
+  }
   auto& on_device = keys_[device_index];
+  on_device.sets = held->sets;
+  on_device.matrix = held->matrix;
+  set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  counters_after_set_up_[device_index] = device.counters();
+}
+
+// The sets kept on the device and the matrix into `entry` (each pointer there as soon as it is
+// allocated, so that a set-up that fails halfway leaves nothing that release cannot find).
+asio::awaitable<void> Groth16Workload::upload_key(Device& device, DeviceKeyState::OnDevice& entry) {
   // Into a buffer of `capacity` bytes (0: the upload's own size).
   auto upload = [&](HostRange bytes, DevicePointer& target, Bytes capacity = 0) -> asio::awaitable<void> {
     target = co_await device.allocate(std::max<std::size_t>(std::max<Bytes>(capacity, bytes.bytes), 1));
@@ -221,23 +253,25 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
     const auto& shape = shape_.sets[set];
     if (!kept_on_device(shape.placement)) continue;
     if (shape.placement == SetPlacement::resident) {
-      co_await upload(set_host(set), on_device.sets[set]);
+      co_await upload(set_host(set), entry.sets[set]);
       continue;
     }
-    co_await upload(set_host(set), on_device.sets[set], shape.device_bytes());
+    co_await upload(set_host(set), entry.sets[set], shape.device_bytes());
     if (shape.points == 0) continue;
     auto stream = device.create_stream();
     device.launch(KernelLaunch{set == kSetB2 ? kernel::groth16_precompute_g2 : kernel::groth16_precompute_g1, shape.points,
-                               {shape.window_bits}, {{on_device.sets[set], shape.bytes()}}, {{on_device.sets[set], shape.device_bytes()}}},
+                               {shape.window_bits}, {{entry.sets[set], shape.bytes()}}, {{entry.sets[set], shape.device_bytes()}}},
                   stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
   }
   if (abc_step_ == AbcStep::device) {
-    co_await upload(matrix_ ? host_range(matrix_->bytes.data(), matrix_->bytes.size()) : timing_matrix_, on_device.matrix);
+    // Chosen before the co_await: g++ 12 evaluated both arms of a ?: inside a co_await's operand,
+    // reading the matrix of timing jobs, which have none.
+    HostRange matrix = timing_matrix_;
+    if (matrix_ != nullptr) matrix = host_range(matrix_->bytes.data(), matrix_->bytes.size());
+    co_await upload(matrix, entry.matrix);
   }
-  set_up_seconds_[device_index] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  counters_after_set_up_[device_index] = device.counters();
 }
 
 HostRange Groth16Workload::set_host(std::size_t set) const {
@@ -254,67 +288,37 @@ HostRange Groth16Workload::set_host(std::size_t set) const {
 }
 
 // The sets that travel per proof are uploaded from the key's bytes: pinned once (portable: every
-// GPU's copies use the one registration) by the first device set up, unpinned by the last torn
-// down. Pageable, each copy would go through the driver's staging buffers at a fraction of the
-// link's rate and hold the host thread.
+// GPU's copies use the one registration) by the first device set up, kept in the key's device
+// state and given back with it. Pageable, each copy would go through the driver's staging
+// buffers at a fraction of the link's rate and hold the host thread.
 asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
-  std::vector<HostRange> to_pin;
-  {
-    std::lock_guard lock(pinning_mutex_);
-    if (devices_pinning_++ > 0) co_return;
-    for (std::size_t set = 0; set < kKeySetCount; ++set) {
-      const auto range = set_host(set);
-      if (!kept_on_device(shape_.sets[set].placement) && range.bytes > 0) to_pin.push_back(range);
-    }
-  }
-  {
-    std::lock_guard lock(pinning_mutex_);
-    pinned_through_ = &device;
-  }
-  for (const auto& range : to_pin) {
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto range = set_host(set);
+    if (kept_on_device(shape_.sets[set].placement) || range.bytes == 0 || device_state_->pinned(range)) continue;
     co_await device.register_host(range);
-    std::lock_guard lock(pinning_mutex_);
-    pinned_sets_.push_back(range);
+    device_state_->add_pinned(range, device);
   }
-}
-
-asio::awaitable<void> Groth16Workload::unpin_key_sets(Device& device) {
-  std::vector<HostRange> to_unpin;
-  Device* pinned_through = nullptr;
-  {
-    std::lock_guard lock(pinning_mutex_);
-    if (devices_pinning_ == 0 || --devices_pinning_ > 0) co_return;
-    to_unpin.swap(pinned_sets_);
-    pinned_through = std::exchange(pinned_through_, nullptr);
-  }
-  // Through the device that registered them (the registration is the host's, for every GPU);
-  // where that one was lost, through this one.
-  for (const auto& range : to_unpin) co_await give_back_pinned(range, PinnedKind::registered, pinned_through, &device);
 }
 
 asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {
   auto found = keys_.find(device_index);
   if (found != keys_.end()) {
-    auto on_device = found->second;
-    keys_.erase(found);
-    for (auto stream : on_device.idle_side_streams) {
+    for (auto stream : found->second.idle_side_streams) {
       try {
         device.destroy_stream(stream);
       } catch (const DeviceError&) {
       }
     }
-    std::vector<DevicePointer> pointers(on_device.sets.begin(), on_device.sets.end());
-    pointers.push_back(on_device.matrix);
-    for (auto pointer : pointers) {
-      if (!pointer) continue;
-      try {
-        co_await device.free(pointer);
-      } catch (...) {
-        // A lost device: free the rest all the same.
-      }
-    }
+    keys_.erase(found);
   }
-  co_await unpin_key_sets(device);
+  if (!owns_device_state_) co_return;  // its holder keeps the key set up for its next run
+  co_await device_state_->release_device(device_index);
+  bool last = false;
+  {
+    std::lock_guard lock(set_up_mutex_);
+    last = devices_set_up_ > 0 && --devices_set_up_ == 0;
+  }
+  if (last) co_await device_state_->release(&device);
 }
 
 asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::span<const HostRange> abc) {

@@ -33,6 +33,7 @@
 #include "coordinator/job.hpp"
 #include "workloads/host_work.hpp"
 #include "workloads/groth16/key_placement.hpp"
+#include "workloads/groth16/device_key_state.hpp"
 #include "groth16/constraint_matrix.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -90,10 +91,12 @@ class Groth16Workload final : public Workload {
   using ProofHandler = std::function<void(int job, const Proof& proof, const std::vector<math::Fr>& public_signals)>;
 
   // `host_work` runs the CPU math (threaded on a GPU, inline on the simulator); thread_count is
-  // what each step's math may use (0 = every hardware thread).
+  // what each step's math may use (0 = every hardware thread). With `device_state` the key's
+  // set-up is kept there at the run's end (and found there at its start, where an earlier run
+  // left it); without, the run sets the devices up and frees them itself.
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
                   unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
-                  KeyPlacement placement = {});
+                  KeyPlacement placement = {}, std::shared_ptr<DeviceKeyState> device_state = nullptr);
   Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement);
 
   // The constraint matrix's bytes on each device with the a/b/c step there (0 on the host).
@@ -105,7 +108,7 @@ class Groth16Workload final : public Workload {
   const KeyPlacement& placement() const { return placement_; }
 
   // The wall seconds each device's set-up took (the key's points and matrix encoded and uploaded,
-  // precomputed bases computed), and each device's counters when it ended (what the proofs'
+  // precomputed bases computed; next to none where the device state held them), and each device's counters when it ended (what the proofs'
   // figures count from: the set-up's kernels are not theirs).
   const std::map<int, double>& set_up_seconds() const { return set_up_seconds_; }
   const std::map<int, DeviceCounters>& counters_after_set_up() const { return counters_after_set_up_; }
@@ -132,6 +135,7 @@ class Groth16Workload final : public Workload {
   Bytes result_bytes() const { return shape_.result_bytes; }
 
  private:
+  // What the run uses on a device: the key's (from device_state_) and its own side streams.
   struct KeyOnDevice {
     std::array<DevicePointer, kKeySetCount> sets{};  // the resident ones
     DevicePointer matrix;
@@ -165,7 +169,7 @@ class Groth16Workload final : public Workload {
   asio::awaitable<JobTimes> run_steps(int job, JobContext& context, SideCopy& witness_copy);
   HostRange set_host(std::size_t set) const;
   asio::awaitable<void> pin_key_sets(Device& device);
-  asio::awaitable<void> unpin_key_sets(Device& device);
+  asio::awaitable<void> upload_key(Device& device, DeviceKeyState::OnDevice& entry);
 
   const ProvingKey* key_ = nullptr;  // none for timing jobs
   std::optional<Groth16TimingJobs> timing_;
@@ -181,17 +185,16 @@ class Groth16Workload final : public Workload {
   AbcStep abc_step_;
   KeyPlacement placement_;
   KeyProgramShape shape_;
-  std::once_flag matrix_built_;
-  std::optional<ConstraintMatrix> matrix_;  // from the first set_up
+  std::shared_ptr<DeviceKeyState> device_state_;
+  bool owns_device_state_ = false;  // a private one: given back at the run's end
+  const ConstraintMatrix* matrix_ = nullptr;  // the host's, from device_state_ at the first set_up
   std::optional<ProofVerifier> verifier_;
   std::vector<double> check_seconds_;  // by job, written by finish
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
   std::map<int, KeyOnDevice> keys_;  // by device index
-  std::mutex pinning_mutex_;
-  std::vector<HostRange> pinned_sets_;  // the fetched and streamed sets' bytes, registered once for every device
-  int devices_pinning_ = 0;             // devices set up and not yet torn down
-  Device* pinned_through_ = nullptr;    // the device that registered them
+  std::mutex set_up_mutex_;
+  int devices_set_up_ = 0;  // set_up called and tear_down not yet (the last one gives a private state back)
   std::map<int, double> set_up_seconds_;  // by device index
   std::map<int, DeviceCounters> counters_after_set_up_;  // by device index
   std::mutex states_mutex_;
