@@ -24,7 +24,8 @@
 #       prove` (scripts/bench-serve.sh) on a synthetic circuit of domain 2^LOG2, N proofs from 8
 #       clients and N/4 from one, with the key kept set up on the GPU between the engine's batches
 #       ([engine] keep_key_on_device = true) and set up for each batch (false), in that order per
-#       client count. Into $OUT: serve-LOG2.log. ROUNDS (default 2) rounds each.
+#       client count; then the GPU's memory in use with the key set up and after unloading it.
+#       Into $OUT: serve-LOG2.log. ROUNDS (default 2) rounds each; ROUNDS=0 the memory check alone.
 #   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
 #       tarballs against the vk.json beside it, and prints the figures of the logs.
 set -euo pipefail
@@ -170,17 +171,34 @@ PY
       export PATH="$dir/shim:$PATH"
     fi
     status=0
-    for clients in 8 1; do
+    for keep in true false; do
+      printf '[run]\nbackend = "cuda"\n[engine]\nkeep_key_on_device = %s\n' "$keep" >"$dir/serve-$keep.toml"
+    done
+    clients_list="8 1"
+    [[ ${ROUNDS:-2} == 0 ]] && clients_list=""
+    for clients in $clients_list; do
       proofs=$count
       [[ $clients == 1 ]] && proofs=$((count / 4))
       for keep in true false; do
-        printf '[run]\nbackend = "cuda"\n[engine]\nkeep_key_on_device = %s\n' "$keep" >"$dir/serve-$keep.toml"
         echo "== keep_key_on_device = $keep, $clients client(s), $proofs proofs, 2^$log2" | tee -a "$log"
         scripts/bench-serve.sh --build "$dir/tree" --config "$bundle/cuda.toml" --serve-config "$dir/serve-$keep.toml" \
           --proofs "$proofs" --clients "$clients" --rounds "${ROUNDS:-2}" --zkey "$dir/circuit.zkey" --wtns "$dir/circuit.wtns" \
           2>&1 | tee -a "$log" || status=1
       done
     done
+    # Unloading the key gives its device memory back: the GPU's memory in use (as the engine
+    # samples it: the CUDA context's own included) with the key set up, then after the unload.
+    . scripts/lib/serve.sh
+    serve_start "$bin/stagehand" "$dir/unload.log" --config "$dir/serve-true.toml" --key bench="$dir/circuit.zkey"
+    used() { curl -s "$url/v1/status" | grep -o '"device_used_bytes":[0-9]*' | grep -o '[0-9]*$'; }
+    curl -s -o /dev/null --data-binary @"$dir/circuit.wtns" "$url/v1/proofs?key=bench&wait=true"
+    with_key=$(used)
+    curl -s -o /dev/null -X DELETE "$url/v1/keys/bench"
+    sleep 2
+    without_key=$(used)
+    kill -TERM "$server_pid"; wait "$server_pid" || true
+    echo "GPU memory in use: $with_key bytes with the key set up, $without_key after unloading it" | tee -a "$log"
+    (( without_key < with_key )) || status=1
     exit $status
     ;;
   *)
