@@ -21,7 +21,9 @@
 // Each of the proving key's point sets (A, B1, B2, C, H) is resident, fetched ahead or streamed
 // (key_placement.hpp: KeyPlacement::plan decides from the device's memory); resident sets and,
 // with a/b/c on the device, the constraint matrix (groth16/constraint_matrix.hpp) stay on each
-// device for the whole run, outside the budget's capacity. The fetched sets, the stream buffers
+// device for the whole run, outside the budget's capacity, and after it where the run was given
+// its holder's DeviceKeyState (device_key_state.hpp: the engine's, so that its next run of the
+// key starts proving at once). The fetched sets, the stream buffers
 // and the kernels' scratch, where the device needs one (Device::kernel_scratch_bytes: the GPU's
 // launchers do, the simulator's host functions not), are the job's memory like the rest.
 //
