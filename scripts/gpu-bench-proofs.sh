@@ -26,6 +26,9 @@
 #       ([engine] keep_key_on_device = true) and set up for each batch (false), in that order per
 #       client count; then the GPU's memory in use with the key set up and after unloading it.
 #       Into $OUT: serve-LOG2.log. ROUNDS (default 2) rounds each; ROUNDS=0 the memory check alone.
+#   scripts/gpu-bench-proofs.sh run lone LOG2 N     there: N requests one after the other through
+#       `stagehand serve` (curl's time and the engine's), this build and the baseline alternating,
+#       two rounds. Into $OUT: lone-LOG2.log.
 #   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
 #       tarballs against the vk.json beside it, and prints the figures of the logs.
 set -euo pipefail
@@ -201,8 +204,36 @@ PY
     (( without_key < with_key )) || status=1
     exit $status
     ;;
+  lone)
+    # One request at a time through `stagehand serve` (curl's time for each, and the engine's
+    # from submit to the proof's end), with this build and the baseline alternating, two rounds.
+    log2="${3:?run lone LOG2 N}"
+    count="${4:?run lone LOG2 N}"
+    log=$out/lone-$log2.log
+    cat "$out/machine.txt" >"$log"
+    dir=$work/lone-$log2
+    if [[ ! -f $dir/circuit.zkey ]]; then
+      rm -rf "$dir" && mkdir -p "$dir"
+      "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" >/dev/null 2>&1
+      "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>/dev/null
+    fi
+    . scripts/lib/serve.sh
+    for round in 1 2; do
+      for build in stagehand stagehand-baseline; do
+        [[ -x $bin/$build ]] || continue
+        serve_start "$bin/$build" "$dir/serve.log" --config "$bundle/cuda.toml" --key bench="$dir/circuit.zkey"
+        times=""
+        for _ in $(seq "$count"); do
+          request=$(curl -s -o "$dir/answer.json" -w '%{time_total}' --data-binary @"$dir/circuit.wtns" "$url/v1/proofs?key=bench&wait=true")
+          times="$times $request/$(grep -o '"seconds":[0-9.]*' "$dir/answer.json" | cut -d: -f2 | cut -c1-5)"
+        done
+        kill -TERM "$server_pid"; wait "$server_pid" || true
+        echo "round $round, $build: seconds per request / in the engine:$times" | tee -a "$log"
+      done
+    done
+    ;;
   *)
-    echo "run check | run stream LOG2 N | run serve LOG2 N" >&2
+    echo "run check | run stream LOG2 N | run serve LOG2 N | run lone LOG2 N" >&2
     exit 2
     ;;
   esac
