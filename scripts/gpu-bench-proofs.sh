@@ -72,6 +72,15 @@ run)
   if compgen -G "$bundle/*.xz" >/dev/null; then unpack_binaries "$bundle" "$bin"; fi
   [[ -x $bin/stagehand ]] || { echo "no stagehand in $bin: carry $bundle/stagehand.xz" >&2; exit 1; }
   describe_machine >"$out/machine.txt"
+  # make_synthetic_key DIR LOG2: a synthetic circuit of domain 2^LOG2 and its TEST-ONLY key in DIR
+  # (kept where an earlier call on the same machine made them).
+  make_synthetic_key() {
+    local dir=$1 log2=$2
+    [[ -f $dir/circuit.zkey ]] && return 0
+    mkdir -p "$dir"
+    "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" >/dev/null 2>&1
+    "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>/dev/null
+  }
   case "${2:-}" in
   check)
     log=$out/check.log
@@ -141,9 +150,8 @@ run)
     log=$out/serve-$log2.log
     cat "$out/machine.txt" >"$log"
     dir=$work/serve-$log2
-    rm -rf "$dir" && mkdir -p "$dir/tree/src/cli" "$dir/tree/tests/groth16"
-    "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" >/dev/null 2>&1
-    "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>/dev/null
+    make_synthetic_key "$dir" "$log2"
+    rm -rf "$dir/tree" && mkdir -p "$dir/tree/src/cli" "$dir/tree/tests/groth16"
     # bench-serve.sh takes a build folder: the carried binaries in its layout.
     ln -s "$PWD/$bin/stagehand" "$dir/tree/src/cli/stagehand"
     ln -s "$PWD/$bin/stagehand_make_circuit" "$dir/tree/tests/groth16/stagehand_make_circuit"
@@ -212,11 +220,7 @@ PY
     log=$out/lone-$log2.log
     cat "$out/machine.txt" >"$log"
     dir=$work/lone-$log2
-    if [[ ! -f $dir/circuit.zkey ]]; then
-      rm -rf "$dir" && mkdir -p "$dir"
-      "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" >/dev/null 2>&1
-      "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>/dev/null
-    fi
+    make_synthetic_key "$dir" "$log2"
     . scripts/lib/serve.sh
     for round in 1 2; do
       for build in stagehand stagehand-baseline; do
