@@ -131,7 +131,7 @@ void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool wit
                       "with the multiples of its points that its MSM's windows need, computed on the device once), or auto "
                       "(resident what fits beside the proofs in flight, the rest streamed)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "resident", "fetched-ahead", "streamed", "precomputed"}));
+      ->check(CLI::IsMember(groth16::set_placement_choices()));
   command->add_flag("--precompute-bases", options.precompute_bases,
                     "With --key-sets auto, also precompute the resident sets of 2^20 points or more whose multiples fit "
                     "(12 to 16 times their memory and seconds of set-up, for MSMs 0.6-0.9x as long: for long runs)");

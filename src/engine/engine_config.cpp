@@ -23,7 +23,7 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   if (table.contains("seed")) settings.seed = static_cast<std::uint64_t>(table.integer_in("seed", 0, 0, INT64_MAX));
   settings.abc_step = groth16::parse_abc_step(table.choice("abc", "auto", {"auto", "device", "host"}));
   settings.key_sets =
-      groth16::parse_set_placement(table.choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"}));
+      groth16::parse_set_placement(table.choice("key_sets", "auto", groth16::set_placement_choices()));
   settings.precompute_bases = table.boolean("precompute_bases").value_or(false);
   settings.keep_key_on_device = table.boolean("keep_key_on_device").value_or(true);
   const double default_mib = static_cast<double>(settings.stream_buffer_bytes) / kMiB;

@@ -103,7 +103,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
       config.workload.partitions_per_proof = 1;
       const auto abc = workload->choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), {"device", "host"});
       config.groth16.abc_step = *groth16::parse_abc_step(abc);
-      const auto sets = workload->choice("key_sets", "auto", {"auto", "resident", "fetched-ahead", "streamed", "precomputed"});
+      const auto sets = workload->choice("key_sets", "auto", groth16::set_placement_choices());
       config.groth16.key_sets = groth16::parse_set_placement(sets);
       config.groth16.precompute_bases = workload->boolean("precompute_bases").value_or(config.groth16.precompute_bases);
       config.groth16.stream_buffer_bytes = static_cast<Bytes>(

@@ -20,10 +20,18 @@ std::array<SetPlacement, kKeySetCount> kept_sets(const KeyPlacement& placement) 
 
 }  // namespace
 
+bool DeviceKeyState::holds_layout_locked(bool matrix_on_device, const KeyPlacement& placement) const {
+  return matrix_on_device_ == matrix_on_device && kept_ == kept_sets(placement);
+}
+
 bool DeviceKeyState::made_for(bool matrix_on_device, const KeyPlacement& placement) const {
   std::lock_guard lock(mutex_);
-  if (devices_.empty()) return true;
-  return matrix_on_device_ == matrix_on_device && kept_ == kept_sets(placement);
+  return devices_.empty() || holds_layout_locked(matrix_on_device, placement);
+}
+
+bool DeviceKeyState::holds_devices() const {
+  std::lock_guard lock(mutex_);
+  return !devices_.empty();
 }
 
 std::vector<int> DeviceKeyState::device_indices() const {
@@ -57,7 +65,7 @@ DeviceKeyState::OnDevice& DeviceKeyState::fresh_entry(int index, Device& device,
   if (devices_.empty()) {
     matrix_on_device_ = matrix_on_device;
     kept_ = kept_sets(placement);
-  } else if (matrix_on_device_ != matrix_on_device || kept_ != kept_sets(placement)) {
+  } else if (!holds_layout_locked(matrix_on_device, placement)) {
     throw std::logic_error("DeviceKeyState: it holds the key in another layout; release it before this run");
   }
   auto [where, inserted] = devices_.try_emplace(index);

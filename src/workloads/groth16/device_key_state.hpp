@@ -68,6 +68,8 @@ class DeviceKeyState {
   void add_pinned(HostRange range, Device& through);
   const ConstraintMatrix& host_matrix(const ProvingKey& key);  // built once, on first use
 
+  bool holds_devices() const;  // an entry for any device, complete or not
+  bool holds_layout_locked(bool matrix_on_device, const KeyPlacement& placement) const;
   static asio::awaitable<void> free_entry(const OnDevice& entry);
 
   mutable std::mutex mutex_;

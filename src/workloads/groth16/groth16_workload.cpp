@@ -195,10 +195,6 @@ std::vector<math::Fr> Groth16Workload::take_witness_buffer() {
 
 asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) {
   const auto started = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(set_up_mutex_);
-    ++devices_set_up_;
-  }
   // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
   // of either group, serves them all (they run one after another on the compute stream).
   h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, sizes_.domain_size()));
@@ -312,13 +308,10 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
     keys_.erase(found);
   }
   if (!owns_device_state_) co_return;  // its holder keeps the key set up for its next run
+  // The devices are torn down one after another: the last one's (no device left in the state)
+  // also gives the pinned registration back.
   co_await device_state_->release_device(device_index);
-  bool last = false;
-  {
-    std::lock_guard lock(set_up_mutex_);
-    last = devices_set_up_ > 0 && --devices_set_up_ == 0;
-  }
-  if (last) co_await device_state_->release(&device);
+  if (!device_state_->holds_devices()) co_await device_state_->release(&device);
 }
 
 asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::span<const HostRange> abc) {

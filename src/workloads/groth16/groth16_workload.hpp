@@ -195,8 +195,6 @@ class Groth16Workload final : public Workload {
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
   std::map<int, KeyOnDevice> keys_;  // by device index
-  std::mutex set_up_mutex_;
-  int devices_set_up_ = 0;  // set_up called and tear_down not yet (the last one gives a private state back)
   std::map<int, double> set_up_seconds_;  // by device index
   std::map<int, DeviceCounters> counters_after_set_up_;  // by device index
   std::mutex states_mutex_;

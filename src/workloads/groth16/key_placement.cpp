@@ -21,11 +21,22 @@ std::string_view to_string(SetPlacement placement) {
   return "?";
 }
 
+namespace {
+constexpr std::array kSetPlacements{SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed,
+                                    SetPlacement::precomputed};
+}  // namespace
+
 std::optional<SetPlacement> parse_set_placement(std::string_view text) {
-  for (auto placement : {SetPlacement::resident, SetPlacement::fetched_ahead, SetPlacement::streamed, SetPlacement::precomputed}) {
+  for (auto placement : kSetPlacements) {
     if (text == to_string(placement)) return placement;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> set_placement_choices() {
+  std::vector<std::string> choices{"auto"};
+  for (auto placement : kSetPlacements) choices.emplace_back(to_string(placement));
+  return choices;
 }
 
 KeyPlacement KeyPlacement::all(SetPlacement placement) {

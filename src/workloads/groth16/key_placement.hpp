@@ -31,12 +31,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stagehand::groth16 {
 
 enum class SetPlacement { resident, fetched_ahead, streamed, precomputed };
 std::string_view to_string(SetPlacement placement);
 std::optional<SetPlacement> parse_set_placement(std::string_view text);
+// What a --key-sets option or a key_sets key accepts: "auto" (planned), then every placement's name.
+std::vector<std::string> set_placement_choices();
 
 // The sets in the program's order of MSMs: H first (its scalars, the polynomial a, are then
 // freed), then the four over the witness.
