@@ -55,13 +55,18 @@ ProofRandomness ProofRandomness::from_seed(std::uint64_t seed) {
   return randomness;
 }
 
-void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness, const std::filesystem::path& zkey_path,
-                           const std::filesystem::path& wtns_path) {
-  if (witness.size() != key.n_vars) {
+void check_witness_count(const ProvingKey& key, std::uint64_t count, const std::filesystem::path& zkey_path,
+                         const std::filesystem::path& wtns_path) {
+  if (count != key.n_vars) {
     throw InputError(fmt::format("{}: section 1 (header): the witness has {} values but {} expects {} (nVars): a witness for "
                                  "another circuit",
-                                 wtns_path.string(), witness.size(), zkey_path.string(), key.n_vars));
+                                 wtns_path.string(), count, zkey_path.string(), key.n_vars));
   }
+}
+
+void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness, const std::filesystem::path& zkey_path,
+                           const std::filesystem::path& wtns_path) {
+  check_witness_count(key, witness.size(), zkey_path, wtns_path);
   if (witness.empty() || !witness[0].is_one()) {
     throw InputError(fmt::format("{}: section 2 (witness values): w[0] must be 1", wtns_path.string()));
   }

@@ -37,6 +37,9 @@ struct ProofRandomness {
 // from nVars) or does not start with the constant 1.
 void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness, const std::filesystem::path& zkey_path,
                            const std::filesystem::path& wtns_path);
+// The length part alone, for a witness already checked by check_wtns (its count of values).
+void check_witness_count(const ProvingKey& key, std::uint64_t count, const std::filesystem::path& zkey_path,
+                         const std::filesystem::path& wtns_path);
 
 // The a/b/c step: a[c] = Σ coef·w[s] over the A records of constraint c, b likewise over the B
 // records, c[i] = a[i]·b[i]. Each output has domain_size entries (zero padded).

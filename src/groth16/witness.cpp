@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 namespace stagehand::groth16 {
 
@@ -40,25 +41,40 @@ SectionReader values_section(const BinFile& file, std::uint32_t count) {
   return values;
 }
 
-// The checked section's values into `out` (count of them), converted on up to `threads` threads;
-// the first value not below r is named (the lowest index of any thread's).
-void read_values(SectionReader& values, std::uint32_t count, std::span<math::Fr> out, unsigned threads) {
-  const auto bytes = values.take(values.size());
+// The index of the first of the section's `count` values not below r (the lowest of any
+// thread's), or none; `store` is given each value below r as it is met, by index.
+template <class Store>
+std::optional<std::uint64_t> first_value_not_below_r(std::span<const std::uint8_t> bytes, std::uint32_t count, unsigned threads,
+                                                     const Store& store) {
   std::atomic<std::uint64_t> first_bad{~std::uint64_t{0}};
   math::detail::run_ranges(count, threads, 1 << 16, [&](std::size_t begin, std::size_t end) {
     for (std::size_t index = begin; index < end; ++index) {
-      auto value = math::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(bytes.data() + 32 * index, 32));
-      if (!value) {
+      const std::span<const std::uint8_t, 32> value(bytes.data() + 32 * index, 32);
+      if (!math::Fr::bytes_below_modulus(value)) {
         std::uint64_t seen = first_bad.load();
         while (index < seen && !first_bad.compare_exchange_weak(seen, index)) {
         }
         return;
       }
-      out[index] = *value;
+      store(index, value);
     }
   });
-  if (first_bad.load() != ~std::uint64_t{0}) values.fail(fmt::format("value {} is not below r", first_bad.load()));
-  if (count == 0 || !out[0].is_one()) values.fail("w[0] must be 1 (the constant signal)");
+  if (first_bad.load() == ~std::uint64_t{0}) return std::nullopt;
+  return first_bad.load();
+}
+
+// The checked section's values: each below r and w[0] = 1; converted into `out` (count of them)
+// where it is given, on up to `threads` threads.
+void read_values(SectionReader& values, std::uint32_t count, std::optional<std::span<math::Fr>> out, unsigned threads) {
+  const auto bytes = values.take(values.size());
+  const auto bad = out ? first_value_not_below_r(bytes, count, threads,
+                                                 [&](std::size_t index, std::span<const std::uint8_t, 32> value) {
+                                                   (*out)[index] = *math::Fr::from_canonical_bytes(value);
+                                                 })
+                       : first_value_not_below_r(bytes, count, threads, [](std::size_t, std::span<const std::uint8_t, 32>) {});
+  if (bad) values.fail(fmt::format("value {} is not below r", *bad));
+  const auto one = math::Fr::one().to_canonical_bytes();
+  if (count == 0 || !std::equal(one.begin(), one.end(), bytes.begin())) values.fail("w[0] must be 1 (the constant signal)");
 }
 
 constexpr std::string_view kMagic = "wtns";
@@ -84,6 +100,13 @@ std::size_t witness_into(const BinFile& file, std::span<math::Fr> out, unsigned 
   return count;
 }
 
+std::uint32_t checked_count(const BinFile& file, unsigned threads) {
+  const std::uint32_t count = read_header(file);
+  auto values = values_section(file, count);
+  read_values(values, count, std::nullopt, threads);
+  return count;
+}
+
 }  // namespace
 
 std::vector<math::Fr> read_wtns(const std::filesystem::path& path, unsigned threads) {
@@ -101,6 +124,10 @@ std::vector<math::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std:
 std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name, std::span<math::Fr> out,
                             unsigned threads) {
   return witness_into(BinFile(bytes, name, kMagic, kKind, kMaxVersion), out, threads);
+}
+
+std::uint32_t check_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads) {
+  return checked_count(BinFile(bytes, name, kMagic, kKind, kMaxVersion), threads);
 }
 
 namespace {

@@ -24,6 +24,10 @@ std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::Fr
 std::vector<math::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads = 1);
 std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name, std::span<math::Fr> out,
                             unsigned threads = 1);
+// parse_wtns's checks (header, section sizes, every value below r, w[0] = 1) without
+// converting or keeping the values: the number of values. A service checks a request with it
+// before queueing the bytes, which the proof parses later into its own buffer.
+std::uint32_t check_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness);
 // The same file's bytes, in memory (parse_wtns reads them back).
 std::vector<std::uint8_t> wtns_bytes(const std::vector<math::Fr>& witness);

@@ -117,6 +117,11 @@ class MontgomeryField {
     return from_raw(montgomery_multiply(limbs, one_limbs));
   }
 
+  // Whether little-endian bytes hold a value below the modulus (what from_canonical_bytes and
+  // from_montgomery_bytes accept), without converting it.
+  static constexpr bool bytes_below_modulus(std::span<const std::uint8_t, byte_count> bytes) {
+    return !detail::greater_or_equal(limbs_from_bytes(bytes), modulus);
+  }
   static constexpr std::optional<MontgomeryField> from_canonical_bytes(
       std::span<const std::uint8_t, byte_count> bytes) {
     return from_canonical_limbs(limbs_from_bytes(bytes));

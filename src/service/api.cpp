@@ -147,7 +147,7 @@ HttpResponse error_response(unsigned status, const std::string& message) { retur
 
 Api::Api(engine::Engine& engine, engine::ServeSettings settings) : engine_(engine), settings_(settings) {}
 
-HttpResponse Api::handle(const HttpRequest& request) {
+HttpResponse Api::handle(HttpRequest request) {
   try {
     return route(request);
   } catch (const EngineError& error) {
@@ -159,7 +159,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
   }
 }
 
-HttpResponse Api::route(const HttpRequest& request) {
+HttpResponse Api::route(HttpRequest& request) {
   std::string_view target = request.target;
   const auto question = target.find('?');
   const std::string_view path = target.substr(0, question);
@@ -244,7 +244,7 @@ HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) 
   return json_response(201, json{{"key", name}});
 }
 
-HttpResponse Api::submit(const std::string& query, const HttpRequest& request) {
+HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
   const auto parameters = query_parameters(query);
   for (const auto& [name, value] : parameters) {
     if (name != "key" && name != "wait") return error_response(400, fmt::format("unknown query parameter '{}' (key, wait)", name));
@@ -258,7 +258,7 @@ HttpResponse Api::submit(const std::string& query, const HttpRequest& request) {
     }
     wait = found->second == "true";
   }
-  auto handle = engine_.submit(key->second, request.body, engine::WhenFull::refuse);
+  auto handle = engine_.submit(key->second, std::move(request.body), engine::WhenFull::refuse);
   if (!wait) return json_response(202, json{{"id", std::to_string(handle.id())}, {"key", key->second}});
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(settings_.request_timeout_s * 1000));
   const auto result = handle.wait_for(timeout);

@@ -49,12 +49,13 @@ class Api {
  public:
   Api(engine::Engine& engine, engine::ServeSettings settings);
   // Never throws: every failure is a response.
-  HttpResponse handle(const HttpRequest& request);
+  // The request is taken over: a proof's body moves into the engine's queue, uncopied.
+  HttpResponse handle(HttpRequest request);
 
  private:
-  HttpResponse route(const HttpRequest& request);
+  HttpResponse route(HttpRequest& request);
   HttpResponse load_key(const std::string& name, const HttpRequest& request);
-  HttpResponse submit(const std::string& query, const HttpRequest& request);
+  HttpResponse submit(const std::string& query, HttpRequest& request);
   HttpResponse proof(std::uint64_t id, bool cancel);
 
   engine::Engine& engine_;

@@ -152,7 +152,7 @@ void HttpServer::Impl::serve(Socket& socket) {
     request.target = std::string(message.target());
     request.content_type = std::string(message[http::field::content_type]);
     request.body = std::move(message.body());
-    const auto response = api.handle(request);
+    const auto response = api.handle(std::move(request));
     if (!write_response(socket, response, message.version(), message.keep_alive()) || !message.keep_alive()) return;
   }
 }

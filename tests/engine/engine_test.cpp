@@ -353,12 +353,27 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
   BOOST_CHECK(error_kind_of([&] { engine.submit("small", truncated); }, &message) == ErrorKind::bad_witness);
   BOOST_CHECK_MESSAGE(message.find("(key small)") != std::string::npos && message.find("section") != std::string::npos, message);
   BOOST_CHECK(error_kind_of([&] { engine.submit("small", {}); }) == ErrorKind::bad_witness);
+  // Checked at submit without being converted: a value not below r, a first value other than 1,
+  // a witness of another length, each named.
+  auto not_reduced = files().wtns(2, 3);
+  std::fill(not_reduced.end() - 32, not_reduced.end(), std::uint8_t{0xff});
+  const auto last = witness(2, 3).size() - 1;
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", not_reduced); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.find(fmt::format("value {} is not below r", last)) != std::string::npos, message);
+  auto values = witness(2, 3);
+  values[0] = Fr::from_uint64(2);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", groth16::wtns_bytes(values)); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.find("w[0] must be 1") != std::string::npos, message);
+  values[0] = Fr::one();
+  values.push_back(Fr::one());
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", groth16::wtns_bytes(values)); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.find("another circuit") != std::string::npos, message);
   BOOST_CHECK(error_kind_of([&] { engine.submit("nope", files().wtns(2, 3)); }) == ErrorKind::unknown_key);
   // Well formed but not satisfying the circuit (out ≠ x·y): its proof fails the pairing check in
   // the same run as two good ones, which are made.
   auto holder = hold_dispatcher(engine, gate);
   auto good = engine.submit("small", files().wtns(4, 5));
-  auto values = witness(6, 7);
+  values = witness(6, 7);
   values[1] = Fr::from_uint64(41);
   const auto bad_path = files().dir / "bad.wtns";
   groth16::write_wtns(bad_path, values);
