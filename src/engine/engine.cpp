@@ -118,9 +118,11 @@ struct Engine::Impl {
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
     std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
+    Bytes proof_bytes = 0;  // one proof's device memory with the key set up, as planned at load
     // What its runs leave set up on the devices for the next one (the dispatcher's thread only
     // sets it up and releases it; status() reads it).
     std::shared_ptr<groth16::DeviceKeyState> device_state = std::make_shared<groth16::DeviceKeyState>();
+    std::uint64_t last_batch = 0;  // the engine's count of batches when its last one began
     std::size_t queued = 0;
     std::size_t running = 0;
     bool unloading = false;
@@ -257,9 +259,24 @@ struct Engine::Impl {
                                       settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
                                       config.engine.stream_buffer_bytes, config.engine.precompute_bases);
   }
+  // What one proof of `key` in `layout` needs on a device besides the margins: the key's
+  // resident sets and matrix and one proof's peak (the kernels' scratch comes on top).
+  static Bytes proof_bytes(const groth16::ProvingKey& key, const std::filesystem::path& key_path, const groth16::ProofLayout& layout) {
+    HostWork host_work(0);
+    groth16::ProofChecks no_checks;
+    no_checks.verify = false;
+    groth16::Groth16Workload sizing(key, key_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement);
+    return sizing.memory_plan(0).peak_bytes + sizing.resident_bytes();
+  }
+  // How many of the other keys' device states, oldest batch first with the device bytes each
+  // holds, a batch of `key` gives back before it runs: the fewest from the oldest such that the
+  // rest, held back from its budget, leave its layout as planned with the devices to itself and a
+  // proof of it still fits the smallest device.
+  std::size_t states_to_give_back(const groth16::ProvingKey& key, const std::filesystem::path& key_path,
+                                  const std::vector<Bytes>& held_oldest_first) const;
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                  const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                 std::vector<std::shared_ptr<ProofRecord>> batch);
+                 Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch);
 };
 
 namespace {
@@ -417,25 +434,58 @@ void Engine::Impl::dispatch() {
     const auto proving_key = key.key;
     const auto key_path = key.path;
     const auto device_state = key.device_state;
-    // One key is set up on the devices at a time: the others' sets and matrices go first.
-    std::vector<std::shared_ptr<groth16::DeviceKeyState>> others;
+    key.last_batch = batches;
+    // The other keys set up on the devices stay there while this batch loses nothing by it
+    // (states_to_give_back); the least recently proved go first.
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<groth16::DeviceKeyState>>> others;
     for (const auto& [other_name, other] : keys) {
-      if (other_name != name && other.device_state->holds_anything()) others.push_back(other.device_state);
+      if (other_name != name && other.device_state->holds_anything()) others.emplace_back(other.last_batch, other.device_state);
     }
+    std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (const auto& record : batch) {
       std::lock_guard record_lock(record->mutex);
       record->result.state = ProofState::running;
     }
     space.notify_all();
     lock.unlock();
-    release_device_states(others);
-    run_batch(name, proving_key, key_path, device_state, std::move(batch));
+    std::vector<Bytes> held;
+    for (const auto& other : others) held.push_back(other.second->device_bytes());
+    const std::size_t give_back = states_to_give_back(*proving_key, key_path, held);
+    std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
+    Bytes held_by_others = 0;
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      if (i < give_back) {
+        given_back.push_back(others[i].second);
+      } else {
+        held_by_others += held[i];
+      }
+    }
+    release_device_states(given_back);
+    run_batch(name, proving_key, key_path, device_state, held_by_others, std::move(batch));
   }
+}
+
+std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, const std::filesystem::path& key_path,
+                                              const std::vector<Bytes>& held_oldest_first) const {
+  const auto settings = settings_for(config.run, config.engine.policy);
+  const auto alone = proof_layout(key, settings);
+  const Bytes needed = proof_bytes(key, key_path, alone) + settings.safety_margin_bytes + settings.resident_bytes;
+  Bytes smallest = ~Bytes{0};
+  for (const auto* device : backend->devices()) smallest = std::min(smallest, device->properties().total_memory_bytes);
+  Bytes held = 0;
+  for (const Bytes bytes : held_oldest_first) held += bytes;
+  for (std::size_t first = 0; first < held_oldest_first.size(); held -= held_oldest_first[first++]) {
+    auto beside = settings;
+    beside.resident_bytes += held;
+    const auto layout = proof_layout(key, beside);
+    if (needed + held <= smallest && layout.abc_step == alone.abc_step && layout.placement == alone.placement) return first;
+  }
+  return held_oldest_first.size();
 }
 
 void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                              const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                             std::vector<std::shared_ptr<ProofRecord>> batch) {
+                             Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch) {
   std::vector<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
   std::vector<bool> ended(batch.size(), false);
   auto finish = [&](std::size_t index, ProofState state, std::string error) {
@@ -475,6 +525,9 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
       texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
     const auto layout = proof_layout(*key, settings);
+    // The other keys kept set up are outside this run's budget (their layout left this one's as
+    // it is alone: states_to_give_back).
+    settings.resident_bytes += held_by_others;
     // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
     // since makes the plan smaller).
     if (!device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({device_state});
@@ -569,17 +622,14 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   // A cap too small for one proof is the configuration's mistake: say so now, naming the key,
   // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
   std::string layout_text;
+  Bytes proof_bytes = 0;
   {
-    HostWork host_work(0);
-    groth16::ProofChecks no_checks;
-    no_checks.verify = false;
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
     const auto layout = impl_->proof_layout(*key, settings);
     layout_text = fmt::format("a/b/c on the {}; {}", groth16::to_string(layout.abc_step), layout.placement.describe());
-    groth16::Groth16Workload sizing(*key, zkey_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement);
-    const auto plan = sizing.memory_plan(0);
+    proof_bytes = Impl::proof_bytes(*key, zkey_path, layout);
     try {
-      check_vram_cap_fits(impl_->config.run, plan.peak_bytes + sizing.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes,
+      check_vram_cap_fits(impl_->config.run, proof_bytes + settings.safety_margin_bytes + settings.resident_bytes,
                           fmt::format("a proof of {} (domain 2^{})", zkey_path.string(), key->domain_log2));
     } catch (const std::exception& error) {
       throw EngineError(ErrorKind::bad_key, error.what());
@@ -594,6 +644,7 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   entry.path = zkey_path;
   entry.read_seconds = read_seconds;
   entry.layout = std::move(layout_text);
+  entry.proof_bytes = proof_bytes;
   impl_->keys.emplace(name, std::move(entry));
 }
 
@@ -746,6 +797,8 @@ EngineStatus Engine::status() const {
     out.resident.push_back("host");
     for (const int gpu : key.device_state->device_indices()) out.resident.push_back(fmt::format("gpu{}", gpu));
     out.device_set_ups = key.device_state->set_ups();
+    out.device_bytes = key.device_state->device_bytes();
+    out.proof_bytes = key.proof_bytes;
     out.queued = key.queued;
     out.running = key.running;
     out.unloading = key.unloading;
@@ -804,6 +857,8 @@ std::string status_json(const EngineStatus& status) {
                            {"unloading", key.unloading},
                            {"read_seconds", key.read_seconds},
                            {"device_set_ups", key.device_set_ups},
+                           {"device_bytes", key.device_bytes},
+                           {"proof_bytes", key.proof_bytes},
                            {"layout", key.layout}});
   }
   return out.dump();

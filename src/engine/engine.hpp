@@ -7,8 +7,10 @@
 // of a Groth16Workload on the engine's devices; proofs submitted meanwhile wait for the next run.
 // The key stays set up on the devices between its runs (its resident sets, precomputed copies
 // and constraint matrix, and the registration of the bytes its streamed sets travel from:
-// groth16::DeviceKeyState), one key at a time: a run of another key gives them back first, and so
-// do unloading the key and shutdown. What each run still costs beyond its proofs: its pinned
+// groth16::DeviceKeyState). Several keys stay set up while they fit: a run of another key keeps
+// them beside it, held back from its budget, as long as that leaves its own layout as it would be
+// with the devices to itself and a proof of it still fits; otherwise it gives back the least
+// recently proved first. Unloading a key and shutdown give its state back. What each run still costs beyond its proofs: its pinned
 // staging buffers are set up again, and the GPUs drain at its end.
 //
 // Every accepted proof ends done, failed or cancelled, and its handle says which: a bad witness
@@ -113,6 +115,8 @@ struct KeyStatus {
   std::uint64_t host_bytes = 0;
   std::vector<std::string> resident;  // "host", and "gpu0", ... where it is set up on that GPU
   std::uint64_t device_set_ups = 0;   // device set-ups made of it (uploads of its sets and matrix) since it was loaded
+  std::uint64_t device_bytes = 0;     // what it holds set up on a GPU (the most on any one): 0 when it is not
+  std::uint64_t proof_bytes = 0;      // one proof's device memory, the key's set-up included (planned at load; margins and kernel scratch on top)
   std::size_t queued = 0;
   std::size_t running = 0;
   bool unloading = false;

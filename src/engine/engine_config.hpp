@@ -43,8 +43,9 @@ struct EngineSettings {
   std::optional<groth16::SetPlacement> key_sets;
   Bytes stream_buffer_bytes = kGiB;
   bool precompute_bases = false;
-  // A key stays set up on the GPUs between its batches (false: each batch uploads it and frees it
-  // at its end, leaving the memory to others between batches).
+  // A key stays set up on the GPUs between its batches, beside other keys' while they fit
+  // (false: each batch uploads it and frees it at its end, leaving the memory to others between
+  // batches).
   bool keep_key_on_device = true;
 };
 

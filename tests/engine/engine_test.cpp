@@ -501,40 +501,83 @@ BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
 // A batch of another key gives the first key's device state back (one key set up at a time), so
 // the first key's next batch sets it up again; unloading both leaves nothing on the device. Each
 // proof is still the CPU reference's.
-BOOST_AUTO_TEST_CASE(a_key_stays_set_up_between_batches_one_key_at_a_time) {
+KeyStatus key_status(const Engine& engine, const std::string& name) {
+  for (const auto& key : engine.status().keys) {
+    if (key.name == name) return key;
+  }
+  BOOST_FAIL("no key " << name);
+  return KeyStatus{};
+}
+
+bool on_gpu(const KeyStatus& key) { return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end(); }
+
+// Two keys that fit side by side both stay set up while batches of each alternate.
+BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   Engine engine(config(64, 1));
   engine.load_key("small", files().zkey);
   engine.load_key("other", files().zkey);
-  auto key_status = [&](const std::string& name) {
-    for (const auto& key : engine.status().keys) {
-      if (key.name == name) return key;
-    }
-    BOOST_FAIL("no key " << name);
-    return KeyStatus{};
-  };
-  auto on_gpu = [](const KeyStatus& key) { return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end(); };
-  BOOST_CHECK_EQUAL(key_status("small").device_set_ups, 0u);
-  BOOST_CHECK(!on_gpu(key_status("small")));
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 0u);
+  BOOST_CHECK(!on_gpu(key_status(engine, "small")));
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_bytes, 0u);
   for (std::uint64_t x = 2; x < 5; ++x) check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
   BOOST_CHECK_EQUAL(engine.status().batches, 3u);
-  BOOST_CHECK_EQUAL(key_status("small").device_set_ups, 1u);
-  BOOST_CHECK(on_gpu(key_status("small")));
-  BOOST_CHECK_GT(engine.status().gpus.at(0).device_used_bytes, 0u);
+  const auto small = key_status(engine, "small");
+  BOOST_CHECK_EQUAL(small.device_set_ups, 1u);
+  BOOST_CHECK(on_gpu(small));
+  BOOST_CHECK_GT(small.device_bytes, 0u);
+  BOOST_CHECK_GT(small.proof_bytes, small.device_bytes);
+  const auto used_by_one = engine.status().gpus.at(0).device_used_bytes;
+  BOOST_CHECK_GT(used_by_one, 0u);
 
-  check_done(engine.submit("other", files().wtns(5, 3)), 5, 3);
-  BOOST_CHECK(!on_gpu(key_status("small")));
-  BOOST_CHECK(on_gpu(key_status("other")));
-  BOOST_CHECK_EQUAL(key_status("other").device_set_ups, 1u);
-  check_done(engine.submit("small", files().wtns(6, 3)), 6, 3);
-  BOOST_CHECK_EQUAL(key_status("small").device_set_ups, 2u);
-  BOOST_CHECK(!on_gpu(key_status("other")));
+  for (std::uint64_t x = 5; x < 7; ++x) {
+    check_done(engine.submit("other", files().wtns(x, 3)), x, 3);
+    check_done(engine.submit("small", files().wtns(x, 4)), x, 4);
+  }
+  BOOST_CHECK(on_gpu(key_status(engine, "small")));
+  BOOST_CHECK(on_gpu(key_status(engine, "other")));
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 1u);
+  BOOST_CHECK_EQUAL(key_status(engine, "other").device_set_ups, 1u);
+  BOOST_CHECK_GT(engine.status().gpus.at(0).device_used_bytes, used_by_one);
 
   BOOST_CHECK_EQUAL(engine.unload_key("small"), 0u);
   engine.wait_key_gone("small");
+  BOOST_CHECK(on_gpu(key_status(engine, "other")));
   BOOST_CHECK_EQUAL(engine.unload_key("other"), 0u);
   engine.wait_key_gone("other");
   BOOST_CHECK(engine.status().keys.empty());
   BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+}
+
+// On a card with room for one key's set-up and proof but not for another key's set-up beside
+// them, a batch of one key gives the other's back first.
+BOOST_AUTO_TEST_CASE(a_key_that_does_not_fit_beside_another_evicts_it) {
+  // The layout fixed, so that the cap cannot change it (it would plan less on the device).
+  auto engine_config = config(64, 1);
+  engine_config.engine.abc_step = groth16::AbcStep::device;
+  engine_config.engine.key_sets = groth16::SetPlacement::resident;
+  Bytes device_bytes = 0, proof_bytes = 0;
+  {
+    Engine whole_card(engine_config);
+    whole_card.load_key("small", files().zkey);
+    check_done(whole_card.submit("small", files().wtns(2, 3)), 2, 3);
+    device_bytes = key_status(whole_card, "small").device_bytes;
+    proof_bytes = key_status(whole_card, "small").proof_bytes;
+  }
+  BOOST_REQUIRE_GT(device_bytes, 0u);
+  engine_config.run.vram_cap_bytes = engine_config.run.coordinator.safety_margin_bytes + proof_bytes + device_bytes / 2;
+  Engine engine(engine_config);
+  engine.load_key("small", files().zkey);
+  engine.load_key("other", files().zkey);
+  check_done(engine.submit("small", files().wtns(2, 3)), 2, 3);
+  BOOST_CHECK(on_gpu(key_status(engine, "small")));
+  check_done(engine.submit("other", files().wtns(5, 3)), 5, 3);
+  BOOST_CHECK(!on_gpu(key_status(engine, "small")));
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_bytes, 0u);
+  BOOST_CHECK(on_gpu(key_status(engine, "other")));
+  check_done(engine.submit("small", files().wtns(6, 3)), 6, 3);
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 2u);
+  BOOST_CHECK_EQUAL(key_status(engine, "other").device_set_ups, 1u);
+  BOOST_CHECK(!on_gpu(key_status(engine, "other")));
 }
 
 // keep_key_on_device = false: each batch sets the key up and frees it at its end.

@@ -53,6 +53,13 @@ std::uint64_t DeviceKeyState::set_ups() const {
   return set_ups_;
 }
 
+Bytes DeviceKeyState::device_bytes() const {
+  std::lock_guard lock(mutex_);
+  Bytes most = 0;
+  for (const auto& [index, entry] : devices_) most = std::max(most, entry.bytes);
+  return most;
+}
+
 DeviceKeyState::OnDevice* DeviceKeyState::entry(int index) {
   std::lock_guard lock(mutex_);
   auto found = devices_.find(index);
@@ -60,7 +67,7 @@ DeviceKeyState::OnDevice* DeviceKeyState::entry(int index) {
 }
 
 DeviceKeyState::OnDevice& DeviceKeyState::fresh_entry(int index, Device& device, bool matrix_on_device,
-                                                      const KeyPlacement& placement) {
+                                                      const KeyPlacement& placement, Bytes bytes) {
   std::lock_guard lock(mutex_);
   if (devices_.empty()) {
     matrix_on_device_ = matrix_on_device;
@@ -71,6 +78,7 @@ DeviceKeyState::OnDevice& DeviceKeyState::fresh_entry(int index, Device& device,
   auto [where, inserted] = devices_.try_emplace(index);
   if (!inserted) throw std::logic_error("DeviceKeyState: device already set up (release it first)");
   where->second.device = &device;
+  where->second.bytes = bytes;
   return where->second;
 }
 

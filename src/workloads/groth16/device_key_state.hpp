@@ -11,7 +11,8 @@
 // The holder keeps the key's host bytes alive until release() has returned (the registration
 // refers to them), hands the state to one run at a time, and releases it before a run whose
 // layout keeps other sets on the devices (made_for). Between runs its device memory is the
-// workload's resident_bytes(): the next run's budget leaves it out of its capacity as before.
+// workload's resident_bytes() (device_bytes()): the next run of the same key leaves it out of its
+// budget's capacity as before, a run of another key holds it back from its own.
 
 #include "device/device.hpp"
 #include "groth16/constraint_matrix.hpp"
@@ -33,6 +34,7 @@ class DeviceKeyState {
     Device* device = nullptr;
     std::array<DevicePointer, kKeySetCount> sets{};  // the sets kept on the device
     DevicePointer matrix;                            // with the a/b/c step on the device
+    Bytes bytes = 0;                                 // what the run that made it reserved for it
     bool complete = false;                           // every upload done (a failed set-up leaves it false)
   };
 
@@ -50,6 +52,9 @@ class DeviceKeyState {
   bool holds_anything() const;
   // Device set-ups made into it since it was made: what a holder that keeps it saves, counted.
   std::uint64_t set_ups() const;
+  // The most device memory it holds on any one device (0 when it holds none): what a run of
+  // another key must hold back from its budget while this one stays set up.
+  Bytes device_bytes() const;
 
   // Frees what it holds on device `index` (nothing left to free on a lost device: its errors are
   // ignored).
@@ -62,7 +67,7 @@ class DeviceKeyState {
   friend class Groth16Workload;
   // The run's view (Groth16Workload::set_up and tear_down).
   OnDevice* entry(int index);  // null when there is none
-  OnDevice& fresh_entry(int index, Device& device, bool matrix_on_device, const KeyPlacement& placement);
+  OnDevice& fresh_entry(int index, Device& device, bool matrix_on_device, const KeyPlacement& placement, Bytes bytes);
   void completed(int index);
   bool pinned(HostRange range) const;
   void add_pinned(HostRange range, Device& through);

@@ -218,7 +218,7 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
     held = nullptr;
   }
   if (held == nullptr) {
-    auto& entry = device_state_->fresh_entry(device_index, device, abc_step_ == AbcStep::device, placement_);
+    auto& entry = device_state_->fresh_entry(device_index, device, abc_step_ == AbcStep::device, placement_, resident_bytes());
     co_await upload_key(device, entry);
     device_state_->completed(device_index);
     held = &entry;

@@ -83,6 +83,7 @@ struct KeyPlacement {
   // cost of the witness and the first batches travelling after H rather than beside it.
   bool msm_memory_after_h = false;
 
+  bool operator==(const KeyPlacement&) const = default;
   static KeyPlacement all(SetPlacement placement);
   // "H, A, B1, C resident; B2 streamed (2 x 1.00 GiB buffers)".
   std::string describe() const;
