@@ -29,6 +29,9 @@
 #   scripts/gpu-bench-proofs.sh run lone LOG2 N     there: N requests one after the other through
 #       `stagehand serve` (curl's time and the engine's), this build and the baseline alternating,
 #       two rounds. Into $OUT: lone-LOG2.log.
+#   scripts/gpu-bench-proofs.sh run keys LOG2 N     there: N requests one after the other through
+#       `stagehand serve`, alternating between two keys, with keep_key_on_device true and false
+#       alternating, two rounds, and each key's device set-ups and bytes. Into $OUT: keys-LOG2.log.
 #   scripts/gpu-bench-proofs.sh verify DIR          here: snarkjs verifies every proof in DIR's
 #       tarballs against the vk.json beside it, and prints the figures of the logs.
 set -euo pipefail
@@ -236,8 +239,38 @@ PY
       done
     done
     ;;
+  keys)
+    # Two keys, one request at a time, alternating between them (the same key loaded under two
+    # names: two keys to the engine), with the keys kept set up ([engine] keep_key_on_device =
+    # true: both stay) and without (false: each request sets its key up, as when the engine kept
+    # one key at a time), alternating, two rounds; then each key's set-ups and device bytes.
+    log2="${3:?run keys LOG2 N}"
+    count="${4:?run keys LOG2 N}"
+    log=$out/keys-$log2.log
+    cat "$out/machine.txt" >"$log"
+    dir=$work/keys-$log2
+    make_synthetic_key "$dir" "$log2"
+    . scripts/lib/serve.sh
+    for round in 1 2; do
+      for keep in true false; do
+        printf '[run]\nbackend = "cuda"\n[engine]\nkeep_key_on_device = %s\n' "$keep" >"$dir/serve-$keep.toml"
+        serve_start "$bin/stagehand" "$dir/serve.log" --config "$dir/serve-$keep.toml" --key a="$dir/circuit.zkey" --key b="$dir/circuit.zkey"
+        times=""
+        for i in $(seq "$count"); do
+          key=a
+          (( i % 2 == 0 )) && key=b
+          request=$(curl -s -o "$dir/answer.json" -w '%{time_total}' --data-binary @"$dir/circuit.wtns" "$url/v1/proofs?key=$key&wait=true")
+          times="$times $key:$request"
+        done
+        echo "round $round, keep_key_on_device = $keep: seconds per request (keys a, b alternating):$times" | tee -a "$log"
+        curl -s "$url/v1/status" | grep -o '"device_used_bytes":[0-9]*\|"device_bytes":[0-9]*\|"device_set_ups":[0-9]*\|"name":"[ab]"' | tr '\n' ' ' | tee -a "$log"
+        echo | tee -a "$log"
+        kill -TERM "$server_pid"; wait "$server_pid" || true
+      done
+    done
+    ;;
   *)
-    echo "run check | run stream LOG2 N | run serve LOG2 N | run lone LOG2 N" >&2
+    echo "run check | run stream LOG2 N | run serve LOG2 N | run lone LOG2 N | run keys LOG2 N" >&2
     exit 2
     ;;
   esac
