@@ -147,11 +147,10 @@ void fail_jobs_no_gpu_took(Run& run, Nanoseconds now) {
   run.queue.clear();
 }
 
-asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload, bool trim_pool) {
+asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload) {
   if (lane.budget) co_await lane.budget->drain();
   co_await quietly([&] { return lane.staging.shutdown(); });
   co_await quietly([&] { return workload.tear_down(lane.device, lane.index); });
-  if (!trim_pool) co_return;
   try {
     lane.device.set_pool_release_threshold(0);
     lane.device.trim_pool(0);
@@ -184,7 +183,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   co_await run_workers(state);
   fail_jobs_no_gpu_took(run, devices.front()->now());
   const auto end = devices.front()->now();
-  for (auto& lane : lanes) co_await tear_down_lane(*lane, workload, settings.trim_pool_at_end);
+  for (auto& lane : lanes) co_await tear_down_lane(*lane, workload);
   std::vector<std::string> failures;
   for (const auto& lane : lanes) failures.push_back(lane_failure(*lane));
   co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks, std::move(failures)},

@@ -43,12 +43,6 @@ struct CoordinatorSettings {
   // Budgeted: fill the pinned pool for every worker before the run's clock starts (the steady
   // state of a long-running deployment), instead of growing it on the first jobs' way.
   bool prewarm_pinned_pool = false;
-  // A run's end gives each device's pool memory back to the driver (release threshold 0, the pool
-  // trimmed). Off: the pool keeps what it holds for the caller's next run, which then does not pay
-  // for growing it again (8.8 ms a GiB on the H200); the caller trims before anything allocates
-  // outside the pool (a driver may not reclaim idle pool memory for cudaMalloc) and when it gives
-  // the memory back (the engine: groth16 keys kept set up between batches).
-  bool trim_pool_at_end = true;
   std::uint64_t seed = 1;
 };
 

@@ -250,8 +250,6 @@ struct Engine::Impl {
   // the devices' memory.
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states);
   void give_back_retired();  // the retired keys' states (engine mutex not held)
-  // Gives the devices' idle pool memory back to the driver (runs keep it for the next run).
-  void trim_pools();
   // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
   void sample_devices(const std::map<int, const VramBudget*>& budgets);
   // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
@@ -369,20 +367,8 @@ void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth
   } catch (const std::exception&) {
     // release() swallows a lost device's errors; anything else leaves the memory to the process's end.
   }
-  trim_pools();  // the runs kept their pool memory for the next run: it goes back with the key
   std::lock_guard lock(mutex);
   sample_devices({});
-}
-
-void Engine::Impl::trim_pools() {
-  for (auto* device : backend->devices()) {
-    try {
-      device->set_pool_release_threshold(0);
-      device->trim_pool(0);
-    } catch (const DeviceError&) {
-      // A lost device keeps nothing to trim.
-    }
-  }
 }
 
 void Engine::Impl::give_back_retired() {
@@ -532,16 +518,6 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     const auto& devices = backend->devices();
     const bool on_gpu = backend->on_gpu();
     auto settings = settings_for(config.run, config.engine.policy);
-    // With the key kept set up, a run leaves its pool memory for the next run (growing the pool
-    // again cost 8.8 ms a GiB on the H200: about 30 ms a run at 2^20); a run that sets the key up
-    // somewhere allocates outside the pool, so it starts with the pools trimmed.
-    settings.trim_pool_at_end = !config.engine.keep_key_on_device;
-    std::size_t healthy = 0;
-    {
-      std::lock_guard lock(mutex);
-      for (const auto& gpu : gpus) healthy += gpu.lost ? 0 : 1;
-    }
-    if (config.engine.keep_key_on_device && device_state->device_indices().size() < healthy) trim_pools();
     HostWork host_work(on_gpu ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
     groth16::ProofChecks checks;
     checks.verify = config.engine.verify;
