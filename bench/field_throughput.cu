@@ -216,6 +216,63 @@ __global__ void __launch_bounds__(128, Blocks) batch_affine_kernel(F* sink, cons
   sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
+// The same with the inversion shared by the block: each of the 128 threads keeps T sums, the
+// threads' products of dx are combined by Montgomery's trick across the block (an inclusive prefix
+// and an inclusive suffix scan in shared memory, 7 products each), one thread inverts the block's
+// product, and each thread recovers its own inverse with two products: per addition about
+// 6 + 16/T products and 1/(128·T) of an inversion.
+template <class F, int T, int Blocks = 3>
+__global__ void __launch_bounds__(128, Blocks) block_affine_kernel(F* sink, const G1Affine* points, int rounds) {
+  __shared__ F prefix_scan[128], suffix_scan[128], total_inverse;
+  const int t = threadIdx.x;
+  const G1Affine q = points[8 + (t & 7)];
+  const F qx = same_words<F>(q.x), qy = same_words<F>(q.y);
+  F x[T], y[T], prefix[T];
+  const G1Affine p = points[t & 7];
+  for (int i = 0; i < T; ++i) {
+    x[i] = same_words<F>(p.x);
+    x[i].w[0] += i + T * t;
+    y[i] = same_words<F>(p.y);
+  }
+  for (int r = 0; r < rounds; ++r) {
+    F product = F::one();
+    for (int i = 0; i < T; ++i) {
+      prefix[i] = product;
+      product = product * (qx - x[i]);
+    }
+    F before = product, after = product;  // become P_0..P_t and P_t..P_127
+    for (int offset = 1; offset < 128; offset <<= 1) {
+      prefix_scan[t] = before;
+      suffix_scan[t] = after;
+      __syncthreads();
+      if (t >= offset) before = prefix_scan[t - offset] * before;
+      if (t + offset < 128) after = after * suffix_scan[t + offset];
+      __syncthreads();
+    }
+    prefix_scan[t] = before;
+    suffix_scan[t] = after;
+    if (t == 127) total_inverse = before.inverse();
+    __syncthreads();
+    F inverse = total_inverse;
+    if (t > 0) inverse = inverse * prefix_scan[t - 1];
+    if (t < 127) inverse = inverse * suffix_scan[t + 1];
+    __syncthreads();  // the scans' slots are written again next round
+    const F sign_y = (r & 1) ? qy : -qy;
+    for (int i = T - 1; i >= 0; --i) {
+      const F dx = qx - x[i];
+      const F inverse_dx = inverse * prefix[i];
+      inverse = inverse * dx;
+      const F lambda = (sign_y - y[i]) * inverse_dx;
+      const F x3 = lambda.squared() - x[i] - qx;
+      y[i] = lambda * (x[i] - x3) - y[i];
+      x[i] = x3;
+    }
+  }
+  F acc = F::zero();
+  for (int i = 0; i < T; ++i) acc = acc + x[i] + y[i];
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
 template <class Launch>
 double time_launch(Launch launch) {
   cudaEvent_t begin, end;
@@ -353,10 +410,10 @@ int main() {
          double(sms * 3) * 128 * add_rounds);
   // The same additions batch-affine, T sums to an inversion, 3 blocks of 128 per SM: clk per
   // addition per SM, against the mixed addition's above.
-  auto batch = [&]<class F>(const char* name, void (*kernel)(F*, const G1Affine*, int), int t) {
+  auto batch = [&]<class F>(const char* name, void (*kernel)(F*, const G1Affine*, int), int t, int blocks_per_sm = 3) {
     const int rounds = 4096 / t;
-    report(name, time_launch([&] { kernel<<<sms * 3, 128>>>(reinterpret_cast<F*>(sink), points, rounds); }),
-           double(sms * 3) * 128 * rounds * t);
+    report(name, time_launch([&] { kernel<<<sms * blocks_per_sm, 128>>>(reinterpret_cast<F*>(sink), points, rounds); }),
+           double(sms * blocks_per_sm) * 128 * rounds * t);
   };
   batch("batch-affine add, FP64, T = 8", batch_affine_kernel<FqF64, 8>, 8);
   batch("batch-affine add, FP64, T = 16", batch_affine_kernel<FqF64, 16>, 16);
@@ -365,6 +422,12 @@ int main() {
   batch("batch-affine add, FP64, T = 128", batch_affine_kernel<FqF64, 128>, 128);
   batch("batch-affine add, FP64, T = 256", batch_affine_kernel<FqF64, 256>, 256);
   batch("batch-affine add, integer, T = 64", batch_affine_kernel<Fq, 64>, 64);
+  batch("block-shared inversion, FP64, T = 2", block_affine_kernel<FqF64, 2>, 2);
+  batch("block-shared inversion, FP64, T = 4", block_affine_kernel<FqF64, 4>, 4);
+  batch("block-shared inversion, FP64, T = 8", block_affine_kernel<FqF64, 8>, 8);
+  batch("block-shared inversion, FP64, T = 16", block_affine_kernel<FqF64, 16>, 16);
+  batch("block-shared inversion, FP64, T = 32", block_affine_kernel<FqF64, 32>, 32);
+  batch("block-shared inversion, FP64, 2 blocks, T = 16", block_affine_kernel<FqF64, 16, 2>, 16, 2);
   CHECK(cudaFree(points));
   CHECK(cudaFree(sink));
   return 0;
