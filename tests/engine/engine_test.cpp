@@ -20,6 +20,7 @@
 #include "groth16/zkey.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -160,12 +161,13 @@ ErrorKind error_kind_of(Action&& action, std::string* message = nullptr) {
   return ErrorKind::stopped;
 }
 
-// Whether GPU 0's memory in use, as the engine last sampled it, comes down to 0 within 30 s (it
-// samples after each run ends and after it gives a key's device state back, which may be just
-// after the last proof's handle has answered).
+// Whether every GPU's memory in use, as the engine last sampled it, comes down to 0 within 30 s
+// (it samples after each run ends and after it gives a key's device state back, which may be
+// just after the last proof's handle has answered).
 bool gpu_memory_comes_back(const Engine& engine) {
   for (int i = 0; i < 3000; ++i) {
-    if (engine.status().gpus.at(0).device_used_bytes == 0) return true;
+    const auto gpus = engine.status().gpus;
+    if (std::all_of(gpus.begin(), gpus.end(), [](const GpuStatus& gpu) { return gpu.device_used_bytes == 0; })) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -546,6 +548,30 @@ BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   engine.wait_key_gone("other");
   BOOST_CHECK(engine.status().keys.empty());
   BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+}
+
+// Two GPUs: each keeps both keys set up (one set-up of each key per GPU), whichever GPU proves.
+BOOST_AUTO_TEST_CASE(two_gpus_keep_both_keys_set_up) {
+  auto engine_config = config(64, 1);
+  engine_config.run.gpus = 2;
+  Engine engine(engine_config);
+  engine.load_key("small", files().zkey);
+  engine.load_key("other", files().zkey);
+  for (std::uint64_t x = 2; x < 6; ++x) {
+    check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+    check_done(engine.submit("other", files().wtns(x, 5)), x, 5);
+  }
+  const std::vector<std::string> both{"host", "gpu0", "gpu1"};
+  for (const auto* name : {"small", "other"}) {
+    const auto key = key_status(engine, name);
+    BOOST_CHECK_EQUAL(key.device_set_ups, 2u);
+    BOOST_CHECK_MESSAGE(key.resident == both, name << ": " << fmt::format("{}", fmt::join(key.resident, ", ")));
+  }
+  BOOST_CHECK_EQUAL(engine.unload_key("small"), 0u);
+  engine.wait_key_gone("small");
+  BOOST_CHECK_EQUAL(engine.unload_key("other"), 0u);
+  engine.wait_key_gone("other");
+  BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on GPU 0");
 }
 
 // On a card with room for one key's set-up and proof but not for another key's set-up beside
