@@ -8,6 +8,8 @@
 #include "groth16/prover.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
+#include "runner/report.hpp"
+#include "trace/svg_timeline.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/host_work.hpp"
 
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -250,6 +253,8 @@ struct Engine::Impl {
   // the devices' memory.
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states);
   void give_back_retired();  // the retired keys' states (engine mutex not held)
+  // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
+  void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs, bool on_gpu);
   // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
   void sample_devices(const std::map<int, const VramBudget*>& budgets);
   // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
@@ -561,8 +566,22 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
         finish(index, ProofState::failed, record.completed() ? "the run ended without a proof for it" : record.error);
       }
     };
+    // The run's own trace where [engine] trace_dir asks for one (the backend's keeps only a hash).
+    std::optional<Trace> run_trace;
+    if (!config.engine.trace_dir.empty()) {
+      run_trace.emplace(true);
+      if (on_gpu) backend->trace_kernels(&*run_trace);
+    }
+    struct KernelsUntraced {
+      Backend& backend;
+      bool traced;
+      ~KernelsUntraced() {
+        if (traced) backend.trace_kernels(nullptr);
+      }
+    } kernels_untraced{*backend, run_trace.has_value() && on_gpu};
+    RunReport report;
     backend->run([&]() -> asio::awaitable<void> {
-      co_await run_coordinator(devices, settings, workload, backend->trace(), hooks);
+      report = co_await run_coordinator(devices, settings, workload, run_trace ? *run_trace : backend->trace(), hooks);
       // A GPU lost in the run keeps nothing that could be freed: its part of the state goes.
       for (std::size_t i = 0; i < devices.size(); ++i) {
         bool lost = false;
@@ -573,6 +592,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
         if (lost) co_await device_state->release_device(static_cast<int>(i));
       }
     }());
+    if (run_trace) write_run_trace(*run_trace, report, key_name, batch.size(), on_gpu);
   } catch (const std::exception& error) {
     for (std::size_t i = 0; i < batch.size(); ++i) finish(i, ProofState::failed, fmt::format("the run failed: {}", error.what()));
   }
@@ -580,6 +600,42 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
   for (std::size_t i = 0; i < batch.size(); ++i) finish(i, ProofState::failed, "the run ended without reporting this proof");
   std::lock_guard lock(mutex);
   sample_devices({});  // what the run left on the devices (the key, where it stays set up)
+}
+
+void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs,
+                                   bool on_gpu) {
+  std::uint64_t number = 0;
+  {
+    std::lock_guard lock(mutex);
+    number = batches;
+  }
+  const auto& dir = config.engine.trace_dir;
+  auto file = [&](std::uint64_t n, const char* extension) { return dir / fmt::format("run-{:06}{}", n, extension); };
+  try {
+    trace.write_chrome_json(file(number, ".trace.json"));
+    PictureOptions options;
+    options.worker_rows = true;
+    options.job_rows = true;
+    options.job_word = "proof";
+    // The batch's own window: the engine's device clocks count from its start.
+    options.from_ns = std::numeric_limits<Nanoseconds>::max();
+    for (const auto& event : trace.events()) {
+      options.from_ns = std::min(options.from_ns, event.start_ns);
+      options.to_ns = std::max(options.to_ns, event.end_ns);
+    }
+    write_svg_picture({PictureLane{report.policy, headline_figures(report), &trace}}, file(number, ".svg"),
+                      fmt::format("stagehand engine: batch {}, {} proof{} of key {}, {}", number, proofs, proofs == 1 ? "" : "s",
+                                  key_name, on_gpu ? "CUDA" : "simulator (the coordinator's rows)"),
+                      options);
+    if (number > config.engine.trace_runs) {
+      std::error_code ignored;
+      std::filesystem::remove(file(number - config.engine.trace_runs, ".trace.json"), ignored);
+      std::filesystem::remove(file(number - config.engine.trace_runs, ".svg"), ignored);
+    }
+  } catch (const std::exception& error) {
+    // The proofs are made and answered; a trace that cannot be written is said, not fatal.
+    fmt::print(stderr, "stagehand engine: batch {}'s trace not written: {}\n", number, error.what());
+  }
 }
 
 BackendOptions Engine::default_backend_options() {

@@ -26,6 +26,11 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
       groth16::parse_set_placement(table.choice("key_sets", "auto", groth16::set_placement_choices()));
   settings.precompute_bases = table.boolean("precompute_bases").value_or(false);
   settings.keep_key_on_device = table.boolean("keep_key_on_device").value_or(true);
+  if (auto dir = table.string("trace_dir")) {
+    if (dir->empty()) table.fail("trace_dir", "an empty path: leave the key out for no traces");
+    settings.trace_dir = *dir;
+  }
+  settings.trace_runs = static_cast<std::size_t>(table.integer_in("trace_runs", 8, 1, 100'000));
   const double default_mib = static_cast<double>(settings.stream_buffer_bytes) / kMiB;
   settings.stream_buffer_bytes = static_cast<Bytes>(table.number_in("stream_buffer_mib", default_mib, 1, 1 << 16) * kMiB);
   table.reject_unknown_keys();

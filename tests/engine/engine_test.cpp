@@ -20,6 +20,7 @@
 #include "groth16/zkey.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -604,6 +605,40 @@ BOOST_AUTO_TEST_CASE(a_key_that_does_not_fit_beside_another_evicts_it) {
   BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 2u);
   BOOST_CHECK_EQUAL(key_status(engine, "other").device_set_ups, 1u);
   BOOST_CHECK(!on_gpu(key_status(engine, "other")));
+}
+
+// [engine] trace_dir: each batch writes its trace and picture, the newest trace_runs kept.
+BOOST_AUTO_TEST_CASE(each_batch_writes_its_trace_the_newest_kept) {
+  const auto dir = files().dir / "traces";
+  std::filesystem::remove_all(dir);
+  auto engine_config = config(64, 1);
+  engine_config.engine.trace_dir = dir;
+  engine_config.engine.trace_runs = 2;
+  Engine engine(engine_config);
+  engine.load_key("small", files().zkey);
+  for (std::uint64_t x = 2; x < 5; ++x) check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+  // The trace is written after the batch's proofs are answered: wait for the third.
+  const auto third = dir / "run-000003.trace.json";
+  for (int i = 0; i < 3000 && !std::filesystem::exists(dir / "run-000003.svg"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_REQUIRE(std::filesystem::exists(third));
+  BOOST_CHECK(std::filesystem::exists(dir / "run-000002.trace.json"));
+  BOOST_CHECK(!std::filesystem::exists(dir / "run-000001.trace.json"));
+  BOOST_CHECK(!std::filesystem::exists(dir / "run-000001.svg"));
+  const auto json = nlohmann::json::parse(std::ifstream(third));
+  BOOST_REQUIRE(json.contains("traceEvents"));
+  BOOST_CHECK_GT(json["traceEvents"].size(), 10u);
+  const auto text = json.dump();
+  BOOST_CHECK_MESSAGE(text.find("prepare") != std::string::npos, "no prepare span in " << third);
+  const auto parsed = parse_engine_config("[engine]\ntrace_dir = \"t\"\ntrace_runs = 3\n", "t.toml");
+  BOOST_CHECK(parsed.engine.trace_dir == "t");
+  BOOST_CHECK_EQUAL(parsed.engine.trace_runs, 3u);
+  std::string message;
+  try {
+    parse_engine_config("[engine]\ntrace_dir = \"\"\n", "t.toml");
+  } catch (const std::exception& error) {
+    message = error.what();
+  }
+  BOOST_CHECK_MESSAGE(message.find("t.toml") != std::string::npos && message.find("trace_dir") != std::string::npos, message);
 }
 
 // keep_key_on_device = false: each batch sets the key up and frees it at its end.
