@@ -28,7 +28,8 @@
 #       Into $OUT: serve-LOG2.log. ROUNDS (default 2) rounds each; ROUNDS=0 the memory check alone.
 #   scripts/gpu-bench-proofs.sh run lone LOG2 N     there: N requests one after the other through
 #       `stagehand serve` (curl's time and the engine's), this build and the baseline alternating,
-#       two rounds. Into $OUT: lone-LOG2.log.
+#       two rounds. Into $OUT: lone-LOG2.log; with TRACES=1 also lone-traces.tar (this build's
+#       trace and picture of every batch).
 #   scripts/gpu-bench-proofs.sh run keys LOG2 N     there: N requests one after the other through
 #       `stagehand serve`, alternating between two keys, with keep_key_on_device true and false
 #       alternating, two rounds, and each key's device set-ups and bytes. Into $OUT: keys-LOG2.log.
@@ -225,10 +226,17 @@ PY
     dir=$work/lone-$log2
     make_synthetic_key "$dir" "$log2"
     . scripts/lib/serve.sh
+    # TRACES=1: this build's server writes each batch's trace ([engine] trace_dir), tarred into $OUT.
+    if [[ ${TRACES:-0} == 1 ]]; then
+      rm -rf "$dir/traces"
+      printf '[run]\nbackend = "cuda"\n[engine]\ntrace_dir = "%s"\ntrace_runs = 100\n' "$dir/traces" >"$dir/traced.toml"
+    fi
     for round in 1 2; do
       for build in stagehand stagehand-baseline; do
         [[ -x $bin/$build ]] || continue
-        serve_start "$bin/$build" "$dir/serve.log" --config "$bundle/cuda.toml" --key bench="$dir/circuit.zkey"
+        config=$bundle/cuda.toml
+        [[ ${TRACES:-0} == 1 && $build == stagehand ]] && config=$dir/traced.toml
+        serve_start "$bin/$build" "$dir/serve.log" --config "$config" --key bench="$dir/circuit.zkey"
         times=""
         for _ in $(seq "$count"); do
           request=$(curl -s -o "$dir/answer.json" -w '%{time_total}' --data-binary @"$dir/circuit.wtns" "$url/v1/proofs?key=bench&wait=true")
@@ -238,6 +246,7 @@ PY
         echo "round $round, $build: seconds per request / in the engine:$times" | tee -a "$log"
       done
     done
+    if [[ ${TRACES:-0} == 1 ]]; then tar -C "$dir" -cf "$out/lone-traces.tar" traces; fi
     ;;
   keys)
     # Two keys, one request at a time, alternating between them (the same key loaded under two
