@@ -154,8 +154,7 @@ BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std:
 
 BinFile::BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic, std::string_view kind,
                  std::uint32_t max_version)
-    : path_(name), kind_(kind), stream_bytes_(bytes.begin(), bytes.end()) {
-  bytes_ = stream_bytes_;
+    : path_(name), kind_(kind), bytes_(bytes) {
   parse(magic, max_version);
 }
 
