@@ -286,7 +286,7 @@ struct Engine::Impl {
                                   const std::vector<Bytes>& held_oldest_first) const;
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                  const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                 Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch);
+                 Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
 };
 
 namespace {
@@ -439,6 +439,7 @@ void Engine::Impl::dispatch() {
       continue;
     }
     // The oldest queued proof's key, and its proofs in order, up to a batch.
+    const auto dispatched = Clock::now();
     const std::string name = queue.front()->key;
     std::vector<std::shared_ptr<ProofRecord>> batch;
     for (auto it = queue.begin(); it != queue.end() && batch.size() < config.engine.max_batch;) {
@@ -484,7 +485,7 @@ void Engine::Impl::dispatch() {
       }
     }
     release_device_states(given_back);
-    run_batch(name, proving_key, key_path, device_state, held_by_others, std::move(batch));
+    run_batch(name, proving_key, key_path, device_state, held_by_others, std::move(batch), dispatched);
   }
 }
 
@@ -508,7 +509,7 @@ std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, co
 
 void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                              const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                             Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch) {
+                             Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched) {
   std::vector<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
   std::vector<bool> ended(batch.size(), false);
   auto finish = [&](std::size_t index, ProofState state, std::string error) {
@@ -616,6 +617,16 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
         if (traced) backend.trace_kernels(nullptr);
       }
     } kernels_untraced{*backend, run_trace.has_value() && on_gpu};
+    if (run_trace && !devices.empty()) {
+      // The engine's own steps before the run, on the device's clock.
+      const Nanoseconds now_ns = devices.front()->now();
+      const auto at = [&](Clock::time_point t) {
+        return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+      };
+      const auto track = run_trace->track("engine", "dispatcher");
+      run_trace->span(track, "queued (the batch's oldest proof)", "engine", at(batch.front()->submitted), at(dispatched));
+      run_trace->span(track, "dispatch: other keys' states, the layout, the workload", "engine", at(dispatched), now_ns);
+    }
     RunReport report;
     backend->run([&]() -> asio::awaitable<void> {
       report = co_await run_coordinator(devices, settings, workload, run_trace ? *run_trace : backend->trace(), hooks);
