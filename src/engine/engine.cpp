@@ -117,6 +117,7 @@ ProofResult ProofHandle::result() const {
 struct Engine::Impl {
   struct Key {
     std::shared_ptr<const groth16::ProvingKey> key;
+    std::shared_ptr<const groth16::KeySizes> sizes;  // KeySizes::of(*key), once (it reads every coefficient)
     std::filesystem::path path;
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
@@ -264,28 +265,29 @@ struct Engine::Impl {
   void sample_devices(const std::map<int, const VramBudget*>& budgets);
   // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
   // the card streams its sets), or as [engine] asks.
-  groth16::ProofLayout proof_layout(const groth16::ProvingKey& key, const CoordinatorSettings& settings) const {
-    return groth16::plan_proof_layout(groth16::KeySizes::of(key), backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
+  groth16::ProofLayout proof_layout(const groth16::KeySizes& sizes, const CoordinatorSettings& settings) const {
+    return groth16::plan_proof_layout(sizes, backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
                                       settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
                                       config.engine.stream_buffer_bytes, config.engine.precompute_bases);
   }
   // What one proof of `key` in `layout` needs on a device besides the margins: the key's
   // resident sets and matrix and one proof's peak (the kernels' scratch comes on top).
-  static Bytes proof_bytes(const groth16::ProvingKey& key, const std::filesystem::path& key_path, const groth16::ProofLayout& layout) {
+  static Bytes proof_bytes(const groth16::ProvingKey& key, const groth16::KeySizes& sizes, const std::filesystem::path& key_path,
+                           const groth16::ProofLayout& layout) {
     HostWork host_work(0);
     groth16::ProofChecks no_checks;
     no_checks.verify = false;
-    groth16::Groth16Workload sizing(key, key_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement);
+    groth16::Groth16Workload sizing(key, key_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement, nullptr, &sizes);
     return sizing.memory_plan(0).peak_bytes + sizing.resident_bytes();
   }
   // How many of the other keys' device states, oldest batch first with the device bytes each
   // holds, a batch of `key` gives back before it runs: the fewest from the oldest such that the
   // rest, held back from its budget, leave its layout as planned with the devices to itself and a
   // proof of it still fits the smallest device.
-  std::size_t states_to_give_back(const groth16::ProvingKey& key, const std::filesystem::path& key_path,
+  std::size_t states_to_give_back(const groth16::ProvingKey& key, const groth16::KeySizes& sizes, const std::filesystem::path& key_path,
                                   const std::vector<Bytes>& held_oldest_first) const;
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                 const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
+                 const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
                  Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
 };
 
@@ -456,6 +458,7 @@ void Engine::Impl::dispatch() {
     running += batch.size();
     ++batches;
     const auto proving_key = key.key;
+    const auto sizes = key.sizes;
     const auto key_path = key.path;
     const auto device_state = key.device_state;
     key.last_batch = batches;
@@ -474,7 +477,7 @@ void Engine::Impl::dispatch() {
     lock.unlock();
     std::vector<Bytes> held;
     for (const auto& other : others) held.push_back(other.second->device_bytes());
-    const std::size_t give_back = states_to_give_back(*proving_key, key_path, held);
+    const std::size_t give_back = states_to_give_back(*proving_key, *sizes, key_path, held);
     std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
     Bytes held_by_others = 0;
     for (std::size_t i = 0; i < others.size(); ++i) {
@@ -485,15 +488,16 @@ void Engine::Impl::dispatch() {
       }
     }
     release_device_states(given_back);
-    run_batch(name, proving_key, key_path, device_state, held_by_others, std::move(batch), dispatched);
+    run_batch(name, proving_key, *sizes, key_path, device_state, held_by_others, std::move(batch), dispatched);
   }
 }
 
-std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, const std::filesystem::path& key_path,
+std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, const groth16::KeySizes& sizes,
+                                              const std::filesystem::path& key_path,
                                               const std::vector<Bytes>& held_oldest_first) const {
   const auto settings = settings_for(config.run, config.engine.policy);
-  const auto alone = proof_layout(key, settings);
-  const Bytes needed = proof_bytes(key, key_path, alone) + settings.safety_margin_bytes + settings.resident_bytes;
+  const auto alone = proof_layout(sizes, settings);
+  const Bytes needed = proof_bytes(key, sizes, key_path, alone) + settings.safety_margin_bytes + settings.resident_bytes;
   Bytes smallest = ~Bytes{0};
   for (const auto* device : backend->devices()) smallest = std::min(smallest, device->properties().total_memory_bytes);
   Bytes held = 0;
@@ -501,14 +505,14 @@ std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, co
   for (std::size_t first = 0; first < held_oldest_first.size(); held -= held_oldest_first[first++]) {
     auto beside = settings;
     beside.resident_bytes += held;
-    const auto layout = proof_layout(key, beside);
+    const auto layout = proof_layout(sizes, beside);
     if (needed + held <= smallest && layout.abc_step == alone.abc_step && layout.placement == alone.placement) return first;
   }
   return held_oldest_first.size();
 }
 
 void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                             const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
+                             const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
                              Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched) {
   std::vector<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
   std::vector<bool> ended(batch.size(), false);
@@ -548,7 +552,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
       texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
-    const auto layout = proof_layout(*key, settings);
+    const auto layout = proof_layout(sizes, settings);
     // The other keys kept set up are outside this run's budget (their layout left this one's as
     // it is alone: states_to_give_back).
     settings.resident_bytes += held_by_others;
@@ -557,7 +561,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     if (!device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({device_state});
     groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks,
                                              layout.abc_step, layout.placement,
-                                             config.engine.keep_key_on_device ? device_state : nullptr);
+                                             config.engine.keep_key_on_device ? device_state : nullptr, &sizes);
     EngineWorkload workload(proofs_workload, batch, *this, devices);
 
     std::map<int, const VramBudget*> budgets;  // the coordinator's thread only
@@ -727,11 +731,13 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
   std::string layout_text;
   Bytes proof_bytes = 0;
+  std::shared_ptr<const groth16::KeySizes> sizes;
   {
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
-    const auto layout = impl_->proof_layout(*key, settings);
+    sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(*key));
+    const auto layout = impl_->proof_layout(*sizes, settings);
     layout_text = fmt::format("a/b/c on the {}; {}", groth16::to_string(layout.abc_step), layout.placement.describe());
-    proof_bytes = Impl::proof_bytes(*key, zkey_path, layout);
+    proof_bytes = Impl::proof_bytes(*key, *sizes, zkey_path, layout);
     try {
       check_vram_cap_fits(impl_->config.run, proof_bytes + settings.safety_margin_bytes + settings.resident_bytes,
                           fmt::format("a proof of {} (domain 2^{})", zkey_path.string(), key->domain_log2));
@@ -745,6 +751,7 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   Impl::Key entry;
   entry.host_bytes = key_host_bytes(*key);
   entry.key = std::move(key);
+  entry.sizes = std::move(sizes);
   entry.path = zkey_path;
   entry.read_seconds = read_seconds;
   entry.layout = std::move(layout_text);

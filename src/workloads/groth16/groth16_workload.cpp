@@ -32,8 +32,9 @@ HostRange host_range(const void* data, std::size_t bytes) {
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
-                                 AbcStep abc_step, KeyPlacement placement, std::shared_ptr<DeviceKeyState> device_state)
-    : key_(&key), sizes_(KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(&host_work),
+                                 AbcStep abc_step, KeyPlacement placement, std::shared_ptr<DeviceKeyState> device_state,
+                                 const KeySizes* sizes)
+    : key_(&key), sizes_(sizes != nullptr ? *sizes : KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(&host_work),
       thread_count_(thread_count), on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step),
       placement_(placement), shape_(shape_key_program(sizes_, placement)), device_state_(std::move(device_state)),
       check_seconds_(jobs_.size(), 0.0) {

@@ -95,10 +95,13 @@ class Groth16Workload final : public Workload {
   // `host_work` runs the CPU math (threaded on a GPU, inline on the simulator); thread_count is
   // what each step's math may use (0 = every hardware thread). With `device_state` the key's
   // set-up is kept there at the run's end (and found there at its start, where an earlier run
-  // left it); without, the run sets the devices up and frees them itself.
+  // left it); without, the run sets the devices up and frees them itself. `sizes`: the key's
+  // KeySizes::of where the caller keeps them (computing them reads every coefficient record: 10-15
+  // ms at 2^20).
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
                   unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
-                  KeyPlacement placement = {}, std::shared_ptr<DeviceKeyState> device_state = nullptr);
+                  KeyPlacement placement = {}, std::shared_ptr<DeviceKeyState> device_state = nullptr,
+                  const KeySizes* sizes = nullptr);
   Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement);
 
   // The constraint matrix's bytes on each device with the a/b/c step there (0 on the host).
