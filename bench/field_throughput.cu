@@ -175,6 +175,32 @@ __global__ void __launch_bounds__(128, Blocks) mixed_add_kernel(XyzzPoint<F>* si
   sink[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
+// Batch-affine helpers for the two kernels below. prefix[i] = Π_{j<i} (qx - x[j]); returns the
+// product of all T.
+template <class F, int T>
+__device__ F dx_prefix_products(const F (&x)[T], F (&prefix)[T], const F& qx) {
+  F product = F::one();
+  for (int i = 0; i < T; ++i) {
+    prefix[i] = product;
+    product = product * (qx - x[i]);
+  }
+  return product;
+}
+
+// With `inverse` = 1 / Π (qx - x[i]): every sum plus (qx, qy), two products recovering each 1/dx.
+template <class F, int T>
+__device__ void add_to_every_sum(F (&x)[T], F (&y)[T], const F (&prefix)[T], F inverse, const F& qx, const F& qy) {
+  for (int i = T - 1; i >= 0; --i) {
+    const F dx = qx - x[i];
+    const F inverse_dx = inverse * prefix[i];
+    inverse = inverse * dx;
+    const F lambda = (qy - y[i]) * inverse_dx;
+    const F x3 = lambda.squared() - x[i] - qx;
+    y[i] = lambda * (x[i] - x3) - y[i];
+    x[i] = x3;
+  }
+}
+
 // Batch-affine additions (Montgomery's trick): each thread keeps T affine sums and adds one point
 // to all of them per round, sharing one inversion (Fermat's, about 570 products) between the T;
 // about 6 products per addition besides (dx's prefix products, the two products that recover each
@@ -194,22 +220,8 @@ __global__ void __launch_bounds__(128, Blocks) batch_affine_kernel(F* sink, cons
     y[i] = same_words<F>(p.y);
   }
   for (int r = 0; r < rounds; ++r) {
-    F product = F::one();
-    for (int i = 0; i < T; ++i) {
-      prefix[i] = product;
-      product = product * (qx - x[i]);
-    }
-    F inverse = product.inverse();
-    const F sign_y = (r & 1) ? qy : -qy;
-    for (int i = T - 1; i >= 0; --i) {
-      const F dx = qx - x[i];
-      const F inverse_dx = inverse * prefix[i];
-      inverse = inverse * dx;
-      const F lambda = (sign_y - y[i]) * inverse_dx;
-      const F x3 = lambda.squared() - x[i] - qx;
-      y[i] = lambda * (x[i] - x3) - y[i];
-      x[i] = x3;
-    }
+    const F product = dx_prefix_products(x, prefix, qx);
+    add_to_every_sum(x, y, prefix, product.inverse(), qx, (r & 1) ? qy : -qy);
   }
   F acc = F::zero();
   for (int i = 0; i < T; ++i) acc = acc + x[i] + y[i];
@@ -235,11 +247,7 @@ __global__ void __launch_bounds__(128, Blocks) block_affine_kernel(F* sink, cons
     y[i] = same_words<F>(p.y);
   }
   for (int r = 0; r < rounds; ++r) {
-    F product = F::one();
-    for (int i = 0; i < T; ++i) {
-      prefix[i] = product;
-      product = product * (qx - x[i]);
-    }
+    const F product = dx_prefix_products(x, prefix, qx);
     F before = product, after = product;  // become P_0..P_t and P_t..P_127
     for (int offset = 1; offset < 128; offset <<= 1) {
       prefix_scan[t] = before;
@@ -257,16 +265,7 @@ __global__ void __launch_bounds__(128, Blocks) block_affine_kernel(F* sink, cons
     if (t > 0) inverse = inverse * prefix_scan[t - 1];
     if (t < 127) inverse = inverse * suffix_scan[t + 1];
     __syncthreads();  // the scans' slots are written again next round
-    const F sign_y = (r & 1) ? qy : -qy;
-    for (int i = T - 1; i >= 0; --i) {
-      const F dx = qx - x[i];
-      const F inverse_dx = inverse * prefix[i];
-      inverse = inverse * dx;
-      const F lambda = (sign_y - y[i]) * inverse_dx;
-      const F x3 = lambda.squared() - x[i] - qx;
-      y[i] = lambda * (x[i] - x3) - y[i];
-      x[i] = x3;
-    }
+    add_to_every_sum(x, y, prefix, inverse, qx, (r & 1) ? qy : -qy);
   }
   F acc = F::zero();
   for (int i = 0; i < T; ++i) acc = acc + x[i] + y[i];

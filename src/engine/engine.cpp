@@ -477,6 +477,7 @@ void Engine::Impl::dispatch() {
 std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, const groth16::KeySizes& sizes,
                                               const std::filesystem::path& key_path,
                                               const std::vector<Bytes>& held_oldest_first) const {
+  if (held_oldest_first.empty()) return 0;
   const auto settings = settings_for(config.run, config.engine.policy);
   const auto alone = proof_layout(sizes, settings);
   const Bytes needed = proof_bytes(key, sizes, key_path, alone) + settings.safety_margin_bytes + settings.resident_bytes;
