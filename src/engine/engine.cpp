@@ -585,8 +585,9 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
         if (traced) backend.trace_kernels(nullptr);
       }
     } kernels_untraced{*backend, run_trace.has_value() && on_gpu};
-    if (run_trace && !devices.empty()) {
-      // The engine's own steps before the run, on the device's clock.
+    if (run_trace && on_gpu && !devices.empty()) {
+      // The engine's own steps before the run, on the device's clock (a GPU's is the host's
+      // steady clock; the simulator's is its own, which the engine's steps do not advance).
       const Nanoseconds now_ns = devices.front()->now();
       const auto at = [&](Clock::time_point t) {
         return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();

@@ -45,7 +45,11 @@ void write_json_string(std::ostream& out, std::string_view text) {
 }
 
 // Chrome trace timestamps are microseconds; keep nanosecond precision as a decimal fraction.
-std::string microseconds(Nanoseconds ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
+// Negative times (a span recorded before the device clock's origin) keep their sign in front.
+std::string microseconds(Nanoseconds ns) {
+  const auto magnitude = static_cast<std::uint64_t>(ns < 0 ? -(ns + 1) + 1 : ns);
+  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
+}
 }  // namespace
 
 std::uint32_t Trace::intern(std::string_view text) {

@@ -222,3 +222,22 @@ BOOST_AUTO_TEST_CASE(the_trace_with_counters_is_still_chrome_trace_json) {
     BOOST_CHECK_MESSAGE(counters.contains(name), "no counter " << name);
   }
 }
+
+// A span that starts before the device clock's origin (an engine step recorded on a GPU's clock
+// just after the device opened) still writes valid JSON, its time negative.
+BOOST_AUTO_TEST_CASE(negative_times_write_valid_chrome_json) {
+  stagehand::Trace trace;
+  const auto track = trace.track("engine", "dispatcher");
+  trace.span(track, "queued", "engine", -538'123, 1'500);
+  std::ostringstream out;
+  trace.write_chrome_json(out);
+  const auto json = nlohmann::json::parse(out.str());
+  bool found = false;
+  for (const auto& event : json["traceEvents"]) {
+    if (event.value("name", "") != "queued") continue;
+    found = true;
+    BOOST_CHECK_CLOSE(event["ts"].get<double>(), -538.123, 1e-9);
+    BOOST_CHECK_CLOSE(event["dur"].get<double>(), 539.623, 1e-9);
+  }
+  BOOST_CHECK(found);
+}
