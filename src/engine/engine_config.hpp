@@ -49,8 +49,8 @@ struct EngineSettings {
   bool keep_key_on_device = true;
   // Where each batch's coordinator run writes its Chrome/Perfetto trace and a picture of it
   // (run-NNNNNN.trace.json and .svg, N the engine's count of batches), the newest trace_runs of
-  // them kept; empty: none. On a GPU the trace has the coordinator's rows and every kernel (timed
-  // by CUDA events); on the simulator the coordinator's rows only. A relative path is taken from
+  // them kept; empty: none. On a GPU the trace has the coordinator's rows, every kernel (timed by
+  // CUDA events) and the engine's queue wait and dispatch; on the simulator the coordinator's rows. A relative path is taken from
   // the working directory.
   std::filesystem::path trace_dir;
   std::size_t trace_runs = 8;
