@@ -276,11 +276,10 @@ struct Engine::Impl {
     return sizing.memory_plan(0).peak_bytes + sizing.resident_bytes();
   }
   // How many of the other keys' device states, oldest batch first with the device bytes each
-  // holds, a batch of `key` gives back before it runs: the fewest from the oldest such that the
+  // holds, a batch of a key gives back before it runs: the fewest from the oldest such that the
   // rest, held back from its budget, leave its layout as planned with the devices to itself and a
-  // proof of it still fits the smallest device.
-  std::size_t states_to_give_back(const groth16::ProvingKey& key, const groth16::KeySizes& sizes, const std::filesystem::path& key_path,
-                                  const std::vector<Bytes>& held_oldest_first) const;
+  // proof of it (`proof_bytes`, Key::proof_bytes: planned so at load) still fits the smallest device.
+  std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes, const std::vector<Bytes>& held_oldest_first) const;
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                  const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
                  Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
@@ -441,6 +440,7 @@ void Engine::Impl::dispatch() {
     ++batches;
     const auto proving_key = key.key;
     const auto sizes = key.sizes;
+    const Bytes proof_bytes = key.proof_bytes;
     const auto key_path = key.path;
     const auto device_state = key.device_state;
     key.last_batch = batches;
@@ -459,7 +459,7 @@ void Engine::Impl::dispatch() {
     lock.unlock();
     std::vector<Bytes> held;
     for (const auto& other : others) held.push_back(other.second->device_bytes());
-    const std::size_t give_back = states_to_give_back(*proving_key, *sizes, key_path, held);
+    const std::size_t give_back = states_to_give_back(*sizes, proof_bytes, held);
     std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
     Bytes held_by_others = 0;
     for (std::size_t i = 0; i < others.size(); ++i) {
@@ -474,13 +474,12 @@ void Engine::Impl::dispatch() {
   }
 }
 
-std::size_t Engine::Impl::states_to_give_back(const groth16::ProvingKey& key, const groth16::KeySizes& sizes,
-                                              const std::filesystem::path& key_path,
+std::size_t Engine::Impl::states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes,
                                               const std::vector<Bytes>& held_oldest_first) const {
   if (held_oldest_first.empty()) return 0;
   const auto settings = settings_for(config.run, config.engine.policy);
   const auto alone = proof_layout(sizes, settings);
-  const Bytes needed = proof_bytes(key, sizes, key_path, alone) + settings.safety_margin_bytes + settings.resident_bytes;
+  const Bytes needed = proof_bytes + settings.safety_margin_bytes + settings.resident_bytes;
   Bytes smallest = ~Bytes{0};
   for (const auto* device : backend->devices()) smallest = std::min(smallest, device->properties().total_memory_bytes);
   Bytes held = 0;

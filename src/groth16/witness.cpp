@@ -67,11 +67,9 @@ std::optional<std::uint64_t> first_value_not_below_r(std::span<const std::uint8_
 // where it is given, on up to `threads` threads.
 void read_values(SectionReader& values, std::uint32_t count, std::optional<std::span<math::Fr>> out, unsigned threads) {
   const auto bytes = values.take(values.size());
-  const auto bad = out ? first_value_not_below_r(bytes, count, threads,
-                                                 [&](std::size_t index, std::span<const std::uint8_t, 32> value) {
-                                                   (*out)[index] = *math::Fr::from_canonical_bytes(value);
-                                                 })
-                       : first_value_not_below_r(bytes, count, threads, [](std::size_t, std::span<const std::uint8_t, 32>) {});
+  const auto bad = first_value_not_below_r(bytes, count, threads, [&](std::size_t index, std::span<const std::uint8_t, 32> value) {
+    if (out) (*out)[index] = *math::Fr::from_canonical_bytes(value);
+  });
   if (bad) values.fail(fmt::format("value {} is not below r", *bad));
   const auto one = math::Fr::one().to_canonical_bytes();
   if (count == 0 || !std::equal(one.begin(), one.end(), bytes.begin())) values.fail("w[0] must be 1 (the constant signal)");

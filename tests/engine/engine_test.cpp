@@ -183,6 +183,17 @@ bool gpu_memory_comes_back(const Engine& engine) {
   });
 }
 
+// A key's status by name, and whether it is set up on GPU 0.
+KeyStatus key_status(const Engine& engine, const std::string& name) {
+  for (const auto& key : engine.status().keys) {
+    if (key.name == name) return key;
+  }
+  BOOST_FAIL("no key " << name);
+  return KeyStatus{};
+}
+
+bool on_gpu(const KeyStatus& key) { return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end(); }
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(proofs_from_several_threads_match_the_cpu_reference) {
@@ -513,16 +524,6 @@ BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
 // A batch of another key gives the first key's device state back (one key set up at a time), so
 // the first key's next batch sets it up again; unloading both leaves nothing on the device. Each
 // proof is still the CPU reference's.
-KeyStatus key_status(const Engine& engine, const std::string& name) {
-  for (const auto& key : engine.status().keys) {
-    if (key.name == name) return key;
-  }
-  BOOST_FAIL("no key " << name);
-  return KeyStatus{};
-}
-
-bool on_gpu(const KeyStatus& key) { return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end(); }
-
 // Two keys that fit side by side both stay set up while batches of each alternate.
 BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   Engine engine(config(64, 1));
