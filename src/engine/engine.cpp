@@ -188,6 +188,9 @@ struct Engine::Impl {
     }
     {
       std::lock_guard lock(mutex);
+      // The record stays for find() among the last kFinishedKept; its witness (32 MiB at 2^20)
+      // must not: kept, a service's memory grew by a witness a proof until 4,096 were held.
+      record->wtns.reset();
       (state == ProofState::done ? done : state == ProofState::failed ? failed : cancelled) += 1;
       if (state != ProofState::cancelled) {
         const auto bucket = std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), seconds) - kHistogramBounds.begin();
@@ -850,6 +853,9 @@ EngineStatus Engine::status() const {
   status.batches = impl_->batches;
   status.stopping = impl_->stopping;
   status.uptime_seconds = seconds_between(impl_->started, now);
+  for (const auto& [id, record] : impl_->proofs) {
+    if (record->wtns) status.witness_bytes += record->wtns->size();
+  }
   for (std::size_t i = 0; i < impl_->gpus.size(); ++i) {
     const auto& gpu = impl_->gpus[i];
     GpuStatus out;
@@ -906,7 +912,10 @@ std::string status_json(const EngineStatus& status) {
   out["backend"] = status.backend;
   out["uptime_seconds"] = status.uptime_seconds;
   out["stopping"] = status.stopping;
-  out["queue"] = {{"queued", status.queued}, {"capacity", status.queue_capacity}, {"running", status.running}};
+  out["queue"] = {{"queued", status.queued},
+                  {"capacity", status.queue_capacity},
+                  {"running", status.running},
+                  {"witness_bytes", status.witness_bytes}};
   out["proofs"] = {{"accepted", status.accepted}, {"done", status.done}, {"failed", status.failed}, {"cancelled", status.cancelled},
                    {"batches", status.batches}};
   out["gpus"] = nlohmann::json::array();

@@ -129,6 +129,9 @@ struct EngineStatus {
   std::size_t queued = 0;
   std::size_t queue_capacity = 0;
   std::size_t running = 0;
+  // The witnesses' bytes the engine holds for its queued and running proofs (each goes when its
+  // proof ends; a run's own copy with the run).
+  std::uint64_t witness_bytes = 0;
   std::uint64_t accepted = 0, done = 0, failed = 0, cancelled = 0;
   std::uint64_t batches = 0;
   double uptime_seconds = 0;

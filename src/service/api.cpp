@@ -300,6 +300,8 @@ std::string prometheus_metrics(const engine::EngineStatus& status) {
   out += fmt::format("stagehand_queue_capacity {}\n", status.queue_capacity);
   metric("stagehand_proofs_running", "gauge", "Proofs handed to the GPUs and not yet ended.");
   out += fmt::format("stagehand_proofs_running {}\n", status.running);
+  metric("stagehand_witness_bytes", "gauge", "The witnesses' bytes held for queued and running proofs.");
+  out += fmt::format("stagehand_witness_bytes {}\n", status.witness_bytes);
   metric("stagehand_keys_loaded", "gauge", "Proving keys held in host memory.");
   out += fmt::format("stagehand_keys_loaded {}\n", status.keys.size());
   metric("stagehand_gpu_busy_seconds_total", "counter", "Wall seconds with at least one proof running on the GPU.");

@@ -228,8 +228,11 @@ BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_pro
   Engine engine(config(2, 16));
   engine.load_key("small", files().zkey);
   auto first = hold_dispatcher(engine, gate);
+  const auto witness_size = files().wtns(4, 5).size();
   auto second = engine.submit("small", files().wtns(4, 5));
   auto third = engine.submit("small", files().wtns(6, 7));
+  // The two queued proofs' witnesses; the first's went when it ended (its callback holds the gate).
+  BOOST_CHECK_EQUAL(engine.status().witness_bytes, 2 * witness_size);
   std::string message;
   BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(1, 1)); }, &message) == ErrorKind::queue_full);
   BOOST_CHECK(message.find("queue_capacity = 2") != std::string::npos);
@@ -249,10 +252,14 @@ BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_pro
   BOOST_CHECK(cancelled.state == ProofState::cancelled);
   BOOST_CHECK_EQUAL(cancelled.error, "cancelled while queued");
   BOOST_CHECK(!engine.cancel(third.id()));  // it has ended
+  BOOST_CHECK_EQUAL(engine.status().witness_bytes, 2 * witness_size);  // the second's and the waiter's
   gate.open();
   check_done(first, 2, 3);
   check_done(second, 4, 5);
   check_done(waited, 8, 9);
+  // Ended proofs stay findable, without their witnesses.
+  BOOST_CHECK_EQUAL(engine.status().witness_bytes, 0u);
+  BOOST_CHECK(status_json(engine.status()).find("\"witness_bytes\":0") != std::string::npos);
   BOOST_CHECK_EQUAL(engine.status().cancelled, 1u);
   BOOST_CHECK(error_kind_of([&] { engine.cancel(999999); }) == ErrorKind::unknown_proof);
 }
