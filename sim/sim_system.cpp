@@ -46,8 +46,14 @@ bool SimSystem::run(Nanoseconds time_limit_ns) {
     // Let every coroutine that can make progress at this instant do so.
     io_.restart();
     io_.poll();
+    if (take_outside_calls()) continue;
     if (settled_observer_) settled_observer_();
-    if (queue_.empty()) return true;
+    if (queue_.empty()) {
+      if (kept_open_ == 0) return true;
+      std::unique_lock lock(outside_mutex_);
+      outside_arrived_.wait(lock, [&] { return !outside_calls_.empty(); });
+      continue;
+    }
     if (queue_.front().time > time_limit_ns) return false;
     std::pop_heap(queue_.begin(), queue_.end(), Later{});
     Scheduled next = std::move(queue_.back());
@@ -56,6 +62,26 @@ bool SimSystem::run(Nanoseconds time_limit_ns) {
     ++events_delivered_;
     next.action();
   }
+}
+
+void SimSystem::post_from_outside(std::function<void()> call) {
+  {
+    std::lock_guard lock(outside_mutex_);
+    outside_calls_.push_back(std::move(call));
+  }
+  outside_arrived_.notify_all();
+}
+
+void SimSystem::keep_open(bool open) { kept_open_ += open ? 1 : -1; }
+
+bool SimSystem::take_outside_calls() {
+  std::vector<std::function<void()>> calls;
+  {
+    std::lock_guard lock(outside_mutex_);
+    calls.swap(outside_calls_);
+  }
+  for (auto& call : calls) boost::asio::post(io_, std::move(call));
+  return !calls.empty();
 }
 
 void SimSystem::register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes) {

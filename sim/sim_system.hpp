@@ -16,8 +16,10 @@
 
 #include "device/asio.hpp"
 
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <span>
 #include <string>
@@ -86,6 +88,12 @@ class SimSystem {
   // `time_limit_ns`. Returns false when it stopped at the limit (work was left).
   bool run(Nanoseconds time_limit_ns = std::numeric_limits<Nanoseconds>::max());
   std::uint64_t events_delivered() const { return events_delivered_; }
+  // Calls from other threads (a long-lived engine's news for the program it runs here): each runs
+  // on the simulation's thread at the instant it is taken. While a keep_open(true) holds (called on
+  // the simulation's thread), an idle run() waits for them in real time instead of returning; the
+  // virtual clock stands still meanwhile.
+  void post_from_outside(std::function<void()> call);
+  void keep_open(bool open);
   // Called whenever the system has settled at an instant (every ready handler has run), before
   // the clock moves on: checkers compare their state with the devices' here.
   void set_settled_observer(std::function<void()> observer) { settled_observer_ = std::move(observer); }
@@ -119,6 +127,12 @@ class SimSystem {
   std::uint64_t next_order_ = 0;
   std::uint64_t events_delivered_ = 0;
   std::vector<Scheduled> queue_;
+  int kept_open_ = 0;
+  std::mutex outside_mutex_;
+  std::condition_variable outside_arrived_;
+  std::vector<std::function<void()>> outside_calls_;
+  // Posts the calls from outside to the io_context; false when there were none.
+  bool take_outside_calls();
   std::function<void()> settled_observer_;
   Trace trace_;
   Random random_;

@@ -129,6 +129,7 @@ std::string lane_failure(const Lane& lane) {
 // The jobs still queued when every worker has stopped: no GPU was left to take them (each was
 // lost or could not be set up). Each fails with what happened to the GPUs.
 void fail_jobs_no_gpu_took(Run& run, Nanoseconds now) {
+  run.take_joined_jobs();
   if (run.queue.empty()) return;
   std::string reasons;
   for (const auto* lane : run.lanes) {
@@ -161,8 +162,20 @@ asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload) {
 
 }  // namespace
 
+bool JobFeed::add(int count) {
+  if (closed_ || ended_) return false;
+  added_ += count;
+  if (changed_) changed_();
+  return true;
+}
+
+void JobFeed::close() {
+  closed_ = true;
+  if (changed_) changed_();
+}
+
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
-                                           Trace& trace, CoordinatorHooks hooks) {
+                                           Trace& trace, CoordinatorHooks hooks, JobFeed* feed) {
   if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
   auto state = std::make_shared<RunState>(Run(settings, workload, trace, hooks));
   auto& run = state->run;
@@ -172,6 +185,19 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
     run.jobs[static_cast<std::size_t>(i)].index = i;
     run.jobs[static_cast<std::size_t>(i)].proof = workload.proof_of(i);
     run.queue.push_back(i);
+  }
+  // Jobs join until the feed closes or the run ends; the feed outlives the run, its news not.
+  struct Unfed {
+    JobFeed* feed;
+    ~Unfed() {
+      if (feed == nullptr) return;
+      feed->changed_ = nullptr;
+      feed->ended_ = true;
+    }
+  } unfed{feed};
+  if (feed != nullptr) {
+    run.feed = feed;
+    feed->changed_ = [&run] { run.queue_changed.notify_all(); };
   }
   auto& lanes = state->lanes;
   for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -187,7 +213,8 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   std::vector<std::string> failures;
   for (const auto& lane : lanes) failures.push_back(lane_failure(*lane));
   co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks, std::move(failures)},
-                          devices, std::move(run.jobs), std::move(run.log));
+                          devices, std::vector<JobRecord>(std::make_move_iterator(run.jobs.begin()), std::make_move_iterator(run.jobs.end())),
+                          std::move(run.log));
 }
 
 }  // namespace stagehand

@@ -132,9 +132,34 @@ struct CoordinatorHooks {
   std::function<void(int device, const VramBudget&)> on_budget_gone;
 };
 
-// Runs every job of `workload` on `devices` and returns the report. Every job completes or fails
-// with its error recorded; the devices are left with nothing allocated.
+// Jobs that join a run while it goes on (a long-lived engine's proofs that arrive meanwhile): the
+// run takes the workload's job_count() jobs at its start and each one added here later. While
+// the feed is open the run's workers wait for more when they have none, so that the GPUs go
+// straight from one job to the next; the run ends once the feed is closed and its jobs have ended.
+// Used on the run's executor only.
+class JobFeed {
+ public:
+  // The workload's next `count` jobs (its job_count() counts them already) join the run, also
+  // before it has started. False once it takes no more (closed, or the run has ended: no GPU was
+  // left): they are not its.
+  bool add(int count = 1);
+  void close();
+  bool closed() const { return closed_; }
+
+ private:
+  friend struct Run;
+  friend asio::awaitable<RunReport> run_coordinator(std::vector<Device*>, CoordinatorSettings, Workload&, Trace&, CoordinatorHooks,
+                                                    JobFeed*);
+  int added_ = 0;  // joined, not yet in the run's queue
+  bool closed_ = false;
+  bool ended_ = false;  // the run it fed is over
+  std::function<void()> changed_;  // the run's, while it runs
+};
+
+// Runs every job of `workload` on `devices` (and, with a feed, those that join while it runs)
+// and returns the report. Every job completes or fails with its error recorded; the devices are
+// left with nothing allocated.
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
-                                           Trace& trace, CoordinatorHooks hooks);
+                                           Trace& trace, CoordinatorHooks hooks, JobFeed* feed = nullptr);
 
 }  // namespace stagehand

@@ -63,16 +63,27 @@ asio::awaitable<void> Worker::run() {
   co_await close_streams();
 }
 
+void Run::take_joined_jobs() {
+  for (; feed != nullptr && feed->added_ > 0; --feed->added_) {
+    JobRecord record;
+    record.index = total_jobs++;
+    record.proof = workload.proof_of(record.index);
+    jobs.push_back(std::move(record));
+    queue.push_back(jobs.back().index);
+  }
+}
+
 asio::awaitable<std::optional<int>> Worker::take_job() {
   for (;;) {
     if (open_failure_ || lane_.lost) co_return std::nullopt;
+    run_.take_joined_jobs();
     if (!run_.queue.empty()) {
       const int job = run_.queue.front();
       run_.queue.pop_front();
       ++run_.jobs_on_gpus;
       co_return job;
     }
-    if (run_.jobs_on_gpus == 0) co_return std::nullopt;
+    if (run_.no_more_jobs()) co_return std::nullopt;
     co_await run_.queue_changed.wait();
   }
 }

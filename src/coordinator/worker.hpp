@@ -29,7 +29,13 @@ struct Run {
   CoordinatorHooks hooks;
   Random random;
   int total_jobs = 0;
-  std::vector<JobRecord> jobs;
+  std::deque<JobRecord> jobs;  // a deque: workers hold their job's record while others join
+  JobFeed* feed = nullptr;     // where jobs join while the run goes on (none: the workload's only)
+  // Jobs that joined through the feed go to the back of the queue.
+  void take_joined_jobs();
+  // Whether a worker with nothing to take may stop: no job is on a GPU (each may come back) and
+  // none can join.
+  bool no_more_jobs() const { return jobs_on_gpus == 0 && (feed == nullptr || feed->closed()); }
   // The jobs no worker has taken, in the order to take them: every job at the start, and a job
   // whose GPU was lost under it put back at the front, for another GPU.
   std::deque<int> queue;

@@ -4,14 +4,17 @@
 //
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
 // queued proof, at most `max_batch` of its proofs, in order) and runs it as one coordinator run
-// of a Groth16Workload on the engine's devices; proofs submitted meanwhile wait for the next run.
+// of a Groth16Workload on the engine's devices. Proofs of that key submitted meanwhile join the
+// run (coordinator.hpp's JobFeed) while they are at the queue's head, so that under load the GPUs
+// go from proof to proof; the run ends once its proofs have all ended with none of its key at the
+// head, at `max_batch` proofs, or when the engine stops or a key's state is to be given back.
 // The key stays set up on the devices between its runs (its resident sets, precomputed copies
 // and constraint matrix, and the registration of the bytes its streamed sets travel from:
 // groth16::DeviceKeyState). Several keys stay set up while they fit: a run of another key keeps
 // them beside it, held back from its budget, as long as that leaves its own layout as it would be
 // with the devices to itself and a proof of it still fits; otherwise it gives back the least
-// recently proved first. Unloading a key and shutdown give its state back. What each run still costs beyond its proofs: its pinned
-// staging buffers are set up again, and the GPUs drain at its end.
+// recently proved first. Unloading a key and shutdown give its state back. What each run still costs beyond its proofs: its streams,
+// events and pinned staging buffers are set up again, and the GPUs drain at its end.
 //
 // Every accepted proof ends done, failed or cancelled, and its handle says which: a bad witness
 // or a device error fails its own proof only (the coordinator records each job's error), and

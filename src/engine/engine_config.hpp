@@ -25,8 +25,10 @@ struct EngineSettings {
   // Proofs accepted and not yet running, all keys together; a submit beyond it is refused or
   // waits, as its caller chooses.
   std::size_t queue_capacity = 64;
-  // The most proofs of one key handed to the coordinator as one run.
-  std::size_t max_batch = 16;
+  // The most proofs one coordinator run makes: those of its key queued when it starts and those
+  // that join it while it runs (engine.hpp). A run's end drains the GPUs; the bound keeps what a
+  // run records of its proofs bounded.
+  std::size_t max_batch = 256;
   Policy policy = Policy::budgeted;
   // The pairing check of every proof before it is handed out.
   bool verify = true;

@@ -10,6 +10,7 @@
 #include "sim/fault_plan.hpp"
 #include "trace/trace.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ class Backend {
   // simulator, `time_limit_ns` of virtual time ends a run that does not finish.
   virtual void run(asio::awaitable<void> program, Nanoseconds time_limit_ns) = 0;
   void run(asio::awaitable<void> program);
+  // For a program that takes news from other threads while run() runs it (the engine's runs that
+  // proofs join): post_from_outside runs `call` on the devices' executor, from any thread; while a
+  // keep_open(true) holds (called on that executor), an idle run() waits for such calls instead of
+  // returning (on the simulator: instead of calling the program deadlocked).
+  virtual void post_from_outside(std::function<void()> call) = 0;
+  virtual void keep_open(bool open) = 0;
   // The simulator behind the devices, or null on a GPU.
   virtual sim::SimSystem* simulator() { return nullptr; }
   // On a GPU, each kernel's span as its CUDA events timed it into `trace` (null: stop).

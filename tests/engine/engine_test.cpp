@@ -527,6 +527,44 @@ BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
   }
 }
 
+// Proofs of the run's key that arrive while it goes on join it: here a proof submitted from the
+// first one's callback (on the run's thread, as its run still goes on) is made by the same run.
+// Another key's proof queued ahead of it ends the run instead: that key's turn comes first.
+BOOST_AUTO_TEST_CASE(a_proof_that_arrives_while_its_key_runs_joins_the_run_unless_another_key_waits) {
+  Engine engine(config());
+  engine.load_key("small", files().zkey);
+  engine.load_key("other", files().zkey);
+  const auto joining_wtns = files().wtns(4, 5);
+  std::mutex mutex;
+  std::vector<ProofHandle> submitted;  // from the callbacks
+  auto submitting = [&](std::vector<std::pair<std::string, std::vector<std::uint8_t>>> proofs) {
+    return [&, proofs](const ProofHandle&) {
+      std::lock_guard lock(mutex);
+      for (const auto& [key, wtns] : proofs) submitted.push_back(engine.submit(key, wtns));
+    };
+  };
+  auto count_submitted = [&] {
+    std::lock_guard lock(mutex);
+    return submitted.size();
+  };
+  const auto first = engine.submit("small", files().wtns(2, 3), WhenFull::refuse, submitting({{"small", joining_wtns}}));
+  check_done(first, 2, 3);
+  BOOST_REQUIRE(eventually([&] { return count_submitted() == 1; }));
+  check_done(submitted[0], 4, 5);
+  BOOST_CHECK_EQUAL(engine.status().batches, 1u);  // one run made both
+
+  // From this callback another key's proof is queued before this key's: this key's does not
+  // overtake it into the running run; three runs, the other key's second.
+  const auto third = engine.submit("small", files().wtns(6, 7), WhenFull::refuse,
+                                   submitting({{"other", files().wtns(8, 9)}, {"small", files().wtns(10, 11)}}));
+  check_done(third, 6, 7);
+  BOOST_REQUIRE(eventually([&] { return count_submitted() == 3; }));
+  check_done(submitted[1], 8, 9);
+  check_done(submitted[2], 10, 11);
+  BOOST_CHECK_EQUAL(engine.status().batches, 4u);
+  BOOST_CHECK_EQUAL(engine.status().done, 5u);
+}
+
 // A key stays set up on the GPU between batches: three batches of one proof each set it up once.
 // A batch of another key gives the first key's device state back (one key set up at a time), so
 // the first key's next batch sets it up again; unloading both leaves nothing on the device. Each

@@ -34,7 +34,7 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
                                  AbcStep abc_step, KeyPlacement placement, std::shared_ptr<DeviceKeyState> device_state,
                                  const KeySizes* sizes)
-    : key_(&key), sizes_(sizes != nullptr ? *sizes : KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::move(jobs)), host_work_(&host_work),
+    : key_(&key), sizes_(sizes != nullptr ? *sizes : KeySizes::of(key)), zkey_path_(std::move(zkey_path)), jobs_(std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.end())), host_work_(&host_work),
       thread_count_(thread_count), on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step),
       placement_(placement), shape_(shape_key_program(sizes_, placement)), device_state_(std::move(device_state)),
       check_seconds_(jobs_.size(), 0.0) {
@@ -48,6 +48,13 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
                                  checks_.r1cs_path.string(), checks_.r1cs->n_wires, checks_.r1cs->n_public(), zkey_path_.string(),
                                  key.n_vars, key.n_public));
   }
+}
+
+int Groth16Workload::add_job(ProofJob job) {
+  if (timing_) throw std::logic_error("Groth16Workload::add_job: timing jobs are counted, not added");
+  jobs_.push_back(std::move(job));
+  check_seconds_.push_back(0.0);
+  return static_cast<int>(jobs_.size()) - 1;
 }
 
 Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement)
@@ -391,17 +398,21 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
   Proof proof;
   const auto signals = public_signals(key, job_state.witness);
   std::optional<std::string> rejection;
+  // Taken here, on the run's executor: the host work's threads must not index what add_job grows.
+  auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
+  double& check_seconds = check_seconds_.at(static_cast<std::size_t>(job));
   co_await host_work_->run([&] {
-    proof = assemble_proof(key, sums, jobs_.at(static_cast<std::size_t>(job)).randomness);
+    proof = assemble_proof(key, sums, proof_job.randomness);
     if (verifier_) {
       const auto start = std::chrono::steady_clock::now();
       rejection = verifier_->check(proof, signals);
-      check_seconds_.at(static_cast<std::size_t>(job)) =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   });
+  // The witness's bytes are parsed for good (a retry on another GPU comes before finish).
+  proof_job.wtns_bytes.reset();
   if (rejection) {
-    const auto& file = jobs_.at(static_cast<std::size_t>(job)).wtns;
+    const auto& file = proof_job.wtns;
     abandon(job);
     const std::string hint = checks_.r1cs != nullptr ? "" : "; with the .r1cs (--r1cs) the witness is checked constraint by constraint";
     throw std::runtime_error(fmt::format("the proof does not verify: {} (does {} satisfy the circuit?{}); nothing is written for it",

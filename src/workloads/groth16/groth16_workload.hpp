@@ -43,6 +43,7 @@
 #include "groth16/zkey.hpp"
 
 #include <array>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -121,6 +122,9 @@ class Groth16Workload final : public Workload {
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
   int job_count() const override { return timing_ ? timing_->proofs : static_cast<int>(jobs_.size()); }
+  // A proof that joins the workload (and, through a JobFeed, its run) after it was made: its job
+  // index. On the run's executor, like every other call.
+  int add_job(ProofJob job);
   int proof_count() const override { return job_count(); }
   int proof_of(int job) const override { return job; }
   JobMemoryPlan memory_plan(int job) const override;
@@ -182,7 +186,7 @@ class Groth16Workload final : public Workload {
   HostRange timing_matrix_{};
   KeySizes sizes_;
   std::filesystem::path zkey_path_;
-  std::vector<ProofJob> jobs_;
+  std::deque<ProofJob> jobs_;  // a deque: jobs join a run (add_job) while others are in hand
   HostWork* host_work_ = nullptr;
   unsigned thread_count_;
   ProofHandler on_proof_;
@@ -194,7 +198,7 @@ class Groth16Workload final : public Workload {
   bool owns_device_state_ = false;  // a private one: given back at the run's end
   const ConstraintMatrix* matrix_ = nullptr;  // the host's, from device_state_ at the first set_up
   std::optional<ProofVerifier> verifier_;
-  std::vector<double> check_seconds_;  // by job, written by finish
+  std::deque<double> check_seconds_;  // by job, written by finish
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
   std::map<int, KeyOnDevice> keys_;  // by device index
