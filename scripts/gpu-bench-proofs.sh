@@ -26,6 +26,8 @@
 #       ([engine] keep_key_on_device = true) and set up for each batch (false), in that order per
 #       client count; then the GPU's memory in use with the key set up and after unloading it.
 #       Into $OUT: serve-LOG2.log. ROUNDS (default 2) rounds each; ROUNDS=0 the memory check alone.
+#       SERVE_VARIANTS ("stagehand:true stagehand:false") lists BUILD:KEEP pairs to run, the
+#       baseline's as stagehand-baseline:true.
 #   scripts/gpu-bench-proofs.sh run lone LOG2 N     there: N requests one after the other through
 #       `stagehand serve` (curl's time and the engine's), this build and the baseline alternating,
 #       two rounds. Into $OUT: lone-LOG2.log; with TRACES=1 also lone-traces.tar (this build's
@@ -155,10 +157,13 @@ run)
     cat "$out/machine.txt" >"$log"
     dir=$work/serve-$log2
     make_synthetic_key "$dir" "$log2"
-    rm -rf "$dir/tree" && mkdir -p "$dir/tree/src/cli" "$dir/tree/tests/groth16"
-    # bench-serve.sh takes a build folder: the carried binaries in its layout.
-    ln -s "$PWD/$bin/stagehand" "$dir/tree/src/cli/stagehand"
-    ln -s "$PWD/$bin/stagehand_make_circuit" "$dir/tree/tests/groth16/stagehand_make_circuit"
+    # bench-serve.sh takes a build folder: the carried binaries in its layout, one per build.
+    for build in stagehand stagehand-baseline; do
+      [[ -x $bin/$build ]] || continue
+      rm -rf "$dir/tree-$build" && mkdir -p "$dir/tree-$build/src/cli" "$dir/tree-$build/tests/groth16"
+      ln -s "$PWD/$bin/$build" "$dir/tree-$build/src/cli/stagehand"
+      ln -s "$PWD/$bin/stagehand_make_circuit" "$dir/tree-$build/tests/groth16/stagehand_make_circuit"
+    done
     if ! command -v curl >/dev/null; then
       # The machine may lack curl: the few forms bench-serve.sh uses, in Python.
       mkdir -p "$dir/shim"
@@ -194,9 +199,10 @@ PY
     for clients in $clients_list; do
       proofs=$count
       [[ $clients == 1 ]] && proofs=$((count / 4))
-      for keep in true false; do
-        echo "== keep_key_on_device = $keep, $clients client(s), $proofs proofs, 2^$log2" | tee -a "$log"
-        scripts/bench-serve.sh --build "$dir/tree" --config "$bundle/cuda.toml" --serve-config "$dir/serve-$keep.toml" \
+      for variant in ${SERVE_VARIANTS:-stagehand:true stagehand:false}; do
+        build=${variant%%:*} keep=${variant##*:}
+        echo "== $build, keep_key_on_device = $keep, $clients client(s), $proofs proofs, 2^$log2" | tee -a "$log"
+        scripts/bench-serve.sh --build "$dir/tree-$build" --config "$bundle/cuda.toml" --serve-config "$dir/serve-$keep.toml" \
           --proofs "$proofs" --clients "$clients" --rounds "${ROUNDS:-2}" --zkey "$dir/circuit.zkey" --wtns "$dir/circuit.wtns" \
           2>&1 | tee -a "$log" || status=1
       done
