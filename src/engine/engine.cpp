@@ -526,13 +526,11 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
   std::deque<std::shared_ptr<ProofRecord>> run_proofs(batch.begin(), batch.end());
   std::deque<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
   std::deque<bool> ended(batch.size(), false);
-  std::size_t unended = batch.size();
   // What wakes the feeder below: the engine's news (posted from any thread) and each proof's end.
   const auto news = std::make_shared<AsyncWaitList>();
   auto finish = [&](std::size_t index, ProofState state, std::string error) {
     if (ended[index]) return;
     ended[index] = true;
-    --unended;
     const auto& record = run_proofs[index];
     {
       std::lock_guard lock(mutex);
@@ -641,10 +639,6 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     bool run_over = false;  // run_coordinator has returned
     bool feeder_done = false;
     AsyncWaitList feeder_ended;
-    {
-      std::lock_guard lock(mutex);
-      wake_open_run = [this, news] { backend->post_from_outside([news] { news->notify_all(); }); };
-    }
     auto feed_run = [&]() -> asio::awaitable<void> {
       backend->keep_open(true);
       try {
@@ -653,10 +647,12 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
           bool close = run_over;
           if (!close) {
             std::lock_guard lock(mutex);
+            // Set under the lock of the first look at the queue: nothing queued before it is missed.
+            if (!wake_open_run) wake_open_run = [this, news] { backend->post_from_outside([news] { news->notify_all(); }); };
             close = stopping || !retired.empty() || run_proofs.size() >= config.engine.max_batch;
             if (!close) {
               joining = take_queued_locked(key_name, config.engine.max_batch - run_proofs.size(), true);
-              close = joining.empty() && unended == 0;
+              close = joining.empty() && std::find(ended.begin(), ended.end(), false) == ended.end();
             }
           }
           for (const auto& record : joining) {
@@ -664,7 +660,6 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
             run_proofs.push_back(record);
             texts.emplace_back();
             ended.push_back(false);
-            ++unended;
             if (!feed.add()) {
               finish(static_cast<std::size_t>(job), ProofState::failed, "the run ended before this proof could join it");
             }
@@ -715,7 +710,6 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
   // The coordinator reports every job; a proof it did not report still gets an answer.
   for (std::size_t i = 0; i < run_proofs.size(); ++i) finish(i, ProofState::failed, "the run ended without reporting this proof");
   std::lock_guard lock(mutex);
-  wake_open_run = nullptr;  // where the run failed before its feeder ran
   sample_devices({});  // what the run left on the devices (the key, where it stays set up)
 }
 
