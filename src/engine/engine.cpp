@@ -183,6 +183,12 @@ struct Engine::Impl {
   // all of them, or with `leading_only` those ahead of every other key's (a run that proofs join
   // lets no later proof overtake another key's). They are running from here on.
   std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only);
+  // The most proofs a run holds unended: as many as its workers can use, two a worker (one on or
+  // waiting for the GPU, one in its host step after it). The rest stay queued, so that the
+  // queue's capacity still holds submitters back and a queued proof is still cancelled at once.
+  std::size_t run_room() const {
+    return 2 * static_cast<std::size_t>(std::max(1, config.run.coordinator.workers_per_device)) * std::max<std::size_t>(1, backend->devices().size());
+  }
 
   // Ends a proof: its outcome, the counters, then its waiters and its callback (outside every
   // lock). The caller holds no lock.
@@ -439,7 +445,7 @@ void Engine::Impl::dispatch() {
     // The oldest queued proof's key, and its proofs in order, up to a batch.
     const auto dispatched = Clock::now();
     const std::string name = queue.front()->key;
-    auto batch = take_queued_locked(name, config.engine.max_batch, false);
+    auto batch = take_queued_locked(name, std::min(config.engine.max_batch, run_room()), false);
     auto& key = keys.at(name);
     ++batches;
     const auto proving_key = key.key;
@@ -631,7 +637,8 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     // Proofs of the key that arrive while the run goes on join it, so that the GPUs go from one
     // proof to the next without a run's end and the next one's start between them (under load the
     // drain between batches cost about a tenth of the throughput). Only those queued ahead of every
-    // other key's join (none overtakes another key's proof, which runs next). The run takes no
+    // other key's join (none overtakes another key's proof, which runs next), and only while the
+    // run has room (run_room). The run takes no
     // more, and ends once its proofs have, when they have all ended with none of its key at the
     // queue's head, when a key's device state waits to be given back, when the engine stops, or
     // at max_batch proofs.
@@ -651,8 +658,10 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
             if (!wake_open_run) wake_open_run = [this, news] { backend->post_from_outside([news] { news->notify_all(); }); };
             close = stopping || !retired.empty() || run_proofs.size() >= config.engine.max_batch;
             if (!close) {
-              joining = take_queued_locked(key_name, config.engine.max_batch - run_proofs.size(), true);
-              close = joining.empty() && std::find(ended.begin(), ended.end(), false) == ended.end();
+              const auto unended = static_cast<std::size_t>(std::count(ended.begin(), ended.end(), false));
+              const std::size_t room = std::min(config.engine.max_batch - run_proofs.size(), run_room() - std::min(run_room(), unended));
+              joining = take_queued_locked(key_name, room, true);
+              close = joining.empty() && unended == 0;
             }
           }
           for (const auto& record : joining) {

@@ -265,32 +265,33 @@ BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_pro
 }
 
 BOOST_AUTO_TEST_CASE(a_running_proof_is_cancelled_before_its_next_step) {
-  // One worker: the batch's proofs go one after another, so the third has not begun when the
-  // first one's callback cancels it.
+  // One worker: a run holds two of its proofs at a time (Engine::Impl::run_room) and makes them
+  // one after another, so the second has joined the run but not begun when the first one's
+  // callback cancels it; the third waits in the queue meanwhile and is made after.
   Gate gate;
   Engine engine(config(64, 16, 1));
   engine.load_key("small", files().zkey);
   auto holder = hold_dispatcher(engine, gate);
-  ProofHandle third;
-  std::mutex third_mutex;
+  ProofHandle second;
+  std::mutex second_mutex;
   // Boost.Test's checks are for the test's thread: the callback notes, the test checks.
-  std::atomic<bool> third_was_running{false}, cancel_taken{false};
+  std::atomic<bool> second_was_running{false}, cancel_taken{false};
   auto first = engine.submit("small", files().wtns(3, 3), WhenFull::refuse, [&](const ProofHandle&) {
-    std::lock_guard lock(third_mutex);
-    third_was_running = third.state() == ProofState::running;
-    cancel_taken = engine.cancel(third.id());
+    std::lock_guard lock(second_mutex);
+    second_was_running = second.state() == ProofState::running;
+    cancel_taken = engine.cancel(second.id());
   });
-  auto second = engine.submit("small", files().wtns(4, 4));
   {
-    std::lock_guard lock(third_mutex);
-    third = engine.submit("small", files().wtns(5, 5));
+    std::lock_guard lock(second_mutex);
+    second = engine.submit("small", files().wtns(5, 5));
   }
+  auto third = engine.submit("small", files().wtns(4, 4));
   gate.open();
   check_done(holder, 2, 3);
   check_done(first, 3, 3);
-  check_done(second, 4, 4);
-  const auto result = third.wait();
-  BOOST_CHECK(third_was_running.load());
+  check_done(third, 4, 4);
+  const auto result = second.wait();
+  BOOST_CHECK(second_was_running.load());
   BOOST_CHECK(cancel_taken.load());
   BOOST_CHECK(result.state == ProofState::cancelled);
   BOOST_CHECK_EQUAL(result.error, "cancelled while running");
