@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "ec/curve.cuh"
@@ -171,6 +172,87 @@ __global__ void __launch_bounds__(128, Blocks) mixed_add_kernel(XyzzPoint<F>* si
   XyzzPoint<F> sum = XyzzPoint<F>::from_affine(px, py);
   for (int r = 0; r < rounds; ++r) {
     sum.add_affine(qx, (r & 1) ? qy : -qy);
+  }
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// Products on both pipes at once: each thread follows NI chains multiplied in the integer form
+// (F: the FMA-heavy pipe's IMAD.WIDE) and NG in the FP64 form (G: the FP64 pipe's DFMA), one
+// after the other in every round, so that the two pipes can work side by side. Counted as
+// (NI + NG) products a round.
+template <class F, class G, int NI, int NG>
+__global__ void both_pipes_kernel(F* sink, int rounds) {
+  F x[NI > 0 ? NI : 1], y = F::one();  // (arrays of one where a form has no chain)
+  G z[NG > 0 ? NG : 1];
+  y.w[0] ^= threadIdx.x;
+  const G yg = same_words<G>(y);
+#pragma unroll
+  for (int i = 0; i < NI; ++i) {
+    x[i] = F::one();
+    x[i].w[1] ^= blockIdx.x + i;
+  }
+#pragma unroll
+  for (int i = 0; i < NG; ++i) {
+    F start = F::one();
+    start.w[1] ^= blockIdx.x + NI + i;
+    z[i] = same_words<G>(start);
+  }
+  for (int r = 0; r < rounds; ++r) {
+#pragma unroll
+    for (int i = 0; i < NI; ++i) x[i] = x[i] * y;
+#pragma unroll
+    for (int i = 0; i < NG; ++i) z[i] = z[i] * yg;
+  }
+  F acc = F::zero();
+#pragma unroll
+  for (int i = 0; i < NI; ++i) acc = acc + x[i];
+#pragma unroll
+  for (int i = 0; i < NG; ++i) acc = acc + same_words<F>(z[i]);
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// The mixed addition (madd-2008-s, as XyzzPoint::add_affine) with its ten products split between
+// the pipes: five in the integer form (F), five in the FP64 form (G), each level of independent
+// products holding both kinds. The words are the same in both forms, so the sums equal the
+// integer addition's exactly (checked in main).
+template <class F, class G>
+__device__ __forceinline__ F times_on_fp64(const F& a, const F& b) {
+  return same_words<F>(same_words<G>(a) * same_words<G>(b));
+}
+template <class F, class G>
+__device__ __forceinline__ void add_affine_both_pipes(XyzzPoint<F>& s, const F& x2, const F& y2) {
+  if (s.is_infinity()) {
+    s = XyzzPoint<F>::from_affine(x2, y2);
+    return;
+  }
+  const F u2 = x2 * s.zz;                         // integer
+  const F s2 = times_on_fp64<F, G>(y2, s.zzz);    // FP64
+  const F p = u2 - s.x;
+  const F r = s2 - s.y;
+  if (p.is_zero()) {
+    s = r.is_zero() ? s.double_affine(x2, y2) : XyzzPoint<F>::infinity();
+    return;
+  }
+  const F pp = same_words<F>(same_words<G>(p).squared());  // FP64
+  const F rr = r.squared();                                 // integer
+  const F ppp = p * pp;                                     // integer
+  const F q = times_on_fp64<F, G>(s.x, pp);                 // FP64
+  s.zz = times_on_fp64<F, G>(s.zz, pp);                     // FP64
+  const F x3 = rr - ppp - q.doubled();
+  const F y_ppp = s.y * ppp;                                // integer
+  s.zzz = times_on_fp64<F, G>(s.zzz, ppp);                  // FP64
+  s.y = r * (q - x3) - y_ppp;                               // integer
+  s.x = x3;
+}
+
+template <class F, class G, int Blocks = 3>
+__global__ void __launch_bounds__(128, Blocks) mixed_add_both_pipes_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
+  const G1Affine p = points[threadIdx.x & 7];
+  const G1Affine q = points[8 + (threadIdx.x & 7)];
+  const F px = same_words<F>(p.x), py = same_words<F>(p.y), qx = same_words<F>(q.x), qy = same_words<F>(q.y);
+  XyzzPoint<F> sum = XyzzPoint<F>::from_affine(px, py);
+  for (int r = 0; r < rounds; ++r) {
+    add_affine_both_pipes<F, G>(sum, qx, (r & 1) ? qy : -qy);
   }
   sink[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
@@ -362,6 +444,29 @@ int main() {
     report("Fr mul (FP64 products) ilp2",
            time_launch([&] { multiply_kernel<FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
   }
+  // Both pipes at once (integer : FP64 chains a thread).
+  {
+    Fr* out = reinterpret_cast<Fr*>(sink);
+    report("Fr mul, both pipes 1:1", time_launch([&] { both_pipes_kernel<Fr, FrF64, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           2 * products);
+    report("Fr mul, both pipes 1:2", time_launch([&] { both_pipes_kernel<Fr, FrF64, 1, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           3 * products);
+    report("Fr mul, both pipes 2:2", time_launch([&] { both_pipes_kernel<Fr, FrF64, 2, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           4 * products);
+    report("Fr mul, FP64 only 0:2", time_launch([&] { both_pipes_kernel<Fr, FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           2 * products);
+    report("Fr mul, integer only 2:0", time_launch([&] { both_pipes_kernel<Fr, FrF64, 2, 0><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           2 * products);
+    Fq* outq = reinterpret_cast<Fq*>(sink);
+    report("Fq mul, both pipes 1:1", time_launch([&] { both_pipes_kernel<Fq, FqF64, 1, 1><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+           2 * products);
+    report("Fq mul, both pipes 1:2", time_launch([&] { both_pipes_kernel<Fq, FqF64, 1, 2><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+           3 * products);
+    report("Fq mul, FP64 only 0:2", time_launch([&] { both_pipes_kernel<Fq, FqF64, 0, 2><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+           2 * products);
+    report("Fq mul, integer only 2:0", time_launch([&] { both_pipes_kernel<Fq, FqF64, 2, 0><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+           2 * products);
+  }
   unsigned* mismatches = nullptr;
   CHECK(cudaMalloc(&mismatches, sizeof(unsigned)));
   CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
@@ -407,6 +512,36 @@ int main() {
            mixed_add_kernel<FqF64, 3><<<sms * 3, 128>>>(reinterpret_cast<XyzzPoint<FqF64>*>(sink), points, add_rounds);
          }),
          double(sms * 3) * 128 * add_rounds);
+  // The mixed addition with its products split between the pipes, and its sums against the
+  // integer addition's (the same rounds from the same points: they must be equal, word for word).
+  {
+    const int blocks3 = sms * 3;
+    report("mixed add, both pipes 3x128/SM", time_launch([&] {
+             mixed_add_both_pipes_kernel<Fq, FqF64, 3><<<blocks3, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, add_rounds);
+           }),
+           double(blocks3) * 128 * add_rounds);
+    report("mixed add, both pipes 4x128/SM", time_launch([&] {
+             mixed_add_both_pipes_kernel<Fq, FqF64, 4><<<add_blocks, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, add_rounds);
+           }),
+           double(add_blocks) * 128 * add_rounds);
+    report("mixed add, integer 3x128/SM", time_launch([&] {
+             mixed_add_kernel<Fq, 3><<<blocks3, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, add_rounds);
+           }),
+           double(blocks3) * 128 * add_rounds);
+    const std::size_t count = std::size_t(blocks3) * 128;
+    G1Xyzz* other = nullptr;
+    CHECK(cudaMalloc(&other, sizeof(G1Xyzz) * count));
+    mixed_add_kernel<Fq, 3><<<blocks3, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, 37);
+    mixed_add_both_pipes_kernel<Fq, FqF64, 3><<<blocks3, 128>>>(other, points, 37);
+    std::vector<G1Xyzz> a(count), b(count);
+    CHECK(cudaMemcpy(a.data(), sink, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(b.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(other));
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < count; ++i) differ += std::memcmp(&a[i], &b[i], sizeof(G1Xyzz)) != 0;
+    std::printf("mixed add on both pipes against the integer one: %zu of %zu sums differ\n", differ, count);
+    if (differ != 0) return 1;
+  }
   // The same additions batch-affine, T sums to an inversion, 3 blocks of 128 per SM: clk per
   // addition per SM, against the mixed addition's above.
   auto batch = [&]<class F>(const char* name, void (*kernel)(F*, const G1Affine*, int), int t, int blocks_per_sm = 3) {
