@@ -48,12 +48,7 @@ bool SimSystem::run(Nanoseconds time_limit_ns) {
     io_.poll();
     if (take_outside_calls()) continue;
     if (settled_observer_) settled_observer_();
-    if (queue_.empty()) {
-      if (kept_open_ == 0) return true;
-      std::unique_lock lock(outside_mutex_);
-      outside_arrived_.wait(lock, [&] { return !outside_calls_.empty(); });
-      continue;
-    }
+    if (queue_.empty()) return true;
     if (queue_.front().time > time_limit_ns) return false;
     std::pop_heap(queue_.begin(), queue_.end(), Later{});
     Scheduled next = std::move(queue_.back());
@@ -69,10 +64,7 @@ void SimSystem::post_from_outside(std::function<void()> call) {
     std::lock_guard lock(outside_mutex_);
     outside_calls_.push_back(std::move(call));
   }
-  outside_arrived_.notify_all();
 }
-
-void SimSystem::keep_open(bool open) { kept_open_ += open ? 1 : -1; }
 
 bool SimSystem::take_outside_calls() {
   std::vector<std::function<void()>> calls;

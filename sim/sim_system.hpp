@@ -16,7 +16,6 @@
 
 #include "device/asio.hpp"
 
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -89,11 +88,10 @@ class SimSystem {
   bool run(Nanoseconds time_limit_ns = std::numeric_limits<Nanoseconds>::max());
   std::uint64_t events_delivered() const { return events_delivered_; }
   // Calls from other threads (a long-lived engine's news for the program it runs here): each runs
-  // on the simulation's thread at the instant it is taken. While a keep_open(true) holds (called on
-  // the simulation's thread), an idle run() waits for them in real time instead of returning; the
-  // virtual clock stands still meanwhile.
+  // on the simulation's thread at the instant it is taken, while run() runs. An idle run() does not
+  // wait for them: everything a simulated program waits for is one of its own events (host work
+  // runs inline), so a program with nothing scheduled is deadlocked, whatever may arrive later.
   void post_from_outside(std::function<void()> call);
-  void keep_open(bool open);
   // Called whenever the system has settled at an instant (every ready handler has run), before
   // the clock moves on: checkers compare their state with the devices' here.
   void set_settled_observer(std::function<void()> observer) { settled_observer_ = std::move(observer); }
@@ -127,9 +125,7 @@ class SimSystem {
   std::uint64_t next_order_ = 0;
   std::uint64_t events_delivered_ = 0;
   std::vector<Scheduled> queue_;
-  int kept_open_ = 0;
   std::mutex outside_mutex_;
-  std::condition_variable outside_arrived_;
   std::vector<std::function<void()>> outside_calls_;
   // Posts the calls from outside to the io_context; false when there were none.
   bool take_outside_calls();

@@ -646,8 +646,11 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     bool run_over = false;  // run_coordinator has returned
     bool feeder_done = false;
     AsyncWaitList feeder_ended;
+    // The feeder waits for news only while some of the run's proofs are unended (with none, it
+    // closes the feed): their work keeps the backend's run() going (a GPU's operations are tracked
+    // work, the simulator's are its events), so a run that can no longer go on still ends (on the
+    // simulator: as a deadlock) instead of waiting for news for ever.
     auto feed_run = [&]() -> asio::awaitable<void> {
-      backend->keep_open(true);
       try {
         for (;;) {
           std::vector<std::shared_ptr<ProofRecord>> joining;
@@ -684,7 +687,6 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
         std::lock_guard lock(mutex);
         wake_open_run = nullptr;
       }
-      backend->keep_open(false);
       feeder_done = true;
       feeder_ended.notify_all();
     };

@@ -76,7 +76,6 @@ class SimulatorBackend final : public Backend {
   }
   sim::SimSystem* simulator() override { return system_.get(); }
   void post_from_outside(std::function<void()> call) override { system_->post_from_outside(std::move(call)); }
-  void keep_open(bool open) override { system_->keep_open(open); }
 
  private:
   std::string model_name_;
@@ -122,16 +121,9 @@ class CudaBackend final : public Backend {
     for (auto& gpu : gpus_) gpu->trace_kernels(trace);
   }
   void post_from_outside(std::function<void()> call) override { asio::post(io_, std::move(call)); }
-  void keep_open(bool open) override {
-    kept_open_ += open ? 1 : -1;
-    if (kept_open_ > 0 && !work_) work_.emplace(io_.get_executor());
-    if (kept_open_ == 0) work_.reset();
-  }
 
  private:
   asio::io_context io_;
-  int kept_open_ = 0;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   Trace trace_;
   std::vector<std::unique_ptr<cuda::CudaDevice>> gpus_;
 };

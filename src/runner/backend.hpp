@@ -59,11 +59,10 @@ class Backend {
   virtual void run(asio::awaitable<void> program, Nanoseconds time_limit_ns) = 0;
   void run(asio::awaitable<void> program);
   // For a program that takes news from other threads while run() runs it (the engine's runs that
-  // proofs join): post_from_outside runs `call` on the devices' executor, from any thread; while a
-  // keep_open(true) holds (called on that executor), an idle run() waits for such calls instead of
-  // returning (on the simulator: instead of calling the program deadlocked).
+  // proofs join): runs `call` on the devices' executor, from any thread. run() does not wait for
+  // such calls once the program has nothing in flight: it returns (on the simulator: calls the
+  // program deadlocked), so a program must only wait for news while its own work goes on.
   virtual void post_from_outside(std::function<void()> call) = 0;
-  virtual void keep_open(bool open) = 0;
   // The simulator behind the devices, or null on a GPU.
   virtual sim::SimSystem* simulator() { return nullptr; }
   // On a GPU, each kernel's span as its CUDA events timed it into `trace` (null: stop).

@@ -463,6 +463,45 @@ BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_are_made_on_the_other) {
   for (const auto& gpu : status.gpus) BOOST_CHECK_EQUAL(gpu.running, 0);
 }
 
+// The only GPU, lost at its third kernel launch (inside the first proof): that proof fails saying
+// so; a proof submitted from its callback, while the run still goes on, fails as well, with an
+// error of its own (the run ended before it could join it, or no GPU is left), and so does a
+// later one. Nothing hangs and nothing is left running, queued or held.
+BOOST_AUTO_TEST_CASE(the_only_gpu_lost_fails_its_proofs_and_those_that_would_join_its_run) {
+  auto options = Engine::default_backend_options();
+  options.device_faults.lose_device_at_launch = 3;
+  Engine engine(config(), options);
+  engine.load_key("small", files().zkey);
+  std::mutex mutex;
+  std::optional<ProofHandle> joining;
+  const auto first = engine.submit("small", files().wtns(2, 3), WhenFull::refuse, [&](const ProofHandle&) {
+    std::lock_guard lock(mutex);
+    joining = engine.submit("small", files().wtns(4, 5));
+  });
+  const auto lost = first.wait();
+  BOOST_CHECK(lost.state == ProofState::failed);
+  BOOST_CHECK_MESSAGE(lost.error.find("lost") != std::string::npos, lost.error);
+  BOOST_REQUIRE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return joining.has_value();
+  }));
+  const auto joined = joining->wait();
+  BOOST_CHECK(joined.state == ProofState::failed);
+  BOOST_CHECK_MESSAGE(!joined.error.empty() && joined.error.find("without reporting") == std::string::npos, joined.error);
+  const auto later = engine.submit("small", files().wtns(6, 7)).wait();
+  BOOST_CHECK(later.state == ProofState::failed);
+  BOOST_CHECK_MESSAGE(!later.error.empty() && later.error.find("without reporting") == std::string::npos, later.error);
+  BOOST_TEST_MESSAGE("the lost GPU's proof: " << lost.error << "; the one that would join: " << joined.error << "; a later one: " << later.error);
+  BOOST_REQUIRE(eventually([&] { return engine.status().running == 0; }));
+  const auto status = engine.status();
+  BOOST_CHECK_EQUAL(status.failed, 3u);
+  BOOST_CHECK_EQUAL(status.queued, 0u);
+  BOOST_CHECK_EQUAL(status.witness_bytes, 0u);
+  BOOST_REQUIRE_EQUAL(status.gpus.size(), 1u);
+  BOOST_CHECK(status.gpus[0].lost);
+  BOOST_CHECK_EQUAL(status.gpus[0].running, 0);
+}
+
 BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
   // The documented example reads as it says (the tests run from the project's root).
   const auto example = load_engine_config("config/serve.toml");
