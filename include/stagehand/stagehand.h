@@ -45,6 +45,7 @@ extern "C" {
 #define STAGEHAND_ERROR_INTERNAL 12     /* anything else (out of memory, ...) */
 #define STAGEHAND_PENDING 13            /* stagehand_poll: the proof is queued or running */
 #define STAGEHAND_ALREADY_ENDED 14      /* stagehand_cancel: the proof had ended already */
+#define STAGEHAND_ERROR_NO_GPU 15       /* every GPU of the engine is lost: restart it */
 
 typedef struct stagehand_engine stagehand_engine;
 

@@ -39,6 +39,7 @@ int code_of(ErrorKind kind) {
     case ErrorKind::queue_full: return STAGEHAND_ERROR_QUEUE_FULL;
     case ErrorKind::unknown_proof: return STAGEHAND_ERROR_UNKNOWN_PROOF;
     case ErrorKind::stopped: return STAGEHAND_ERROR_STOPPED;
+    case ErrorKind::no_gpu: return STAGEHAND_ERROR_NO_GPU;
   }
   return STAGEHAND_ERROR_INTERNAL;
 }
@@ -260,6 +261,7 @@ const char* stagehand_status_name(int status) {
     case STAGEHAND_ERROR_INTERNAL: return "internal";
     case STAGEHAND_PENDING: return "pending";
     case STAGEHAND_ALREADY_ENDED: return "already_ended";
+    case STAGEHAND_ERROR_NO_GPU: return "no_gpu";
     default: return "unknown";
   }
 }

@@ -60,6 +60,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::queue_full: return "queue_full";
     case ErrorKind::unknown_proof: return "unknown_proof";
     case ErrorKind::stopped: return "stopped";
+    case ErrorKind::no_gpu: return "no_gpu";
   }
   return "?";
 }
@@ -183,6 +184,29 @@ struct Engine::Impl {
   // all of them, or with `leading_only` those ahead of every other key's (a run that proofs join
   // lets no later proof overtake another key's). They are running from here on.
   std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only);
+  // Why no proof can run any more (engine mutex held): every GPU is lost, which a CUDA context
+  // does not recover from. Empty while one is left. Such an engine refuses new proofs and fails
+  // its queued ones at once rather than trying each on a dead device.
+  std::string every_gpu_lost_locked() const {
+    if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) { return !gpu.lost; })) return {};
+    return fmt::format("{} lost: no proof can run until the engine is restarted",
+                       gpus.size() == 1 ? std::string("the engine's only GPU is") : fmt::format("all {} of the engine's GPUs are", gpus.size()));
+  }
+  // Ends every queued proof with `error` (engine mutex held by `lock`, released meanwhile).
+  void fail_queued(std::unique_lock<std::mutex>& lock, const std::string& error, bool engine_stopped) {
+    auto left = std::move(queue);
+    queue.clear();
+    for (const auto& record : left) key_proof_left(record->key, false);
+    space.notify_all();
+    lock.unlock();
+    for (const auto& record : left) {
+      if (engine_stopped) {
+        std::lock_guard record_lock(record->mutex);
+        record->result.engine_stopped = true;
+      }
+      end_proof(record, ProofState::failed, error);
+    }
+  }
   // The most proofs a run holds unended: as many as its workers can use, two a worker (one on or
   // waiting for the GPU, one in its host step after it). The rest stay queued, so that the
   // queue's capacity still holds submitters back and a queued proof is still cancelled at once.
@@ -428,18 +452,11 @@ void Engine::Impl::dispatch() {
       return;
     }
     if (stopping && drain == Drain::fail_queued) {
-      auto left = std::move(queue);
-      queue.clear();
-      for (const auto& record : left) key_proof_left(record->key, false);
-      space.notify_all();
-      lock.unlock();
-      for (const auto& record : left) {
-        {
-          std::lock_guard record_lock(record->mutex);
-          record->result.engine_stopped = true;
-        }
-        end_proof(record, ProofState::failed, "the engine shut down before this proof ran");
-      }
+      fail_queued(lock, "the engine shut down before this proof ran", true);
+      continue;
+    }
+    if (const auto lost = every_gpu_lost_locked(); !lost.empty()) {
+      fail_queued(lock, lost, false);
       continue;
     }
     // The oldest queued proof's key, and its proofs in order, up to a batch.
@@ -862,6 +879,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   std::uint64_t id = 0;
   auto find_key = [&] {
     if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
+    if (const auto lost = impl_->every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
     auto found = impl_->keys.find(key_name);
     if (found == impl_->keys.end() || found->second.unloading) {
       throw EngineError(ErrorKind::unknown_key, fmt::format("no key named '{}' is loaded{}", key_name,

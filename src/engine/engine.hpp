@@ -48,6 +48,7 @@ enum class ErrorKind {
   queue_full,    // the queue is at its capacity and the caller chose not to wait
   unknown_proof, // no proof of that id (or it was forgotten)
   stopped,       // the engine is shutting down
+  no_gpu,        // every GPU of the engine is lost: no proof can run until it is restarted
 };
 const char* to_string(ErrorKind kind);
 

@@ -38,6 +38,7 @@ unsigned status_of(ErrorKind kind) {
     case ErrorKind::bad_witness: return 400;
     case ErrorKind::queue_full: return 429;
     case ErrorKind::stopped: return 503;
+    case ErrorKind::no_gpu: return 503;
   }
   return 500;
 }
