@@ -59,6 +59,34 @@ struct PinnedBuffer {
   std::uint8_t* bytes() const { return static_cast<std::uint8_t*>(pointer); }
 };
 
+// The MSM's sample scalars (canonical, 32 bytes each) in the options' distribution: the uniform
+// ones, with every one (bits) or nine in ten (mostly-bits) replaced by 0 or 1, chosen by a hash of
+// the index so that the set is the same in every run.
+std::vector<std::uint8_t> msm_sample_scalars(std::uint64_t n, std::uint64_t seed, const KernelBenchmarkOptions& options) {
+  std::vector<std::uint8_t> scalars(n * kFrBytes);
+  fill_sample_scalars(scalars, n, seed, false);
+  using Scalars = KernelBenchmarkOptions::Scalars;
+  if (options.scalars == Scalars::full) return scalars;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::uint64_t hash = (i + seed) * 0x9e3779b97f4a7c15ull;
+    hash ^= hash >> 29;
+    if (options.scalars == Scalars::mostly_bits && hash % 10 == 9) continue;
+    std::uint8_t* scalar = scalars.data() + i * kFrBytes;
+    std::memset(scalar, 0, kFrBytes);
+    scalar[0] = static_cast<std::uint8_t>((hash >> 40) & 1);
+  }
+  return scalars;
+}
+
+const char* scalars_name(const KernelBenchmarkOptions& options) {
+  switch (options.scalars) {
+    case KernelBenchmarkOptions::Scalars::full: return "";
+    case KernelBenchmarkOptions::Scalars::bits: return " scalars=bits";
+    case KernelBenchmarkOptions::Scalars::mostly_bits: return " scalars=mostly-bits";
+  }
+  return "";
+}
+
 void words_of(FrWords& words, const math::Fr& value) {
   const auto& limbs = value.montgomery_limbs();
   for (int i = 0; i < 4; ++i) words[i] = limbs[i];
@@ -183,8 +211,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   const std::uint64_t n = std::uint64_t{1} << log_size;
   PinnedBuffer points(n * kG1AffineBytes);
   const PointWalk walk = fill_sample_points({points.bytes(), n * kG1AffineBytes}, n, options.seed + 100 + log_size);
-  std::vector<std::uint8_t> scalars(n * kFrBytes);
-  fill_sample_scalars(scalars, n, options.seed + 200 + log_size, false);
+  const std::vector<std::uint8_t> scalars = msm_sample_scalars(n, options.seed + 200 + log_size, options);
   DeviceBuffer device_scalars(n * kFrBytes);
   SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
 
@@ -196,7 +223,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   };
   const MsmPlan plan = msm_plan(n, options.msm_window_bits);
   const std::string note = "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
-                           " group=" + std::to_string(plan.windows_per_group);
+                           " group=" + std::to_string(plan.windows_per_group) + scalars_name(options);
   auto phases_text = [](const std::vector<std::pair<std::string, double>>& phases) {
     std::string text;
     double total = 0;
@@ -316,8 +343,7 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
   const std::uint64_t n = std::uint64_t{1} << log_size;
   std::vector<std::uint8_t> points(n * kG2AffineBytes);
   const PointWalk walk = fill_sample_g2_points(points, n, options.seed + 300 + log_size);
-  std::vector<std::uint8_t> scalars(n * kFrBytes);
-  fill_sample_scalars(scalars, n, options.seed + 400 + log_size, false);
+  const std::vector<std::uint8_t> scalars = msm_sample_scalars(n, options.seed + 400 + log_size, options);
   const math::G2Projective expected = expected_walk_g2_msm(scalars, n, walk);
   DeviceBuffer device_points(n * kG2AffineBytes), device_scalars(n * kFrBytes), result(kG2JacobianBytes);
   SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
@@ -352,7 +378,7 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
       });
       row(out, "msm_g2 (device)" + label, log_size, stats, options.msm_repetitions,
           "c=" + std::to_string(plan.window_bits) + " windows=" + std::to_string(plan.window_count) +
-              " group=" + std::to_string(plan.windows_per_group) + " scratch=" +
+              " group=" + std::to_string(plan.windows_per_group) + scalars_name(options) + " scratch=" +
               std::to_string(msm_scratch_bytes(plan) >> 20) + "MiB, combined on the device, " + verdict());
     }
   }

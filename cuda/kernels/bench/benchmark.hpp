@@ -26,6 +26,11 @@ struct KernelBenchmarkOptions {
   // the plan's choice), beside the others; empty: not run. Sizes whose copies do not fit the
   // device's free memory print a line saying so.
   std::vector<unsigned> precomputed_window_bits;
+  // The MSMs' scalars: uniform in [0, r) ("full"), each 0 or 1 ("bits": a witness of booleans),
+  // or nine in ten 0 or 1 and the rest full ("mostly-bits": a circuit of bit decompositions
+  // beside its products).
+  enum class Scalars { full, bits, mostly_bits };
+  Scalars scalars = Scalars::full;
   int device = 0;
   std::uint64_t seed = 1;
 };

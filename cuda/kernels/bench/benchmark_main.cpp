@@ -1,6 +1,7 @@
 // stagehand_kernel_bench [log_size ...] [--no-ntt] [--no-msm] [--no-streamed] [--reps N] [--window-bits C]
 //                        [--batch-log B] [--ntt-variants] [--msm-variants] [--msm-profile]
 //                        [--no-g2] [--g2-window-bits C[,C...]] [--g2-variants] [--precomputed C[,C...]]
+//                        [--scalars full|bits|mostly-bits]
 #include <cstdlib>
 #include <sstream>
 #include <exception>
@@ -23,6 +24,17 @@ int main(int argc, char** argv) {
     else if (argument == "--window-bits" && i + 1 < argc) options.msm_window_bits = std::atoi(argv[++i]);
     else if (argument == "--batch-log" && i + 1 < argc) options.streamed_batch_log = std::atoi(argv[++i]);
     else if (argument == "--ntt-variants") options.ntt_variants = true;
+    else if (argument == "--scalars" && i + 1 < argc) {
+      const std::string kind = argv[++i];
+      using Scalars = stagehand::cuda::KernelBenchmarkOptions::Scalars;
+      if (kind == "full") options.scalars = Scalars::full;
+      else if (kind == "bits") options.scalars = Scalars::bits;
+      else if (kind == "mostly-bits") options.scalars = Scalars::mostly_bits;
+      else {
+        std::cerr << "stagehand_kernel_bench: --scalars " << kind << ": expected full, bits or mostly-bits" << std::endl;
+        return 2;
+      }
+    }
     else if (argument == "--msm-variants") options.msm_variants = true;
     else if (argument == "--msm-profile") options.msm_profile = true;
     else if (argument == "--no-g2") options.msm_g2 = false;

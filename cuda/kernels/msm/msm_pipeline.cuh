@@ -285,10 +285,12 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
   }
   const std::uint32_t items = (to - from + item_points - 1) / item_points;
   if (items > kHeavyItems) {
+    // Its items are written by heavy_items_kernel, many threads to a bucket: one thread writing
+    // a bucket of half the points (2^25 at 2^26: 131,072 items) took 5.8 ms on the H200.
     combine_list[capacity - 1 - atomicAdd(heavy_count, 1u)] = b;
-  } else if (items > 1) {
-    combine_list[atomicAdd(combine_count, 1u)] = b;
+    return;
   }
+  if (items > 1) combine_list[atomicAdd(combine_count, 1u)] = b;
   std::uint32_t item = offset[b];
   for (std::uint32_t p = from; p < to; p += item_points, ++item) {
     first[item] = p | (p == from ? kFirstItem : 0u) | (to - from <= item_points ? kOnlyItem : 0u);
@@ -402,9 +404,92 @@ __global__ void __launch_bounds__(128) bucket_combine_kernel(const BucketOf<C>* 
   }
 }
 
-// The heavy buckets (items_kernel's list from the back of combine_list): one block per bucket,
-// each thread adds every 128th item, then a tree over the block's 128 partial sums.
+// The heavy buckets (items_kernel's list from the back of combine_list) in two passes. Each is
+// cut into at most kHeavySlices slices of consecutive items, and each slice is a task of a
+// block: its threads write the slice's items (heavy_items_kernel, before the item sums) or add
+// its item sums (heavy_slices_kernel, after them), the sum landing over the slice's first item
+// sum; then heavy_combine_kernel folds a bucket's slice sums, one a thread. One block per bucket,
+// as the combine was first built, left the bucket of a witness of bits (half the points, one
+// bucket of the first window) to one SM's chains: 39.4 ms of a 58.3 ms G1 MSM at 2^24 on the
+// H200 (bench/RESULTS.md).
 constexpr unsigned kHeavyThreads = 128, kHeavyBlocks = 132;
+constexpr std::uint32_t kHeavySlices = kHeavyThreads;  // the combine folds one slice sum a thread
+constexpr std::uint32_t kHeavySliceItems = 2 * kHeavyThreads;  // the least items a slice holds
+constexpr unsigned kHeavyTaskBlocks = 8 * kHeavyBlocks;
+
+// Items of each slice of a heavy bucket of `items` items: at least kHeavySliceItems, so that a
+// bucket just past kHeavyItems is one slice (as before), and as many slices as that leaves.
+__device__ __forceinline__ std::uint32_t heavy_slice_items(std::uint32_t items) {
+  return max(kHeavySliceItems, (items + kHeavySlices - 1) / kHeavySlices);
+}
+
+// Calls task(b, first, last) for every (heavy bucket, slice) of this block: items [first, last)
+// of bucket b (offset[b] counts from the bucket's first item). The loop and its bounds are the
+// same for every thread of the block, so a task may synchronise the block.
+template <class Task>
+__device__ __forceinline__ void for_heavy_slices(const std::uint32_t* offset, const std::uint32_t* combine_list,
+                                                 std::uint32_t capacity, const std::uint32_t* heavy_count, Task task) {
+  const std::uint64_t tasks = std::uint64_t{*heavy_count} * kHeavySlices;
+  for (std::uint64_t t = blockIdx.x; t < tasks; t += gridDim.x) {
+    const std::uint32_t b = combine_list[capacity - 1 - static_cast<std::uint32_t>(t / kHeavySlices)];
+    const std::uint32_t slice = static_cast<std::uint32_t>(t % kHeavySlices);
+    const std::uint32_t from = offset[b], to = offset[b + 1];
+    const std::uint32_t length = heavy_slice_items(to - from);
+    const std::uint64_t first = from + std::uint64_t{slice} * length;
+    if (first >= to) continue;
+    const std::uint64_t last = first + length < to ? first + length : to;
+    task(b, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last));
+  }
+}
+
+// items_kernel's work for the heavy buckets: item j of bucket b starts at point start[b] + (j -
+// offset[b])·K, tagged as its first when it is the bucket's first (a heavy bucket is never one
+// item).
+__global__ void __launch_bounds__(kHeavyThreads) heavy_items_kernel(const std::uint32_t* start, const std::uint32_t* end,
+                                                                    const std::uint32_t* offset, const std::uint32_t* combine_list,
+                                                                    std::uint32_t capacity, const std::uint32_t* heavy_count,
+                                                                    std::uint32_t item_points, std::uint32_t* first,
+                                                                    std::uint32_t* lengths) {
+  for_heavy_slices(offset, combine_list, capacity, heavy_count, [&](std::uint32_t b, std::uint32_t begin, std::uint32_t stop) {
+    const std::uint32_t from = start[b], to = end[b];
+    for (std::uint32_t item = begin + threadIdx.x; item < stop; item += kHeavyThreads) {
+      const std::uint32_t p = from + (item - offset[b]) * item_points;
+      first[item] = p | (p == from ? kFirstItem : 0u);
+      lengths[item] = min(item_points, to - p);
+    }
+  });
+}
+
+// The block's 128 sums folded by a tree in `shared`; the total is returned to thread 0.
+template <class C>
+__device__ __forceinline__ BucketOf<C> block_total(BucketOf<C> (&shared)[kHeavyThreads], const BucketOf<C>& sum) {
+  shared[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned stride = kHeavyThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) shared[threadIdx.x] = shared[threadIdx.x] + shared[threadIdx.x + stride];
+    __syncthreads();
+  }
+  const BucketOf<C> total = shared[0];
+  __syncthreads();  // shared[0] is read before the next task overwrites it
+  return total;
+}
+
+// Each slice's item sums added, the total written over the slice's first item sum (this task
+// alone reads and writes the slice).
+template <class C>
+__global__ void __launch_bounds__(kHeavyThreads) heavy_slices_kernel(BucketOf<C>* sums, const std::uint32_t* offset,
+                                                                     const std::uint32_t* combine_list, std::uint32_t capacity,
+                                                                     const std::uint32_t* heavy_count) {
+  __shared__ BucketOf<C> shared[kHeavyThreads];
+  for_heavy_slices(offset, combine_list, capacity, heavy_count, [&](std::uint32_t, std::uint32_t begin, std::uint32_t stop) {
+    BucketOf<C> sum = BucketOf<C>::infinity();
+    for (std::uint32_t item = begin + threadIdx.x; item < stop; item += kHeavyThreads) sum = sum + load(sums + item);
+    const BucketOf<C> total = block_total<C>(shared, sum);
+    if (threadIdx.x == 0) store(sums + begin, total);
+  });
+}
+
+// One block per heavy bucket: thread s takes slice s's sum, then the block's tree.
 template <class C>
 __global__ void __launch_bounds__(kHeavyThreads) heavy_combine_kernel(const BucketOf<C>* sums, const std::uint32_t* offset,
                                                                       const std::uint32_t* combine_list, std::uint32_t capacity,
@@ -414,16 +499,10 @@ __global__ void __launch_bounds__(kHeavyThreads) heavy_combine_kernel(const Buck
   for (std::uint32_t i = blockIdx.x; i < count; i += gridDim.x) {
     const std::uint32_t b = combine_list[capacity - 1 - i];
     const std::uint32_t from = offset[b], to = offset[b + 1];
-    BucketOf<C> sum = BucketOf<C>::infinity();
-    for (std::uint32_t item = from + threadIdx.x; item < to; item += kHeavyThreads) sum = sum + load(sums + item);
-    shared[threadIdx.x] = sum;
-    __syncthreads();
-    for (unsigned stride = kHeavyThreads / 2; stride > 0; stride /= 2) {
-      if (threadIdx.x < stride) shared[threadIdx.x] = shared[threadIdx.x] + shared[threadIdx.x + stride];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) store(buckets + b, shared[0]);
-    __syncthreads();  // shared[0] is read before the next bucket overwrites it
+    const std::uint64_t slice_first = from + std::uint64_t{threadIdx.x} * heavy_slice_items(to - from);
+    const BucketOf<C> sum = slice_first < to ? load(sums + slice_first) : BucketOf<C>::infinity();
+    const BucketOf<C> total = block_total<C>(shared, sum);
+    if (threadIdx.x == 0) store(buckets + b, total);
   }
 }
 
@@ -660,6 +739,10 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                                                                        item_len_in, combine_list, sentinel, combine_count,
                                                                        heavy_count, !add, group_buckets);
       SH_CUDA_LAUNCHED();
+      heavy_items_kernel<<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(bucket_start, bucket_end, chunk_offset, combine_list,
+                                                                        sentinel, heavy_count, s.item_points, item_first,
+                                                                        item_len_in);
+      SH_CUDA_LAUNCHED();
       temp_bytes = s.sort_temp_bytes;
       SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
                                                            item_len_out, item_index_in, item_index_out,
@@ -673,6 +756,9 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       mark(profile, "accumulate", stream);
       bucket_combine_kernel<C><<<std::min(kCombineBlocks, blocks_for(bucket_count, 128)), 128, 0, stream>>>(
           item_sums, chunk_offset, combine_list, combine_count, group_buckets);
+      SH_CUDA_LAUNCHED();
+      heavy_slices_kernel<C><<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
+                                                                            heavy_count);
       SH_CUDA_LAUNCHED();
       heavy_combine_kernel<C><<<kHeavyBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
                                                                         heavy_count, group_buckets);
