@@ -242,6 +242,8 @@ void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint
 void groth16_abc(KernelContext& context) {
   kernel::ConstraintMatrixLayout layout{context.launch().work_units, context.argument(0), context.argument(1)};
   const auto threads = static_cast<unsigned>(context.argument(2));
+  const std::uint64_t first_a = context.launch().arguments.size() > 4 ? context.argument(3) : 0;
+  const std::uint64_t first_b = context.launch().arguments.size() > 4 ? context.argument(4) : 0;
   auto witness = context.read(0);
   auto as_fr = [&](std::span<std::byte> bytes) {
     if (bytes.size() < layout.rows * kernel::kFrBytes) {
@@ -252,7 +254,8 @@ void groth16_abc(KernelContext& context) {
   groth16::evaluate_constraint_matrix(layout, context.read(1),
                                       std::span<const math::Fr>(reinterpret_cast<const math::Fr*>(witness.data()),
                                                                 witness.size() / kernel::kFrBytes),
-                                      as_fr(context.write(0)), as_fr(context.write(1)), as_fr(context.write(2)), threads);
+                                      as_fr(context.write(0)), as_fr(context.write(1)), as_fr(context.write(2)), threads,
+                                      first_a, first_b);
 }
 
 }  // namespace

@@ -121,10 +121,11 @@ void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool wit
                     "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
                     "verify fails its witness and is not written)");
   command->add_option("--abc", options.abc,
-                      "Where the a/b/c step runs: device (the key's constraint matrix resident), host, or auto (the "
-                      "device where the matrix fits)")
+                      "Where the a/b/c step runs: device (the key's constraint matrix resident), streamed (on the device, "
+                      "the matrix uploaded in chunks for each proof through its stream buffers), host, or auto (device "
+                      "where the matrix fits, else streamed where a proof fits with its buffers, else host)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "device", "host"}));
+      ->check(CLI::IsMember({"auto", "device", "streamed", "host"}));
   command->add_option("--key-sets", options.key_sets,
                       "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
                       "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), precomputed (resident "
@@ -248,7 +249,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
                                                  static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)),
                                                  options.precompute_bases);
   const auto abc_step = layout.abc_step;
-  fmt::print(stderr, "stagehand prove: the a/b/c step on the {} ({}); the key's sets: {}\n", groth16::to_string(abc_step), layout.reason,
+  fmt::print(stderr, "stagehand prove: the a/b/c step {} ({}); the key's sets: {}\n", groth16::describe(abc_step), layout.reason,
              layout.placement.describe());
   groth16::Groth16Workload workload(key, inputs.key_path, std::move(inputs.jobs), host_work, options.threads, on_proof, inputs.checks, abc_step,
                                     layout.placement);
@@ -266,9 +267,9 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   }
   // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
   Trace& trace = backend.trace();
-  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c on the {}\n", inputs.names.size(),
+  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c {}\n", inputs.names.size(),
              inputs.names.size() == 1 ? "" : "s", backend.describe(), use_cuda ? "" : ", kernels on the CPU reference",
-             to_string(settings.policy), settings.workers_per_device, abc_step == groth16::AbcStep::device ? "device" : "host");
+             to_string(settings.policy), settings.workers_per_device, groth16::describe(abc_step));
   RunReport report;
   const auto counters_before = counters_of(backend);
   proving_start = std::chrono::steady_clock::now();

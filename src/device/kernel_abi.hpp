@@ -56,9 +56,13 @@
 //   groth16_msm_g1's sum over such copies: digit j of each scalar picks its point of copy j, and
 //   every window adds into one set of buckets.
 // groth16_precompute_g2, groth16_msm_g2_precomputed: the same over G2.
-// groth16_abc            rows           [entries_a, entries_b, threads] [witness, matrix]      [a, b, c]
+// groth16_abc            rows           [entries_a, entries_b, threads[, first_a, first_b]]
+//                                                                        [witness, matrix]      [a, b, c]
 //   the a/b/c step: a[i] = Σ A_ik·w_k, b[i] = Σ B_ik·w_k, c[i] = a[i]·b[i] over the rows of the
-//   constraint matrix (ConstraintMatrixLayout below; rows = the domain size, zero rows padded).
+//   constraint matrix (ConstraintMatrixLayout below; rows = the domain size, zero rows padded),
+//   or over a chunk of its rows: the chunk's offsets, signals and values in a layout of its own,
+//   its offsets still counting from the whole matrix's first entries, first_a and first_b the
+//   chunk's first entry of each (0 for the whole matrix), a, b, c the chunk's rows.
 //
 // The test-only setup (src/groth16/device_setup.cpp):
 // setup_fixed_base_g1    point_count    [] or [threads]                 [table, scalars]       [points]

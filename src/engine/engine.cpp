@@ -823,7 +823,7 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
     sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(*key));
     const auto layout = impl_->proof_layout(*sizes, settings);
-    layout_text = fmt::format("a/b/c on the {}; {}", groth16::to_string(layout.abc_step), layout.placement.describe());
+    layout_text = fmt::format("a/b/c {}; {}", groth16::describe(layout.abc_step), layout.placement.describe());
     proof_bytes = Impl::proof_bytes(*key, *sizes, zkey_path, layout);
     try {
       check_vram_cap_fits(impl_->config.run, proof_bytes + settings.safety_margin_bytes + settings.resident_bytes,

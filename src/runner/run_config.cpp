@@ -101,7 +101,7 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
         workload->fail("partitions_per_proof", "kind = \"groth16\" makes one job of each proof: partitions_per_proof is for kind = \"porep\"");
       }
       config.workload.partitions_per_proof = 1;
-      const auto abc = workload->choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), {"device", "host"});
+      const auto abc = workload->choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), groth16::abc_step_choices());
       config.groth16.abc_step = *groth16::parse_abc_step(abc);
       const auto sets = workload->choice("key_sets", "auto", groth16::set_placement_choices());
       config.groth16.key_sets = groth16::parse_set_placement(sets);

@@ -528,17 +528,24 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
   }
   for (auto& [name, placement] : placements) placement.stream_buffer_bytes = 2 * kG1Bytes;
   for (const auto& [name, placement] : placements)
-  for (auto abc_step : {AbcStep::device, AbcStep::host})
+  for (auto abc_step : {AbcStep::device, AbcStep::streamed, AbcStep::host})
   for (auto policy : {Policy::serial, Policy::budgeted}) {
-    BOOST_TEST_CONTEXT("sets " << name << ", policy " << to_string(policy) << ", a/b/c on the "
-                               << (abc_step == AbcStep::device ? "device" : "host")) {
+    // Streamed, the matrix's chunks take the buffers first: a row's chunk must fit one.
+    if (abc_step == AbcStep::streamed && placement.msm_memory_after_h) continue;
+    BOOST_TEST_CONTEXT("sets " << name << ", policy " << to_string(policy) << ", a/b/c " << to_string(abc_step)) {
       std::vector<ProofJob> jobs;
       for (std::uint64_t seed : {11, 12}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
-      auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step, placement);
+      auto chosen = placement;
+      if (abc_step == AbcStep::streamed) chosen.stream_buffer_bytes = 4 * kG1Bytes;
+      auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step, chosen);
       check_matches_cpu_prover(result, jobs, key, witness);
       // The job's record says where the sets were, when any travelled with the proof.
       const auto& note = result.report.jobs.at(0).program_note;
-      BOOST_CHECK_EQUAL(note.empty(), name == "resident" || name == "precomputed");
+      BOOST_CHECK_EQUAL(note.empty(), (name == "resident" || name == "precomputed") && abc_step != AbcStep::streamed);
+      if (abc_step == AbcStep::streamed) BOOST_CHECK(contains(note, "the constraint matrix streamed"));
+      // Several chunks, so that the buffers take turns between them (the circuit's matrix is
+      // larger than four G1 points).
+      if (abc_step == AbcStep::streamed) BOOST_CHECK(!contains(note, "(1 chunk)"));
       if (name == "streamed") BOOST_CHECK(contains(note, "H, A, B1, B2, C streamed"));
       BOOST_CHECK_EQUAL(contains(note, "MSM memory after H"), placement.msm_memory_after_h);
     }
@@ -635,6 +642,63 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_computes_what_evaluate_constraints_do
   BOOST_CHECK(c == c2);
   // And it is not trivially so: the circuit's rows are not all zero.
   BOOST_CHECK(std::any_of(c.begin(), c.end(), [](const Fr& value) { return !value.is_zero(); }));
+}
+
+// A streamed matrix's chunks: consecutive, covering every row and entry, each within its bound
+// unless one row is larger, and each, laid out on its own from its six parts and evaluated with
+// its first entries, giving its rows of the whole matrix's a, b, c.
+BOOST_AUTO_TEST_CASE(the_constraint_matrix_in_chunks_computes_what_it_does_whole) {
+  Files files;
+  const auto key = read_zkey(files.zkey);
+  const auto witness = read_wtns(files.wtns);
+  const auto matrix = build_constraint_matrix(key);
+  const std::size_t n = key.domain_size;
+  std::vector<Fr> a(n), b(n), c(n);
+  evaluate_constraint_matrix(matrix.layout, matrix.bytes, witness, a, b, c, 2);
+  for (std::uint64_t max_bytes : {std::uint64_t{1}, std::uint64_t{200}, std::uint64_t{600}, matrix.layout.total_bytes()}) {
+    BOOST_TEST_CONTEXT("chunks of at most " << max_bytes << " bytes") {
+      const auto chunks = cut_constraint_matrix(matrix, max_bytes);
+      BOOST_REQUIRE(!chunks.empty());
+      if (max_bytes == matrix.layout.total_bytes()) BOOST_CHECK_EQUAL(chunks.size(), 1u);
+      if (max_bytes == 1) BOOST_CHECK_EQUAL(chunks.size(), n);  // a row each
+      std::uint64_t row = 0, entry_a = 0, entry_b = 0;
+      for (const auto& chunk : chunks) {
+        BOOST_CHECK_EQUAL(chunk.first_row, row);
+        BOOST_CHECK_EQUAL(chunk.first_a, entry_a);
+        BOOST_CHECK_EQUAL(chunk.first_b, entry_b);
+        BOOST_CHECK(chunk.rows >= 1);
+        BOOST_CHECK(chunk.rows == 1 || chunk.layout().total_bytes() <= max_bytes);
+        std::vector<std::byte> own(chunk.layout().total_bytes());
+        for (const auto& part : chunk.parts(matrix.layout)) {
+          BOOST_REQUIRE(part.source + part.bytes <= matrix.bytes.size());
+          BOOST_REQUIRE(part.destination + part.bytes <= own.size());
+          std::memcpy(own.data() + part.destination, matrix.bytes.data() + part.source, part.bytes);
+        }
+        std::vector<Fr> a2(chunk.rows), b2(chunk.rows), c2(chunk.rows);
+        evaluate_constraint_matrix(chunk.layout(), own, witness, a2, b2, c2, 2, chunk.first_a, chunk.first_b);
+        for (std::uint64_t i = 0; i < chunk.rows; ++i) {
+          BOOST_CHECK(a2[i] == a[chunk.first_row + i]);
+          BOOST_CHECK(b2[i] == b[chunk.first_row + i]);
+          BOOST_CHECK(c2[i] == c[chunk.first_row + i]);
+        }
+        row += chunk.rows;
+        entry_a += chunk.entries_a;
+        entry_b += chunk.entries_b;
+      }
+      BOOST_CHECK_EQUAL(row, matrix.layout.rows);
+      BOOST_CHECK_EQUAL(entry_a, matrix.layout.entries_a);
+      BOOST_CHECK_EQUAL(entry_b, matrix.layout.entries_b);
+    }
+  }
+  // A chunk read without its first entries reaches outside its arrays: refused, not misread.
+  const auto chunks = cut_constraint_matrix(matrix, 200);
+  const auto& last = chunks.back();
+  if (last.first_a + last.first_b > 0) {
+    std::vector<std::byte> own(last.layout().total_bytes());
+    for (const auto& part : last.parts(matrix.layout)) std::memcpy(own.data() + part.destination, matrix.bytes.data() + part.source, part.bytes);
+    std::vector<Fr> a2(last.rows), b2(last.rows), c2(last.rows);
+    BOOST_CHECK_THROW(evaluate_constraint_matrix(last.layout(), own, witness, a2, b2, c2, 2), std::invalid_argument);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_witness_fails_its_own_job_and_the_others_complete) {

@@ -73,10 +73,10 @@ verify "$dir/vk.json" "$dir/r1cs.public.json" "$dir/r1cs.proof.json" ok "the goo
 verify "$dir/vk.json" "$dir/flipped.public.json" "$dir/flipped.proof.json" reject "the flipped witness's proof, written with --no-verify,"
 
 # `stagehand bench prove`: the circuit, key and witnesses in memory, the key's sets in each
-# placement (streamed through buffers of 1 KiB: several batches per set), streamed with both a/b/c
-# steps; three proofs, so that with two workers the third parses its witness into a finished
+# placement (streamed through buffers of 1 KiB: several batches per set), streamed with every a/b/c
+# step (streamed: the constraint matrix too, in chunks through the same buffers); three proofs, so that with two workers the third parses its witness into a finished
 # proof's buffer (a/b/c on the host); every proof it writes must verify against the vk.json beside it.
-for case in resident:device precomputed:host fetched-ahead:host streamed:device streamed:host auto:device; do
+for case in resident:device precomputed:host fetched-ahead:host streamed:device streamed:host streamed:streamed resident:streamed auto:device; do
   IFS=: read -r placement abc <<<"$case"
   {
     dir="$out/bench-$placement-$abc"

@@ -8,21 +8,23 @@
 namespace stagehand::cuda {
 namespace {
 
-__device__ __forceinline__ Fr row_sum(const std::uint64_t* offsets, const std::uint32_t* signals, const Fr* values,
-                                      const Fr* witness, std::uint64_t row) {
+// Entry k of the row is at k - first in the chunk's arrays.
+__device__ __forceinline__ Fr row_sum(const std::uint64_t* offsets, std::uint64_t first, const std::uint32_t* signals,
+                                      const Fr* values, const Fr* witness, std::uint64_t row) {
   Fr sum = Fr::zero();
-  const std::uint64_t end = offsets[row + 1];
-  for (std::uint64_t k = offsets[row]; k < end; ++k) sum = sum + load(values + k) * load(witness + signals[k]);
+  const std::uint64_t end = offsets[row + 1] - first;
+  for (std::uint64_t k = offsets[row] - first; k < end; ++k) sum = sum + load(values + k) * load(witness + signals[k]);
   return sum;
 }
 
 __global__ void abc_kernel(const std::uint64_t* offsets_a, const std::uint32_t* signals_a, const Fr* values_a,
                            const std::uint64_t* offsets_b, const std::uint32_t* signals_b, const Fr* values_b,
-                           const Fr* witness, std::uint64_t rows, Fr* a, Fr* b, Fr* c) {
+                           std::uint64_t first_a, std::uint64_t first_b, const Fr* witness, std::uint64_t rows, Fr* a, Fr* b,
+                           Fr* c) {
   const std::uint64_t row = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (row >= rows) return;
-  const Fr sum_a = row_sum(offsets_a, signals_a, values_a, witness, row);
-  const Fr sum_b = row_sum(offsets_b, signals_b, values_b, witness, row);
+  const Fr sum_a = row_sum(offsets_a, first_a, signals_a, values_a, witness, row);
+  const Fr sum_b = row_sum(offsets_b, first_b, signals_b, values_b, witness, row);
   store(a + row, sum_a);
   store(b + row, sum_b);
   store(c + row, sum_a * sum_b);
@@ -31,7 +33,8 @@ __global__ void abc_kernel(const std::uint64_t* offsets_a, const std::uint32_t* 
 }  // namespace
 
 void evaluate_constraints_on_device(const kernel::ConstraintMatrixLayout& layout, const void* matrix, const void* witness,
-                                    void* a, void* b, void* c, cudaStream_t stream) {
+                                    void* a, void* b, void* c, cudaStream_t stream, std::uint64_t first_a,
+                                    std::uint64_t first_b) {
   if (layout.rows == 0) return;
   const auto* bytes = static_cast<const std::uint8_t*>(matrix);
   auto part = [&](std::uint64_t offset) { return bytes + offset; };
@@ -39,7 +42,7 @@ void evaluate_constraints_on_device(const kernel::ConstraintMatrixLayout& layout
       reinterpret_cast<const std::uint64_t*>(part(layout.offsets_a())), reinterpret_cast<const std::uint32_t*>(part(layout.signals_a())),
       reinterpret_cast<const Fr*>(part(layout.values_a())), reinterpret_cast<const std::uint64_t*>(part(layout.offsets_b())),
       reinterpret_cast<const std::uint32_t*>(part(layout.signals_b())), reinterpret_cast<const Fr*>(part(layout.values_b())),
-      static_cast<const Fr*>(witness), layout.rows, static_cast<Fr*>(a), static_cast<Fr*>(b), static_cast<Fr*>(c));
+      first_a, first_b, static_cast<const Fr*>(witness), layout.rows, static_cast<Fr*>(a), static_cast<Fr*>(b), static_cast<Fr*>(c));
   SH_CUDA_LAUNCHED();
 }
 

@@ -141,14 +141,17 @@ void launch_groth16_msm_precomputed(const KernelLaunch& launch, cudaStream_t str
 
 void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
   if (launch.arguments.size() < 2 || launch.reads.size() < 2 || launch.writes.size() < 3) {
-    reject(launch, "expects [entries_a, entries_b, threads], reads [witness, matrix] and writes [a, b, c]");
+    reject(launch, "expects [entries_a, entries_b, threads[, first_a, first_b]], reads [witness, matrix] and writes [a, b, c]");
   }
   const kernel::ConstraintMatrixLayout layout{launch.work_units, launch.arguments[0], launch.arguments[1]};
   const std::uint64_t bytes = kFrBytes * layout.rows;
   const void* witness = address(launch, launch.reads[0], kFrBytes);
   const void* matrix = address(launch, launch.reads[1], layout.total_bytes());
+  const std::uint64_t first_a = launch.arguments.size() > 4 ? launch.arguments[3] : 0;
+  const std::uint64_t first_b = launch.arguments.size() > 4 ? launch.arguments[4] : 0;
   evaluate_constraints_on_device(layout, matrix, witness, address(launch, launch.writes[0], bytes),
-                                 address(launch, launch.writes[1], bytes), address(launch, launch.writes[2], bytes), stream);
+                                 address(launch, launch.writes[1], bytes), address(launch, launch.writes[2], bytes), stream,
+                                 first_a, first_b);
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {

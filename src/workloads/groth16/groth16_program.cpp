@@ -7,6 +7,8 @@
 #include "device/kernel_abi.hpp"
 #include "coordinator/async_wait.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -122,12 +124,14 @@ class Groth16Workload::SideCopy {
   std::shared_ptr<State> state_;
 };
 
-// One batch of a streamed set: points [first, first + count) through buffer (index % 2).
+// One batch of a streamed set: points [first, first + count) through buffer (index % 2); or,
+// with set = kMatrixBatch, chunk `first` of the constraint matrix (streamed a/b/c).
 struct StreamedBatch {
   std::size_t set;
   std::uint64_t first;
   std::uint64_t count;
 };
+constexpr std::size_t kMatrixBatch = kKeySetCount;
 
 struct Groth16Workload::ProofPoints {
   explicit ProofPoints(Device& device) : events(device) {}
@@ -142,13 +146,41 @@ struct Groth16Workload::ProofPoints {
   std::size_t next_compute = 0;        // the next batch an MSM takes
 };
 
-void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const {
-  const auto& layout = sizes_.matrix;
-  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+// The a/b/c step over the whole resident matrix (chunk null) or over one chunk of it at `matrix`.
+void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix, const MatrixChunk* chunk,
+                                 const Polynomials& polynomials) const {
+  const auto layout = chunk != nullptr ? chunk->layout() : sizes_.matrix;
+  const std::uint64_t first_row = chunk != nullptr ? chunk->first_row : 0;
+  const Bytes rows = kFrBytes * layout.rows;
   KernelLaunch launch{kernel::groth16_abc, layout.rows, {layout.entries_a, layout.entries_b, thread_count_},
-                      {{witness, kFrBytes * sizes_.n_vars}, {keys_.at(context.device_index).matrix, layout.total_bytes()}},
-                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
+                      {{witness, kFrBytes * sizes_.n_vars}, {matrix, layout.total_bytes()}},
+                      {{polynomials.a + kFrBytes * first_row, rows},
+                       {polynomials.b + kFrBytes * first_row, rows},
+                       {polynomials.c + kFrBytes * first_row, rows}}};
+  if (chunk != nullptr) {
+    launch.arguments.push_back(chunk->first_a);
+    launch.arguments.push_back(chunk->first_b);
+  }
   context.device.launch(launch, context.compute);
+}
+
+// Resident, one launch over the matrix; streamed, one a chunk as each arrives in its stream
+// buffer (enqueue_batch), which is then free for the batch after next.
+asio::awaitable<void> Groth16Workload::run_abc(JobContext& context, ProofPoints& points, DevicePointer witness,
+                                               const Polynomials& polynomials) const {
+  if (abc_step_ == AbcStep::device) {
+    launch_abc(context, witness, keys_.at(context.device_index).matrix, nullptr, polynomials);
+    co_return;
+  }
+  auto& device = context.device;
+  while (points.next_compute < points.batches.size() && points.batches[points.next_compute].set == kMatrixBatch) {
+    const auto index = points.next_compute++;
+    const auto slot = index % 2;
+    device.stream_wait_event(context.compute, points.buffer_filled[slot]);
+    launch_abc(context, witness, points.buffers[slot], &matrix_chunks_.at(points.batches[index].first), polynomials);
+    device.record_event(points.buffer_free[slot], context.compute);
+    if (points.next_upload < points.batches.size()) co_await enqueue_batch(context, points);
+  }
 }
 
 void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const {
@@ -200,19 +232,33 @@ void Groth16Workload::launch_msm_reduce(JobContext& context, std::size_t set, De
 asio::awaitable<void> Groth16Workload::enqueue_batch(JobContext& context, ProofPoints& points) const {
   const auto index = points.next_upload++;
   const auto& batch = points.batches[index];
-  const auto& shape = shape_.sets[batch.set];
   const auto slot = index % 2;
   if (index >= 2) context.device.stream_wait_event(context.upload, points.buffer_free[slot]);
-  const auto bytes = set_host(batch.set).sub(batch.first * shape.point_bytes, batch.count * shape.point_bytes);
-  co_await claimed_upload(context.device, context.link, points.buffers[slot], bytes, context.upload);
+  if (batch.set == kMatrixBatch) {
+    // The chunk's six parts, each into its place in the chunk's own layout.
+    const auto matrix = matrix_host();
+    for (const auto& part : matrix_chunks_.at(batch.first).parts(sizes_.matrix)) {
+      if (part.bytes == 0) continue;
+      co_await claimed_upload(context.device, context.link, points.buffers[slot] + part.destination, matrix.sub(part.source, part.bytes),
+                              context.upload);
+    }
+  } else {
+    const auto& shape = shape_.sets[batch.set];
+    const auto bytes = set_host(batch.set).sub(batch.first * shape.point_bytes, batch.count * shape.point_bytes);
+    co_await claimed_upload(context.device, context.link, points.buffers[slot], bytes, context.upload);
+  }
   context.device.record_event(points.buffer_filled[slot], context.upload);
 }
 
 // From the program's start, on the upload stream: the first two batches into the stream
-// buffers, then the fetched sets whole, so that all of it travels while the a/b/c and H steps
-// compute. Later batches are enqueued as MSMs free their buffers (run_set_msms).
+// buffers (the matrix's first chunks where the a/b/c step streams it), then the fetched sets
+// whole, so that all of it travels while the a/b/c and H steps compute. Later batches are
+// enqueued as the a/b/c step and the MSMs free their buffers (run_abc, run_set_msms).
 asio::awaitable<void> Groth16Workload::start_point_uploads(JobContext& context, ProofPoints& points) const {
   auto& device = context.device;
+  if (abc_step_ == AbcStep::streamed) {
+    for (std::size_t chunk = 0; chunk < matrix_chunks_.size(); ++chunk) points.batches.push_back(StreamedBatch{kMatrixBatch, chunk, 0});
+  }
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
     if (shape.placement != SetPlacement::streamed || shape.points == 0) continue;
@@ -222,7 +268,7 @@ asio::awaitable<void> Groth16Workload::start_point_uploads(JobContext& context, 
   }
   if (!points.batches.empty()) {
     for (std::size_t slot = 0; slot < 2; ++slot) {
-      points.buffers[slot] = co_await context.memory.allocate(shape_.stream_buffer_bytes, context.compute);
+      points.buffers[slot] = co_await context.memory.allocate(stream_buffer_bytes_, context.compute);
       points.buffer_filled[slot] = points.events.create();
       points.buffer_free[slot] = points.events.create();
     }
@@ -296,7 +342,7 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
   auto& device = context.device;
   auto& memory = context.memory;
   const auto stream = context.compute;
-  const bool abc_on_device = abc_step_ == AbcStep::device;
+  const bool abc_on_device = groth16::abc_on_device(abc_step_);
   const Bytes witness_bytes = kFrBytes * sizes_.n_vars;
   const Bytes polynomial = kFrBytes * sizes_.domain_size();
   const bool msm_memory_after_h = placement_.msm_memory_after_h;
@@ -337,7 +383,10 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
     if (uploaded) device.stream_wait_event(stream, uploaded);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  if (abc_on_device) launch_abc(context, witness, polynomials);
+  if (abc_step_ == AbcStep::streamed && msm_memory_after_h) {
+    throw std::logic_error("Groth16Workload: the streamed matrix needs the stream buffers before H");
+  }
+  if (abc_on_device) co_await run_abc(context, points, witness, polynomials);
   launch_h(context, polynomials, scratch);
   if (abc_on_device) {
     co_await memory.release(polynomials.b, stream);
@@ -377,6 +426,9 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
   JobTimes times;
   times.waited_for_inputs_ns = *waited;
   if (shape_.fetched_bytes() > 0 || !points.batches.empty()) times.note = placement_.describe();
+  if (abc_step_ == AbcStep::streamed) {
+    times.note += fmt::format("; the constraint matrix streamed ({} chunk{})", matrix_chunks_.size(), matrix_chunks_.size() == 1 ? "" : "s");
+  }
   co_return times;
 }
 

@@ -28,6 +28,13 @@ HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
 }
 
+// Each of a proof's two stream buffers: the streamed sets' (0 where none streams), at least the
+// placement's where the matrix streams through them.
+Bytes stream_buffer_bytes(const KeyProgramShape& shape, const KeyPlacement& placement, AbcStep abc_step) {
+  if (abc_step != AbcStep::streamed) return shape.stream_buffer_bytes;
+  return std::max(shape.stream_buffer_bytes, placement.stream_buffer_bytes);
+}
+
 }  // namespace
 
 Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
@@ -38,6 +45,7 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
       thread_count_(thread_count), on_proof_(std::move(on_proof)), checks_(std::move(checks)), abc_step_(abc_step),
       placement_(placement), shape_(shape_key_program(sizes_, placement)), device_state_(std::move(device_state)),
       check_seconds_(jobs_.size(), 0.0) {
+  stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
   if (!device_state_) {
     device_state_ = std::make_shared<DeviceKeyState>();
     owns_device_state_ = true;
@@ -64,6 +72,17 @@ Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, Key
   if (!timing_->host_memory) throw std::invalid_argument("Groth16Workload: timing jobs need host memory for their uploads");
   for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
   timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
+  stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
+  if (abc_step_ == AbcStep::streamed) {
+    // The synthetic circuit's entries are spread evenly over its rows.
+    const auto& layout = sizes_.matrix;
+    matrix_chunks_ = cut_constraint_matrix(layout.rows, stream_buffer_bytes_, [&layout](std::uint64_t row) {
+      const auto share = [&](std::uint64_t entries) {
+        return static_cast<std::uint64_t>(static_cast<unsigned __int128>(entries) * row / std::max<std::uint64_t>(1, layout.rows));
+      };
+      return std::pair{share(layout.entries_a), share(layout.entries_b)};
+    });
+  }
 }
 
 Bytes Groth16Workload::matrix_bytes(const KeySizes& key, AbcStep abc_step) {
@@ -74,14 +93,27 @@ Bytes Groth16Workload::proof_bytes_before_scratch(const KeySizes& key, Bytes str
   return 3 * kFrBytes * key.domain_size() + kFrBytes * key.n_vars + 2 * stream_buffer_bytes;
 }
 
-std::string_view to_string(AbcStep step) { return step == AbcStep::device ? "device" : "host"; }
+std::string_view to_string(AbcStep step) {
+  switch (step) {
+    case AbcStep::device: return "device";
+    case AbcStep::streamed: return "streamed";
+    case AbcStep::host: return "host";
+  }
+  return "?";
+}
 
 std::optional<AbcStep> parse_abc_step(std::string_view text) {
-  for (auto step : {AbcStep::device, AbcStep::host}) {
+  for (auto step : {AbcStep::device, AbcStep::streamed, AbcStep::host}) {
     if (text == to_string(step)) return step;
   }
   return std::nullopt;
 }
+
+std::string describe(AbcStep step) {
+  return step == AbcStep::streamed ? "on the device, its matrix streamed" : fmt::format("on the {}", to_string(step));
+}
+
+std::vector<std::string> abc_step_choices() { return {"device", "streamed", "host"}; }
 
 ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
                               std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes,
@@ -113,17 +145,32 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
       std::max(budget.msm_scratch(kSetA, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetA)),
                budget.msm_scratch(kSetB2, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetB2)));
   const Bytes with_matrix = matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
+  // Streamed, the matrix goes through the stream buffers from the program's start: a proof must
+  // fit with its MSM memory taken from the start too.
+  const bool streamed_fits = budget.proof_bytes + streamed_scratch <= budget.device_bytes;
   if (abc) {
     layout.abc_step = *abc;
     layout.reason = "as asked";
+    if (*abc == AbcStep::streamed && !streamed_fits) {
+      throw std::invalid_argument(fmt::format("the a/b/c step streamed: a proof with its stream buffers and MSM memory taken from its "
+                                              "start needs about {}, the smallest device has {} to give (run it on the host)",
+                                              format_bytes(budget.proof_bytes + streamed_scratch), format_bytes(budget.device_bytes)));
+    }
   } else if (with_matrix <= budget.device_bytes) {
     layout.abc_step = AbcStep::device;
     layout.reason = fmt::format("its constraint matrix ({}) fits beside {} proof{}", format_bytes(matrix), budget.proofs_in_flight,
                                 budget.proofs_in_flight == 1 ? "" : "s");
+  } else if (streamed_fits) {
+    layout.abc_step = AbcStep::streamed;
+    layout.reason = fmt::format("its constraint matrix ({}) streamed through each proof's buffers: resident, a run would need about {}, "
+                                "the smallest device has {} to give",
+                                format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.device_bytes));
   } else {
     layout.abc_step = AbcStep::host;
-    layout.reason = fmt::format("with its constraint matrix ({}) resident a run needs about {}, the smallest device has {} to give",
-                                format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.device_bytes));
+    layout.reason = fmt::format("with its constraint matrix ({}) resident a run needs about {}, streamed a proof about {}; the smallest "
+                                "device has {} to give",
+                                format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.proof_bytes + streamed_scratch),
+                                format_bytes(budget.device_bytes));
   }
   budget.matrix_bytes = Groth16Workload::matrix_bytes(key, layout.abc_step);
   if (sets) {
@@ -135,6 +182,7 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   // Where one proof with every set streamed would not fit beside the matrix if it took its MSM
   // memory from the start, it takes it once H is formed (KeyPlacement::msm_memory_after_h).
   layout.placement.msm_memory_after_h = budget.matrix_bytes + budget.proof_bytes + streamed_scratch > budget.device_bytes;
+  if (layout.abc_step == AbcStep::streamed) layout.placement.msm_memory_after_h = false;  // streamed_fits
   return layout;
 }
 
@@ -150,12 +198,12 @@ JobMemoryPlan Groth16Workload::memory_plan(int) const {
   const Bytes polynomial = kFrBytes * sizes_.domain_size();
   const Bytes witness = kFrBytes * sizes_.n_vars;
   const Bytes results = shape_.result_bytes;
-  const Bytes msm_memory = msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes + shape_.fetched_bytes();
+  const Bytes msm_memory = msm_scratch_bytes_ + 2 * stream_buffer_bytes_ + shape_.fetched_bytes();
   if (placement_.msm_memory_after_h) {
     // H with the polynomials alone; the MSMs' memory once b and c are gone.
     const Bytes during_h = 3 * polynomial + results + h_scratch_bytes_;
     const Bytes after_h = polynomial + witness + results + msm_memory;
-    if (abc_step_ == AbcStep::device) {
+    if (abc_on_device(abc_step_)) {
       JobMemoryPlan plan{witness, std::max(witness + during_h, after_h), after_h, results + msm_memory, results};
       plan.input_count = 1;
       return plan;
@@ -163,7 +211,7 @@ JobMemoryPlan Groth16Workload::memory_plan(int) const {
     return JobMemoryPlan{polynomial, std::max(during_h, after_h), after_h, witness + results + msm_memory, results};
   }
   const Bytes rest = results + h_scratch_bytes_ + msm_memory;
-  if (abc_step_ == AbcStep::device) {
+  if (abc_on_device(abc_step_)) {
     JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, results};
     plan.input_count = 1;
     return plan;
@@ -217,6 +265,17 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   // entry on the host, once), not by the constructor: a workload that never runs does not pay for
   // it. The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
   if (key_ != nullptr) matrix_ = &device_state_->host_matrix(*key_);
+  if (abc_step_ == AbcStep::streamed && matrix_ != nullptr && matrix_chunks_.empty()) {
+    matrix_chunks_ = cut_constraint_matrix(*matrix_, stream_buffer_bytes_);
+  }
+  for (const auto& chunk : matrix_chunks_) {
+    if (chunk.layout().total_bytes() > stream_buffer_bytes_) {
+      throw std::invalid_argument(fmt::format("{}: constraint {} alone takes {} of the constraint matrix, more than a stream buffer ({}): "
+                                              "stream with larger buffers, or run the a/b/c step on the host",
+                                              zkey_path_.string(), chunk.first_row, format_bytes(chunk.layout().total_bytes()),
+                                              format_bytes(stream_buffer_bytes_)));
+    }
+  }
   co_await pin_key_sets(device);
   // Where an earlier run left the key set up on this device, it is used as it is; what a failed
   // set-up left is freed and made again.
@@ -272,8 +331,7 @@ asio::awaitable<void> Groth16Workload::upload_key(Device& device, DeviceKeyState
   if (abc_step_ == AbcStep::device) {
     // Chosen before the co_await: g++ 12 evaluated both arms of a ?: inside a co_await's operand,
     // reading the matrix of timing jobs, which have none.
-    HostRange matrix = timing_matrix_;
-    if (matrix_ != nullptr) matrix = host_range(matrix_->bytes.data(), matrix_->bytes.size());
+    const HostRange matrix = matrix_host();
     co_await upload(matrix, entry.matrix);
   }
 }
@@ -296,12 +354,21 @@ HostRange Groth16Workload::set_host(std::size_t set) const {
 // state and given back with it. Pageable, each copy would go through the driver's staging
 // buffers at a fraction of the link's rate and hold the host thread.
 asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
+  std::vector<HostRange> travelling;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    const auto range = set_host(set);
-    if (kept_on_device(shape_.sets[set].placement) || range.bytes == 0 || device_state_->pinned(range)) continue;
+    if (!kept_on_device(shape_.sets[set].placement)) travelling.push_back(set_host(set));
+  }
+  if (abc_step_ == AbcStep::streamed) travelling.push_back(matrix_host());
+  for (const auto& range : travelling) {
+    if (range.bytes == 0 || device_state_->pinned(range)) continue;
     co_await device.register_host(range);
     device_state_->add_pinned(range, device);
   }
+}
+
+HostRange Groth16Workload::matrix_host() const {
+  if (matrix_ == nullptr) return timing_matrix_;
+  return host_range(matrix_->bytes.data(), matrix_->bytes.size());
 }
 
 asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_index) {
@@ -341,7 +408,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
     // to the device) and the job keeps only its public part; on the host the a/b/c step and the
     // program's upload need all of it.
     std::span<const math::Fr> witness;
-    if (abc_step_ == AbcStep::device) {
+    if (abc_on_device(abc_step_)) {
       if (abc.empty() || abc[0].bytes < kFrBytes * key.n_vars) {
         throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
       }
@@ -361,7 +428,7 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
                                      file.string(), *failing, checks_.r1cs_path.string()));
       }
     }
-    if (abc_step_ == AbcStep::device) {
+    if (abc_on_device(abc_step_)) {
       job_state.witness.assign(witness.begin(), witness.begin() + 1 + key.n_public);  // what finish needs
     } else {
       evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]),

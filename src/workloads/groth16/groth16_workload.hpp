@@ -71,11 +71,20 @@ struct ProofChecks {
 };
 
 // Where the a/b/c step runs. On the device the key's constraint matrix stays resident beside its
-// points and each job uploads only its witness; on the host each job's prepare computes a, b and
-// c over the same matrix (threaded by rows) and uploads all three. The device is the faster by far where the matrix fits.
-enum class AbcStep { device, host };
-std::string_view to_string(AbcStep step);  // "device", "host"
+// points and each job uploads only its witness; streamed, the step runs on the device too but the
+// matrix goes up for each proof in chunks (MatrixChunk) through the proof's two stream buffers,
+// ahead of the streamed sets' batches, each chunk's a/b/c computed as the next one travels (a
+// matrix that does not fit beside the proofs: 6.2 GiB at 2^26 on a 16 GiB card); on the host each
+// job's prepare computes a, b and c over the same matrix (threaded by rows) and uploads all
+// three. The host's step takes seconds a proof at 2^26 where the device's takes milliseconds.
+enum class AbcStep { device, streamed, host };
+std::string_view to_string(AbcStep step);  // "device", "streamed", "host"
 std::optional<AbcStep> parse_abc_step(std::string_view text);  // nullopt for anything else ("auto")
+// Where it runs, in words: "on the device", "on the device, its matrix streamed", "on the host".
+std::string describe(AbcStep step);
+// What a --abc option or an abc key accepts besides "auto".
+std::vector<std::string> abc_step_choices();
+constexpr bool abc_on_device(AbcStep step) { return step != AbcStep::host; }
 
 // Proofs of a key's sizes alone, for the simulator's timing mode: no key, no witness and no proof;
 // the host steps last the modelled times and the GPU program is the same.
@@ -163,7 +172,10 @@ class Groth16Workload final : public Workload {
   struct Polynomials {
     DevicePointer a, b, c;
   };
-  void launch_abc(JobContext& context, DevicePointer witness, const Polynomials& polynomials) const;
+  void launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix, const MatrixChunk* chunk,
+                  const Polynomials& polynomials) const;
+  asio::awaitable<void> run_abc(JobContext& context, ProofPoints& points, DevicePointer witness, const Polynomials& polynomials) const;
+  HostRange matrix_host() const;
   void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const;
   void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars, DevicePointer results,
                   const Scratch& scratch) const;
@@ -197,6 +209,11 @@ class Groth16Workload final : public Workload {
   std::shared_ptr<DeviceKeyState> device_state_;
   bool owns_device_state_ = false;  // a private one: given back at the run's end
   const ConstraintMatrix* matrix_ = nullptr;  // the host's, from device_state_ at the first set_up
+  // Streamed a/b/c: the matrix's chunks (cut at the first set_up, or from the sizes for timing
+  // jobs), each at most stream_buffer_bytes_; and each stream buffer's bytes, the placement's
+  // where no set streams.
+  std::vector<MatrixChunk> matrix_chunks_;
+  Bytes stream_buffer_bytes_ = 0;
   std::optional<ProofVerifier> verifier_;
   std::deque<double> check_seconds_;  // by job, written by finish
   Bytes h_scratch_bytes_ = 0;
