@@ -242,7 +242,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   };
 
   // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
-  HostWork host_work(use_cuda ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
+  HostWork host_work(use_cuda ? host_work_threads(settings.workers_per_device, backend.devices().size()) : 0);
   const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(key), backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
                                                  settings.workers_per_device, groth16::parse_abc_step(options.abc),
                                                  groth16::parse_set_placement(options.key_sets),

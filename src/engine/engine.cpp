@@ -582,7 +582,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     const auto& devices = backend->devices();
     const bool on_gpu = backend->on_gpu();
     auto settings = settings_for(config.run, config.engine.policy);
-    HostWork host_work(on_gpu ? static_cast<unsigned>(std::max(2, settings.workers_per_device)) : 0);
+    HostWork host_work(on_gpu ? host_work_threads(settings.workers_per_device, devices.size()) : 0);
     groth16::ProofChecks checks;
     checks.verify = config.engine.verify;
     auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
