@@ -125,7 +125,7 @@ void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool wit
                       "the matrix uploaded in chunks for each proof through its stream buffers), host, or auto (device "
                       "where the matrix fits, else streamed where a proof fits with its buffers, else host)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "device", "streamed", "host"}));
+      ->check(CLI::IsMember(groth16::abc_step_choices(/*with_auto=*/true)));
   command->add_option("--key-sets", options.key_sets,
                       "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
                       "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), precomputed (resident "

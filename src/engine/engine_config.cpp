@@ -21,7 +21,7 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   settings.verify = table.boolean("verify").value_or(true);
   settings.threads = static_cast<unsigned>(table.integer_in("threads", 0, 0, 4096));
   if (table.contains("seed")) settings.seed = static_cast<std::uint64_t>(table.integer_in("seed", 0, 0, INT64_MAX));
-  settings.abc_step = groth16::parse_abc_step(table.choice("abc", "auto", {"auto", "device", "streamed", "host"}));
+  settings.abc_step = groth16::parse_abc_step(table.choice("abc", "auto", groth16::abc_step_choices(/*with_auto=*/true)));
   settings.key_sets =
       groth16::parse_set_placement(table.choice("key_sets", "auto", groth16::set_placement_choices()));
   settings.precompute_bases = table.boolean("precompute_bases").value_or(false);

@@ -693,12 +693,18 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_in_chunks_computes_what_it_does_whole
   // A chunk read without its first entries reaches outside its arrays: refused, not misread.
   const auto chunks = cut_constraint_matrix(matrix, 200);
   const auto& last = chunks.back();
-  if (last.first_a + last.first_b > 0) {
-    std::vector<std::byte> own(last.layout().total_bytes());
-    for (const auto& part : last.parts(matrix.layout)) std::memcpy(own.data() + part.destination, matrix.bytes.data() + part.source, part.bytes);
-    std::vector<Fr> a2(last.rows), b2(last.rows), c2(last.rows);
-    BOOST_CHECK_THROW(evaluate_constraint_matrix(last.layout(), own, witness, a2, b2, c2, 2), std::invalid_argument);
-  }
+  BOOST_REQUIRE(last.first_a + last.first_b > 0);
+  std::vector<std::byte> own(last.layout().total_bytes());
+  for (const auto& part : last.parts(matrix.layout)) std::memcpy(own.data() + part.destination, matrix.bytes.data() + part.source, part.bytes);
+  std::vector<Fr> a2(last.rows), b2(last.rows), c2(last.rows);
+  BOOST_CHECK_THROW(evaluate_constraint_matrix(last.layout(), own, witness, a2, b2, c2, 2), std::invalid_argument);
+  // The chunks take the stream buffers from the program's start: a placement whose buffers come
+  // only after H is refused when the workload is made, not halfway through a proof.
+  auto late = KeyPlacement::all(SetPlacement::streamed);
+  late.msm_memory_after_h = true;
+  HostWork host_work(0);
+  BOOST_CHECK_THROW(Groth16Workload(key, files.zkey, {}, host_work, 1, {}, {}, AbcStep::streamed, late), std::invalid_argument);
+  BOOST_CHECK_NO_THROW(Groth16Workload(key, files.zkey, {}, host_work, 1, {}, {}, AbcStep::device, late));
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_witness_fails_its_own_job_and_the_others_complete) {

@@ -383,9 +383,6 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
     if (uploaded) device.stream_wait_event(stream, uploaded);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  if (abc_step_ == AbcStep::streamed && msm_memory_after_h) {
-    throw std::logic_error("Groth16Workload: the streamed matrix needs the stream buffers before H");
-  }
   if (abc_on_device) co_await run_abc(context, points, witness, polynomials);
   launch_h(context, polynomials, scratch);
   if (abc_on_device) {

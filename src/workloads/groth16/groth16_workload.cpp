@@ -46,6 +46,10 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
       placement_(placement), shape_(shape_key_program(sizes_, placement)), device_state_(std::move(device_state)),
       check_seconds_(jobs_.size(), 0.0) {
   stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
+  if (abc_step_ == AbcStep::streamed && placement_.msm_memory_after_h) {
+    throw std::invalid_argument("Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
+                                "its MSM memory after H does not have then");
+  }
   if (!device_state_) {
     device_state_ = std::make_shared<DeviceKeyState>();
     owns_device_state_ = true;
@@ -73,16 +77,35 @@ Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, Key
   for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
   timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
   stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
+  if (abc_step_ == AbcStep::streamed && placement_.msm_memory_after_h) {
+    throw std::invalid_argument("Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
+                                "its MSM memory after H does not have then");
+  }
   if (abc_step_ == AbcStep::streamed) {
     // The synthetic circuit's entries are spread evenly over its rows.
     const auto& layout = sizes_.matrix;
-    matrix_chunks_ = cut_constraint_matrix(layout.rows, stream_buffer_bytes_, [&layout](std::uint64_t row) {
+    cut_matrix(cut_constraint_matrix(layout.rows, stream_buffer_bytes_, [&layout](std::uint64_t row) {
       const auto share = [&](std::uint64_t entries) {
         return static_cast<std::uint64_t>(static_cast<unsigned __int128>(entries) * row / std::max<std::uint64_t>(1, layout.rows));
       };
       return std::pair{share(layout.entries_a), share(layout.entries_b)};
-    });
+    }));
   }
+}
+
+// The chunks, once: every device's set-up may call it (they may run at once on several GPUs).
+void Groth16Workload::cut_matrix(std::vector<MatrixChunk> chunks) {
+  std::call_once(matrix_cut_, [&] {
+    for (const auto& chunk : chunks) {
+      if (chunk.layout().total_bytes() > stream_buffer_bytes_) {
+        throw std::invalid_argument(fmt::format("{}: constraint {} alone takes {} of the constraint matrix, more than a stream buffer "
+                                                "({}): stream with larger buffers, or run the a/b/c step on the host",
+                                                zkey_path_.string(), chunk.first_row, format_bytes(chunk.layout().total_bytes()),
+                                                format_bytes(stream_buffer_bytes_)));
+      }
+    }
+    matrix_chunks_ = std::move(chunks);
+  });
 }
 
 Bytes Groth16Workload::matrix_bytes(const KeySizes& key, AbcStep abc_step) {
@@ -113,7 +136,12 @@ std::string describe(AbcStep step) {
   return step == AbcStep::streamed ? "on the device, its matrix streamed" : fmt::format("on the {}", to_string(step));
 }
 
-std::vector<std::string> abc_step_choices() { return {"device", "streamed", "host"}; }
+std::vector<std::string> abc_step_choices(bool with_auto) {
+  std::vector<std::string> choices;
+  if (with_auto) choices.emplace_back("auto");
+  for (auto step : {AbcStep::device, AbcStep::streamed, AbcStep::host}) choices.emplace_back(to_string(step));
+  return choices;
+}
 
 ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
                               std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes,
@@ -181,8 +209,8 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   }
   // Where one proof with every set streamed would not fit beside the matrix if it took its MSM
   // memory from the start, it takes it once H is formed (KeyPlacement::msm_memory_after_h).
+  // (Streamed, the matrix is not resident and streamed_fits holds: never after H.)
   layout.placement.msm_memory_after_h = budget.matrix_bytes + budget.proof_bytes + streamed_scratch > budget.device_bytes;
-  if (layout.abc_step == AbcStep::streamed) layout.placement.msm_memory_after_h = false;  // streamed_fits
   return layout;
 }
 
@@ -265,17 +293,7 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   // entry on the host, once), not by the constructor: a workload that never runs does not pay for
   // it. The host's a/b/c step uses it too (threaded by rows); only the device keeps a copy of it.
   if (key_ != nullptr) matrix_ = &device_state_->host_matrix(*key_);
-  if (abc_step_ == AbcStep::streamed && matrix_ != nullptr && matrix_chunks_.empty()) {
-    matrix_chunks_ = cut_constraint_matrix(*matrix_, stream_buffer_bytes_);
-  }
-  for (const auto& chunk : matrix_chunks_) {
-    if (chunk.layout().total_bytes() > stream_buffer_bytes_) {
-      throw std::invalid_argument(fmt::format("{}: constraint {} alone takes {} of the constraint matrix, more than a stream buffer ({}): "
-                                              "stream with larger buffers, or run the a/b/c step on the host",
-                                              zkey_path_.string(), chunk.first_row, format_bytes(chunk.layout().total_bytes()),
-                                              format_bytes(stream_buffer_bytes_)));
-    }
-  }
+  if (abc_step_ == AbcStep::streamed && matrix_ != nullptr) cut_matrix(cut_constraint_matrix(*matrix_, stream_buffer_bytes_));
   co_await pin_key_sets(device);
   // Where an earlier run left the key set up on this device, it is used as it is; what a failed
   // set-up left is freed and made again.

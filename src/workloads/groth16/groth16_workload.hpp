@@ -82,8 +82,8 @@ std::string_view to_string(AbcStep step);  // "device", "streamed", "host"
 std::optional<AbcStep> parse_abc_step(std::string_view text);  // nullopt for anything else ("auto")
 // Where it runs, in words: "on the device", "on the device, its matrix streamed", "on the host".
 std::string describe(AbcStep step);
-// What a --abc option or an abc key accepts besides "auto".
-std::vector<std::string> abc_step_choices();
+// What a --abc option or an abc key accepts: every step's name, "auto" first where asked.
+std::vector<std::string> abc_step_choices(bool with_auto = false);
 constexpr bool abc_on_device(AbcStep step) { return step != AbcStep::host; }
 
 // Proofs of a key's sizes alone, for the simulator's timing mode: no key, no witness and no proof;
@@ -209,10 +209,12 @@ class Groth16Workload final : public Workload {
   std::shared_ptr<DeviceKeyState> device_state_;
   bool owns_device_state_ = false;  // a private one: given back at the run's end
   const ConstraintMatrix* matrix_ = nullptr;  // the host's, from device_state_ at the first set_up
-  // Streamed a/b/c: the matrix's chunks (cut at the first set_up, or from the sizes for timing
-  // jobs), each at most stream_buffer_bytes_; and each stream buffer's bytes, the placement's
-  // where no set streams.
+  // Streamed a/b/c: the matrix's chunks (cut once, by the first set_up, as the matrix is built
+  // then; from the sizes for timing jobs), each at most stream_buffer_bytes_; and each stream
+  // buffer's bytes, the placement's where no set streams.
   std::vector<MatrixChunk> matrix_chunks_;
+  std::once_flag matrix_cut_;
+  void cut_matrix(std::vector<MatrixChunk> chunks);
   Bytes stream_buffer_bytes_ = 0;
   std::optional<ProofVerifier> verifier_;
   std::deque<double> check_seconds_;  // by job, written by finish
