@@ -86,6 +86,7 @@ class SimDevice final : public Device, private OpRunner {
   // Freed in stream order, the stream not there yet.
   Bytes pool_pending_bytes() const { return pool_.pending_bytes(); }
   bool lost() const override { return lost_; }
+  std::size_t most_operations_queued() const { return engines_.most_operations_queued(); }
   // Leaks and unsynchronised reads found so far.
   CheckerReport check() const;
 

@@ -81,6 +81,7 @@ Op& StreamEngines::enqueue(Stream& stream, OpKind kind) {
   op.kind = kind;
   op.sequence = stream.enqueued;
   ++stats_.operations;
+  most_operations_queued_ = std::max(most_operations_queued_, stream.ops.size());
   return op;
 }
 

@@ -130,6 +130,10 @@ class StreamEngines {
   void fail_everything(const std::exception_ptr& error);
   // Streams and events never destroyed.
   void report_leaks(int ordinal, std::vector<std::string>& leaks) const;
+  // The most operations one stream has held queued (enqueued, not yet complete) at once. On a GPU
+  // a deep queue blocks the enqueueing host thread (CUDA's queues are bounded): a program that
+  // enqueues far ahead of the device holds its executor, and every coroutine on it, meanwhile.
+  std::size_t most_operations_queued() const { return most_operations_queued_; }
 
  private:
   struct Engine {
@@ -160,6 +164,7 @@ class StreamEngines {
   Engine copy_engine_to_host_;
   VectorClock host_clock_;
   std::uint64_t host_clock_version_ = 0;
+  std::size_t most_operations_queued_ = 0;
 };
 
 }  // namespace stagehand::sim
