@@ -1,0 +1,123 @@
+// What a job's pinned staging buffer costs to make: the question behind the first proofs of a
+// 2^26 stream waiting 0.84 s each for their 2 GiB witness buffers (HostStaging's pinned pool
+// takes them from cudaHostAlloc, one after another on the device's thread for blocking calls).
+//
+// For each size, the median of three rounds, ms:
+//   alloc      cudaHostAlloc, then the buffer written once (the witness parse writes all of it)
+//   register   malloc, the pages first written by 16 threads, then cudaHostRegister
+//   two allocs / two registers   the same on two threads at once (two workers' first jobs)
+// and the frees (cudaFreeHost; cudaHostUnregister then free). Nothing else runs on the GPU.
+//
+//   nvcc -std=c++20 -O3 -gencode=arch=compute_90,code=sm_90 bench/pinned_staging.cu -o pinned_staging
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "cuda_check.hpp"
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+// Writes every byte of [data, data + bytes) on `threads` threads.
+void touch(char* data, std::size_t bytes, unsigned threads) {
+  std::vector<std::thread> workers;
+  const std::size_t part = (bytes + threads - 1) / threads;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t begin = std::min(bytes, t * part), end = std::min(bytes, begin + part);
+    workers.emplace_back([=] { std::memset(data + begin, 1, end - begin); });
+  }
+  for (auto& worker : workers) worker.join();
+}
+
+struct Times {
+  double make = 0, release = 0;
+};
+
+Times by_alloc(std::size_t bytes, unsigned threads) {
+  Times times;
+  auto start = Clock::now();
+  void* pointer = nullptr;
+  CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable));
+  touch(static_cast<char*>(pointer), bytes, threads);
+  times.make = ms_since(start);
+  start = Clock::now();
+  CHECK(cudaFreeHost(pointer));
+  times.release = ms_since(start);
+  return times;
+}
+
+Times by_register(std::size_t bytes, unsigned threads) {
+  Times times;
+  auto start = Clock::now();
+  void* pointer = std::aligned_alloc(4096, bytes);
+  if (pointer == nullptr) std::abort();
+  touch(static_cast<char*>(pointer), bytes, threads);
+  CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
+  times.make = ms_since(start);
+  start = Clock::now();
+  CHECK(cudaHostUnregister(pointer));
+  std::free(pointer);
+  times.release = ms_since(start);
+  return times;
+}
+
+// `way` on `copies` threads at once; the slowest thread's times.
+Times at_once(const std::function<Times(std::size_t, unsigned)>& way, std::size_t bytes, int copies) {
+  std::vector<Times> each(static_cast<std::size_t>(copies));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < copies; ++i) {
+    threads.emplace_back([&, i] {
+      CHECK(cudaSetDevice(0));
+      each[static_cast<std::size_t>(i)] = way(bytes, 16 / copies);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  Times slowest;
+  for (const auto& times : each) {
+    slowest.make = std::max(slowest.make, times.make);
+    slowest.release = std::max(slowest.release, times.release);
+  }
+  return slowest;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  CHECK(cudaSetDevice(0));
+  CHECK(cudaFree(nullptr));  // the context first, outside the times
+  std::printf("%-8s %-14s %12s %12s %14s\n", "GiB", "way", "make ms", "release ms", "make ms/GiB");
+  for (double gib : {0.5, 2.0}) {
+    const auto bytes = static_cast<std::size_t>(gib * (1ull << 30));
+    const std::pair<const char*, std::function<Times()>> ways[] = {
+        {"alloc", [&] { return by_alloc(bytes, 16); }},
+        {"register", [&] { return by_register(bytes, 16); }},
+        {"two allocs", [&] { return at_once(by_alloc, bytes, 2); }},
+        {"two registers", [&] { return at_once(by_register, bytes, 2); }},
+    };
+    for (const auto& [name, way] : ways) {
+      std::vector<double> make, release;
+      for (int round = 0; round < 3; ++round) {
+        const auto times = way();
+        make.push_back(times.make);
+        release.push_back(times.release);
+      }
+      std::printf("%-8.1f %-14s %12.1f %12.1f %14.1f\n", gib, name, median(make), median(release), median(make) / gib);
+    }
+  }
+  return 0;
+}
