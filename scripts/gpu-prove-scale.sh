@@ -3,12 +3,15 @@
 # witness made in memory; each key set resident, fetched ahead or streamed), in three steps:
 #
 #   scripts/gpu-prove-scale.sh bundle          here: builds stagehand, stagehand_make_circuit and
-#       stagehand_kernel_check in build-cuda (nvcc, sm_90), strips and compresses them with the
-#       shared libraries the GPU machine lacks into .gpu-scale/ (carry .gpu-scale).
+#       stagehand_pinned_staging in build-cuda (nvcc, sm_90), and with CHECK=1 stagehand_kernel_check
+#       too, strips and compresses them with the shared libraries the GPU machine lacks into
+#       .gpu-scale/ (carry .gpu-scale; stagehand and the kernel check together pass the 64 MiB a
+#       call carries, so the check cases want a bundle of their own).
 #   scripts/gpu-prove-scale.sh run CASE...     there: each CASE is LOG2:PROOFS:POLICY:CAP_GIB:SETS
 #       [:EXTRA] (POLICY one or several joined by '+', each in turn on the same key; CAP_GIB 0 = the
 #       whole card; SETS auto|resident|fetched-ahead|streamed; EXTRA further bench-prove options
 #       with ',' for ' '), one `stagehand bench prove` process each; or
+#         staging                      what a pinned staging buffer costs to make (stagehand_pinned_staging)
 #         check-setup                  the setup kernels' check and timing (stagehand_kernel_check)
 #         check:PARTS                  stagehand_kernel_check --only PARTS; on a failure no case after it runs
 #         zkey:LOG2:PROOFS:CAP_GIB...  a circuit file (stagehand_make_circuit), its key by `stagehand
@@ -27,14 +30,25 @@ case "${1:-}" in
 bundle)
   export CCACHE_BASEDIR="$PWD"
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-cuda -j2 --target stagehand stagehand_make_circuit stagehand_kernel_check
-  pack_binaries "$bundle" build-cuda/src/cli/stagehand build-cuda/tests/groth16/stagehand_make_circuit \
-    build-cuda/tests/gpu/stagehand_kernel_check
+  binaries=(build-cuda/src/cli/stagehand build-cuda/tests/groth16/stagehand_make_circuit build-cuda/cuda/stagehand_pinned_staging)
+  [[ ${CHECK:-0} == 1 ]] && binaries+=(build-cuda/tests/gpu/stagehand_kernel_check)
+  cmake --build build-cuda -j2 --target $(for binary in "${binaries[@]}"; do basename "$binary"; done)
+  pack_binaries "$bundle" "${binaries[@]}"
   ;;
 run)
   shift
   start_run "$bundle" gpu-scale
   for case in "$@"; do
+    if [[ $case == staging ]]; then
+      echo "== pinned staging buffers" | tee -a "$log"
+      "$bin/stagehand_pinned_staging" 2>&1 | tee -a "$log" || status=1
+      continue
+    fi
+    if [[ ( $case == check-setup || $case == check:* ) && ! -x $bin/stagehand_kernel_check ]]; then
+      echo "$case: the bundle has no stagehand_kernel_check (bundle it with CHECK=1)" | tee -a "$log"
+      status=1
+      continue
+    fi
     if [[ $case == check-setup ]]; then
       echo "== the setup kernels' check" | tee -a "$log"
       "$bin/stagehand_kernel_check" --setup-only 1 --setup-bench 1 2>&1 | grep -v '^ok ' | tee -a "$log" || status=1
