@@ -83,20 +83,39 @@ void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu
   if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
 }
 
-// The compute engine's busy share of the time from the first proof taking its GPU to the last
-// giving it back: `busy_before`, the devices' busy time once the key was set up on them (their
-// counters also hold the set-up's kernels, the precomputed bases', and earlier runs').
-double busy_while_proving(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
+// The GPUs' time with proofs: from the first proof taking its GPU to the last giving it back, the
+// proofs that held one, and the compute engine's busy share of that time; `busy_before`, the
+// devices' busy time once the key was set up on them (their counters also hold the set-up's
+// kernels, the precomputed bases', and earlier runs').
+struct ProvingSpan {
+  double seconds = 0;
+  std::size_t proofs = 0;
+  double busy = 0;
+  // Proof to proof, where the GPUs stay the longer side: the span over the proofs per GPU.
+  double seconds_per_proof(std::size_t devices) const {
+    return proofs == 0 ? 0 : seconds * static_cast<double>(std::max<std::size_t>(1, devices)) / static_cast<double>(proofs);
+  }
+};
+ProvingSpan proving_span(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
+  ProvingSpan span;
   Nanoseconds first = -1, last = -1;
   for (const auto& job : report.jobs) {
     if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
+    ++span.proofs;
     first = first < 0 ? job.lock_acquired_ns : std::min(first, job.lock_acquired_ns);
     last = std::max(last, job.lock_released_ns);
   }
+  if (first < 0 || last <= first) return span;
+  span.seconds = static_cast<double>(last - first) / 1e9;
   Nanoseconds busy = -busy_before;
   for (auto* device : backend.devices()) busy += device->counters().compute_busy_ns;
-  const auto span = static_cast<double>(last - first) * static_cast<double>(std::max<std::size_t>(1, backend.devices().size()));
-  return first >= 0 && last > first ? static_cast<double>(busy) / span : 0;
+  span.busy = static_cast<double>(busy) / 1e9 / (span.seconds * static_cast<double>(std::max<std::size_t>(1, backend.devices().size())));
+  return span;
+}
+
+std::string describe_span(const ProvingSpan& span, std::size_t devices) {
+  return fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end ({:.3f} s: {:.3f} s a proof{})",
+                     100 * span.busy, span.seconds, span.seconds_per_proof(devices), devices > 1 ? " a GPU" : "");
 }
 
 // What the engine holds on `device`: its synchronous allocations and what its pool reserved.
@@ -303,9 +322,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
              inputs.names.size() - failed, inputs.names.size(), inputs.names.size() == 1 ? "" : "s", proving_seconds,
              proving_seconds / static_cast<double>(std::max<std::size_t>(inputs.names.size(), 1)), seconds_since(inputs.start),
-             use_cuda ? fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end",
-                                    100 * busy_while_proving(report, backend, busy_before))
-                      : std::string());
+             use_cuda ? describe_span(proving_span(report, backend, busy_before), backend.devices().size()) : std::string());
   for (const auto& [device, seconds] : workload.set_up_seconds()) {
     fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
                        "proof: MSM {}, H {}\n",
