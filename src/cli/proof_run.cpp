@@ -89,33 +89,32 @@ void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu
 // kernels, the precomputed bases', and earlier runs').
 struct ProvingSpan {
   double seconds = 0;
-  std::size_t proofs = 0;
+  double seconds_per_proof = 0;  // proof to proof on a GPU, where the GPUs are the longer side
   double busy = 0;
-  // Proof to proof, where the GPUs stay the longer side: the span over the proofs per GPU.
-  double seconds_per_proof(std::size_t devices) const {
-    return proofs == 0 ? 0 : seconds * static_cast<double>(std::max<std::size_t>(1, devices)) / static_cast<double>(proofs);
-  }
 };
 ProvingSpan proving_span(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
   ProvingSpan span;
   Nanoseconds first = -1, last = -1;
+  std::size_t proofs = 0;
   for (const auto& job : report.jobs) {
     if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
-    ++span.proofs;
+    ++proofs;
     first = first < 0 ? job.lock_acquired_ns : std::min(first, job.lock_acquired_ns);
     last = std::max(last, job.lock_released_ns);
   }
   if (first < 0 || last <= first) return span;
+  const auto devices = static_cast<double>(std::max<std::size_t>(1, backend.devices().size()));
   span.seconds = static_cast<double>(last - first) / 1e9;
+  span.seconds_per_proof = span.seconds * devices / static_cast<double>(proofs);
   Nanoseconds busy = -busy_before;
   for (auto* device : backend.devices()) busy += device->counters().compute_busy_ns;
-  span.busy = static_cast<double>(busy) / 1e9 / (span.seconds * static_cast<double>(std::max<std::size_t>(1, backend.devices().size())));
+  span.busy = static_cast<double>(busy) / 1e9 / (span.seconds * devices);
   return span;
 }
 
-std::string describe_span(const ProvingSpan& span, std::size_t devices) {
+std::string describe_span(const ProvingSpan& span, bool several_gpus) {
   return fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end ({:.3f} s: {:.3f} s a proof{})",
-                     100 * span.busy, span.seconds, span.seconds_per_proof(devices), devices > 1 ? " a GPU" : "");
+                     100 * span.busy, span.seconds, span.seconds_per_proof, several_gpus ? " a GPU" : "");
 }
 
 // What the engine holds on `device`: its synchronous allocations and what its pool reserved.
@@ -322,7 +321,7 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
              inputs.names.size() - failed, inputs.names.size(), inputs.names.size() == 1 ? "" : "s", proving_seconds,
              proving_seconds / static_cast<double>(std::max<std::size_t>(inputs.names.size(), 1)), seconds_since(inputs.start),
-             use_cuda ? describe_span(proving_span(report, backend, busy_before), backend.devices().size()) : std::string());
+             use_cuda ? describe_span(proving_span(report, backend, busy_before), backend.devices().size() > 1) : std::string());
   for (const auto& [device, seconds] : workload.set_up_seconds()) {
     fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
                        "proof: MSM {}, H {}\n",

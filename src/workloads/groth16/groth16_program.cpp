@@ -234,8 +234,8 @@ asio::awaitable<void> Groth16Workload::enqueue_batch(JobContext& context, ProofP
   const auto& batch = points.batches[index];
   const auto slot = index % 2;
   // The host keeps about two batches ahead of the GPU. Enqueued all at once, a 2^26 proof's 43
-  // batches (42 GiB of copies) filled CUDA's queues and the enqueueing calls blocked the
-  // executor's thread for most of the program (1.4 s of 1.5 on the H200), and with it the other
+  // batches (42 GiB of copies) blocked the executor's thread in the enqueueing calls for most of
+  // the program (1.4 s of 1.5 on the H200; CUDA's work queues are bounded), and with it the other
   // worker's host steps. So batch `index` waits, without holding the thread, for the MSM of batch
   // index - 3 (the buffer's last user, index - 2, is then on the GPU, and its wait stays there).
   if (index >= 3) co_await context.device.wait_event(points.buffer_free[(index - 3) % 2]);

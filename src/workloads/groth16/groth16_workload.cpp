@@ -29,9 +29,14 @@ HostRange host_range(const void* data, std::size_t bytes) {
 }
 
 // Each of a proof's two stream buffers: the streamed sets' (0 where none streams), at least the
-// placement's where the matrix streams through them.
+// placement's where the matrix streams through them (which it does before H: a placement with
+// its MSM memory after H has no buffers then, and is refused).
 Bytes stream_buffer_bytes(const KeyProgramShape& shape, const KeyPlacement& placement, AbcStep abc_step) {
   if (abc_step != AbcStep::streamed) return shape.stream_buffer_bytes;
+  if (placement.msm_memory_after_h) {
+    throw std::invalid_argument("Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
+                                "its MSM memory after H does not have then");
+  }
   return std::max(shape.stream_buffer_bytes, placement.stream_buffer_bytes);
 }
 
@@ -46,10 +51,6 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
       placement_(placement), shape_(shape_key_program(sizes_, placement)), device_state_(std::move(device_state)),
       check_seconds_(jobs_.size(), 0.0) {
   stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
-  if (abc_step_ == AbcStep::streamed && placement_.msm_memory_after_h) {
-    throw std::invalid_argument("Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
-                                "its MSM memory after H does not have then");
-  }
   if (!device_state_) {
     device_state_ = std::make_shared<DeviceKeyState>();
     owns_device_state_ = true;
@@ -77,16 +78,14 @@ Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, Key
   for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
   timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
   stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
-  if (abc_step_ == AbcStep::streamed && placement_.msm_memory_after_h) {
-    throw std::invalid_argument("Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
-                                "its MSM memory after H does not have then");
-  }
   if (abc_step_ == AbcStep::streamed) {
     // The synthetic circuit's entries are spread evenly over its rows.
     const auto& layout = sizes_.matrix;
     cut_matrix(cut_constraint_matrix(layout.rows, stream_buffer_bytes_, [&layout](std::uint64_t row) {
+      // entries·row / rows without overflow: the remainder's product stays below rows² (rows < 2^32).
       const auto share = [&](std::uint64_t entries) {
-        return static_cast<std::uint64_t>(static_cast<unsigned __int128>(entries) * row / std::max<std::uint64_t>(1, layout.rows));
+        const std::uint64_t rows = std::max<std::uint64_t>(1, layout.rows);
+        return entries / rows * row + entries % rows * row / rows;
       };
       return std::pair{share(layout.entries_a), share(layout.entries_b)};
     }));
