@@ -139,7 +139,6 @@ struct Engine::Impl {
     std::uint64_t capacity = 0;
     std::uint64_t reserved = 0;
     std::uint64_t used = 0;
-    std::uint64_t pinned_kept = 0;  // kept_pinned's bytes for it
     double busy_seconds = 0;
     Clock::time_point busy_since;
     bool lost = false;  // its device answered device_lost: it answers nothing any more
@@ -163,10 +162,6 @@ struct Engine::Impl {
     std::shared_ptr<groth16::DeviceKeyState> device_state;
   };
   std::vector<Retired> retired;
-  // Each GPU's pinned staging buffers kept between batches (CoordinatorHooks::keep_pinned), freed
-  // whenever key states are given back (the dispatcher's thread only; Gpu::pinned_kept mirrors
-  // their bytes for status()).
-  std::map<int, std::vector<HostRange>> kept_pinned;
   std::map<std::uint64_t, std::shared_ptr<ProofRecord>> proofs;  // unfinished and the last finished
   std::deque<std::uint64_t> finished_order;
   std::vector<Gpu> gpus;
@@ -415,28 +410,15 @@ void Engine::Impl::sample_devices(const std::map<int, const VramBudget*>& budget
 }
 
 void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states) {
-  if (states.empty() && kept_pinned.empty()) return;
+  if (states.empty()) return;
   try {
     backend->run([&]() -> asio::awaitable<void> {
       for (const auto& state : states) co_await state->release();
-      // The pinned staging buffers served the key set-ups that go: they go too.
-      auto buffers = std::exchange(kept_pinned, {});
-      const auto& devices = backend->devices();
-      for (const auto& [index, ranges] : buffers) {
-        for (const auto& range : ranges) {
-          try {
-            co_await devices.at(static_cast<std::size_t>(index))->free_pinned_host(range);
-          } catch (const DeviceError&) {
-            // A lost device: the host memory goes with the process.
-          }
-        }
-      }
     }());
   } catch (const std::exception&) {
     // release() swallows a lost device's errors; anything else leaves the memory to the process's end.
   }
   std::lock_guard lock(mutex);
-  for (auto& gpu : gpus) gpu.pinned_kept = 0;
   sample_devices({});
 }
 
@@ -624,25 +606,6 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
       sample_devices(budgets);
     };
     CoordinatorHooks hooks;
-    if (config.engine.keep_key_on_device) {
-      // The pinned staging pool stays for the next batch, as the key does.
-      auto count = [this](int device) {
-        Bytes bytes = 0;
-        for (const auto& range : kept_pinned[device]) bytes += range.bytes;
-        std::lock_guard lock(mutex);
-        if (static_cast<std::size_t>(device) < gpus.size()) gpus[static_cast<std::size_t>(device)].pinned_kept = bytes;
-      };
-      hooks.kept_pinned = [this, count](int device) {
-        auto buffers = std::exchange(kept_pinned[device], {});
-        count(device);
-        return buffers;
-      };
-      hooks.keep_pinned = [this, count](int device, std::vector<HostRange> buffers) {
-        auto& kept = kept_pinned[device];
-        kept.insert(kept.end(), buffers.begin(), buffers.end());
-        count(device);
-      };
-    }
     PageableArena pageable;
     hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
     hooks.on_budget = [&](int device, const VramBudget& budget) { budgets[device] = &budget; };
@@ -1024,7 +987,6 @@ EngineStatus Engine::status() const {
     out.vram_reserved_bytes = gpu.reserved;
     out.device_used_bytes = gpu.used;
     out.pinned_host_budget_bytes = impl_->config.run.coordinator.pinned_host_budget_bytes;
-    out.pinned_host_kept_bytes = gpu.pinned_kept;
     out.busy_seconds = gpu.busy_seconds + (gpu.running > 0 ? seconds_between(gpu.busy_since, now) : 0.0);
     out.lost = gpu.lost;
     status.gpus.push_back(out);
@@ -1086,7 +1048,6 @@ std::string status_json(const EngineStatus& status) {
                            {"vram_reserved_bytes", gpu.vram_reserved_bytes},
                            {"device_used_bytes", gpu.device_used_bytes},
                            {"pinned_host_budget_bytes", gpu.pinned_host_budget_bytes},
-                           {"pinned_host_kept_bytes", gpu.pinned_host_kept_bytes},
                            {"busy_seconds", gpu.busy_seconds},
                            {"lost", gpu.lost}});
   }
