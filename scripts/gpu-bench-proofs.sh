@@ -235,7 +235,8 @@ PY
     # TRACES=1: this build's server writes each batch's trace ([engine] trace_dir), tarred into $OUT.
     if [[ ${TRACES:-0} == 1 ]]; then
       rm -rf "$dir/traces"
-      printf '[run]\nbackend = "cuda"\n[engine]\ntrace_dir = "%s"\ntrace_runs = 100\n' "$dir/traces" >"$dir/traced.toml"
+      # The bundle's configuration (its [serve] limits too), with the engine's traces on.
+      { cat "$bundle/cuda.toml"; printf '[engine]\ntrace_dir = "%s"\ntrace_runs = 100\n' "$dir/traces"; } >"$dir/traced.toml"
     fi
     for round in 1 2; do
       for build in stagehand stagehand-baseline; do

@@ -478,7 +478,9 @@ asio::awaitable<void> SimDevice::unregister_host(HostRange range) {
 
 asio::awaitable<HostRange> SimDevice::allocate_pinned_host(Bytes bytes) {
   ensure_alive("allocate_pinned_host");
-  co_return co_await pinning_.allocate_pinned_host(bytes);
+  const auto range = co_await pinning_.allocate_pinned_host(bytes);
+  ++stats_.pinned_host_allocations;
+  co_return range;
 }
 
 asio::awaitable<void> SimDevice::free_pinned_host(HostRange range) {

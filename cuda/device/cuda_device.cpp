@@ -410,6 +410,7 @@ asio::awaitable<void> CudaDevice::unregister_host(HostRange range) {
 asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
   void* pointer = nullptr;
   co_await on_worker([&] { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable)); });
+  ++counters_.pinned_host_allocations;
   co_return HostRange{reinterpret_cast<std::uintptr_t>(pointer), bytes};
 }
 

@@ -60,6 +60,10 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
   const auto& settings = run.settings;
   if (settings.policy == Policy::budgeted) create_budget(lane, run);
   std::exception_ptr failure;
+  if (run.hooks.kept_pinned && run.hooks.keep_pinned) {
+    auto left = lane.staging.adopt(run.hooks.kept_pinned(lane.index));
+    if (!left.empty()) run.hooks.keep_pinned(lane.index, std::move(left));
+  }
   try {
     configure_pool(lane, settings.policy);
     co_await run.workload.set_up(lane.device, lane.index);
@@ -148,8 +152,9 @@ void fail_jobs_no_gpu_took(Run& run, Nanoseconds now) {
   run.queue.clear();
 }
 
-asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload) {
+asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload, const CoordinatorHooks& hooks) {
   if (lane.budget) co_await lane.budget->drain();
+  if (hooks.kept_pinned && hooks.keep_pinned && !lane.lost) hooks.keep_pinned(lane.index, lane.staging.take_idle());
   co_await quietly([&] { return lane.staging.shutdown(); });
   co_await quietly([&] { return workload.tear_down(lane.device, lane.index); });
   try {
@@ -209,7 +214,7 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   co_await run_workers(state);
   fail_jobs_no_gpu_took(run, devices.front()->now());
   const auto end = devices.front()->now();
-  for (auto& lane : lanes) co_await tear_down_lane(*lane, workload);
+  for (auto& lane : lanes) co_await tear_down_lane(*lane, workload, run.hooks);
   std::vector<std::string> failures;
   for (const auto& lane : lanes) failures.push_back(lane_failure(*lane));
   co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks, std::move(failures)},

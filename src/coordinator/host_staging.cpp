@@ -156,6 +156,27 @@ asio::awaitable<void> HostStaging::shutdown() {
   }
 }
 
+std::vector<HostRange> HostStaging::adopt(std::vector<HostRange> buffers) {
+  std::vector<HostRange> left;
+  for (const auto& buffer : buffers) {
+    if (mode_ == HostStagingMode::pinned_pool && pinned_bytes_ + buffer.bytes <= budget_bytes_) {
+      pinned_bytes_ += buffer.bytes;
+      idle_.push_back(buffer);
+    } else {
+      left.push_back(buffer);
+    }
+  }
+  check_accounting();
+  return left;
+}
+
+std::vector<HostRange> HostStaging::take_idle() {
+  auto idle = std::move(idle_);
+  idle_.clear();
+  for (const auto& buffer : idle) pinned_bytes_ -= buffer.bytes;
+  return idle;
+}
+
 void HostStaging::check_accounting() const {
   STAGEHAND_ASSERT(in_use_bytes_ <= pinned_bytes_ && pinned_bytes_ <= budget_bytes_,
                    "pinned staging: {} bytes in use, {} pinned, budget {}", in_use_bytes_, pinned_bytes_, budget_bytes_);

@@ -42,6 +42,12 @@ class HostStaging {
   asio::awaitable<void> prewarm(Bytes bytes, int sets, int count = 3);
   // Frees the pool's buffers (at the end of a run).
   asio::awaitable<void> shutdown();
+  // Pinned-pool mode, for a caller that keeps the pool between runs: `buffers` (pinned by an
+  // earlier run on this device) become idle pool buffers, as far as the budget allows; the rest
+  // is returned, for the caller to free. take_idle() hands the idle buffers back out of the pool
+  // (before shutdown, which then frees none of them).
+  std::vector<HostRange> adopt(std::vector<HostRange> buffers);
+  std::vector<HostRange> take_idle();
 
   Bytes pinned_bytes() const { return pinned_bytes_; }
   HostStagingMode mode() const { return mode_; }

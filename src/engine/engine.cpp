@@ -139,6 +139,8 @@ struct Engine::Impl {
     std::uint64_t capacity = 0;
     std::uint64_t reserved = 0;
     std::uint64_t used = 0;
+    std::uint64_t pinned_kept = 0;  // kept_pinned's bytes for it
+    std::uint64_t pinned_allocations = 0;  // its device's pinned_host_allocations, when last sampled
     double busy_seconds = 0;
     Clock::time_point busy_since;
     bool lost = false;  // its device answered device_lost: it answers nothing any more
@@ -162,6 +164,10 @@ struct Engine::Impl {
     std::shared_ptr<groth16::DeviceKeyState> device_state;
   };
   std::vector<Retired> retired;
+  // Each GPU's pinned staging buffers kept between batches (CoordinatorHooks::keep_pinned), freed
+  // when a key is unloaded and when the engine stops (the dispatcher's thread only; Gpu::pinned_kept
+  // mirrors their bytes for status()).
+  std::map<int, std::vector<HostRange>> kept_pinned;
   std::map<std::uint64_t, std::shared_ptr<ProofRecord>> proofs;  // unfinished and the last finished
   std::deque<std::uint64_t> finished_order;
   std::vector<Gpu> gpus;
@@ -297,7 +303,11 @@ struct Engine::Impl {
   void dispatch();
   // On the dispatcher's thread: gives back what these states hold on the devices, then samples
   // the devices' memory.
-  void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states);
+  // Gives the states' device memory back. with_kept_staging: the pinned staging buffers kept
+  // between batches go too (a key unloaded, the engine stopping), not when states only make room
+  // for another key's batch: the buffers would be made again for the very next batch.
+  void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
+                             bool with_kept_staging = false);
   void give_back_retired();  // the retired keys' states (engine mutex not held)
   // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
   void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs, bool on_gpu);
@@ -404,21 +414,38 @@ void Engine::Impl::sample_devices(const std::map<int, const VramBudget*>& budget
       gpus[i].lost = true;  // its proofs go to the other GPUs (the coordinator moves them)
       continue;
     }
+    gpus[i].pinned_allocations = devices[i]->counters().pinned_host_allocations;
     auto found = budgets.find(static_cast<int>(i));
     gpus[i].reserved = found == budgets.end() ? 0 : found->second->held_bytes();
   }
 }
 
-void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states) {
-  if (states.empty()) return;
+void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
+                                         bool with_kept_staging) {
+  if (states.empty() && !(with_kept_staging && !kept_pinned.empty())) return;
   try {
     backend->run([&]() -> asio::awaitable<void> {
       for (const auto& state : states) co_await state->release();
+      if (!with_kept_staging) co_return;
+      auto buffers = std::exchange(kept_pinned, {});
+      const auto& devices = backend->devices();
+      for (const auto& [index, ranges] : buffers) {
+        for (const auto& range : ranges) {
+          try {
+            co_await devices.at(static_cast<std::size_t>(index))->free_pinned_host(range);
+          } catch (const DeviceError&) {
+            // A lost device: the host memory goes with the process.
+          }
+        }
+      }
     }());
   } catch (const std::exception&) {
     // release() swallows a lost device's errors; anything else leaves the memory to the process's end.
   }
   std::lock_guard lock(mutex);
+  if (with_kept_staging) {
+    for (auto& gpu : gpus) gpu.pinned_kept = 0;
+  }
   sample_devices({});
 }
 
@@ -431,7 +458,7 @@ void Engine::Impl::give_back_retired() {
   if (gone.empty()) return;
   std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
   for (const auto& entry : gone) states.push_back(entry.device_state);
-  release_device_states(states);
+  release_device_states(states, true);
   std::lock_guard lock(mutex);
   gone.clear();  // the keys' host bytes, now that nothing refers to them
   key_gone.notify_all();
@@ -447,7 +474,7 @@ void Engine::Impl::dispatch() {
       std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
       for (const auto& [name, key] : keys) states.push_back(key.device_state);
       lock.unlock();
-      release_device_states(states);
+      release_device_states(states, true);
       give_back_retired();  // those retired meanwhile (a state emptied since goes at once: retire_key)
       return;
     }
@@ -606,6 +633,25 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
       sample_devices(budgets);
     };
     CoordinatorHooks hooks;
+    if (config.engine.keep_key_on_device) {
+      // The pinned staging pool stays for the next batch, as the key does.
+      auto count = [this](int device) {
+        Bytes bytes = 0;
+        for (const auto& range : kept_pinned[device]) bytes += range.bytes;
+        std::lock_guard lock(mutex);
+        if (static_cast<std::size_t>(device) < gpus.size()) gpus[static_cast<std::size_t>(device)].pinned_kept = bytes;
+      };
+      hooks.kept_pinned = [this, count](int device) {
+        auto buffers = std::exchange(kept_pinned[device], {});
+        count(device);
+        return buffers;
+      };
+      hooks.keep_pinned = [this, count](int device, std::vector<HostRange> buffers) {
+        auto& kept = kept_pinned[device];
+        kept.insert(kept.end(), buffers.begin(), buffers.end());
+        count(device);
+      };
+    }
     PageableArena pageable;
     hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
     hooks.on_budget = [&](int device, const VramBudget& budget) { budgets[device] = &budget; };
@@ -987,6 +1033,8 @@ EngineStatus Engine::status() const {
     out.vram_reserved_bytes = gpu.reserved;
     out.device_used_bytes = gpu.used;
     out.pinned_host_budget_bytes = impl_->config.run.coordinator.pinned_host_budget_bytes;
+    out.pinned_host_kept_bytes = gpu.pinned_kept;
+    out.pinned_host_allocations = gpu.pinned_allocations;
     out.busy_seconds = gpu.busy_seconds + (gpu.running > 0 ? seconds_between(gpu.busy_since, now) : 0.0);
     out.lost = gpu.lost;
     status.gpus.push_back(out);
@@ -1048,6 +1096,8 @@ std::string status_json(const EngineStatus& status) {
                            {"vram_reserved_bytes", gpu.vram_reserved_bytes},
                            {"device_used_bytes", gpu.device_used_bytes},
                            {"pinned_host_budget_bytes", gpu.pinned_host_budget_bytes},
+                           {"pinned_host_kept_bytes", gpu.pinned_host_kept_bytes},
+                           {"pinned_host_allocations", gpu.pinned_host_allocations},
                            {"busy_seconds", gpu.busy_seconds},
                            {"lost", gpu.lost}});
   }

@@ -625,7 +625,19 @@ BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 0u);
   BOOST_CHECK(!on_gpu(key_status(engine, "small")));
   BOOST_CHECK_EQUAL(key_status(engine, "small").device_bytes, 0u);
-  for (std::uint64_t x = 2; x < 5; ++x) check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+  // Batches of one proof each, one after another. Each run makes its workers' result buffers anew
+  // (pinned), but the witness's staging buffer only in the first: the pool is kept between
+  // batches (before, the next dispatch freed what the run had kept).
+  std::vector<std::uint64_t> allocations;
+  for (std::uint64_t x = 2; x < 5; ++x) {
+    check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+    // The run has ended once it has kept its pool (it gives it to the next at set-up).
+    BOOST_REQUIRE(eventually([&] { return engine.status().gpus.at(0).pinned_host_kept_bytes > 0; }));
+    allocations.push_back(engine.status().gpus.at(0).pinned_host_allocations);
+  }
+  const auto per_later_batch = allocations[1] - allocations[0];
+  BOOST_CHECK_EQUAL(allocations[2] - allocations[1], per_later_batch);
+  BOOST_CHECK_EQUAL(allocations[0], per_later_batch + 1);
   BOOST_CHECK_EQUAL(engine.status().batches, 3u);
   const auto small = key_status(engine, "small");
   BOOST_CHECK_EQUAL(small.device_set_ups, 1u);
@@ -644,6 +656,9 @@ BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 1u);
   BOOST_CHECK_EQUAL(key_status(engine, "other").device_set_ups, 1u);
   BOOST_CHECK_GT(engine.status().gpus.at(0).device_used_bytes, used_by_one);
+  // The pinned staging pool stays for the next batch too (handed over at the run's end, after its
+  // last proof has answered), and goes with the keys.
+  BOOST_CHECK(eventually([&] { return engine.status().gpus.at(0).pinned_host_kept_bytes > 0; }));
 
   BOOST_CHECK_EQUAL(engine.unload_key("small"), 0u);
   engine.wait_key_gone("small");
@@ -652,6 +667,7 @@ BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   engine.wait_key_gone("other");
   BOOST_CHECK(engine.status().keys.empty());
   BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+  BOOST_CHECK_EQUAL(engine.status().gpus.at(0).pinned_host_kept_bytes, 0u);
 }
 
 // Two GPUs: each keeps both keys set up (one set-up of each key per GPU), whichever GPU proves.
@@ -755,6 +771,7 @@ BOOST_AUTO_TEST_CASE(without_keep_key_on_device_each_batch_frees_the_key) {
   BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
   BOOST_CHECK_EQUAL(status.keys[0].device_set_ups, 0u);
   BOOST_CHECK(status.keys[0].resident == std::vector<std::string>{"host"});
+  BOOST_CHECK_EQUAL(status.gpus.at(0).pinned_host_kept_bytes, 0u);
   BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
   BOOST_CHECK(!parse_engine_config("[engine]\nkeep_key_on_device = false\n", "t.toml").engine.keep_key_on_device);
 }
