@@ -121,6 +121,7 @@ done
 expect 200 '"done":32' "the status counts the 32 proofs" "$url/v1/status"
 expect 200 'stagehand_proofs_total{outcome="done"} 32' "the metrics count them" "$url/metrics"
 expect 200 'stagehand_proof_seconds_count 32' "the histogram counts them" "$url/metrics"
+expect 200 'stagehand_gpu_pinned_allocations_total{gpu="0"} [1-9]' "the metrics count the pinned buffers made" "$url/metrics"
 
 # ---- keys from bytes and from a path; a flood against the queue of 4 ----
 expect 201 '"key":"synthetic"' "a key from its bytes" --data-binary @"$work/synthetic/circuit.zkey" "$url/v1/keys/synthetic"
