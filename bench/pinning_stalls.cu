@@ -8,8 +8,10 @@
 // In the last two of the four rounds it leaves the upload out, to see whether the other calls
 // wait as well.
 // Another thread (the "pinner") registers and unregisters 6 GiB of malloc'd memory, the size of a
-// job's a, b, c. The program's call times are reported for the stretches while the pinner is in
-// cudaHostRegister, in cudaHostUnregister, and with no pinning at all.
+// job's a, b, c, then makes and frees a 2 GiB buffer with cudaHostAlloc and cudaFreeHost twice (a
+// staging pool's growth: whether it holds the program's calls as registering does). The program's
+// call times are reported for the stretches while the pinner is in each of those calls, and with
+// no pinning at all.
 //
 //   nvcc -std=c++20 -O3 -gencode=arch=compute_90,code=sm_90 bench/pinning_stalls.cu -o pinning_stalls
 #include <cuda_runtime.h>
@@ -33,8 +35,16 @@ __global__ void spin_kernel(unsigned long long cycles) {
   }
 }
 
-enum Phase : int { kIdle = 0, kRegister = 1, kUnregister = 2 };
-const char* phase_name(int phase) { return phase == kRegister ? "during cudaHostRegister" : phase == kUnregister ? "during cudaHostUnregister" : "no pinning"; }
+enum Phase : int { kIdle = 0, kRegister = 1, kUnregister = 2, kAlloc = 3, kFree = 4, kPhases = 5 };
+const char* phase_name(int phase) {
+  switch (phase) {
+    case kRegister: return "during cudaHostRegister";
+    case kUnregister: return "during cudaHostUnregister";
+    case kAlloc: return "during cudaHostAlloc";
+    case kFree: return "during cudaFreeHost";
+    default: return "no pinning";
+  }
+}
 
 struct CallTime {
   int phase;     // what the pinner was doing when the call began
@@ -112,6 +122,24 @@ int main() {
     phase = kIdle;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  std::vector<double> alloc_ms, free_ms;
+  constexpr std::size_t kStagingBytes = std::size_t{2} << 30;
+  with_copies = true;
+  for (int round = 0; round < 2; ++round) {
+    void* staging = nullptr;
+    phase = kAlloc;
+    auto begin = Clock::now();
+    CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable));
+    alloc_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+    phase = kIdle;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    phase = kFree;
+    begin = Clock::now();
+    CHECK(cudaFreeHost(staging));
+    free_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+    phase = kIdle;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   stop = true;
   program.join();
 
@@ -119,10 +147,14 @@ int main() {
   for (double ms : register_ms) std::printf(" %.1f", ms);
   std::printf("\ncudaHostUnregister 6 GiB, ms:");
   for (double ms : unregister_ms) std::printf(" %.1f", ms);
+  std::printf("\ncudaHostAlloc 2 GiB, ms:");
+  for (double ms : alloc_ms) std::printf(" %.1f", ms);
+  std::printf("\ncudaFreeHost 2 GiB, ms:");
+  for (double ms : free_ms) std::printf(" %.1f", ms);
   std::printf("\n\n%-28s %-10s %8s %10s %10s %10s %10s\n", "the pinner", "call", "calls", "median ms", "p99 ms", "max ms",
               "sum ms");
   const char* kinds[] = {"memcpy", "launch", "record", "query", "sync"};
-  for (int at = 0; at < 3; ++at) {
+  for (int at = 0; at < kPhases; ++at) {
     for (int kind = 0; kind < 5; ++kind) {
       std::vector<double> times;
       for (const auto& call : calls) {

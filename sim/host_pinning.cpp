@@ -91,7 +91,7 @@ asio::awaitable<HostRange> HostPinning::allocate_pinned_host(Bytes bytes) {
     range = system_.virtual_host_range(bytes);
   }
   system_.pinned_host().add(range.address, {bytes, true, ordinal_});
-  co_await host_call("cudaHostAlloc", cost, format_bytes(bytes));
+  co_await host_call("cudaHostAlloc", cost, format_bytes(bytes), true);
   co_return range;
 }
 
@@ -100,7 +100,7 @@ asio::awaitable<void> HostPinning::free_pinned_host(HostRange range) {
   if (!entry) throw DeviceError(DeviceErrc::invalid_value, "free_pinned_host: range was not allocated by allocate_pinned_host");
   const auto bytes = entry->bytes;
   if (system_.options().functional) ::operator delete(range.data(), std::align_val_t{4096});
-  co_await host_call("cudaFreeHost", milliseconds(gib(bytes) * model_.pinned_free_ms_per_gib), format_bytes(bytes));
+  co_await host_call("cudaFreeHost", milliseconds(gib(bytes) * model_.pinned_free_ms_per_gib), format_bytes(bytes), true);
 }
 
 bool HostPinning::pinned(HostRange range) const { return system_.pinned_host().contains(range.address, range.bytes); }

@@ -5,7 +5,8 @@
 // Host-blocking calls (cudaMalloc, cudaHostRegister, ...) take their modelled time on the calling
 // host thread; where the model says so (host_calls_queue) they run one after the other on the
 // GPU's host worker, as CudaDevice runs them. Where the model says pinning_holds_calls, a
-// cudaHostRegister or cudaHostUnregister in progress holds the GPU's other calls that issue work:
+// cudaHostRegister, cudaHostUnregister, cudaHostAlloc or cudaFreeHost in progress holds the GPU's
+// other calls that issue work (all four measured so on the H200 machine, bench/pinning_stalls.cu):
 // calls_held_until tells those calls when they get through. Pinned ranges (registered in place or
 // allocated pinned) make copies from them run at the pinned rate instead of the pageable one;
 // they are the machine's (SimSystem::pinned_host), pinned for every GPU as CudaDevice pins them.
