@@ -104,41 +104,30 @@ int main() {
     }
   });
 
+  // The pinner's call `call` in phase `during`, timed into `times`, then 200 ms with no pinning.
+  auto pinner_call = [&](Phase during, std::vector<double>& times, auto call) {
+    phase = during;
+    const auto begin = Clock::now();
+    call();
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+    phase = kIdle;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
   std::vector<double> register_ms, unregister_ms;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a stretch with no pinning first
   for (int round = 0; round < 4; ++round) {
     with_copies = round < 2;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    phase = kRegister;
-    auto begin = Clock::now();
-    CHECK(cudaHostRegister(pageable, kPinBytes, cudaHostRegisterDefault));
-    register_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
-    phase = kIdle;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    phase = kUnregister;
-    begin = Clock::now();
-    CHECK(cudaHostUnregister(pageable));
-    unregister_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
-    phase = kIdle;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pinner_call(kRegister, register_ms, [&] { CHECK(cudaHostRegister(pageable, kPinBytes, cudaHostRegisterDefault)); });
+    pinner_call(kUnregister, unregister_ms, [&] { CHECK(cudaHostUnregister(pageable)); });
   }
   std::vector<double> alloc_ms, free_ms;
   constexpr std::size_t kStagingBytes = std::size_t{2} << 30;
   with_copies = true;
   for (int round = 0; round < 2; ++round) {
     void* staging = nullptr;
-    phase = kAlloc;
-    auto begin = Clock::now();
-    CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable));
-    alloc_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
-    phase = kIdle;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    phase = kFree;
-    begin = Clock::now();
-    CHECK(cudaFreeHost(staging));
-    free_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
-    phase = kIdle;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pinner_call(kAlloc, alloc_ms, [&] { CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable)); });
+    pinner_call(kFree, free_ms, [&] { CHECK(cudaFreeHost(staging)); });
   }
   stop = true;
   program.join();

@@ -302,10 +302,9 @@ struct Engine::Impl {
 
   void dispatch();
   // On the dispatcher's thread: gives back what these states hold on the devices, then samples
-  // the devices' memory.
-  // Gives the states' device memory back. with_kept_staging: the pinned staging buffers kept
-  // between batches go too (a key unloaded, the engine stopping), not when states only make room
-  // for another key's batch: the buffers would be made again for the very next batch.
+  // the devices' memory. with_kept_staging: the pinned staging buffers kept between batches go
+  // too (a key unloaded, the engine stopping); not when states only make room for a batch (called
+  // before every batch, mostly with none): the buffers would be made again for that very batch.
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
                              bool with_kept_staging = false);
   void give_back_retired();  // the retired keys' states (engine mutex not held)
