@@ -6,7 +6,8 @@
 #       stagehand_pinned_staging in build-cuda (nvcc, sm_90), and with CHECK=1 stagehand_kernel_check
 #       too, strips and compresses them with the shared libraries the GPU machine lacks into
 #       .gpu-scale/ (carry .gpu-scale; stagehand and the kernel check together pass the 64 MiB a
-#       call carries, so the check cases want a bundle of their own).
+#       call carries, so the check cases want a bundle of their own). BUILD=DIR: from another CUDA
+#       build folder than build-cuda.
 #   scripts/gpu-prove-scale.sh run CASE...     there: each CASE is LOG2:PROOFS:POLICY:CAP_GIB:SETS
 #       [:EXTRA] (POLICY one or several joined by '+', each in turn on the same key; CAP_GIB 0 = the
 #       whole card; SETS auto|resident|fetched-ahead|streamed; EXTRA further bench-prove options
@@ -29,10 +30,11 @@ bundle=.gpu-scale
 case "${1:-}" in
 bundle)
   export CCACHE_BASEDIR="$PWD"
-  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  binaries=(build-cuda/src/cli/stagehand build-cuda/tests/groth16/stagehand_make_circuit build-cuda/cuda/stagehand_pinned_staging)
-  [[ ${CHECK:-0} == 1 ]] && binaries+=(build-cuda/tests/gpu/stagehand_kernel_check)
-  cmake --build build-cuda -j2 --target $(for binary in "${binaries[@]}"; do basename "$binary"; done)
+  build=${BUILD:-build-cuda}
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  binaries=("$build"/src/cli/stagehand "$build"/tests/groth16/stagehand_make_circuit "$build"/cuda/stagehand_pinned_staging)
+  [[ ${CHECK:-0} == 1 ]] && binaries+=("$build"/tests/gpu/stagehand_kernel_check)
+  cmake --build "$build" -j2 --target $(for binary in "${binaries[@]}"; do basename "$binary"; done)
   pack_binaries "$bundle" "${binaries[@]}"
   ;;
 run)
