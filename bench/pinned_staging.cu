@@ -4,12 +4,17 @@
 //
 // For each size, the median of three rounds, ms:
 //   alloc      cudaHostAlloc, then the buffer written once (the witness parse writes all of it)
-//   register   malloc, the pages first written by 16 threads, then cudaHostRegister
+//   register   malloc, the pages first written by 16 threads, then cudaHostRegister (CudaDevice's
+//              allocate_pinned_host does this, with mmap)
+//   huge pages the same, mapped with MADV_HUGEPAGE (2 MiB pages where the kernel's transparent
+//              huge pages allow it: fewer page faults and fewer pages to pin)
+//   unwritten  malloc, then cudaHostRegister, which faults the pages in itself on its one thread
 //   two allocs / two registers   the same on two threads at once (two workers' first jobs)
 // and the frees (cudaFreeHost; cudaHostUnregister then free). Nothing else runs on the GPU.
 //
 //   nvcc -std=c++20 -O3 -gencode=arch=compute_90,code=sm_90 bench/pinned_staging.cu -o pinned_staging
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -71,6 +76,36 @@ Times by_register(std::size_t bytes, unsigned threads) {
   return times;
 }
 
+Times by_register_huge(std::size_t bytes, unsigned threads) {
+  Times times;
+  auto start = Clock::now();
+  void* pointer = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pointer == MAP_FAILED) std::abort();
+  ::madvise(pointer, bytes, MADV_HUGEPAGE);
+  touch(static_cast<char*>(pointer), bytes, threads);
+  CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
+  times.make = ms_since(start);
+  start = Clock::now();
+  CHECK(cudaHostUnregister(pointer));
+  ::munmap(pointer, bytes);
+  times.release = ms_since(start);
+  return times;
+}
+
+Times by_register_unwritten(std::size_t bytes, unsigned) {
+  Times times;
+  auto start = Clock::now();
+  void* pointer = std::aligned_alloc(4096, bytes);
+  if (pointer == nullptr) std::abort();
+  CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
+  times.make = ms_since(start);
+  start = Clock::now();
+  CHECK(cudaHostUnregister(pointer));
+  std::free(pointer);
+  times.release = ms_since(start);
+  return times;
+}
+
 // `way` on `copies` threads at once; the slowest thread's times.
 Times at_once(const std::function<Times(std::size_t, unsigned)>& way, std::size_t bytes, int copies) {
   std::vector<Times> each(static_cast<std::size_t>(copies));
@@ -100,12 +135,19 @@ double median(std::vector<double> values) {
 int main() {
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(nullptr));  // the context first, outside the times
+  if (FILE* setting = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    char line[128] = {};
+    if (std::fgets(line, sizeof line, setting)) std::printf("transparent huge pages: %s", line);
+    std::fclose(setting);
+  }
   std::printf("%-8s %-14s %12s %12s %14s\n", "GiB", "way", "make ms", "release ms", "make ms/GiB");
   for (double gib : {0.5, 2.0}) {
     const auto bytes = static_cast<std::size_t>(gib * (1ull << 30));
     const std::pair<const char*, std::function<Times()>> ways[] = {
         {"alloc", [&] { return by_alloc(bytes, 16); }},
         {"register", [&] { return by_register(bytes, 16); }},
+        {"huge pages", [&] { return by_register_huge(bytes, 16); }},
+        {"unwritten", [&] { return by_register_unwritten(bytes, 16); }},
         {"two allocs", [&] { return at_once(by_alloc, bytes, 2); }},
         {"two registers", [&] { return at_once(by_register, bytes, 2); }},
     };

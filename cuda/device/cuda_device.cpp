@@ -8,10 +8,51 @@
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 namespace stagehand::cuda {
+namespace {
+
+// Pinned host memory made the cheap way: the pages mapped (as 2 MiB pages where the kernel's
+// transparent huge pages allow it), first written by several threads, then registered.
+// cudaHostAlloc faults in and zeroes every 4 KiB page on the one thread that calls it, and the
+// driver holds the GPU's other calls meanwhile. On the H200 machine (2026-12-04,
+// bench/pinned_staging.cu, 2 GiB, medians of three): cudaHostAlloc 824 ms and cudaFreeHost 238;
+// 4 KiB pages written by 16 threads and registered 213, unregistered and freed 130; the same
+// with MADV_HUGEPAGE 109 and 48. Below kParallelFirstWrite one thread writes the pages (the
+// small result buffers of each run).
+constexpr Bytes kParallelFirstWrite = Bytes{64} << 20;
+
+void* map_written_pages(Bytes bytes) {
+  void* pointer = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pointer == MAP_FAILED) {
+    throw DeviceError(DeviceErrc::out_of_memory,
+                      fmt::format("allocate_pinned_host({}): mmap failed: {}", format_bytes(bytes), std::strerror(errno)));
+  }
+  ::madvise(pointer, bytes, MADV_HUGEPAGE);  // advice only: without huge pages it still works
+  auto* data = static_cast<unsigned char*>(pointer);
+  const unsigned threads =
+      bytes < kParallelFirstWrite ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  const Bytes part = (bytes + threads - 1) / threads;
+  const auto write = [=](unsigned index) {
+    const Bytes begin = std::min(bytes, index * part), end = std::min(bytes, begin + part);
+    std::memset(data + begin, 0, end - begin);
+  };
+  std::vector<std::thread> writers;
+  for (unsigned index = 1; index < threads; ++index) writers.emplace_back(write, index);
+  write(0);
+  for (auto& writer : writers) writer.join();
+  return pointer;
+}
+
+}  // namespace
 
 void check(cudaError_t status, const char* call, const char* file, int line) {
   if (status == cudaSuccess) return;
@@ -154,25 +195,32 @@ asio::awaitable<void> CudaDevice::sleep_for(Nanoseconds duration) {
   co_await timer.async_wait(asio::use_awaitable);
 }
 
-asio::awaitable<void> CudaDevice::on_worker(std::function<void()> work) {
+asio::awaitable<void> CudaDevice::on_worker(const char* call, Bytes bytes, std::function<void()> work) {
+  Nanoseconds started = 0;
+  Nanoseconds ended = 0;
   co_await await_completion([&](Completion completion) {
     auto shared = std::make_shared<Completion>(std::move(completion));
     {
       std::lock_guard lock(worker_mutex_);
-      worker_queue_.push_back([this, work = std::move(work), shared, keep = tracked(executor_)] {
+      worker_queue_.push_back([this, work = std::move(work), shared, &started, &ended, keep = tracked(executor_)] {
         std::exception_ptr error;
+        started = now();
         try {
           use_device();
           work();
         } catch (...) {
           error = std::current_exception();
         }
+        ended = now();
         shared->complete(error);
       });
     }
     worker_wake_.notify_one();
   });
   use_device();  // other devices' coroutines may have run on this thread meanwhile
+  if (kernel_trace_ != nullptr) {
+    kernel_trace_->span(host_calls_track_, call, "host call", started, ended, bytes ? format_bytes(bytes) : std::string{});
+  }
 }
 
 asio::awaitable<void> CudaDevice::when_reached(cudaStream_t stream) {
@@ -283,7 +331,7 @@ asio::awaitable<void> CudaDevice::synchronize_stream(StreamHandle stream) {
 }
 
 asio::awaitable<void> CudaDevice::synchronize_device() {
-  co_await on_worker([] { STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize()); });
+  co_await on_worker("cudaDeviceSynchronize", 0, [] { STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize()); });
 }
 
 bool CudaDevice::pinned(const void* pointer) const {
@@ -316,7 +364,7 @@ asio::awaitable<void> CudaDevice::copy(void* to, const void* from, Bytes bytes, 
   }
   counters_.pageable_bytes_copied += bytes;
   // With pageable memory the call returns only when the copy is done: off this thread.
-  co_await on_worker([=] {
+  co_await on_worker(kind == cudaMemcpyDeviceToHost ? "pageable copy to host" : "pageable copy to device", bytes, [=] {
     STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, cuda_stream));
     if (kind == cudaMemcpyDeviceToHost) STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(cuda_stream));
   });
@@ -329,7 +377,7 @@ void CudaDevice::memset_async(DevicePointer destination, std::uint8_t value, Byt
 
 asio::awaitable<DevicePointer> CudaDevice::allocate(Bytes bytes) {
   void* pointer = nullptr;
-  co_await on_worker([&] { STAGEHAND_CUDA_CHECK(cudaMalloc(&pointer, bytes)); });
+  co_await on_worker("cudaMalloc", bytes, [&] { STAGEHAND_CUDA_CHECK(cudaMalloc(&pointer, bytes)); });
   allocation_bytes_[reinterpret_cast<std::uint64_t>(pointer)] = bytes;
   counters_.allocated_bytes += bytes;
   auto info = memory_info();
@@ -339,7 +387,7 @@ asio::awaitable<DevicePointer> CudaDevice::allocate(Bytes bytes) {
 
 asio::awaitable<void> CudaDevice::free(DevicePointer pointer) {
   // cudaFree waits for all work on the device: never on the coordinator's thread.
-  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaFree(reinterpret_cast<void*>(pointer.address))); });
+  co_await on_worker("cudaFree", 0, [=] { STAGEHAND_CUDA_CHECK(cudaFree(reinterpret_cast<void*>(pointer.address))); });
   if (auto found = allocation_bytes_.find(pointer.address); found != allocation_bytes_.end()) {
     counters_.allocated_bytes -= found->second;
     allocation_bytes_.erase(found);
@@ -400,22 +448,32 @@ void CudaDevice::set_pool_cross_stream_reuse(bool allowed) {
 }
 
 asio::awaitable<void> CudaDevice::register_host(HostRange range) {
-  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaHostRegister(range.data(), range.bytes, cudaHostRegisterPortable)); });
+  co_await on_worker("cudaHostRegister", range.bytes,
+                     [=] { STAGEHAND_CUDA_CHECK(cudaHostRegister(range.data(), range.bytes, cudaHostRegisterPortable)); });
 }
 
 asio::awaitable<void> CudaDevice::unregister_host(HostRange range) {
-  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data())); });
+  co_await on_worker("cudaHostUnregister", range.bytes, [=] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data())); });
 }
 
 asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
+  if (bytes == 0) throw DeviceError(DeviceErrc::invalid_value, "allocate_pinned_host: zero bytes");
   void* pointer = nullptr;
-  co_await on_worker([&] { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable)); });
+  co_await on_worker("pinned allocation", bytes, [&] {
+    pointer = map_written_pages(bytes);
+    const cudaError_t status = cudaHostRegister(pointer, bytes, cudaHostRegisterPortable);
+    if (status != cudaSuccess) ::munmap(pointer, bytes);
+    STAGEHAND_CUDA_CHECK(status);
+  });
   ++counters_.pinned_host_allocations;
   co_return HostRange{reinterpret_cast<std::uintptr_t>(pointer), bytes};
 }
 
 asio::awaitable<void> CudaDevice::free_pinned_host(HostRange range) {
-  co_await on_worker([=] { STAGEHAND_CUDA_CHECK(cudaFreeHost(range.data())); });
+  co_await on_worker("pinned free", range.bytes, [=] {
+    STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data()));
+    ::munmap(range.data(), range.bytes);
+  });
 }
 
 Bytes CudaDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const {
@@ -487,7 +545,10 @@ void CudaDevice::harvest_kernel_times() const {
 void CudaDevice::trace_kernels(Trace* trace) {
   harvest_kernel_times();  // earlier launches stay out of a new trace
   kernel_trace_ = trace;
-  if (trace != nullptr) kernel_track_ = trace->track(fmt::format("GPU {}: {}", properties_.ordinal, properties_.name), "kernels (every stream)");
+  if (trace == nullptr) return;
+  const auto process = fmt::format("GPU {}: {}", properties_.ordinal, properties_.name);
+  kernel_track_ = trace->track(process, "kernels (every stream)");
+  host_calls_track_ = trace->track(process, "host calls (the GPU's blocking calls, in turn)");
 }
 
 void CudaDevice::host_callback(StreamHandle stream, std::function<void()> callback) {

@@ -3,7 +3,7 @@
 //
 // Coroutines run on the coordinator's io_context. Calls that return at once on real hardware
 // (stream-ordered work, events, cudaMemGetInfo) run on the calling thread; calls that hold a host
-// thread (cudaMalloc, cudaFree, cudaHostRegister/Unregister, cudaHostAlloc/FreeHost, pageable
+// thread (cudaMalloc, cudaFree, cudaHostRegister/Unregister, pinned host allocations, pageable
 // copies, cudaDeviceSynchronize, a growing cudaMallocAsync) run on one worker thread per GPU and
 // complete to the io_context. Waits for the device complete through cudaLaunchHostFunc, which
 // posts to the io_context. Every CUDA call is checked; an error names the call, file and line.
@@ -91,13 +91,16 @@ class CudaDevice final : public Device {
 
   // Each kernel's span, timed by its CUDA events, onto one row of `trace` (nullptr: none), as the
   // simulator's traces show the compute engine; spans arrive as their events complete, all of
-  // them by the time counters() has been read with the device idle.
+  // them by the time counters() has been read with the device idle. Each blocking host call
+  // (allocations, pinning, pageable copies) onto a second row, as it ends.
   void trace_kernels(Trace* trace);
 
  private:
   // Runs `work` on this GPU's worker thread; the coroutine resumes on the executor afterwards
   // and rethrows what `work` threw.
-  asio::awaitable<void> on_worker(std::function<void()> work);
+  // Runs `work` on the worker thread; with a trace, a span named `call` (`bytes` in its detail,
+  // where not 0) on the GPU's "host calls" track.
+  asio::awaitable<void> on_worker(const char* call, Bytes bytes, std::function<void()> work);
   // Resumes once `stream` reaches this point (cudaLaunchHostFunc).
   asio::awaitable<void> when_reached(cudaStream_t stream);
   // Both directions: from pinned memory enqueued at once, from pageable memory on the worker.
@@ -140,6 +143,7 @@ class CudaDevice final : public Device {
   mutable std::deque<KernelTiming> kernel_timings_;
   Trace* kernel_trace_ = nullptr;
   TraceTrack kernel_track_;
+  TraceTrack host_calls_track_;
   mutable DeviceCounters counters_;
   cudaEvent_t origin_event_ = nullptr;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // HostStaging: makes a job's a, b and c DMA-able, within a budget of pinned host memory.
-//   pinned-pool: a recycled pool of cudaHostAlloc buffers that the caller fills directly; pinning
+//   pinned-pool: a recycled pool of pinned buffers (Device::allocate_pinned_host) that the caller fills directly; pinning
 //                costs once, when the pool grows.
 //   register:    the caller's pageable buffers, pinned in place per job with cudaHostRegister and
 //                unpinned after (about 41 + 17 ms per GiB on an H200).
@@ -37,7 +37,7 @@ class HostStaging {
   // Back to the pool, or unpinned.
   asio::awaitable<void> release(StagedHostBuffers staged);
   // Pinned-pool mode: allocates `sets` triples of buffers of `bytes` into the pool now, so that
-  // jobs do not pay cudaHostAlloc on their way (a deployment's start-up; benchmarks of the
+  // jobs do not pay the allocation on their way (a deployment's start-up; benchmarks of the
   // steady state). Stays within the pinned budget.
   asio::awaitable<void> prewarm(Bytes bytes, int sets, int count = 3);
   // Frees the pool's buffers (at the end of a run).

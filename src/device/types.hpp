@@ -108,7 +108,7 @@ struct DeviceCounters {
   // runtime keeps for itself after the first launches (some MiB), which is not the engine's.
   Bytes allocated_bytes = 0;
   std::uint64_t out_of_memory_count = 0;
-  std::uint64_t pinned_host_allocations = 0;  // allocate_pinned_host calls that succeeded (cudaHostAlloc)
+  std::uint64_t pinned_host_allocations = 0;  // allocate_pinned_host calls that succeeded
   std::uint64_t pool_cross_stream_reuses = 0;
   std::map<std::string, KernelTotals, std::less<>> kernel_totals;  // by kernel name
 };

@@ -45,7 +45,7 @@ HostRange pageable_memory(std::vector<std::byte>& storage, Bytes bytes, const De
   return HostRange{reinterpret_cast<std::uintptr_t>(storage.data()), bytes};
 }
 
-// A 2 GiB pinned (cudaHostAlloc) transfer, timed from enqueue to stream completion.
+// A 2 GiB transfer from or to memory of allocate_pinned_host, timed from enqueue to stream completion.
 asio::awaitable<Nanoseconds> timed_pinned_copy(Device& device, bool to_device, Bytes bytes) {
   auto stream = device.create_stream();
   auto host = co_await device.allocate_pinned_host(bytes);
