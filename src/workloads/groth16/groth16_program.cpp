@@ -56,7 +56,11 @@ class ProgramEvents {
 // A pageable copy beside the program. From pageable memory the copy holds its caller until the
 // bytes are on the device, so it runs in a coroutine of its own, on a stream of its own (the
 // device's idle side streams), while the program goes on; the program joins it before the first
-// kernel that reads the bytes, and on every way out (the destination is freed afterwards).
+// kernel that reads the bytes, and on every way out (the destination is freed afterwards). It goes
+// in pieces of kPiece: on a card with one host-to-device copy engine a 4 GiB witness in one
+// pageable copy (about 0.5 s) held the engine and starved the H MSM's point batches behind it
+// (the incident card at 2^27, fixture 19: 0.42 s of idle compute a proof); between pieces the
+// batches' copies get their turn.
 class Groth16Workload::SideCopy {
  public:
   explicit SideCopy(std::vector<StreamHandle>& idle_streams) : idle_streams_(idle_streams) {}
@@ -109,7 +113,10 @@ class Groth16Workload::SideCopy {
   static asio::awaitable<void> copy(Device& device, std::shared_ptr<State> state, DevicePointer destination,
                                     HostRange source, StreamHandle stream, EventHandle landed) {
     try {
-      co_await device.copy_to_device(destination, source, stream);
+      for (Bytes offset = 0; offset < source.bytes; offset += kPiece) {
+        const Bytes bytes = std::min(kPiece, source.bytes - offset);
+        co_await device.copy_to_device(destination + offset, source.sub(offset, bytes), stream);
+      }
       device.record_event(landed, stream);
     } catch (...) {
       state->error = std::current_exception();
@@ -117,6 +124,7 @@ class Groth16Workload::SideCopy {
     state->done = true;
     state->waiters.notify_all();
   }
+  static constexpr Bytes kPiece = Bytes{256} << 20;
   std::vector<StreamHandle>& idle_streams_;
   Device* device_ = nullptr;
   StreamHandle stream_;
