@@ -26,8 +26,12 @@ namespace {
 // driver holds the GPU's other calls meanwhile. On the H200 machine (2026-12-04,
 // bench/pinned_staging.cu, 2 GiB, medians of three): cudaHostAlloc 824 ms and cudaFreeHost 238;
 // 4 KiB pages written by 16 threads and registered 213, unregistered and freed 130; the same
-// with MADV_HUGEPAGE 109 and 48. Below kParallelFirstWrite one thread writes the pages (the
-// small result buffers of each run).
+// with MADV_HUGEPAGE 109 and 48. The advice has a risk: where the kernel defragments on madvise
+// (the usual setting), a fault waits for compaction when free memory is fragmented; on the loaded
+// 2-core development machine a fresh 1 GiB buffer took 3-4x longer with it (binfile.cpp leaves it
+// out for that reason). The pool makes these buffers once per run or engine, so the H200's
+// figure is taken. Below kParallelFirstWrite one thread writes the pages (the small result
+// buffers of each run).
 constexpr Bytes kParallelFirstWrite = Bytes{64} << 20;
 
 void* map_written_pages(Bytes bytes) {
