@@ -694,6 +694,32 @@ BOOST_AUTO_TEST_CASE(two_gpus_keep_both_keys_set_up) {
   BOOST_CHECK_MESSAGE(gpu_memory_comes_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on GPU 0");
 }
 
+// Two GPUs with one worker each, proofs submitted together: both GPUs prove, each keeps a pinned
+// staging pool of its own between runs, and unloading the key frees both.
+BOOST_AUTO_TEST_CASE(each_gpu_keeps_its_own_staging_pool) {
+  auto engine_config = config(64, 4, 1);
+  engine_config.run.gpus = 2;
+  Engine engine(engine_config);
+  engine.load_key("small", files().zkey);
+  for (std::uint64_t round = 0; round < 2; ++round) {
+    std::vector<ProofHandle> handles;
+    for (std::uint64_t x = 2; x < 6; ++x) handles.push_back(engine.submit("small", files().wtns(x, 3 + round)));
+    for (std::size_t i = 0; i < handles.size(); ++i) check_done(handles[i], 2 + i, 3 + round);
+  }
+  const auto gpus = engine.status().gpus;
+  BOOST_REQUIRE_EQUAL(gpus.size(), 2u);
+  BOOST_CHECK_GT(gpus[0].done, 0u);
+  BOOST_CHECK_GT(gpus[1].done, 0u);
+  const auto kept_on_both = [&] {
+    const auto now = engine.status().gpus;
+    return now.at(0).pinned_host_kept_bytes > 0 && now.at(1).pinned_host_kept_bytes > 0;
+  };
+  BOOST_CHECK(eventually(kept_on_both));
+  BOOST_CHECK_EQUAL(engine.unload_key("small"), 0u);
+  engine.wait_key_gone("small");
+  for (const auto& gpu : engine.status().gpus) BOOST_CHECK_EQUAL(gpu.pinned_host_kept_bytes, 0u);
+}
+
 // On a card with room for one key's set-up and proof but not for another key's set-up beside
 // them, a batch of one key gives the other's back first.
 BOOST_AUTO_TEST_CASE(a_key_that_does_not_fit_beside_another_evicts_it) {
