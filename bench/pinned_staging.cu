@@ -4,11 +4,11 @@
 //
 // For each size, the median of three rounds, ms:
 //   alloc      cudaHostAlloc, then the buffer written once (the witness parse writes all of it)
-//   register   malloc, the pages first written by 16 threads, then cudaHostRegister (CudaDevice's
-//              allocate_pinned_host does this, with mmap)
+//   register   pages mapped, first written by 16 threads, then cudaHostRegister
 //   huge pages the same, mapped with MADV_HUGEPAGE (2 MiB pages where the kernel's transparent
-//              huge pages allow it: fewer page faults and fewer pages to pin)
-//   unwritten  malloc, then cudaHostRegister, which faults the pages in itself on its one thread
+//              huge pages allow it: fewer page faults and fewer pages to pin; CudaDevice's
+//              allocate_pinned_host does this)
+//   unwritten  pages mapped, then cudaHostRegister, which faults them in itself on its one thread
 //   two allocs / two registers   the same on two threads at once (two workers' first jobs)
 // and the frees (cudaFreeHost; cudaHostUnregister then free). Nothing else runs on the GPU.
 //
@@ -61,28 +61,16 @@ Times by_alloc(std::size_t bytes, unsigned threads) {
   return times;
 }
 
-Times by_register(std::size_t bytes, unsigned threads) {
-  Times times;
-  auto start = Clock::now();
-  void* pointer = std::aligned_alloc(4096, bytes);
-  if (pointer == nullptr) std::abort();
-  touch(static_cast<char*>(pointer), bytes, threads);
-  CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
-  times.make = ms_since(start);
-  start = Clock::now();
-  CHECK(cudaHostUnregister(pointer));
-  std::free(pointer);
-  times.release = ms_since(start);
-  return times;
-}
+// How the pages of a registered buffer are made before cudaHostRegister.
+enum class Pages { written, huge, unwritten };
 
-Times by_register_huge(std::size_t bytes, unsigned threads) {
+Times by_register(std::size_t bytes, unsigned threads, Pages pages) {
   Times times;
   auto start = Clock::now();
   void* pointer = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (pointer == MAP_FAILED) std::abort();
-  ::madvise(pointer, bytes, MADV_HUGEPAGE);
-  touch(static_cast<char*>(pointer), bytes, threads);
+  if (pages == Pages::huge) ::madvise(pointer, bytes, MADV_HUGEPAGE);
+  if (pages != Pages::unwritten) touch(static_cast<char*>(pointer), bytes, threads);
   CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
   times.make = ms_since(start);
   start = Clock::now();
@@ -92,19 +80,7 @@ Times by_register_huge(std::size_t bytes, unsigned threads) {
   return times;
 }
 
-Times by_register_unwritten(std::size_t bytes, unsigned) {
-  Times times;
-  auto start = Clock::now();
-  void* pointer = std::aligned_alloc(4096, bytes);
-  if (pointer == nullptr) std::abort();
-  CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
-  times.make = ms_since(start);
-  start = Clock::now();
-  CHECK(cudaHostUnregister(pointer));
-  std::free(pointer);
-  times.release = ms_since(start);
-  return times;
-}
+Times by_register_written(std::size_t bytes, unsigned threads) { return by_register(bytes, threads, Pages::written); }
 
 // `way` on `copies` threads at once; the slowest thread's times.
 Times at_once(const std::function<Times(std::size_t, unsigned)>& way, std::size_t bytes, int copies) {
@@ -145,11 +121,11 @@ int main() {
     const auto bytes = static_cast<std::size_t>(gib * (1ull << 30));
     const std::pair<const char*, std::function<Times()>> ways[] = {
         {"alloc", [&] { return by_alloc(bytes, 16); }},
-        {"register", [&] { return by_register(bytes, 16); }},
-        {"huge pages", [&] { return by_register_huge(bytes, 16); }},
-        {"unwritten", [&] { return by_register_unwritten(bytes, 16); }},
+        {"register", [&] { return by_register(bytes, 16, Pages::written); }},
+        {"huge pages", [&] { return by_register(bytes, 16, Pages::huge); }},
+        {"unwritten", [&] { return by_register(bytes, 16, Pages::unwritten); }},
         {"two allocs", [&] { return at_once(by_alloc, bytes, 2); }},
-        {"two registers", [&] { return at_once(by_register, bytes, 2); }},
+        {"two registers", [&] { return at_once(by_register_written, bytes, 2); }},
     };
     for (const auto& [name, way] : ways) {
       std::vector<double> make, release;
