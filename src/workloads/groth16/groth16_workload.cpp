@@ -1,4 +1,5 @@
 #include "workloads/groth16/groth16_workload.hpp"
+#include "workloads/groth16/staged_upload.hpp"
 
 #include "device/format.hpp"
 #include "device/give_back_pinned.hpp"
@@ -317,39 +318,46 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
 // The sets kept on the device and the matrix into `entry` (each pointer there as soon as it is
 // allocated, so that a set-up that fails halfway leaves nothing that release cannot find).
 asio::awaitable<void> Groth16Workload::upload_key(Device& device, DeviceKeyState::OnDevice& entry) {
-  // Into a buffer of `capacity` bytes (0: the upload's own size).
-  auto upload = [&](HostRange bytes, DevicePointer& target, Bytes capacity = 0) -> asio::awaitable<void> {
-    target = co_await device.allocate(std::max<std::size_t>(std::max<Bytes>(capacity, bytes.bytes), 1));
-    if (bytes.bytes == 0) co_return;
-    auto stream = device.create_stream();
-    co_await device.copy_to_device(target, bytes, stream);
-    co_await device.synchronize_stream(stream);
-    device.destroy_stream(stream);
-  };
   // The resident sets go up from the key's own bytes: they are in the device layout already. A
   // precomputed set goes up into the first copy of its buffer and the device computes the rest
-  // there (groth16_precompute_g1/_g2), once.
+  // there (groth16_precompute_g1/_g2), once, after the uploads.
+  std::vector<PageableUpload> uploads;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
     if (!kept_on_device(shape.placement)) continue;
-    if (shape.placement == SetPlacement::resident) {
-      co_await upload(set_host(set), entry.sets[set]);
-      continue;
+    const HostRange source = set_host(set);
+    const Bytes capacity = shape.placement == SetPlacement::resident ? source.bytes : shape.device_bytes();
+    entry.sets[set] = co_await device.allocate(std::max<Bytes>(std::max(capacity, source.bytes), 1));
+    uploads.push_back({entry.sets[set], source});
+  }
+  if (abc_step_ == AbcStep::device) {
+    // Chosen before the co_await: g++ 12 evaluated both arms of a ?: inside a co_await's operand,
+    // reading the matrix of timing jobs, which have none.
+    const HostRange matrix = matrix_host();
+    entry.matrix = co_await device.allocate(std::max<Bytes>(matrix.bytes, 1));
+    uploads.push_back({entry.matrix, matrix});
+  }
+  if (host_work_ != nullptr) {
+    co_await upload_through_pinned(device, *host_work_, uploads);
+  } else {
+    // Timing jobs: their host ranges stand in for bytes that do not exist, so nothing can copy
+    // them on the host; pageable copies cost what the model says.
+    auto stream = device.create_stream();
+    for (const auto& upload : uploads) {
+      if (upload.source.bytes) co_await device.copy_to_device(upload.target, upload.source, stream);
     }
-    co_await upload(set_host(set), entry.sets[set], shape.device_bytes());
-    if (shape.points == 0) continue;
+    co_await device.synchronize_stream(stream);
+    device.destroy_stream(stream);
+  }
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto& shape = shape_.sets[set];
+    if (!kept_on_device(shape.placement) || shape.placement == SetPlacement::resident || shape.points == 0) continue;
     auto stream = device.create_stream();
     device.launch(KernelLaunch{set == kSetB2 ? kernel::groth16_precompute_g2 : kernel::groth16_precompute_g1, shape.points,
                                {shape.window_bits}, {{entry.sets[set], shape.bytes()}}, {{entry.sets[set], shape.device_bytes()}}},
                   stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
-  }
-  if (abc_step_ == AbcStep::device) {
-    // Chosen before the co_await: g++ 12 evaluated both arms of a ?: inside a co_await's operand,
-    // reading the matrix of timing jobs, which have none.
-    const HostRange matrix = matrix_host();
-    co_await upload(matrix, entry.matrix);
   }
 }
 
