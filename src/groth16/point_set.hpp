@@ -6,6 +6,7 @@
 // copy and a check, and a streamed set goes to the device from these bytes as they are.
 
 #include "groth16/encoding.hpp"
+#include "util/uninitialised_allocator.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,27 +19,8 @@
 
 namespace stagehand::groth16 {
 
-// Leaves new elements uninitialised: a 2^26 key's sets are 36 GiB that are written once, by a
-// reader or a setup; zeroing them first would touch every page twice.
-template <class T>
-struct UninitialisedAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitialisedAllocator<U>;
-  };
-  UninitialisedAllocator() = default;
-  template <class U>
-  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* pointer) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(pointer)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* pointer, Args&&... args) {
-    ::new (static_cast<void*>(pointer)) U(std::forward<Args>(args)...);
-  }
-};
-
+// A 2^26 key's sets are 36 GiB that are written once, by a reader or a setup: zeroing them first
+// would touch every page twice.
 using PointBytes = std::vector<std::uint8_t, UninitialisedAllocator<std::uint8_t>>;
 
 template <class Affine>

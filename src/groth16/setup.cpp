@@ -95,6 +95,27 @@ Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
 
 }  // namespace
 
+std::vector<Coefficient> constraint_coefficients(const R1cs& r1cs) {
+  // Reserved: at 2^26 the section is gigabytes, and a vector growing by doubling would hold one
+  // and a half times that at its last move.
+  const std::uint32_t n_public = r1cs.n_public();
+  std::size_t entries = std::size_t{n_public} + 1;
+  for (const auto& constraint : r1cs.constraints) entries += constraint.a.size() + constraint.b.size();
+  std::vector<Coefficient> coefficients;
+  coefficients.reserve(entries);
+  const std::size_t constraint_count = r1cs.constraints.size();
+  for (std::size_t c = 0; c < constraint_count; ++c) {
+    const auto& constraint = r1cs.constraints[c];
+    for (const auto& term : constraint.a) coefficients.push_back({0, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
+    for (const auto& term : constraint.b) coefficients.push_back({1, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
+  }
+  // The extra A-only rows binding the public signals (and the constant) to the proof.
+  for (std::uint32_t s = 0; s <= n_public; ++s) {
+    coefficients.push_back({0, static_cast<std::uint32_t>(constraint_count + s), s, Fr::one()});
+  }
+  return coefficients;
+}
+
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   const unsigned threads = resolve_threads(options.thread_count);
   // The reader checks these; an R1cs built in memory must hold to them too before anything is
@@ -127,29 +148,16 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   const auto domain = math::Domain::snarkjs(key.domain_log2, threads);
   const auto lagrange = lagrange_at(tau, domain.root(), n, n, threads);
 
-  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section (reserved: at 2^26 it is gigabytes, and a
-  // vector growing by doubling would hold one and a half times that at its last move).
-  std::size_t entries = key.n_public + 1;
-  for (const auto& constraint : r1cs.constraints) entries += constraint.a.size() + constraint.b.size();
-  key.coefficients.reserve(entries);
+  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section.
+  key.coefficients = constraint_coefficients(r1cs);
   std::vector<Fr> u(key.n_vars), v(key.n_vars), w(key.n_vars);
   for (std::size_t c = 0; c < constraint_count; ++c) {
     const auto& constraint = r1cs.constraints[c];
-    for (const auto& term : constraint.a) {
-      u[term.wire] += term.coefficient * lagrange[c];
-      key.coefficients.push_back({0, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
-    }
-    for (const auto& term : constraint.b) {
-      v[term.wire] += term.coefficient * lagrange[c];
-      key.coefficients.push_back({1, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
-    }
+    for (const auto& term : constraint.a) u[term.wire] += term.coefficient * lagrange[c];
+    for (const auto& term : constraint.b) v[term.wire] += term.coefficient * lagrange[c];
     for (const auto& term : constraint.c) w[term.wire] += term.coefficient * lagrange[c];
   }
-  // The extra A-only rows binding the public signals (and the constant) to the proof.
-  for (std::uint32_t s = 0; s <= key.n_public; ++s) {
-    u[s] += lagrange[constraint_count + s];
-    key.coefficients.push_back({0, static_cast<std::uint32_t>(constraint_count + s), s, Fr::one()});
-  }
+  for (std::uint32_t s = 0; s <= key.n_public; ++s) u[s] += lagrange[constraint_count + s];
 
   const FixedBase<math::G1Curve> g1(math::G1Curve::generator());
   const FixedBase<math::G2Curve> g2(math::G2Curve::generator());

@@ -16,6 +16,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/setup.hpp"
+#include "groth16/synthetic_circuit.hpp"
 #include "groth16/verify.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
@@ -27,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <filesystem>
@@ -648,6 +650,42 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_computes_what_evaluate_constraints_do
   BOOST_CHECK(c == c2);
   // And it is not trivially so: the circuit's rows are not all zero.
   BOOST_CHECK(std::any_of(c.begin(), c.end(), [](const Fr& value) { return !value.is_zero(); }));
+}
+
+// The matrix built on many threads from records in order (each chunk of records placed from its
+// ranks) is, byte for byte, the one-thread counting sort's: that path is taken for a key whose A
+// records of two rows are swapped, which leaves every row's own records in their order. A record
+// outside the key is named whichever chunk holds it.
+BOOST_AUTO_TEST_CASE(the_constraint_matrix_built_on_threads_is_the_counting_sorts) {
+  const auto circuit = make_synthetic_circuit(synthetic_constraints_for_domain(18), 3, true);
+  ProvingKey key;
+  key.n_vars = circuit.r1cs.n_wires;
+  key.n_public = circuit.r1cs.n_public();
+  key.domain_log2 = 18;
+  key.domain_size = 1u << 18;
+  key.coefficients = constraint_coefficients(circuit.r1cs);
+  BOOST_REQUIRE_GT(key.coefficients.size(), std::size_t{8} << 16);  // several chunks of records
+  const auto threaded = build_constraint_matrix(key, 4);
+
+  // Row 7's A records moved behind row 8's: out of order, each row's records as they were.
+  auto swapped = key;
+  auto& records = swapped.coefficients;
+  const auto in_row = [](std::uint32_t row) { return [row](const Coefficient& e) { return e.matrix == 0 && e.constraint == row; }; };
+  const auto first7 = std::find_if(records.begin(), records.end(), in_row(7));
+  const auto past8 = std::find_if(std::find_if(records.begin(), records.end(), in_row(8)), records.end(),
+                                  [](const Coefficient& e) { return e.constraint > 8; });
+  BOOST_REQUIRE(first7 != records.end());
+  std::stable_partition(first7, past8, [](const Coefficient& e) { return !(e.matrix == 0 && e.constraint == 7); });
+  BOOST_REQUIRE(std::find_if(records.begin(), records.end(), in_row(8)) < std::find_if(records.begin(), records.end(), in_row(7)));
+  const auto counted = build_constraint_matrix(swapped, 4);
+  BOOST_CHECK(counted.layout.entries_a == threaded.layout.entries_a && counted.layout.entries_b == threaded.layout.entries_b);
+  BOOST_CHECK(counted.bytes == threaded.bytes);
+
+  auto bad = key;
+  bad.coefficients[bad.coefficients.size() / 2 + 5].signal = key.n_vars;  // in a middle chunk
+  BOOST_CHECK_EXCEPTION(build_constraint_matrix(bad, 4), std::invalid_argument, [&](const std::invalid_argument& error) {
+    return std::string(error.what()).find(fmt::format("signal {}) outside the key", key.n_vars)) != std::string::npos;
+  });
 }
 
 // A streamed matrix's chunks: consecutive, covering every row and entry, each within its bound
