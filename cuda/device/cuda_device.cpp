@@ -3,6 +3,7 @@
 #include "device/format.hpp"
 #include "launch/groth16_launchers.hpp"
 #include "launch/launchers.hpp"
+#include "math/parallel.hpp"
 #include "msm/msm.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -14,8 +15,6 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
-#include <vector>
 
 namespace stagehand::cuda {
 namespace {
@@ -30,9 +29,9 @@ namespace {
 // (the usual setting), a fault waits for compaction when free memory is fragmented; on the loaded
 // 2-core development machine a fresh 1 GiB buffer took 3-4x longer with it (binfile.cpp leaves it
 // out for that reason). The pool makes these buffers once per run or engine, so the H200's
-// figure is taken. Below kParallelFirstWrite one thread writes the pages (the small result
-// buffers of each run).
-constexpr Bytes kParallelFirstWrite = Bytes{64} << 20;
+// figure is taken. Each thread writes at least kFirstWritePart, so the small result buffers of
+// each run take one thread.
+constexpr Bytes kFirstWritePart = Bytes{4} << 20;
 
 void* map_written_pages(Bytes bytes) {
   void* pointer = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -42,17 +41,8 @@ void* map_written_pages(Bytes bytes) {
   }
   ::madvise(pointer, bytes, MADV_HUGEPAGE);  // advice only: without huge pages it still works
   auto* data = static_cast<unsigned char*>(pointer);
-  const unsigned threads =
-      bytes < kParallelFirstWrite ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-  const Bytes part = (bytes + threads - 1) / threads;
-  const auto write = [=](unsigned index) {
-    const Bytes begin = std::min(bytes, index * part), end = std::min(bytes, begin + part);
-    std::memset(data + begin, 0, end - begin);
-  };
-  std::vector<std::thread> writers;
-  for (unsigned index = 1; index < threads; ++index) writers.emplace_back(write, index);
-  write(0);
-  for (auto& writer : writers) writer.join();
+  math::detail::run_ranges(bytes, std::min(16u, math::detail::resolve_thread_count(0)), kFirstWritePart,
+                           [=](std::size_t begin, std::size_t end) { std::memset(data + begin, 0, end - begin); });
   return pointer;
 }
 

@@ -97,9 +97,8 @@ class CudaDevice final : public Device {
 
  private:
   // Runs `work` on this GPU's worker thread; the coroutine resumes on the executor afterwards
-  // and rethrows what `work` threw.
-  // Runs `work` on the worker thread; with a trace, a span named `call` (`bytes` in its detail,
-  // where not 0) on the GPU's "host calls" track.
+  // and rethrows what `work` threw. With a trace, a span named `call` (`bytes` in its detail,
+  // where not 0) on the GPU's "host calls" row.
   asio::awaitable<void> on_worker(const char* call, Bytes bytes, std::function<void()> work);
   // Resumes once `stream` reaches this point (cudaLaunchHostFunc).
   asio::awaitable<void> when_reached(cudaStream_t stream);

@@ -291,18 +291,13 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   RunReport report;
   const auto counters_before = counters_of(backend);
   proving_start = std::chrono::steady_clock::now();
-  // On a GPU the kernels and the blocking host calls get rows of their own in the trace.
-  const bool kernels_traced = !options.trace.empty();
-  if (kernels_traced) backend.trace_kernels(&trace);
-  try {
+  {
+    // On a GPU the kernels and the blocking host calls get rows of their own in the trace.
+    const KernelTraceScope kernels_traced(backend, options.trace.empty() ? nullptr : &trace);
     backend.run([&]() -> asio::awaitable<void> {
       report = co_await run_coordinator(backend.devices(), settings, workload, trace, hooks);
     }());
-  } catch (...) {
-    if (kernels_traced) backend.trace_kernels(nullptr);
-    throw;
   }
-  if (kernels_traced) backend.trace_kernels(nullptr);
   if (!options.trace.empty()) {
     trace.write_chrome_json(options.trace);
     auto picture = fs::path(options.trace).replace_extension(".svg");

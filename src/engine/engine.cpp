@@ -673,17 +673,8 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     };
     // The run's own trace where [engine] trace_dir asks for one (the backend's keeps only a hash).
     std::optional<Trace> run_trace;
-    if (!config.engine.trace_dir.empty()) {
-      run_trace.emplace(true);
-      if (on_gpu) backend->trace_kernels(&*run_trace);
-    }
-    struct KernelsUntraced {
-      Backend& backend;
-      bool traced;
-      ~KernelsUntraced() {
-        if (traced) backend.trace_kernels(nullptr);
-      }
-    } kernels_untraced{*backend, run_trace.has_value() && on_gpu};
+    if (!config.engine.trace_dir.empty()) run_trace.emplace(true);
+    const KernelTraceScope kernels_traced(*backend, run_trace && on_gpu ? &*run_trace : nullptr);
     if (run_trace && on_gpu && !devices.empty()) {
       // The engine's own steps before the run, on the device's clock (a GPU's is the host's
       // steady clock; the simulator's is its own, which the engine's steps do not advance).

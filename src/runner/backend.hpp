@@ -75,4 +75,22 @@ class Backend {
   std::vector<std::unique_ptr<FaultyDevice>> faulty_devices_;
 };
 
+// Traces `backend`'s kernels (and, on a GPU, its blocking host calls) into `trace` for the scope's
+// life, where `trace` is not null; stops on every way out.
+class KernelTraceScope {
+ public:
+  KernelTraceScope(Backend& backend, Trace* trace) : backend_(backend), traced_(trace != nullptr) {
+    if (traced_) backend_.trace_kernels(trace);
+  }
+  ~KernelTraceScope() {
+    if (traced_) backend_.trace_kernels(nullptr);
+  }
+  KernelTraceScope(const KernelTraceScope&) = delete;
+  KernelTraceScope& operator=(const KernelTraceScope&) = delete;
+
+ private:
+  Backend& backend_;
+  bool traced_;
+};
+
 }  // namespace stagehand

@@ -124,18 +124,13 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                  job.completed() ? "" : ": " + job.error);
     };
     auto& trace = backend->trace();
-    backend->trace_kernels(&trace);
     RunReport report;
-    std::exception_ptr failure;
-    try {
+    {
+      const KernelTraceScope kernels_traced(*backend, &trace);
       backend->run([&]() -> asio::awaitable<void> {
         report = co_await run_coordinator(backend->devices(), settings, workload, trace, hooks);
       }());
-    } catch (...) {
-      failure = std::current_exception();
     }
-    backend->trace_kernels(nullptr);
-    if (failure) std::rethrow_exception(failure);
     const auto trace_file = std::filesystem::path(options.trace_dir) / fmt::format("{}.trace.json", name);
     trace.write_chrome_json(trace_file);
     const auto picture = std::filesystem::path(options.trace_dir) / fmt::format("{}.svg", name);

@@ -1,29 +1,22 @@
 #include "workloads/groth16/staged_upload.hpp"
 
+#include "math/parallel.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <exception>
-#include <thread>
 
 namespace stagehand::groth16 {
 namespace {
 
-// A host copy into pinned memory on several threads (one thread copies about 6-10 GB/s, the link
-// takes 55): below kParallelCopy on the calling thread.
-constexpr Bytes kParallelCopy = Bytes{16} << 20;
+// A host copy into pinned memory on up to 8 threads (one thread copies about 6-10 GB/s, the link
+// takes 55), each of at least kCopyPart bytes.
+constexpr Bytes kCopyPart = Bytes{2} << 20;
 
 void copy_on_threads(std::byte* to, const std::byte* from, Bytes bytes) {
-  const unsigned threads = bytes < kParallelCopy ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  const Bytes part = (bytes + threads - 1) / threads;
-  const auto copy = [=](unsigned index) {
-    const Bytes begin = std::min(bytes, index * part), end = std::min(bytes, begin + part);
-    std::memcpy(to + begin, from + begin, end - begin);
-  };
-  std::vector<std::thread> helpers;
-  for (unsigned index = 1; index < threads; ++index) helpers.emplace_back(copy, index);
-  copy(0);
-  for (auto& helper : helpers) helper.join();
+  math::detail::run_ranges(bytes, 8, kCopyPart,
+                           [=](std::size_t begin, std::size_t end) { std::memcpy(to + begin, from + begin, end - begin); });
 }
 
 }  // namespace
