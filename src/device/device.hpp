@@ -76,11 +76,11 @@ class Device {
   virtual asio::awaitable<void> register_host(HostRange range) = 0;
   // [host-blocking: about 17 ms per GiB on an H200] cudaHostUnregister.
   virtual asio::awaitable<void> unregister_host(HostRange range) = 0;
-  // [host-blocking: about 55 ms per GiB on an H200] New pinned host memory, written once (zeroes):
-  // CudaDevice maps the pages, writes them on several threads and registers them (cudaHostAlloc
-  // took 7.5x as long; cuda_device.cpp).
+  // [host-blocking: about 55 ms per GiB on an idle H200 machine, 60-115 in a 2^26 stream] New pinned
+  // host memory, written once (zeroes): CudaDevice maps the pages, writes them on several threads
+  // and registers them (cudaHostAlloc took 4-7.5x as long; cuda_device.cpp).
   virtual asio::awaitable<HostRange> allocate_pinned_host(Bytes bytes) = 0;
-  // [host-blocking: about 24 ms per GiB on an H200] Frees what allocate_pinned_host made.
+  // [host-blocking: about 23 ms per GiB on an H200] Frees what allocate_pinned_host made.
   virtual asio::awaitable<void> free_pinned_host(HostRange range) = 0;
 
   // Whether the pool may hand a block whose free is pending on another stream to this stream,
