@@ -5,11 +5,10 @@
 #include "launch/launchers.hpp"
 #include "math/parallel.hpp"
 #include "msm/msm.hpp"
+#include "util/huge_pages.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,27 +18,21 @@
 namespace stagehand::cuda {
 namespace {
 
-// Pinned host memory made the cheap way: the pages mapped (as 2 MiB pages where the kernel's
-// transparent huge pages allow it), first written by several threads, then registered.
-// cudaHostAlloc faults in and zeroes every 4 KiB page on the one thread that calls it, and the
-// driver holds the GPU's other calls meanwhile. On the H200 machine (2026-12-04,
-// bench/pinned_staging.cu, 2 GiB, medians of three): cudaHostAlloc 824 ms and cudaFreeHost 238;
-// 4 KiB pages written by 16 threads and registered 213, unregistered and freed 130; the same
-// with MADV_HUGEPAGE 109 and 48. The advice has a risk: where the kernel defragments on madvise
-// (the usual setting), a fault waits for compaction when free memory is fragmented; on the loaded
-// 2-core development machine a fresh 1 GiB buffer took 3-4x longer with it (binfile.cpp leaves it
-// out for that reason). The pool makes these buffers once per run or engine, so the H200's
-// figure is taken. Each thread writes at least kFirstWritePart, so the small result buffers of
-// each run take one thread.
+// Pinned host memory made the cheap way: the pages mapped with huge pages asked for
+// (util/huge_pages.hpp), first written by several threads, then registered. cudaHostAlloc faults
+// in and zeroes every 4 KiB page on the one thread that calls it, and the driver holds the GPU's
+// other calls meanwhile. On the H200 machine (2026-12-04, bench/pinned_staging.cu, 2 GiB, medians
+// of three): cudaHostAlloc 824 ms and cudaFreeHost 238; 4 KiB pages written by 16 threads and
+// registered 213, unregistered and freed 130; the same with huge pages 109 and 48. Each thread
+// writes at least kFirstWritePart, so the small result buffers of each run take one thread.
 constexpr Bytes kFirstWritePart = Bytes{4} << 20;
 
 void* map_written_pages(Bytes bytes) {
-  void* pointer = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (pointer == MAP_FAILED) {
+  void* pointer = map_huge_pages(bytes);
+  if (pointer == nullptr) {
     throw DeviceError(DeviceErrc::out_of_memory,
                       fmt::format("allocate_pinned_host({}): mmap failed: {}", format_bytes(bytes), std::strerror(errno)));
   }
-  ::madvise(pointer, bytes, MADV_HUGEPAGE);  // advice only: without huge pages it still works
   auto* data = static_cast<unsigned char*>(pointer);
   math::detail::run_ranges(bytes, std::min(16u, math::detail::resolve_thread_count(0)), kFirstWritePart,
                            [=](std::size_t begin, std::size_t end) { std::memset(data + begin, 0, end - begin); });
@@ -456,7 +449,7 @@ asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
   co_await on_worker("pinned allocation", bytes, [&] {
     pointer = map_written_pages(bytes);
     const cudaError_t status = cudaHostRegister(pointer, bytes, cudaHostRegisterPortable);
-    if (status != cudaSuccess) ::munmap(pointer, bytes);
+    if (status != cudaSuccess) unmap_pages(pointer, bytes);
     STAGEHAND_CUDA_CHECK(status);
   });
   ++counters_.pinned_host_allocations;
@@ -466,7 +459,7 @@ asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
 asio::awaitable<void> CudaDevice::free_pinned_host(HostRange range) {
   co_await on_worker("pinned free", range.bytes, [=] {
     STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data()));
-    ::munmap(range.data(), range.bytes);
+    unmap_pages(range.data(), range.bytes);
   });
 }
 

@@ -7,7 +7,7 @@
 #include "device/kernel_abi.hpp"
 #include "groth16/zkey.hpp"
 #include "math/fr.hpp"
-#include "util/uninitialised_allocator.hpp"
+#include "util/pinnable_allocator.hpp"
 
 #include <array>
 #include <cstddef>
@@ -22,7 +22,7 @@ namespace stagehand::groth16 {
 struct ConstraintMatrix {
   kernel::ConstraintMatrixLayout layout;  // rows = the key's domain size
   // layout.total_bytes(), written whole by the build (not zeroed first: 6.2 GiB at 2^26).
-  std::vector<std::byte, UninitialisedAllocator<std::byte>> bytes;
+  std::vector<std::byte, PinnableAllocator<std::byte>> bytes;
 };
 
 // The matrix's layout for a key (its entry counts), without building it: what it will take.

@@ -6,7 +6,7 @@
 // copy and a check, and a streamed set goes to the device from these bytes as they are.
 
 #include "groth16/encoding.hpp"
-#include "util/uninitialised_allocator.hpp"
+#include "util/pinnable_allocator.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,9 +19,9 @@
 
 namespace stagehand::groth16 {
 
-// A 2^26 key's sets are 36 GiB that are written once, by a reader or a setup: zeroing them first
-// would touch every page twice.
-using PointBytes = std::vector<std::uint8_t, UninitialisedAllocator<std::uint8_t>>;
+// A 2^26 key's sets are 36 GiB, written once by a reader or a setup and then registered in place
+// for the streamed sets' uploads (pinnable_allocator.hpp).
+using PointBytes = std::vector<std::uint8_t, PinnableAllocator<std::uint8_t>>;
 
 template <class Affine>
 class PointSet {
