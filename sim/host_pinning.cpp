@@ -62,8 +62,15 @@ asio::awaitable<void> HostPinning::register_host(HostRange range) {
   if (system_.pinned_host().overlaps(range.address, range.bytes)) {
     throw DeviceError(DeviceErrc::invalid_value, "register_host: range overlaps memory that is already pinned");
   }
-  co_await host_call("cudaHostRegister", cost, format_bytes(range.bytes), true);
+  // Held from the call's start, so that a second registration of the same memory while the
+  // first runs (from another GPU's thread) fails as the driver's would.
   system_.pinned_host().add(range.address, {range.bytes, false, ordinal_});
+  try {
+    co_await host_call("cudaHostRegister", cost, format_bytes(range.bytes), true);
+  } catch (...) {
+    system_.pinned_host().take(range.address, false);
+    throw;
+  }
 }
 
 asio::awaitable<void> HostPinning::unregister_host(HostRange range) {

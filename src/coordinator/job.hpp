@@ -115,7 +115,9 @@ class Workload {
   // Device memory that set_up keeps on every device for the whole run, outside every job: the
   // budget's capacity leaves it out.
   virtual Bytes resident_bytes() const { return 0; }
-  // Once per device before its first job, and after its last (also after failures).
+  // Once per device before its first job, and after its last (also after failures). Every
+  // device's set_up runs at once (interleaved on the run's executor): what they share, such as
+  // host memory pinned once for every device, one of them makes while the others wait for it.
   virtual asio::awaitable<void> set_up(Device& device, int device_index) = 0;
   virtual asio::awaitable<void> tear_down(Device& device, int device_index) = 0;
 

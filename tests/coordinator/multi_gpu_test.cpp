@@ -176,6 +176,26 @@ BOOST_AUTO_TEST_CASE(jobs_go_where_they_can_run_soonest) {
   BOOST_TEST(report.makespan_ns < alone.makespan_ns);
 }
 
+// Every GPU is set up at once: with each key set's bases precomputed (seconds of kernels on each
+// GPU), two GPUs start proving as soon as one does, not a whole set-up later; and the key's sets
+// that travel are registered once for both (the simulator refuses a second registration of
+// memory being registered, as the driver does).
+BOOST_AUTO_TEST_CASE(every_gpu_is_set_up_at_once) {
+  const auto first_start = [](const RunReport& report) {
+    Nanoseconds first = report.jobs.front().started_ns;
+    for (const auto& job : report.jobs) first = std::min(first, job.started_ns);
+    return first;
+  };
+  const auto alone = run(groth16_config(1, 1, 20, "precomputed")).report;
+  const auto both = run(groth16_config(2, 1, 20, "precomputed")).report;
+  BOOST_TEST(failed(both) == 0);
+  BOOST_TEST(first_start(alone) > 500 * kMillisecond, "a set-up of " << first_start(alone) << " ns");
+  BOOST_TEST(first_start(both) < first_start(alone) * 5 / 4, first_start(both) << " ns against " << first_start(alone));
+  const auto streamed = run(groth16_config(2, 2, 22, "streamed")).report;
+  BOOST_TEST(failed(streamed) == 0);
+  for (const auto& device : streamed.per_device) BOOST_TEST(device.failure.empty(), device.failure);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(lost_gpu)

@@ -378,17 +378,30 @@ HostRange Groth16Workload::set_host(std::size_t set) const {
 // GPU's copies use the one registration) by the first device set up, kept in the key's device
 // state and given back with it. Pageable, each copy would go through the driver's staging
 // buffers at a fraction of the link's rate and hold the host thread.
+// The first set-up of the run pins what travels; another that comes meanwhile (every GPU is set
+// up at once) waits for it rather than registering the same memory twice, and tries itself where
+// the first failed.
 asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
+  while (pinning_) co_await pinning_done_.wait();
   std::vector<HostRange> travelling;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     if (!kept_on_device(shape_.sets[set].placement)) travelling.push_back(set_host(set));
   }
   if (abc_step_ == AbcStep::streamed) travelling.push_back(matrix_host());
-  for (const auto& range : travelling) {
-    if (range.bytes == 0 || device_state_->pinned(range)) continue;
-    co_await device.register_host(range);
-    device_state_->add_pinned(range, device);
+  pinning_ = true;
+  std::exception_ptr failure;
+  try {
+    for (const auto& range : travelling) {
+      if (range.bytes == 0 || device_state_->pinned(range)) continue;
+      co_await device.register_host(range);
+      device_state_->add_pinned(range, device);
+    }
+  } catch (...) {
+    failure = std::current_exception();
   }
+  pinning_ = false;
+  pinning_done_.notify_all();
+  if (failure) std::rethrow_exception(failure);
 }
 
 HostRange Groth16Workload::matrix_host() const {

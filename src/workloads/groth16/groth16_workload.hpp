@@ -32,6 +32,7 @@
 // CudaDevice's launchers of the same names (cuda/kernels/launch/).
 // Their conventions are in device/kernel_abi.hpp.
 
+#include "coordinator/async_wait.hpp"
 #include "coordinator/job.hpp"
 #include "workloads/host_work.hpp"
 #include "workloads/groth16/key_placement.hpp"
@@ -190,6 +191,8 @@ class Groth16Workload final : public Workload {
   asio::awaitable<JobTimes> run_steps(int job, JobContext& context, SideCopy& witness_copy);
   HostRange set_host(std::size_t set) const;
   asio::awaitable<void> pin_key_sets(Device& device);
+  bool pinning_ = false;  // a set-up is pinning the key's travelling sets (pin_key_sets)
+  AsyncWaitList pinning_done_;
   asio::awaitable<void> upload_key(Device& device, DeviceKeyState::OnDevice& entry);
 
   const ProvingKey* key_ = nullptr;  // none for timing jobs

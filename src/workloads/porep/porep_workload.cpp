@@ -21,15 +21,19 @@ JobMemoryPlan PoRepWorkload::memory_plan(int) const {
 }
 
 // Pins the proving key's points once for all GPUs: every policy streams them from pinned memory.
+// The devices are set up at once: one pins, the others wait for it (and pin themselves where it
+// failed).
 asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
   scratch_bytes_ = std::max(scratch_bytes_, PartitionProgram::scratch_bytes(device, shape_));
   twiddle_extra_bytes_ =
       std::max(twiddle_extra_bytes_, PartitionProgram::twiddle_bytes(device, shape_) - shape_.ntt_scratch_bytes());
+  while (pinning_) co_await pinning_done_.wait();
   if (!key_holders_.empty()) {
     key_holders_.insert(device_index);
     co_return;
   }
   key_pinned_through_ = &device;
+  pinning_ = true;
   std::exception_ptr failure;
   try {
     auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
@@ -50,9 +54,12 @@ asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
   if (failure) {
     // The next device set up tries again.
     co_await free_key(device);
-    std::rethrow_exception(failure);
+  } else {
+    key_holders_.insert(device_index);
   }
-  key_holders_.insert(device_index);
+  pinning_ = false;
+  pinning_done_.notify_all();
+  if (failure) std::rethrow_exception(failure);
 }
 
 asio::awaitable<void> PoRepWorkload::tear_down(Device& device, int device_index) {

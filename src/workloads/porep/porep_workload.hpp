@@ -4,6 +4,7 @@
 // program is PartitionProgram; the proving key's points are pinned once per device and streamed
 // by every partition.
 
+#include "coordinator/async_wait.hpp"
 #include "coordinator/job.hpp"
 #include "workloads/host_work.hpp"
 #include "workloads/porep/partition_program.hpp"
@@ -71,6 +72,8 @@ class PoRepWorkload final : public Workload {
   // device set up, freed when the last that holds it is torn down.
   PinnedKey key_;
   std::set<int> key_holders_;         // the devices set up with it
+  bool pinning_ = false;              // a set-up is pinning it; the others wait for pinning_done_
+  AsyncWaitList pinning_done_;
   Device* key_pinned_through_ = nullptr;
   Bytes scratch_bytes_ = 0;        // the kernels' scratch on the devices (none on the simulator)
   Bytes twiddle_extra_bytes_ = 0;  // twiddles beyond the shape's, held throughout (PartitionProgram::twiddle_bytes)
