@@ -2,8 +2,9 @@
 # Real proofs at every scale on a GPU with `stagehand bench prove` (circuit, TEST-ONLY key and
 # witness made in memory; each key set resident, fetched ahead or streamed), in three steps:
 #
-#   scripts/gpu-prove-scale.sh bundle          here: builds stagehand, stagehand_make_circuit and
-#       stagehand_pinned_staging in build-cuda (nvcc, sm_90), and with CHECK=1 stagehand_kernel_check
+#   scripts/gpu-prove-scale.sh bundle          here: builds stagehand, stagehand_make_circuit,
+#       stagehand_pinned_staging and stagehand_zkey_read_bench in build-cuda (nvcc, sm_90), and with
+#       CHECK=1 stagehand_kernel_check
 #       too, strips and compresses them with the shared libraries the GPU machine lacks into
 #       .gpu-scale/ (carry .gpu-scale; stagehand and the kernel check together pass the 64 MiB a
 #       call carries, so the check cases want a bundle of their own). BUILD=DIR: from another CUDA
@@ -16,8 +17,9 @@
 #         check-setup                  the setup kernels' check and timing (stagehand_kernel_check)
 #         check:PARTS                  stagehand_kernel_check --only PARTS; on a failure no case after it runs
 #         zkey:LOG2:PROOFS:CAP_GIB...  a circuit file (stagehand_make_circuit), its key by `stagehand
-#                                      setup` (timed, written as a .zkey), then PROOFS proofs of it
-#                                      by `stagehand prove` under each cap listed (':'-separated)
+#                                      setup` (timed, written as a .zkey), its read timed
+#                                      (stagehand_zkey_read_bench), then PROOFS proofs of it by
+#                                      `stagehand prove` under each cap listed (':'-separated)
 #       Into $OUT: scale.log (every run's output) and proofs.tar (each run's vk.json and proofs).
 #   scripts/gpu-prove-scale.sh verify DIR      here: snarkjs verifies every proof in DIR/proofs.tar
 #       against the vk.json beside it, and prints each run's figures from DIR/scale.log.
@@ -32,7 +34,8 @@ bundle)
   export CCACHE_BASEDIR="$PWD"
   build=${BUILD:-build-cuda}
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  binaries=("$build"/src/cli/stagehand "$build"/tests/groth16/stagehand_make_circuit "$build"/cuda/stagehand_pinned_staging)
+  binaries=("$build"/src/cli/stagehand "$build"/tests/groth16/stagehand_make_circuit "$build"/cuda/stagehand_pinned_staging
+            "$build"/tests/groth16/stagehand_zkey_read_bench)
   [[ ${CHECK:-0} == 1 ]] && binaries+=("$build"/tests/gpu/stagehand_kernel_check)
   cmake --build "$build" -j2 --target $(for binary in "${binaries[@]}"; do basename "$binary"; done)
   pack_binaries "$bundle" "${binaries[@]}"
@@ -76,6 +79,7 @@ run)
         --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>&1 | grep -v '^WARNING' | tee -a "$log" || status=1
       rm -f "$dir/circuit.r1cs"
       ls -l "$dir/circuit.zkey" | tee -a "$log"
+      "$bin/stagehand_zkey_read_bench" "$dir/circuit.zkey" 2>&1 | tee -a "$log" || status=1
       for i in $(seq 1 "$proofs"); do ln -sf ../circuit.wtns "$dir/w/$i.wtns"; done
       for cap in ${caps//:/ }; do
         run_dir=$dir/cap$cap

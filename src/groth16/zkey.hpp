@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -47,6 +48,16 @@ ProvingKey read_zkey(const std::filesystem::path& path);
 
 // Writes a .zkey snarkjs reads (section 10 holds a zero circuit hash and no contributions).
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key);
+
+namespace detail {
+// Section 4's records (44 bytes each: matrix, constraint, signal, then the value in snarkjs's
+// double Montgomery form) into `out`, one per element, on up to `threads` threads (0 = all) in
+// ranges of at least `minimum_range` records. Returns the index of the first record out of range
+// (a matrix other than 0 or 1, a constraint or signal past the key's, a value not below r), or
+// out.size(); the fields of that record are in `out`.
+std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
+                                  std::span<Coefficient> out, unsigned threads, std::size_t minimum_range = 1 << 16);
+}  // namespace detail
 
 // The largest evaluation domain Stagehand supports, 2^28: readers and setup refuse larger ones
 // before reserving memory for them.

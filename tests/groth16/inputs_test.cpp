@@ -260,6 +260,38 @@ BOOST_AUTO_TEST_CASE(section_sizes_must_agree_with_the_header) {
   BOOST_CHECK(contains(message, "section 4 (coefficients)") && contains(message, "1000 coefficients"));
 }
 
+// The coefficient records are decoded on several threads in ranges; the record named is still the
+// first bad one, whichever range finds its own first.
+BOOST_AUTO_TEST_CASE(the_first_bad_coefficient_record_is_named_however_the_records_are_split) {
+  constexpr std::uint64_t kRecords = 10000;
+  std::vector<std::uint8_t> records(kRecords * 44);
+  const auto put = [&](std::uint64_t index, std::uint32_t matrix, std::uint32_t constraint, std::uint32_t signal, std::uint8_t fill) {
+    std::uint8_t* record = records.data() + index * 44;
+    for (int k = 0; k < 4; ++k) {
+      record[k] = static_cast<std::uint8_t>(matrix >> (8 * k));
+      record[4 + k] = static_cast<std::uint8_t>(constraint >> (8 * k));
+      record[8 + k] = static_cast<std::uint8_t>(signal >> (8 * k));
+    }
+    std::memset(record + 12, 0, 32);
+    record[12] = fill;  // a small value, below r
+  };
+  for (std::uint64_t i = 0; i < kRecords; ++i) put(i, static_cast<std::uint32_t>(i % 2), static_cast<std::uint32_t>(i % 64), 3, 1);
+  std::vector<Coefficient> out(kRecords);
+  BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 4, 100) == kRecords);
+  BOOST_TEST(out[777].matrix == 1u);
+  BOOST_TEST(out[777].constraint == 777u % 64);
+  BOOST_TEST(out[777].signal == 3u);
+  BOOST_TEST((out[777].value == Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(records.data() + 777 * 44 + 12, 32)).value()));
+  put(7777, 0, 0, 5, 1);  // signal 5 of 5
+  BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 4, 100) == 7777u);
+  put(3333, 2, 0, 0, 1);  // matrix 2
+  BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 4, 100) == 3333u);
+  BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 1, 100) == 3333u);
+  put(12, 0, 0, 0, 1);
+  std::memset(records.data() + 12 * 44 + 12, 0xff, 32);  // a value not below r
+  BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 4, 100) == 12u);
+}
+
 BOOST_AUTO_TEST_CASE(a_point_off_the_curve_is_named) {
   Files files;
   auto bytes = load(files.zkey);
