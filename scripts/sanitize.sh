@@ -4,7 +4,8 @@
 #   scripts/sanitize.sh asan [ctest args]   clang-14, ASan + UBSan (LeakSanitizer on), the libFuzzer
 #                                           targets too; build-asan; every test (gpu ones skip)
 #   scripts/sanitize.sh tsan [ctest args]   clang-14, TSan; build-tsan; the simulator, coordinator
-#                                           and fixture tests (ctest -L 'sim|fixture')
+#                                           and fixture tests, and the unit tests whose code runs
+#                                           on several threads (ctest -L 'sim|fixture|threads')
 #   scripts/sanitize.sh build asan|tsan     configure and build only
 #
 # A finding fails the test that ran into it (halt_on_error; UBSan does not recover). Builds go
@@ -36,8 +37,9 @@ case "$mode" in
     # -O1: at -O2 the TSan instrumentation leaves src/math's Montgomery assembly short of registers.
     cmake_args=(-DSTAGEHAND_SANITIZE=thread "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG")
     targets=(stagehand device_facts_test simulator_test groth16_kernels_test vram_budget_test policies_test
-             partition_program_test fault_adaptor_test multi_gpu_test fixtures_test picture_test engine_test)
-    labels=(-L 'sim|fixture')
+             partition_program_test fault_adaptor_test multi_gpu_test fixtures_test picture_test engine_test
+             groth16_inputs_test groth16_staged_upload_test)
+    labels=(-L 'sim|fixture|threads')
     ;;
   *) echo "sanitize: unknown mode '$mode' (asan or tsan)" >&2; exit 2 ;;
 esac
