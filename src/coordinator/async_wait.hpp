@@ -5,6 +5,7 @@
 #include "device/completion.hpp"
 
 #include <deque>
+#include <exception>
 #include <memory>
 
 namespace stagehand {
@@ -26,6 +27,31 @@ class AsyncWaitList {
 
  private:
   std::deque<Completion> waiters_;
+};
+
+// Steps that must not interleave, such as a key's host memory pinned once for every GPU while
+// each GPU's set-up asks for it at once: run() waits while another step runs, then runs its own.
+// The step's error reaches its caller after the next waiter is let in.
+class OneAtATime {
+ public:
+  template <class Step>
+  asio::awaitable<void> run(Step step) {
+    while (busy_) co_await done_.wait();
+    busy_ = true;
+    std::exception_ptr failure;
+    try {
+      co_await step();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    busy_ = false;
+    done_.notify_all();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+ private:
+  bool busy_ = false;
+  AsyncWaitList done_;
 };
 
 }  // namespace stagehand

@@ -103,42 +103,52 @@ asio::awaitable<void> run_worker(std::shared_ptr<RunState> state, Worker& worker
 
 asio::awaitable<void> run_set_up(std::shared_ptr<RunState> state, Lane& lane) { co_await set_up_lane(lane, state->run); }
 
-// Every GPU set up at once: each one's uploads and precomputed bases beside the others' (set one
-// after another, two GPUs each taking 35 s to precompute a 2^24 key's bases started proving after
-// 70 s). The workload pins a key's host memory once for all, the first set-up doing it while the
-// others wait for it (Workload::set_up). set_up_lane keeps a lane's failure in the lane.
-asio::awaitable<void> set_up_lanes(const std::shared_ptr<RunState>& state) {
-  int running = 0;
+// A coroutine to run beside others, on its executor.
+struct ConcurrentTask {
+  asio::any_io_executor executor;
+  asio::awaitable<void> body;
+};
+
+// Starts every task at once and returns when the last has ended, with the first error one of
+// them let escape (none if none did).
+asio::awaitable<std::exception_ptr> run_together(std::vector<ConcurrentTask> tasks) {
+  int running = static_cast<int>(tasks.size());
+  std::exception_ptr first_failure;
   AsyncWaitList all_done;
-  auto executor = co_await asio::this_coro::executor;
-  for (auto& lane : state->lanes) {
-    ++running;
-    asio::co_spawn(executor, run_set_up(state, *lane), [&](std::exception_ptr) {
+  for (auto& task : tasks) {
+    asio::co_spawn(task.executor, std::move(task.body), [&](std::exception_ptr error) {
+      if (error && !first_failure) first_failure = error;
       if (--running == 0) all_done.notify_all();
     });
   }
   while (running > 0) co_await all_done.wait();
+  co_return first_failure;
 }
 
-// Every lane's workers, until the last one stops; rethrows what escaped a worker.
+// Every GPU set up at once: each one's uploads and precomputed bases beside the others' (set one
+// after another, a second GPU would wait for the first's set-up too: 35 s to precompute a 2^24
+// key's bases on the H200). The workload pins a key's host memory once for all, the first set-up
+// doing it while the others wait for it (Workload::set_up). set_up_lane keeps a lane's failure in
+// the lane, so nothing escapes here.
+asio::awaitable<void> set_up_lanes(const std::shared_ptr<RunState>& state) {
+  const auto executor = co_await asio::this_coro::executor;
+  std::vector<ConcurrentTask> tasks;
+  for (auto& lane : state->lanes) tasks.push_back(ConcurrentTask{executor, run_set_up(state, *lane)});
+  co_await run_together(std::move(tasks));
+}
+
+// Every lane's workers, each on its lane's strand, until the last one stops; rethrows what escaped
+// a worker.
 asio::awaitable<void> run_workers(const std::shared_ptr<RunState>& state) {
   auto& run = state->run;
-  int workers_running = 0;
-  std::exception_ptr worker_failure;
-  AsyncWaitList all_done;
-  auto& workers = state->workers;
+  std::vector<ConcurrentTask> tasks;
   for (auto& lane : state->lanes) {
     for (int w = 0; w < run.settings.workers_per_device; ++w) {
-      workers.push_back(make_worker(run.settings.policy, run, *lane, w));
-      ++workers_running;
-      asio::co_spawn(lane->strand, run_worker(state, *workers.back()), [&](std::exception_ptr error) {
-        if (error && !worker_failure) worker_failure = error;
-        if (--workers_running == 0) all_done.notify_all();
-      });
+      state->workers.push_back(make_worker(run.settings.policy, run, *lane, w));
+      tasks.push_back(ConcurrentTask{lane->strand, run_worker(state, *state->workers.back())});
     }
   }
-  while (workers_running > 0) co_await all_done.wait();
-  if (worker_failure) std::rethrow_exception(worker_failure);
+  if (const auto failure = co_await run_together(std::move(tasks))) std::rethrow_exception(failure);
 }
 
 // What went wrong with a GPU, in words; empty if nothing did.

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 namespace stagehand::groth16 {
-namespace {
 
 std::uint32_t load_u32(const std::uint8_t* data) {
   return static_cast<std::uint32_t>(data[0]) | static_cast<std::uint32_t>(data[1]) << 8 |
@@ -25,6 +24,8 @@ std::uint32_t load_u32(const std::uint8_t* data) {
 std::uint64_t load_u64(const std::uint8_t* data) {
   return static_cast<std::uint64_t>(load_u32(data)) | static_cast<std::uint64_t>(load_u32(data + 4)) << 32;
 }
+
+namespace {
 
 std::atomic<detail::BinFileReadHook> read_hook{nullptr};
 

@@ -16,6 +16,10 @@
 
 namespace stagehand::groth16 {
 
+// The container's integers: little-endian at `data`.
+std::uint32_t load_u32(const std::uint8_t* data);
+std::uint64_t load_u64(const std::uint8_t* data);
+
 class BinFile {
  public:
   // Reads the file whole into memory of its own; InputError when it cannot be read, is a

@@ -45,14 +45,10 @@ std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::ui
   math::detail::run_ranges(count, threads, minimum_range, [&](std::size_t begin, std::size_t end) {
     for (std::size_t index = begin; index < end; ++index) {
       const std::uint8_t* record = records.data() + index * kCoefficientBytes;
-      auto word = [&](int k) {
-        const std::uint8_t* b = record + 4 * k;
-        return std::uint32_t{b[0]} | std::uint32_t{b[1]} << 8 | std::uint32_t{b[2]} << 16 | std::uint32_t{b[3]} << 24;
-      };
       auto& entry = out[index];
-      entry.matrix = word(0);
-      entry.constraint = word(1);
-      entry.signal = word(2);
+      entry.matrix = load_u32(record);
+      entry.constraint = load_u32(record + 4);
+      entry.signal = load_u32(record + 8);
       const auto value = math::Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(record + 12, 32));
       if (entry.matrix > 1 || entry.constraint >= domain_size || entry.signal >= n_vars || !value) {
         // The lowest bad index of all ranges: each range stops at its first.
@@ -141,8 +137,9 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
                                     std::uint64_t{count} * kCoefficientBytes));
     }
     key.coefficients.resize(count);
-    // On every thread: at 2^26 a key has about 155 million records, 18 s on one thread (a product
-    // for each value's conversion out of snarkjs's double Montgomery form).
+    // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
+    // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
+    // on its 16; bench/RESULTS.md).
     const auto records = coefficients.take(std::uint64_t{count} * kCoefficientBytes);
     const auto bad = detail::decode_coefficients(records, key.domain_size, key.n_vars, key.coefficients, 0);
     if (bad < count) {

@@ -2,9 +2,9 @@
 // The allocator of a proving key's large buffers (its point sets, its constraint matrix): the
 // ones registered in place as pinned memory so that streamed sets and matrix chunks upload from
 // them. From kPinnableMinimumBytes up it maps the pages itself with huge pages asked for
-// (huge_pages.hpp); smaller buffers come from std::allocator. Like UninitialisedAllocator, new
-// elements are left uninitialised: these buffers are written whole right after (a 2^26 key's
-// sets are 36 GiB, and zeroing them first would touch every page twice).
+// (huge_pages.hpp); smaller buffers come from std::allocator. New elements are left
+// uninitialised (a vector's resize does not zero them): these buffers are written whole right
+// after (a 2^26 key's sets are 36 GiB, and zeroing them first would touch every page twice).
 
 #include "util/huge_pages.hpp"
 

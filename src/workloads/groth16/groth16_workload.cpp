@@ -382,26 +382,18 @@ HostRange Groth16Workload::set_host(std::size_t set) const {
 // up at once) waits for it rather than registering the same memory twice, and tries itself where
 // the first failed.
 asio::awaitable<void> Groth16Workload::pin_key_sets(Device& device) {
-  while (pinning_) co_await pinning_done_.wait();
   std::vector<HostRange> travelling;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     if (!kept_on_device(shape_.sets[set].placement)) travelling.push_back(set_host(set));
   }
   if (abc_step_ == AbcStep::streamed) travelling.push_back(matrix_host());
-  pinning_ = true;
-  std::exception_ptr failure;
-  try {
+  co_await pinning_.run([&]() -> asio::awaitable<void> {
     for (const auto& range : travelling) {
       if (range.bytes == 0 || device_state_->pinned(range)) continue;
       co_await device.register_host(range);
       device_state_->add_pinned(range, device);
     }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  pinning_ = false;
-  pinning_done_.notify_all();
-  if (failure) std::rethrow_exception(failure);
+  });
 }
 
 HostRange Groth16Workload::matrix_host() const {

@@ -191,8 +191,7 @@ class Groth16Workload final : public Workload {
   asio::awaitable<JobTimes> run_steps(int job, JobContext& context, SideCopy& witness_copy);
   HostRange set_host(std::size_t set) const;
   asio::awaitable<void> pin_key_sets(Device& device);
-  bool pinning_ = false;  // a set-up is pinning the key's travelling sets (pin_key_sets)
-  AsyncWaitList pinning_done_;
+  OneAtATime pinning_;  // the key's travelling sets pinned by one set-up at a time (pin_key_sets)
   asio::awaitable<void> upload_key(Device& device, DeviceKeyState::OnDevice& entry);
 
   const ProvingKey* key_ = nullptr;  // none for timing jobs

@@ -27,39 +27,36 @@ asio::awaitable<void> PoRepWorkload::set_up(Device& device, int device_index) {
   scratch_bytes_ = std::max(scratch_bytes_, PartitionProgram::scratch_bytes(device, shape_));
   twiddle_extra_bytes_ =
       std::max(twiddle_extra_bytes_, PartitionProgram::twiddle_bytes(device, shape_) - shape_.ntt_scratch_bytes());
-  while (pinning_) co_await pinning_done_.wait();
-  if (!key_holders_.empty()) {
+  co_await pinning_.run([&]() -> asio::awaitable<void> {
+    if (!key_holders_.empty()) {
+      key_holders_.insert(device_index);
+      co_return;
+    }
+    key_pinned_through_ = &device;
+    std::exception_ptr failure;
+    try {
+      auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
+        auto range = co_await device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
+        key_.buffers.push_back(range);
+        co_return range;
+      };
+      key_.key.h = co_await pin(shape_.h_points() * PartitionShape::kG1AffineBytes);
+      key_.key.l = co_await pin(shape_.l_points() * PartitionShape::kG1AffineBytes);
+      key_.key.a = co_await pin(shape_.a_points() * PartitionShape::kG1AffineBytes);
+      key_.key.b_g1 = co_await pin(shape_.b_g1_points() * PartitionShape::kG1AffineBytes);
+      key_.key.b_g2 = co_await pin(shape_.b_g2_points() * PartitionShape::kG2AffineBytes);
+      key_.key.tail = co_await pin(shape_.tail_points() * PartitionShape::kTailBytesPerPoint);
+      if (data_.fill_key) co_await data_.fill_key(device, key_.key);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      // The next device set up tries again.
+      co_await free_key(device);
+      std::rethrow_exception(failure);
+    }
     key_holders_.insert(device_index);
-    co_return;
-  }
-  key_pinned_through_ = &device;
-  pinning_ = true;
-  std::exception_ptr failure;
-  try {
-    auto pin = [&](Bytes bytes) -> asio::awaitable<HostRange> {
-      auto range = co_await device.allocate_pinned_host(std::max<Bytes>(bytes, 1));
-      key_.buffers.push_back(range);
-      co_return range;
-    };
-    key_.key.h = co_await pin(shape_.h_points() * PartitionShape::kG1AffineBytes);
-    key_.key.l = co_await pin(shape_.l_points() * PartitionShape::kG1AffineBytes);
-    key_.key.a = co_await pin(shape_.a_points() * PartitionShape::kG1AffineBytes);
-    key_.key.b_g1 = co_await pin(shape_.b_g1_points() * PartitionShape::kG1AffineBytes);
-    key_.key.b_g2 = co_await pin(shape_.b_g2_points() * PartitionShape::kG2AffineBytes);
-    key_.key.tail = co_await pin(shape_.tail_points() * PartitionShape::kTailBytesPerPoint);
-    if (data_.fill_key) co_await data_.fill_key(device, key_.key);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (failure) {
-    // The next device set up tries again.
-    co_await free_key(device);
-  } else {
-    key_holders_.insert(device_index);
-  }
-  pinning_ = false;
-  pinning_done_.notify_all();
-  if (failure) std::rethrow_exception(failure);
+  });
 }
 
 asio::awaitable<void> PoRepWorkload::tear_down(Device& device, int device_index) {

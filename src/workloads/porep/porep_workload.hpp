@@ -72,8 +72,7 @@ class PoRepWorkload final : public Workload {
   // device set up, freed when the last that holds it is torn down.
   PinnedKey key_;
   std::set<int> key_holders_;         // the devices set up with it
-  bool pinning_ = false;              // a set-up is pinning it; the others wait for pinning_done_
-  AsyncWaitList pinning_done_;
+  OneAtATime pinning_;                // one set-up pins it, the others wait and then share it
   Device* key_pinned_through_ = nullptr;
   Bytes scratch_bytes_ = 0;        // the kernels' scratch on the devices (none on the simulator)
   Bytes twiddle_extra_bytes_ = 0;  // twiddles beyond the shape's, held throughout (PartitionProgram::twiddle_bytes)
