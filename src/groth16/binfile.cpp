@@ -35,13 +35,73 @@ std::atomic<detail::BinFileReadHook> read_hook{nullptr};
 constexpr std::size_t kParallelReadBytes = std::size_t{32} << 20;
 constexpr std::size_t kReadChunkBytes = std::size_t{8} << 20;
 constexpr unsigned kMaxReadThreads = 8;
+// Section headers read one by one to find the sections read later: a .zkey has ten sections; a
+// file with more is read whole past these, so that a damaged table costs no more than a read.
+constexpr std::uint32_t kMaxWalkedSections = 64;
 
-struct Descriptor {
-  int value;
-  ~Descriptor() {
-    if (value >= 0) ::close(value);
-  }
+// A file's byte range [begin, end).
+struct FileRange {
+  std::size_t begin, end;
 };
+
+// What reading ranges of a file found: its end before a range's (the file shrank), or an errno.
+struct ReadOutcome {
+  bool ended_early = false;
+  int error = 0;
+};
+
+// Reads each range's file bytes to `destination` + (offset - `destination_offset`): in chunks
+// handed out in file order on several threads where the ranges are large, else on this one. Each
+// chunk is read to its end; errors are kept, not thrown, so that the message can say what the
+// file became.
+ReadOutcome read_ranges(int descriptor, const std::vector<FileRange>& ranges, std::uint8_t* destination,
+                        std::size_t destination_offset) {
+  std::atomic<bool> ended_early{false};
+  std::atomic<int> read_error{0};
+  auto read_range = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t offset = begin; offset < end;) {
+      if (ended_early.load(std::memory_order_relaxed) || read_error.load(std::memory_order_relaxed) != 0) return;
+      const ssize_t got = ::pread(descriptor, destination + (offset - destination_offset), end - offset, static_cast<off_t>(offset));
+      if (got > 0) {
+        offset += static_cast<std::size_t>(got);
+      } else if (got == 0) {
+        ended_early.store(true);
+        return;
+      } else if (errno != EINTR) {
+        int expected = 0;
+        read_error.compare_exchange_strong(expected, errno);
+        return;
+      }
+    }
+  };
+  std::vector<FileRange> chunks;
+  std::size_t total = 0;
+  for (const auto& range : ranges) {
+    total += range.end - range.begin;
+    for (std::size_t begin = range.begin; begin < range.end; begin += kReadChunkBytes) {
+      chunks.push_back({begin, std::min(range.end, begin + kReadChunkBytes)});
+    }
+  }
+  if (total < kParallelReadBytes) {
+    for (const auto& chunk : chunks) read_range(chunk.begin, chunk.end);
+  } else {
+    const unsigned threads = std::min(kMaxReadThreads, math::detail::resolve_thread_count(0));
+    math::detail::run_tasks(chunks.size(), threads, [&](std::size_t chunk) { read_range(chunks[chunk].begin, chunks[chunk].end); });
+  }
+  return {ended_early.load(), read_error.load()};
+}
+
+// The parts of [0, size) outside `skipped` (ranges in file order that do not overlap).
+std::vector<FileRange> complement(const std::vector<FileRange>& skipped, std::size_t size) {
+  std::vector<FileRange> ranges;
+  std::size_t next = 0;
+  for (const auto& skip : skipped) {
+    if (skip.begin > next) ranges.push_back({next, skip.begin});
+    next = skip.end;
+  }
+  if (next < size) ranges.push_back({next, size});
+  return ranges;
+}
 
 bool same_time(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
 
@@ -55,66 +115,74 @@ void detail::set_binfile_read_hook(BinFileReadHook hook) { read_hook.store(hook)
 // are touched (a decoding thread, long after the file was opened). Read, a file that shrinks ends
 // the read short: an InputError naming the file, and after the read the bytes cannot change.
 void BinFile::read_regular_file() {
-  const Descriptor file{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.value < 0) throw InputError(fmt::format("{}: cannot open the {} file: {}", path_.string(), kind_, std::strerror(errno)));
+  descriptor_.value = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor_.value < 0) throw InputError(fmt::format("{}: cannot open the {} file: {}", path_.string(), kind_, std::strerror(errno)));
   struct stat before {};
-  if (::fstat(file.value, &before) != 0) fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
+  if (::fstat(descriptor_.value, &before) != 0) fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
+  opened_size_ = static_cast<std::size_t>(before.st_size);
+  opened_modified_ = before.st_mtim;
   if (const auto hook = read_hook.load()) hook(path_);
-  const auto size = static_cast<std::size_t>(before.st_size);
+  const auto size = opened_size_;
   if (size == 0) return;  // "truncated" in parse()
 
-  // Not zero-filled: every byte is written by the read or the read fails.
+  // Not zero-filled: every byte is written by the read or the read fails, except a section read
+  // later's, whose pages (the buffer is mapped, being large) are never touched, so never held.
   file_bytes_ = std::make_unique_for_overwrite<std::uint8_t[]>(size);
   std::uint8_t* const buffer = file_bytes_.get();
   // The file's pages are asked for ahead, as the mapping asked for them (MADV_WILLNEED), for a
   // file not yet in the page cache. No MADV_HUGEPAGE for the buffer: where transparent huge
   // pages defragment on madvise (the default), the first writes stalled in compaction, 3x slower.
-  if (size >= kParallelReadBytes) ::posix_fadvise(file.value, 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
+  if (size >= kParallelReadBytes) ::posix_fadvise(descriptor_.value, 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
 
-  // Each range is read to its end; the end of the file before it (pread returns 0) means the file
-  // shrank. Errors are kept, not thrown, so that the message can say what the file became.
-  std::atomic<bool> shrank{false};
-  std::atomic<int> read_error{0};
-  auto read_range = [&](std::size_t begin, std::size_t end) {
-    for (std::size_t offset = begin; offset < end;) {
-      if (shrank.load(std::memory_order_relaxed) || read_error.load(std::memory_order_relaxed) != 0) return;
-      const ssize_t got = ::pread(file.value, buffer + offset, end - offset, static_cast<off_t>(offset));
-      if (got > 0) {
-        offset += static_cast<std::size_t>(got);
-      } else if (got == 0) {
-        shrank.store(true);
-        return;
-      } else if (errno != EINTR) {
-        int expected = 0;
-        read_error.compare_exchange_strong(expected, errno);
-        return;
-      }
+  // The sections read later, found by walking the section table one header at a time. The walk
+  // stops at anything parse() will refuse, and the rest of the file is then read whole, so that
+  // parse() sees what it would have.
+  std::vector<FileRange> skipped;
+  ReadOutcome outcome;
+  if (!read_later_.empty() && size >= 12) {
+    outcome = read_ranges(descriptor_.value, {{0, 12}}, buffer, 0);
+    const std::uint32_t count = load_u32(buffer + 8);
+    std::size_t offset = 12;
+    for (std::uint32_t index = 0; index < std::min(count, kMaxWalkedSections) && !outcome.ended_early && outcome.error == 0 && size - offset >= 12; ++index) {
+      outcome = read_ranges(descriptor_.value, {{offset, offset + 12}}, buffer, 0);
+      const std::uint32_t id = load_u32(buffer + offset);
+      const std::uint64_t length = load_u64(buffer + offset + 4);
+      offset += 12;
+      if (length > size - offset) break;
+      if (read_later_.count(id) != 0) skipped.push_back({offset, offset + static_cast<std::size_t>(length)});
+      offset += static_cast<std::size_t>(length);
     }
-  };
-  if (size < kParallelReadBytes) {
-    read_range(0, size);
-  } else {
-    const std::size_t chunks = (size + kReadChunkBytes - 1) / kReadChunkBytes;
-    const unsigned threads = std::min(kMaxReadThreads, math::detail::resolve_thread_count(0));
-    math::detail::run_tasks(chunks, threads, [&](std::size_t chunk) {
-      read_range(chunk * kReadChunkBytes, std::min(size, (chunk + 1) * kReadChunkBytes));
-    });
   }
-  if (read_error.load() != 0) fail(fmt::format("cannot read the file: {}", std::strerror(read_error.load())));
-
-  // A file that shrank, grew or was rewritten in place while it was read: its bytes are a mix of
-  // before and after. The size and the modification time say so (a write sets the time).
-  struct stat after {};
-  const bool seen = ::fstat(file.value, &after) == 0;
-  if (shrank.load() || (seen && (static_cast<std::size_t>(after.st_size) != size || !same_time(after.st_mtim, before.st_mtim)))) {
+  if (!outcome.ended_early && outcome.error == 0) outcome = read_ranges(descriptor_.value, complement(skipped, size), buffer, 0);
+  if (outcome.error != 0) fail(fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
+  try {
+    check_unchanged(outcome.ended_early);
+  } catch (...) {
     file_bytes_.reset();
+    throw;
+  }
+  bytes_ = std::span<const std::uint8_t>(buffer, size);
+  if (read_later_.empty()) descriptor_.close();
+}
+
+// A file that shrank, grew or was rewritten in place since it was opened: the bytes read are a
+// mix of before and after. The size and the modification time say so (a write sets the time).
+void BinFile::check_unchanged(bool ended_early) const {
+  struct stat after {};
+  const bool seen = ::fstat(descriptor_.value, &after) == 0;
+  if (ended_early || (seen && (static_cast<std::size_t>(after.st_size) != opened_size_ || !same_time(after.st_mtim, opened_modified_)))) {
     const std::string now = seen ? fmt::format("{} bytes", after.st_size) : std::string("of unknown size");
     fail(fmt::format("the file changed while it was read ({} bytes when opened, {} now{}): is another process writing or "
                      "truncating it?",
-                     size, now, shrank.load() ? ", and it ended early" : ""));
+                     opened_size_, now, ended_early ? ", and it ended early" : ""));
   }
-  bytes_ = std::span<const std::uint8_t>(buffer, size);
 }
+
+void BinFile::Descriptor::close() {
+  if (value >= 0) ::close(value);
+  value = -1;
+}
+BinFile::Descriptor::~Descriptor() { close(); }
 
 void BinFile::read_stream() {
   std::ifstream in(path_, std::ios::binary);
@@ -131,8 +199,9 @@ void BinFile::read_stream() {
   bytes_ = stream_bytes_;
 }
 
-BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version)
-    : path_(path), kind_(kind) {
+BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version,
+                 std::set<std::uint32_t> read_later)
+    : path_(path), kind_(kind), read_later_(std::move(read_later)) {
   // A directory opens as a stream on Linux and reports a size of 2^63 - 1: refuse it by its
   // status, before anything is reserved. A pipe, FIFO or character device has no size: read it
   // as a stream, growing the buffer only by what actually arrives.
@@ -195,11 +264,35 @@ void BinFile::parse(std::string_view magic, std::uint32_t max_version) {
   }
 }
 
-std::span<const std::uint8_t> BinFile::section(std::uint32_t id, std::string_view name) const {
+std::span<const std::uint8_t> BinFile::find_section(std::uint32_t id, std::string_view name) const {
   const auto count = sections_.count(id);
   if (count == 0) fail(id, name, "missing (the file is truncated or not of this kind)");
   if (count > 1) fail(id, name, "appears more than once");
   return sections_.find(id)->second;
+}
+
+std::span<const std::uint8_t> BinFile::section(std::uint32_t id, std::string_view name) const {
+  if (read_later_.count(id) != 0) throw std::logic_error(fmt::format("BinFile::section: section {} ({}) is read with read_section", id, name));
+  return find_section(id, name);
+}
+
+std::size_t BinFile::section_size(std::uint32_t id, std::string_view name) const { return find_section(id, name).size(); }
+
+void BinFile::read_section(std::uint32_t id, std::string_view name, std::span<std::uint8_t> out) const {
+  const auto bytes = find_section(id, name);
+  if (out.size() != bytes.size()) {
+    throw std::logic_error(fmt::format("BinFile::read_section: section {} ({}) is {} bytes, not {}", id, name, bytes.size(), out.size()));
+  }
+  if (read_later_.count(id) != 0 && file_bytes_) {
+    const auto offset = static_cast<std::size_t>(bytes.data() - bytes_.data());
+    const auto outcome = read_ranges(descriptor_.value, {{offset, offset + bytes.size()}}, out.data(), offset);
+    if (outcome.error != 0) fail(id, name, fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
+    check_unchanged(outcome.ended_early);
+    return;
+  }
+  math::detail::run_ranges(bytes.size(), 0, std::size_t{1} << 24, [&](std::size_t begin, std::size_t end) {
+    std::memcpy(out.data() + begin, bytes.data() + begin, end - begin);
+  });
 }
 
 void BinFile::fail(std::uint32_t id, std::string_view name, const std::string& what) const {

@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <ctime>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,7 +30,12 @@ class BinFile {
   // section table runs past the end of the file, or bytes follow the last section. A regular
   // file is read at its size on several threads; a pipe or other file that is not a regular file
   // is read as a stream, to its end.
-  BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version);
+  // `read_later`: sections the caller copies into memory of its own with read_section, which a
+  // regular file's read leaves out of the BinFile's buffer (a .zkey's point sets, most of its
+  // bytes: read into the buffer and then copied into the sets, they were held twice, 36 GiB more
+  // at 2^26, and moved twice).
+  BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version,
+          std::set<std::uint32_t> read_later = {});
   // The same checks on bytes already in memory, viewed, not copied: the caller keeps them alive
   // while the BinFile and its sections are used (a 32 MiB witness copied here took 15-20 ms of a
   // proof's host step on the H200 machine, once at the service's check and once at the parse).
@@ -42,8 +49,16 @@ class BinFile {
   const std::filesystem::path& path() const { return path_; }
   std::uint32_t version() const { return version_; }
   bool has_section(std::uint32_t id) const { return sections_.count(id) != 0; }
-  // The bytes of section `id`; InputError when it is missing or appears twice.
+  // The bytes of section `id`; InputError when it is missing or appears twice; std::logic_error
+  // for a section to be read later (read_section).
   std::span<const std::uint8_t> section(std::uint32_t id, std::string_view name) const;
+  // Section `id`'s size in bytes, every section's, with section's InputErrors.
+  std::size_t section_size(std::uint32_t id, std::string_view name) const;
+  // Copies section `id` into `out`, which must be its size (std::logic_error otherwise): from the
+  // file, on several threads where it is large, for a section read later; else from the bytes.
+  // InputError as section, and as the constructor's read where the file changed since it was
+  // opened or cannot be read.
+  void read_section(std::uint32_t id, std::string_view name, std::span<std::uint8_t> out) const;
 
   // "<file>: section <id> (<name>): <what>"
   [[noreturn]] void fail(std::uint32_t id, std::string_view name, const std::string& what) const;
@@ -57,6 +72,24 @@ class BinFile {
   std::string kind_;
   void read_regular_file();
   void read_stream();
+  // The section's bytes within bytes_ (unread there for a section read later).
+  std::span<const std::uint8_t> find_section(std::uint32_t id, std::string_view name) const;
+  // Fails where the regular file is no longer what it was when opened (its size and modification
+  // time), or `ended_early` (a read found its end before the size it had).
+  void check_unchanged(bool ended_early) const;
+  std::set<std::uint32_t> read_later_;
+  // A regular file's descriptor and what it was when opened, kept for the sections read later.
+  struct Descriptor {
+    int value = -1;
+    Descriptor() = default;
+    Descriptor(const Descriptor&) = delete;
+    Descriptor& operator=(const Descriptor&) = delete;
+    ~Descriptor();
+    void close();
+  };
+  Descriptor descriptor_;
+  std::size_t opened_size_ = 0;
+  std::timespec opened_modified_{};
   // A regular file's bytes, not zero-filled first (the read writes every byte). Not mapped: a
   // mapped file that another process truncates raises SIGBUS at the first page past its new end.
   std::unique_ptr<std::uint8_t[]> file_bytes_;

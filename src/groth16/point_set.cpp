@@ -77,26 +77,28 @@ std::vector<Affine> PointSet<Affine>::decode(unsigned threads) const {
 namespace {
 
 template <class Affine>
-PointSet<Affine> read_set(SectionReader& reader, std::size_t count, const std::string& what, const char* group) {
-  const auto bytes = reader.take(count * PointSet<Affine>::kPointBytes);
+PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count, const char* group) {
+  constexpr auto kPointBytes = PointSet<Affine>::kPointBytes;
+  const std::uint64_t expected = std::uint64_t{count} * kPointBytes;
+  if (const auto size = file.section_size(id, what); size != expected) {
+    file.fail(id, what, fmt::format("{} bytes, expected {} ({} {} points of {} bytes){}", size, expected, count, group, kPointBytes,
+                                    size < expected ? ": truncated or for a smaller circuit" : ""));
+  }
   PointSet<Affine> set(count);
-  const auto target = set.mutable_bytes();
-  math::detail::run_ranges(bytes.size(), 0, std::size_t{1} << 24, [&](std::size_t begin, std::size_t end) {
-    std::memcpy(target.data() + begin, bytes.data() + begin, end - begin);
-  });
+  file.read_section(id, what, set.mutable_bytes());
   if (const auto bad = set.first_invalid(); bad < count) {
-    reader.fail(fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, bad, group));
+    file.fail(id, what, fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, bad, group));
   }
   return set;
 }
 
 }  // namespace
 
-G1Points read_g1_set(SectionReader& reader, std::size_t count, const std::string& what) {
-  return read_set<math::G1Affine>(reader, count, what, "G1");
+G1Points read_g1_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count) {
+  return read_set<math::G1Affine>(file, id, what, count, "G1");
 }
-G2Points read_g2_set(SectionReader& reader, std::size_t count, const std::string& what) {
-  return read_set<math::G2Affine>(reader, count, what, "G2");
+G2Points read_g2_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count) {
+  return read_set<math::G2Affine>(file, id, what, count, "G2");
 }
 
 template class PointSet<math::G1Affine>;

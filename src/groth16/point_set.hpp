@@ -56,10 +56,11 @@ class PointSet {
 using G1Points = PointSet<math::G1Affine>;
 using G2Points = PointSet<math::G2Affine>;
 
-// Reads `count` points of a section, copied and checked on every thread; fails naming the section
-// and the first bad point.
-G1Points read_g1_set(SectionReader& reader, std::size_t count, const std::string& what);
-G2Points read_g2_set(SectionReader& reader, std::size_t count, const std::string& what);
+// Reads section `id` of `file`, `count` points, into a set (BinFile::read_section: straight from
+// the file where the section is read later) and checks them on every thread; fails naming the
+// section where its size is not count points' and naming the first bad point.
+G1Points read_g1_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count);
+G2Points read_g2_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count);
 
 extern template class PointSet<math::G1Affine>;
 extern template class PointSet<math::G2Affine>;

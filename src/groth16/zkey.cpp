@@ -73,7 +73,8 @@ unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_co
 }
 
 ProvingKey read_zkey(const std::filesystem::path& path) {
-  BinFile file(path, "zkey", "snarkjs proving key (.zkey)", 2);
+  // The point sets go straight from the file into their own memory (their bytes are most of it).
+  BinFile file(path, "zkey", "snarkjs proving key (.zkey)", 2, {kASection, kB1Section, kB2Section, kCSection, kHSection});
   ProvingKey key;
   {
     SectionReader protocol(file, kProtocolSection, "protocol");
@@ -152,32 +153,11 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
                                     value_ok ? "" : ", value not below r"));
     }
   }
-  {
-    SectionReader a(file, kASection, "A");
-    expect_size(a, key.n_vars, kG1Bytes, "G1 points");
-    key.a = read_g1_set(a, key.n_vars, "A");
-  }
-  {
-    SectionReader b1(file, kB1Section, "B1");
-    expect_size(b1, key.n_vars, kG1Bytes, "G1 points");
-    key.b1 = read_g1_set(b1, key.n_vars, "B1");
-  }
-  {
-    SectionReader b2(file, kB2Section, "B2");
-    expect_size(b2, key.n_vars, kG2Bytes, "G2 points");
-    key.b2 = read_g2_set(b2, key.n_vars, "B2");
-  }
-  {
-    SectionReader c(file, kCSection, "C");
-    const std::uint64_t count = std::uint64_t{key.n_vars} - key.n_public - 1;
-    expect_size(c, count, kG1Bytes, "G1 points");
-    key.c = read_g1_set(c, count, "C");
-  }
-  {
-    SectionReader h(file, kHSection, "H");
-    expect_size(h, key.domain_size, kG1Bytes, "G1 points");
-    key.h = read_g1_set(h, key.domain_size, "H");
-  }
+  key.a = read_g1_set(file, kASection, "A", key.n_vars);
+  key.b1 = read_g1_set(file, kB1Section, "B1", key.n_vars);
+  key.b2 = read_g2_set(file, kB2Section, "B2", key.n_vars);
+  key.c = read_g1_set(file, kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1);
+  key.h = read_g1_set(file, kHSection, "H", key.domain_size);
   return key;
 }
 

@@ -1,7 +1,8 @@
 // BinFile over a regular file that another process changes: truncated after it was read, its bytes
 // stay readable (a mapped file raised SIGBUS there); shrinking, growing or rewritten while it is
 // read, it is an InputError naming the file. Both the one-thread read of small files and the
-// chunked read of large ones.
+// chunked read of large ones. A section read later (read_section) arrives whole without the file's
+// buffer holding it, and the same changes before its read are the same error.
 
 #define BOOST_TEST_MODULE groth16_binfile
 #include <boost/test/unit_test.hpp>
@@ -17,6 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,15 +67,30 @@ void write_container(const fs::path& path, std::size_t data_size) {
   BOOST_REQUIRE(out.good());
 }
 
-BinFile open_container(const fs::path& path) { return BinFile(path, "test", "test container", 1); }
+BinFile open_container(const fs::path& path, std::set<std::uint32_t> read_later = {}) {
+  return BinFile(path, "test", "test container", 1, std::move(read_later));
+}
+
+// The first offset whose byte differs from the pattern (the size when none does).
+std::size_t first_difference(std::span<const std::uint8_t> data) {
+  for (std::size_t i = 0; i < data.size(); ++i)
+    if (data[i] != pattern(i)) return i;
+  return data.size();
+}
+
+// This process's resident memory, bytes (/proc/self/statm's second field, in pages).
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
 
 // The first offset of the section whose byte differs from the pattern (the size when none does).
 std::size_t first_difference(const BinFile& file, std::size_t data_size) {
   const auto data = file.section(1, "data");
   if (data.size() != data_size) return 0;
-  for (std::size_t i = 0; i < data_size; ++i)
-    if (data[i] != pattern(i)) return i;
-  return data_size;
+  return first_difference(data);
 }
 
 using stagehand::testing::contains;
@@ -208,4 +227,55 @@ BOOST_AUTO_TEST_CASE(a_file_truncated_by_another_thread_at_any_moment_never_cras
     truncator.join();
   }
   BOOST_TEST_MESSAGE("read whole " << whole << " times, refused " << refused << " times");
+}
+
+BOOST_AUTO_TEST_CASE(a_section_read_later_arrives_whole_and_the_file_does_not_hold_it) {
+  Scratch scratch;
+  for (const std::size_t size : {std::size_t{0}, std::size_t{1}, kSmall, kLarge, kLarge + 12345}) {
+    BOOST_TEST_CONTEXT(size << " bytes") {
+      const auto path = scratch.dir / ("later-" + std::to_string(size));
+      write_container(path, size);
+      const auto file = open_container(path, {1});
+      BOOST_CHECK_THROW(file.section(1, "data"), std::logic_error);
+      BOOST_REQUIRE_EQUAL(file.section_size(1, "data"), size);
+      std::vector<std::uint8_t> out(size);
+      file.read_section(1, "data", out);
+      BOOST_CHECK_EQUAL(first_difference(out), size);
+      std::vector<std::uint8_t> wrong(size + 1);
+      BOOST_CHECK_THROW(file.read_section(1, "data", wrong), std::logic_error);
+    }
+  }
+  // The section's pages in the file's buffer are never touched, so never resident: with a 40 MiB
+  // section, the process grows by less than 8 MiB where the whole read grows it by 40.
+  const auto path = scratch.dir / "resident";
+  write_container(path, kLarge);
+  const auto before_whole = resident_bytes();
+  const auto whole = open_container(path);
+  const auto grown_whole = resident_bytes() - before_whole;
+  const auto before_later = resident_bytes();
+  const auto later = open_container(path, {1});
+  const auto grown_later = resident_bytes() - before_later;
+  BOOST_TEST_MESSAGE("resident growth: read whole " << grown_whole << " bytes, the section read later " << grown_later);
+  BOOST_CHECK_GE(grown_whole, kLarge);
+  BOOST_CHECK_LT(grown_later, std::size_t{8} << 20);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_changed_before_a_section_read_later_is_an_error_naming_it) {
+  Scratch scratch;
+  for (const auto change : {Change::truncate_to_half, Change::append, Change::rewrite}) {
+    for (const std::size_t size : {kSmall, kLarge}) {
+      BOOST_TEST_CONTEXT("change " << static_cast<int>(change) << ", " << size << " bytes") {
+        const auto path = scratch.dir / ("later-changes-" + std::to_string(size));
+        write_container(path, size);
+        fs::last_write_time(path, fs::last_write_time(path) - std::chrono::hours(1));
+        const auto file = open_container(path, {1});
+        hook_change = change;
+        change_the_file(path);
+        hook_change = Change::none;
+        std::vector<std::uint8_t> out(size);
+        const auto message = error_of([&] { file.read_section(1, "data", out); });
+        BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
+      }
+    }
+  }
 }
