@@ -8,7 +8,8 @@
 #       too, strips and compresses them with the shared libraries the GPU machine lacks into
 #       .gpu-scale/ (carry .gpu-scale; stagehand and the kernel check together pass the 64 MiB a
 #       call carries, so the check cases want a bundle of their own). BUILD=DIR: from another CUDA
-#       build folder than build-cuda.
+#       build folder than build-cuda. BASELINE=DIR: also DIR's stagehand_zkey_read_bench (a build
+#       of an earlier commit), which the zkey cases then run first as the same run's baseline.
 #   scripts/gpu-prove-scale.sh run CASE...     there: each CASE is LOG2:PROOFS:POLICY:CAP_GIB:SETS
 #       [:EXTRA] (POLICY one or several joined by '+', each in turn on the same key; CAP_GIB 0 = the
 #       whole card; SETS auto|resident|fetched-ahead|streamed; EXTRA further bench-prove options
@@ -38,6 +39,12 @@ bundle)
             "$build"/tests/groth16/stagehand_zkey_read_bench)
   [[ ${CHECK:-0} == 1 ]] && binaries+=("$build"/tests/gpu/stagehand_kernel_check)
   cmake --build "$build" -j2 --target $(for binary in "${binaries[@]}"; do basename "$binary"; done)
+  if [[ -n ${BASELINE:-} ]]; then
+    cmake --build "$BASELINE" -j2 --target stagehand_zkey_read_bench
+    mkdir -p "$build/baseline"
+    cp "$BASELINE/tests/groth16/stagehand_zkey_read_bench" "$build/baseline/baseline_zkey_read_bench"
+    binaries+=("$build/baseline/baseline_zkey_read_bench")
+  fi
   pack_binaries "$bundle" "${binaries[@]}"
   ;;
 run)
@@ -79,6 +86,12 @@ run)
         --zkey "$dir/circuit.zkey" --vk "$dir/vk.json" 2>&1 | grep -v '^WARNING' | tee -a "$log" || status=1
       rm -f "$dir/circuit.r1cs"
       ls -l "$dir/circuit.zkey" | tee -a "$log"
+      if [[ -x $bin/baseline_zkey_read_bench ]]; then
+        echo "== the baseline's read (BASELINE)" | tee -a "$log"
+        /usr/bin/time -f "baseline read bench: %M KiB peak host memory" "$bin/baseline_zkey_read_bench" "$dir/circuit.zkey" 2>&1 |
+          tee -a "$log" || status=1
+        echo "== this build's read" | tee -a "$log"
+      fi
       "$bin/stagehand_zkey_read_bench" "$dir/circuit.zkey" 2>&1 | tee -a "$log" || status=1
       for i in $(seq 1 "$proofs"); do ln -sf ../circuit.wtns "$dir/w/$i.wtns"; done
       for cap in ${caps//:/ }; do
