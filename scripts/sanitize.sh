@@ -38,7 +38,7 @@ case "$mode" in
     cmake_args=(-DSTAGEHAND_SANITIZE=thread "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG")
     targets=(stagehand device_facts_test simulator_test groth16_kernels_test vram_budget_test policies_test
              partition_program_test fault_adaptor_test multi_gpu_test fixtures_test picture_test engine_test
-             groth16_inputs_test groth16_staged_upload_test)
+             groth16_inputs_test groth16_staged_upload_test groth16_binfile_test)
     labels=(-L 'sim|fixture|threads')
     ;;
   *) echo "sanitize: unknown mode '$mode' (asan or tsan)" >&2; exit 2 ;;
