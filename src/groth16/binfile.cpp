@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <system_error>
 
 #include <fcntl.h>
@@ -317,45 +318,152 @@ void SectionReader::expect_end() const {
   if (remaining() != 0) fail(fmt::format("{} bytes, {} more than expected", bytes_.size(), remaining()));
 }
 
+namespace {
+// A file's writer hands the file its bytes in pieces of this size (and larger ones straight).
+constexpr std::size_t kFlushBytes = std::size_t{8} << 20;
+}  // namespace
+
 BinFileWriter::BinFileWriter(std::string_view magic, std::uint32_t version) {
   for (std::size_t i = 0; i < 4; ++i) buffer_.push_back(static_cast<std::uint8_t>(magic[i]));
   u32(version);
-  u32(0);  // section count, patched by save()
+  u32(0);  // section count, patched at the end
+}
+
+BinFileWriter::BinFileWriter(const std::filesystem::path& path, std::string_view magic, std::uint32_t version)
+    : BinFileWriter(magic, version) {
+  path_ = path;
+  partial_path_ = path;
+  partial_path_ += fmt::format(".partial-{}", ::getpid());
+  descriptor_ = ::open(partial_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (descriptor_ < 0) throw std::runtime_error(fmt::format("{}: cannot create the file: {}", path.string(), std::strerror(errno)));
+}
+
+BinFileWriter::BinFileWriter(BinFileWriter&& other) noexcept
+    : buffer_(std::move(other.buffer_)), section_count_(other.section_count_), section_size_offset_(other.section_size_offset_),
+      in_section_(other.in_section_), path_(std::move(other.path_)), partial_path_(std::move(other.partial_path_)),
+      descriptor_(other.descriptor_), written_(other.written_) {
+  other.descriptor_ = -1;
+}
+
+BinFileWriter::~BinFileWriter() {
+  if (descriptor_ < 0) return;
+  ::close(descriptor_);
+  std::error_code ignored;
+  std::filesystem::remove(partial_path_, ignored);
+}
+
+void BinFileWriter::fail_writing(const std::string& what) {
+  const std::string message = fmt::format("{}: cannot write the file: {}", path_.string(), what);
+  ::close(descriptor_);
+  descriptor_ = -1;
+  std::error_code ignored;
+  std::filesystem::remove(partial_path_, ignored);
+  throw std::runtime_error(message);
+}
+
+void BinFileWriter::write_out(std::span<const std::uint8_t> data) {
+  while (!data.empty()) {
+    const ssize_t put = ::write(descriptor_, data.data(), data.size());
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      fail_writing(std::strerror(errno));
+    }
+    data = data.subspan(static_cast<std::size_t>(put));
+    written_ += static_cast<std::uint64_t>(put);
+  }
+}
+
+void BinFileWriter::flush(bool all) {
+  if (descriptor_ < 0 || (!all && buffer_.size() < kFlushBytes)) return;
+  write_out(buffer_);
+  buffer_.clear();
+}
+
+void BinFileWriter::patch_u64(std::uint64_t at, std::uint64_t value, int width) {
+  std::uint8_t bytes[8];
+  for (int i = 0; i < width; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  if (at >= written_) {
+    std::memcpy(buffer_.data() + (at - written_), bytes, static_cast<std::size_t>(width));
+    return;
+  }
+  // Written already: its bytes lie within one flushed piece or straddle into the buffer.
+  const auto in_file = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(width), written_ - at));
+  for (std::size_t done = 0; done < in_file;) {
+    const ssize_t put = ::pwrite(descriptor_, bytes + done, in_file - done, static_cast<off_t>(at + done));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      fail_writing(std::strerror(errno));
+    }
+    done += static_cast<std::size_t>(put);
+  }
+  if (in_file < static_cast<std::size_t>(width)) std::memcpy(buffer_.data(), bytes + in_file, static_cast<std::size_t>(width) - in_file);
 }
 
 void BinFileWriter::begin_section(std::uint32_t id) {
   u32(id);
-  section_size_offset_ = buffer_.size();
+  section_size_offset_ = offset();
   u64(0);
   in_section_ = true;
   ++section_count_;
 }
 
 void BinFileWriter::end_section() {
-  const std::uint64_t size = buffer_.size() - section_size_offset_ - 8;
-  for (int i = 0; i < 8; ++i) buffer_[section_size_offset_ + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (8 * i));
+  patch_u64(section_size_offset_, offset() - section_size_offset_ - 8, 8);
   in_section_ = false;
 }
 
 void BinFileWriter::u32(std::uint32_t value) {
   for (int i = 0; i < 4; ++i) buffer_.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+  flush();
 }
 void BinFileWriter::u64(std::uint64_t value) {
   for (int i = 0; i < 8; ++i) buffer_.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+  flush();
 }
-void BinFileWriter::bytes(std::span<const std::uint8_t> data) { buffer_.insert(buffer_.end(), data.begin(), data.end()); }
+void BinFileWriter::bytes(std::span<const std::uint8_t> data) {
+  if (descriptor_ >= 0 && data.size() >= kFlushBytes) {  // a point set: straight to the file
+    flush(true);
+    write_out(data);
+    return;
+  }
+  buffer_.insert(buffer_.end(), data.begin(), data.end());
+  flush();
+}
 
 std::vector<std::uint8_t> BinFileWriter::take_bytes() {
-  for (int i = 0; i < 4; ++i) buffer_[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(section_count_ >> (8 * i));
+  if (descriptor_ >= 0) throw std::logic_error("BinFileWriter::take_bytes: the writer writes a file");
+  patch_u64(8, section_count_, 4);
   return std::move(buffer_);
 }
 
 void BinFileWriter::save(const std::filesystem::path& path) {
-  for (int i = 0; i < 4; ++i) buffer_[8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(section_count_ >> (8 * i));
+  if (descriptor_ >= 0) throw std::logic_error("BinFileWriter::save: the writer writes a file (finish)");
+  patch_u64(8, section_count_, 4);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw std::runtime_error(fmt::format("{}: cannot create the file", path.string()));
   out.write(reinterpret_cast<const char*>(buffer_.data()), static_cast<std::streamsize>(buffer_.size()));
   if (!out) throw std::runtime_error(fmt::format("{}: cannot write the file", path.string()));
+}
+
+void BinFileWriter::finish() {
+  if (descriptor_ < 0) throw std::logic_error("BinFileWriter::finish: the writer has no file, or finished");
+  patch_u64(8, section_count_, 4);
+  flush(true);
+  if (::close(descriptor_) != 0) {
+    descriptor_ = -1;
+    const std::string error = std::strerror(errno);
+    std::error_code ignored;
+    std::filesystem::remove(partial_path_, ignored);
+    throw std::runtime_error(fmt::format("{}: cannot write the file: {}", path_.string(), error));
+  }
+  descriptor_ = -1;
+  std::error_code error;
+  std::filesystem::rename(partial_path_, path_, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(partial_path_, ignored);
+    throw std::runtime_error(fmt::format("{}: cannot write the file: {}", path_.string(), error.message()));
+  }
 }
 
 }  // namespace stagehand::groth16

@@ -129,25 +129,53 @@ class SectionReader {
   std::size_t offset_ = 0;
 };
 
-// Writes the same container (for `stagehand setup`).
+// Writes the same container (for `stagehand setup`). In memory, for save(path) or take_bytes();
+// or, constructed with a path, straight to the file as it goes (a 2^26 key's .zkey is 42 GiB,
+// which in memory beside the key did not fit the host): into a temporary file beside `path`,
+// renamed over it by finish(), and removed where the writer is destroyed unfinished, so that a
+// failed write leaves `path` as it was.
 class BinFileWriter {
  public:
   BinFileWriter(std::string_view magic, std::uint32_t version);
+  BinFileWriter(const std::filesystem::path& path, std::string_view magic, std::uint32_t version);
+  ~BinFileWriter();
+  BinFileWriter(const BinFileWriter&) = delete;
+  BinFileWriter& operator=(const BinFileWriter&) = delete;
+  BinFileWriter(BinFileWriter&& other) noexcept;
+  BinFileWriter& operator=(BinFileWriter&&) = delete;
+
   void begin_section(std::uint32_t id);
   void end_section();
   void u32(std::uint32_t value);
   void u64(std::uint64_t value);
   void bytes(std::span<const std::uint8_t> data);
-  // Writes the whole file at once; std::runtime_error when it cannot.
+  // In memory: writes the whole file at once; std::runtime_error when it cannot.
   void save(const std::filesystem::path& path);
   // The file's bytes, for a caller that keeps them in memory (the writer is spent after).
   std::vector<std::uint8_t> take_bytes();
+  // To a file: the rest written and the file in place; std::runtime_error naming the file when
+  // it cannot be written (disk full, ...), the temporary file then removed.
+  void finish();
 
  private:
+  // Bytes the file has been given so far, and the next one's offset.
+  std::uint64_t offset() const { return written_ + buffer_.size(); }
+  // Writes `value` over the bytes at `at` (in the buffer, or in the file where they were written).
+  void patch_u64(std::uint64_t at, std::uint64_t value, int width);
+  // To a file: the buffer written once it holds kFlushBytes (or always, with `all`).
+  void flush(bool all = false);
+  void write_out(std::span<const std::uint8_t> data);
+  [[noreturn]] void fail_writing(const std::string& what);
+
   std::vector<std::uint8_t> buffer_;
   std::uint32_t section_count_ = 0;
-  std::size_t section_size_offset_ = 0;
+  std::uint64_t section_size_offset_ = 0;
   bool in_section_ = false;
+  // A file's writer: the path it ends at, the temporary file written and its descriptor.
+  std::filesystem::path path_;
+  std::filesystem::path partial_path_;
+  int descriptor_ = -1;
+  std::uint64_t written_ = 0;  // bytes already in the file (the buffer's first byte's offset)
 };
 
 }  // namespace stagehand::groth16

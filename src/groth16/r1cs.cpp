@@ -85,7 +85,7 @@ R1cs read_r1cs(const std::filesystem::path& path) {
 }
 
 void write_r1cs(const std::filesystem::path& path, const R1cs& r1cs) {
-  BinFileWriter out("r1cs", 1);
+  BinFileWriter out(path, "r1cs", 1);
   out.begin_section(1);
   out.u32(32);
   out.bytes(modulus_bytes<math::Fr>());
@@ -110,7 +110,7 @@ void write_r1cs(const std::filesystem::path& path, const R1cs& r1cs) {
   out.begin_section(3);
   for (std::uint64_t label = 0; label < r1cs.n_wires; ++label) out.u64(label);
   out.end_section();
-  out.save(path);
+  out.finish();
 }
 
 }  // namespace stagehand::groth16

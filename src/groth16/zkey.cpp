@@ -162,7 +162,7 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
 }
 
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key) {
-  BinFileWriter out("zkey", 1);
+  BinFileWriter out(path, "zkey", 1);
   std::vector<std::uint8_t> buffer;
   auto flush = [&] {
     out.bytes(buffer);
@@ -223,7 +223,7 @@ void write_zkey(const std::filesystem::path& path, const ProvingKey& key) {
   out.bytes(std::vector<std::uint8_t>(64, 0));
   out.u32(0);
   out.end_section();
-  out.save(path);
+  out.finish();
 }
 
 }  // namespace stagehand::groth16

@@ -2,7 +2,8 @@
 // stay readable (a mapped file raised SIGBUS there); shrinking, growing or rewritten while it is
 // read, it is an InputError naming the file. Both the one-thread read of small files and the
 // chunked read of large ones. A section read later (read_section) arrives whole without the file's
-// buffer holding it, and the same changes before its read are the same error.
+// buffer holding it, and the same changes before its read are the same error. A writer to a file
+// writes what one in memory holds, and one left unfinished leaves the file as it was.
 
 #define BOOST_TEST_MODULE groth16_binfile
 #include <boost/test/unit_test.hpp>
@@ -281,4 +282,75 @@ BOOST_AUTO_TEST_CASE(a_file_changed_before_a_section_read_later_is_an_error_nami
       }
     }
   }
+}
+
+namespace {
+
+// The same container through a writer: small sections, a section of many small writes that
+// passes the writer's 8 MiB pieces (its size then patched in the file), and a 24 MiB section of
+// one write (straight to the file).
+void write_sample(BinFileWriter& out) {
+  out.begin_section(1);
+  out.u32(7);
+  out.u64(0x0102030405060708ULL);
+  out.end_section();
+  out.begin_section(2);
+  for (std::uint32_t i = 0; i < (std::uint32_t{3} << 20); ++i) out.u32(i * 2654435761u);
+  out.end_section();
+  std::vector<std::uint8_t> large(std::size_t{24} << 20);
+  for (std::size_t i = 0; i < large.size(); ++i) large[i] = pattern(i);
+  out.begin_section(3);
+  out.bytes(large);
+  out.end_section();
+  out.begin_section(4);
+  out.end_section();
+}
+
+std::vector<std::uint8_t> file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_writer_to_a_file_writes_what_a_writer_in_memory_holds) {
+  Scratch scratch;
+  BinFileWriter memory("test", 1);
+  write_sample(memory);
+  const auto expected = memory.take_bytes();
+  const auto path = scratch.dir / "written";
+  {
+    BinFileWriter out(path, "test", 1);
+    write_sample(out);
+    BOOST_CHECK(!fs::exists(path));  // only once finished
+    out.finish();
+  }
+  BOOST_CHECK(file_bytes(path) == expected);
+  // And the reader takes it: four sections of the sizes written.
+  const auto file = open_container(path);
+  BOOST_CHECK_EQUAL(file.section(1, "one").size(), 12u);
+  BOOST_CHECK_EQUAL(file.section(2, "two").size(), std::size_t{12} << 20);
+  BOOST_CHECK_EQUAL(file.section(3, "three").size(), std::size_t{24} << 20);
+  BOOST_CHECK_EQUAL(file.section(4, "four").size(), 0u);
+  BOOST_CHECK_EQUAL(std::distance(fs::directory_iterator(scratch.dir), fs::directory_iterator()), 1);  // no partial file left
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_to_a_file_left_unfinished_leaves_the_file_as_it_was) {
+  Scratch scratch;
+  const auto path = scratch.dir / "kept";
+  write_container(path, kSmall);
+  {
+    BinFileWriter out(path, "test", 1);
+    write_sample(out);  // and then, say, an exception: never finished
+  }
+  BOOST_CHECK_EQUAL(first_difference(open_container(path), kSmall), kSmall);
+  BOOST_CHECK_EQUAL(std::distance(fs::directory_iterator(scratch.dir), fs::directory_iterator()), 1);
+  const auto missing = scratch.dir / "no-such-directory" / "file";
+  std::string message = "no error";
+  try {
+    BinFileWriter out(missing, "test", 1);
+  } catch (const std::runtime_error& error) {
+    message = error.what();
+  }
+  BOOST_CHECK(contains(message, missing.string() + ": cannot create the file"));
 }
