@@ -130,12 +130,13 @@ verify)
   ok=0 bad=0
   for vk in $(find "$check" -name vk.json | sort); do
     run=$(dirname "$vk")
-    compgen -G "$run/*.proof.json" >/dev/null || continue
-    for proof in "$run"/*.proof.json; do
-      if $snarkjs groth16 verify "$vk" "${proof%.proof.json}.public.json" "$proof" 2>&1 | grep -q "OK!"; then ok=$((ok + 1))
+    # N.proof.json beside N.public.json, or a lone proof's proof.json beside public.json.
+    compgen -G "$run/*proof.json" >/dev/null || continue
+    for proof in "$run"/*proof.json; do
+      if $snarkjs groth16 verify "$vk" "${proof%proof.json}public.json" "$proof" 2>&1 | grep -q "OK!"; then ok=$((ok + 1))
       else bad=$((bad + 1)); echo "FAIL: $(basename "$run")/$(basename "$proof") does not verify"; fi
     done
-    echo "${run#"$check"/}: $(ls "$run"/*.proof.json | wc -l) proofs checked"
+    echo "${run#"$check"/}: $(ls "$run"/*proof.json | wc -l) proofs checked"
   done
   echo "snarkjs: $ok proofs verify, $bad do not"
   grep -E '^== |proofs in|compute engine|per proof, mean|kernels per proof|key.s sets|the key \(|peak host|of device memory|out-of-memory' "$dir/scale.log" || true
