@@ -55,7 +55,7 @@ void outside_the_key(const Coefficient& entry) {
 
 // Records in any order: a counting sort by constraint on one thread (counts, their prefix sums,
 // then each record at its row's next slot; records of one row keep the file's order).
-void scatter_in_any_order(const std::vector<Coefficient>& records, const kernel::ConstraintMatrixLayout& layout,
+void scatter_in_any_order(const CoefficientList& records, const kernel::ConstraintMatrixLayout& layout,
                           std::span<std::byte> bytes) {
   auto* offsets_a = at<std::uint64_t>(bytes, layout.offsets_a());
   auto* offsets_b = at<std::uint64_t>(bytes, layout.offsets_b());

@@ -95,13 +95,13 @@ Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
 
 }  // namespace
 
-std::vector<Coefficient> constraint_coefficients(const R1cs& r1cs) {
+CoefficientList constraint_coefficients(const R1cs& r1cs) {
   // Reserved: at 2^26 the section is gigabytes, and a vector growing by doubling would hold one
   // and a half times that at its last move.
   const std::uint32_t n_public = r1cs.n_public();
   std::size_t entries = std::size_t{n_public} + 1;
   for (const auto& constraint : r1cs.constraints) entries += constraint.a.size() + constraint.b.size();
-  std::vector<Coefficient> coefficients;
+  CoefficientList coefficients;
   coefficients.reserve(entries);
   const std::size_t constraint_count = r1cs.constraints.size();
   for (std::size_t c = 0; c < constraint_count; ++c) {

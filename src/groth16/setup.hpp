@@ -38,6 +38,6 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
 // The key's coefficient section for `r1cs`, in the order the setup writes it: each
 // constraint's A then B terms, constraint by constraint, then the A-only rows of the public
 // signals and the constant.
-std::vector<Coefficient> constraint_coefficients(const R1cs& r1cs);
+CoefficientList constraint_coefficients(const R1cs& r1cs);
 
 }  // namespace stagehand::groth16

@@ -137,7 +137,7 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
       coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(), count,
                                     std::uint64_t{count} * kCoefficientBytes));
     }
-    key.coefficients.resize(count);
+    key.coefficients.resize(count);  // unwritten (RecordAllocator): the decode writes each record
     // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
     // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
     // on its 16; bench/RESULTS.md).

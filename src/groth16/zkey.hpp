@@ -7,10 +7,12 @@
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
+#include "util/pinnable_allocator.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -24,6 +26,28 @@ struct Coefficient {
   math::Fr value;
 };
 
+// The memory of a key's coefficient records: huge pages where large, as its sets, and nothing
+// written when the list is sized: read_zkey's threads write every record (sized with their
+// default values, a 2^26 key's 155M records, 7.4 GB, were written and faulted in on one thread
+// first). Records made with values (push_back) are constructed as usual.
+template <class T>
+struct RecordAllocator : PinnableAllocator<T> {
+  template <class U>
+  struct rebind {
+    using other = RecordAllocator<U>;
+  };
+  RecordAllocator() = default;
+  template <class U>
+  RecordAllocator(const RecordAllocator<U>&) noexcept {}
+  using PinnableAllocator<T>::construct;
+  template <class U>
+  void construct(U*) noexcept {
+    static_assert(std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>,
+                  "a record left unwritten must be one whose bytes are all it is");
+  }
+};
+using CoefficientList = std::vector<Coefficient, RecordAllocator<Coefficient>>;
+
 struct ProvingKey {
   std::uint32_t n_vars = 0;
   std::uint32_t n_public = 0;  // public outputs + public inputs, not the constant 1
@@ -32,7 +56,7 @@ struct ProvingKey {
   math::G1Affine alpha1, beta1, delta1;
   math::G2Affine beta2, gamma2, delta2;
   std::vector<math::G1Affine> ic;  // n_public + 1
-  std::vector<Coefficient> coefficients;
+  CoefficientList coefficients;
   // The large sets, encoded (point_set.hpp).
   G1Points a;   // n_vars
   G1Points b1;  // n_vars
