@@ -338,13 +338,6 @@ BinFileWriter::BinFileWriter(const std::filesystem::path& path, std::string_view
   if (descriptor_ < 0) throw std::runtime_error(fmt::format("{}: cannot create the file: {}", path.string(), std::strerror(errno)));
 }
 
-BinFileWriter::BinFileWriter(BinFileWriter&& other) noexcept
-    : buffer_(std::move(other.buffer_)), section_count_(other.section_count_), section_size_offset_(other.section_size_offset_),
-      in_section_(other.in_section_), path_(std::move(other.path_)), partial_path_(std::move(other.partial_path_)),
-      descriptor_(other.descriptor_), written_(other.written_) {
-  other.descriptor_ = -1;
-}
-
 BinFileWriter::~BinFileWriter() {
   if (descriptor_ < 0) return;
   ::close(descriptor_);
@@ -434,15 +427,6 @@ std::vector<std::uint8_t> BinFileWriter::take_bytes() {
   if (descriptor_ >= 0) throw std::logic_error("BinFileWriter::take_bytes: the writer writes a file");
   patch_u64(8, section_count_, 4);
   return std::move(buffer_);
-}
-
-void BinFileWriter::save(const std::filesystem::path& path) {
-  if (descriptor_ >= 0) throw std::logic_error("BinFileWriter::save: the writer writes a file (finish)");
-  patch_u64(8, section_count_, 4);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot create the file", path.string()));
-  out.write(reinterpret_cast<const char*>(buffer_.data()), static_cast<std::streamsize>(buffer_.size()));
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write the file", path.string()));
 }
 
 void BinFileWriter::finish() {

@@ -129,11 +129,11 @@ class SectionReader {
   std::size_t offset_ = 0;
 };
 
-// Writes the same container (for `stagehand setup`). In memory, for save(path) or take_bytes();
-// or, constructed with a path, straight to the file as it goes (a 2^26 key's .zkey is 42 GiB,
-// which in memory beside the key did not fit the host): into a temporary file beside `path`,
-// renamed over it by finish(), and removed where the writer is destroyed unfinished, so that a
-// failed write leaves `path` as it was.
+// Writes the same container (for `stagehand setup`). In memory, for take_bytes(); or, constructed
+// with a path, straight to the file as it goes (a 2^26 key's .zkey is 42 GiB: held in memory
+// beside the key it would not fit a 126 GiB host): into a temporary file beside `path`, renamed
+// over it by finish(), and removed where the writer is destroyed unfinished, so that a failed
+// write leaves `path` as it was.
 class BinFileWriter {
  public:
   BinFileWriter(std::string_view magic, std::uint32_t version);
@@ -141,16 +141,12 @@ class BinFileWriter {
   ~BinFileWriter();
   BinFileWriter(const BinFileWriter&) = delete;
   BinFileWriter& operator=(const BinFileWriter&) = delete;
-  BinFileWriter(BinFileWriter&& other) noexcept;
-  BinFileWriter& operator=(BinFileWriter&&) = delete;
 
   void begin_section(std::uint32_t id);
   void end_section();
   void u32(std::uint32_t value);
   void u64(std::uint64_t value);
   void bytes(std::span<const std::uint8_t> data);
-  // In memory: writes the whole file at once; std::runtime_error when it cannot.
-  void save(const std::filesystem::path& path);
   // The file's bytes, for a caller that keeps them in memory (the writer is spent after).
   std::vector<std::uint8_t> take_bytes();
   // To a file: the rest written and the file in place; std::runtime_error naming the file when

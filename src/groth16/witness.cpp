@@ -130,8 +130,7 @@ std::uint32_t check_wtns(std::span<const std::uint8_t> bytes, const std::string&
 
 namespace {
 
-BinFileWriter wtns_writer(const std::vector<math::Fr>& witness) {
-  BinFileWriter out("wtns", 2);
+void write_witness(BinFileWriter& out, const std::vector<math::Fr>& witness) {
   out.begin_section(1);
   out.u32(32);
   out.bytes(modulus_bytes<math::Fr>());
@@ -140,13 +139,21 @@ BinFileWriter wtns_writer(const std::vector<math::Fr>& witness) {
   out.begin_section(2);
   for (const auto& value : witness) out.bytes(value.to_canonical_bytes());
   out.end_section();
-  return out;
 }
 
 }  // namespace
 
-void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) { wtns_writer(witness).save(path); }
+// Straight to the file as it goes (a 2^26 witness is 2 GiB).
+void write_wtns(const std::filesystem::path& path, const std::vector<math::Fr>& witness) {
+  BinFileWriter out(path, "wtns", 2);
+  write_witness(out, witness);
+  out.finish();
+}
 
-std::vector<std::uint8_t> wtns_bytes(const std::vector<math::Fr>& witness) { return wtns_writer(witness).take_bytes(); }
+std::vector<std::uint8_t> wtns_bytes(const std::vector<math::Fr>& witness) {
+  BinFileWriter out("wtns", 2);
+  write_witness(out, witness);
+  return out.take_bytes();
+}
 
 }  // namespace stagehand::groth16
