@@ -26,6 +26,14 @@ std::uint64_t load_u64(const std::uint8_t* data) {
   return static_cast<std::uint64_t>(load_u32(data)) | static_cast<std::uint64_t>(load_u32(data + 4)) << 32;
 }
 
+std::optional<std::string> wrong_record_count(std::uint64_t actual, std::uint64_t count, std::uint64_t record_bytes,
+                                              std::string_view what) {
+  const std::uint64_t expected = count * record_bytes;
+  if (actual == expected) return std::nullopt;
+  return fmt::format("{} bytes, expected {} ({} {} of {} bytes){}", actual, expected, count, what, record_bytes,
+                     actual < expected ? ": truncated or for a smaller circuit" : "");
+}
+
 namespace {
 
 std::atomic<detail::BinFileReadHook> read_hook{nullptr};

@@ -11,12 +11,19 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace stagehand::groth16 {
+
+// Where a section of `actual` bytes is not `count` records of `record_bytes` (`what`: "G1
+// points"), what to say of it ("N bytes, expected M (count what of record_bytes bytes)..."); else
+// nothing.
+std::optional<std::string> wrong_record_count(std::uint64_t actual, std::uint64_t count, std::uint64_t record_bytes,
+                                              std::string_view what);
 
 // The container's integers: little-endian at `data`.
 std::uint32_t load_u32(const std::uint8_t* data);

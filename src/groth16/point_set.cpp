@@ -78,11 +78,9 @@ namespace {
 
 template <class Affine>
 PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count, const char* group) {
-  constexpr auto kPointBytes = PointSet<Affine>::kPointBytes;
-  const std::uint64_t expected = std::uint64_t{count} * kPointBytes;
-  if (const auto size = file.section_size(id, what); size != expected) {
-    file.fail(id, what, fmt::format("{} bytes, expected {} ({} {} points of {} bytes){}", size, expected, count, group, kPointBytes,
-                                    size < expected ? ": truncated or for a smaller circuit" : ""));
+  if (const auto wrong = wrong_record_count(file.section_size(id, what), count, PointSet<Affine>::kPointBytes,
+                                            fmt::format("{} points", group))) {
+    file.fail(id, what, *wrong);
   }
   PointSet<Affine> set(count);
   file.read_section(id, what, set.mutable_bytes());

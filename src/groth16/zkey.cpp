@@ -27,11 +27,7 @@ constexpr std::size_t kCoefficientBytes = 44;
 
 // Checks that a section holds exactly count records of `size` bytes before decoding them.
 void expect_size(SectionReader& reader, std::uint64_t count, std::size_t size, const std::string& what) {
-  const std::uint64_t expected = count * size;
-  if (reader.size() != expected) {
-    reader.fail(fmt::format("{} bytes, expected {} ({} {} of {} bytes){}", reader.size(), expected, count, what, size,
-                            reader.size() < expected ? ": truncated or for a smaller circuit" : ""));
-  }
+  if (const auto wrong = wrong_record_count(reader.size(), count, size, what)) reader.fail(*wrong);
 }
 
 }  // namespace
@@ -137,7 +133,7 @@ ProvingKey read_zkey(const std::filesystem::path& path) {
       coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(), count,
                                     std::uint64_t{count} * kCoefficientBytes));
     }
-    key.coefficients.resize(count);  // unwritten (RecordAllocator): the decode writes each record
+    key.coefficients.resize(count);  // unwritten (PinnableAllocator): the decode writes each record
     // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
     // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
     // on its 16; bench/RESULTS.md).

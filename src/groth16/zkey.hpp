@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -26,27 +25,9 @@ struct Coefficient {
   math::Fr value;
 };
 
-// The memory of a key's coefficient records: huge pages where large, as its sets, and nothing
-// written when the list is sized: read_zkey's threads write every record (sized with their
-// default values, a 2^26 key's 155M records, 7.4 GB, were written and faulted in on one thread
-// first). Records made with values (push_back) are constructed as usual.
-template <class T>
-struct RecordAllocator : PinnableAllocator<T> {
-  template <class U>
-  struct rebind {
-    using other = RecordAllocator<U>;
-  };
-  RecordAllocator() = default;
-  template <class U>
-  RecordAllocator(const RecordAllocator<U>&) noexcept {}
-  using PinnableAllocator<T>::construct;
-  template <class U>
-  void construct(U*) noexcept {
-    static_assert(std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>,
-                  "a record left unwritten must be one whose bytes are all it is");
-  }
-};
-using CoefficientList = std::vector<Coefficient, RecordAllocator<Coefficient>>;
+// A key's coefficient records, in PinnableAllocator's memory: huge pages where large, and not
+// written when the list is sized (read_zkey's threads write each record).
+using CoefficientList = std::vector<Coefficient, PinnableAllocator<Coefficient>>;
 
 struct ProvingKey {
   std::uint32_t n_vars = 0;
