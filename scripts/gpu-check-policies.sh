@@ -13,6 +13,10 @@
 #       SMALL_LOG (22), BIG_LOG (26) narrow it; POLICIES ("serial budgeted") runs only those at
 #       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident; MIXED=1 runs
 #       them at BIG_LOG again with the partition program's mixed stream order (mixed.log, mixed.json).
+#       GROTH16=1 also runs the PoRep partitions on the Groth16 program (kind = "groth16", key =
+#       "porep-partition") at BIG_LOG: the policies with a PoRep witness (groth16.log, .json), and
+#       budgeted with every scalar uniform, the measured model's case (groth16-uniform.log, .json).
+#   BUILD=DIR (bundle): build in DIR instead of build-cuda.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/bundle.sh
@@ -21,11 +25,17 @@ case "${1:-}" in
 bundle)
   set -e
   export CCACHE_BASEDIR="$PWD"
-  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-cuda -j2 --target stagehand stagehand_kernel_check stagehand_synthetic_check
+  build=${BUILD:-build-cuda}
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j2 --target stagehand stagehand_kernel_check stagehand_synthetic_check
   rm -rf "$bundle" && mkdir -p "$bundle/lib"
-  cp build-cuda/src/cli/stagehand build-cuda/tests/gpu/stagehand_kernel_check build-cuda/tests/gpu/stagehand_synthetic_check \
+  cp "$build"/src/cli/stagehand "$build"/tests/gpu/stagehand_kernel_check "$build"/tests/gpu/stagehand_synthetic_check \
     config/default.toml "$bundle/"
+  # The PoRep partitions on the Groth16 program: default.toml's [workload] as kind "groth16" with a
+  # PoRep partition's key (a, b and c from the host).
+  sed -e 's/^kind = "porep"/kind = "groth16"\nkey = "porep-partition"/' -e '/^msm_collect = /d' -e '/^stream_order = /d' \
+    -e '/^fetch_ahead_sets = /d' config/default.toml >"$bundle/groth16.toml"
+  grep -q '^key = "porep-partition"' "$bundle/groth16.toml"
   # The incident: prestage with the free-memory check but without the fix's synchronise and trim.
   sed -e 's/^synchronize_device = true/synchronize_device = false/' -e 's/^trim_pool = true/trim_pool = false/' \
     -e 's/^policies = .*/policies = ["prestage"]/' config/default.toml >"$bundle/incident.toml"
@@ -60,6 +70,15 @@ run)
     timeout 330 "$bundle/stagehand" bench policies --config "$bundle/mixed.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
       "${only[@]}" --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/mixed --json "$out/mixed.json" >"$out/mixed.log" 2>&1 || status=1
     grep -E "^(policy|serial|prestage|two-lock|budgeted) " "$out/mixed.log"
+  fi
+  if [[ ${GROTH16:-0} != 0 ]]; then
+    timeout 400 "$bundle/stagehand" bench policies --config "$bundle/groth16.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
+      "${only[@]}" --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/groth16 --json "$out/groth16.json" >"$out/groth16.log" 2>&1 || status=1
+    grep -E "^(policy|serial|prestage|two-lock|budgeted) " "$out/groth16.log"
+    timeout 300 "$bundle/stagehand" bench policies --config "$bundle/groth16.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \
+      --policy budgeted --full-scalars 1 --domain-log2 "${BIG_LOG:-26}" --trace /tmp/policy-traces/groth16-uniform \
+      --json "$out/groth16-uniform.json" >"$out/groth16-uniform.log" 2>&1 || status=1
+    grep -E "^(policy|budgeted) " "$out/groth16-uniform.log"
   fi
   if [[ ${INCIDENT:-1} != 0 ]]; then
     timeout 120 "$bundle/stagehand" bench policies --config "$bundle/incident.toml" --proofs 1 --partitions "${PARTITIONS:-6}" \

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace stagehand::sim {
@@ -80,6 +81,7 @@ void read_kernels(const ConfigTable& root, DeviceModel& model) {
     KernelCost cost;
     cost.fixed_ns = entry.number_in("fixed_ns", 0, 0, 1e15);
     cost.ns_per_unit = entry.number_in("ns_per_unit", 0, 0, 1e12);
+    cost.ns_per_light_unit = entry.number_in("ns_per_light_unit", cost.ns_per_unit, 0, 1e12);
     cost.scratch_fixed_bytes = entry.number_in("scratch_fixed_mib", 0, 0, 1 << 24) * static_cast<double>(kMiB);
     cost.scratch_bytes_per_unit = entry.number_in("scratch_bytes_per_unit", 0, 0, 1e9);
     entry.reject_unknown_keys();
@@ -99,13 +101,16 @@ DeviceModel read_model(const ConfigTable& root) {
 }
 }  // namespace
 
-Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work_units) const {
+Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work_units, std::uint64_t light_units) const {
   auto found = kernels.find(kernel);
   if (found == kernels.end()) {
     throw DeviceError(DeviceErrc::unknown_kernel,
                       fmt::format("kernel '{}' has no cost in device model '{}' ({})", kernel, name, source.string()));
   }
-  return static_cast<Nanoseconds>(std::llround(found->second.fixed_ns + found->second.ns_per_unit * static_cast<double>(work_units)));
+  const auto& cost = found->second;
+  const auto light = std::min(light_units, work_units);
+  return static_cast<Nanoseconds>(std::llround(cost.fixed_ns + cost.ns_per_unit * static_cast<double>(work_units - light) +
+                                               cost.ns_per_light_unit * static_cast<double>(light)));
 }
 
 Bytes DeviceModel::kernel_scratch_bytes(std::string_view kernel, std::uint64_t capacity) const {

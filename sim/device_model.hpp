@@ -10,10 +10,12 @@
 
 namespace stagehand::sim {
 
-// A kernel's duration: fixed_ns + ns_per_unit * work_units.
+// A kernel's duration: fixed_ns + ns_per_unit * (work_units - light_units) + ns_per_light_unit *
+// light_units (KernelLaunch::light_units).
 struct KernelCost {
   double fixed_ns = 0;
   double ns_per_unit = 0;
+  double ns_per_light_unit = 0;  // ns_per_unit where the model does not say
   // Device memory the kernel needs for `units` of capacity (Device::kernel_scratch_bytes):
   // fixed + per unit. None on the models of other kernels; the measured H200 model carries what
   // Stagehand's MSM launchers ask for.
@@ -64,7 +66,7 @@ struct DeviceModel {
   double memset_gbps = 0;  // device memory bandwidth for memset
   std::map<std::string, KernelCost, std::less<>> kernels;
 
-  Nanoseconds kernel_ns(const std::string& kernel, std::uint64_t work_units) const;
+  Nanoseconds kernel_ns(const std::string& kernel, std::uint64_t work_units, std::uint64_t light_units = 0) const;
   Bytes kernel_scratch_bytes(std::string_view kernel, std::uint64_t capacity) const;
   bool has_kernel(std::string_view kernel) const { return kernels.find(kernel) != kernels.end(); }
   int async_engine_count() const { return copy_engines_host_to_device + copy_engines_device_to_host; }

@@ -84,7 +84,7 @@ void SimDevice::start(Stream& stream, Op& op, std::function<void()> done) {
     case OpKind::kernel: {
       Nanoseconds duration = 1000;
       if (model_.has_kernel(op.kernel->name) || !system_.options().functional) {
-        duration = model_.kernel_ns(op.kernel->name, op.kernel->work_units);
+        duration = model_.kernel_ns(op.kernel->name, op.kernel->work_units, op.kernel->light_units);
       }
       if (kernels_running_++ == 0) {
         compute_busy_since_ns_ = system_.now();

@@ -28,7 +28,7 @@ void add_bench_command(CLI::App& app) {
   on_selected(math, [math_options] { return math::run_benchmark(std::cout, *math_options); });
 
   auto* policies = bench->add_subcommand(
-      "policies", "The partition program with the real kernels on the GPU, each policy in turn (synthetic data, VRAM capped)");
+      "policies", "The configured workload (the partition program, or the Groth16 program's jobs) with the real kernels on the GPU, each policy in turn (synthetic data, VRAM capped)");
   auto policy_options = std::make_shared<PolicyBenchOptions>();
   policies->add_option("--config", policy_options->config, "Deployment configuration (TOML): workload, workers, vram_cap_gib")
       ->capture_default_str()
@@ -38,6 +38,10 @@ void add_bench_command(CLI::App& app) {
   policies->add_option("--partitions", policy_options->partitions, "Partitions per proof (0: the config's)");
   policies->add_option("--domain-log2", policy_options->domain_log2, "Domain size (0: the config's)");
   policies->add_option("--gpus", policy_options->gpus, "GPUs to run on (0: the config's [gpus] count)");
+  policies->add_option("--full-scalars", policy_options->full_scalar_share,
+                       "kind = \"groth16\": the witness's share of uniform scalars, the rest 0 or 1 (default: the config's "
+                       "full_scalar_share, or a PoRep witness's for key = \"porep-partition\" and 1 for the synthetic circuit)")
+      ->check(CLI::Range(0.0, 1.0));
   policies->add_option("--trace", policy_options->trace_dir, "Folder for the traces and pictures")->capture_default_str();
   policies->add_option("--json", policy_options->json, "Also write the figures as JSON to this file");
   on_selected(policies, [policy_options] { return run_policy_bench(*policy_options); });

@@ -40,11 +40,6 @@ int run(const RunOptions& options) {
   // simulator.
   const bool groth16 = config.workload_kind == WorkloadKind::groth16;
   if (config.backend == BackendKind::cuda || (config.backend == BackendKind::automatic && Backend::cuda_device_count() > 0)) {
-    if (groth16) {
-      throw std::runtime_error(fmt::format("{}: [workload] kind = \"groth16\" on a GPU: real proofs of the synthetic circuit run with "
-                                           "`stagehand bench prove --domain-log2 {} --proofs {} --config {}`",
-                                           config.source.string(), config.workload.shape.domain_log2, config.workload.proofs, config.source.string()));
-    }
     fmt::print(stderr, "stagehand run: {}: backend \"{}\": on the GPU\n", config.source.string(),
                config.backend == BackendKind::cuda ? "cuda" : "auto");
     PolicyBenchOptions gpu;
@@ -55,10 +50,13 @@ int run(const RunOptions& options) {
     return run_policy_bench(gpu);
   }
   const auto& shape = config.workload.shape;
-  const auto what = groth16 ? fmt::format("{} Groth16 proofs of the synthetic circuit at domain 2^{} (timing jobs)", config.workload.proofs,
-                                          shape.domain_log2)
-                            : fmt::format("{} proofs x {} partitions at domain 2^{} ({} uploaded per partition)", config.workload.proofs,
-                                          config.workload.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()));
+  const bool porep_key = groth16 && config.groth16.key == Groth16KeyShape::porep_partition;
+  const auto what = !groth16 ? fmt::format("{} proofs x {} partitions at domain 2^{} ({} uploaded per partition)", config.workload.proofs,
+                                           config.workload.partitions_per_proof, shape.domain_log2, format_bytes(shape.upload_bytes()))
+                    : porep_key ? fmt::format("{} proofs x {} PoRep partitions at domain 2^{} on the Groth16 program (timing jobs)",
+                                              config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2)
+                                : fmt::format("{} Groth16 proofs of the synthetic circuit at domain 2^{} (timing jobs)", config.workload.proofs,
+                                              shape.domain_log2);
   fmt::print(stderr, "stagehand run: {} on {} x simulated {}{}, {}\n", config.source.string(), config.gpus, config.device_model,
              config.vram_cap_bytes ? fmt::format(" capped at {}", format_bytes(config.vram_cap_bytes)) : "", what);
   std::vector<RunReport> reports;
@@ -75,7 +73,7 @@ int run(const RunOptions& options) {
       ++done;
       if (done == total || done % std::max(1, total / 4) == 0) {
         fmt::print(stderr, "  {:<9} {:>4}/{} {}  ({:.2f} s simulated)\n", name, done, total,
-                   config.workload_kind == WorkloadKind::groth16 ? "proofs" : "partitions",
+                   groth16 && !porep_key ? "proofs" : "partitions",
                    static_cast<double>(job.finished_ns) / 1e9);
       }
     };

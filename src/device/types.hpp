@@ -65,6 +65,10 @@ struct KernelLaunch {
   std::vector<std::uint64_t> arguments;
   std::vector<BufferUse> reads;
   std::vector<BufferUse> writes;
+  // Of work_units, those known to cost less: an MSM's points whose scalars are 0 or 1, counted
+  // apart only where the caller knows its scalars' kind (timing jobs with a declared witness).
+  // The simulator charges them at the model's ns_per_light_unit; a GPU ignores the count.
+  std::uint64_t light_units = 0;
 };
 
 struct MemoryInfo {

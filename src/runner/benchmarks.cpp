@@ -1,10 +1,13 @@
-// The benchmarks of `stagehand bench`. bench policies: the partition program of `stagehand run`
-// with the real kernels (cuda/kernels/launch/partition_launchers.hpp, ec/batch_addition.hpp) on
-// CudaDevice, one policy after the other, on synthetic data made on the device (cuda/kernels/synthetic/synthetic_host.hpp):
-// the proving key's sets are distinct valid points (pinned once per run), a, b and c are copied by
-// each job's host step from one polynomial of random scalars. The card is held to the config's
-// vram_cap_gib by a ballast allocation (CudaDevice's memory cap), so that a 16 GiB card is emulated
-// on a larger one.
+// The benchmarks of `stagehand bench`. bench policies: a `stagehand run` configuration's workload
+// with the real kernels on CudaDevice, one policy after the other, on synthetic data made on the
+// device (cuda/kernels/synthetic/synthetic_host.hpp), a, b and c copied by each job's host step
+// from one polynomial of random scalars. kind = "porep": the partition program
+// (cuda/kernels/launch/partition_launchers.hpp, ec/batch_addition.hpp), its key's sets distinct
+// valid points pinned once per run. kind = "groth16": Stagehand's Groth16 program on timing jobs
+// of the configured key shape (a PoRep partition's, or the synthetic circuit's) with synthetic
+// bytes: every set's points, and a witness whose scalars are a given share uniform and the rest 0
+// or 1. The card is held to the config's vram_cap_gib by a ballast allocation (CudaDevice's memory
+// cap), so that a 16 GiB card is emulated on a larger one.
 
 #include "runner/benchmarks.hpp"
 
@@ -18,6 +21,8 @@
 #include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"
 #include "workloads/porep/porep_workload.hpp"
+#include "util/pinnable_allocator.hpp"
+#include "math/fr.hpp"
 
 #if defined(STAGEHAND_HAVE_CUDA)
 #include "bench/benchmark.hpp"
@@ -56,12 +61,65 @@ asio::awaitable<void> fill_synthetic_key(const PartitionShape& shape, const Prov
   co_return;
 }
 
+using PinnableBytes = std::vector<std::byte, PinnableAllocator<std::byte>>;
+
+HostRange range_of(PinnableBytes& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+
 // One polynomial of random Montgomery scalars, made on the device.
 std::vector<std::byte> random_polynomial(const PartitionShape& shape) {
   std::vector<std::byte> values(shape.polynomial_bytes());
   cuda::fill_scalars(HostRange{reinterpret_cast<std::uintptr_t>(values.data()), values.size()}, shape.domain(), 1, true);
   return values;
 }
+
+// The Groth16 program's synthetic bytes (Groth16TimingJobs::SyntheticData): each key set's points,
+// distinct across the G1 sets; a witness of n_vars Montgomery scalars, each uniform where a hash of
+// its index falls below `full_share` and otherwise 0 or 1 (by another bit of the hash), so that
+// every set's MSM sees that share of full scalars.
+struct Groth16SyntheticBytes {
+  std::array<PinnableBytes, groth16::kKeySetCount> sets;
+  PinnableBytes witness;
+
+  Groth16SyntheticBytes(const groth16::KeySizes& sizes, double full_share) {
+    std::uint64_t next_index = 0;
+    for (std::size_t set = 0; set < groth16::kKeySetCount; ++set) {
+      const auto points = sizes.set_points[set];
+      sets[set].resize(points * groth16::set_point_bytes(set));
+      if (points == 0) continue;
+      if (set == groth16::kSetB2) {
+        cuda::fill_g2_points(range_of(sets[set]), points, 0);
+      } else {
+        cuda::fill_g1_points(range_of(sets[set]), points, next_index);
+        next_index += points;
+      }
+    }
+    constexpr std::size_t kScalar = sizeof(math::Fr);
+    witness.resize(sizes.n_vars * kScalar);
+    cuda::fill_scalars(range_of(witness), sizes.n_vars, 2, true);
+    const math::Fr one = math::Fr::one();
+    const auto threshold = static_cast<std::uint64_t>(std::clamp(full_share, 0.0, 1.0) * 1048576.0);
+    for (std::uint64_t i = 0; i < sizes.n_vars; ++i) {
+      std::uint64_t hash = (i + 1) * 0x9e3779b97f4a7c15ull;
+      hash ^= hash >> 29;
+      if ((hash & 0xfffff) < threshold) continue;
+      std::byte* scalar = witness.data() + i * kScalar;
+      if ((hash >> 40) & 1) {
+        std::memcpy(scalar, &one, kScalar);
+      } else {
+        std::memset(scalar, 0, kScalar);
+      }
+    }
+  }
+
+  groth16::Groth16TimingJobs::SyntheticData data(std::span<const std::byte> polynomial, HostWork& host_work) {
+    groth16::Groth16TimingJobs::SyntheticData data;
+    for (std::size_t set = 0; set < groth16::kKeySetCount; ++set) data.sets[set] = range_of(sets[set]);
+    data.polynomial = polynomial;
+    data.witness = std::span<const std::byte>(witness.data(), witness.size());
+    data.host_work = &host_work;
+    return data;
+  }
+};
 
 }  // namespace
 
@@ -83,6 +141,26 @@ int run_policy_bench(const PolicyBenchOptions& options) {
   const auto& shape = porep.shape;
   const auto start = std::chrono::steady_clock::now();
   const auto polynomial = random_polynomial(shape);
+  // kind = "groth16": the Groth16 program on synthetic bytes, made once for every policy.
+  const bool groth16_program = config.workload_kind == WorkloadKind::groth16;
+  std::optional<Groth16SyntheticBytes> groth16_bytes;
+  if (groth16_program) {
+    if (config.groth16.abc_step != groth16::AbcStep::host) {
+      throw std::runtime_error(fmt::format("{}: bench policies runs the Groth16 program on synthetic bytes, which have no constraint "
+                                           "matrix: set [workload] abc = \"host\"",
+                                           config.source.string()));
+    }
+    if (options.full_scalar_share >= 0) config.groth16.full_scalar_share = options.full_scalar_share;
+    const auto jobs = groth16_timing_jobs(config);
+    const auto& sizes = jobs.sizes;
+    const double full_share = jobs.full_scalar_share;
+    groth16_bytes.emplace(sizes, full_share);
+    fmt::print(stderr, "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
+               "of {} scalars, {:.1f}% uniform and the rest 0 or 1, made in {:.1f} s\n",
+               to_string(config.groth16.key), sizes.set_points[groth16::kSetH], sizes.set_points[groth16::kSetA],
+               sizes.set_points[groth16::kSetB1], sizes.set_points[groth16::kSetB2], sizes.set_points[groth16::kSetC], sizes.n_vars,
+               100.0 * full_share, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   std::filesystem::create_directories(options.trace_dir);
   HostWork host_work(4);
   std::vector<RunReport> reports;
@@ -98,15 +176,27 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                name, backend->devices().size(), device.properties().name, format_bytes(device.properties().total_memory_bytes),
                config.vram_cap_bytes ? "a capped card" : "the card", porep.proofs, porep.partitions_per_proof, shape.domain_log2,
                settings.workers_per_device);
-    // What the simulator's measured model must match (config/devices/h200-measured.toml).
-    fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
-               format_bytes(PartitionProgram::scratch_bytes(device, shape)));
-    PoRepData data;
-    // Filled once, on the GPU that pins the key (the current one while it is set up).
-    data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
-    data.input_template = std::span<const std::byte>(polynomial);
-    data.host_work = &host_work;
-    PoRepWorkload workload(porep, data);
+    std::unique_ptr<Workload> workload_holder;
+    if (groth16_program) {
+      auto jobs = groth16_timing_jobs(config);
+      jobs.data = groth16_bytes->data(std::span<const std::byte>(polynomial), host_work);
+      const auto layout = groth16::plan_proof_layout(jobs.sizes, backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
+                                                     settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,
+                                                     config.groth16.stream_buffer_bytes, config.groth16.precompute_bases);
+      fmt::print(stderr, "  {:<9} key sets: {}\n", name, layout.placement.describe());
+      workload_holder = std::make_unique<groth16::Groth16Workload>(std::move(jobs), layout.abc_step, layout.placement);
+    } else {
+      // What the simulator's measured model must match (config/devices/h200-measured.toml).
+      fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
+                 format_bytes(PartitionProgram::scratch_bytes(device, shape)));
+      PoRepData data;
+      // Filled once, on the GPU that pins the key (the current one while it is set up).
+      data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
+      data.input_template = std::span<const std::byte>(polynomial);
+      data.host_work = &host_work;
+      workload_holder = std::make_unique<PoRepWorkload>(porep, data);
+    }
+    auto& workload = *workload_holder;
     // Only the policies that pin in place or upload from pageable memory take from it.
     const bool pageable = policy != Policy::budgeted || settings.host_staging == HostStagingMode::register_in_place;
     auto ring = PageableArena::ring(
@@ -114,7 +204,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
         shape.polynomial_bytes());
     CoordinatorHooks hooks;
     hooks.pageable_memory = [&ring](Bytes bytes) { return ring.take(bytes); };
-    const int total = porep.partitions();
+    const int total = config.jobs();
     int done = 0;
     hooks.on_job_done = [&](const JobRecord& job) {
       ++done;

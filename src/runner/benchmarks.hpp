@@ -1,7 +1,7 @@
 #pragma once
 // The benchmarks that `stagehand bench` runs and prints: the simulator's speed, the CUDA kernels,
-// and the PoRep-shaped partition program with the real kernels on a GPU, each policy in turn, on
-// synthetic data (policy_bench.cpp).
+// and a `stagehand run` workload (the PoRep partition program, or the Groth16 program's jobs) with
+// the real kernels on a GPU, each policy in turn, on synthetic data (benchmarks.cpp).
 
 #include <cstdint>
 #include <iosfwd>
@@ -18,6 +18,9 @@ struct PolicyBenchOptions {
   int partitions = 0;                 // per proof; 0: the config's
   int domain_log2 = 0;                // 0: the config's
   int gpus = 0;                       // 0: the config's [gpus] count
+  // kind = "groth16": the witness's share of uniform scalars, the rest 0 or 1 (negative: the
+  // config's full_scalar_share, or its key shape's).
+  double full_scalar_share = -1;
   std::string trace_dir = "out/traces/gpu";
   std::string json;
 };

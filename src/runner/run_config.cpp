@@ -1,5 +1,7 @@
 #include "runner/run_config.hpp"
 
+#include "workloads/porep/porep_as_groth16.hpp"
+
 #include "config/config_table.hpp"
 #include "device/format.hpp"
 #include "device/kernel_abi.hpp"
@@ -97,12 +99,27 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     const auto kind = workload->choice("kind", config.workload_kind == WorkloadKind::groth16 ? "groth16" : "porep", {"porep", "groth16"});
     config.workload_kind = kind == "groth16" ? WorkloadKind::groth16 : WorkloadKind::porep;
     if (config.workload_kind == WorkloadKind::groth16) {
-      if (workload->contains("partitions_per_proof")) {
-        workload->fail("partitions_per_proof", "kind = \"groth16\" makes one job of each proof: partitions_per_proof is for kind = \"porep\"");
+      const auto key = workload->choice("key", std::string(to_string(config.groth16.key)),
+                                        {std::string(to_string(Groth16KeyShape::synthetic_circuit)),
+                                         std::string(to_string(Groth16KeyShape::porep_partition))});
+      config.groth16.key = key == to_string(Groth16KeyShape::porep_partition) ? Groth16KeyShape::porep_partition
+                                                                               : Groth16KeyShape::synthetic_circuit;
+      const bool porep_key = config.groth16.key == Groth16KeyShape::porep_partition;
+      if (!porep_key) {
+        if (workload->contains("partitions_per_proof")) {
+          workload->fail("partitions_per_proof", "kind = \"groth16\" with the synthetic circuit's key makes one job of each proof: "
+                                                 "partitions_per_proof is for kind = \"porep\" or key = \"porep-partition\"");
+        }
+        config.workload.partitions_per_proof = 1;
       }
-      config.workload.partitions_per_proof = 1;
+      // A PoRep partition's a, b and c come from the host: it has no constraint matrix.
+      if (porep_key) config.groth16.abc_step = groth16::AbcStep::host;
       const auto abc = workload->choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), groth16::abc_step_choices());
       config.groth16.abc_step = *groth16::parse_abc_step(abc);
+      if (porep_key && config.groth16.abc_step != groth16::AbcStep::host) {
+        workload->fail("abc", "key = \"porep-partition\" has no constraint matrix: its a, b and c come from the host (abc = \"host\")");
+      }
+      if (workload->contains("full_scalar_share")) config.groth16.full_scalar_share = workload->number_in("full_scalar_share", 1.0, 0, 1);
       const auto sets = workload->choice("key_sets", "auto", groth16::set_placement_choices());
       config.groth16.key_sets = groth16::parse_set_placement(sets);
       config.groth16.precompute_bases = workload->boolean("precompute_bases").value_or(config.groth16.precompute_bases);
@@ -162,6 +179,10 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
   if (auto faults = root.table("device_faults")) read_device_faults(*faults, config.gpus, config.device_faults);
 }
 
+std::string_view to_string(Groth16KeyShape shape) {
+  return shape == Groth16KeyShape::porep_partition ? "porep-partition" : "synthetic-circuit";
+}
+
 RunConfig parse_run_config(std::string_view text, const std::string& source_name) {
   auto document = ConfigDocument::parse(text, source_name);
   RunConfig config;
@@ -186,6 +207,20 @@ void check_vram_cap_fits(const RunConfig& config, Bytes needed_bytes, std::strin
   if (config.vram_cap_bytes == 0 || needed_bytes <= config.vram_cap_bytes) return;
   throw ConfigError(fmt::format("{}: a cap of {} is too small: {} needs {} of device memory", config.vram_cap_where,
                                 format_bytes(config.vram_cap_bytes), what, format_bytes(needed_bytes)));
+}
+
+groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config) {
+  groth16::Groth16TimingJobs jobs;
+  if (config.groth16.key == Groth16KeyShape::porep_partition) {
+    jobs = porep_timing_jobs(config.workload);
+  } else {
+    jobs.sizes = groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2));
+    jobs.proofs = config.workload.proofs;
+    jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
+    jobs.host_finish_ns = config.workload.shape.host_finish_ns();
+  }
+  if (config.groth16.full_scalar_share) jobs.full_scalar_share = *config.groth16.full_scalar_share;
+  return jobs;
 }
 
 CoordinatorSettings settings_for(const RunConfig& config, Policy policy) {

@@ -20,11 +20,21 @@ class ConfigTable;
 enum class BackendKind { automatic, simulator, cuda };
 
 // What `stagehand run` schedules on the simulator: PoRep-shaped partitions (synthetic sizes of
-// the production engine's program), or Groth16 proofs of the synthetic circuit's shape
-// (groth16::Groth16TimingJobs: Stagehand's own program, one proof per job).
+// the production engine's program), or jobs of Stagehand's own Groth16 program
+// (groth16::Groth16TimingJobs, one proof of the program per job) with a key of either shape.
 enum class WorkloadKind { porep, groth16 };
 
+// The key a groth16 workload's jobs are sized by: the synthetic circuit's of its domain
+// (groth16::KeySizes::synthetic, one proof per job), or a PoRep partition's (porep_as_groth16.hpp:
+// each partition of a proof a job, a, b and c from the host).
+enum class Groth16KeyShape { synthetic_circuit, porep_partition };
+std::string_view to_string(Groth16KeyShape shape);
+
 struct Groth16RunSettings {
+  Groth16KeyShape key = Groth16KeyShape::synthetic_circuit;
+  // The witness's share of full scalars, the rest 0 or 1 (Groth16TimingJobs::full_scalar_share);
+  // nullopt: the key shape's (a PoRep witness's for a PoRep partition's key, 1 otherwise).
+  std::optional<double> full_scalar_share;
   groth16::AbcStep abc_step = groth16::AbcStep::device;
   std::optional<groth16::SetPlacement> key_sets;  // nullopt: planned from the device's memory
   Bytes stream_buffer_bytes = kGiB;
@@ -56,7 +66,7 @@ struct RunConfig {
   WorkloadKind workload_kind = WorkloadKind::porep;
   PoRepSettings workload;
   Groth16RunSettings groth16;
-  int jobs() const { return workload_kind == WorkloadKind::groth16 ? workload.proofs : workload.partitions(); }
+  int jobs() const { return workload.partitions(); }  // a synthetic circuit's proofs have one partition each
   // [device_faults]: injected into every device the backend opens (none by default).
   DeviceFaults device_faults;
 };
@@ -76,5 +86,9 @@ void read_run_config(const ConfigTable& root, RunConfig& config);
 
 // The coordinator's settings for one policy of the run.
 CoordinatorSettings settings_for(const RunConfig& config, Policy policy);
+
+// The jobs of a groth16 workload (kind = "groth16"), sized by its key shape, with the workload's
+// proofs and host steps; host_memory and data are the caller's.
+groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config);
 
 }  // namespace stagehand

@@ -7,12 +7,8 @@ namespace stagehand {
 std::unique_ptr<Workload> simulated_workload(const RunConfig& config, const CoordinatorSettings& settings,
                                              const std::vector<Device*>& devices, sim::SimSystem& system) {
   if (config.workload_kind == WorkloadKind::porep) return std::make_unique<PoRepWorkload>(config.workload);
-  // Proofs of the synthetic circuit's shape, placed as `stagehand prove` places a real key's sets.
-  groth16::Groth16TimingJobs jobs;
-  jobs.sizes = groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2));
-  jobs.proofs = config.workload.proofs;
-  jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
-  jobs.host_finish_ns = config.workload.shape.host_finish_ns();
+  // Jobs of the key's shape, placed as `stagehand prove` places a real key's sets.
+  auto jobs = groth16_timing_jobs(config);
   jobs.host_memory = [&system](Bytes bytes) { return system.virtual_host_range(bytes); };
   const auto& groth16 = config.groth16;
   const auto layout = groth16::plan_proof_layout(jobs.sizes, devices, settings.safety_margin_bytes + settings.resident_bytes,

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -211,8 +213,15 @@ void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePoi
     launch.arguments.push_back(shape.window_bits);
     launch.reads[0].bytes = shape.device_bytes();
   }
+  launch.light_units = light_points(set, shape.points);
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
+}
+
+std::uint64_t Groth16Workload::light_points(std::size_t set, std::uint64_t points) const {
+  if (!timing_ || set == kSetH) return 0;  // a real witness's kinds are not counted; H's scalars are full
+  const double bits = 1.0 - std::clamp(timing_->full_scalar_share, 0.0, 1.0);
+  return static_cast<std::uint64_t>(std::llround(bits * static_cast<double>(points)));
 }
 
 // One batch of a streamed set, points [first, first + count) at `bases`, added into the set's MSM
@@ -222,6 +231,7 @@ void Groth16Workload::launch_msm_batch(JobContext& context, std::size_t set, Dev
   const auto& shape = shape_.sets[set];
   KernelLaunch launch{set_msm_kernel(set, SetPlacement::streamed), count, {thread_count_, shape.points_per_batch, add ? 1u : 0u},
                       {{bases, count * shape.point_bytes}, {scalars + first * kFrBytes, count * kFrBytes}}, {}};
+  launch.light_units = light_points(set, count);
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
@@ -381,8 +391,9 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
     if (!abc_on_device && !witness) witness = co_await memory.allocate(witness_bytes, stream);
     co_await start_point_uploads(context, points);
     if (!abc_on_device) {
-      // Timing jobs have no witness: a stand-in range of its size (never read).
-      const auto witness_host = timing_ ? timing_->host_memory(witness_bytes) : host_range(job_state.witness.data(), witness_bytes);
+      // Timing jobs' witness: a stand-in range of its size (the simulator's, never read) or their
+      // synthetic one.
+      const auto witness_host = timing_ ? timing_witness_ : host_range(job_state.witness.data(), witness_bytes);
       co_await witness_copy.start(device, witness, witness_host);
     }
   };

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace stagehand::groth16 {
 namespace {
@@ -74,10 +75,32 @@ int Groth16Workload::add_job(ProofJob job) {
 Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement)
     : timing_(std::move(timing)), sizes_(timing_->sizes), abc_step_(abc_step), placement_(placement),
       shape_(shape_key_program(sizes_, placement)), device_state_(std::make_shared<DeviceKeyState>()), owns_device_state_(true),
-      check_seconds_(static_cast<std::size_t>(std::max(0, timing_->proofs)), 0.0) {
-  if (!timing_->host_memory) throw std::invalid_argument("Groth16Workload: timing jobs need host memory for their uploads");
-  for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
-  timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
+      check_seconds_(static_cast<std::size_t>(std::max(0, timing_->jobs())), 0.0) {
+  if (timing_->jobs_per_proof < 1) throw std::invalid_argument("Groth16Workload: timing jobs need at least one job per proof");
+  const Bytes witness_bytes = kFrBytes * sizes_.n_vars;
+  if (const auto& data = timing_->data) {
+    if (abc_step_ != AbcStep::host) {
+      throw std::invalid_argument("Groth16Workload: synthetic data needs the a/b/c step on the host (it has no constraint matrix)");
+    }
+    for (std::size_t set = 0; set < kKeySetCount; ++set) {
+      if (data->sets[set].bytes < shape_.sets[set].bytes()) {
+        throw std::invalid_argument(fmt::format("Groth16Workload: the synthetic {} set holds {}, not its {} points", kKeySetNames[set],
+                                                format_bytes(data->sets[set].bytes), shape_.sets[set].points));
+      }
+      timing_sets_[set] = data->sets[set];
+    }
+    if (data->polynomial.size() < kFrBytes * sizes_.domain_size() || data->witness.size() < witness_bytes || data->host_work == nullptr) {
+      throw std::invalid_argument("Groth16Workload: synthetic data needs a polynomial of the domain's size, a witness of the key's "
+                                  "signals and a host-work pool");
+    }
+    timing_witness_ = host_range(data->witness.data(), witness_bytes);
+    host_work_ = data->host_work;  // the resident sets go up through pinned staging, as a real key's do
+  } else {
+    if (!timing_->host_memory) throw std::invalid_argument("Groth16Workload: timing jobs need host memory for their uploads");
+    for (std::size_t set = 0; set < kKeySetCount; ++set) timing_sets_[set] = timing_->host_memory(std::max<Bytes>(1, shape_.sets[set].bytes()));
+    timing_matrix_ = timing_->host_memory(sizes_.matrix.total_bytes());
+    timing_witness_ = timing_->host_memory(witness_bytes);
+  }
   stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
   if (abc_step_ == AbcStep::streamed) {
     // The synthetic circuit's entries are spread evenly over its rows.
@@ -421,7 +444,23 @@ asio::awaitable<void> Groth16Workload::tear_down(Device& device, int device_inde
 
 asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::span<const HostRange> abc) {
   if (timing_) {
-    co_await device.sleep_for(timing_->host_prepare_ns);
+    const auto began = device.now();
+    if (const auto& data = timing_->data) {
+      // a, b and c at once, a thread each (the partition workloads' host step on the H200 machine:
+      // more threads did not copy faster beside the other job's streamed points).
+      const auto bytes = kFrBytes * sizes_.domain_size();
+      for (const auto& target : abc) {
+        if (target.bytes < bytes) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
+      }
+      co_await data->host_work->run([&] {
+        std::vector<std::thread> copies;
+        for (const auto& target : abc) copies.emplace_back([&, target] { std::memcpy(target.data(), data->polynomial.data(), bytes); });
+        for (auto& thread : copies) thread.join();
+      });
+    }
+    // The step lasts the modelled time, or the copy's where that is longer.
+    const auto spent = device.now() - began;
+    if (spent < timing_->host_prepare_ns) co_await device.sleep_for(timing_->host_prepare_ns - spent);
     co_return;
   }
   const auto& key = *key_;

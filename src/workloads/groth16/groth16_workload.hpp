@@ -51,6 +51,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -87,15 +88,36 @@ std::string describe(AbcStep step);
 std::vector<std::string> abc_step_choices(bool with_auto = false);
 constexpr bool abc_on_device(AbcStep step) { return step != AbcStep::host; }
 
-// Proofs of a key's sizes alone, for the simulator's timing mode: no key, no witness and no proof;
-// the host steps last the modelled times and the GPU program is the same.
+// Proofs of a key's sizes alone: no key, no witness and no proof; the host steps last the
+// modelled times and the GPU program is the same. The simulator's timing mode runs them on virtual
+// memory; `bench policies` runs them on a GPU over synthetic bytes (SyntheticData), so that the
+// program's kernels compute on values of the right kind.
 struct Groth16TimingJobs {
   KeySizes sizes;
   int proofs = 1;
+  // Jobs per proof: the partitions of one proof (a PoRep proof's ten), each a proof of the program.
+  int jobs_per_proof = 1;
   Nanoseconds host_prepare_ns = 0;
   Nanoseconds host_finish_ns = 0;
-  // Host memory the uploads come from (the simulator's virtual ranges, never touched).
+  // The witness's share of full scalars, the rest 0 or 1: what its MSMs cost on the simulator
+  // (their launches' light_units) and, with `data`, what the synthetic witness holds.
+  double full_scalar_share = 1.0;
+  // Host memory the uploads come from without `data` (the simulator's virtual ranges, never
+  // touched).
   std::function<HostRange(Bytes)> host_memory;
+  // On a GPU: the bytes the kernels compute on, the caller's, kept while the workload lives. Each
+  // key set's points in the device layout (set_point_bytes each), in place of host_memory's; every
+  // prepare copies `polynomial` into a, b and c (the step lasts host_prepare_ns or the copy, the
+  // longer); every proof uploads `witness` (n_vars Montgomery scalars). Only with the a/b/c step
+  // on the host: there is no constraint matrix to compute from.
+  struct SyntheticData {
+    std::array<HostRange, kKeySetCount> sets{};
+    std::span<const std::byte> polynomial;
+    std::span<const std::byte> witness;
+    HostWork* host_work = nullptr;
+  };
+  std::optional<SyntheticData> data;
+  int jobs() const { return proofs * jobs_per_proof; }
 };
 
 class Groth16Workload final : public Workload {
@@ -131,12 +153,12 @@ class Groth16Workload final : public Workload {
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }
 
-  int job_count() const override { return timing_ ? timing_->proofs : static_cast<int>(jobs_.size()); }
+  int job_count() const override { return timing_ ? timing_->jobs() : static_cast<int>(jobs_.size()); }
   // A proof that joins the workload (and, through a JobFeed, its run) after it was made: its job
   // index. On the run's executor, like every other call.
   int add_job(ProofJob job);
-  int proof_count() const override { return job_count(); }
-  int proof_of(int job) const override { return job; }
+  int proof_count() const override { return timing_ ? timing_->proofs : job_count(); }
+  int proof_of(int job) const override { return timing_ ? job / timing_->jobs_per_proof : job; }
   JobMemoryPlan memory_plan(int job) const override;
   Bytes resident_bytes() const override;
 
@@ -183,6 +205,8 @@ class Groth16Workload final : public Workload {
   void launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first, std::uint64_t count,
                         bool add, DevicePointer scalars, const Scratch& scratch) const;
   void launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const;
+  // Of `points` of `set`'s MSM, those whose scalars timing jobs declare 0 or 1 (KernelLaunch::light_units).
+  std::uint64_t light_points(std::size_t set, std::uint64_t points) const;
   asio::awaitable<void> enqueue_batch(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,
@@ -198,6 +222,7 @@ class Groth16Workload final : public Workload {
   std::optional<Groth16TimingJobs> timing_;
   std::array<HostRange, kKeySetCount> timing_sets_{};  // the timing jobs' stand-ins for the key's bytes
   HostRange timing_matrix_{};
+  HostRange timing_witness_{};  // what every timing proof uploads as its witness
   KeySizes sizes_;
   std::filesystem::path zkey_path_;
   std::deque<ProofJob> jobs_;  // a deque: jobs join a run (add_job) while others are in hand
