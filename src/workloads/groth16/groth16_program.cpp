@@ -440,7 +440,8 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
   const auto landing = context.results.at(0).sub(0, shape_.result_bytes);
   co_await device.copy_to_host(landing, results, stream);
   co_await device.synchronize_stream(stream);
-  if (!timing_) std::memcpy(job_state.sums.data(), landing.data(), shape_.result_bytes);  // timing jobs' ranges are virtual
+  // The sums to the host (the simulator's timing jobs' ranges are virtual: only synthetic data's are real).
+  if (!timing_ || timing_->data) std::memcpy(job_state.sums.data(), landing.data(), shape_.result_bytes);
   for (auto pointer : pointers(abc_on_device ? DevicePointer{} : witness, results, scratch.h, scratch.msm, points.buffers[0],
                                points.buffers[1])) {
     if (pointer) co_await memory.release(pointer, stream);

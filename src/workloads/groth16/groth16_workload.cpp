@@ -506,16 +506,9 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
   });
 }
 
-asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
-  if (timing_) {
-    co_await device.sleep_for(timing_->host_finish_ns);
-    abandon(job);
-    co_return;
-  }
-  const auto& key = *key_;
-  auto& job_state = state(job);
-  // One sum per set (a streamed set's batches were added up on the device); an empty set's is the
-  // identity, whatever its slot holds.
+// One sum per set (a streamed set's batches were added up on the device); an empty set's is the
+// identity, whatever its slot holds.
+MsmResults Groth16Workload::msm_sums(const JobState& job_state) const {
   auto sum_at = [&](std::size_t set) {
     return reinterpret_cast<const std::uint8_t*>(job_state.sums.data()) + shape_.sets[set].first_sum_offset;
   };
@@ -531,6 +524,19 @@ asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
   sums.b2 = shape_.sets[kSetB2].points == 0
                 ? math::G2Projective::identity()
                 : *decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes>(sum_at(kSetB2), kG2JacobianBytes));
+  return sums;
+}
+
+asio::awaitable<void> Groth16Workload::finish(int job, Device& device) {
+  if (timing_) {
+    if (timing_->data && timing_->data->on_sums) timing_->data->on_sums(job, msm_sums(state(job)));
+    co_await device.sleep_for(timing_->host_finish_ns);
+    abandon(job);
+    co_return;
+  }
+  const auto& key = *key_;
+  auto& job_state = state(job);
+  const auto sums = msm_sums(job_state);
   Proof proof;
   const auto signals = public_signals(key, job_state.witness);
   std::optional<std::string> rejection;

@@ -115,6 +115,9 @@ struct Groth16TimingJobs {
     std::span<const std::byte> polynomial;
     std::span<const std::byte> witness;
     HostWork* host_work = nullptr;
+    // Each job's five MSM sums as its finish finds them (H's over the H step's evaluations), for a
+    // check against the CPU's; on the run's executor.
+    std::function<void(int job, const MsmResults& sums)> on_sums;
   };
   std::optional<SyntheticData> data;
   int jobs() const { return proofs * jobs_per_proof; }
@@ -192,6 +195,7 @@ class Groth16Workload final : public Workload {
     DevicePointer h, msm;
   };
   JobState& state(int job);
+  MsmResults msm_sums(const JobState& job_state) const;
   struct Polynomials {
     DevicePointer a, b, c;
   };

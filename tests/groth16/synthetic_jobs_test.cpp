@@ -1,0 +1,169 @@
+// The Groth16 program's jobs over synthetic bytes (Groth16TimingJobs::SyntheticData, what `bench
+// policies` runs on a GPU) with a PoRep partition's key sizes (workloads/porep/porep_as_groth16.hpp)
+// on the functional simulator: every job's five MSM sums are the CPU's over the same points and
+// scalars, with the key's sets of unequal sizes, the witness's C part after the constant 1, and
+// each set resident or streamed in batches.
+#define BOOST_TEST_MODULE groth16_synthetic_jobs
+#include <boost/test/unit_test.hpp>
+
+#include "coordinator/coordinator.hpp"
+#include "groth16/encoding.hpp"
+#include "math/h_polynomial.hpp"
+#include "math/msm.hpp"
+#include "sim/device_model.hpp"
+#include "sim/kernels/groth16_kernels.hpp"
+#include "sim/sim_device.hpp"
+#include "sim/sim_system.hpp"
+#include "support/functional_run.hpp"
+#include "workloads/porep/porep_as_groth16.hpp"
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace stagehand;
+using namespace stagehand::groth16;
+
+namespace {
+
+// first·G, (first + 1)·G, ... in the key's encoding; `affine` keeps them for the CPU's MSM.
+template <class Curve>
+std::vector<std::byte> multiples(std::uint64_t first, std::uint64_t count, Bytes point_bytes,
+                                 std::vector<math::AffinePoint<Curve>>& affine) {
+  std::vector<math::ProjectivePoint<Curve>> points;
+  const auto generator = Curve::generator();
+  auto point = math::ProjectivePoint<Curve>::from_affine(generator).multiply(math::Fr::from_uint64(first));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    points.push_back(point);
+    point += generator;
+  }
+  affine.resize(count);
+  math::batch_to_affine<Curve>(points, affine);
+  std::vector<std::byte> bytes(count * point_bytes);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::vector<std::uint8_t> encoded;
+    if constexpr (std::is_same_v<Curve, math::G1Curve>) {
+      encode_g1(affine[i], encoded);
+    } else {
+      encode_g2(affine[i], encoded);
+    }
+    BOOST_REQUIRE_EQUAL(encoded.size(), point_bytes);
+    std::memcpy(bytes.data() + i * point_bytes, encoded.data(), point_bytes);
+  }
+  return bytes;
+}
+
+HostRange range_of(std::vector<std::byte>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(porep_partitions_on_synthetic_bytes_give_the_cpus_msm_sums) {
+  PoRepSettings porep;
+  porep.proofs = 1;
+  porep.partitions_per_proof = 3;
+  porep.shape.domain_log2 = 10;
+  porep.shape.host_prepare_ns_per_element = 0;
+  porep.shape.host_finish_ns_per_element = 0;
+  auto jobs = porep_timing_jobs(porep);
+  const auto& sizes = jobs.sizes;
+  BOOST_REQUIRE(sizes.set_points[kSetA] != sizes.set_points[kSetB1]);  // unequal sets, as a PoRep key has
+
+  // The key's sets: distinct multiples of G across the G1 sets.
+  std::vector<math::G1Affine> h, a, b1, c;
+  std::vector<math::G2Affine> b2;
+  std::array<std::vector<std::byte>, kKeySetCount> set_bytes;
+  std::uint64_t next = 1;
+  for (auto [set, affine] : {std::pair{kSetH, &h}, std::pair{kSetA, &a}, std::pair{kSetB1, &b1}, std::pair{kSetC, &c}}) {
+    set_bytes[set] = multiples<math::G1Curve>(next, sizes.set_points[set], kG1Bytes, *affine);
+    next += sizes.set_points[set];
+  }
+  set_bytes[kSetB2] = multiples<math::G2Curve>(3, sizes.set_points[kSetB2], kG2Bytes, b2);
+
+  // A PoRep witness's kinds: every third scalar full, the rest 0 or 1.
+  std::vector<math::Fr> witness(sizes.n_vars);
+  for (std::uint64_t i = 0; i < witness.size(); ++i) {
+    witness[i] = i % 3 == 0 ? math::Fr::from_uint64(0x9e3779b97f4a7c15ull * (i + 1)).squared() : math::Fr::from_uint64((i / 3) % 2);
+  }
+  std::vector<math::Fr> polynomial(sizes.domain_size());
+  for (std::uint64_t i = 0; i < polynomial.size(); ++i) polynomial[i] = math::Fr::from_uint64(i * i + 7);
+
+  // The CPU's sums: the witness's MSMs, and H's over the H step's evaluations of a = b = c.
+  MsmResults expected;
+  expected.a = math::msm(a, std::span(witness).first(a.size()));
+  expected.b1 = math::msm(b1, std::span(witness).first(b1.size()));
+  expected.b2 = math::msm(b2, std::span(witness).first(b2.size()));
+  expected.c = math::msm(c, std::span(witness).subspan(1 + sizes.n_public, c.size()));
+  {
+    auto pa = polynomial, pb = polynomial, pc = polynomial;
+    math::h_evaluations_snarkjs(pa, pb, pc, math::Domain::snarkjs(sizes.domain_log2));
+    expected.h = math::msm(h, pa);
+  }
+
+  for (auto placement : {SetPlacement::resident, SetPlacement::streamed}) {
+    BOOST_TEST_CONTEXT("every set " << to_string(placement)) {
+      sim::SimOptions options;
+      options.functional = true;
+      options.keep_trace_events = false;
+      sim::SimSystem system(options);
+      auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
+      sim::register_groth16_kernels(system);
+      HostWork host_work(0);
+      Groth16TimingJobs::SyntheticData data;
+      for (std::size_t set = 0; set < kKeySetCount; ++set) data.sets[set] = range_of(set_bytes[set]);
+      data.polynomial = std::as_bytes(std::span(polynomial));
+      data.witness = std::as_bytes(std::span(witness));
+      data.host_work = &host_work;
+      std::map<int, MsmResults> sums;
+      data.on_sums = [&](int job, const MsmResults& found) { sums[job] = found; };
+      auto with_data = jobs;
+      with_data.data = data;
+      auto layout = KeyPlacement::all(placement);
+      layout.stream_buffer_bytes = 64 * kG1Bytes;  // several batches a set
+      Groth16Workload workload(std::move(with_data), AbcStep::host, layout);
+      CoordinatorSettings settings;
+      settings.policy = Policy::budgeted;
+      const auto report = testing::run_functional(system, device, settings, workload);
+      BOOST_CHECK_EQUAL(report.partitions_completed, 3);
+      BOOST_CHECK_EQUAL(report.proofs, 1);
+      BOOST_REQUIRE_EQUAL(sums.size(), 3u);
+      for (const auto& [job, found] : sums) {
+        BOOST_TEST_CONTEXT("job " << job) {
+          BOOST_CHECK(found.h == expected.h);
+          BOOST_CHECK(found.a == expected.a);
+          BOOST_CHECK(found.b1 == expected.b1);
+          BOOST_CHECK(found.b2 == expected.b2);
+          BOOST_CHECK(found.c == expected.c);
+        }
+      }
+      BOOST_CHECK_EQUAL(device.memory_info().total_bytes - device.memory_info().free_bytes, 0u);
+    }
+  }
+}
+
+// What the data must hold is checked when the jobs are made, naming the set.
+BOOST_AUTO_TEST_CASE(synthetic_data_short_of_a_set_is_refused_naming_it) {
+  PoRepSettings porep;
+  porep.shape.domain_log2 = 10;
+  auto jobs = porep_timing_jobs(porep);
+  std::vector<std::byte> small(kG1Bytes);
+  std::vector<std::byte> polynomial(32 * jobs.sizes.domain_size()), witness(32 * jobs.sizes.n_vars);
+  HostWork host_work(0);
+  Groth16TimingJobs::SyntheticData data;
+  for (auto& set : data.sets) set = range_of(small);
+  data.polynomial = polynomial;
+  data.witness = witness;
+  data.host_work = &host_work;
+  jobs.data = data;
+  try {
+    Groth16Workload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::streamed));
+    BOOST_FAIL("no error");
+  } catch (const std::invalid_argument& error) {
+    BOOST_TEST(std::string(error.what()).find("the synthetic H set holds 96 B") != std::string::npos, error.what());
+  }
+  auto device_jobs = porep_timing_jobs(porep);
+  device_jobs.data = data;
+  BOOST_CHECK_THROW(Groth16Workload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
+                    std::invalid_argument);
+}
