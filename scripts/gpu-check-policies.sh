@@ -13,6 +13,7 @@
 #       SMALL_LOG (22), BIG_LOG (26) narrow it; POLICIES ("serial budgeted") runs only those at
 #       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident; MIXED=1 runs
 #       them at BIG_LOG again with the partition program's mixed stream order (mixed.log, mixed.json).
+#       ONLY=PARTS passes --only PARTS to the kernel check (e.g. "launchers,partition,groth16-h").
 #       GROTH16=1 also runs the PoRep partitions on the Groth16 program (kind = "groth16", key =
 #       "porep-partition") at BIG_LOG: the policies with a PoRep witness (groth16.log, .json), and
 #       budgeted with every scalar uniform, the measured model's case (groth16-uniform.log, .json).
@@ -28,9 +29,10 @@ bundle)
   build=${BUILD:-build-cuda}
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j2 --target stagehand stagehand_kernel_check stagehand_synthetic_check
-  rm -rf "$bundle" && mkdir -p "$bundle/lib"
-  cp "$build"/src/cli/stagehand "$build"/tests/gpu/stagehand_kernel_check "$build"/tests/gpu/stagehand_synthetic_check \
-    config/default.toml "$bundle/"
+  # Stripped and compressed (pack_binaries): the three binaries are some 100 MB as built.
+  pack_binaries "$bundle" "$build"/src/cli/stagehand "$build"/tests/gpu/stagehand_kernel_check \
+    "$build"/tests/gpu/stagehand_synthetic_check
+  cp config/default.toml "$bundle/"
   # The PoRep partitions on the Groth16 program: default.toml's [workload] as kind "groth16" with a
   # PoRep partition's key (a, b and c from the host).
   sed -e 's/^kind = "porep"/kind = "groth16"\nkey = "porep-partition"/' -e '/^msm_collect = /d' -e '/^stream_order = /d' \
@@ -43,17 +45,17 @@ bundle)
   # The partition program's mixed stream order ([workload] stream_order), to compare with the default.
   sed -e 's/^stream_order = "in-order"/stream_order = "mixed"/' config/default.toml >"$bundle/mixed.toml"
   grep -q '^stream_order = "mixed"' "$bundle/mixed.toml"
-  bundle_libraries "$bundle" "$bundle"/stagehand*
   du -sh "$bundle"
   ;;
 run)
   export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  unpack_binaries "$bundle" "$bundle"
   out="${OUT:-/tmp/gpu-policies}"
   mkdir -p "$out" /tmp/policy-traces
   status=0
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
   if [[ ${CHECKS:-1} != 0 ]]; then
-    timeout 240 "$bundle/stagehand_kernel_check" --max-log 14 --big 0 >"$out/kernel_check.log" 2>&1 || status=1
+    timeout 240 "$bundle/stagehand_kernel_check" --max-log 14 --big 0 ${ONLY:+--only "$ONLY"} >"$out/kernel_check.log" 2>&1 || status=1
     grep -E "partition|passed|failed" "$out/kernel_check.log" | tail -20
     timeout 120 "$bundle/stagehand_synthetic_check" >"$out/synthetic.log" 2>&1 || status=1
     tail -6 "$out/synthetic.log"

@@ -7,7 +7,6 @@
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
-#include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "math/ntt.hpp"
 
@@ -19,6 +18,7 @@
 #include <mutex>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace stagehand::sim {
@@ -73,18 +73,30 @@ const math::Domain& snarkjs_domain(unsigned log_size, unsigned threads) {
   return *slot;
 }
 
-void groth16_h(KernelContext& context) {
+// The H step's buffers as Fr values: the first 2^log_size of each.
+template <class Byte>
+auto domain_values(std::span<Byte> bytes, unsigned log_size, const char* kernel_name) {
+  const std::size_t n = std::size_t{1} << log_size;
+  if (bytes.size() < n * kernel::kFrBytes) throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel_name));
+  using Value = std::conditional_t<std::is_const_v<Byte>, const math::Fr, math::Fr>;
+  return std::span<Value>(reinterpret_cast<Value*>(bytes.data()), n);
+}
+
+void groth16_h_evaluate(KernelContext& context) {
   const auto log_size = static_cast<unsigned>(context.argument(0));
   const auto threads = static_cast<unsigned>(context.argument(1));
-  const std::size_t n = std::size_t{1} << log_size;
-  auto as_fr = [n](std::span<std::byte> bytes) {
-    if (bytes.size() < n * kernel::kFrBytes) {
-      throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel::groth16_h));
-    }
-    return std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), n);
-  };
-  math::h_evaluations_snarkjs(as_fr(context.write(0)), as_fr(context.write(1)), as_fr(context.write(2)),
-                              snarkjs_domain(log_size, threads), threads);
+  const auto values = domain_values(context.write(0), log_size, kernel::groth16_h_evaluate);
+  const auto& domain = snarkjs_domain(log_size, threads);
+  math::intt(values, domain, threads);
+  math::coset_ntt(values, domain, threads);
+}
+
+void groth16_h_combine(KernelContext& context) {
+  const auto log_size = static_cast<unsigned>(context.argument(0));
+  const auto a = domain_values(context.write(0), log_size, kernel::groth16_h_combine);
+  const auto b = domain_values(context.read(0), log_size, kernel::groth16_h_combine);
+  const auto c = domain_values(context.read(1), log_size, kernel::groth16_h_combine);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = a[i] * b[i] - c[i];
 }
 
 // The Jacobian sums in the device layout (groth16/encoding.hpp), from and into device bytes the
@@ -261,7 +273,8 @@ void groth16_abc(KernelContext& context) {
 }  // namespace
 
 void register_groth16_kernels(SimSystem& system) {
-  system.register_kernel(kernel::groth16_h, groth16_h);
+  system.register_kernel(kernel::groth16_h_evaluate, groth16_h_evaluate);
+  system.register_kernel(kernel::groth16_h_combine, groth16_h_combine);
   system.register_kernel(kernel::groth16_msm_g1, groth16_msm_g1);
   system.register_kernel(kernel::groth16_msm_g2, groth16_msm_g2);
   system.register_kernel(kernel::groth16_precompute_g1, [](KernelContext& context) {

@@ -1,9 +1,10 @@
 #pragma once
-// The Groth16 program's kernels (kernel::groth16_h, kernel::groth16_msm_g1) as host functions for
-// the functional simulator, over the CPU reference of src/math. Their conventions are those of
-// src/device/kernel_abi.hpp:
-//   groth16_h       arguments [log_size, threads], writes [a, b, c, ...]: A, B, C on the domain in,
-//                   a holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1) out (snarkjs's form).
+// The Groth16 program's kernels (kernel::groth16_h_evaluate, kernel::groth16_msm_g1, ...) as host
+// functions for the functional simulator, over the CPU reference of src/math. Their conventions
+// are those of src/device/kernel_abi.hpp:
+//   groth16_h_evaluate  arguments [log_size, threads], writes [values, ...]: a polynomial on the
+//                   domain in, on the coset x_j = ω_2n^(2j+1) out; groth16_h_combine, reads [b, c],
+//                   writes [a]: a_j·b_j − c_j (snarkjs's form of the H step, with the three first).
 //   groth16_msm_g1  arguments [threads], reads [points, scalars], writes [result, ...]: points
 //                   are 96-byte affine Montgomery G1 (zeros: infinity), scalars 32-byte Montgomery
 //                   Fr; the result is the 144-byte Jacobian sum X‖Y‖Z (Montgomery Fq).

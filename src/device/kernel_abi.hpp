@@ -36,8 +36,13 @@
 // tail_reduce            1              [offset, capacity]              []                     [sums, scratch]
 //
 // The Groth16 program (src/workloads/groth16/groth16_workload.cpp):
-// groth16_h              2^log_size     [log_size, threads]             -                      [a, b, c, scratch]
-//   in: A, B, C on the domain; out: a holds P_j = A(x_j)·B(x_j) − C(x_j) at x_j = ω_2n^(2j+1).
+// groth16_h_evaluate     2^log_size     [log_size, threads]             -                      [values, scratch]
+//   one of a, b, c in place: in, its polynomial on the domain; out, on the coset, at x_j = ω_2n^(2j+1)
+//   (the inverse NTT, then the coset NTT); the scratch holds the NTT domain, built at every launch.
+// groth16_h_combine      2^log_size     [log_size, threads]             [b, c]                 [a]
+//   a_j = a_j·b_j − c_j: after groth16_h_evaluate of each, a holds P_j = A(x_j)·B(x_j) − C(x_j).
+//   Three launches and a fourth rather than one, so that the step starts on a while b and c still
+//   travel (a job whose inputs go up in the lock: the holder's memory kept the last of them out).
 // groth16_msm_g1         point_count    [threads]                       [points, scalars]      [result, scratch]
 //   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq).
 // groth16_msm_g2         point_count    [threads]                       [points, scalars]      [result, scratch]
@@ -99,7 +104,8 @@ inline constexpr const char* msm_batch = "msm_batch";
 inline constexpr const char* msm_reduce = "msm_reduce";
 inline constexpr const char* tail_msm = "tail_msm";
 inline constexpr const char* tail_reduce = "tail_reduce";
-inline constexpr const char* groth16_h = "groth16_h";
+inline constexpr const char* groth16_h_evaluate = "groth16_h_evaluate";
+inline constexpr const char* groth16_h_combine = "groth16_h_combine";
 inline constexpr const char* groth16_msm_g1 = "groth16_msm_g1";
 inline constexpr const char* groth16_msm_g2 = "groth16_msm_g2";
 inline constexpr const char* groth16_msm_g1_batch = "groth16_msm_g1_batch";
@@ -116,11 +122,11 @@ inline constexpr const char* setup_fixed_base_g2 = "setup_fixed_base_g2";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 32> kAll{
+inline constexpr std::array<std::string_view, 33> kAll{
     busy_wait,  ntt_domain_init, ntt_forward, ntt_inverse, coset_ntt,      coset_intt,     h_pointwise,
     h_polynomial_snarkjs,        h_polynomial_classic,     msm_g1,         batch_addition_g1,
     batch_addition_g2,           ntt_twiddles,             ntt,            msm_batch,      msm_reduce,
-    tail_msm,   tail_reduce,     groth16_h,   groth16_msm_g1, groth16_msm_g2, groth16_msm_g1_batch,
+    tail_msm,   tail_reduce,     groth16_h_evaluate,       groth16_h_combine, groth16_msm_g1, groth16_msm_g2, groth16_msm_g1_batch,
     groth16_msm_g2_batch,        groth16_msm_g1_reduce,    groth16_msm_g2_reduce,          groth16_precompute_g1,
     groth16_precompute_g2,       groth16_msm_g1_precomputed, groth16_msm_g2_precomputed,   groth16_abc,
     setup_fixed_base_g1,         setup_fixed_base_g2};

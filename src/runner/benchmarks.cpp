@@ -73,14 +73,15 @@ std::vector<std::byte> random_polynomial(const PartitionShape& shape) {
 }
 
 // The Groth16 program's synthetic bytes (Groth16TimingJobs::SyntheticData): each key set's points,
-// distinct across the G1 sets; a witness of n_vars Montgomery scalars, each uniform where a hash of
-// its index falls below `full_share` and otherwise 0 or 1 (by another bit of the hash), so that
-// every set's MSM sees that share of full scalars.
+// distinct across the G1 sets; a witness of n_vars Montgomery scalars of the jobs' kinds: from
+// bits_below on, uniform where a hash of the index falls below full_scalar_share, otherwise (and
+// below it) 0 or 1 by another bit of the hash.
 struct Groth16SyntheticBytes {
   std::array<PinnableBytes, groth16::kKeySetCount> sets;
   PinnableBytes witness;
 
-  Groth16SyntheticBytes(const groth16::KeySizes& sizes, double full_share) {
+  explicit Groth16SyntheticBytes(const groth16::Groth16TimingJobs& jobs) {
+    const auto& sizes = jobs.sizes;
     std::uint64_t next_index = 0;
     for (std::size_t set = 0; set < groth16::kKeySetCount; ++set) {
       const auto points = sizes.set_points[set];
@@ -97,11 +98,11 @@ struct Groth16SyntheticBytes {
     witness.resize(sizes.n_vars * kScalar);
     cuda::fill_scalars(range_of(witness), sizes.n_vars, 2, true);
     const math::Fr one = math::Fr::one();
-    const auto threshold = static_cast<std::uint64_t>(std::clamp(full_share, 0.0, 1.0) * 1048576.0);
+    const auto threshold = static_cast<std::uint64_t>(std::clamp(jobs.full_scalar_share, 0.0, 1.0) * 1048576.0);
     for (std::uint64_t i = 0; i < sizes.n_vars; ++i) {
       std::uint64_t hash = (i + 1) * 0x9e3779b97f4a7c15ull;
       hash ^= hash >> 29;
-      if ((hash & 0xfffff) < threshold) continue;
+      if (i >= jobs.bits_below && (hash & 0xfffff) < threshold) continue;
       std::byte* scalar = witness.data() + i * kScalar;
       if ((hash >> 40) & 1) {
         std::memcpy(scalar, &one, kScalar);
@@ -153,13 +154,13 @@ int run_policy_bench(const PolicyBenchOptions& options) {
     if (options.full_scalar_share >= 0) config.groth16.full_scalar_share = options.full_scalar_share;
     const auto jobs = groth16_timing_jobs(config);
     const auto& sizes = jobs.sizes;
-    const double full_share = jobs.full_scalar_share;
-    groth16_bytes.emplace(sizes, full_share);
+    groth16_bytes.emplace(jobs);
     fmt::print(stderr, "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
-               "of {} scalars, {:.1f}% uniform and the rest 0 or 1, made in {:.1f} s\n",
+               "of {} scalars, from {} on {:.1f}% uniform, the rest 0 or 1 ({} full), made in {:.1f} s\n",
                to_string(config.groth16.key), sizes.set_points[groth16::kSetH], sizes.set_points[groth16::kSetA],
                sizes.set_points[groth16::kSetB1], sizes.set_points[groth16::kSetB2], sizes.set_points[groth16::kSetC], sizes.n_vars,
-               100.0 * full_share, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+               jobs.bits_below, 100.0 * jobs.full_scalar_share, jobs.full_scalars(0, sizes.n_vars),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::filesystem::create_directories(options.trace_dir);
   HostWork host_work(4);

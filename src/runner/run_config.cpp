@@ -219,7 +219,10 @@ groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config) {
     jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
     jobs.host_finish_ns = config.workload.shape.host_finish_ns();
   }
-  if (config.groth16.full_scalar_share) jobs.full_scalar_share = *config.groth16.full_scalar_share;
+  if (config.groth16.full_scalar_share) {  // the whole witness's share, in place of the key shape's
+    jobs.full_scalar_share = *config.groth16.full_scalar_share;
+    jobs.bits_below = 0;
+  }
   return jobs;
 }
 

@@ -32,8 +32,9 @@ std::string_view to_string(Groth16KeyShape shape);
 
 struct Groth16RunSettings {
   Groth16KeyShape key = Groth16KeyShape::synthetic_circuit;
-  // The witness's share of full scalars, the rest 0 or 1 (Groth16TimingJobs::full_scalar_share);
-  // nullopt: the key shape's (a PoRep witness's for a PoRep partition's key, 1 otherwise).
+  // The whole witness's share of full scalars, the rest 0 or 1 (Groth16TimingJobs::
+  // full_scalar_share, from index 0); nullopt: the key shape's (a PoRep witness for a PoRep
+  // partition's key, porep_as_groth16.hpp; every scalar full otherwise).
   std::optional<double> full_scalar_share;
   groth16::AbcStep abc_step = groth16::AbcStep::device;
   std::optional<groth16::SetPlacement> key_sets;  // nullopt: planned from the device's memory

@@ -428,14 +428,14 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
 
 BOOST_AUTO_TEST_CASE(an_injected_device_fault_fails_only_its_proof) {
   auto options = Engine::default_backend_options();
-  options.device_faults.fail_kernel_name = "groth16_h";
+  options.device_faults.fail_kernel_name = "groth16_h_combine";
   options.device_faults.fail_kernel_occurrence = 2;
   Engine engine(config(), options);
   engine.load_key("small", files().zkey);
   check_done(engine.submit("small", files().wtns(2, 3)), 2, 3);
   const auto failed = engine.submit("small", files().wtns(4, 5)).wait();
   BOOST_CHECK(failed.state == ProofState::failed);
-  BOOST_CHECK_MESSAGE(failed.error.find("groth16_h") != std::string::npos, failed.error);
+  BOOST_CHECK_MESSAGE(failed.error.find("groth16_h_combine") != std::string::npos, failed.error);
   check_done(engine.submit("small", files().wtns(6, 7)), 6, 7);
   const auto status = engine.status();
   BOOST_CHECK_EQUAL(status.done, 2u);

@@ -9,7 +9,7 @@
 // timing at 2^20 and 2^24 G1 and 2^20 and 2^22 G2 points; --setup-only 1 runs those two alone.
 // Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
 // --only runs only the parts named (comma-separated, in this order): setup, launchers, partition,
-// abc, g2, groth16-streamed, msm-edge, msm-precomputed, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
+// abc, groth16-h, g2, groth16-streamed, msm-edge, msm-precomputed, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
 // in batches of 2^(streamed-log - 3), default 16), msm-streamed-20 (2^20 in batches of 2^18), big.
 // A slow tool (compute-sanitizer) can then take one part at a time, at small sizes.
 #include <algorithm>
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   const auto listed = [](const std::string& list, const std::string& part) {
     return ("," + list + ",").find("," + part + ",") != std::string::npos;
   };
-  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "g2", "groth16-streamed", "msm-edge", "msm-precomputed", "msm-tunings", "ntt",
+  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "groth16-h", "g2", "groth16-streamed", "msm-edge", "msm-precomputed", "msm-tunings", "ntt",
                                        "h", "msm", "msm-streamed", "msm-streamed-20", "big"};
   if (!only.empty()) {
     // A misspelt part would otherwise run nothing and pass.
@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
     if (run("abc")) {
       add(check_abc(std::cout, 1000, seed + 900));
       add(check_abc(std::cout, std::uint64_t{1} << 20, seed + 901));
+    }
+    if (run("groth16-h")) {
+      for (unsigned log : {1u, 10u, 16u}) add(check_groth16_h(std::cout, log, seed + 920 + log));
     }
     if (run("g2") && g2_log != 0) add(check_msm_g2(std::cout, g2_log, std::min(g2_log, 18u), seed + 950));
     if (run("groth16-streamed")) add(check_streamed_groth16_msms(std::cout, seed + 970));

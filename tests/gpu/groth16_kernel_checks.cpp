@@ -15,6 +15,7 @@
 #include "kernel_check_helpers.hpp"
 #include "launch/groth16_launchers.hpp"
 #include "math/g2.hpp"
+#include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "msm/msm.hpp"
 #include "msm/msm_results_host.hpp"
@@ -280,6 +281,29 @@ Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed) {
                           std::to_string(layout.entries_a + layout.entries_b) + " entries",
                       bad >= 0 ? "first mismatch at " + std::to_string(bad) : ""));
   }
+  return result;
+}
+
+Result check_groth16_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  std::vector<math::Fr> values[3] = {random_fr(n, seed), random_fr(n, seed + 1), random_fr(n, seed + 2)};
+  DeviceBuffer buffers[3] = {DeviceBuffer((n + kGuard) * 32), DeviceBuffer((n + kGuard) * 32), DeviceBuffer((n + kGuard) * 32)};
+  for (int k = 0; k < 3; ++k) buffers[k].upload(limbs_of(values[k]));
+  const std::uint64_t scratch_bytes = groth16_kernel_scratch_bytes(kernel::groth16_h_evaluate, n);
+  DeviceBuffer scratch(std::max<std::uint64_t>(scratch_bytes, 16));
+  for (auto& buffer : buffers) {
+    KernelLaunch launch{kernel::groth16_h_evaluate, n, {log_size, 0}, {}, {use(buffer, n * 32), use(scratch, scratch_bytes)}};
+    launcher(kernel::groth16_h_evaluate)(launch, nullptr);
+  }
+  KernelLaunch combine{kernel::groth16_h_combine, n, {log_size, 0}, {use(buffers[1], n * 32), use(buffers[2], n * 32)},
+                       {use(buffers[0], n * 32)}};
+  launcher(kernel::groth16_h_combine)(combine, nullptr);
+  SH_CUDA_OK(cudaDeviceSynchronize());
+  math::h_evaluations_snarkjs(values[0], values[1], values[2], math::Domain::snarkjs(log_size));
+  Result result;
+  const long long bad = first_mismatch(buffers[0].download<FrLimbs>(n), values[0]);
+  result.add(report(out, bad < 0 && guard_intact(buffers[0], n), "groth16_h_evaluate x3 + groth16_h_combine 2^" + std::to_string(log_size),
+                    bad >= 0 ? "first mismatch at " + std::to_string(bad) : ""));
   return result;
 }
 

@@ -59,5 +59,8 @@ Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed);
 // groth16_abc through its launcher over a random matrix of `rows` rows (empty rows among them)
 // against the rows summed on the CPU; every output element and its guard.
 Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed);
+// The H step as the Groth16 program launches it: groth16_h_evaluate on each of a, b, c (one
+// scratch reused), then groth16_h_combine, against math::h_evaluations_snarkjs.
+Result check_groth16_h(std::ostream& out, unsigned log_size, std::uint64_t seed);
 
 }  // namespace stagehand::cuda::checks

@@ -152,7 +152,8 @@ BOOST_AUTO_TEST_CASE(both_kernels_are_registered_under_their_abi_names) {
   options.functional = true;
   sim::SimSystem system(options);
   sim::register_groth16_kernels(system);
-  BOOST_TEST(system.kernel_function(kernel::groth16_h) != nullptr);
+  BOOST_TEST(system.kernel_function(kernel::groth16_h_evaluate) != nullptr);
+  BOOST_TEST(system.kernel_function(kernel::groth16_h_combine) != nullptr);
   BOOST_TEST(system.kernel_function(kernel::groth16_msm_g1) != nullptr);
   for (const char* name : {kernel::groth16_msm_g1_batch, kernel::groth16_msm_g2_batch, kernel::groth16_msm_g1_reduce,
                            kernel::groth16_msm_g2_reduce}) {

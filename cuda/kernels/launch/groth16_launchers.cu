@@ -1,4 +1,4 @@
-// groth16_h, groth16_msm_g1/_g2 (plain, in batches, over precomputed bases) and groth16_abc on the device: the NTT-based H step, the
+// groth16_h_evaluate/_combine, groth16_msm_g1/_g2 (plain, in batches, over precomputed bases) and groth16_abc on the device: the NTT-based H step, the
 // Pippenger MSMs of msm.cu/msm_g2.cu with their window sums folded into one point on the device,
 // and the a/b/c step of constraints/abc.cu.
 #include <stdexcept>
@@ -17,24 +17,34 @@
 namespace stagehand::cuda {
 namespace {
 
-// The snarkjs domain is built in the scratch at every launch (a few small kernels; the H step
-// itself is seven NTTs over the whole domain).
-void launch_groth16_h(const KernelLaunch& launch, cudaStream_t stream) {
-  if (launch.arguments.empty() || launch.writes.size() < 4) {
-    reject(launch, "expects [log_size, threads] and writes [a, b, c, scratch]");
-  }
+unsigned h_step_log_size(const KernelLaunch& launch) {
+  if (launch.arguments.empty()) reject(launch, "expects [log_size, threads]");
   const std::uint64_t log_size = launch.arguments[0];
   if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) reject(launch, "log_size outside 1..27");
-  const unsigned log = static_cast<unsigned>(log_size);
-  const std::uint64_t bytes = kFrBytes << log;
-  void* a = address(launch, launch.writes[0], bytes);
-  void* b = address(launch, launch.writes[1], bytes);
-  void* c = address(launch, launch.writes[2], bytes);
-  void* domain = address(launch, launch.writes[3], ntt_domain_bytes(log));
+  return static_cast<unsigned>(log_size);
+}
+
+// One of a, b, c to the snarkjs coset (h_polynomial's first part, HForm::snarkjs). The domain is
+// built in the scratch at every launch (a few small kernels beside two NTTs over the domain).
+void launch_groth16_h_evaluate(const KernelLaunch& launch, cudaStream_t stream) {
+  const unsigned log = h_step_log_size(launch);
+  if (launch.writes.size() < 2) reject(launch, "writes [values, scratch]");
+  void* values = address(launch, launch.writes[0], kFrBytes << log);
+  void* domain = address(launch, launch.writes[1], ntt_domain_bytes(log));
   FrWords root, coset;
   snarkjs_domain_roots(log, root, coset);
   ntt_domain_init(domain, log, root, coset, stream);
-  h_polynomial(a, b, c, domain, log, HForm::snarkjs, stream);
+  ntt(values, domain, log, NttKind::inverse, stream);
+  ntt(values, domain, log, NttKind::coset_forward, stream);
+}
+
+// a = a·b − c, pointwise (h_polynomial's last part, HForm::snarkjs).
+void launch_groth16_h_combine(const KernelLaunch& launch, cudaStream_t stream) {
+  const unsigned log = h_step_log_size(launch);
+  if (launch.reads.size() < 2 || launch.writes.empty()) reject(launch, "reads [b, c] and writes [a]");
+  const std::uint64_t bytes = kFrBytes << log;
+  h_pointwise(address(launch, launch.writes[0], bytes), address(launch, launch.reads[0], bytes), address(launch, launch.reads[1], bytes),
+              std::uint64_t{1} << log, nullptr, stream);
 }
 
 // ---- the MSM -----------------------------------------------------------------------------------
@@ -155,7 +165,8 @@ void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
 }
 
 constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
-    {kernel::groth16_h, &launch_groth16_h},
+    {kernel::groth16_h_evaluate, &launch_groth16_h_evaluate},
+    {kernel::groth16_h_combine, &launch_groth16_h_combine},
     {kernel::groth16_msm_g1, &launch_groth16_msm<MsmGroup::g1>},
     {kernel::groth16_msm_g2, &launch_groth16_msm<MsmGroup::g2>},
     {kernel::groth16_msm_g1_batch, &launch_groth16_msm_batch<MsmGroup::g1>},
@@ -179,7 +190,7 @@ const KernelLauncher* find_groth16_launcher(std::string_view name) {
 }
 
 std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t work_units) {
-  if (name == kernel::groth16_h) {
+  if (name == kernel::groth16_h_evaluate) {
     unsigned log = 0;
     while ((std::uint64_t{1} << log) < work_units) ++log;
     return log >= kNttMinLogSize && log <= kNttMaxLogSize ? ntt_domain_bytes(log) : 0;

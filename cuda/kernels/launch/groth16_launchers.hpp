@@ -2,10 +2,12 @@
 // the NTT and MSM kernels. launchers.cu's find_launcher consults find_groth16_launcher.
 //
 // name             work_units    arguments                  reads               writes
-// groth16_h        2^log_size    [log_size, threads]        -                   [a, b, c, scratch]
-//   a, b, c: 32·2^log_size bytes of Montgomery Fr (A, B, C on the domain); out: a holds the
-//   snarkjs H evaluations (h_polynomial_snarkjs on the snarkjs domain: ω = 5^((r-1)/n), g = ω_2n);
-//   b and c are overwritten.
+// groth16_h_evaluate  2^log_size  [log_size, threads]       -                   [values, scratch]
+//   values: 32·2^log_size bytes of Montgomery Fr (one of A, B, C on the domain), out on the coset
+//   (the inverse NTT, then the coset NTT, on the snarkjs domain: ω = 5^((r-1)/n), g = ω_2n).
+// groth16_h_combine   2^log_size  [log_size, threads]       [b, c]              [a]
+//   a = a·b − c pointwise: after groth16_h_evaluate of all three, a holds the snarkjs H
+//   evaluations (h_polynomial with HForm::snarkjs). No scratch.
 // groth16_msm_g1   point_count   [threads]                  [points, scalars]   [result, scratch]
 //   points: 96-byte affine G1 (Montgomery, infinity = zeros); scalars: 32-byte Montgomery Fr;
 //   result: 144 bytes, the Jacobian sum X‖Y‖Z (Montgomery Fq), combined on the device.
@@ -30,7 +32,7 @@
 // `threads` (host threads in the simulator's version) is ignored here.
 //
 // scratch: groth16_kernel_scratch_bytes(name, work_units) bytes that the caller allocated (the
-// coordinator's budget reserves them): groth16_h builds its NTT domain there at every launch (a
+// coordinator's budget reserves them): groth16_h_evaluate builds its NTT domain there at every launch (a
 // few small kernels), groth16_msm_g1 keeps its window sums and sort buffers there, the batch
 // kernels their buckets as well (work_units = the capacity), the precomputed MSMs theirs at the
 // width kernel::precomputed_window_bits gives. The launchers allocate nothing.

@@ -193,12 +193,22 @@ asio::awaitable<void> Groth16Workload::run_abc(JobContext& context, ProofPoints&
   }
 }
 
-void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const {
+// The H step: each of a, b, c to the coset as soon as it is on the device (the policy's upload
+// events, where it still travels), then a = a·b − c.
+void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch,
+                               const std::array<EventHandle, 3>& uploaded) const {
   const Bytes polynomial = kFrBytes * sizes_.domain_size();
-  KernelLaunch launch{kernel::groth16_h, sizes_.domain_size(), {sizes_.domain_log2, thread_count_}, {},
-                      {{polynomials.a, polynomial}, {polynomials.b, polynomial}, {polynomials.c, polynomial}}};
-  if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
-  context.device.launch(launch, context.compute);
+  const std::array<DevicePointer, 3> values{polynomials.a, polynomials.b, polynomials.c};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (uploaded[i]) context.device.stream_wait_event(context.compute, uploaded[i]);
+    KernelLaunch launch{kernel::groth16_h_evaluate, sizes_.domain_size(), {sizes_.domain_log2, thread_count_}, {},
+                        {{values[i], polynomial}}};
+    if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
+    context.device.launch(launch, context.compute);
+  }
+  context.device.launch(KernelLaunch{kernel::groth16_h_combine, sizes_.domain_size(), {sizes_.domain_log2, thread_count_},
+                                     {{polynomials.b, polynomial}, {polynomials.c, polynomial}}, {{polynomials.a, polynomial}}},
+                        context.compute);
 }
 
 // The MSM of `set`'s points at `bases` on the device with the scalars from `scalars` on, into its
@@ -213,15 +223,15 @@ void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePoi
     launch.arguments.push_back(shape.window_bits);
     launch.reads[0].bytes = shape.device_bytes();
   }
-  launch.light_units = light_points(set, shape.points);
+  launch.light_units = light_points(set, 0, shape.points);
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
 
-std::uint64_t Groth16Workload::light_points(std::size_t set, std::uint64_t points) const {
+std::uint64_t Groth16Workload::light_points(std::size_t set, std::uint64_t first, std::uint64_t count) const {
   if (!timing_ || set == kSetH) return 0;  // a real witness's kinds are not counted; H's scalars are full
-  const double bits = 1.0 - std::clamp(timing_->full_scalar_share, 0.0, 1.0);
-  return static_cast<std::uint64_t>(std::llround(bits * static_cast<double>(points)));
+  const std::uint64_t offset = set == kSetC ? sizes_.n_public + 1 : 0;  // C's scalars are the private signals
+  return count - std::min(count, timing_->full_scalars(offset + first, count));
 }
 
 // One batch of a streamed set, points [first, first + count) at `bases`, added into the set's MSM
@@ -231,7 +241,7 @@ void Groth16Workload::launch_msm_batch(JobContext& context, std::size_t set, Dev
   const auto& shape = shape_.sets[set];
   KernelLaunch launch{set_msm_kernel(set, SetPlacement::streamed), count, {thread_count_, shape.points_per_batch, add ? 1u : 0u},
                       {{bases, count * shape.point_bytes}, {scalars + first * kFrBytes, count * kFrBytes}}, {}};
-  launch.light_units = light_points(set, count);
+  launch.light_units = light_points(set, first, count);
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
@@ -241,6 +251,8 @@ void Groth16Workload::launch_msm_reduce(JobContext& context, std::size_t set, De
   const auto& shape = shape_.sets[set];
   KernelLaunch launch{set_msm_reduce_kernel(set), 1, {shape.points_per_batch}, {},
                       {{results + shape.first_sum_offset, shape.sum_bytes}}};
+  // A light reduction where every scalar of the set is a bit: its buckets are nearly all empty.
+  launch.light_units = shape.points > 0 && light_points(set, 0, shape.points) == shape.points ? 1 : 0;
   if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
   context.device.launch(launch, context.compute);
 }
@@ -399,17 +411,20 @@ asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& contex
   };
   if (!msm_memory_after_h) co_await take_msm_memory();
 
-  // The first kernel waits on the device for the inputs (uploaded by the policy, maybe still
-  // travelling). (Shared with the callback: if the program fails before the stream gets there,
-  // the frame is gone.)
+  // The first kernel waits on the device for its input (uploaded by the policy, maybe still
+  // travelling): the witness with a/b/c on the device, else a; the H step waits for b and c only
+  // where it reaches them. (Shared with the callback: if the program fails before the stream gets
+  // there, the frame is gone.)
   const auto waited = std::make_shared<Nanoseconds>(0);
   const auto before_inputs = device.now();
-  for (auto uploaded : {context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded}) {
-    if (uploaded) device.stream_wait_event(stream, uploaded);
+  std::array<EventHandle, 3> still_uploading{context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded};
+  const std::size_t first_needs = abc_on_device ? still_uploading.size() : 1;
+  for (std::size_t input = 0; input < first_needs; ++input) {
+    if (const auto event = std::exchange(still_uploading[input], EventHandle{})) device.stream_wait_event(stream, event);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
   if (abc_on_device) co_await run_abc(context, points, witness, polynomials);
-  launch_h(context, polynomials, scratch);
+  launch_h(context, polynomials, scratch, still_uploading);
   if (abc_on_device) {
     co_await memory.release(polynomials.b, stream);
     co_await memory.release(polynomials.c, stream);

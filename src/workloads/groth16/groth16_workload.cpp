@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <utility>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -70,6 +71,13 @@ int Groth16Workload::add_job(ProofJob job) {
   jobs_.push_back(std::move(job));
   check_seconds_.push_back(0.0);
   return static_cast<int>(jobs_.size()) - 1;
+}
+
+std::uint64_t Groth16TimingJobs::full_scalars(std::uint64_t first, std::uint64_t count) const {
+  const std::uint64_t begin = std::max(first, bits_below);
+  const std::uint64_t end = first + count;
+  if (end <= begin) return 0;
+  return static_cast<std::uint64_t>(std::llround(std::clamp(full_scalar_share, 0.0, 1.0) * static_cast<double>(end - begin)));
 }
 
 Groth16Workload::Groth16Workload(Groth16TimingJobs timing, AbcStep abc_step, KeyPlacement placement)
@@ -175,7 +183,7 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   Bytes h_scratch = 0;
   for (const auto* device : devices) {
     budget.device_bytes = std::min(budget.device_bytes, device->properties().total_memory_bytes);
-    h_scratch = std::max(h_scratch, device->kernel_scratch_bytes(kernel::groth16_h, key.domain_size()));
+    h_scratch = std::max(h_scratch, device->kernel_scratch_bytes(kernel::groth16_h_evaluate, key.domain_size()));
   }
   if (devices.empty()) budget.device_bytes = 0;
   budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
@@ -304,7 +312,7 @@ asio::awaitable<void> Groth16Workload::set_up(Device& device, int device_index) 
   const auto started = std::chrono::steady_clock::now();
   // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
   // of either group, serves them all (they run one after another on the compute stream).
-  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h, sizes_.domain_size()));
+  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h_evaluate, sizes_.domain_size()));
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
     msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));

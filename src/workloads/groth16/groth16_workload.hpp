@@ -7,7 +7,8 @@
 //                    staged input (a/b/c on the device: the job's one input) or the a/b/c step
 //                    into the staged a, b, c (a/b/c on the host)
 //   program  (GPU)   [groth16_abc: a, b, c from the witness and the key's constraint matrix];
-//                    groth16_h on a, b, c; b and c freed; the H MSM over the H evaluations; a
+//                    the H step on a, b, c (groth16_h_evaluate on each as it arrives, then
+//                    groth16_h_combine); b and c freed; the H MSM over the H evaluations; a
 //                    freed; the MSMs of A, B1, B2 (in G2) over the witness and C over its private
 //                    signals; the sums to the host (one per batch of a streamed set)
 //   finish   (host)  the blinding and the assembly of the proof, then its check
@@ -99,9 +100,13 @@ struct Groth16TimingJobs {
   int jobs_per_proof = 1;
   Nanoseconds host_prepare_ns = 0;
   Nanoseconds host_finish_ns = 0;
-  // The witness's share of full scalars, the rest 0 or 1: what its MSMs cost on the simulator
-  // (their launches' light_units) and, with `data`, what the synthetic witness holds.
+  // The witness's kinds of scalars: from index `bits_below` on, a share full_scalar_share of them
+  // full, the rest (and all below) 0 or 1. What its MSMs cost on the simulator (their launches'
+  // light_units) and, with `data`, what the synthetic witness holds.
   double full_scalar_share = 1.0;
+  std::uint64_t bits_below = 0;
+  // The full scalars to expect among witness indices [first, first + count).
+  std::uint64_t full_scalars(std::uint64_t first, std::uint64_t count) const;
   // Host memory the uploads come from without `data` (the simulator's virtual ranges, never
   // touched).
   std::function<HostRange(Bytes)> host_memory;
@@ -203,14 +208,17 @@ class Groth16Workload final : public Workload {
                   const Polynomials& polynomials) const;
   asio::awaitable<void> run_abc(JobContext& context, ProofPoints& points, DevicePointer witness, const Polynomials& polynomials) const;
   HostRange matrix_host() const;
-  void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch) const;
+  // `uploaded`: the events each of a, b, c's upload records, where the step must still wait for it.
+  void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch,
+                const std::array<EventHandle, 3>& uploaded) const;
   void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars, DevicePointer results,
                   const Scratch& scratch) const;
   void launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first, std::uint64_t count,
                         bool add, DevicePointer scalars, const Scratch& scratch) const;
   void launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const;
-  // Of `points` of `set`'s MSM, those whose scalars timing jobs declare 0 or 1 (KernelLaunch::light_units).
-  std::uint64_t light_points(std::size_t set, std::uint64_t points) const;
+  // Of `set`'s points [first, first + count), those whose scalars timing jobs declare 0 or 1
+  // (KernelLaunch::light_units).
+  std::uint64_t light_points(std::size_t set, std::uint64_t first, std::uint64_t count) const;
   asio::awaitable<void> enqueue_batch(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,

@@ -24,12 +24,6 @@ groth16::KeySizes porep_key_sizes(const PartitionShape& shape) {
   return sizes;
 }
 
-double porep_full_scalar_share(const PartitionShape& shape) {
-  const auto tail = static_cast<double>(shape.tail_points());
-  const auto bits = static_cast<double>(shape.a_points() + shape.b_g1_points() + shape.l_points());
-  return tail / (tail + bits);
-}
-
 groth16::Groth16TimingJobs porep_timing_jobs(const PoRepSettings& settings) {
   groth16::Groth16TimingJobs jobs;
   jobs.sizes = porep_key_sizes(settings.shape);
@@ -37,7 +31,14 @@ groth16::Groth16TimingJobs porep_timing_jobs(const PoRepSettings& settings) {
   jobs.jobs_per_proof = settings.partitions_per_proof;
   jobs.host_prepare_ns = settings.shape.host_prepare_ns();
   jobs.host_finish_ns = settings.shape.host_finish_ns();
-  jobs.full_scalar_share = porep_full_scalar_share(settings.shape);
+  // B2's scalars are bits; past them the tail's points' worth of full scalars over A, B1 and C.
+  const auto& sizes = jobs.sizes;
+  jobs.bits_below = sizes.set_points[groth16::kSetB2];
+  const auto past = [&](std::uint64_t end) { return end > jobs.bits_below ? end - jobs.bits_below : 0; };
+  const std::uint64_t room = past(sizes.set_points[groth16::kSetA]) + past(sizes.set_points[groth16::kSetB1]) +
+                             past(sizes.n_public + 1 + sizes.set_points[groth16::kSetC]);
+  jobs.full_scalar_share =
+      room == 0 ? 0.0 : std::min(1.0, static_cast<double>(settings.shape.tail_points()) / static_cast<double>(room));
   return jobs;
 }
 

@@ -11,11 +11,13 @@
 //   L batch addition                     C (with the rest of the tail)
 //
 // The partition program adds the batch-addition sets' points whose witness bit is set and runs
-// the tail (the points whose scalars are not bits) as an MSM of its own; the Groth16 program runs
-// one MSM per set over every point, its scalars the witness's. So a PoRep witness here is mostly
-// bits: a share of full scalars equal to the tail's share of the G1 witness sets' points
-// (porep_full_scalar_share: 34%), spread evenly over the witness, the rest 0 or 1. The a/b/c step
-// is the host's, as the seed's synthesis hands a, b and c over (12 GiB a partition at 2^27).
+// the tail (the G1 points whose scalars are not bits) as an MSM of its own; the Groth16 program
+// runs one MSM per set over every point, its scalars the witness's (the key's sets share its
+// prefix: A, B1 and B2 from index 0, C from index 1). So a PoRep witness here is bits below B2's
+// end (B_G2 has no tail), and past it full scalars spread evenly so that A, B1 and C hold as many
+// as the tail has points (55.5% of the scalars there, at every domain), the rest 0 or 1. The
+// a/b/c step is the host's, as the seed's synthesis hands a, b and c over (12 GiB a partition at
+// 2^27).
 
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/porep/porep_workload.hpp"
@@ -24,12 +26,9 @@ namespace stagehand {
 
 groth16::KeySizes porep_key_sizes(const PartitionShape& shape);
 
-// The share of a PoRep witness's scalars that are not bits: the tail's items over every point of
-// the G1 sets over the witness (A, B1, C with the tail).
-double porep_full_scalar_share(const PartitionShape& shape);
-
-// proofs × partitions jobs of the shape's sizes and host steps; host_memory and data are the
-// caller's (the simulator's virtual ranges, or a GPU run's synthetic bytes).
+// proofs × partitions jobs of the shape's sizes, host steps and witness (full_scalar_share past
+// bits_below); host_memory and data are the caller's (the simulator's virtual ranges, or a GPU
+// run's synthetic bytes).
 groth16::Groth16TimingJobs porep_timing_jobs(const PoRepSettings& settings);
 
 }  // namespace stagehand
