@@ -49,6 +49,16 @@ SimulatedRun run(const RunConfig& config, Policy policy) {
 
 int failed(const RunReport& report) { return report.partitions - report.partitions_completed; }
 
+// The error a configuration's text ("deploy.toml") makes, or "no error".
+std::string config_error_of(const std::string& text) {
+  try {
+    parse_run_config(text, "deploy.toml");
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(prestage_without_synchronise_and_trim_is_the_dual_worker_incident) {
@@ -200,42 +210,26 @@ BOOST_AUTO_TEST_CASE(a_job_failing_half_way_releases_everything_it_held) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
-  auto error_of = [](const std::string& text) -> std::string {
-    try {
-      parse_run_config(text, "deploy.toml");
-    } catch (const std::exception& error) {
-      return error.what();
-    }
-    return "no error";
-  };
-  BOOST_TEST(error_of("[gpus]\nworkers_per_devices = 2\n") == "deploy.toml:2: unknown key 'gpus.workers_per_devices'");
-  BOOST_TEST(error_of("[run]\npolicies = [\"fifo\"]\n").find("deploy.toml:2: key 'run.policies': unknown policy 'fifo'") == 0,
-             error_of("[run]\npolicies = [\"fifo\"]\n"));
-  BOOST_TEST(error_of("[workload]\ndomain_log2 = 30\n") == "deploy.toml:2: key 'workload.domain_log2': 30 is out of range [10, 27]");
-  BOOST_TEST(error_of("[host_staging]\nmode = \"mmap\"\n") ==
+  BOOST_TEST(config_error_of("[gpus]\nworkers_per_devices = 2\n") == "deploy.toml:2: unknown key 'gpus.workers_per_devices'");
+  BOOST_TEST(config_error_of("[run]\npolicies = [\"fifo\"]\n").find("deploy.toml:2: key 'run.policies': unknown policy 'fifo'") == 0,
+             config_error_of("[run]\npolicies = [\"fifo\"]\n"));
+  BOOST_TEST(config_error_of("[workload]\ndomain_log2 = 30\n") == "deploy.toml:2: key 'workload.domain_log2': 30 is out of range [10, 27]");
+  BOOST_TEST(config_error_of("[host_staging]\nmode = \"mmap\"\n") ==
              "deploy.toml:2: key 'host_staging.mode': 'mmap' is not one of: pinned-pool, register");
-  BOOST_TEST(error_of("[sim]\nfunctional = 1\n") == "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
-  BOOST_TEST(error_of("[gpus]\noverlap_finish = \"yes\"\n") ==
+  BOOST_TEST(config_error_of("[sim]\nfunctional = 1\n") == "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
+  BOOST_TEST(config_error_of("[gpus]\noverlap_finish = \"yes\"\n") ==
              "deploy.toml:2: key 'gpus.overlap_finish': expected true or false, found a string");
 }
 
 // Regression: proofs x partitions_per_proof overflowed the int that counts the jobs (UBSan in
 // run_command.cpp and porep_workload.hpp); 2e9 jobs ended in bad_alloc naming nothing.
 BOOST_AUTO_TEST_CASE(too_many_partitions_are_an_error_naming_the_key) {
-  auto error_of = [](const std::string& text) -> std::string {
-    try {
-      parse_run_config(text, "deploy.toml");
-    } catch (const std::exception& error) {
-      return error.what();
-    }
-    return "no error";
-  };
-  BOOST_TEST(error_of("[workload]\nproofs = 100000\npartitions_per_proof = 100000\n") ==
+  BOOST_TEST(config_error_of("[workload]\nproofs = 100000\npartitions_per_proof = 100000\n") ==
              "deploy.toml:3: key 'workload.partitions_per_proof': 100000 proofs x 100000 partitions = 10000000000 partitions, more "
              "than the 100000 a run may hold");
-  BOOST_TEST(error_of("[workload]\nproofs = 50000\n").find("deploy.toml:2: key 'workload.proofs': 50000 proofs x 10 partitions") == 0,
-             error_of("[workload]\nproofs = 50000\n"));
-  BOOST_TEST(error_of("[workload]\nproofs = 1000\npartitions_per_proof = 100\n") == "no error");
+  BOOST_TEST(config_error_of("[workload]\nproofs = 50000\n").find("deploy.toml:2: key 'workload.proofs': 50000 proofs x 10 partitions") == 0,
+             config_error_of("[workload]\nproofs = 50000\n"));
+  BOOST_TEST(config_error_of("[workload]\nproofs = 1000\npartitions_per_proof = 100\n") == "no error");
 }
 
 // A PoRep partition's key on the Groth16 program: the partition's sets as the key's five (the
@@ -280,20 +274,12 @@ domain_log2 = 20
   BOOST_CHECK_EQUAL(report.partitions_completed, 6);
   BOOST_CHECK_EQUAL(report.proofs, 2);
 
-  auto error_of = [](const std::string& text) -> std::string {
-    try {
-      parse_run_config(text, "deploy.toml");
-    } catch (const std::exception& error) {
-      return error.what();
-    }
-    return "no error";
-  };
   const std::string device_abc = "[workload]\nkind = \"groth16\"\nkey = \"porep-partition\"\nabc = \"device\"\n";
-  BOOST_TEST(error_of(device_abc).find("deploy.toml:4: key 'workload.abc': key = \"porep-partition\" has no constraint matrix") == 0,
-             error_of(device_abc));
-  BOOST_TEST(error_of("[workload]\nkind = \"groth16\"\npartitions_per_proof = 3\n").find("deploy.toml:3: key 'workload.partitions_per_proof'") == 0);
-  BOOST_TEST(error_of("[workload]\nkind = \"groth16\"\nkey = \"porep\"\n").find("deploy.toml:3: key 'workload.key': 'porep' is not one of") == 0);
-  BOOST_TEST(error_of("[workload]\nkind = \"groth16\"\nfull_scalar_share = 1.5\n").find("deploy.toml:3: key 'workload.full_scalar_share'") == 0);
+  BOOST_TEST(config_error_of(device_abc).find("deploy.toml:4: key 'workload.abc': key = \"porep-partition\" has no constraint matrix") == 0,
+             config_error_of(device_abc));
+  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\npartitions_per_proof = 3\n").find("deploy.toml:3: key 'workload.partitions_per_proof'") == 0);
+  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\nkey = \"porep\"\n").find("deploy.toml:3: key 'workload.key': 'porep' is not one of") == 0);
+  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\nfull_scalar_share = 1.5\n").find("deploy.toml:3: key 'workload.full_scalar_share'") == 0);
 }
 
 // Regression: `--config DIR` was read as an empty configuration.

@@ -7,6 +7,7 @@
 
 #include "support/input_errors.hpp"
 #include "coordinator/coordinator.hpp"
+#include "support/functional_groth16_device.hpp"
 #include "support/functional_run.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "groth16/encoding.hpp"
@@ -475,12 +476,8 @@ CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::pat
   CoordinatedProofs result;
   result.proofs.resize(jobs.size());
   result.public_signals.resize(jobs.size());
-  sim::SimOptions options;
-  options.functional = true;
-  options.keep_trace_events = false;
-  sim::SimSystem system(options);
-  auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
-  sim::register_groth16_kernels(system);
+  testing::FunctionalGroth16Device h200;
+  auto& [system, device] = h200;
   HostWork host_work(0);
   Groth16Workload workload(key, zkey_path, std::move(jobs), host_work, 2,
                            [&](int job, const Proof& proof, const std::vector<Fr>& public_signals) {

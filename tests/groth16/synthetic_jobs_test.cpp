@@ -10,10 +10,7 @@
 #include "groth16/encoding.hpp"
 #include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
-#include "sim/device_model.hpp"
-#include "sim/kernels/groth16_kernels.hpp"
-#include "sim/sim_device.hpp"
-#include "sim/sim_system.hpp"
+#include "support/functional_groth16_device.hpp"
 #include "support/functional_run.hpp"
 #include "workloads/porep/porep_as_groth16.hpp"
 
@@ -103,12 +100,8 @@ BOOST_AUTO_TEST_CASE(porep_partitions_on_synthetic_bytes_give_the_cpus_msm_sums)
 
   for (auto placement : {SetPlacement::resident, SetPlacement::streamed}) {
     BOOST_TEST_CONTEXT("every set " << to_string(placement)) {
-      sim::SimOptions options;
-      options.functional = true;
-      options.keep_trace_events = false;
-      sim::SimSystem system(options);
-      auto& device = system.add_device(sim::load_device_model(sim::find_device_model("h200")));
-      sim::register_groth16_kernels(system);
+      testing::FunctionalGroth16Device h200;
+      auto& [system, device] = h200;
       HostWork host_work(0);
       Groth16TimingJobs::SyntheticData data;
       for (std::size_t set = 0; set < kKeySetCount; ++set) data.sets[set] = range_of(set_bytes[set]);
