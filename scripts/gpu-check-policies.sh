@@ -14,9 +14,9 @@
 #       BIG_LOG; CHECKS=0 skips the checks and the small run, INCIDENT=0 the incident; MIXED=1 runs
 #       them at BIG_LOG again with the partition program's mixed stream order (mixed.log, mixed.json).
 #       ONLY=PARTS passes --only PARTS to the kernel check (e.g. "launchers,partition,groth16-h").
-#       GROTH16=1 also runs the PoRep partitions on the Groth16 program (kind = "groth16", key =
-#       "porep-partition") at BIG_LOG: the policies with a PoRep witness (groth16.log, .json), and
-#       budgeted with every scalar uniform, the measured model's case (groth16-uniform.log, .json).
+#       GROTH16=1 also runs the PoRep partitions on the Groth16 program (config/h200-porep.toml:
+#       kind = "groth16", key = "porep-partition") at BIG_LOG: the policies with a PoRep witness
+#       (groth16.log, .json), and budgeted with every scalar uniform (groth16-uniform.log, .json).
 #   BUILD=DIR (bundle): build in DIR instead of build-cuda.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,11 +33,8 @@ bundle)
   pack_binaries "$bundle" "$build"/src/cli/stagehand "$build"/tests/gpu/stagehand_kernel_check \
     "$build"/tests/gpu/stagehand_synthetic_check
   cp config/default.toml "$bundle/"
-  # The PoRep partitions on the Groth16 program: default.toml's [workload] as kind "groth16" with a
-  # PoRep partition's key (a, b and c from the host).
-  sed -e 's/^kind = "porep"/kind = "groth16"\nkey = "porep-partition"/' -e '/^msm_collect = /d' -e '/^stream_order = /d' \
-    -e '/^fetch_ahead_sets = /d' config/default.toml >"$bundle/groth16.toml"
-  grep -q '^key = "porep-partition"' "$bundle/groth16.toml"
+  # The PoRep partitions on the Groth16 program (what the measured model's config/h200-porep.toml predicts).
+  cp config/h200-porep.toml "$bundle/groth16.toml"
   # The incident: prestage with the free-memory check but without the fix's synchronise and trim.
   sed -e 's/^synchronize_device = true/synchronize_device = false/' -e 's/^trim_pool = true/trim_pool = false/' \
     -e 's/^policies = .*/policies = ["prestage"]/' config/default.toml >"$bundle/incident.toml"

@@ -391,12 +391,8 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
 // ms), and with every scalar full budgeted's 1.872 within 5% (its G2 batches 20% short:
 // config/devices/h200-measured.toml).
 BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_porep_partitions_on_the_groth16_program) {
-  auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / "config/h200-measured.toml");
-  config.workload_kind = WorkloadKind::groth16;
-  config.groth16.key = Groth16KeyShape::porep_partition;
-  config.groth16.abc_step = groth16::AbcStep::host;
-  config.workload.partitions_per_proof = 6;
-  config.workload.proofs = 1;
+  auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / "config/h200-porep.toml");
+  BOOST_REQUIRE(config.groth16.key == Groth16KeyShape::porep_partition && config.jobs() == 6);
   std::map<Policy, RunReport> reports;
   for (const auto& [policy, gpu_seconds, tolerance] : {std::tuple{Policy::serial, 2.140, 10.0}, std::tuple{Policy::budgeted, 1.094, 5.0}}) {
     const auto& report = reports[policy] = run(config, policy).report;
