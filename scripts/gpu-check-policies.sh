@@ -5,8 +5,11 @@
 #
 #   scripts/gpu-check-policies.sh bundle     here: builds stagehand, stagehand_kernel_check and
 #       stagehand_synthetic_check in build-cuda (nvcc for sm_90; no GPU needed) and gathers them,
-#       with the shared libraries the GPU machine lacks, into .gpu-policies/ (carry it there).
-#   scripts/gpu-check-policies.sh run        there: into $OUT kernel_check.log, synthetic.log,
+#       stripped and compressed with the shared libraries the GPU machine lacks, stagehand into
+#       .gpu-policies/ and the two checks into .gpu-policies-checks/ (carry one or both: together
+#       they pass the 64 MiB a call carries, so the checks want a call of their own).
+#   scripts/gpu-check-policies.sh run        there: into $OUT kernel_check.log, synthetic.log
+#       (where .gpu-policies-checks was carried; with .gpu-policies too, the small run follows),
 #       small.log, policies.log (with each policy's kernel time by kernel, to calibrate the
 #       simulator), policies.json, incident.log (prestage without the synchronise and trim of the
 #       fix) and traces.tar (a Perfetto trace and an SVG picture per policy). PARTITIONS (6),
@@ -22,6 +25,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/bundle.sh
 bundle=.gpu-policies
+checks=.gpu-policies-checks
 case "${1:-}" in
 bundle)
   set -e
@@ -29,9 +33,9 @@ bundle)
   build=${BUILD:-build-cuda}
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j2 --target stagehand stagehand_kernel_check stagehand_synthetic_check
-  # Stripped and compressed (pack_binaries): the three binaries are some 100 MB as built.
-  pack_binaries "$bundle" "$build"/src/cli/stagehand "$build"/tests/gpu/stagehand_kernel_check \
-    "$build"/tests/gpu/stagehand_synthetic_check
+  # Stripped and compressed (pack_binaries): the three binaries are some 100 MB as built, 67 MiB packed.
+  pack_binaries "$checks" "$build"/tests/gpu/stagehand_kernel_check "$build"/tests/gpu/stagehand_synthetic_check
+  pack_binaries "$bundle" "$build"/src/cli/stagehand
   cp config/default.toml "$bundle/"
   # The PoRep partitions on the Groth16 program (what the measured model's config/h200-porep.toml predicts).
   cp config/h200-porep.toml "$bundle/groth16.toml"
@@ -42,20 +46,24 @@ bundle)
   # The partition program's mixed stream order ([workload] stream_order), to compare with the default.
   sed -e 's/^stream_order = "in-order"/stream_order = "mixed"/' config/default.toml >"$bundle/mixed.toml"
   grep -q '^stream_order = "mixed"' "$bundle/mixed.toml"
-  du -sh "$bundle"
+  du -sh "$bundle" "$checks"
   ;;
 run)
-  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  unpack_binaries "$bundle" "$bundle"
+  export LD_LIBRARY_PATH="$PWD/$bundle/lib:$PWD/$checks/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [[ -d $bundle ]] && unpack_binaries "$bundle" "$bundle"
+  [[ -d $checks ]] && unpack_binaries "$checks" "$checks"
   out="${OUT:-/tmp/gpu-policies}"
   mkdir -p "$out" /tmp/policy-traces
   status=0
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader | tee "$out/gpu.txt"
-  if [[ ${CHECKS:-1} != 0 ]]; then
-    timeout 240 "$bundle/stagehand_kernel_check" --max-log 14 --big 0 ${ONLY:+--only "$ONLY"} >"$out/kernel_check.log" 2>&1 || status=1
+  if [[ ${CHECKS:-1} != 0 && -d $checks ]]; then
+    timeout 240 "$checks/stagehand_kernel_check" --max-log 14 --big 0 ${ONLY:+--only "$ONLY"} >"$out/kernel_check.log" 2>&1 || status=1
     grep -E "partition|passed|failed" "$out/kernel_check.log" | tail -20
-    timeout 120 "$bundle/stagehand_synthetic_check" >"$out/synthetic.log" 2>&1 || status=1
+    timeout 120 "$checks/stagehand_synthetic_check" >"$out/synthetic.log" 2>&1 || status=1
     tail -6 "$out/synthetic.log"
+  fi
+  [[ -d $bundle ]] || exit $status  # the checks' call of their own
+  if [[ ${CHECKS:-1} != 0 ]]; then
     timeout 150 "$bundle/stagehand" bench policies --config "$bundle/default.toml" --proofs 1 --partitions 4 \
       --domain-log2 "${SMALL_LOG:-22}" --trace /tmp/policy-traces/small >"$out/small.log" 2>&1 || status=1
     tail -8 "$out/small.log"
