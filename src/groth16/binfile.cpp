@@ -11,6 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -347,19 +348,19 @@ BinFileWriter::BinFileWriter(const std::filesystem::path& path, std::string_view
 }
 
 BinFileWriter::~BinFileWriter() {
-  if (descriptor_ < 0) return;
-  ::close(descriptor_);
+  if (descriptor_ >= 0) discard();
+}
+
+void BinFileWriter::discard() {
+  if (descriptor_ >= 0) ::close(descriptor_);
+  descriptor_ = -1;
   std::error_code ignored;
   std::filesystem::remove(partial_path_, ignored);
 }
 
 void BinFileWriter::fail_writing(const std::string& what) {
-  const std::string message = fmt::format("{}: cannot write the file: {}", path_.string(), what);
-  ::close(descriptor_);
-  descriptor_ = -1;
-  std::error_code ignored;
-  std::filesystem::remove(partial_path_, ignored);
-  throw std::runtime_error(message);
+  discard();
+  throw std::runtime_error(fmt::format("{}: cannot write the file: {}", path_.string(), what));
 }
 
 void BinFileWriter::write_out(std::span<const std::uint8_t> data) {
@@ -441,21 +442,11 @@ void BinFileWriter::finish() {
   if (descriptor_ < 0) throw std::logic_error("BinFileWriter::finish: the writer has no file, or finished");
   patch_u64(8, section_count_, 4);
   flush(true);
-  if (::close(descriptor_) != 0) {
-    descriptor_ = -1;
-    const std::string error = std::strerror(errno);
-    std::error_code ignored;
-    std::filesystem::remove(partial_path_, ignored);
-    throw std::runtime_error(fmt::format("{}: cannot write the file: {}", path_.string(), error));
-  }
-  descriptor_ = -1;
+  const int closed = ::close(std::exchange(descriptor_, -1));
+  if (closed != 0) fail_writing(std::strerror(errno));
   std::error_code error;
   std::filesystem::rename(partial_path_, path_, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(partial_path_, ignored);
-    throw std::runtime_error(fmt::format("{}: cannot write the file: {}", path_.string(), error.message()));
-  }
+  if (error) fail_writing(error.message());
 }
 
 }  // namespace stagehand::groth16

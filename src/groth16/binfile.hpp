@@ -168,6 +168,9 @@ class BinFileWriter {
   // To a file: the buffer written once it holds kFlushBytes (or always, with `all`).
   void flush(bool all = false);
   void write_out(std::span<const std::uint8_t> data);
+  // The temporary file closed (where still open) and removed.
+  void discard();
+  // discard(), then std::runtime_error naming the file and `what` went wrong.
   [[noreturn]] void fail_writing(const std::string& what);
 
   std::vector<std::uint8_t> buffer_;
