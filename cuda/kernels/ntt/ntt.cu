@@ -195,9 +195,10 @@ __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, cons
 // stores nor the reversed column-wise loads of a warp fall into the same banks.
 //
 // The kernel moves memory and is bound by the loads it has in flight, so it is built twice: without
-// the scaling's multiplications (Scaled false: 27 registers, eight blocks an SM) for the forward
-// transform, and with them held to four blocks an SM (63 registers; left alone the compiler took
-// 66 and the SM three blocks, 31% occupancy, 2.9 TB/s at 2^22 on the H200).
+// the scaling's multiplications (Scaled false: 28 registers, eight blocks an SM) for the forward
+// transform, and with them held to four blocks an SM (63 registers). Left alone the compiler gave
+// every form 66 registers and the SM three blocks: the forward reversal at 2^22 on the H200 took
+// 91.7 µs at 31% occupancy, now 80.7 µs at 90% (bench/journal/2026-12-04.md).
 constexpr unsigned kReverseTileLog = 4;
 
 template <class M, bool Scaled>
