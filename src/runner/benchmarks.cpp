@@ -144,6 +144,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
   const auto polynomial = random_polynomial(shape);
   // kind = "groth16": the Groth16 program on synthetic bytes, made once for every policy.
   const bool groth16_program = config.workload_kind == WorkloadKind::groth16;
+  std::optional<groth16::Groth16TimingJobs> groth16_jobs;  // every policy's, before its synthetic data
   std::optional<Groth16SyntheticBytes> groth16_bytes;
   if (groth16_program) {
     if (config.groth16.abc_step != groth16::AbcStep::host) {
@@ -152,7 +153,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                                            config.source.string()));
     }
     if (options.full_scalar_share >= 0) config.groth16.full_scalar_share = options.full_scalar_share;
-    const auto jobs = groth16_timing_jobs(config);
+    const auto& jobs = groth16_jobs.emplace(groth16_timing_jobs(config));
     const auto& sizes = jobs.sizes;
     groth16_bytes.emplace(jobs);
     fmt::print(stderr, "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
@@ -179,7 +180,7 @@ int run_policy_bench(const PolicyBenchOptions& options) {
                settings.workers_per_device);
     std::unique_ptr<Workload> workload_holder;
     if (groth16_program) {
-      auto jobs = groth16_timing_jobs(config);
+      auto jobs = *groth16_jobs;
       jobs.data = groth16_bytes->data(std::span<const std::byte>(polynomial), host_work);
       const auto layout = groth16::plan_proof_layout(jobs.sizes, backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
                                                      settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,

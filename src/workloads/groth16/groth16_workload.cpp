@@ -31,6 +31,12 @@ HostRange host_range(const void* data, std::size_t bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
 }
 
+// A staged a, b or c as the domain's n values; the one check that the staging buffer holds them.
+std::span<math::Fr> staged_polynomial(const HostRange& range, std::size_t n) {
+  if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
+  return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
+}
+
 // Each of a proof's two stream buffers: the streamed sets' (0 where none streams), at least the
 // placement's where the matrix streams through them (which it does before H: a placement with
 // its MSM memory after H has no buffers then, and is refused).
@@ -456,13 +462,13 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
     if (const auto& data = timing_->data) {
       // a, b and c at once, a thread each (the partition workloads' host step on the H200 machine:
       // more threads did not copy faster beside the other job's streamed points).
-      const auto bytes = kFrBytes * sizes_.domain_size();
-      for (const auto& target : abc) {
-        if (target.bytes < bytes) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
-      }
+      const auto n = sizes_.domain_size();
+      for (const auto& target : abc) staged_polynomial(target, n);  // each big enough
       co_await data->host_work->run([&] {
         std::vector<std::thread> copies;
-        for (const auto& target : abc) copies.emplace_back([&, target] { std::memcpy(target.data(), data->polynomial.data(), bytes); });
+        for (const auto& target : abc) {
+          copies.emplace_back([&, target] { std::memcpy(target.data(), data->polynomial.data(), kFrBytes * n); });
+        }
         for (auto& thread : copies) thread.join();
       });
     }
@@ -476,10 +482,6 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
   const auto& proof_job = jobs_.at(static_cast<std::size_t>(job));
   const auto& file = proof_job.wtns;
   const std::size_t n = key.domain_size;
-  auto as_fr = [n](const HostRange& range) {
-    if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
-    return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
-  };
   co_await host_work_->run([&] {
     // On the device the witness goes straight into the staged input (pinned: no copy on its way
     // to the device) and the job keeps only its public part; on the host the a/b/c step and the
@@ -508,8 +510,8 @@ asio::awaitable<void> Groth16Workload::prepare(int job, Device& device, std::spa
     if (abc_on_device(abc_step_)) {
       job_state.witness.assign(witness.begin(), witness.begin() + 1 + key.n_public);  // what finish needs
     } else {
-      evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, as_fr(abc[0]), as_fr(abc[1]), as_fr(abc[2]),
-                                 thread_count_);
+      evaluate_constraint_matrix(matrix_->layout, matrix_->bytes, witness, staged_polynomial(abc[0], n),
+                                 staged_polynomial(abc[1], n), staged_polynomial(abc[2], n), thread_count_);
     }
   });
 }
