@@ -26,44 +26,11 @@ source "$(dirname "$0")/../groth16/verify_lib.sh"
 
 source "$(dirname "$0")/../../scripts/lib/serve.sh"
 serve_work_dir
-holder_pid=""
-trap 'release_half_open; serve_clean_up' EXIT
 
 # Up to 300 half-open connections at once, in a holder process and in the server.
 if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 1024 ]; then
   ulimit -n 1024 || { echo "FAIL: ulimit -n is $(ulimit -n) and cannot be raised to 1024 (ulimit -Hn: $(ulimit -Hn))" >&2; exit 1; }
 fi
-
-# hold_half_open <port> <count>: a process that opens <count> connections, sends on each the
-# start of a request's head and nothing more, and holds them until release_half_open (at most
-# 300 s); returns once all are open. Sets holder_pid.
-hold_half_open() {
-  local port=$1 count=$2 ready line=""
-  ready=$(mktemp -u -p "$work")
-  mkfifo "$ready"
-  (
-    trap '' PIPE
-    for _ in $(seq "$count"); do
-      exec {fd}<>"/dev/tcp/127.0.0.1/$port"
-      printf 'POST /v1/proofs?key=chain HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le' >&"$fd" || true
-    done
-    echo ready >"$ready"
-    exec sleep 300
-  ) &
-  holder_pid=$!
-  # Opened read-write, the FIFO's open does not wait for the writer; read -t guards a holder that died.
-  exec {ready_fd}<>"$ready"
-  read -r -t 60 -u "$ready_fd" line || true
-  exec {ready_fd}<&-
-  [ "$line" = ready ] || fail "the $count half-open connections were not all opened"
-}
-release_half_open() {
-  if [ -n "$holder_pid" ]; then
-    kill "$holder_pid" 2>/dev/null || true
-    wait "$holder_pid" 2>/dev/null || true
-  fi
-  holder_pid=""
-}
 
 # status_answers <what> [curl arguments]: GET /v1/status answers 200 within a second.
 status_answers() {
@@ -245,7 +212,7 @@ done
 if grep -q '"name":"synthetic2"' <(curl -s "$url/v1/status"); then fail "synthetic2 still loaded after its proofs"; else echo "ok: the unloaded key is gone once its proofs are done"; fi
 
 # ---- slow clients in every place (max_connections = 32): the longest waiting make room ----
-hold_half_open "${url##*:}" 100
+hold_half_open "${url##*:}" 100 || fail "the 100 half-open connections were not all opened"
 status_answers "with 100 half-open connections against max_connections = 32"
 release_half_open
 
@@ -279,7 +246,7 @@ expect 200 '"queued":0' "the status with the token" "${auth[@]}" "$url/v1/status
 expect 200 'stagehand_queue_depth 0' "the metrics with the token" -H "authorization: bearer  $token" "$url/metrics"
 # The server's descriptors: its own, then one more for each connection it holds.
 own=$(ls "/proc/$server_pid/fd" | wc -l)
-hold_half_open "${url##*:}" 300
+hold_half_open "${url##*:}" 300 || fail "the 300 half-open connections were not all opened"
 for _ in $(seq 200); do
   [ "$(ls "/proc/$server_pid/fd" | wc -l)" -ge $((own + 300)) ] && break
   sleep 0.05
