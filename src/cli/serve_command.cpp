@@ -34,10 +34,12 @@ constexpr const char* kApi = R"(The API (JSON unless said; errors are {"error": 
   DELETE /v1/proofs/ID            cancels it (queued: at once; running: before its next step)
   GET    /v1/status               queue, proofs, per-GPU and per-key status
   GET    /metrics                 Prometheus text
-Statuses: 400 malformed request or witness, 404 unknown key/proof/route, 409 key exists or proof
-ended, 413 body over serve.max_request_mib, 429 queue full (Retry-After), 500 a proof that failed,
-503 stopping, 504 a waited-for proof not done within serve.request_timeout_s.
-Limits ([serve] in the configuration): max_request_mib, max_connections, request_timeout_s;
+Statuses: 400 malformed request or witness, 401 no or a wrong bearer token (serve.token_file, over
+TCP), 404 unknown key/proof/route, 408 a request not received within serve.read_timeout_s, 409 key
+exists or proof ended, 413 body over serve.max_request_mib, 429 queue full (Retry-After), 500 a
+proof that failed, 503 stopping, 504 a waited-for proof not done within serve.request_timeout_s.
+Limits ([serve] in the configuration): max_request_mib, request_timeout_s; the connections:
+max_connections, read_timeout_s, idle_timeout_s, socket_mode, socket_group, token_file;
 the queue ([engine]): queue_capacity, max_batch. See config/serve.toml.)";
 
 std::pair<std::string, std::string> key_argument(const std::string& argument) {
@@ -64,8 +66,13 @@ int serve(const ServeOptions& options) {
   }
   service::Api api(engine, config.serve);
   service::HttpServer server(api, config.serve, address);
-  fmt::print(stderr, "stagehand serve: {}; listening on {} (at most {} connections, bodies up to {} bytes)\n",
-             engine.status().backend, server.bound_address(), config.serve.max_connections, config.serve.max_request_bytes);
+  fmt::print(stderr, "stagehand serve: {}; listening on {} (at most {} connections, bodies up to {} bytes, read within {} s, "
+             "idle for {} s; {})\n",
+             engine.status().backend, server.bound_address(), config.serve.max_connections, config.serve.max_request_bytes,
+             config.serve.read_timeout_s, config.serve.idle_timeout_s,
+             config.serve.token.empty() ? "no token"
+             : address.unix_socket      ? "no token on the Unix socket: its mode and group admit its callers"
+                                        : "a bearer token on every request");
   std::fflush(stderr);
   const auto drain = options.on_stop == "finish" ? engine::Drain::finish : engine::Drain::fail_queued;
   server.run([&] {
@@ -75,6 +82,11 @@ int serve(const ServeOptions& options) {
   });
   const auto status = engine.status();
   fmt::print(stderr, "stagehand serve: stopped: {} proofs done, {} failed, {} cancelled\n", status.done, status.failed, status.cancelled);
+  const auto connections = server.counters();
+  fmt::print(stderr, "stagehand serve: connections: {} accepted, {} closed to make room, {} timed out reading a request, {} idle, "
+             "{} refused without the token\n",
+             connections.accepted, connections.closed_for_room, connections.read_timeouts, connections.idle_timeouts,
+             connections.unauthorized);
   return 0;
 }
 

@@ -2,9 +2,21 @@
 
 #include "config/config_table.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
+#include <vector>
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace stagehand::engine {
 namespace {
@@ -36,11 +48,87 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   table.reject_unknown_keys();
 }
 
+// The socket's permissions as an octal string ("0660"): a TOML integer 660 would be read as
+// decimal, and 0o660 is easy to mistype, so only the string form is taken.
+unsigned read_socket_mode(const ConfigTable& table) {
+  const auto text = table.string("socket_mode").value_or("0660");
+  unsigned mode = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
+  if (text.empty() || text.size() > 4 || error != std::errc() || end != text.data() + text.size() || mode > 0777) {
+    table.fail("socket_mode", fmt::format("'{}' is not a file mode: three or four octal digits, e.g. \"0660\"", text));
+  }
+  if ((mode & 0600) != 0600) table.fail("socket_mode", fmt::format("{:04o} leaves the server's own user without read and write", mode));
+  return mode;
+}
+
+std::optional<unsigned> read_socket_group(const ConfigTable& table) {
+  const auto name = table.string("socket_group");
+  if (!name) return std::nullopt;
+  std::vector<char> scratch(16384);
+  group entry{};
+  group* found = nullptr;
+  const int error = ::getgrnam_r(name->c_str(), &entry, scratch.data(), scratch.size(), &found);
+  if (found) return static_cast<unsigned>(found->gr_gid);
+  unsigned id = 0;
+  const auto [end, parse_error] = std::from_chars(name->data(), name->data() + name->size(), id);
+  if (!name->empty() && parse_error == std::errc() && end == name->data() + name->size()) return id;
+  table.fail("socket_group", error != 0 ? fmt::format("cannot look up group '{}': {}", *name, std::strerror(error))
+                                        : fmt::format("no group named '{}' on this machine", *name));
+}
+
+// The token file must be the server's own (or root's), a regular file that no other user may read
+// and no one but its owner may change; the token is its first line, 16 to 4096 visible characters.
+// The file is opened without blocking, so that a FIFO named by mistake is an error, not a hang.
+std::string read_token_file(const ConfigTable& table, const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) table.fail("token_file", fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  struct stat info {};
+  std::string text(4098, '\0');
+  ssize_t count = -1;
+  std::string problem;
+  if (::fstat(fd, &info) != 0) {
+    problem = std::strerror(errno);
+  } else if (!S_ISREG(info.st_mode)) {
+    problem = "not a regular file";
+  } else if ((info.st_mode & (S_IRWXO | S_IWGRP)) != 0) {
+    problem = fmt::format("its mode {:04o} lets other users read or change it (chmod 600 or 640)", info.st_mode & 07777);
+  } else if (info.st_uid != ::geteuid() && info.st_uid != 0) {
+    problem = fmt::format("it belongs to user {}, neither this process's user ({}) nor root", info.st_uid, ::geteuid());
+  } else if ((count = ::read(fd, text.data(), text.size())) < 0) {
+    problem = std::strerror(errno);
+  }
+  ::close(fd);
+  if (!problem.empty()) table.fail("token_file", fmt::format("{}: {}", path.string(), problem));
+  text.resize(static_cast<std::size_t>(count));
+  text.erase(std::min(text.find_first_of("\r\n"), text.size()));
+  const bool visible = std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 127; });
+  if (text.size() < 16 || text.size() > 4096 || !visible) {
+    table.fail("token_file", fmt::format("{}: the token (its first line) must be 16 to 4096 visible ASCII characters, "
+                                         "with no spaces; it has {} characters{}",
+                                         path.string(), text.size(), visible ? "" : ", some of them not visible"));
+  }
+  return text;
+}
+
+// The keys of the transport's connections (service/http_server.hpp).
+void read_transport_keys(const ConfigTable& table, ServeSettings& settings) {
+  settings.max_connections = static_cast<int>(table.integer_in("max_connections", 512, 1, 1'000'000));
+  settings.read_timeout_s = table.number_in("read_timeout_s", 10, 0.01, 3600);
+  settings.idle_timeout_s = table.number_in("idle_timeout_s", 30, 0.01, 86400);
+  settings.socket_mode = read_socket_mode(table);
+  settings.socket_group = read_socket_group(table);
+  if (auto path = table.string("token_file")) {
+    if (path->empty()) table.fail("token_file", "an empty path: leave the key out for no token");
+    settings.token_file = *path;
+    settings.token = read_token_file(table, settings.token_file);
+  }
+}
+
 void read_serve_table(const ConfigTable& table, ServeSettings& settings) {
   const double mib = table.number_in("max_request_mib", 256, 0.001, 1 << 20);
   settings.max_request_bytes = static_cast<std::size_t>(std::llround(mib * 1024 * 1024));
-  settings.max_connections = static_cast<int>(table.integer_in("max_connections", 64, 1, 100'000));
   settings.request_timeout_s = table.number_in("request_timeout_s", 600, 0.1, 86400);
+  read_transport_keys(table, settings);
   table.reject_unknown_keys();
 }
 

@@ -60,8 +60,20 @@ struct EngineSettings {
 
 struct ServeSettings {
   std::size_t max_request_bytes = std::size_t{256} << 20;  // a larger body is answered 413
-  int max_connections = 64;                                // more wait to be accepted
-  double request_timeout_s = 600;                          // reading a request, or waiting for a proof
+  int max_connections = 512;                               // at it, a new one closes the longest waiting (below)
+  double request_timeout_s = 600;                          // a wait=true request's wait for its proof
+
+  // The transport's connections (service/http_server.hpp). A connection costs a socket and a
+  // timer, not a thread, until its request has been read; at max_connections a new one closes the
+  // connection that has waited longest for a request's bytes, so slow clients cannot hold them all.
+  double read_timeout_s = 10;            // a request's head and body from its first byte; its answer's write
+  double idle_timeout_s = 30;            // a connection with no request begun is closed after it
+  unsigned socket_mode = 0660;           // the Unix socket's permissions
+  std::optional<unsigned> socket_group;  // the Unix socket's group id, where socket_group names one
+  // Over TCP every request must carry "Authorization: Bearer <token>" where a token file is set;
+  // the token is read from the file when the configuration is loaded.
+  std::filesystem::path token_file;
+  std::string token;
 };
 
 struct EngineConfig {

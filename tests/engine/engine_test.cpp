@@ -511,7 +511,7 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
   // The documented example reads as it says (the tests run from the project's root).
   const auto example = load_engine_config("config/serve.toml");
   BOOST_CHECK_EQUAL(example.engine.queue_capacity, 64u);
-  BOOST_CHECK_EQUAL(example.serve.max_connections, 64);
+  BOOST_CHECK_EQUAL(example.serve.max_connections, 512);
   const auto good = parse_engine_config("[engine]\nqueue_capacity = 3\nmax_batch = 2\n[serve]\nmax_request_mib = 1\nmax_connections = 5\n",
                                         "t.toml");
   BOOST_CHECK_EQUAL(good.engine.queue_capacity, 3u);

@@ -8,7 +8,12 @@
 #     cancelled; a key unloaded with proofs queued makes them first and then refuses new ones;
 #     keys loaded from bytes and from a path;
 #   - a second server stopped (SIGTERM) with proofs queued answers every waiting request: 200
-#     with a proof that verifies, or 503 saying the engine shut down before the proof ran.
+#     with a proof that verifies, or 503 saying the engine shut down before the proof ran;
+#   - the connections: slow clients holding every place (max_connections) or 300 half-open
+#     connections held at once, and GET /v1/status still answers within a second and a proof
+#     completes; a bearer token asked over TCP (401 without it or with a wrong one); a request
+#     not sent within read_timeout_s answered 408, idle connections closed after idle_timeout_s;
+#     the Unix socket made with the configured mode and group, asking for no token.
 #
 #   serve_test.sh <stagehand> <stagehand_make_circuit> <work dir of prepare_circuits.sh>
 set -euo pipefail
@@ -21,6 +26,30 @@ source "$(dirname "$0")/../groth16/verify_lib.sh"
 
 source "$(dirname "$0")/../../scripts/lib/serve.sh"
 serve_work_dir
+
+# Up to 300 half-open connections at once, in a holder process and in the server.
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 1024 ]; then
+  ulimit -n 1024 || { echo "FAIL: ulimit -n is $(ulimit -n) and cannot be raised to 1024 (ulimit -Hn: $(ulimit -Hn))" >&2; exit 1; }
+fi
+
+# status_answers <what> [curl arguments]: GET /v1/status answers 200 within a second.
+status_answers() {
+  local what=$1 answer
+  shift
+  answer=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 1 "$@" "$url/v1/status" || true)
+  if [ "${answer%% *}" = 200 ]; then echo "ok: $what: GET /v1/status answers in ${answer#* } s"; else fail "$what: GET /v1/status: $answer"; fi
+}
+
+# exchange <port> <bytes to send>: what the server answers on one connection until it closes it,
+# then "<closed>"; "<open>" where it is still open after 30 s (a hang guard, not a measure).
+exchange() {
+  local port=$1 request=$2
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$port"
+    printf '%b' "$request" >&3
+    if timeout 30 cat <&3; then echo "<closed>"; else echo "<open>"; fi
+  ) || true
+}
 
 # start_server <config> <log> [serve arguments]: sets server_pid and url.
 start_server() {
@@ -182,9 +211,90 @@ for _ in $(seq 600); do
 done
 if grep -q '"name":"synthetic2"' <(curl -s "$url/v1/status"); then fail "synthetic2 still loaded after its proofs"; else echo "ok: the unloaded key is gone once its proofs are done"; fi
 
+# ---- slow clients in every place (max_connections = 32): the longest waiting make room ----
+hold_half_open "${url##*:}" 100 || fail "the 100 half-open connections were not all opened"
+status_answers "with 100 half-open connections against max_connections = 32"
+release_half_open
+
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the server's exit status on SIGTERM: $?"
 server_pid=""
+made_room=$(grep -o '[0-9]* closed to make room' "$work/serve.log" | grep -o '^[0-9]*' || echo 0)
+if [ "$made_room" -ge 68 ]; then echo "ok: $made_room connections closed to make room"
+else fail "$made_room connections closed to make room, not 68 or more: $(tail -2 "$work/serve.log")"; fi
+
+# ---- 300 half-open connections held at once; a token asked over TCP ----
+token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '%s\n' "$token" >"$work/token"
+chmod 600 "$work/token"
+cat >"$work/connections.toml" <<EOF
+[run]
+backend = "sim"
+[serve]
+max_connections = 400
+read_timeout_s = 120
+token_file = "$work/token"
+EOF
+start_server "$work/connections.toml" "$work/connections.log" --key chain="$circuits/chain/chain.zkey"
+auth=(-H "Authorization: Bearer $token")
+expect 401 "asks for a token" "a request without the token" "$url/v1/status"
+expect 401 "not this server's" "a wrong token of the same length" -H "Authorization: Bearer ${token%?}x" "$url/v1/status"
+expect 401 "not this server's" "a prefix of the token" -H "Authorization: Bearer ${token:0:24}" "$url/v1/status"
+expect 401 'not \\"Bearer' "another scheme" -H "Authorization: Basic $token" "$url/metrics"
+expect 401 "asks for a token" "a proof without the token" --data-binary @"$circuits/chain/chain.wtns" "$url/v1/proofs?key=chain"
+expect 200 '"queued":0' "the status with the token" "${auth[@]}" "$url/v1/status"
+expect 200 'stagehand_queue_depth 0' "the metrics with the token" -H "authorization: bearer  $token" "$url/metrics"
+# The server's descriptors: its own, then one more for each connection it holds.
+own=$(ls "/proc/$server_pid/fd" | wc -l)
+hold_half_open "${url##*:}" 300 || fail "the 300 half-open connections were not all opened"
+for _ in $(seq 200); do
+  [ "$(ls "/proc/$server_pid/fd" | wc -l)" -ge $((own + 300)) ] && break
+  sleep 0.05
+done
+held=$(($(ls "/proc/$server_pid/fd" | wc -l) - own))
+[ "$held" -ge 300 ] || fail "the server holds $held connections: not all of the 300 half-open ones"
+status_answers "with 300 half-open connections held" "${auth[@]}"
+code=$(timeout 120 curl -s -o "$work/held-proof.json" -w '%{http_code}' "${auth[@]}" --data-binary @"$circuits/chain/chain.wtns" \
+  "$url/v1/proofs?key=chain&wait=true" || true)
+[ "$code" = 200 ] || fail "a proof with 300 half-open connections held: $code $(head -c 400 "$work/held-proof.json")"
+verify_responses "$circuits/chain/vk.json" "$work/held-proof.json"
+held=$(($(ls "/proc/$server_pid/fd" | wc -l) - own))
+[ "$held" -ge 300 ] || fail "after the proof the server holds $held connections: half-open ones were closed below max_connections"
+release_half_open
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the token server's exit status on SIGTERM: $?"
+server_pid=""
+grep -q " 5 refused without the token" "$work/connections.log" || fail "the token refusals: $(tail -1 "$work/connections.log")"
+
+# ---- read and idle deadlines ----
+cat >"$work/deadlines.toml" <<EOF
+[run]
+backend = "sim"
+[serve]
+read_timeout_s = 1
+idle_timeout_s = 1
+EOF
+start_server "$work/deadlines.toml" "$work/deadlines.log"
+port=${url##*:}
+kept=$(exchange "$port" 'GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+if grep -q "^HTTP/1.1 200" <<<"$kept" && ! grep -qi "^connection: close" <<<"$kept" && grep -q "<closed>" <<<"$kept"; then
+  echo "ok: a kept-alive connection is closed once idle"
+else
+  fail "a kept-alive connection after its answer: $kept"
+fi
+silent=$(exchange "$port" '')
+[ "$silent" = "<closed>" ] || fail "a connection that sends nothing: $silent"
+slow=$(exchange "$port" 'GET /v1/status HTTP/1.1\r\nHo')
+if grep -q "^HTTP/1.1 408" <<<"$slow" && grep -q "serve.read_timeout_s" <<<"$slow" && grep -q "<closed>" <<<"$slow"; then
+  echo "ok: a request not sent within read_timeout_s: 408 and closed"
+else
+  fail "a half-sent request: $slow"
+fi
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the deadlines server's exit status on SIGTERM: $?"
+server_pid=""
+grep -q "3 accepted, 0 closed to make room, 1 timed out reading a request, 2 idle" "$work/deadlines.log" ||
+  fail "the deadlines' counts: $(tail -1 "$work/deadlines.log")"
 
 # ---- a server stopped with proofs queued answers each waiting request ----
 cat >"$work/stop.toml" <<EOF
@@ -239,13 +349,26 @@ set -e
 if [ $status -ne 0 ] && grep -q "not a loopback address" <<<"$message"; then echo "ok: 0.0.0.0 is refused: $message"
 else fail "--listen 0.0.0.0:0: exit $status: $message"; fi
 
-# ---- on a Unix socket ----
-"$stagehand" serve --config "$work/stop.toml" --listen "unix:$work/serve.sock" --key chain="$circuits/chain/chain.zkey" 2>"$work/unix.log" &
+# ---- on a Unix socket: its mode and group as configured, no token asked ----
+socket_group=$(id -gn)
+if [ "$(id -u)" = 0 ] && getent group daemon >/dev/null; then socket_group=daemon; fi
+cat >"$work/unix.toml" <<EOF
+[run]
+backend = "sim"
+[serve]
+socket_mode = "0640"
+socket_group = "$socket_group"
+token_file = "$work/token"
+EOF
+"$stagehand" serve --config "$work/unix.toml" --listen "unix:$work/serve.sock" --key chain="$circuits/chain/chain.zkey" 2>"$work/unix.log" &
 server_pid=$!
 for _ in $(seq 200); do
   grep -q "listening on unix:" "$work/unix.log" && break
   sleep 0.05
 done
+mode=$(stat -c '%a %g' "$work/serve.sock" || true)
+if [ "$mode" = "640 $(getent group "$socket_group" | cut -d: -f3)" ]; then echo "ok: the socket's mode and group: $mode ($socket_group)"
+else fail "the socket's mode and group: '$mode', expected 640 and $socket_group"; fi
 code=$(curl -s -o "$work/unix-answer.json" -w '%{http_code}' --unix-socket "$work/serve.sock" --data-binary @"$circuits/chain/chain.wtns" \
   "http://localhost/v1/proofs?key=chain&wait=true" || true)
 [ "$code" = 200 ] || fail "a proof over the Unix socket: $code $(cat "$work/unix-answer.json")"
