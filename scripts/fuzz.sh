@@ -15,34 +15,26 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer options]}
 seconds=${2:?usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer options]}
 shift 2
-all_targets=(zkey wtns r1cs run_config fixture)
-build() {
-  export CCACHE_BASEDIR="$PWD"
-  export CXX=${CXX:-clang++-14}
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAGEHAND_CUDA=OFF \
-        -DSTAGEHAND_SANITIZE=address,undefined -DSTAGEHAND_FUZZ=ON >/dev/null
-  nice -n 10 cmake --build build-asan --target "$@" >/dev/null
-}
+. scripts/lib/fuzz.sh
 if [ "$target" = all ]; then
-  [ "${FUZZ_REBUILD:-1}" = 1 ] && build "${all_targets[@]/#/fuzz_}"
+  [ "${FUZZ_REBUILD:-1}" = 1 ] && fuzz_build "${fuzz_targets[@]}"
   status=0
-  for t in "${all_targets[@]}"; do FUZZ_REBUILD=0 "$0" "$t" "$seconds" "$@" || status=1; done
+  for t in "${fuzz_targets[@]}"; do FUZZ_REBUILD=0 "$0" "$t" "$seconds" "$@" || status=1; done
   exit $status
 fi
-[[ " ${all_targets[*]} " == *" $target "* ]] || { echo "fuzz: unknown target '$target' (${all_targets[*]})" >&2; exit 2; }
+fuzz_check_target "$target"
 
 if [ ! -x build-asan/tests/fuzz/fuzz_$target ] || [ "${FUZZ_REBUILD:-1}" = 1 ]; then
-  build fuzz_$target
+  fuzz_build "$target"
 fi
 work=build-asan/fuzz/$target
 mkdir -p "$work/corpus"
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+fuzz_sanitizer_options
 echo "fuzz: $target for $seconds s"
 status=0
 # One scratch file per process under TMPDIR (the readers take paths).
-TMPDIR=${TMPDIR:-/tmp} build-asan/tests/fuzz/fuzz_$target -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/" "$@" "$work/corpus" "tests/fuzz/corpus/$target" \
+TMPDIR=${TMPDIR:-/tmp} build-asan/tests/fuzz/fuzz_$target -max_total_time="$seconds" "${fuzz_common_options[@]}" \
+  -print_final_stats=1 -artifact_prefix="$work/" "$@" "$work/corpus" "tests/fuzz/corpus/$target" \
   > "$work/log" 2>&1 || status=$?
 grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|SUMMARY" "$work/log" | tail -5 || true
 if [ "$status" != 0 ]; then
