@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A stream of real proofs on a GPU with faults injected (FaultyDevice around CudaDevice,
 # [device_faults] of the configuration): each affected proof fails with a clear error, the others
-# pass the pairing check on their way out, and the device has as much memory free after the run
-# as before.
+# pass the pairing check on their way out, and the engine holds no more device memory after the
+# run than before it (its own allocations and its pool's reserve: the device's free memory is
+# printed beside it but not compared, as the CUDA runtime keeps some MiB of its own after the
+# first launches of a process, which a baseline taken before them counts as a leak).
 #
 #   scripts/gpu-soak-proofs.sh bundle   here: builds stagehand in build-cuda, strips and compresses
 #       it with its shared libraries and the chain circuit's zkey, witness and vk into
@@ -11,7 +13,7 @@
 #       run under budgeted, two workers, with ALLOCATION (0.005) and KERNEL (0.005) failure
 #       probabilities; into $OUT soak.log and sample.tar (20 proofs with their public signals
 #       and the vk, for `snarkjs groth16 verify` here). Exit 1 unless every proof either verified
-#       or failed with an injected fault's message, and nothing was left on the device.
+#       or failed with an injected fault's message, and the engine held nothing more after the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/bundle.sh
@@ -50,7 +52,7 @@ run)
   failed_count=$(grep -c ": FAILED: " "$out/soak.log")
   injected_count=$(grep ": FAILED: " "$out/soak.log" | grep -c "\[injected fault\]")
   echo "proofs: ${PROOFS:-500}, done and verified: $done_count, failed: $failed_count (injected faults: $injected_count)"
-  grep -E "proofs? in |pairing check|device memory free" "$out/soak.log"
+  grep -E "proofs? in |pairing check|the engine holds" "$out/soak.log"
   ls "$work/proofs" | head -40 | sed 's/^/proofs\//' | tar -C "$work" -cf "$out/sample.tar" -T - -C "$PWD/$bundle/keys" vk.json
   status=0
   [[ $(( done_count + failed_count )) == "${PROOFS:-500}" && $failed_count == "$injected_count" ]] || status=1

@@ -17,6 +17,7 @@
 
 #include "engine/engine_config.hpp"
 #include "service/api.hpp"
+#include "service/listen_address.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -25,15 +26,6 @@
 
 namespace stagehand::service {
 
-struct ListenAddress {
-  bool unix_socket = false;
-  std::string host;  // TCP: an address (127.0.0.1, ::1, ...); port 0 takes a free one
-  unsigned short port = 0;
-  std::string path;  // Unix socket
-
-  // "HOST:PORT", "[V6]:PORT" or "unix:PATH"; std::invalid_argument saying what is wrong.
-  static ListenAddress parse(const std::string& text);
-};
 
 class HttpServer {
  public:
