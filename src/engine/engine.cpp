@@ -512,23 +512,25 @@ std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
 void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof,
                              std::string public_signals) {
   const auto end = Clock::now();
-  ProofTimings timings;
   std::vector<ProofCallback> callbacks;
   {
-    std::lock_guard lock(record->mutex);
-    if (record->finished_locked()) return;
-    timings = timings_of(*record, end);
-    record->result.state = state;
-    record->result.error = std::move(error);
-    record->result.proof_json = std::move(proof);
-    record->result.public_json = std::move(public_signals);
-    record->result.seconds = timings.total_s;
-    record->result.timings = timings;
-    callbacks = std::move(record->on_done);
-    record->on_done.clear();
-  }
-  {
+    // Both locks (the engine's first, as everywhere): whoever sees the proof ended finds it
+    // counted too, and its request id among the ended ones.
     std::lock_guard lock(mutex);
+    ProofTimings timings;
+    {
+      std::lock_guard record_lock(record->mutex);
+      if (record->finished_locked()) return;
+      timings = timings_of(*record, end);
+      record->result.state = state;
+      record->result.error = std::move(error);
+      record->result.proof_json = std::move(proof);
+      record->result.public_json = std::move(public_signals);
+      record->result.seconds = timings.total_s;
+      record->result.timings = timings;
+      callbacks = std::move(record->on_done);
+      record->on_done.clear();
+    }
     count_ended_locked(record, state, timings, end);
   }
   record->ended.notify_all();

@@ -11,9 +11,12 @@ ProofQueue::ProofQueue(std::chrono::nanoseconds promote_after) : promote_after_(
 }
 
 void ProofQueue::push(QueuedProof proof) {
-  STAGEHAND_ASSERT(proof.record != nullptr, "a queued proof without its record (key {})", proof.key);
+  // front() relies on it: within a class, a later arrival has waited no longer.
+  auto& proofs = by_class_[index(proof.priority)];
+  STAGEHAND_ASSERT(proofs.empty() || proofs.back().queued_at <= proof.queued_at,
+                   "a proof of key {} queued at an instant before the last of its class", proof.key);
   proof.arrival = next_arrival_++;
-  by_class_[index(proof.priority)].push_back(std::move(proof));
+  proofs.push_back(std::move(proof));
   ++size_;
 }
 
