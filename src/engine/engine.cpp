@@ -303,6 +303,21 @@ struct Engine::Impl {
   // The answer to a submit that repeated a request id: its callback joins the proof's, or runs
   // now when the proof has ended. No lock held.
   static ProofHandle repeat(const std::shared_ptr<ProofRecord>& record, ProofCallback on_done);
+  // The key a new proof may be queued for (engine mutex held). EngineError: stopped, no_gpu,
+  // unknown_key (also while it is being unloaded).
+  Key& usable_key_locked(const std::string& name) {
+    if (stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
+    if (const auto lost = every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
+    auto found = keys.find(name);
+    if (found == keys.end() || found->second.unloading) {
+      throw EngineError(ErrorKind::unknown_key,
+                        fmt::format("no key named '{}' is loaded{}", name, found == keys.end() ? "" : " (it is being unloaded)"));
+    }
+    return found->second;
+  }
+  // Queues a checked proof once there is room (or refuses it, as `when_full` says), unless a
+  // submit of its request id got in first: then that proof is the answer.
+  ProofHandle enqueue(const std::shared_ptr<ProofRecord>& record, WhenFull when_full);
   // Why no proof can run any more (engine mutex held): every GPU is lost, which a CUDA context
   // does not recover from. Empty while one is left. Such an engine refuses new proofs and fails
   // its queued ones at once rather than trying each on a dead device.
@@ -941,12 +956,14 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
 
     // Proofs of the key that arrive while the run goes on join it, so that the GPUs go from one
     // proof to the next without a run's end and the next one's start between them (under load the
-    // drain between batches cost about a tenth of the throughput). Only those queued ahead of every
-    // other key's join (none overtakes another key's proof, which runs next), and only while the
-    // run has room (run_room). The run takes no
+    // drain between batches cost about a tenth of the throughput). Only those at the queue's front
+    // join (by class, then arrival: none overtakes another key's proof, which runs next), and only
+    // while the run has room (run_room). The run takes no
     // more, and ends once its proofs have, when they have all ended with none of its key at the
     // queue's head, when a key's device state waits to be given back, when the engine stops, or
-    // at max_batch proofs.
+    // at max_batch proofs. So a critical proof of this key takes the run's next free place, once
+    // one of its proofs ends; kernels are not preempted, so one of another key waits for the run's
+    // unended proofs (at most run_room) and then its own key's set-up, and no longer.
     JobFeed feed;
     bool run_over = false;  // run_coordinator has returned
     bool feeder_done = false;
@@ -1170,11 +1187,12 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
 
 namespace {
 // Refuses a deadline that has passed: the proof could not start in time.
-void check_deadline(const SubmitOptions& options, Clock::time_point now, const std::string& key_name, const char* when) {
-  if (!options.deadline || *options.deadline > now) return;
+void check_deadline(const std::optional<Clock::time_point>& deadline, Clock::time_point now, const std::string& key_name,
+                    const char* when) {
+  if (!deadline || *deadline > now) return;
   throw EngineError(ErrorKind::deadline_passed,
                     fmt::format("a proof of key '{}': its deadline passed {:.3f} s before it {}: it is not queued", key_name,
-                                seconds_between(*options.deadline, now), when));
+                                seconds_between(*deadline, now), when));
 }
 }  // namespace
 
@@ -1185,16 +1203,6 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   std::shared_ptr<const groth16::ProvingKey> key;
   std::filesystem::path key_path;
   std::uint64_t id = 0;
-  auto find_key = [&] {
-    if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
-    if (const auto lost = impl_->every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
-    auto found = impl_->keys.find(key_name);
-    if (found == impl_->keys.end() || found->second.unloading) {
-      throw EngineError(ErrorKind::unknown_key, fmt::format("no key named '{}' is loaded{}", key_name,
-                                                            found == impl_->keys.end() ? "" : " (it is being unloaded)"));
-    }
-    return found;
-  };
   {
     std::unique_lock lock(impl_->mutex);
     // A repeat is answered with its proof whatever has happened since: the key unloaded, the queue full.
@@ -1202,10 +1210,10 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
       lock.unlock();
       return Impl::repeat(earlier, std::move(options.on_done));
     }
-    check_deadline(options, Clock::now(), key_name, "was submitted");
-    auto found = find_key();
-    key = found->second.key;
-    key_path = found->second.path;
+    check_deadline(options.deadline, Clock::now(), key_name, "was submitted");
+    const auto& found = impl_->usable_key_locked(key_name);
+    key = found.key;
+    key_path = found.path;
     id = impl_->next_id++;
   }
   // The witness is checked here, on the caller's thread, so that a malformed one is refused at
@@ -1228,30 +1236,33 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   record->wtns = std::make_shared<const std::vector<std::uint8_t>>(std::move(wtns));
   record->on_done.push_back(std::move(options.on_done));
   record->submitted = Clock::now();
+  return impl_->enqueue(record, options.when_full);
+}
+
+ProofHandle Engine::Impl::enqueue(const std::shared_ptr<ProofRecord>& record, WhenFull when_full) {
   {
-    std::unique_lock lock(impl_->mutex);
-    if (options.when_full == WhenFull::wait) {
-      impl_->space.wait(lock, [&] { return impl_->stopping || impl_->queue.size() < impl_->config.engine.queue_capacity; });
-    } else if (impl_->queue.size() >= impl_->config.engine.queue_capacity) {
+    std::unique_lock lock(mutex);
+    if (when_full == WhenFull::wait) {
+      space.wait(lock, [&] { return stopping || queue.size() < config.engine.queue_capacity; });
+    } else if (queue.size() >= config.engine.queue_capacity) {
       throw EngineError(ErrorKind::queue_full,
-                        fmt::format("the queue is full ({} proofs waiting, engine.queue_capacity = {})", impl_->queue.size(),
-                                    impl_->config.engine.queue_capacity));
+                        fmt::format("the queue is full ({} proofs waiting, engine.queue_capacity = {})", queue.size(),
+                                    config.engine.queue_capacity));
     }
     // A submit of the same request id may have got in first: its proof is the one.
-    if (auto earlier = impl_->find_request_locked(key_name, options.request_id)) {
+    if (auto earlier = find_request_locked(record->key, record->request_id)) {
       lock.unlock();
-      return Impl::repeat(earlier, std::move(record->on_done.front()));
+      return repeat(earlier, std::move(record->on_done.front()));
     }
-    check_deadline(options, Clock::now(), key_name, "found room in the queue");
-    auto found = find_key();  // it may have been unloaded, or the engine stopped, while we waited
-    found->second.queued += 1;
+    check_deadline(record->deadline, Clock::now(), record->key, "found room in the queue");
+    usable_key_locked(record->key).queued += 1;  // it may have been unloaded, or the engine stopped, while we waited
     // Its class rises with its time in the queue (a wait for room is outside it).
-    impl_->queue.push(QueuedProof{record, key_name, options.priority, Clock::now(), options.deadline});
-    impl_->proofs.emplace(id, record);
-    if (!record->request_id.empty()) impl_->requests.emplace(record->request_id, record);
-    ++impl_->accepted;
-    impl_->wake_dispatcher_locked();
-    if (record->deadline) impl_->deadlines.notify_all();
+    queue.push(QueuedProof{record, record->key, record->priority, Clock::now(), record->deadline});
+    proofs.emplace(record->id, record);
+    if (!record->request_id.empty()) requests.emplace(record->request_id, record);
+    ++accepted;
+    wake_dispatcher_locked();
+    if (record->deadline) deadlines.notify_all();
   }
   return ProofHandle(record);
 }

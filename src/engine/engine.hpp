@@ -138,8 +138,10 @@ class ProofHandle {
 
 enum class WhenFull { refuse, wait };
 
-// Called once when a proof ends, on the engine's dispatcher thread (or the caller's, for a
-// proof cancelled or refused while queued): keep it short, it holds up the next proofs.
+// Called once when a proof ends, on the engine's dispatcher thread (the caller's, for a proof
+// cancelled or refused while queued or a submit repeating an ended proof's request id; the
+// deadline watcher's, for a proof whose deadline passed in the queue): keep it short, it holds
+// up the next proofs.
 using ProofCallback = std::function<void(const ProofHandle&)>;
 
 struct SubmitOptions {
