@@ -1,5 +1,6 @@
 /* A C caller of libstagehand: one proof through the blocking call, one through the asynchronous
- * calls (submit with a callback, then wait), and the errors a caller must be able to tell apart.
+ * calls (submit with a callback, then wait), the errors a caller must be able to tell apart, and
+ * the options (priority, request id, deadline) with each proof's timings.
  *
  *   prove <zkey> <wtns> <out dir>     writes <out dir>/proof.json, public.json (blocking call)
  *                                     and async.proof.json, async.public.json
@@ -73,6 +74,59 @@ static void on_proof(void* user_data, uint64_t proof_id, int status, const char*
   completion->done = 1;
   pthread_cond_signal(&completion->ended);
   pthread_mutex_unlock(&completion->mutex);
+}
+
+/* Whether an ended proof's timings are all there and add up to its total within 1%. */
+static int timings_add_up(const stagehand_timings* t) {
+  double parts = t->queue_s + t->setup_s + t->host_before_s + t->gpu_s + t->host_after_s + t->check_s;
+  double off = parts > t->total_s ? parts - t->total_s : t->total_s - parts;
+  return t->total_s > 0 && t->gpu_s > 0 && t->queue_s >= 0 && t->setup_s >= 0 && t->host_before_s >= 0 &&
+         t->host_after_s >= 0 && t->check_s >= 0 && off <= 0.01 * t->total_s;
+}
+
+/* The options: a critical proof named by a request id, then the same id again (the same proof,
+   no second one), its timings; a blocking proof with its timings; a deadline already past. */
+static void check_options(stagehand_engine* engine, const unsigned char* wtns, size_t wtns_length) {
+  char err[1024];
+  stagehand_submit_options options;
+  stagehand_submit_options_init(&options);
+  options.priority = STAGEHAND_PRIORITY_CRITICAL;
+  options.request_id = "c-example-1";
+  options.deadline_ms = 600000;
+  uint64_t first = 0, again = 0;
+  int repeated = -1;
+  int status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &first, &repeated, err, sizeof err);
+  if (status != STAGEHAND_OK || repeated != 0) fail("stagehand_submit_ex with a request id", status, err);
+  char* proof = NULL;
+  status = stagehand_wait(engine, first, &proof, NULL, err, sizeof err);
+  if (status != STAGEHAND_OK) fail("the proof named by a request id", status, err);
+  status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &again, &repeated, err, sizeof err);
+  char* repeated_proof = NULL;
+  if (status != STAGEHAND_OK || repeated != 1 || again != first) {
+    fail("the same request id again must give the same proof", status, err);
+  } else if (stagehand_wait(engine, again, &repeated_proof, NULL, err, sizeof err) != STAGEHAND_OK || proof == NULL ||
+             strcmp(proof, repeated_proof) != 0) {
+    fail("the same request id again must answer the same proof text", STAGEHAND_OK, "(texts differ)");
+  }
+  stagehand_free(proof);
+  stagehand_free(repeated_proof);
+  stagehand_timings timings = {.struct_size = sizeof(stagehand_timings)};
+  status = stagehand_proof_timings(engine, first, &timings, err, sizeof err);
+  if (status != STAGEHAND_OK || !timings_add_up(&timings)) fail("stagehand_proof_timings", status, "missing, or not adding up");
+
+  char* public_signals = NULL;
+  stagehand_timings blocking = {.struct_size = sizeof(stagehand_timings)};
+  status = stagehand_prove_ex(engine, "circuit", wtns, wtns_length, NULL, &proof, &public_signals, &blocking, err, sizeof err);
+  if (status != STAGEHAND_OK || !timings_add_up(&blocking)) fail("stagehand_prove_ex with timings", status, err);
+  if (status == STAGEHAND_OK) {
+    stagehand_free(proof);
+    stagehand_free(public_signals);
+  }
+  options.request_id = NULL;
+  options.deadline_ms = -1;
+  status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &first, NULL, err, sizeof err);
+  if (status != STAGEHAND_ERROR_DEADLINE) fail("a deadline already past must be DEADLINE", status, err);
+  else printf("ok: a deadline already past: %s\n", err);
 }
 
 int main(int argc, char** argv) {
@@ -161,6 +215,8 @@ int main(int argc, char** argv) {
     printf("status: %s\n", json);
   }
   stagehand_free(json);
+
+  check_options(engine, wtns, wtns_length);
 
   status = stagehand_key_unload(engine, "circuit", err, sizeof err);
   if (status != STAGEHAND_OK) fail("stagehand_key_unload", status, err);

@@ -46,6 +46,9 @@ extern "C" {
 #define STAGEHAND_PENDING 13            /* stagehand_poll: the proof is queued or running */
 #define STAGEHAND_ALREADY_ENDED 14      /* stagehand_cancel: the proof had ended already */
 #define STAGEHAND_ERROR_NO_GPU 15       /* every GPU of the engine is lost: restart it */
+#define STAGEHAND_ERROR_DEADLINE 16     /* the proof's deadline passed before it could start: refused at
+                                           submit, or failed unrun while it was queued */
+#define STAGEHAND_ERROR_REQUEST_CONFLICT 17 /* the request id names a proof of another key */
 
 typedef struct stagehand_engine stagehand_engine;
 
@@ -71,7 +74,7 @@ void stagehand_free(void* p);
 
 /* Called once when a submitted proof ends, on one of the engine's threads: status is
    STAGEHAND_OK (proof_json and public_json hold the texts), STAGEHAND_ERROR_PROOF_FAILED or
-   STAGEHAND_ERROR_CANCELLED (error says why; the texts are NULL). The strings are valid during
+   STAGEHAND_ERROR_CANCELLED or STAGEHAND_ERROR_DEADLINE (error says why; the texts are NULL). The strings are valid during
    the call only. Keep it short: the engine's next proofs wait for it. */
 typedef void (*stagehand_proof_callback)(void* user_data, uint64_t proof_id, int status, const char* proof_json,
                                          const char* public_json, const char* error);
@@ -84,7 +87,7 @@ int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8
                      uint64_t* proof_id, char* err, size_t err_len);
 /* STAGEHAND_PENDING while the proof is queued or running; STAGEHAND_OK once done, with the
    texts in *proof_json and *public_json (freed with stagehand_free; either pointer may be NULL
-   when not wanted); STAGEHAND_ERROR_PROOF_FAILED or _CANCELLED with the reason in err. */
+   when not wanted); STAGEHAND_ERROR_PROOF_FAILED, _CANCELLED or _DEADLINE with the reason in err. */
 int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
                    char* err, size_t err_len);
 /* Blocks until the proof ends, then as stagehand_poll. */
@@ -94,6 +97,66 @@ int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_jso
    was made (the proof ends cancelled unless it ends first); STAGEHAND_ALREADY_ENDED when it had
    ended already; STAGEHAND_ERROR_UNKNOWN_PROOF. */
 int stagehand_cancel(stagehand_engine* engine, uint64_t proof_id, char* err, size_t err_len);
+
+/* ---- Priorities, request ids, deadlines and timings ---- */
+
+/* Priority classes: the queue takes a higher class first, then the earlier submit, across keys.
+   A queued proof's class rises by one every [engine] promote_after_s it waits, so a low one is
+   not starved. A critical proof of the running batch's key joins it at its next free place;
+   one of another key waits for the batch's unended proofs (kernels are not preempted). */
+#define STAGEHAND_PRIORITY_LOW (-1)
+#define STAGEHAND_PRIORITY_NORMAL 0
+#define STAGEHAND_PRIORITY_HIGH 1
+#define STAGEHAND_PRIORITY_CRITICAL 2
+
+/* The options of stagehand_submit_ex and stagehand_prove_ex. Versioned by struct_size: set it
+   with stagehand_submit_options_init (or to sizeof), then change the fields wanted; a later
+   version of the library reads only the fields a caller's struct_size covers. */
+typedef struct stagehand_submit_options {
+  size_t struct_size;
+  int priority;           /* STAGEHAND_PRIORITY_*; NORMAL by default */
+  const char* request_id; /* NULL or "": none. The caller's name for the proof: submitted again while the proof is
+                             queued, running or ended within [engine] request_id_retention_s, the same proof id
+                             comes back (and *repeated is 1) and no second proof is made; the string is copied */
+  int64_t deadline_ms;    /* 0: none. Otherwise the proof must start within this many milliseconds of the call, or
+                             it fails unrun with STAGEHAND_ERROR_DEADLINE; negative: already past, refused */
+  int wait_when_full;     /* non-zero: a full queue makes the call wait for room instead of refusing */
+} stagehand_submit_options;
+
+void stagehand_submit_options_init(stagehand_submit_options* options);
+
+/* Where an ended proof's time went, in consecutive parts that add up to total_s: in the queue
+   (and waiting for a worker of its batch), its batch's start (other keys' device memory given
+   back, its key set up on the GPU), its host step before the GPU with its uploads and the wait
+   for the GPU, its GPU program, the host step after it, the pairing check. Versioned as the
+   options: set struct_size to sizeof(stagehand_timings) before the call. */
+typedef struct stagehand_timings {
+  size_t struct_size;
+  double queue_s;
+  double setup_s;
+  double host_before_s;
+  double gpu_s;
+  double host_after_s;
+  double check_s;
+  double total_s;
+} stagehand_timings;
+
+/* stagehand_submit with options (NULL: the defaults). *repeated (may be NULL) says whether the
+   request id named an earlier proof: then *proof_id is that proof's, and the callback (once,
+   as for any submit) reports its outcome, at once when it has ended. */
+int stagehand_submit_ex(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                        const stagehand_submit_options* options, stagehand_proof_callback callback, void* user_data,
+                        uint64_t* proof_id, int* repeated, char* err, size_t err_len);
+/* stagehand_prove with options (NULL: the defaults, but waiting for room as stagehand_prove does;
+   given, wait_when_full is taken as set) and the proof's timings (may be NULL), written whatever
+   its outcome once it was accepted. */
+int stagehand_prove_ex(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                       const stagehand_submit_options* options, char** proof_json, char** public_json,
+                       stagehand_timings* timings, char* err, size_t err_len);
+/* The timings of an ended proof (any outcome): STAGEHAND_OK; STAGEHAND_PENDING while it is queued
+   or running; STAGEHAND_ERROR_UNKNOWN_PROOF. May be called from a proof's callback. */
+int stagehand_proof_timings(stagehand_engine* engine, uint64_t proof_id, stagehand_timings* timings, char* err,
+                            size_t err_len);
 
 /* A constant name of a status code ("ok", "unknown_key", ...). */
 const char* stagehand_status_name(int status);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ int code_of(ErrorKind kind) {
     case ErrorKind::unknown_proof: return STAGEHAND_ERROR_UNKNOWN_PROOF;
     case ErrorKind::stopped: return STAGEHAND_ERROR_STOPPED;
     case ErrorKind::no_gpu: return STAGEHAND_ERROR_NO_GPU;
+    case ErrorKind::bad_request: return STAGEHAND_ERROR_ARGUMENT;
+    case ErrorKind::deadline_passed: return STAGEHAND_ERROR_DEADLINE;
+    case ErrorKind::request_conflict: return STAGEHAND_ERROR_REQUEST_CONFLICT;
   }
   return STAGEHAND_ERROR_INTERNAL;
 }
@@ -106,7 +110,9 @@ int answer(const ProofResult& result, char** proof_json, char** public_json, cha
       if (public_json != nullptr) *public_json = signals;
       return STAGEHAND_OK;
     }
-    case ProofState::failed: write_error(err, err_len, result.error); return STAGEHAND_ERROR_PROOF_FAILED;
+    case ProofState::failed:
+      write_error(err, err_len, result.error);
+      return result.deadline_missed ? STAGEHAND_ERROR_DEADLINE : STAGEHAND_ERROR_PROOF_FAILED;
     case ProofState::cancelled: write_error(err, err_len, result.error); return STAGEHAND_ERROR_CANCELLED;
   }
   return STAGEHAND_ERROR_INTERNAL;
@@ -114,6 +120,62 @@ int answer(const ProofResult& result, char** proof_json, char** public_json, cha
 
 std::vector<std::uint8_t> bytes_of(const uint8_t* data, std::size_t length) {
   return length == 0 ? std::vector<std::uint8_t>() : std::vector<std::uint8_t>(data, data + length);
+}
+
+// The fields of a stagehand_submit_options its struct_size covers; `defaults` where it is NULL.
+// Nothing, with a message, for a struct_size too small for the first version's fields or a
+// priority out of range.
+std::optional<stagehand::engine::SubmitOptions> options_of(const stagehand_submit_options* options,
+                                                           stagehand::engine::WhenFull when_full_by_default, char* err,
+                                                           std::size_t err_len) {
+  using stagehand::engine::Priority;
+  stagehand::engine::SubmitOptions out;
+  out.when_full = when_full_by_default;
+  if (options == nullptr) return out;
+  if (options->struct_size < sizeof(stagehand_submit_options)) {
+    write_error(err, err_len, "options->struct_size is smaller than stagehand_submit_options: set it with stagehand_submit_options_init");
+    return std::nullopt;
+  }
+  switch (options->priority) {
+    case STAGEHAND_PRIORITY_LOW: out.priority = Priority::low; break;
+    case STAGEHAND_PRIORITY_NORMAL: out.priority = Priority::normal; break;
+    case STAGEHAND_PRIORITY_HIGH: out.priority = Priority::high; break;
+    case STAGEHAND_PRIORITY_CRITICAL: out.priority = Priority::critical; break;
+    default:
+      write_error(err, err_len, "options->priority is not a STAGEHAND_PRIORITY_* value (-1 to 2): " + std::to_string(options->priority));
+      return std::nullopt;
+  }
+  if (options->request_id != nullptr) out.request_id = options->request_id;
+  if (options->deadline_ms != 0) out.deadline = stagehand::engine::deadline_in(options->deadline_ms);
+  out.when_full = options->wait_when_full != 0 ? stagehand::engine::WhenFull::wait : stagehand::engine::WhenFull::refuse;
+  return out;
+}
+
+// An ended proof's timings into the caller's struct, as far as its struct_size reaches.
+int write_timings(const ProofResult& result, stagehand_timings* timings, char* err, std::size_t err_len) {
+  if (result.state == ProofState::queued || result.state == ProofState::running) return STAGEHAND_PENDING;
+  if (timings->struct_size < sizeof(stagehand_timings)) {
+    write_error(err, err_len, "timings->struct_size is smaller than stagehand_timings: set it to sizeof(stagehand_timings)");
+    return STAGEHAND_ERROR_ARGUMENT;
+  }
+  const auto& t = result.timings;
+  timings->queue_s = t.queue_s;
+  timings->setup_s = t.setup_s;
+  timings->host_before_s = t.host_before_s;
+  timings->gpu_s = t.gpu_s;
+  timings->host_after_s = t.host_after_s;
+  timings->check_s = t.check_s;
+  timings->total_s = t.total_s;
+  return STAGEHAND_OK;
+}
+
+// The callback's status for an ended proof.
+int callback_status(const ProofResult& result) {
+  switch (result.state) {
+    case ProofState::done: return STAGEHAND_OK;
+    case ProofState::cancelled: return STAGEHAND_ERROR_CANCELLED;
+    default: return result.deadline_missed ? STAGEHAND_ERROR_DEADLINE : STAGEHAND_ERROR_PROOF_FAILED;
+  }
 }
 
 }  // namespace
@@ -169,16 +231,7 @@ int stagehand_key_unload(stagehand_engine* engine, const char* key_name, char* e
 
 int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len, char** proof_json,
                     char** public_json, char* err, size_t err_len) {
-  return guarded(err, err_len, [&] {
-    if (int status = check_engine(engine, err, err_len)) return status;
-    if (int status = check_name(key_name, "key_name", err, err_len)) return status;
-    if ((wtns == nullptr && wtns_len != 0) || proof_json == nullptr || public_json == nullptr) {
-      write_error(err, err_len, "wtns, proof_json or public_json is NULL");
-      return STAGEHAND_ERROR_ARGUMENT;
-    }
-    auto handle = engine->engine->submit(key_name, bytes_of(wtns, wtns_len), stagehand::engine::WhenFull::wait);
-    return answer(handle.wait(), proof_json, public_json, err, err_len);
-  });
+  return stagehand_prove_ex(engine, key_name, wtns, wtns_len, nullptr, proof_json, public_json, nullptr, err, err_len);
 }
 
 char* stagehand_status_json(stagehand_engine* engine) {
@@ -194,6 +247,22 @@ void stagehand_free(void* p) { std::free(p); }
 
 int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len, int wait_when_full,
                      stagehand_proof_callback callback, void* user_data, uint64_t* proof_id, char* err, size_t err_len) {
+  stagehand_submit_options options;
+  stagehand_submit_options_init(&options);
+  options.wait_when_full = wait_when_full;
+  return stagehand_submit_ex(engine, key_name, wtns, wtns_len, &options, callback, user_data, proof_id, nullptr, err, err_len);
+}
+
+void stagehand_submit_options_init(stagehand_submit_options* options) {
+  if (options == nullptr) return;
+  *options = stagehand_submit_options{};
+  options->struct_size = sizeof(stagehand_submit_options);
+  options->priority = STAGEHAND_PRIORITY_NORMAL;
+}
+
+int stagehand_submit_ex(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                        const stagehand_submit_options* options, stagehand_proof_callback callback, void* user_data,
+                        uint64_t* proof_id, int* repeated, char* err, size_t err_len) {
   return guarded(err, err_len, [&] {
     if (int status = check_engine(engine, err, err_len)) return status;
     if (int status = check_name(key_name, "key_name", err, err_len)) return status;
@@ -201,23 +270,55 @@ int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8
       write_error(err, err_len, "wtns or proof_id is NULL");
       return STAGEHAND_ERROR_ARGUMENT;
     }
-    stagehand::engine::ProofCallback on_done;
+    auto submit_options = options_of(options, stagehand::engine::WhenFull::refuse, err, err_len);
+    if (!submit_options) return STAGEHAND_ERROR_ARGUMENT;
     if (callback != nullptr) {
-      on_done = [callback, user_data](const stagehand::engine::ProofHandle& handle) {
+      submit_options->on_done = [callback, user_data](const stagehand::engine::ProofHandle& handle) {
         const auto result = handle.result();
-        const int status = result.state == ProofState::done     ? STAGEHAND_OK
-                           : result.state == ProofState::cancelled ? STAGEHAND_ERROR_CANCELLED
-                                                                   : STAGEHAND_ERROR_PROOF_FAILED;
+        const int status = callback_status(result);
         const bool done = status == STAGEHAND_OK;
         callback(user_data, handle.id(), status, done ? result.proof_json.c_str() : nullptr,
                  done ? result.public_json.c_str() : nullptr, done ? nullptr : result.error.c_str());
       };
     }
-    auto handle = engine->engine->submit(key_name, bytes_of(wtns, wtns_len),
-                                         wait_when_full != 0 ? stagehand::engine::WhenFull::wait : stagehand::engine::WhenFull::refuse,
-                                         std::move(on_done));
+    auto handle = engine->engine->submit(key_name, bytes_of(wtns, wtns_len), std::move(*submit_options));
     *proof_id = handle.id();
+    if (repeated != nullptr) *repeated = handle.repeated() ? 1 : 0;
     return STAGEHAND_OK;
+  });
+}
+
+int stagehand_prove_ex(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                       const stagehand_submit_options* options, char** proof_json, char** public_json,
+                       stagehand_timings* timings, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    if (int status = check_engine(engine, err, err_len)) return status;
+    if (int status = check_name(key_name, "key_name", err, err_len)) return status;
+    if ((wtns == nullptr && wtns_len != 0) || proof_json == nullptr || public_json == nullptr) {
+      write_error(err, err_len, "wtns, proof_json or public_json is NULL");
+      return STAGEHAND_ERROR_ARGUMENT;
+    }
+    if (timings != nullptr && timings->struct_size < sizeof(stagehand_timings)) {
+      write_error(err, err_len, "timings->struct_size is smaller than stagehand_timings: set it to sizeof(stagehand_timings)");
+      return STAGEHAND_ERROR_ARGUMENT;
+    }
+    auto submit_options = options_of(options, stagehand::engine::WhenFull::wait, err, err_len);
+    if (!submit_options) return STAGEHAND_ERROR_ARGUMENT;
+    auto handle = engine->engine->submit(key_name, bytes_of(wtns, wtns_len), std::move(*submit_options));
+    const auto result = handle.wait();
+    if (timings != nullptr) write_timings(result, timings, err, err_len);
+    return answer(result, proof_json, public_json, err, err_len);
+  });
+}
+
+int stagehand_proof_timings(stagehand_engine* engine, uint64_t proof_id, stagehand_timings* timings, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    if (int status = check_engine(engine, err, err_len)) return status;
+    if (timings == nullptr) {
+      write_error(err, err_len, "timings is NULL");
+      return STAGEHAND_ERROR_ARGUMENT;
+    }
+    return write_timings(engine->engine->find(proof_id).result(), timings, err, err_len);
   });
 }
 
@@ -262,6 +363,8 @@ const char* stagehand_status_name(int status) {
     case STAGEHAND_PENDING: return "pending";
     case STAGEHAND_ALREADY_ENDED: return "already_ended";
     case STAGEHAND_ERROR_NO_GPU: return "no_gpu";
+    case STAGEHAND_ERROR_DEADLINE: return "deadline";
+    case STAGEHAND_ERROR_REQUEST_CONFLICT: return "request_conflict";
     default: return "unknown";
   }
 }

@@ -30,17 +30,24 @@ constexpr const char* kApi = R"(The API (JSON unless said; errors are {"error": 
   DELETE /v1/keys/NAME            unloads it once its queued and running proofs are done          200
   POST   /v1/proofs?key=NAME      body: the .wtns's bytes -> 202 {"id": "..."}
          /v1/proofs?key=NAME&wait=true                    -> 200 {"id", "proof": <proof.json>, "public": [...]}
-  GET    /v1/proofs/ID            {"state": queued|running|done|failed|cancelled, ...; "proof", "public" once done}
+         ...&priority=critical|high|normal|low  (normal by default; a queued proof rises a class every
+                                  engine.promote_after_s)
+         ...&request_id=R         the same R again answers the same proof (engine.request_id_retention_s)
+         ...&deadline_ms=N        start within N ms or fail unrun (N <= 0: refused, 400; passed while queued: 410)
+  GET    /v1/proofs/ID            {"state": queued|running|done|failed|cancelled, ...; "proof", "public" once done;
+                                  "timings": queue_s, setup_s, host_before_s, gpu_s, host_after_s, check_s, total_s}
   DELETE /v1/proofs/ID            cancels it (queued: at once; running: before its next step)
   GET    /v1/status               queue, proofs, per-GPU and per-key status
   GET    /metrics                 Prometheus text
 Statuses: 400 malformed request or witness, 401 no or a wrong bearer token (serve.token_file, over
 TCP), 404 unknown key/proof/route, 408 a request not received within serve.read_timeout_s, 409 key
-exists or proof ended, 413 body over serve.max_request_mib, 429 queue full (Retry-After), 500 a
-proof that failed, 503 stopping, 504 a waited-for proof not done within serve.request_timeout_s.
+exists, proof ended or a request id naming another key's proof, 410 a waited-for proof whose
+deadline passed in the queue, 413 body over serve.max_request_mib, 429 queue full (Retry-After),
+500 a proof that failed, 503 stopping, 504 a waited-for proof not done within
+serve.request_timeout_s.
 Limits ([serve] in the configuration): max_request_mib, request_timeout_s; the connections:
 max_connections, read_timeout_s, idle_timeout_s, socket_mode, socket_group, token_file;
-the queue ([engine]): queue_capacity, max_batch. See config/serve.toml.)";
+the queue ([engine]): queue_capacity, max_batch, promote_after_s, request_id_retention_s. See config/serve.toml.)";
 
 std::pair<std::string, std::string> key_argument(const std::string& argument) {
   const auto eq = argument.find('=');

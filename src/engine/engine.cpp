@@ -1,5 +1,7 @@
 #include "engine/engine.hpp"
 
+#include "engine/proof_queue.hpp"
+
 #include "coordinator/async_wait.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/pageable_arena.hpp"
@@ -10,6 +12,7 @@
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
 #include "runner/report.hpp"
+#include "util/assert.hpp"
 #include "trace/svg_timeline.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/host_work.hpp"
@@ -38,6 +41,16 @@ constexpr std::size_t kFinishedKept = 4096;
 
 // Upper bounds of the seconds-per-proof histogram.
 const std::vector<double> kHistogramBounds{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
+// Upper bounds of the timing histograms: a part of a proof's life may be a millisecond (a check
+// at 2^10) or minutes (a queue wait).
+const std::vector<double> kTimingBounds{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
+// ProofTimings' parts in the order of TimingHistogram::part's names.
+constexpr std::array<const char*, 7> kTimingParts{"queue", "setup", "host_before", "gpu", "host_after", "check", "total"};
+std::array<double, 7> timing_parts(const ProofTimings& t) {
+  return {t.queue_s, t.setup_s, t.host_before_s, t.gpu_s, t.host_after_s, t.check_s, t.total_s};
+}
+// The longest request id: long enough for any scheduler's job names, short enough to index.
+constexpr std::size_t kRequestIdBytes = 256;
 }  // namespace
 
 const char* to_string(ProofState state) {
@@ -61,8 +74,35 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::unknown_proof: return "unknown_proof";
     case ErrorKind::stopped: return "stopped";
     case ErrorKind::no_gpu: return "no_gpu";
+    case ErrorKind::bad_request: return "bad_request";
+    case ErrorKind::deadline_passed: return "deadline_passed";
+    case ErrorKind::request_conflict: return "request_conflict";
   }
   return "?";
+}
+
+const char* to_string(Priority priority) {
+  switch (priority) {
+    case Priority::low: return "low";
+    case Priority::normal: return "normal";
+    case Priority::high: return "high";
+    case Priority::critical: return "critical";
+  }
+  return "?";
+}
+
+Clock::time_point deadline_in(std::int64_t ms) {
+  if (ms > kDeadlineMostMs || ms < -kDeadlineMostMs) {
+    throw EngineError(ErrorKind::bad_request, fmt::format("a deadline {} ms from now: at most {} ms either way", ms, kDeadlineMostMs));
+  }
+  return Clock::now() + std::chrono::milliseconds(ms);
+}
+
+std::optional<Priority> priority_from_string(std::string_view text) {
+  for (const auto priority : {Priority::low, Priority::normal, Priority::high, Priority::critical}) {
+    if (text == to_string(priority)) return priority;
+  }
+  return std::nullopt;
 }
 
 namespace detail {
@@ -72,15 +112,24 @@ namespace detail {
 struct ProofRecord {
   std::uint64_t id = 0;
   std::string key;
+  Priority priority = Priority::normal;
+  std::string request_id;
+  std::optional<Clock::time_point> deadline;
   std::shared_ptr<const std::vector<std::uint8_t>> wtns;
   Clock::time_point submitted;
-  ProofCallback on_done;
   std::atomic<bool> cancel_requested{false};
   int gpu = -1;  // where it runs (engine mutex)
 
   mutable std::mutex mutex;
   std::condition_variable ended;
   ProofResult result;  // state queued until it runs
+  // Each accepted submit's callback: the first, and those of submits that repeated its request id.
+  std::vector<ProofCallback> on_done;
+  // The instants that divide its life into ProofTimings' parts, as it reaches them: it left the
+  // queue, its run was ready for it (set up on its GPU), its host step began, its GPU program
+  // began and ended (the last attempt's, for a proof moved off a lost GPU).
+  std::optional<Clock::time_point> taken, ready, prepared, program_started, program_ended;
+  double check_seconds = 0;
 
   bool finished_locked() const {
     return result.state == ProofState::done || result.state == ProofState::failed || result.state == ProofState::cancelled;
@@ -91,8 +140,38 @@ struct ProofRecord {
 
 using detail::ProofRecord;
 
+namespace {
+
+// The parts of a proof's life that ended at `end` (record mutex held). An instant it never
+// reached is the next one it did, so the part it ended in runs to its end; each instant is at
+// least the one before, so the parts telescope to the total.
+ProofTimings timings_of(const ProofRecord& record, Clock::time_point end) {
+  std::array<std::optional<Clock::time_point>, 7> at{record.submitted, record.taken,         record.ready, record.prepared,
+                                                     record.program_started, record.program_ended, end};
+  for (std::size_t i = at.size() - 1; i-- > 1;) {
+    if (!at[i]) at[i] = at[i + 1];
+  }
+  for (std::size_t i = 1; i < at.size(); ++i) at[i] = std::max(*at[i], *at[i - 1]);
+  const auto seconds = [&](std::size_t from, std::size_t to) { return seconds_between(*at[from], *at[to]); };
+  ProofTimings timings;
+  // Waiting for a worker of its run is waiting in a queue too: the run's own.
+  timings.queue_s = seconds(0, 1) + seconds(2, 3);
+  timings.setup_s = seconds(1, 2);
+  timings.host_before_s = seconds(3, 4);
+  timings.gpu_s = seconds(4, 5);
+  const double after = seconds(5, 6);
+  timings.check_s = std::clamp(record.check_seconds, 0.0, after);
+  timings.host_after_s = after - timings.check_s;
+  timings.total_s = seconds(0, 6);
+  return timings;
+}
+
+}  // namespace
+
 std::uint64_t ProofHandle::id() const { return record_->id; }
 const std::string& ProofHandle::key() const { return record_->key; }
+Priority ProofHandle::priority() const { return record_->priority; }
+const std::string& ProofHandle::request_id() const { return record_->request_id; }
 ProofState ProofHandle::state() const {
   std::lock_guard lock(record_->mutex);
   return record_->result.state;
@@ -146,6 +225,10 @@ struct Engine::Impl {
     bool lost = false;  // its device answered device_lost: it answers nothing any more
   };
 
+  explicit Impl(EngineConfig engine_config)
+      : config(std::move(engine_config)),
+        queue(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.engine.promote_after_s))) {}
+
   EngineConfig config;
   std::unique_ptr<Backend> backend;
   Clock::time_point started = Clock::now();
@@ -154,7 +237,23 @@ struct Engine::Impl {
   std::condition_variable work;     // the dispatcher: something queued, or stopping
   std::condition_variable space;    // submitters waiting for room in the queue
   std::condition_variable key_gone; // wait_key_gone
-  std::deque<std::shared_ptr<ProofRecord>> queue;
+  std::condition_variable deadlines;  // the deadline watcher: a deadline queued, proofs expired, or stopping
+  ProofQueue queue;
+  // Proofs whose deadline passed while queued, out of the queue and not yet failed: the deadline
+  // watcher fails them (outside the engine mutex, as every proof's end is).
+  std::vector<std::shared_ptr<ProofRecord>> expired;
+  bool watcher_stopping = false;
+  // Proofs by their callers' request ids, and the ended ones' ids in the order they ended (each
+  // forgotten request_id_retention_s after its proof's end).
+  std::map<std::string, std::shared_ptr<ProofRecord>, std::less<>> requests;
+  std::deque<std::pair<Clock::time_point, std::shared_ptr<ProofRecord>>> requests_ended;
+  // The timing histograms by key and priority (a key's go with it): per part, counts per bucket
+  // of kTimingBounds (the last: +Inf) and the sum.
+  struct PartHistogram {
+    std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(kTimingBounds.size() + 1, 0);
+    double sum = 0;
+  };
+  std::map<std::pair<std::string, Priority>, std::array<PartHistogram, kTimingParts.size()>> timings;
   std::map<std::string, Key, std::less<>> keys;
   // Keys gone (unloaded) whose device state the dispatcher has still to give back; each holds
   // its key's host bytes until then (the pinned registration refers to them).
@@ -179,6 +278,7 @@ struct Engine::Impl {
   bool stopping = false;
   Drain drain = Drain::finish;
   std::thread dispatcher;
+  std::thread deadline_watcher;
   // While a run is open to proofs that join it (run_batch), what wakes its feeder from any thread:
   // called (engine mutex held) wherever the dispatcher would be woken.
   std::function<void()> wake_open_run;
@@ -186,10 +286,38 @@ struct Engine::Impl {
     work.notify_all();
     if (wake_open_run) wake_open_run();
   }
-  // Takes up to `most` of `name`'s queued proofs into a run, oldest first (engine mutex held):
-  // all of them, or with `leading_only` those ahead of every other key's (a run that proofs join
-  // lets no later proof overtake another key's). They are running from here on.
-  std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only);
+  // Takes up to `most` of `name`'s queued proofs into a run, best first (engine mutex held): a
+  // new run's batch (ProofQueue::take_batch), or with `leading_only` those at the queue's front
+  // (a run that proofs join lets no later proof overtake another key's). They are running from
+  // here on. Proofs whose deadline has passed go to the deadline watcher first, never to a run.
+  std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only,
+                                                               Clock::time_point now);
+  // Takes the queued proofs whose deadline has passed out of the queue, for the deadline watcher
+  // to fail (engine mutex held).
+  void expire_locked(Clock::time_point now);
+  void watch_deadlines();  // the deadline watcher's thread
+  // The proof a submit's request id names, or null (engine mutex held); request ids of proofs
+  // ended more than the retention ago are forgotten first. EngineError request_conflict when it
+  // names another key's proof.
+  std::shared_ptr<ProofRecord> find_request_locked(const std::string& key, const std::string& request_id);
+  // The answer to a submit that repeated a request id: its callback joins the proof's, or runs
+  // now when the proof has ended. No lock held.
+  static ProofHandle repeat(const std::shared_ptr<ProofRecord>& record, ProofCallback on_done);
+  // The key a new proof may be queued for (engine mutex held). EngineError: stopped, no_gpu,
+  // unknown_key (also while it is being unloaded).
+  Key& usable_key_locked(const std::string& name) {
+    if (stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
+    if (const auto lost = every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
+    auto found = keys.find(name);
+    if (found == keys.end() || found->second.unloading) {
+      throw EngineError(ErrorKind::unknown_key,
+                        fmt::format("no key named '{}' is loaded{}", name, found == keys.end() ? "" : " (it is being unloaded)"));
+    }
+    return found->second;
+  }
+  // Queues a checked proof once there is room (or refuses it, as `when_full` says), unless a
+  // submit of its request id got in first: then that proof is the answer.
+  ProofHandle enqueue(const std::shared_ptr<ProofRecord>& record, WhenFull when_full);
   // Why no proof can run any more (engine mutex held): every GPU is lost, which a CUDA context
   // does not recover from. Empty while one is left. Such an engine refuses new proofs and fails
   // its queued ones at once rather than trying each on a dead device.
@@ -200,17 +328,16 @@ struct Engine::Impl {
   }
   // Ends every queued proof with `error` (engine mutex held by `lock`, released meanwhile).
   void fail_queued(std::unique_lock<std::mutex>& lock, const std::string& error, bool engine_stopped) {
-    auto left = std::move(queue);
-    queue.clear();
-    for (const auto& record : left) key_proof_left(record->key, false);
+    const auto left = queue.take_all();
+    for (const auto& proof : left) key_proof_left(proof.key, false);
     space.notify_all();
     lock.unlock();
-    for (const auto& record : left) {
+    for (const auto& proof : left) {
       if (engine_stopped) {
-        std::lock_guard record_lock(record->mutex);
-        record->result.engine_stopped = true;
+        std::lock_guard record_lock(proof.record->mutex);
+        proof.record->result.engine_stopped = true;
       }
-      end_proof(record, ProofState::failed, error);
+      end_proof(proof.record, ProofState::failed, error);
     }
   }
   // The most proofs a run holds unended: as many as its workers can use, two a worker (one on or
@@ -220,46 +347,14 @@ struct Engine::Impl {
     return 2 * static_cast<std::size_t>(std::max(1, config.run.coordinator.workers_per_device)) * std::max<std::size_t>(1, backend->devices().size());
   }
 
-  // Ends a proof: its outcome, the counters, then its waiters and its callback (outside every
-  // lock). The caller holds no lock.
+  // Ends a proof: its outcome and timings, the counters, then its waiters and its callbacks
+  // (outside every lock). The caller holds no lock.
   void end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof = {},
-                 std::string public_signals = {}) {
-    const double seconds = seconds_between(record->submitted, Clock::now());
-    {
-      std::lock_guard lock(record->mutex);
-      if (record->finished_locked()) return;
-      record->result.state = state;
-      record->result.error = std::move(error);
-      record->result.proof_json = std::move(proof);
-      record->result.public_json = std::move(public_signals);
-      record->result.seconds = seconds;
-    }
-    {
-      std::lock_guard lock(mutex);
-      // The record stays for find() among the last kFinishedKept; its witness (32 MiB at 2^20)
-      // must not: kept, a service's memory grew by a witness a proof until 4,096 were held.
-      record->wtns.reset();
-      (state == ProofState::done ? done : state == ProofState::failed ? failed : cancelled) += 1;
-      if (state != ProofState::cancelled) {
-        const auto bucket = std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), seconds) - kHistogramBounds.begin();
-        ++histogram[static_cast<std::size_t>(bucket)];
-        histogram_sum += seconds;
-      }
-      finished_order.push_back(record->id);
-      while (finished_order.size() > kFinishedKept) {
-        proofs.erase(finished_order.front());
-        finished_order.pop_front();
-      }
-    }
-    record->ended.notify_all();
-    if (record->on_done) {
-      try {
-        record->on_done(ProofHandle(record));
-      } catch (...) {
-        // A caller's callback must not take the engine down; what it does with its error is its own.
-      }
-    }
-  }
+                 std::string public_signals = {});
+  // The ended proof's figures (engine mutex held): the outcome counters, the histograms, the
+  // finished proofs kept for find() and the request ids kept for repeats.
+  void count_ended_locked(const std::shared_ptr<ProofRecord>& record, ProofState state, const ProofTimings& timings,
+                          Clock::time_point end);
 
   // A proof of `key` left the queue or the GPUs (engine mutex held): the key goes once it has no
   // proofs left and is being unloaded.
@@ -274,6 +369,7 @@ struct Engine::Impl {
   // The key goes (engine mutex held); what it left on the devices goes with the dispatcher's next
   // look, and wait_key_gone returns once it has.
   void retire_key(std::map<std::string, Key, std::less<>>::iterator found) {
+    std::erase_if(timings, [&](const auto& entry) { return entry.first.first == found->first; });
     if (found->second.device_state->holds_anything()) {
       retired.push_back(Retired{found->first, found->second.key, found->second.device_state});
       wake_dispatcher_locked();
@@ -301,6 +397,8 @@ struct Engine::Impl {
   }
 
   void dispatch();
+  // Takes the queue's front proof's key's batch and runs it (engine mutex held by `lock`, released).
+  void run_front(std::unique_lock<std::mutex>& lock);
   // On the dispatcher's thread: gives back what these states hold on the devices, then samples
   // the devices' memory. with_kept_staging: the pinned staging buffers kept between batches go
   // too (a key unloaded, the engine stopping); not when states only make room for a batch (called
@@ -342,40 +440,64 @@ struct Engine::Impl {
 namespace {
 
 // The Groth16 workload with the engine's checks between steps: a cancelled proof stops before
-// its next step, and each proof's GPU is noted when its host step begins (again on the GPU it
-// moves to when its first one is lost).
+// its next step, each proof's GPU is noted when its host step begins (again on the GPU it moves
+// to when its first one is lost), and the instants of its timings are marked as it reaches them.
 class EngineWorkload final : public Workload {
  public:
   EngineWorkload(groth16::Groth16Workload& inner, const std::deque<std::shared_ptr<ProofRecord>>& batch, Engine::Impl& engine,
                  const std::vector<Device*>& devices)
-      : inner_(inner), batch_(batch), engine_(engine), devices_(devices) {}
+      : inner_(inner), batch_(batch), engine_(engine), devices_(devices), set_up_ended_(devices.size()) {}
 
   int job_count() const override { return inner_.job_count(); }
   int proof_count() const override { return inner_.proof_count(); }
   int proof_of(int job) const override { return inner_.proof_of(job); }
   JobMemoryPlan memory_plan(int job) const override { return inner_.memory_plan(job); }
   Bytes resident_bytes() const override { return inner_.resident_bytes(); }
-  asio::awaitable<void> set_up(Device& device, int device_index) override { return inner_.set_up(device, device_index); }
+  asio::awaitable<void> set_up(Device& device, int device_index) override {
+    co_await inner_.set_up(device, device_index);
+    set_up_ended_.at(static_cast<std::size_t>(device_index)) = Clock::now();
+  }
   asio::awaitable<void> tear_down(Device& device, int device_index) override { return inner_.tear_down(device, device_index); }
 
   asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override {
+    auto& record = *batch_.at(static_cast<std::size_t>(job));
+    const auto where = std::find(devices_.begin(), devices_.end(), &device);
+    const int gpu = where != devices_.end() ? static_cast<int>(where - devices_.begin()) : -1;
+    {
+      // Its run was ready for it once its GPU was set up, or when it joined a run already set up.
+      const auto now = Clock::now();
+      const auto set_up = gpu >= 0 ? set_up_ended_.at(static_cast<std::size_t>(gpu)) : std::nullopt;
+      std::lock_guard lock(record.mutex);
+      STAGEHAND_ASSERT(record.taken.has_value(), "proof {} reached its host step without leaving the queue", record.id);
+      if (!record.prepared) {
+        record.ready = std::clamp(set_up.value_or(*record.taken), *record.taken, now);
+        record.prepared = now;
+      }
+    }
     check_cancelled(job);
     {
-      const auto where = std::find(devices_.begin(), devices_.end(), &device);
       std::lock_guard lock(engine_.mutex);
-      auto& record = *batch_.at(static_cast<std::size_t>(job));
-      const int gpu = where != devices_.end() ? static_cast<int>(where - devices_.begin()) : -1;
       if (gpu >= 0 && record.gpu != gpu) {
         if (record.gpu >= 0) engine_.gpu_left(record.gpu);  // its first GPU was lost under it
         record.gpu = gpu;
         engine_.gpu_started(gpu);
       }
     }
-    return inner_.prepare(job, device, abc);
+    co_await inner_.prepare(job, device, abc);
   }
   asio::awaitable<JobTimes> run_program(int job, JobContext& context) override {
+    auto& record = *batch_.at(static_cast<std::size_t>(job));
+    {
+      // A proof moved off a lost GPU runs its program again: this attempt's instants count.
+      std::lock_guard lock(record.mutex);
+      record.program_started = Clock::now();
+      record.program_ended.reset();
+    }
     check_cancelled(job);
-    return inner_.run_program(job, context);
+    auto times = co_await inner_.run_program(job, context);
+    std::lock_guard lock(record.mutex);
+    record.program_ended = Clock::now();
+    co_return times;
   }
   asio::awaitable<void> finish(int job, Device& device) override {
     check_cancelled(job);
@@ -392,6 +514,7 @@ class EngineWorkload final : public Workload {
   const std::deque<std::shared_ptr<ProofRecord>>& batch_;
   Engine::Impl& engine_;
   const std::vector<Device*>& devices_;
+  std::vector<std::optional<Clock::time_point>> set_up_ended_;  // by device index (the run's thread only)
 };
 
 std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
@@ -400,6 +523,141 @@ std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
 }
 
 }  // namespace
+
+void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof,
+                             std::string public_signals) {
+  const auto end = Clock::now();
+  std::vector<ProofCallback> callbacks;
+  {
+    // Both locks (the engine's first, as everywhere): whoever sees the proof ended finds it
+    // counted too, and its request id among the ended ones.
+    std::lock_guard lock(mutex);
+    ProofTimings timings;
+    {
+      std::lock_guard record_lock(record->mutex);
+      if (record->finished_locked()) return;
+      timings = timings_of(*record, end);
+      record->result.state = state;
+      record->result.error = std::move(error);
+      record->result.proof_json = std::move(proof);
+      record->result.public_json = std::move(public_signals);
+      record->result.seconds = timings.total_s;
+      record->result.timings = timings;
+      callbacks = std::move(record->on_done);
+      record->on_done.clear();
+    }
+    count_ended_locked(record, state, timings, end);
+  }
+  record->ended.notify_all();
+  for (const auto& callback : callbacks) {
+    if (!callback) continue;
+    try {
+      callback(ProofHandle(record));
+    } catch (...) {
+      // A caller's callback must not take the engine down; what it does with its error is its own.
+    }
+  }
+}
+
+void Engine::Impl::count_ended_locked(const std::shared_ptr<ProofRecord>& record, ProofState state, const ProofTimings& timings,
+                                      Clock::time_point end) {
+  // The record stays for find() among the last kFinishedKept; its witness (32 MiB at 2^20)
+  // must not: kept, a service's memory grew by a witness a proof until 4,096 were held.
+  record->wtns.reset();
+  (state == ProofState::done ? done : state == ProofState::failed ? failed : cancelled) += 1;
+  if (state != ProofState::cancelled) {
+    const auto bucket = std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), timings.total_s) - kHistogramBounds.begin();
+    ++histogram[static_cast<std::size_t>(bucket)];
+    histogram_sum += timings.total_s;
+    // A key's histograms go with it: a proof that ends after its key has gone adds to none.
+    if (keys.count(record->key) != 0) {
+      auto& parts = this->timings[{record->key, record->priority}];
+      const auto values = timing_parts(timings);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const auto at = std::lower_bound(kTimingBounds.begin(), kTimingBounds.end(), values[i]) - kTimingBounds.begin();
+        ++parts[i].counts[static_cast<std::size_t>(at)];
+        parts[i].sum += values[i];
+      }
+    }
+  }
+  finished_order.push_back(record->id);
+  while (finished_order.size() > kFinishedKept) {
+    proofs.erase(finished_order.front());
+    finished_order.pop_front();
+  }
+  if (!record->request_id.empty()) requests_ended.emplace_back(end, record);
+}
+
+std::shared_ptr<ProofRecord> Engine::Impl::find_request_locked(const std::string& key, const std::string& request_id) {
+  const auto retention = std::chrono::duration<double>(config.engine.request_id_retention_s);
+  const auto now = Clock::now();
+  while (!requests_ended.empty() && now - requests_ended.front().first >= retention) {
+    const auto& gone = requests_ended.front().second;
+    const auto found = requests.find(gone->request_id);
+    if (found != requests.end() && found->second == gone) requests.erase(found);
+    requests_ended.pop_front();
+  }
+  if (request_id.empty()) return nullptr;
+  const auto found = requests.find(request_id);
+  if (found == requests.end()) return nullptr;
+  if (found->second->key != key) {
+    throw EngineError(ErrorKind::request_conflict, fmt::format("request id '{}' names proof {} of key '{}', not a proof of key '{}'",
+                                                               request_id, found->second->id, found->second->key, key));
+  }
+  return found->second;
+}
+
+ProofHandle Engine::Impl::repeat(const std::shared_ptr<ProofRecord>& record, ProofCallback on_done) {
+  {
+    std::lock_guard lock(record->mutex);
+    if (!record->finished_locked()) {
+      record->on_done.push_back(std::move(on_done));
+      return ProofHandle(record, true);
+    }
+  }
+  if (on_done) on_done(ProofHandle(record, true));
+  return ProofHandle(record, true);
+}
+
+void Engine::Impl::expire_locked(Clock::time_point now) {
+  const auto gone = queue.take_expired(now);
+  if (gone.empty()) return;
+  for (const auto& proof : gone) {
+    key_proof_left(proof.key, false);
+    expired.push_back(proof.record);
+  }
+  space.notify_all();
+  deadlines.notify_all();
+}
+
+void Engine::Impl::watch_deadlines() {
+  std::unique_lock lock(mutex);
+  for (;;) {
+    expire_locked(Clock::now());
+    if (!expired.empty()) {
+      const auto gone = std::exchange(expired, {});
+      lock.unlock();
+      for (const auto& record : gone) {
+        STAGEHAND_ASSERT(record->deadline.has_value(), "proof {} expired without a deadline", record->id);
+        const double allowed = seconds_between(record->submitted, *record->deadline);
+        {
+          std::lock_guard record_lock(record->mutex);
+          record->result.deadline_missed = true;
+        }
+        end_proof(record, ProofState::failed,
+                  fmt::format("its deadline ({:.3f} s after its submit) passed while it was queued: it was not run", allowed));
+      }
+      lock.lock();
+      continue;
+    }
+    if (watcher_stopping) return;
+    if (const auto earliest = queue.earliest_deadline()) {
+      deadlines.wait_until(lock, *earliest);
+    } else {
+      deadlines.wait(lock);
+    }
+  }
+}
 
 void Engine::Impl::sample_devices(const std::map<int, const VramBudget*>& budgets) {
   const auto& devices = backend->devices();
@@ -469,7 +727,10 @@ void Engine::Impl::dispatch() {
     std::unique_lock lock(mutex);
     work.wait(lock, [&] { return !queue.empty() || stopping || !retired.empty(); });
     if (!retired.empty()) continue;
-    if (queue.empty()) {  // stopping, nothing left: every key's device state goes back before the devices close
+    expire_locked(Clock::now());
+    if (queue.empty()) {
+      if (!stopping) continue;  // what was queued had expired
+      // Stopping, nothing left: every key's device state goes back before the devices close.
       std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
       for (const auto& [name, key] : keys) states.push_back(key.device_state);
       lock.unlock();
@@ -485,57 +746,58 @@ void Engine::Impl::dispatch() {
       fail_queued(lock, lost, false);
       continue;
     }
-    // The oldest queued proof's key, and its proofs in order, up to a batch.
-    const auto dispatched = Clock::now();
-    const std::string name = queue.front()->key;
-    auto batch = take_queued_locked(name, std::min(config.engine.max_batch, run_room()), false);
-    auto& key = keys.at(name);
-    ++batches;
-    const auto proving_key = key.key;
-    const auto sizes = key.sizes;
-    const Bytes proof_bytes = key.proof_bytes;
-    const auto key_path = key.path;
-    const auto device_state = key.device_state;
-    key.last_batch = batches;
-    // The other keys set up on the devices stay there while this batch loses nothing by it
-    // (states_to_give_back); the least recently proved go first.
-    std::vector<std::pair<std::uint64_t, std::shared_ptr<groth16::DeviceKeyState>>> others;
-    for (const auto& [other_name, other] : keys) {
-      if (other_name != name && other.device_state->holds_anything()) others.emplace_back(other.last_batch, other.device_state);
-    }
-    std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    lock.unlock();
-    std::vector<Bytes> held;
-    for (const auto& other : others) held.push_back(other.second->device_bytes());
-    const std::size_t give_back = states_to_give_back(*sizes, proof_bytes, held);
-    std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
-    Bytes held_by_others = 0;
-    for (std::size_t i = 0; i < others.size(); ++i) {
-      if (i < give_back) {
-        given_back.push_back(others[i].second);
-      } else {
-        held_by_others += held[i];
-      }
-    }
-    release_device_states(given_back);
-    run_batch(name, proving_key, *sizes, key_path, device_state, held_by_others, std::move(batch), dispatched);
+    run_front(lock);
   }
 }
 
+void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
+  // The front proof's key, and its proofs best first, up to a batch, all judged at one instant.
+  const auto dispatched = Clock::now();
+  expire_locked(dispatched);
+  if (queue.empty()) return;
+  const std::string name = queue.front(dispatched)->key;
+  auto batch = take_queued_locked(name, std::min(config.engine.max_batch, run_room()), false, dispatched);
+  STAGEHAND_ASSERT(!batch.empty(), "the queue's front proof (key {}) was not taken into its run", name);
+  auto& key = keys.at(name);
+  ++batches;
+  const auto proving_key = key.key;
+  const auto sizes = key.sizes;
+  const Bytes proof_bytes = key.proof_bytes;
+  const auto key_path = key.path;
+  const auto device_state = key.device_state;
+  key.last_batch = batches;
+  // The other keys set up on the devices stay there while this batch loses nothing by it
+  // (states_to_give_back); the least recently proved go first.
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<groth16::DeviceKeyState>>> others;
+  for (const auto& [other_name, other] : keys) {
+    if (other_name != name && other.device_state->holds_anything()) others.emplace_back(other.last_batch, other.device_state);
+  }
+  std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  lock.unlock();
+  std::vector<Bytes> held;
+  for (const auto& other : others) held.push_back(other.second->device_bytes());
+  const std::size_t give_back = states_to_give_back(*sizes, proof_bytes, held);
+  std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
+  Bytes held_by_others = 0;
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    if (i < give_back) {
+      given_back.push_back(others[i].second);
+    } else {
+      held_by_others += held[i];
+    }
+  }
+  release_device_states(given_back);
+  run_batch(name, proving_key, *sizes, key_path, device_state, held_by_others, std::move(batch), dispatched);
+}
+
 std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const std::string& name, std::size_t most,
-                                                                           bool leading_only) {
+                                                                           bool leading_only, Clock::time_point now) {
   std::vector<std::shared_ptr<ProofRecord>> taken;
   auto key = keys.find(name);
   if (key == keys.end()) return taken;
-  for (auto it = queue.begin(); it != queue.end() && taken.size() < most;) {
-    if ((*it)->key == name) {
-      taken.push_back(*it);
-      it = queue.erase(it);
-    } else if (leading_only) {
-      break;
-    } else {
-      ++it;
-    }
+  expire_locked(now);
+  for (auto& proof : leading_only ? queue.take_leading(name, most, now) : queue.take_batch(name, most, now)) {
+    taken.push_back(std::move(proof.record));
   }
   key->second.queued -= taken.size();
   key->second.running += taken.size();
@@ -543,6 +805,7 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const
   for (const auto& record : taken) {
     std::lock_guard record_lock(record->mutex);
     record->result.state = ProofState::running;
+    record->taken = now;
   }
   if (!taken.empty()) space.notify_all();
   return taken;
@@ -661,7 +924,11 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     hooks.on_job_done = [&](const JobRecord& record) {
       sample();
       const auto index = static_cast<std::size_t>(record.index);
-      const auto& proof = *run_proofs.at(index);
+      auto& proof = *run_proofs.at(index);
+      {
+        std::lock_guard lock(proof.mutex);
+        proof.check_seconds = proofs_workload.check_seconds(record.index);
+      }
       if (record.completed() && texts.at(index)) {
         finish(index, ProofState::done, {});
       } else if (proof.cancel_requested.load()) {
@@ -683,18 +950,20 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
         return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
       };
       const auto track = run_trace->track("engine", "dispatcher");
-      run_trace->span(track, "queued (the batch's oldest proof)", "engine", at(batch.front()->submitted), at(dispatched));
+      run_trace->span(track, "queued (the batch's first proof)", "engine", at(batch.front()->submitted), at(dispatched));
       run_trace->span(track, "dispatch: other keys' states, the layout, the workload", "engine", at(dispatched), now_ns);
     }
 
     // Proofs of the key that arrive while the run goes on join it, so that the GPUs go from one
     // proof to the next without a run's end and the next one's start between them (under load the
-    // drain between batches cost about a tenth of the throughput). Only those queued ahead of every
-    // other key's join (none overtakes another key's proof, which runs next), and only while the
-    // run has room (run_room). The run takes no
+    // drain between batches cost about a tenth of the throughput). Only those at the queue's front
+    // join (by class, then arrival: none overtakes another key's proof, which runs next), and only
+    // while the run has room (run_room). The run takes no
     // more, and ends once its proofs have, when they have all ended with none of its key at the
     // queue's head, when a key's device state waits to be given back, when the engine stops, or
-    // at max_batch proofs.
+    // at max_batch proofs. So a critical proof of this key takes the run's next free place, once
+    // one of its proofs ends; kernels are not preempted, so one of another key waits for the run's
+    // unended proofs (at most run_room) and then its own key's set-up, and no longer.
     JobFeed feed;
     bool run_over = false;  // run_coordinator has returned
     bool feeder_done = false;
@@ -716,7 +985,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
             if (!close) {
               const auto unended = static_cast<std::size_t>(std::count(ended.begin(), ended.end(), false));
               const std::size_t room = std::min(config.engine.max_batch - run_proofs.size(), run_room() - std::min(run_room(), unended));
-              joining = take_queued_locked(key_name, room, true);
+              joining = take_queued_locked(key_name, room, true, Clock::now());
               close = joining.empty() && unended == 0;
             }
           }
@@ -820,8 +1089,7 @@ BackendOptions Engine::default_backend_options() {
   return options;
 }
 
-Engine::Engine(EngineConfig config, BackendOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->config = std::move(config);
+Engine::Engine(EngineConfig config, BackendOptions options) : impl_(std::make_unique<Impl>(std::move(config))) {
   impl_->backend = Backend::open(impl_->config.run, std::move(options));
   for (auto* device : impl_->backend->devices()) {
     Impl::Gpu gpu;
@@ -829,6 +1097,7 @@ Engine::Engine(EngineConfig config, BackendOptions options) : impl_(std::make_un
     impl_->gpus.push_back(gpu);
   }
   impl_->dispatcher = std::thread([impl = impl_.get()] { impl->dispatch(); });
+  impl_->deadline_watcher = std::thread([impl = impl_.get()] { impl->watch_deadlines(); });
 }
 
 Engine::~Engine() { shutdown(Drain::finish); }
@@ -910,24 +1179,41 @@ bool Engine::has_key(const std::string& name) const {
 }
 
 ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t> wtns, WhenFull when_full, ProofCallback on_done) {
+  SubmitOptions options;
+  options.when_full = when_full;
+  options.on_done = std::move(on_done);
+  return submit(key_name, std::move(wtns), std::move(options));
+}
+
+namespace {
+// Refuses a deadline that has passed: the proof could not start in time.
+void check_deadline(const std::optional<Clock::time_point>& deadline, Clock::time_point now, const std::string& key_name,
+                    const char* when) {
+  if (!deadline || *deadline > now) return;
+  throw EngineError(ErrorKind::deadline_passed,
+                    fmt::format("a proof of key '{}': its deadline passed {:.3f} s before it {}: it is not queued", key_name,
+                                seconds_between(*deadline, now), when));
+}
+}  // namespace
+
+ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t> wtns, SubmitOptions options) {
+  if (options.request_id.size() > kRequestIdBytes) {
+    throw EngineError(ErrorKind::bad_request, fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));
+  }
   std::shared_ptr<const groth16::ProvingKey> key;
   std::filesystem::path key_path;
   std::uint64_t id = 0;
-  auto find_key = [&] {
-    if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
-    if (const auto lost = impl_->every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
-    auto found = impl_->keys.find(key_name);
-    if (found == impl_->keys.end() || found->second.unloading) {
-      throw EngineError(ErrorKind::unknown_key, fmt::format("no key named '{}' is loaded{}", key_name,
-                                                            found == impl_->keys.end() ? "" : " (it is being unloaded)"));
-    }
-    return found;
-  };
   {
-    std::lock_guard lock(impl_->mutex);
-    auto found = find_key();
-    key = found->second.key;
-    key_path = found->second.path;
+    std::unique_lock lock(impl_->mutex);
+    // A repeat is answered with its proof whatever has happened since: the key unloaded, the queue full.
+    if (auto earlier = impl_->find_request_locked(key_name, options.request_id)) {
+      lock.unlock();
+      return Impl::repeat(earlier, std::move(options.on_done));
+    }
+    check_deadline(options.deadline, Clock::now(), key_name, "was submitted");
+    const auto& found = impl_->usable_key_locked(key_name);
+    key = found.key;
+    key_path = found.path;
     id = impl_->next_id++;
   }
   // The witness is checked here, on the caller's thread, so that a malformed one is refused at
@@ -944,24 +1230,39 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   auto record = std::make_shared<ProofRecord>();
   record->id = id;
   record->key = key_name;
+  record->priority = options.priority;
+  record->request_id = options.request_id;
+  record->deadline = options.deadline;
   record->wtns = std::make_shared<const std::vector<std::uint8_t>>(std::move(wtns));
-  record->on_done = std::move(on_done);
+  record->on_done.push_back(std::move(options.on_done));
   record->submitted = Clock::now();
+  return impl_->enqueue(record, options.when_full);
+}
+
+ProofHandle Engine::Impl::enqueue(const std::shared_ptr<ProofRecord>& record, WhenFull when_full) {
   {
-    std::unique_lock lock(impl_->mutex);
+    std::unique_lock lock(mutex);
     if (when_full == WhenFull::wait) {
-      impl_->space.wait(lock, [&] { return impl_->stopping || impl_->queue.size() < impl_->config.engine.queue_capacity; });
-    } else if (impl_->queue.size() >= impl_->config.engine.queue_capacity) {
+      space.wait(lock, [&] { return stopping || queue.size() < config.engine.queue_capacity; });
+    } else if (queue.size() >= config.engine.queue_capacity) {
       throw EngineError(ErrorKind::queue_full,
-                        fmt::format("the queue is full ({} proofs waiting, engine.queue_capacity = {})", impl_->queue.size(),
-                                    impl_->config.engine.queue_capacity));
+                        fmt::format("the queue is full ({} proofs waiting, engine.queue_capacity = {})", queue.size(),
+                                    config.engine.queue_capacity));
     }
-    auto found = find_key();  // it may have been unloaded, or the engine stopped, while we waited
-    found->second.queued += 1;
-    impl_->queue.push_back(record);
-    impl_->proofs.emplace(id, record);
-    ++impl_->accepted;
-    impl_->wake_dispatcher_locked();
+    // A submit of the same request id may have got in first: its proof is the one.
+    if (auto earlier = find_request_locked(record->key, record->request_id)) {
+      lock.unlock();
+      return repeat(earlier, std::move(record->on_done.front()));
+    }
+    check_deadline(record->deadline, Clock::now(), record->key, "found room in the queue");
+    usable_key_locked(record->key).queued += 1;  // it may have been unloaded, or the engine stopped, while we waited
+    // Its class rises with its time in the queue (a wait for room is outside it).
+    queue.push(QueuedProof{record, record->key, record->priority, Clock::now(), record->deadline});
+    proofs.emplace(record->id, record);
+    if (!record->request_id.empty()) requests.emplace(record->request_id, record);
+    ++accepted;
+    wake_dispatcher_locked();
+    if (record->deadline) deadlines.notify_all();
   }
   return ProofHandle(record);
 }
@@ -978,9 +1279,8 @@ bool Engine::cancel(std::uint64_t id) {
       if (record->finished_locked()) return false;
     }
     record->cancel_requested = true;
-    auto queued = std::find(impl_->queue.begin(), impl_->queue.end(), record);
-    if (queued == impl_->queue.end()) return true;  // running: the workload stops it before its next step
-    impl_->queue.erase(queued);
+    // Running (the workload stops it before its next step), or expired (the watcher fails it).
+    if (!impl_->queue.remove(record.get())) return true;
     impl_->key_proof_left(record->key, false);
     impl_->space.notify_all();
   }
@@ -1001,6 +1301,9 @@ EngineStatus Engine::status() const {
   const auto now = Clock::now();
   std::lock_guard lock(impl_->mutex);
   status.queued = impl_->queue.size();
+  for (const auto priority : {Priority::low, Priority::normal, Priority::high, Priority::critical}) {
+    status.queued_by_priority[static_cast<std::size_t>(priority)] = impl_->queue.size(priority);
+  }
   status.queue_capacity = impl_->config.engine.queue_capacity;
   status.running = impl_->running;
   status.accepted = impl_->accepted;
@@ -1050,6 +1353,15 @@ EngineStatus Engine::status() const {
   std::uint64_t cumulative = 0;
   for (auto count : impl_->histogram) status.histogram_counts.push_back(cumulative += count);
   status.histogram_sum = impl_->histogram_sum;
+  status.timing_bounds = kTimingBounds;
+  for (const auto& [key_and_priority, parts] : impl_->timings) {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      TimingHistogram out{key_and_priority.first, key_and_priority.second, kTimingParts[i], {}, parts[i].sum};
+      cumulative = 0;
+      for (const auto count : parts[i].counts) out.counts.push_back(cumulative += count);
+      status.timing_histograms.push_back(std::move(out));
+    }
+  }
   return status;
 }
 
@@ -1064,6 +1376,13 @@ void Engine::shutdown(Drain drain) {
   }
   impl_->space.notify_all();
   if (impl_->dispatcher.joinable()) impl_->dispatcher.join();
+  // The queue is empty now; proofs it expired meanwhile are failed before the watcher ends.
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->watcher_stopping = true;
+    impl_->deadlines.notify_all();
+  }
+  if (impl_->deadline_watcher.joinable()) impl_->deadline_watcher.join();
 }
 
 std::string status_json(const EngineStatus& status) {
@@ -1071,7 +1390,12 @@ std::string status_json(const EngineStatus& status) {
   out["backend"] = status.backend;
   out["uptime_seconds"] = status.uptime_seconds;
   out["stopping"] = status.stopping;
+  nlohmann::json by_priority;
+  for (const auto priority : {Priority::low, Priority::normal, Priority::high, Priority::critical}) {
+    by_priority[to_string(priority)] = status.queued_by_priority[static_cast<std::size_t>(priority)];
+  }
   out["queue"] = {{"queued", status.queued},
+                  {"queued_by_priority", by_priority},
                   {"capacity", status.queue_capacity},
                   {"running", status.running},
                   {"witness_bytes", status.witness_bytes}};

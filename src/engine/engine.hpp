@@ -17,6 +17,15 @@
 // recently proved first. Unloading a key and shutdown give its state back. What each run still costs beyond its proofs: its streams,
 // events and pinned staging buffers are set up again, and the GPUs drain at its end.
 //
+// The queue orders proofs by priority class, then arrival, across keys (engine/proof_queue.hpp);
+// a queued proof's class rises once every [engine] promote_after_s, so that a low one is not
+// starved. A proof of the running run's key joins it at its next free place when it is the
+// queue's front; kernels are not preempted, so a critical proof of another key waits for the
+// run's unended proofs (at most run_room: two a worker) to end, then for its own key's set-up.
+// A caller's request id names a proof: submitting it again returns the same proof while it is
+// queued, running, or ended within [engine] request_id_retention_s. A proof with a deadline that
+// has not left the queue by then fails, saying so, without running.
+//
 // Every accepted proof ends done, failed or cancelled, and its handle says which: a bad witness
 // or a device error fails its own proof only (the coordinator records each job's error), and
 // shutdown either finishes every queued proof or fails each with a message saying so.
@@ -24,6 +33,7 @@
 #include "engine/engine_config.hpp"
 #include "runner/backend.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +42,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stagehand::engine {
@@ -49,6 +60,9 @@ enum class ErrorKind {
   unknown_proof, // no proof of that id (or it was forgotten)
   stopped,       // the engine is shutting down
   no_gpu,        // every GPU of the engine is lost: no proof can run until it is restarted
+  bad_request,   // a submit option is invalid (an empty or too long request id)
+  deadline_passed,   // the proof's deadline is already past at submit
+  request_conflict,  // the request id names a proof of another key
 };
 const char* to_string(ErrorKind kind);
 
@@ -61,13 +75,33 @@ class EngineError : public std::runtime_error {
   ErrorKind kind_;
 };
 
+// A proof's priority class: the queue takes a higher class first, then the earlier arrival.
+enum class Priority { low, normal, high, critical };
+const char* to_string(Priority priority);
+// "critical", "high", "normal" or "low"; nothing for any other text.
+std::optional<Priority> priority_from_string(std::string_view text);
+
+// Where a proof's time went, from its submit to its end, in consecutive parts that add up to
+// total_s (a part it never reached is 0; the part it ended in runs to its end).
+struct ProofTimings {
+  double queue_s = 0;        // in the engine's queue, then in its run until a worker took it
+  double setup_s = 0;        // its run's start: other keys' device state given back, its key set up on its GPU
+  double host_before_s = 0;  // its host step before the GPU, its uploads and the wait for the GPU's compute lock
+  double gpu_s = 0;          // its GPU program, with the compute lock held
+  double host_after_s = 0;   // the proof's assembly on the host after the GPU, and its hand-over
+  double check_s = 0;        // the pairing check (0 with [engine] verify = false)
+  double total_s = 0;
+};
+
 struct ProofResult {
   ProofState state = ProofState::queued;
   std::string proof_json;   // snarkjs's proof.json (done)
   std::string public_json;  // snarkjs's public.json (done)
   std::string error;        // why it failed or was cancelled
   bool engine_stopped = false;  // failed because the engine shut down before it ran
+  bool deadline_missed = false; // failed because its deadline passed while it was queued
   double seconds = 0;       // from submit to its end
+  ProofTimings timings;     // once it has ended
 };
 
 namespace detail {
@@ -79,10 +113,15 @@ struct ProofRecord;
 class ProofHandle {
  public:
   ProofHandle() = default;
-  explicit ProofHandle(std::shared_ptr<detail::ProofRecord> record) : record_(std::move(record)) {}
+  explicit ProofHandle(std::shared_ptr<detail::ProofRecord> record, bool repeated = false)
+      : record_(std::move(record)), repeated_(repeated) {}
 
   std::uint64_t id() const;
   const std::string& key() const;
+  Priority priority() const;          // as submitted
+  const std::string& request_id() const;  // empty: none
+  // This handle came from a submit that repeated an earlier one's request id: no new proof.
+  bool repeated() const { return repeated_; }
   ProofState state() const;
   bool finished() const;
   // Blocks until the proof has ended.
@@ -94,13 +133,45 @@ class ProofHandle {
 
  private:
   std::shared_ptr<detail::ProofRecord> record_;
+  bool repeated_ = false;
 };
 
 enum class WhenFull { refuse, wait };
 
-// Called once when a proof ends, on the engine's dispatcher thread (or the caller's, for a
-// proof cancelled or refused while queued): keep it short, it holds up the next proofs.
+// Called once when a proof ends, on the engine's dispatcher thread (the caller's, for a proof
+// cancelled or refused while queued or a submit repeating an ended proof's request id; the
+// deadline watcher's, for a proof whose deadline passed in the queue): keep it short, it holds
+// up the next proofs.
 using ProofCallback = std::function<void(const ProofHandle&)>;
+
+struct SubmitOptions {
+  Priority priority = Priority::normal;
+  // The caller's name for the proof (1 to 256 bytes; empty: none). Submitted again while the
+  // proof is queued, running or ended within [engine] request_id_retention_s, it returns the same
+  // proof (ProofHandle::repeated) and queues nothing; for another key it is refused.
+  std::string request_id;
+  // The proof must leave the queue before this, or it fails without running; a deadline already
+  // past is refused at submit (deadline_passed).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  WhenFull when_full = WhenFull::refuse;
+  // Called once when the proof ends, also for a submit that repeats a request id (at once, on the
+  // caller's thread, when the proof has ended already).
+  ProofCallback on_done;
+};
+
+// The deadline `ms` milliseconds from now (zero or less: already past), as HTTP's deadline_ms and
+// the C ABI's take it. EngineError bad_request beyond kDeadlineMostMs either way.
+constexpr std::int64_t kDeadlineMostMs = 10'000'000'000;  // about 115 days
+std::chrono::steady_clock::time_point deadline_in(std::int64_t ms);
+
+// Timing histograms of ended proofs (done or failed) by key, priority and part of their life.
+struct TimingHistogram {
+  std::string key;
+  Priority priority = Priority::normal;
+  std::string part;  // "queue", "setup", "host_before", "gpu", "host_after", "check", "total"
+  std::vector<std::uint64_t> counts;  // cumulative, per EngineStatus::timing_bounds; last = +Inf
+  double sum = 0;
+};
 
 struct GpuStatus {
   int index = 0;
@@ -134,6 +205,7 @@ struct KeyStatus {
 struct EngineStatus {
   std::string backend;
   std::size_t queued = 0;
+  std::array<std::size_t, 4> queued_by_priority{};  // by the class submitted, indexed by Priority
   std::size_t queue_capacity = 0;
   std::size_t running = 0;
   // The witnesses' bytes the engine holds for its queued and running proofs (each goes when its
@@ -148,6 +220,8 @@ struct EngineStatus {
   std::vector<double> histogram_bounds;
   std::vector<std::uint64_t> histogram_counts;  // cumulative, as Prometheus has them; last = +Inf
   double histogram_sum = 0;
+  std::vector<double> timing_bounds;  // the upper bounds of every TimingHistogram's buckets
+  std::vector<TimingHistogram> timing_histograms;
   bool stopping = false;
 };
 std::string status_json(const EngineStatus& status);
@@ -182,6 +256,9 @@ class Engine {
   // EngineError: unknown_key, bad_witness, queue_full (WhenFull::refuse), stopped.
   ProofHandle submit(const std::string& key, std::vector<std::uint8_t> wtns, WhenFull when_full = WhenFull::refuse,
                      ProofCallback on_done = {});
+  // The same with a priority, a request id and a deadline. EngineError also bad_request,
+  // deadline_passed, request_conflict.
+  ProofHandle submit(const std::string& key, std::vector<std::uint8_t> wtns, SubmitOptions options);
   // A queued proof is cancelled at once; a running one before its next step (prepare, the GPU
   // program, the host step after it), unless it ends first. False when it has already ended.
   // EngineError unknown_proof.

@@ -29,6 +29,13 @@ struct EngineSettings {
   // that join it while it runs (engine.hpp). A run's end drains the GPUs; the bound keeps what a
   // run records of its proofs bounded.
   std::size_t max_batch = 256;
+  // A queued proof's priority class rises by one for every promote_after_s it waits (low, normal,
+  // high, critical), so that a low proof waits at most three of them before it is critical and
+  // ahead of every proof that came after it.
+  double promote_after_s = 60;
+  // How long after its end a proof stays known by its request id: submitted again within it, the
+  // id returns that proof instead of making another.
+  double request_id_retention_s = 600;
   Policy policy = Policy::budgeted;
   // The pairing check of every proof before it is handed out.
   bool verify = true;

@@ -39,6 +39,9 @@ unsigned status_of(ErrorKind kind) {
     case ErrorKind::queue_full: return 429;
     case ErrorKind::stopped: return 503;
     case ErrorKind::no_gpu: return 503;
+    case ErrorKind::bad_request: return 400;
+    case ErrorKind::deadline_passed: return 400;
+    case ErrorKind::request_conflict: return 409;
   }
   return 500;
 }
@@ -98,16 +101,79 @@ std::optional<std::uint64_t> parse_id(std::string_view text) {
   return id;
 }
 
-// The proof's JSON for GET and for wait=true.
+json timings_json(const engine::ProofTimings& timings) {
+  return json{{"queue_s", timings.queue_s},       {"setup_s", timings.setup_s},           {"host_before_s", timings.host_before_s},
+              {"gpu_s", timings.gpu_s},           {"host_after_s", timings.host_after_s}, {"check_s", timings.check_s},
+              {"total_s", timings.total_s}};
+}
+
+// The proof's JSON for GET, for wait=true and for a submit's answer.
 json proof_body(const engine::ProofHandle& handle, const engine::ProofResult& result) {
-  json body{{"id", std::to_string(handle.id())}, {"key", handle.key()}, {"state", engine::to_string(result.state)}};
+  json body{{"id", std::to_string(handle.id())},
+            {"key", handle.key()},
+            {"state", engine::to_string(result.state)},
+            {"priority", engine::to_string(handle.priority())}};
+  if (!handle.request_id().empty()) body["request_id"] = handle.request_id();
+  if (handle.repeated()) body["repeated"] = true;
   if (result.state == ProofState::done) {
     body["proof"] = json::parse(result.proof_json);
     body["public"] = json::parse(result.public_json);
   }
   if (!result.error.empty()) body["error"] = fmt::format("proof {}: {}", handle.id(), result.error);
-  if (result.state != ProofState::queued && result.state != ProofState::running) body["seconds"] = result.seconds;
+  if (result.deadline_missed) body["deadline_missed"] = true;
+  if (result.state != ProofState::queued && result.state != ProofState::running) {
+    body["seconds"] = result.seconds;
+    body["timings"] = timings_json(result.timings);
+  }
   return body;
+}
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// The submit's options from its query: priority, request_id, deadline_ms (whole milliseconds
+// from the request's arrival; zero or less is a deadline already past, refused by the engine).
+// Nothing, with `error` set, when one is malformed.
+std::optional<engine::SubmitOptions> submit_options(const std::map<std::string, std::string, std::less<>>& parameters,
+                                                    std::string& error) {
+  engine::SubmitOptions options;
+  if (auto found = parameters.find("priority"); found != parameters.end()) {
+    const auto priority = engine::priority_from_string(found->second);
+    if (!priority) {
+      error = fmt::format("priority={}: expected critical, high, normal or low", found->second);
+      return std::nullopt;
+    }
+    options.priority = *priority;
+  }
+  if (auto found = parameters.find("request_id"); found != parameters.end()) {
+    if (found->second.empty()) {
+      error = "request_id= is empty: leave it out, or name the request";
+      return std::nullopt;
+    }
+    options.request_id = found->second;
+  }
+  if (auto found = parameters.find("deadline_ms"); found != parameters.end()) {
+    std::int64_t ms = 0;
+    const auto& text = found->second;
+    const auto [end, parsed] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (parsed != std::errc() || end != text.data() + text.size() || text.empty()) {
+      error = fmt::format("deadline_ms={}: expected whole milliseconds from now", text);
+      return std::nullopt;
+    }
+    options.deadline = engine::deadline_in(ms);
+  }
+  return options;
 }
 
 // A temporary file for a key sent as bytes: the engine reads keys from files, once.
@@ -248,7 +314,9 @@ HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) 
 HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
   const auto parameters = query_parameters(query);
   for (const auto& [name, value] : parameters) {
-    if (name != "key" && name != "wait") return error_response(400, fmt::format("unknown query parameter '{}' (key, wait)", name));
+    if (name != "key" && name != "wait" && name != "priority" && name != "request_id" && name != "deadline_ms") {
+      return error_response(400, fmt::format("unknown query parameter '{}' (key, wait, priority, request_id, deadline_ms)", name));
+    }
   }
   const auto key = parameters.find("key");
   if (key == parameters.end() || key->second.empty()) return error_response(400, "the query must name the key: /v1/proofs?key=NAME");
@@ -259,8 +327,11 @@ HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
     }
     wait = found->second == "true";
   }
-  auto handle = engine_.submit(key->second, std::move(request.body), engine::WhenFull::refuse);
-  if (!wait) return json_response(202, json{{"id", std::to_string(handle.id())}, {"key", key->second}});
+  std::string malformed;
+  auto options = submit_options(parameters, malformed);
+  if (!options) return error_response(400, malformed);
+  auto handle = engine_.submit(key->second, std::move(request.body), std::move(*options));
+  if (!wait) return json_response(202, proof_body(handle, handle.result()));
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(settings_.request_timeout_s * 1000));
   const auto result = handle.wait_for(timeout);
   if (!result) {
@@ -271,6 +342,7 @@ HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
   const unsigned status = result->state == ProofState::done        ? 200
                           : result->state == ProofState::cancelled ? 409
                           : result->engine_stopped                 ? 503
+                          : result->deadline_missed                ? 410
                                                                    : 500;
   return json_response(status, proof_body(handle, *result));
 }
@@ -284,11 +356,40 @@ HttpResponse Api::proof(std::uint64_t id, bool cancel) {
   return json_response(200, json{{"id", std::to_string(id)}, {"cancelled", true}, {"state", engine::to_string(handle.state())}});
 }
 
+namespace {
+
+void append_metric_head(std::string& out, const char* name, const char* type, const char* help) {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+// The queue's depth by priority class and the timing histograms by key, priority and part.
+void append_priority_metrics(std::string& out, const engine::EngineStatus& status) {
+  append_metric_head(out, "stagehand_queue_depth_by_priority", "gauge", "Proofs accepted and not yet running, by the priority they were submitted with.");
+  for (const auto priority : {engine::Priority::critical, engine::Priority::high, engine::Priority::normal, engine::Priority::low}) {
+    out += fmt::format("stagehand_queue_depth_by_priority{{priority=\"{}\"}} {}\n", engine::to_string(priority),
+                       status.queued_by_priority.at(static_cast<std::size_t>(priority)));
+  }
+  append_metric_head(out, "stagehand_proof_timing_seconds", "histogram",
+                     "Each part of the life of the proofs that were done or failed (queue, setup, host_before, gpu, host_after, "
+                     "check, and their total), by key and priority.");
+  for (const auto& histogram : status.timing_histograms) {
+    const auto labels = fmt::format("key=\"{}\",priority=\"{}\",part=\"{}\"", label_value(histogram.key),
+                                    engine::to_string(histogram.priority), histogram.part);
+    for (std::size_t i = 0; i < status.timing_bounds.size(); ++i) {
+      out += fmt::format("stagehand_proof_timing_seconds_bucket{{{},le=\"{}\"}} {}\n", labels, status.timing_bounds[i], histogram.counts.at(i));
+    }
+    const auto count = histogram.counts.empty() ? 0 : histogram.counts.back();
+    out += fmt::format("stagehand_proof_timing_seconds_bucket{{{},le=\"+Inf\"}} {}\n", labels, count);
+    out += fmt::format("stagehand_proof_timing_seconds_sum{{{}}} {:.6f}\n", labels, histogram.sum);
+    out += fmt::format("stagehand_proof_timing_seconds_count{{{}}} {}\n", labels, count);
+  }
+}
+
+}  // namespace
+
 std::string prometheus_metrics(const engine::EngineStatus& status) {
   std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-  };
+  auto metric = [&](const char* name, const char* type, const char* help) { append_metric_head(out, name, type, help); };
   metric("stagehand_proofs_accepted_total", "counter", "Proofs accepted into the queue.");
   out += fmt::format("stagehand_proofs_accepted_total {}\n", status.accepted);
   metric("stagehand_proofs_total", "counter", "Proofs that ended, by outcome.");
@@ -330,6 +431,7 @@ std::string prometheus_metrics(const engine::EngineStatus& status) {
   out += fmt::format("stagehand_proof_seconds_bucket{{le=\"+Inf\"}} {}\n", count);
   out += fmt::format("stagehand_proof_seconds_sum {:.6f}\n", status.histogram_sum);
   out += fmt::format("stagehand_proof_seconds_count {}\n", count);
+  append_priority_metrics(out, status);
   return out;
 }
 

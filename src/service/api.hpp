@@ -4,9 +4,12 @@
 //
 //   POST   /v1/keys/NAME            body: the .zkey bytes, or JSON {"path": "..."}   201
 //   DELETE /v1/keys/NAME            unload once its proofs are done                   200
-//   POST   /v1/proofs?key=NAME      body: the .wtns bytes                            202 {"id"}
-//          ...&wait=true            the proof: 200 {"id", "proof", "public"}
-//   GET    /v1/proofs/ID            its state, and the proof once done               200
+//   POST   /v1/proofs?key=NAME      body: the .wtns bytes                            202 {"id", "state", ...}
+//          ...&wait=true            the proof: 200 {"id", "proof", "public", "timings"}
+//          ...&priority=P           critical, high, normal (the default) or low
+//          ...&request_id=R         the caller's name for it: the same R again answers the same proof
+//          ...&deadline_ms=N        it must start within N ms of the request, or fail without running
+//   GET    /v1/proofs/ID            its state, and the proof once done; "timings" once ended  200
 //   DELETE /v1/proofs/ID            cancel                                            200
 //   GET    /v1/status               the engine's status JSON                          200
 //   GET    /metrics                 Prometheus text
@@ -14,7 +17,9 @@
 // Errors are {"error": "..."} naming what was wrong: 400 malformed request or witness, 404
 // unknown key, proof or route, 405 method, 409 key exists or proof ended, 413 body over the
 // limit (answered by the transport), 429 queue full (with Retry-After), 500 a proof that failed,
-// 503 the engine is stopping, 504 a waited-for proof not done within request_timeout_s.
+// 503 the engine is stopping, 504 a waited-for proof not done within request_timeout_s. A
+// deadline already past at submit is a 400, a request id naming another key's proof a 409, and
+// a waited-for proof whose deadline passed while it was queued a 410.
 
 #include "engine/engine.hpp"
 

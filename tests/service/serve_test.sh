@@ -4,6 +4,9 @@
 # fill a queue):
 #   - 32 proofs from 8 concurrent clients (wait=true, retrying on 429), every one verified by
 #     snarkjs, while bad requests of each kind get their status and message;
+#   - a request id sent twice answers one proof, both answers equal, with timings that add up;
+#     bad priorities and deadlines, a deadline already past; the timing histograms and the
+#     queue's depth by priority in the metrics;
 #   - a flood of submissions against a queue of 4 gets 429 with Retry-After; a queued proof is
 #     cancelled; a key unloaded with proofs queued makes them first and then refuses new ones;
 #     keys loaded from bytes and from a path;
@@ -151,6 +154,47 @@ expect 200 '"done":32' "the status counts the 32 proofs" "$url/v1/status"
 expect 200 'stagehand_proofs_total{outcome="done"} 32' "the metrics count them" "$url/metrics"
 expect 200 'stagehand_proof_seconds_count 32' "the histogram counts them" "$url/metrics"
 expect 200 'stagehand_gpu_pinned_allocations_total{gpu="0"} [1-9]' "the metrics count the pinned buffers made" "$url/metrics"
+
+# ---- priorities, request ids, deadlines and each proof's timings ----
+chain_wtns=$circuits/chain/chain.wtns
+expect 400 "expected critical, high, normal or low" "a bad priority" --data-binary @"$chain_wtns" "$url/v1/proofs?key=chain&priority=urgent"
+expect 400 "expected whole milliseconds" "a deadline that is no number" --data-binary @"$chain_wtns" "$url/v1/proofs?key=chain&deadline_ms=soon"
+expect 400 "deadline passed" "a deadline already past" --data-binary @"$chain_wtns" "$url/v1/proofs?key=chain&deadline_ms=-5"
+expect 400 "request_id= is empty" "an empty request id" --data-binary @"$chain_wtns" "$url/v1/proofs?key=chain&request_id="
+accepted_before=$(curl -s "$url/v1/status" | grep -o '"accepted":[0-9]*' | grep -o '[0-9]*')
+for n in 1 2; do
+  curl -s -o "$work/request-$n.json" --data-binary @"$chain_wtns" \
+    "$url/v1/proofs?key=chain&request_id=farm-job-1&priority=critical&deadline_ms=60000&wait=true"
+done
+accepted_after=$(curl -s "$url/v1/status" | grep -o '"accepted":[0-9]*' | grep -o '[0-9]*')
+[ "$accepted_after" = $((accepted_before + 1)) ] || fail "a request id sent twice: $((accepted_after - accepted_before)) proofs accepted"
+# Both answers are one proof's; its timings are all there and add up to its total within 1%.
+if node -e '
+  const fs = require("fs");
+  const [a, b] = process.argv.slice(1).map((f) => JSON.parse(fs.readFileSync(f)));
+  const fail = (m) => { console.error(m); process.exit(1); };
+  if (a.id !== b.id || a.repeated || b.repeated !== true) fail(`ids ${a.id}, ${b.id}; repeated ${a.repeated}, ${b.repeated}`);
+  for (const field of ["proof", "public", "timings", "state"]) {
+    if (JSON.stringify(a[field]) !== JSON.stringify(b[field])) fail(`the answers differ in ${field}`);
+  }
+  if (a.priority !== "critical" || a.request_id !== "farm-job-1") fail(`priority ${a.priority}, request_id ${a.request_id}`);
+  const parts = ["queue_s", "setup_s", "host_before_s", "gpu_s", "host_after_s", "check_s"];
+  for (const part of [...parts, "total_s"]) {
+    if (typeof a.timings[part] !== "number" || a.timings[part] < 0) fail(`timings.${part}: ${a.timings[part]}`);
+  }
+  const sum = parts.reduce((total, part) => total + a.timings[part], 0);
+  if (!(a.timings.total_s > 0) || Math.abs(sum - a.timings.total_s) > 0.01 * a.timings.total_s) fail(`parts ${sum} against ${a.timings.total_s}`);
+' "$work/request-1.json" "$work/request-2.json"; then
+  echo "ok: a request id sent twice answers one proof, with its timings adding up"
+else
+  fail "a request id sent twice: $(head -c 600 "$work/request-1.json") / $(head -c 600 "$work/request-2.json")"
+fi
+verify_responses "$circuits/chain/vk.json" "$work/request-1.json"
+expect 409 "names proof" "a request id naming another key's proof" --data-binary @"$circuits/linear/linear.wtns" \
+  "$url/v1/proofs?key=linear&request_id=farm-job-1"
+expect 200 'stagehand_proof_timing_seconds_count{key="chain",priority="critical",part="total"} 1' "the timing histograms count it" "$url/metrics"
+expect 200 'stagehand_proof_timing_seconds_bucket{key="chain",priority="normal",part="gpu",le="+Inf"} [1-9]' "by key, priority and part" "$url/metrics"
+expect 200 'stagehand_queue_depth_by_priority{priority="low"} 0' "the queue's depth by priority" "$url/metrics"
 
 # ---- keys from bytes and from a path; a flood against the queue of 4 ----
 expect 201 '"key":"synthetic"' "a key from its bytes" --data-binary @"$work/synthetic/circuit.zkey" "$url/v1/keys/synthetic"
