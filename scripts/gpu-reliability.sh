@@ -1,52 +1,78 @@
 #!/usr/bin/env bash
 # The reliability runs that need the GPU machine's cores or its GPU, in one call of at most 9
-# minutes (16 cores, one H200): the exploration soak of the production engine's fixtures 01-05
-# at 100k seeds each, compute-sanitizer racecheck over the kernel check's MSM parts, and BinFile's
-# read of a 2 GiB file against the mapping it replaced (stagehand_binfile_read_bench) on 16 cores.
+# minutes (16 cores, one H200): the exploration soak of every fixture, compute-sanitizer racecheck
+# over the kernel check's parts, and BinFile's read of a 2 GiB file on 16 cores
+# (stagehand_binfile_read_bench).
 #
 #   scripts/gpu-reliability.sh bundle   here: builds stagehand and stagehand_binfile_read_bench in
 #       build/ (CPU-only where build/ is not configured yet: explore runs the simulator only) and
-#       stagehand_kernel_check in build-cuda, strips and compresses them with the shared libraries the GPU machine lacks
-#       into .gpu-reliability/ (carry it there; a few MiB).
+#       stagehand_kernel_check in build-cuda, strips and compresses them with the shared libraries
+#       the GPU machine lacks into .gpu-reliability/ (carry it there; a few MiB).
 #   scripts/gpu-reliability.sh run      there: into $OUT reliability.tar (every log, machine.txt,
-#       summary.txt) and the summary on stdout. Exit 1 if a soak finds a failure under budgeted
-#       or does not finish, or a racecheck part reports a hazard, fails a check or runs out of
-#       time.
+#       summary.txt) and the summary on stdout. Exit 1 if a soak finds a failure under budgeted,
+#       finds an incident fixture's incident at another rate than its known one (known_rates
+#       below, within 2 points), or does not finish, or a racecheck part reports a hazard, fails
+#       a check or runs out of time.
 #
-# How the 9 minutes are split. Everything stops 510 s after the start (BUDGET), leaving 30 s of
-# the 540 for unpacking, the tar and slack; the two parts run side by side, since the soak needs
-# the CPU cores and racecheck mostly the GPU and one core:
-#   - soak: `stagehand explore --fixture F --seeds 100000 --jobs 14` for F = 01..05, one after
-#     another. On the 2-core development machine (shared, 2026-12-01) 1000 seeds of each cost
-#     1.16, 2.80, 2.30, 0.22 and 2.84 ms of CPU per run: 930 CPU-seconds for the 500,000 runs,
-#     about 70 s on 14 cores (bench/RESULTS.md: 11,000 runs of all 11 fixtures in 39.5 s on 2 cores
-#     agrees). Each fixture may run until the deadline; at 4x the estimate it still finishes.
-#   - racecheck: the kernel check's MSM parts one process each (stagehand_kernel_check --only),
-#     at small sizes, each under its own limit and the deadline: the earlier racecheck over the
-#     whole check (gpu-check-sanitizers.sh) spent its 240 s on the launchers, the partition
-#     launchers at 2^18, the NTT and H before the first MSM. Having passed the MSM edge cases and
-#     tunings at 2^14 within those 240 s, each small part below should take well under its limit:
-#       msm 2^10..2^13 (100 s), msm-streamed 2^14 in batches of 2^11 (100 s), g2 2^1..2^10 (120 s),
-#       msm-edge (60 s), msm-tunings 2^12 (100 s): 480 s at most, inside the 510.
-#     The first three were not reached before; edge cases and tunings come last.
-#   - read: after the soak, 3 rounds of each way over a 2 GiB file in /tmp (60 s at most; under
-#     10 s on the 2-core machine, the file's writing included).
-# SEEDS (100000), JOBS (cores - 2), BUDGET (510) and PARTS ("soak racecheck read") change the run;
-# COMPUTE_SANITIZER names the tool (default: compute-sanitizer on PATH or in /usr/local/cuda).
+# Everything stops BUDGET (510) s after the start, leaving 30 s of a 540 s call for unpacking, the
+# tar and slack; the soak (the CPU cores) and racecheck (the GPU and one core) run side by side:
+#   - soak: `stagehand explore --fixture F --seeds SEEDS --jobs JOBS` for every fixture, one after
+#     another, each until the deadline at most. The whole soak at 100,000 seeds is about 2.2
+#     million runs at about 2 ms of CPU each: give it a call of its own (PARTS=soak).
+#   - racecheck: the kernel check's parts one process each (stagehand_kernel_check --only), at
+#     small sizes, each under its own limit and the deadline. All of them take more than one
+#     call: RACECHECK picks some by name (racecheck_parts below), e.g. one call with
+#     RACECHECK="msm msm-streamed g2 msm-edge msm-tunings" and one with the rest.
+#   - read: after the soak, 3 rounds over a 2 GiB file in /tmp (60 s at most).
+# SEEDS (100000), JOBS (cores - 2), BUDGET (510), PARTS ("soak racecheck read") and RACECHECK (all)
+# change the run; COMPUTE_SANITIZER names the tool (default: compute-sanitizer on PATH or in
+# /usr/local/cuda).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/bundle.sh
 bundle=.gpu-reliability
-fixtures=(fixtures/01-dual-worker-incident.toml fixtures/02-dual-worker-fixed.toml fixtures/03-two-lock-overtaken.toml
-          fixtures/04-freed-but-pending-h200.toml fixtures/05-pageable-in-lock.toml)
-# name, limit in seconds, kernel check arguments
+# Every fixture: the production engine's policies (which must keep finding their incidents) and
+# the budgeted ones (which must find nothing).
+fixtures=(fixtures/*.toml)
+# The kernel check's every part, one process each at small sizes (name, limit in seconds, kernel
+# check arguments); RACECHECK="name ..." runs some of them (two calls cover them all inside
+# the budget: "msm msm-streamed g2 msm-edge msm-tunings" and the rest).
 racecheck_parts=(
   "msm 100 --only msm --max-log 13"
   "msm-streamed 100 --only msm-streamed --streamed-log 14"
   "g2 120 --only g2 --g2-log 10"
   "msm-edge 60 --only msm-edge"
   "msm-tunings 100 --only msm-tunings --tunings-log 12"
+  "setup 60 --only setup --setup-log 8"
+  "launchers 60 --only launchers"
+  "partition 120 --only partition"
+  "abc 90 --only abc"
+  "groth16-h 60 --only groth16-h"
+  "groth16-streamed 90 --only groth16-streamed"
+  "msm-precomputed 90 --only msm-precomputed"
+  "ntt 60 --only ntt --max-log 12"
+  "h 60 --only h --max-log 12"
 )
+# The incident fixtures' known rates: the percentage of runs with the incident (expected findings
+# under the fixture's own policies) in `stagehand explore --seeds 10000` (bench/RESULTS.md). Every
+# other fixture must find none. The runs are deterministic for a seed: 100,000 seeds differ from
+# 10,000 by sampling only.
+declare -A known_rates=(
+  [01-dual-worker-incident]=96.0 [02-dual-worker-fixed]=2.2 [03-two-lock-overtaken]=90.5
+  [13-groth16-prestage-16g]=62.1 [18-groth16-abc-streamed-prestage-16g]=0.9 [22-porep-groth16-incident-prestage]=95.7
+)
+# incident_rate LOG NAME: findings per 100 runs in NAME's row of explore's table ("none": 0).
+incident_rate() {
+  awk -v name="$2" '$1 == name {
+    runs = $2; found = 0; line = $0
+    while (match(line, /: [0-9]+/)) { found += substr(line, RSTART + 2, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) }
+    printf "%.1f", (runs > 0 ? 100 * found / runs : 0) }' "$1"
+}
+# rate_verdict NAME RATE: "" where RATE is NAME's known rate within 2 points, else what is wrong.
+rate_verdict() {
+  local known=${known_rates[$1]:-0.0}
+  awk -v rate="$2" -v known="$known" 'BEGIN { d = rate - known; if (d < -2 || d > 2) printf "incident rate %s%%, known %s%%", rate, known }'
+}
 case "${1:-}" in
 bundle)
   set -e
@@ -92,6 +118,7 @@ run)
     local entry name limit args code begin limit_now
     for entry in "${racecheck_parts[@]}"; do
       read -r name limit args <<<"$entry"
+      [[ -z ${RACECHECK:-} || " $RACECHECK " == *" $name "* ]] || continue
       limit_now=$(left)
       (( limit_now < limit )) && limit=$limit_now
       if (( limit < 10 )); then
@@ -139,7 +166,12 @@ run)
       verdict=passed
       (( code == 124 )) && verdict="TIMEOUT after $limit s"
       (( code != 0 && code != 124 )) && verdict="FAILED (exit $code)"
-      echo "soak $name: $verdict in $(( SECONDS - begin )) s;" \
+      rate=$(incident_rate "$logs/explore-$name.log" "$name")
+      if (( code == 0 )) && [[ -n $(rate_verdict "$name" "$rate") ]]; then
+        verdict="FAILED ($(rate_verdict "$name" "$rate"))"
+        soak_status=1
+      fi
+      echo "soak $name: $verdict in $(( SECONDS - begin )) s; incidents in ${rate:-?}% of runs (known ${known_rates[$name]:-0.0}%);" \
         "$(grep -E '^explored' "$logs/explore-$name.log")" \
         "$(grep -E 'failures under budgeted' "$logs/explore-$name.log" | tail -1)" \
         "$( (( code == 124 )) && tr '\r' '\n' <"$logs/explore-$name.progress" | grep -E '^explore:' | tail -1)" \
