@@ -1,13 +1,15 @@
 #include "config/config_table.hpp"
 
-#include <fmt/format.h>
+#include "util/input_file.hpp"
 
-#include <fstream>
-#include <system_error>
-#include <sstream>
+#include <fmt/format.h>
 
 namespace stagehand {
 namespace {
+
+// Far more than any configuration or fixture holds; a larger input is not one.
+constexpr std::uint64_t kMaxConfigBytes = std::uint64_t{16} << 20;
+
 std::string_view type_name(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::table: return "a table";
@@ -171,14 +173,11 @@ ConfigDocument ConfigDocument::parse(std::string_view text, std::string source_n
 }
 
 ConfigDocument ConfigDocument::load(const std::filesystem::path& path) {
-  // A directory opens as an empty stream on Linux: it would read as an empty configuration.
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw ConfigError(fmt::format("{}: is a directory, not a TOML file", path.string()));
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open file", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path.string());
+  // Bounded, and a directory, a device or a FIFO without a writer refused rather than read as
+  // empty, endless or waited on.
+  const auto input = read_small_input(path, kMaxConfigBytes, "TOML file");
+  if (!input.problem.empty()) throw ConfigError(fmt::format("{}: {}", path.string(), input.problem));
+  return parse(input.bytes, path.string());
 }
 
 }  // namespace stagehand
