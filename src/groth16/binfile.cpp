@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include "math/parallel.hpp"
+#include "util/assert.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -119,30 +119,49 @@ bool same_time(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_s
 
 void detail::set_binfile_read_hook(BinFileReadHook hook) { read_hook.store(hook); }
 
+InputFile open_input(const std::filesystem::path& path, std::string_view kind) {
+  auto descriptor = open_for_reading(path);
+  if (!descriptor.valid()) throw InputError(fmt::format("{}: cannot open the {} file: {}", path.string(), kind, std::strerror(errno)));
+  return InputFile{std::move(descriptor), path};
+}
+
 // A regular file is read with pread into memory of our own, not mapped. Mapping let the decoders
 // read the page cache directly, but when another process truncates a mapped file, the first
 // access to a page past its new end raises SIGBUS and kills the process, from wherever the bytes
 // are touched (a decoding thread, long after the file was opened). Read, a file that shrinks ends
 // the read short: an InputError naming the file, and after the read the bytes cannot change.
-void BinFile::read_regular_file() {
-  descriptor_.value = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (descriptor_.value < 0) throw InputError(fmt::format("{}: cannot open the {} file: {}", path_.string(), kind_, std::strerror(errno)));
+void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_version) {
   struct stat before {};
-  if (::fstat(descriptor_.value, &before) != 0) fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
+  if (::fstat(descriptor_.get(), &before) != 0) fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
   opened_size_ = static_cast<std::size_t>(before.st_size);
   opened_modified_ = before.st_mtim;
   if (const auto hook = read_hook.load()) hook(path_);
   const auto size = opened_size_;
   if (size == 0) return;  // "truncated" in parse()
 
+  // The header first, so that a file of another kind, however large, ends here, unread.
+  if (size >= 12) {
+    std::uint8_t header[12];
+    const auto outcome = read_ranges(descriptor_.get(), {{0, 12}}, header, 0);
+    if (outcome.error != 0) fail(fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
+    if (!outcome.ended_early) check_header(header, magic, max_version);  // else check_unchanged says it shrank
+  }
+  if (size > physical_memory_bytes()) {
+    fail(fmt::format("{} bytes, more than this machine's {} bytes of memory, which a {} file is read into", size,
+                     physical_memory_bytes(), kind_));
+  }
   // Not zero-filled: every byte is written by the read or the read fails, except a section read
   // later's, whose pages (the buffer is mapped, being large) are never touched, so never held.
-  file_bytes_ = std::make_unique_for_overwrite<std::uint8_t[]>(size);
+  try {
+    file_bytes_ = std::make_unique_for_overwrite<std::uint8_t[]>(size);
+  } catch (const std::bad_alloc&) {
+    fail(fmt::format("cannot hold its {} bytes in memory", size));
+  }
   std::uint8_t* const buffer = file_bytes_.get();
   // The file's pages are asked for ahead, as the mapping asked for them (MADV_WILLNEED), for a
   // file not yet in the page cache. No MADV_HUGEPAGE for the buffer: where transparent huge
   // pages defragment on madvise (the default), the first writes stalled in compaction, 3x slower.
-  if (size >= kParallelReadBytes) ::posix_fadvise(descriptor_.value, 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
+  if (size >= kParallelReadBytes) ::posix_fadvise(descriptor_.get(), 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
 
   // The sections read later, found by walking the section table one header at a time. The walk
   // stops at anything parse() will refuse, and the rest of the file is then read whole, so that
@@ -150,11 +169,11 @@ void BinFile::read_regular_file() {
   std::vector<FileRange> skipped;
   ReadOutcome outcome;
   if (!read_later_.empty() && size >= 12) {
-    outcome = read_ranges(descriptor_.value, {{0, 12}}, buffer, 0);
+    outcome = read_ranges(descriptor_.get(), {{0, 12}}, buffer, 0);
     const std::uint32_t count = load_u32(buffer + 8);
     std::size_t offset = 12;
     for (std::uint32_t index = 0; index < std::min(count, kMaxWalkedSections) && !outcome.ended_early && outcome.error == 0 && size - offset >= 12; ++index) {
-      outcome = read_ranges(descriptor_.value, {{offset, offset + 12}}, buffer, 0);
+      outcome = read_ranges(descriptor_.get(), {{offset, offset + 12}}, buffer, 0);
       const std::uint32_t id = load_u32(buffer + offset);
       const std::uint64_t length = load_u64(buffer + offset + 4);
       offset += 12;
@@ -163,7 +182,7 @@ void BinFile::read_regular_file() {
       offset += static_cast<std::size_t>(length);
     }
   }
-  if (!outcome.ended_early && outcome.error == 0) outcome = read_ranges(descriptor_.value, complement(skipped, size), buffer, 0);
+  if (!outcome.ended_early && outcome.error == 0) outcome = read_ranges(descriptor_.get(), complement(skipped, size), buffer, 0);
   if (outcome.error != 0) fail(fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
   try {
     check_unchanged(outcome.ended_early);
@@ -179,7 +198,7 @@ void BinFile::read_regular_file() {
 // mix of before and after. The size and the modification time say so (a write sets the time).
 void BinFile::check_unchanged(bool ended_early) const {
   struct stat after {};
-  const bool seen = ::fstat(descriptor_.value, &after) == 0;
+  const bool seen = ::fstat(descriptor_.get(), &after) == 0;
   if (ended_early || (seen && (static_cast<std::size_t>(after.st_size) != opened_size_ || !same_time(after.st_mtim, opened_modified_)))) {
     const std::string now = seen ? fmt::format("{} bytes", after.st_size) : std::string("of unknown size");
     fail(fmt::format("the file changed while it was read ({} bytes when opened, {} now{}): is another process writing or "
@@ -188,46 +207,60 @@ void BinFile::check_unchanged(bool ended_early) const {
   }
 }
 
-void BinFile::Descriptor::close() {
-  if (value >= 0) ::close(value);
-  value = -1;
-}
-BinFile::Descriptor::~Descriptor() { close(); }
-
-void BinFile::read_stream() {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path_.string(), kind_));
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  for (;;) {
-    const auto old_size = stream_bytes_.size();
-    stream_bytes_.resize(old_size + kChunk);
-    in.read(reinterpret_cast<char*>(stream_bytes_.data() + old_size), static_cast<std::streamsize>(kChunk));
-    stream_bytes_.resize(old_size + static_cast<std::size_t>(in.gcount()));
-    if (!in) break;
+// A pipe has no size: it is read as its header declares, section by section, so that what it
+// sends past its last section (an endless writer) is never read, and a declared size is never
+// reserved ahead (the buffer grows by what arrives). A read that ends early stops here and
+// parse() names what is missing.
+void BinFile::read_stream(std::string_view magic, std::uint32_t max_version) {
+  PipeReader reader(descriptor_.get());
+  const std::uint64_t memory = physical_memory_bytes();
+  auto status = PipeReader::Status::ok;
+  try {
+    status = reader.append(stream_bytes_, 12);
+    if (status == PipeReader::Status::ok) {
+      check_header(stream_bytes_, magic, max_version);
+      const std::uint32_t count = load_u32(stream_bytes_.data() + 8);
+      for (std::uint32_t index = 0; index < count && status == PipeReader::Status::ok; ++index) {
+        status = reader.append(stream_bytes_, 12);
+        if (status != PipeReader::Status::ok) break;
+        const std::uint32_t id = load_u32(stream_bytes_.data() + stream_bytes_.size() - 12);
+        const std::uint64_t length = load_u64(stream_bytes_.data() + stream_bytes_.size() - 8);
+        if (length > memory - std::min<std::uint64_t>(memory, stream_bytes_.size())) {
+          fail(fmt::format("section {} declares {} bytes, more than this machine's {} bytes of memory, which a pipe's bytes "
+                           "are read into: a damaged file",
+                           id, length, memory));
+        }
+        status = reader.append(stream_bytes_, length);
+      }
+      // Past the last section: the end, or one byte too many.
+      if (status == PipeReader::Status::ok) status = reader.append(stream_bytes_, 1);
+      if (status == PipeReader::Status::ok) {
+        fail(fmt::format("bytes follow the last of the {} sections (after {} bytes): a damaged or concatenated file", count,
+                         stream_bytes_.size() - 1));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    fail(fmt::format("cannot hold its bytes in memory ({} bytes read)", stream_bytes_.size()));
   }
-  if (in.bad()) fail("cannot read the stream");
+  if (status != PipeReader::Status::ended) fail(reader.problem(status));
   bytes_ = stream_bytes_;
 }
 
 BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version,
                  std::set<std::uint32_t> read_later)
-    : path_(path), kind_(kind), read_later_(std::move(read_later)) {
-  // A directory opens as a stream on Linux and reports a size of 2^63 - 1: refuse it by its
-  // status, before anything is reserved. A pipe, FIFO or character device has no size: read it
-  // as a stream, growing the buffer only by what actually arrives.
-  std::error_code status_error;
-  const auto status = std::filesystem::status(path, status_error);
-  if (status_error || !std::filesystem::exists(status)) {
-    throw InputError(fmt::format("{}: cannot open the {} file: {}", path.string(), kind_,
-                                 status_error ? status_error.message() : std::string("no such file")));
-  }
-  if (std::filesystem::is_directory(status)) {
-    throw InputError(fmt::format("{}: is a directory, not a {} file", path.string(), kind_));
-  }
-  if (std::filesystem::is_regular_file(status)) {
-    read_regular_file();
-  } else {
-    read_stream();
+    : BinFile(open_input(path, kind), magic, kind, max_version, std::move(read_later)) {}
+
+BinFile::BinFile(InputFile file, std::string_view magic, std::string_view kind, std::uint32_t max_version,
+                 std::set<std::uint32_t> read_later)
+    : path_(std::move(file.name)), kind_(kind), read_later_(std::move(read_later)), descriptor_(std::move(file.descriptor)) {
+  STAGEHAND_ASSERT(descriptor_.valid(), "BinFile: {} comes without an open descriptor", path_.string());
+  // What the file is comes from its descriptor, not its name, so that it cannot change between
+  // the look and the read. A directory reports a size of 2^63 - 1, a device none or a false one.
+  switch (const auto what = input_kind(descriptor_.get())) {
+    case InputKind::regular: read_regular_file(magic, max_version); break;
+    case InputKind::pipe: read_stream(magic, max_version); break;
+    case InputKind::directory: fail(fmt::format("is a directory, not a {} file", kind_));
+    default: fail(fmt::format("is {}, not a {} file (those are read from regular files and pipes only)", describe(what), kind_));
   }
   parse(magic, max_version);
 }
@@ -238,21 +271,30 @@ BinFile::BinFile(std::span<const std::uint8_t> bytes, const std::string& name, s
   parse(magic, max_version);
 }
 
+// The magic found is not quoted: a file of another kind may hold anything (a client of the
+// service naming /etc/passwd must not read its first bytes in the answer). Only the containers
+// of the same family are named, as a user who swapped two arguments needs to hear.
+std::uint32_t BinFile::check_header(std::span<const std::uint8_t> header, std::string_view magic, std::uint32_t max_version) const {
+  if (header.size() < 12) {
+    fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", header.size(), kind_, magic));
+  }
+  if (std::memcmp(header.data(), magic.data(), 4) != 0) {
+    std::string known;
+    for (const std::string_view other : {"zkey", "wtns", "r1cs"}) {
+      if (std::memcmp(header.data(), other.data(), 4) == 0) known = fmt::format(": it is a .{} file", other);
+    }
+    fail(fmt::format("not a {} file (its magic is not \"{}\"{})", kind_, magic, known));
+  }
+  const std::uint32_t version = load_u32(header.data() + 4);
+  if (version == 0 || version > max_version) {
+    fail(fmt::format("version {} of the {} format is not supported (snarkjs reads versions 1 to {})", version, kind_, max_version));
+  }
+  return version;
+}
+
 void BinFile::parse(std::string_view magic, std::uint32_t max_version) {
   const std::size_t size = bytes_.size();
-  if (size < 12) fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", size, kind_, magic));
-  if (std::memcmp(bytes_.data(), magic.data(), 4) != 0) {
-    std::string found;
-    for (int i = 0; i < 4; ++i) {
-      const char c = static_cast<char>(bytes_[static_cast<std::size_t>(i)]);
-      found += (c >= 32 && c < 127) ? std::string(1, c) : fmt::format("\\x{:02x}", static_cast<unsigned>(bytes_[static_cast<std::size_t>(i)]));
-    }
-    fail(fmt::format("not a {} file: magic \"{}\", expected \"{}\"", kind_, found, magic));
-  }
-  version_ = load_u32(bytes_.data() + 4);
-  if (version_ == 0 || version_ > max_version) {
-    fail(fmt::format("version {} of the {} format is not supported (snarkjs reads versions 1 to {})", version_, kind_, max_version));
-  }
+  version_ = check_header(bytes_.first(std::min<std::size_t>(size, 12)), magic, max_version);
   const std::uint32_t count = load_u32(bytes_.data() + 8);
   std::size_t offset = 12;
   for (std::uint32_t index = 0; index < count; ++index) {
@@ -295,7 +337,7 @@ void BinFile::read_section(std::uint32_t id, std::string_view name, std::span<st
   }
   if (read_later_.count(id) != 0 && file_bytes_) {
     const auto offset = static_cast<std::size_t>(bytes.data() - bytes_.data());
-    const auto outcome = read_ranges(descriptor_.value, {{offset, offset + bytes.size()}}, out.data(), offset);
+    const auto outcome = read_ranges(descriptor_.get(), {{offset, offset + bytes.size()}}, out.data(), offset);
     if (outcome.error != 0) fail(id, name, fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
     check_unchanged(outcome.ended_early);
     return;

@@ -4,6 +4,7 @@
 // All little-endian. Sections are found by id, not by position.
 
 #include "groth16/errors.hpp"
+#include "util/input_file.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,19 +30,34 @@ std::optional<std::string> wrong_record_count(std::uint64_t actual, std::uint64_
 std::uint32_t load_u32(const std::uint8_t* data);
 std::uint64_t load_u64(const std::uint8_t* data);
 
+// A file opened for a reader, and the name every message gives it: by open_input, or by a caller
+// that checks more first (the service's key directories).
+struct InputFile {
+  FileDescriptor descriptor;
+  std::filesystem::path name;
+};
+// Opens `path` without blocking (open_for_reading); InputError naming it and `kind` (e.g.
+// "snarkjs proving key (.zkey)") where it cannot.
+InputFile open_input(const std::filesystem::path& path, std::string_view kind);
+
 class BinFile {
  public:
-  // Reads the file whole into memory of its own; InputError when it cannot be read, is a
-  // directory, changes size while it is read (another process truncating or writing it), the
-  // magic differs, the version is not in [1, max_version] (what snarkjs's readers accept), the
-  // section table runs past the end of the file, or bytes follow the last section. A regular
-  // file is read at its size on several threads; a pipe or other file that is not a regular file
-  // is read as a stream, to its end.
+  // Reads the file whole into memory of its own; InputError when it cannot be read, is not a
+  // regular file or a pipe (a directory, a device such as /dev/zero, a file of /proc or /sys),
+  // changes while it is read (another process truncating or writing it), the magic differs, the
+  // version is not in [1, max_version] (what snarkjs's readers accept), the section table runs
+  // past the end of the file, or bytes follow the last section. The header is checked before
+  // the rest is read. A regular file is read at its size on several threads; a FIFO or pipe
+  // section by section as its header declares, growing by what arrives, and within the waits of
+  // PipeReader (a FIFO that no process writes to is an error, not a wait).
   // `read_later`: sections the caller copies into memory of its own with read_section, which a
   // regular file's read leaves out of the BinFile's buffer (a .zkey's point sets, most of its
   // bytes: read into the buffer and then copied into the sets, they were held twice, 36 GiB more
   // at 2^26, and moved twice).
   BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version,
+          std::set<std::uint32_t> read_later = {});
+  // The same over a file already open (its descriptor is the BinFile's from now on).
+  BinFile(InputFile file, std::string_view magic, std::string_view kind, std::uint32_t max_version,
           std::set<std::uint32_t> read_later = {});
   // The same checks on bytes already in memory, viewed, not copied: the caller keeps them alive
   // while the BinFile and its sections are used (a 32 MiB witness copied here took 15-20 ms of a
@@ -74,33 +90,29 @@ class BinFile {
  private:
   // The container's checks over bytes_: header, section table, nothing after the last section.
   void parse(std::string_view magic, std::uint32_t max_version);
+  // The checks of the first 12 bytes (`header`, fewer where the file is shorter): the magic and
+  // the version, which it returns.
+  std::uint32_t check_header(std::span<const std::uint8_t> header, std::string_view magic, std::uint32_t max_version) const;
 
   std::filesystem::path path_;
   std::string kind_;
-  void read_regular_file();
-  void read_stream();
+  void read_regular_file(std::string_view magic, std::uint32_t max_version);
+  void read_stream(std::string_view magic, std::uint32_t max_version);
   // The section's bytes within bytes_ (unread there for a section read later).
   std::span<const std::uint8_t> find_section(std::uint32_t id, std::string_view name) const;
   // Fails where the regular file is no longer what it was when opened (its size and modification
   // time), or `ended_early` (a read found its end before the size it had).
   void check_unchanged(bool ended_early) const;
   std::set<std::uint32_t> read_later_;
-  // A regular file's descriptor and what it was when opened, kept for the sections read later.
-  struct Descriptor {
-    int value = -1;
-    Descriptor() = default;
-    Descriptor(const Descriptor&) = delete;
-    Descriptor& operator=(const Descriptor&) = delete;
-    ~Descriptor();
-    void close();
-  };
-  Descriptor descriptor_;
+  // The file's descriptor, and what a regular file was when opened, kept for the sections read
+  // later.
+  FileDescriptor descriptor_;
   std::size_t opened_size_ = 0;
   std::timespec opened_modified_{};
   // A regular file's bytes, not zero-filled first (the read writes every byte). Not mapped: a
   // mapped file that another process truncates raises SIGBUS at the first page past its new end.
   std::unique_ptr<std::uint8_t[]> file_bytes_;
-  std::vector<std::uint8_t> stream_bytes_;  // a pipe's bytes read to the end
+  std::vector<std::uint8_t> stream_bytes_;  // a pipe's bytes, to its end
   std::span<const std::uint8_t> bytes_;     // the file's bytes, in one or the other, or the caller's
   std::uint32_t version_ = 0;
   std::multimap<std::uint32_t, std::span<const std::uint8_t>> sections_;

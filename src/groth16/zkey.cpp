@@ -24,6 +24,7 @@ constexpr std::uint32_t kCSection = 8;
 constexpr std::uint32_t kHSection = 9;
 constexpr std::uint32_t kContributionSection = 10;
 constexpr std::size_t kCoefficientBytes = 44;
+constexpr std::string_view kKind = "snarkjs proving key (.zkey)";
 
 // Checks that a section holds exactly count records of `size` bytes before decoding them.
 void expect_size(SectionReader& reader, std::uint64_t count, std::size_t size, const std::string& what) {
@@ -68,9 +69,13 @@ unsigned domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_co
   return static_cast<unsigned>(std::bit_width(rows) - 1) + 1;
 }
 
-ProvingKey read_zkey(const std::filesystem::path& path) {
+InputFile open_zkey(const std::filesystem::path& path) { return open_input(path, kKind); }
+
+ProvingKey read_zkey(const std::filesystem::path& path) { return read_zkey(open_zkey(path)); }
+
+ProvingKey read_zkey(InputFile input) {
   // The point sets go straight from the file into their own memory (their bytes are most of it).
-  BinFile file(path, "zkey", "snarkjs proving key (.zkey)", 2, {kASection, kB1Section, kB2Section, kCSection, kHSection});
+  BinFile file(std::move(input), "zkey", kKind, 2, {kASection, kB1Section, kB2Section, kCSection, kHSection});
   ProvingKey key;
   {
     SectionReader protocol(file, kProtocolSection, "protocol");

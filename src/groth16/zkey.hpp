@@ -3,6 +3,7 @@
 // sections 1 (protocol), 2 (header), 3 (IC), 4 (coefficients), 5 (A), 6 (B1), 7 (B2), 8 (C),
 // 9 (H), 10 (contributions; not read).
 
+#include "groth16/binfile.hpp"
 #include "groth16/point_set.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
@@ -50,6 +51,10 @@ struct ProvingKey {
 // agree with the header, points on their curves, coefficients within range. InputError naming
 // the file and section otherwise.
 ProvingKey read_zkey(const std::filesystem::path& path);
+// The same from a file already open (by open_zkey, or by a caller that checked it first).
+ProvingKey read_zkey(InputFile file);
+// Opens a .zkey for read_zkey (open_input); InputError naming it where it cannot.
+InputFile open_zkey(const std::filesystem::path& path);
 
 // Writes a .zkey snarkjs reads (section 10 holds a zero circuit hash and no contributions).
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key);

@@ -4,6 +4,9 @@
 // chunked read of large ones. A section read later (read_section) arrives whole without the file's
 // buffer holding it, and the same changes before its read are the same error. A writer to a file
 // writes what one in memory holds, and one left unfinished leaves the file as it was.
+// What is not a regular file: devices and the kernel's files refused unread, a FIFO without a
+// writer an error at once, and a FIFO read as its header declares, never past it; a file of
+// another kind refused without a byte of it in the message.
 
 #define BOOST_TEST_MODULE groth16_binfile
 #include <boost/test/unit_test.hpp>
@@ -14,10 +17,12 @@
 #include "groth16/witness.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 #include <set>
 #include <span>
@@ -26,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,7 +58,7 @@ struct Scratch {
 std::uint8_t pattern(std::size_t offset) { return static_cast<std::uint8_t>((offset * 2654435761u) >> 13); }
 
 // A container of magic "test", version 1, one section (id 1) of `data_size` pattern bytes.
-void write_container(const fs::path& path, std::size_t data_size) {
+std::vector<std::uint8_t> container_bytes(std::size_t data_size) {
   std::vector<std::uint8_t> bytes(12 + 12 + data_size);
   auto put = [&](std::size_t at, std::uint64_t value, int width) {
     for (int i = 0; i < width; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
@@ -63,6 +69,11 @@ void write_container(const fs::path& path, std::size_t data_size) {
   put(12, 1, 4);
   put(16, data_size, 8);
   for (std::size_t i = 0; i < data_size; ++i) bytes[24 + i] = pattern(i);
+  return bytes;
+}
+
+void write_container(const fs::path& path, std::size_t data_size) {
+  const auto bytes = container_bytes(data_size);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   BOOST_REQUIRE(out.good());
@@ -353,4 +364,134 @@ BOOST_AUTO_TEST_CASE(a_writer_to_a_file_left_unfinished_leaves_the_file_as_it_wa
     message = error.what();
   }
   BOOST_CHECK(contains(message, missing.string() + ": cannot create the file"));
+}
+
+namespace {
+
+// What a FIFO's writer does after its bytes: closes (the end), goes on sending the same bytes
+// until the reader leaves, or holds the FIFO open without sending until released.
+enum class After { close, repeat, hold };
+
+// A writer of `bytes` to `fifo`, opened once the reader has it open (so not waiting).
+std::thread fifo_writer(const fs::path& fifo, std::vector<std::uint8_t> bytes, After after, std::shared_future<void> release) {
+  return std::thread([=] {
+    const int descriptor = ::open(fifo.c_str(), O_WRONLY);
+    if (descriptor < 0) return;
+    auto send = [&] {
+      for (std::size_t done = 0; done < bytes.size();) {
+        const auto put = ::write(descriptor, bytes.data() + done, bytes.size() - done);
+        if (put <= 0) return false;  // EPIPE: the reader has gone (SIGPIPE is ignored)
+        done += static_cast<std::size_t>(put);
+      }
+      return true;
+    };
+    if (send() && after == After::repeat) {
+      while (send()) {
+      }
+    }
+    if (after == After::hold) release.wait();
+    ::close(descriptor);
+  });
+}
+
+struct Fifo {
+  fs::path path;
+  explicit Fifo(const Scratch& scratch, const std::string& name) : path(scratch.dir / name) {
+    std::signal(SIGPIPE, SIG_IGN);
+    BOOST_REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  }
+  ~Fifo() { fs::remove(path); }
+};
+
+// The message of reading `fifo` as a container while `bytes` are written to it as `after` says.
+std::string read_fed(const Fifo& fifo, std::vector<std::uint8_t> bytes, After after) {
+  std::promise<void> release;
+  auto writer = fifo_writer(fifo.path, std::move(bytes), after, release.get_future().share());
+  const auto message = error_of([&] { open_container(fifo.path); });
+  release.set_value();
+  writer.join();
+  return message;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(devices_and_the_kernels_files_are_refused_unread) {
+  for (const std::string path : {"/dev/zero", "/dev/urandom", "/dev/null"}) {
+    BOOST_CHECK_EQUAL(error_of([&] { open_container(path); }),
+                      path + ": is a character or block device, not a test container file (those are read from regular files "
+                             "and pipes only)");
+  }
+  BOOST_CHECK(contains(error_of([&] { open_container("/proc/self/environ"); }),
+                       "/proc/self/environ: is a file of the kernel's /proc or /sys, not a test container file"));
+  Scratch scratch;
+  BOOST_CHECK_EQUAL(error_of([&] { open_container(scratch.dir); }), scratch.dir.string() + ": is a directory, not a test container file");
+}
+
+BOOST_AUTO_TEST_CASE(a_fifo_without_a_writer_is_an_error_not_a_wait) {
+  Scratch scratch;
+  const Fifo fifo(scratch, "lonely");
+  BOOST_CHECK_EQUAL(error_of([&] { open_container(fifo.path); }),
+                    fifo.path.string() + ": no process opened it for writing within 0.5 s (a FIFO's writer must be started with the reader)");
+}
+
+BOOST_AUTO_TEST_CASE(a_fifo_is_read_as_its_header_declares_and_no_further) {
+  Scratch scratch;
+  const Fifo fifo(scratch, "fed");
+  // The whole container, then the end: read as the file itself, a section larger than a pipe holds.
+  {
+    std::promise<void> unused;
+    auto writer = fifo_writer(fifo.path, container_bytes(kSmall), After::close, unused.get_future().share());
+    const auto file = open_container(fifo.path);
+    writer.join();
+    BOOST_CHECK_EQUAL(first_difference(file, kSmall), kSmall);
+  }
+  // Half of it: truncated, as parse() says of a short file.
+  auto half = container_bytes(kSmall);
+  half.resize(half.size() / 2);
+  BOOST_CHECK(contains(read_fed(fifo, half, After::close), "truncated: section 1 declares"));
+  // An endless writer: of the container again and again, of bytes of another kind, of a header
+  // declaring more than the machine holds. Each is refused as soon as its header says so.
+  BOOST_CHECK_EQUAL(read_fed(fifo, container_bytes(100), After::repeat),
+                    fifo.path.string() + ": bytes follow the last of the 1 sections (after 124 bytes): a damaged or concatenated file");
+  BOOST_CHECK_EQUAL(read_fed(fifo, std::vector<std::uint8_t>(4096, 0), After::repeat),
+                    fifo.path.string() + ": not a test container file (its magic is not \"test\")");
+  auto huge = container_bytes(0);
+  for (int i = 0; i < 8; ++i) huge[16 + static_cast<std::size_t>(i)] = i == 7 ? 0x40 : 0;  // 2^62 bytes
+  BOOST_CHECK(contains(read_fed(fifo, huge, After::repeat), "section 1 declares 4611686018427387904 bytes, more than this machine's"));
+}
+
+BOOST_AUTO_TEST_CASE(a_fifo_whose_writer_falls_silent_is_an_error) {
+  Scratch scratch;
+  const Fifo fifo(scratch, "silent");
+  stagehand::detail::set_pipe_waits({std::chrono::seconds(10), std::chrono::milliseconds(100)});
+  // Its header and half its section, then nothing more while the writer holds it open; and the
+  // whole container with the writer holding it open after: the end must come too.
+  auto half = container_bytes(1000);
+  half.resize(500);
+  const auto silent_midway = read_fed(fifo, half, After::hold);
+  const auto silent_after = read_fed(fifo, container_bytes(1000), After::hold);
+  stagehand::detail::set_pipe_waits({});
+  BOOST_CHECK_EQUAL(silent_midway, fifo.path.string() + ": no byte arrived for 0.1 s: its writer holds it open without sending");
+  BOOST_CHECK_EQUAL(silent_after, silent_midway);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_of_another_kind_is_refused_without_quoting_it) {
+  // Its first bytes stood in the message ("magic \"root\""): a client of the service naming a
+  // file it may not read learnt them.
+  Scratch scratch;
+  const auto path = scratch.dir / "passwd";
+  std::ofstream(path) << "root:x:0:0:root:/root:/bin/bash\n";
+  const auto message = error_of([&] { open_container(path); });
+  BOOST_CHECK_EQUAL(message, path.string() + ": not a test container file (its magic is not \"test\")");
+  BOOST_CHECK(message.find("root:") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_larger_than_the_memory_is_refused_before_it_is_read) {
+  // Sparse: its header, then a hole as large as the machine's memory.
+  Scratch scratch;
+  const auto path = scratch.dir / "huge";
+  write_container(path, 0);
+  const auto size = stagehand::physical_memory_bytes() + 1;
+  BOOST_REQUIRE(::truncate(path.c_str(), static_cast<off_t>(size)) == 0);
+  BOOST_CHECK(contains(error_of([&] { open_container(path); }), path.string() + ": " + std::to_string(size) + " bytes, more than this machine's"));
 }

@@ -192,11 +192,11 @@ BOOST_AUTO_TEST_CASE(a_witness_count_beyond_its_values_is_refused_before_allocat
 BOOST_AUTO_TEST_CASE(the_wrong_magic_says_what_the_file_is_not) {
   Files files;
   auto message = error_of([&] { read_zkey(files.wtns); });
-  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "not a snarkjs proving key") && contains(message, "\"wtns\""));
+  BOOST_CHECK_EQUAL(message, files.wtns.string() + ": not a snarkjs proving key (.zkey) file (its magic is not \"zkey\": it is a .wtns file)");
   message = error_of([&] { read_wtns(files.zkey); });
-  BOOST_CHECK(contains(message, "not a snarkjs witness"));
+  BOOST_CHECK(contains(message, "not a snarkjs witness (.wtns) file (its magic is not \"wtns\": it is a .zkey file)"));
   message = error_of([&] { read_r1cs(files.zkey); });
-  BOOST_CHECK(contains(message, "not a circom constraint system"));
+  BOOST_CHECK(contains(message, "not a circom constraint system (.r1cs) file (its magic is not \"r1cs\": it is a .zkey file)"));
 }
 
 BOOST_AUTO_TEST_CASE(another_curve_is_refused_in_the_header) {
@@ -324,8 +324,10 @@ BOOST_AUTO_TEST_CASE(a_witness_value_not_below_r_is_refused) {
 }
 
 // Regression: a directory was read as a file of 2^63 - 1 bytes (std::bad_alloc), a pipe as a
-// file of size -1 (vector::_M_default_append).
-BOOST_AUTO_TEST_CASE(a_directory_is_refused_and_a_pipe_is_read_as_a_stream) {
+// file of size -1 (vector::_M_default_append); /dev/zero and /dev/urandom were read to the end
+// of the memory (std::bad_alloc) or for ever, and a FIFO that no process writes to was waited on
+// for ever, in each of the three readers.
+BOOST_AUTO_TEST_CASE(a_directory_a_device_and_a_fifo_without_a_writer_are_refused_and_a_pipe_is_read) {
   Files files;
   auto message = error_of([&] { read_zkey(files.dir); });
   BOOST_CHECK(contains(message, files.dir.string()) && contains(message, "is a directory"));
@@ -333,9 +335,17 @@ BOOST_AUTO_TEST_CASE(a_directory_is_refused_and_a_pipe_is_read_as_a_stream) {
   BOOST_CHECK(contains(message, "is a directory"));
   message = error_of([&] { read_r1cs(files.dir); });
   BOOST_CHECK(contains(message, "is a directory"));
-  // An empty character device: a stream with nothing in it.
-  message = error_of([&] { read_wtns("/dev/null"); });
-  BOOST_CHECK(contains(message, "/dev/null") && contains(message, "truncated: 0 bytes"));
+  const auto lonely = files.dir / "lonely.fifo";
+  BOOST_REQUIRE(::mkfifo(lonely.c_str(), 0600) == 0);
+  for (const auto& path : {fs::path("/dev/zero"), fs::path("/dev/urandom"), fs::path("/dev/null"), lonely}) {
+    BOOST_TEST_CONTEXT(path) {
+      const auto expected = path == lonely ? path.string() + ": no process opened it for writing"
+                                           : path.string() + ": is a character or block device, not a ";
+      BOOST_CHECK(contains(error_of([&] { read_zkey(path); }), expected));
+      BOOST_CHECK(contains(error_of([&] { read_wtns(path); }), expected));
+      BOOST_CHECK(contains(error_of([&] { read_r1cs(path); }), expected));
+    }
+  }
   // A FIFO fed by a writer: read to its end, as the file itself.
   const auto fifo = files.dir / "key.fifo";
   BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
@@ -352,6 +362,22 @@ BOOST_AUTO_TEST_CASE(a_directory_is_refused_and_a_pipe_is_read_as_a_stream) {
   message = error_of([&] { read_zkey(fifo); });
   short_writer.join();
   BOOST_CHECK(contains(message, fifo.string()) && contains(message, "truncated"));
+}
+
+// Regression: the error for a file of another kind quoted its first four bytes ("magic
+// \"root\"" for /etc/passwd).
+BOOST_AUTO_TEST_CASE(a_file_of_another_kind_is_named_not_quoted) {
+  Files files;
+  const auto path = files.dir / "passwd";
+  save(path, std::vector<std::uint8_t>{'r', 'o', 'o', 't', ':', 'x', ':', '0', ':', '0', ':', ':', '/', 'r', 'o', 'o', 't', '\n'});
+  const std::pair<std::string, std::string> expected[] = {
+      {error_of([&] { read_zkey(path); }), "not a snarkjs proving key (.zkey) file (its magic is not \"zkey\")"},
+      {error_of([&] { read_wtns(path); }), "not a snarkjs witness (.wtns) file (its magic is not \"wtns\")"},
+      {error_of([&] { read_r1cs(path); }), "not a circom constraint system (.r1cs) file (its magic is not \"r1cs\")"}};
+  for (const auto& [message, text] : expected) {
+    BOOST_CHECK_EQUAL(message, path.string() + ": " + text);
+    BOOST_CHECK(message.substr(std::min(message.size(), path.string().size())).find("root") == std::string::npos);
+  }
 }
 
 // Regression: version 0xFFFFFFFF was accepted in all three formats.
