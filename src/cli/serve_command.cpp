@@ -26,7 +26,7 @@ struct ServeOptions {
 };
 
 constexpr const char* kApi = R"(The API (JSON unless said; errors are {"error": "..."}):
-  POST   /v1/keys/NAME            body: the .zkey's bytes, or {"path": "<file on this machine>"}  201
+  POST   /v1/keys/NAME            body: the .zkey's bytes, or {"path": "<file under serve.key_dirs>"}  201
   DELETE /v1/keys/NAME            unloads it once its queued and running proofs are done          200
   POST   /v1/proofs?key=NAME      body: the .wtns's bytes -> 202 {"id": "..."}
          /v1/proofs?key=NAME&wait=true                    -> 200 {"id", "proof": <proof.json>, "public": [...]}
@@ -40,12 +40,12 @@ constexpr const char* kApi = R"(The API (JSON unless said; errors are {"error": 
   GET    /v1/status               queue, proofs, per-GPU and per-key status
   GET    /metrics                 Prometheus text
 Statuses: 400 malformed request or witness, 401 no or a wrong bearer token (serve.token_file, over
-TCP), 404 unknown key/proof/route, 408 a request not received within serve.read_timeout_s, 409 key
-exists, proof ended or a request id naming another key's proof, 410 a waited-for proof whose
-deadline passed in the queue, 413 body over serve.max_request_mib, 429 queue full (Retry-After),
-500 a proof that failed, 503 stopping, 504 a waited-for proof not done within
-serve.request_timeout_s.
-Limits ([serve] in the configuration): max_request_mib, request_timeout_s; the connections:
+TCP), 403 a key path outside serve.key_dirs (or none set), 404 unknown key/proof/route, 408 a
+request not received within serve.read_timeout_s, 409 key exists, proof ended or a request id
+naming another key's proof, 410 a waited-for proof whose deadline passed in the queue, 413 body
+over serve.max_request_mib, 429 queue full (Retry-After), 500 a proof that failed, 503 stopping,
+504 a waited-for proof not done within serve.request_timeout_s.
+Limits ([serve] in the configuration): max_request_mib, request_timeout_s, key_dirs; the connections:
 max_connections, read_timeout_s, idle_timeout_s, socket_mode, socket_group, token_file;
 the queue ([engine]): queue_capacity, max_batch, promote_after_s, request_id_retention_s. See config/serve.toml.)";
 

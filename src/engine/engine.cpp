@@ -1105,6 +1105,17 @@ Engine::~Engine() { shutdown(Drain::finish); }
 const EngineConfig& Engine::config() const { return impl_->config; }
 
 void Engine::load_key(const std::string& name, const std::filesystem::path& zkey_path) {
+  groth16::InputFile zkey;
+  try {
+    zkey = groth16::open_zkey(zkey_path);
+  } catch (const std::exception& error) {
+    throw EngineError(ErrorKind::bad_key, error.what());
+  }
+  load_key(name, std::move(zkey));
+}
+
+void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
+  const auto zkey_path = zkey.name;
   if (name.empty()) throw EngineError(ErrorKind::bad_key, "a key needs a name");
   {
     std::lock_guard lock(impl_->mutex);
@@ -1114,7 +1125,7 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
   const auto start = Clock::now();
   std::shared_ptr<const groth16::ProvingKey> key;
   try {
-    key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(zkey_path));
+    key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(std::move(zkey)));
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_key, error.what());
   }

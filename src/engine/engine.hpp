@@ -31,6 +31,7 @@
 // shutdown either finishes every queued proof or fails each with a message saying so.
 
 #include "engine/engine_config.hpp"
+#include "groth16/binfile.hpp"
 #include "runner/backend.hpp"
 
 #include <array>
@@ -245,6 +246,8 @@ class Engine {
 
   // Reads the .zkey once and keeps it under `name`. EngineError: key_exists, bad_key, stopped.
   void load_key(const std::string& name, const std::filesystem::path& zkey_path);
+  // The same from a .zkey already open (the service's, once it has checked where it lies).
+  void load_key(const std::string& name, groth16::InputFile zkey);
   // New proofs for it are refused at once; the key goes once its queued and running proofs have
   // ended. Returns how many that is (0: gone now). EngineError unknown_key.
   std::size_t unload_key(const std::string& name);

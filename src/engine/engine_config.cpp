@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
 #include <fcntl.h>
@@ -126,11 +127,29 @@ void read_transport_keys(const ConfigTable& table, ServeSettings& settings) {
   }
 }
 
+// Each directory resolved now, so that a request's path is compared with directories that hold
+// no symbolic link and no "..": a key directory that does not exist is the configuration's
+// mistake, said at start rather than at the first request.
+std::vector<std::filesystem::path> read_key_dirs(const ConfigTable& table) {
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& text : table.string_array("key_dirs").value_or(std::vector<std::string>{})) {
+    const std::filesystem::path dir(text);
+    if (!dir.is_absolute()) table.fail("key_dirs", fmt::format("'{}' is not an absolute path", text));
+    std::error_code error;
+    auto resolved = std::filesystem::canonical(dir, error);
+    if (error) table.fail("key_dirs", fmt::format("'{}': {}", text, error.message()));
+    if (!std::filesystem::is_directory(resolved, error)) table.fail("key_dirs", fmt::format("'{}' is not a directory", text));
+    dirs.push_back(std::move(resolved));
+  }
+  return dirs;
+}
+
 void read_serve_table(const ConfigTable& table, ServeSettings& settings) {
   const double mib = table.number_in("max_request_mib", 256, 0.001, 1 << 20);
   settings.max_request_bytes = static_cast<std::size_t>(std::llround(mib * 1024 * 1024));
   settings.request_timeout_s = table.number_in("request_timeout_s", 600, 0.1, 86400);
   read_transport_keys(table, settings);
+  settings.key_dirs = read_key_dirs(table);
   table.reject_unknown_keys();
 }
 

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stagehand::engine {
 
@@ -81,6 +82,10 @@ struct ServeSettings {
   // the token is read from the file when the configuration is loaded.
   std::filesystem::path token_file;
   std::string token;
+  // The only directories whose files POST /v1/keys/NAME {"path": ...} may name, resolved
+  // (std::filesystem::canonical: absolute, without symbolic links) when the configuration is
+  // read; empty: keys are loaded by path not at all, only from the request's body.
+  std::vector<std::filesystem::path> key_dirs;
 };
 
 struct EngineConfig {

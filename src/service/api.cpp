@@ -1,5 +1,7 @@
 #include "service/api.hpp"
 
+#include "service/key_files.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -289,7 +291,13 @@ HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) 
       return error_response(400, "the body must be the .zkey's bytes or JSON {\"path\": \"<file on the server>\"}");
     }
     if (body.size() != 1) return error_response(400, "the JSON body takes \"path\" only");
-    engine_.load_key(name, body["path"].get<std::string>());
+    groth16::InputFile file;
+    try {
+      file = open_key_path(body["path"].get<std::string>(), settings_.key_dirs);
+    } catch (const KeyPathRefused& refused) {
+      return error_response(refused.status(), refused.what());
+    }
+    engine_.load_key(name, std::move(file));
   } else {
     if (request.body.empty()) return error_response(400, "an empty body: send the .zkey's bytes or JSON {\"path\": ...}");
     TemporaryFile file(request.body);

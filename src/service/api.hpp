@@ -3,6 +3,7 @@
 // (http_server.hpp), so that every route is one function of a request:
 //
 //   POST   /v1/keys/NAME            body: the .zkey bytes, or JSON {"path": "..."}   201
+//                                   (a path under [serve] key_dirs only: key_files.hpp)
 //   DELETE /v1/keys/NAME            unload once its proofs are done                   200
 //   POST   /v1/proofs?key=NAME      body: the .wtns bytes                            202 {"id", "state", ...}
 //          ...&wait=true            the proof: 200 {"id", "proof", "public", "timings"}
@@ -14,12 +15,13 @@
 //   GET    /v1/status               the engine's status JSON                          200
 //   GET    /metrics                 Prometheus text
 //
-// Errors are {"error": "..."} naming what was wrong: 400 malformed request or witness, 404
-// unknown key, proof or route, 405 method, 409 key exists or proof ended, 413 body over the
-// limit (answered by the transport), 429 queue full (with Retry-After), 500 a proof that failed,
-// 503 the engine is stopping, 504 a waited-for proof not done within request_timeout_s. A
-// deadline already past at submit is a 400, a request id naming another key's proof a 409, and
-// a waited-for proof whose deadline passed while it was queued a 410.
+// Errors are {"error": "..."} naming what was wrong: 400 malformed request or witness, 403 a key
+// path outside key_dirs (or loading by path off), 404 unknown key, proof or route, 405 method,
+// 409 key exists or proof ended, 413 body over the limit (answered by the transport), 429 queue
+// full (with Retry-After), 500 a proof that failed, 503 the engine is stopping, 504 a waited-for
+// proof not done within request_timeout_s. A deadline already past at submit is a 400, a request
+// id naming another key's proof a 409, and a waited-for proof whose deadline passed while it was
+// queued a 410.
 
 #include "engine/engine.hpp"
 
