@@ -1,5 +1,5 @@
-# Starting `stagehand serve` from a script (tests/service/serve_test.sh, scripts/bench-serve.sh).
-# Source it: . scripts/lib/serve.sh
+# Starting `stagehand serve` from a script (tests/service/*.sh, scripts/bench-serve.sh), and
+# checking its answers. Source it: . scripts/lib/serve.sh
 #
 # serve_work_dir: a temporary folder in $work, removed at exit with the server (if any) stopped
 # and the half-open connections (hold_half_open) closed.
@@ -70,4 +70,19 @@ release_half_open() {
     wait "$holder_pid" 2>/dev/null || true
   fi
   holder_pid=""
+}
+
+# expect <status> <text in the body> <what> <curl arguments...>: one request's status and body
+# (fail, from tests/groth16/verify_lib.sh, counts a mismatch).
+expect() {
+  local want=$1 text=$2 what=$3
+  shift 3
+  local body code
+  body=$(mktemp -p "$work")
+  code=$(curl -s -o "$body" -w '%{http_code}' "$@" || true)
+  if [ "$code" = "$want" ] && grep -q -- "$text" "$body"; then
+    echo "ok: $what: $code $(head -c 160 "$body")"
+  else
+    fail "$what: expected $want with '$text', got $code: $(head -c 400 "$body")"
+  fi
 }

@@ -64,20 +64,6 @@ start_server() {
   fi
 }
 
-# expect <status> <text in the body> <what> <curl arguments...>
-expect() {
-  local want=$1 text=$2 what=$3
-  shift 3
-  local body code
-  body=$(mktemp -p "$work")
-  code=$(curl -s -o "$body" -w '%{http_code}' "$@" || true)
-  if [ "$code" = "$want" ] && grep -q -- "$text" "$body"; then
-    echo "ok: $what: $code $(head -c 160 "$body")"
-  else
-    fail "$what: expected $want with '$text', got $code: $(head -c 400 "$body")"
-  fi
-}
-
 # A synthetic circuit and its test-only keys.
 "$make_circuit" --constraints 1019 --out "$work/synthetic" --seed 5 >/dev/null
 "$stagehand" setup --r1cs "$work/synthetic/circuit.r1cs" --zkey "$work/synthetic/circuit.zkey" --vk "$work/synthetic/vk.json" 2>/dev/null
@@ -92,6 +78,7 @@ max_batch = 8
 max_request_mib = 1
 max_connections = 32
 request_timeout_s = 120
+key_dirs = ["$circuits", "$work/synthetic"]
 EOF
 start_server "$work/serve.toml" "$work/serve.log" --key multiplier="$circuits/multiplier/multiplier.zkey" \
   --key linear="$circuits/linear/linear.zkey" --key chain="$circuits/chain/chain.zkey"
@@ -136,7 +123,7 @@ expect 404 "no proof 99999" "an unknown proof" "$url/v1/proofs/99999"
 expect 400 "not a key name" "a bad key name" -X POST --data-binary @"$circuits/linear/linear.zkey" "$url/v1/keys/bad%20name"
 expect 400 "the request body: not a snarkjs proving key" "a witness sent as a key" --data-binary @"$circuits/linear/linear.wtns" "$url/v1/keys/wrong"
 expect 400 "JSON" "a key's JSON without a path" -H 'Content-Type: application/json' -d '{"file": "x"}' "$url/v1/keys/wrong"
-expect 400 "cannot open" "a key path that does not exist" -H 'Content-Type: application/json' -d '{"path": "/nonexistent.zkey"}' "$url/v1/keys/wrong"
+expect 400 "cannot open" "a key path that does not exist" -H 'Content-Type: application/json' -d "{\"path\": \"$work/synthetic/nonexistent.zkey\"}" "$url/v1/keys/wrong"
 expect 409 "loaded already" "a key loaded twice" -H 'Content-Type: application/json' -d "{\"path\": \"$circuits/chain/chain.zkey\"}" "$url/v1/keys/chain"
 expect 404 "no key named 'ghost'" "unloading an unknown key" -X DELETE "$url/v1/keys/ghost"
 # Not HTTP at all: a 400, and the connection closed.
