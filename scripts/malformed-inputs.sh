@@ -13,7 +13,9 @@
 #                        (--all-truncations: every one); huge and zero values in each header
 #                        count, in the section count, ids and sizes; wrong magic, versions 0, 3
 #                        and 0xFFFFFFFF; trailing bytes; each file given as another kind; a
-#                        directory; a FIFO fed the valid file and a truncated one.
+#                        directory; a FIFO fed the valid file and a truncated one; /dev/zero,
+#                        /dev/urandom and a FIFO with no writer (also as `prove --r1cs`), each of
+#                        which must end within 5 s with the error that says what it is.
 #   run TOML, fixture    every truncation; each value replaced by 2^40 + 1, -1, nan, inf, 1e308,
 #   TOML                 0 and a string; a directory; a FIFO; fixtures naming themselves or each
 #                        other, and kernels that do not exist.
@@ -64,6 +66,8 @@ os.makedirs(cases_dir, exist_ok=True)
 # huge allocation itself).
 MEMORY_LIMIT = int(os.environ.get("MALFORMED_MEMORY_LIMIT_MIB", "1024")) << 20
 TIMEOUT_S = 20
+# Endless or writerless inputs are refused at once: a guard against a hang, not a measure of speed.
+ENDLESS_TIMEOUT_S = 5
 ALLOCATION_WORDS = ("bad_alloc", "std::length_error", "vector::", "basic_string::", "cannot create std::")
 
 def read(name):
@@ -98,6 +102,9 @@ def command_for(kind, path):
                 "--public", out + "/pub.json", "--seed", "1", "--threads", "1"]
     if kind == "r1cs":
         return [stagehand, "setup", "--r1cs", path, "--zkey", out + "/k.zkey", "--vk", out + "/vk.json", "--seed", "1", "--threads", "1"]
+    if kind == "prove-r1cs":
+        return [stagehand, "prove", "--zkey", os.path.join(valid, "circuit.zkey"), "--wtns", os.path.join(valid, "circuit.wtns"),
+                "--r1cs", path, "--proof", out + "/p.json", "--public", out + "/pub.json", "--seed", "1", "--threads", "1"]
     if kind == "run-toml":
         return [stagehand, "run", "--config", path, "--trace", out + "/traces"]
     if kind == "prove-toml":
@@ -237,9 +244,23 @@ def toml_cases(kind, text):
     os.mkfifo(fifo)
     cases.append((kind, "a FIFO fed the valid file", fifo, False, data))
 
+# (kind, label) of the endless and writerless inputs -> the text their error must hold.
+endless = {}
+
+def endless_cases(kind):
+    for device in ("/dev/zero", "/dev/urandom"):
+        cases.append((kind, device, device, True, None))
+        endless[(kind, device)] = device + ": is a character or block device"
+    fifo = new_path(kind, ".fifo")
+    os.mkfifo(fifo)
+    cases.append((kind, "a FIFO with no writer", fifo, True, None))
+    endless[(kind, "a FIFO with no writer")] = fifo + ": no process opened it for writing"
+
 binary_cases("zkey", zkey)
 binary_cases("wtns", wtns)
 binary_cases("r1cs", r1cs)
+for kind in ("zkey", "wtns", "r1cs", "prove-r1cs"):
+    endless_cases(kind)
 toml_cases("run-toml", RUN_TOML)
 toml_cases("prove-toml", RUN_TOML.replace('policies = ["budgeted"]\n', ""))
 toml_cases("fixture-toml", FIXTURE_TOML)
@@ -282,14 +303,14 @@ def run(case):
     if feed is not None:
         feeder = threading.Thread(target=feed_fifo, args=(path, feed, done), daemon=True)
         feeder.start()
-    start = time.monotonic()
+    timeout = ENDLESS_TIMEOUT_S if (kind, label) in endless else TIMEOUT_S
     try:
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_S, preexec_fn=limit_memory, cwd=root)
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, preexec_fn=limit_memory, cwd=root)
         output = result.stdout.decode(errors="replace")
         rc = result.returncode
     except subprocess.TimeoutExpired:
         done.set()
-        return (kind, label, command, "timeout", f"no exit after {TIMEOUT_S} s")
+        return (kind, label, command, "timeout", f"no exit after {timeout} s")
     finally:
         done.set()
     if rc < 0:
@@ -303,6 +324,8 @@ def run(case):
     names = [path, os.path.basename(path), os.path.splitext(os.path.basename(path))[0]]
     if not any(name in output for name in names):
         return (kind, label, command, "unnamed", f"exit {rc} without naming {path}:\n{output[-2000:]}")
+    if (kind, label) in endless and endless[(kind, label)] not in output:
+        return (kind, label, command, "unclear", f"exit {rc} without '{endless[(kind, label)]}':\n{output[-2000:]}")
     return (kind, label, command, "ok-refused", "")
 
 start = time.monotonic()
