@@ -10,6 +10,7 @@
 #include "support/functional_groth16_device.hpp"
 #include "support/functional_run.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
+#include "groth16/binfile.hpp"
 #include "groth16/encoding.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
@@ -362,6 +363,24 @@ BOOST_AUTO_TEST_CASE(a_directory_a_device_and_a_fifo_without_a_writer_are_refuse
   message = error_of([&] { read_zkey(fifo); });
   short_writer.join();
   BOOST_CHECK(contains(message, fifo.string()) && contains(message, "truncated"));
+}
+
+namespace {
+void truncate_to_half(const fs::path& path) { fs::resize_file(path, fs::file_size(path) / 2); }
+}  // namespace
+
+// Each reader passes BinFile's error on for a file truncated between the look at its size and
+// the read of its bytes (the read hook): a clear error naming the file, never a signal.
+BOOST_AUTO_TEST_CASE(a_file_truncated_while_it_is_read_is_an_error_in_every_reader) {
+  Files files;
+  groth16::detail::set_binfile_read_hook(truncate_to_half);
+  const std::pair<fs::path, std::string> messages[] = {{files.zkey, error_of([&] { read_zkey(files.zkey); })},
+                                                       {files.wtns, error_of([&] { read_wtns(files.wtns); })},
+                                                       {files.r1cs, error_of([&] { read_r1cs(files.r1cs); })}};
+  groth16::detail::set_binfile_read_hook(nullptr);
+  for (const auto& [path, message] : messages) {
+    BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
+  }
 }
 
 // Regression: the error for a file of another kind quoted its first four bytes ("magic
