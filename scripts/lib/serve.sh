@@ -26,7 +26,7 @@ serve_start() {
   url=""
   local port
   for _ in $(seq 600); do
-    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | sed 's/.*://' || true)
+    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" 2>/dev/null | sed 's/.*://' || true)
     if [ -n "$port" ]; then
       url="http://127.0.0.1:$port"
       return 0
