@@ -237,6 +237,8 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
   BOOST_TEST(config_error_of("[workload]\ndomain_log2 = 30\n") == "deploy.toml:2: key 'workload.domain_log2': 30 is out of range [10, 27]");
   BOOST_TEST(config_error_of("[host_staging]\nmode = \"mmap\"\n") ==
              "deploy.toml:2: key 'host_staging.mode': 'mmap' is not one of: pinned-pool, register");
+  BOOST_TEST(config_error_of("[host_staging]\nhost_budget_gib = 0\n") ==
+             "deploy.toml:2: key 'host_staging.host_budget_gib': 0 is out of range [0.001, 1048576]");
   BOOST_TEST(config_error_of("[sim]\nfunctional = 1\n") == "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
   BOOST_TEST(config_error_of("[gpus]\noverlap_finish = \"yes\"\n") ==
              "deploy.toml:2: key 'gpus.overlap_finish': expected true or false, found a string");
