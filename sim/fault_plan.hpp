@@ -16,7 +16,8 @@ struct FaultPlan {
   std::uint64_t fail_allocation_number = 0;
   // The Nth host pinning (register_host or allocate_pinned_host, from 1) fails. 0: never.
   std::uint64_t fail_host_pin_number = 0;
-  // The Nth launch of the kernel named here (from 1) fails when it runs. Empty name: never.
+  // The Nth launch of the kernel named here (from 1) fails when it runs, and loses the device with
+  // it, as a faulting kernel loses a CUDA context. Empty name: never.
   std::string fail_kernel_name;
   std::uint64_t fail_kernel_occurrence = 1;
   // The device is lost at this time: in-flight work is dropped and every call fails. <0: never.

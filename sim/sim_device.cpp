@@ -1,6 +1,7 @@
 #include "sim/sim_device.hpp"
 
 #include "device/format.hpp"
+#include "device/kernel_abi.hpp"
 #include "sim/sim_system.hpp"
 #include "sim/sim_units.hpp"
 #include "util/assert.hpp"
@@ -46,7 +47,9 @@ asio::awaitable<void> SimDevice::sleep_for(Nanoseconds duration) { co_await syst
 // Handles
 
 void SimDevice::ensure_alive(const char* call) const {
-  if (lost_) throw DeviceError(DeviceErrc::device_lost, fmt::format("{} on GPU {}: the device was lost", call, properties_.ordinal));
+  if (lost_) {
+    throw DeviceError(DeviceErrc::device_lost, fmt::format("{} on GPU {}: {}", call, properties_.ordinal, lost_cause_));
+  }
 }
 
 Stream& SimDevice::stream_at(StreamHandle handle, const char* call) {
@@ -109,18 +112,17 @@ void SimDevice::start(Stream& stream, Op& op, std::function<void()> done) {
   }
 }
 
-std::exception_ptr SimDevice::finish(Stream& stream, Op& op) {
+void SimDevice::finish(Stream& stream, Op& op) {
   switch (op.kind) {
-    case OpKind::kernel: return finish_kernel(stream, op);
+    case OpKind::kernel: finish_kernel(stream, op); break;
     case OpKind::memset: finish_memset(stream, op); break;
     case OpKind::copy_to_device:
     case OpKind::copy_to_host: finish_copy(stream, op); break;
     default: break;
   }
-  return nullptr;
 }
 
-std::exception_ptr SimDevice::finish_kernel(Stream& stream, Op& op) {
+void SimDevice::finish_kernel(Stream& stream, Op& op) {
   auto now = system_.now();
   STAGEHAND_ASSERT(kernels_running_ > 0, "a kernel finished with {} kernels running", kernels_running_);
   if (--kernels_running_ == 0) {
@@ -132,17 +134,16 @@ std::exception_ptr SimDevice::finish_kernel(Stream& stream, Op& op) {
   ++totals.launches;
   totals.work_units += op.kernel->work_units;
   totals.busy_ns += now - op.started_ns;
-  std::exception_ptr error;
+  trace_.span(stream.track, op.kernel->name, op.fail ? "kernel (failed)" : "kernel", op.started_ns, now,
+              fmt::format("work_units={}", op.kernel->work_units));
   if (op.fail) {
-    error = std::make_exception_ptr(DeviceError(
-        DeviceErrc::kernel_failed, fmt::format("kernel '{}' failed on GPU {} {} (injected fault)", op.kernel->name,
-                                               properties_.ordinal, StreamEngines::stream_name(stream.id))));
+    // On a GPU a kernel that faults is no error of its stream alone: it loses the context, so
+    // every later call fails with it until the process restarts (CUDA's "sticky" errors).
+    lose_device(fmt::format("kernel '{}' failed on {} (injected fault), and a failed kernel loses the device",
+                            op.kernel->name, StreamEngines::stream_name(stream.id)));
   } else if (system_.options().functional) {
     run_kernel_function(op);
   }
-  trace_.span(stream.track, op.kernel->name, op.fail ? "kernel (failed)" : "kernel", op.started_ns, now,
-              fmt::format("work_units={}", op.kernel->work_units));
-  return error;
 }
 
 // Functional mode: the kernel's host function on the bytes of its buffers.
@@ -231,12 +232,6 @@ asio::awaitable<void> SimDevice::wait_event(EventHandle event_handle) {
   }
   engines_.observe_on_host(clock);
   pool_.release_to_threshold();
-  // A failed kernel is the stream's until its owner synchronises the stream: every wait on an
-  // event after it sees the failure (the budget's watchers of frees as much as the program), as
-  // FaultyDevice reports its injected ones.
-  if (event.recorded_stream != 0) {
-    if (auto error = engines_.stream_by_id(event.recorded_stream).error) std::rethrow_exception(error);
-  }
 }
 
 asio::awaitable<void> SimDevice::synchronize_stream(StreamHandle stream_handle) {
@@ -245,7 +240,6 @@ asio::awaitable<void> SimDevice::synchronize_stream(StreamHandle stream_handle) 
   co_await engines_.wait_until_reached(stream, stream.enqueued);
   engines_.observe_on_host(clock);
   pool_.release_to_threshold();
-  if (auto error = std::exchange(stream.error, nullptr)) std::rethrow_exception(error);
 }
 
 asio::awaitable<void> SimDevice::synchronize_device() {
@@ -338,6 +332,8 @@ void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
       ++faulted_kernel_launches_ == faults_.fail_kernel_occurrence) {
     op.fail = true;
   }
+  // busy_wait's fault argument (kernel_abi.hpp): the fault a CUDA kernel can be asked for.
+  if (kernel.name == kernel::busy_wait && !kernel.arguments.empty() && kernel.arguments[0] != 0) op.fail = true;
   auto reader = fmt::format("kernel '{}'", kernel.name);
   for (const auto& use : kernel.reads) checker_.check_read(stream, use.pointer, reader);
   for (const auto& use : kernel.writes) checker_.note_write(stream, op.sequence, use.pointer, reader);
@@ -492,7 +488,9 @@ asio::awaitable<void> SimDevice::free_pinned_host(HostRange range) {
 // Faults and the checker
 
 void SimDevice::schedule_faults() {
-  if (faults_.lose_device_at_ns >= 0) system_.schedule_at(faults_.lose_device_at_ns, [this] { lose_device(); });
+  if (faults_.lose_device_at_ns >= 0) {
+    system_.schedule_at(faults_.lose_device_at_ns, [this] { lose_device("the device was lost (injected fault)"); });
+  }
   if (faults_.pcie_slowdown_factor != 1.0) {
     system_.schedule_at(faults_.pcie_slowdown_from_ns, [this] {
       if (lost_) return;
@@ -503,13 +501,14 @@ void SimDevice::schedule_faults() {
   }
 }
 
-void SimDevice::lose_device() {
+void SimDevice::lose_device(std::string cause) {
   if (lost_) return;
   lost_ = true;
-  trace_.instant(host_track_, "device lost", "fault", system_.now());
+  lost_cause_ = std::move(cause);
+  trace_.instant(host_track_, "device lost", "fault", system_.now(), lost_cause_);
   link_.abandon();
-  auto error = std::make_exception_ptr(
-      DeviceError(DeviceErrc::device_lost, fmt::format("GPU {} was lost (injected fault)", properties_.ordinal)));
+  auto error =
+      std::make_exception_ptr(DeviceError(DeviceErrc::device_lost, fmt::format("GPU {}: {}", properties_.ordinal, lost_cause_)));
   engines_.fail_everything(error);
 }
 

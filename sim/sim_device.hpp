@@ -7,7 +7,9 @@
 // host-blocking calls and pinned host memory), the PCIe link, and RaceChecker (unsynchronised
 // reads and leaks). SimDevice itself checks the calls, runs the engine operations (their
 // durations, their bytes in functional mode, their trace spans) and injects the faults of its
-// FaultPlan: a failed kernel, a lost device, a slower link.
+// FaultPlan: a failed kernel, a lost device, a slower link. A failed kernel loses the device, as a
+// kernel that faults loses a CUDA context: from then on every wait, whenever it began, and every
+// call fails with device_lost, on every stream, for good (docs/device-facts.md).
 
 #include "device/device.hpp"
 #include "sim/device_model.hpp"
@@ -93,19 +95,20 @@ class SimDevice final : public Device, private OpRunner {
  private:
   // OpRunner (with lost() above): what the engines' operations do.
   void start(Stream& stream, Op& op, std::function<void()> done) override;
-  std::exception_ptr finish(Stream& stream, Op& op) override;
+  void finish(Stream& stream, Op& op) override;
   void free_reached(const Stream& stream, const Op& op) override;
 
   Stream& stream_at(StreamHandle handle, const char* call);
   Event& event_at(EventHandle handle, const char* call);
   void ensure_alive(const char* call) const;
   asio::awaitable<void> copy(OpKind kind, DevicePointer device_side, HostRange host_side, StreamHandle stream);
-  std::exception_ptr finish_kernel(Stream& stream, Op& op);
+  void finish_kernel(Stream& stream, Op& op);
   void run_kernel_function(const Op& op);
   void finish_memset(Stream& stream, Op& op);
   void finish_copy(Stream& stream, Op& op);
   void enqueue_pool_dependencies(Stream& stream, const PoolDependencies& dependencies);
-  void lose_device();
+  // Every call from now on, and every wait in flight, fails with device_lost saying `cause`.
+  void lose_device(std::string cause);
   void schedule_faults();
 
   SimSystem& system_;
@@ -126,6 +129,7 @@ class SimDevice final : public Device, private OpRunner {
   int kernels_running_ = 0;
   Nanoseconds compute_busy_since_ns_ = 0;
   bool lost_ = false;
+  std::string lost_cause_;  // what lost it: the plan's loss or a kernel that faulted
 };
 
 }  // namespace stagehand::sim

@@ -219,7 +219,8 @@ void StreamEngines::complete_running(std::uint32_t stream_id) {
   STAGEHAND_ASSERT(!stream.ops.empty() && stream.head_started, "{}: an engine finished work the stream does not run",
                    stream_name(stream_id));
   Op& op = stream.ops.front();
-  if (auto error = runner_.finish(stream, op)) stream.error = error;
+  runner_.finish(stream, op);
+  if (runner_.lost()) return;  // a faulted kernel took the device with it, and its queues
   auto& engine = engine_for(op.kind);
   finish_head(stream);
   STAGEHAND_ASSERT(engine.busy > 0 && engine.busy <= engine.slots, "engine busy {} of {} slots at a completion",
@@ -264,7 +265,6 @@ void StreamEngines::record_event(Event& event, EventHandle handle, Stream& strea
   auto& op = enqueue(stream, OpKind::record_event);
   op.event = handle.id;
   op.generation = ++event.recorded;
-  event.recorded_stream = stream.id;
   event.clock = stream.clock;
   advance(stream);
 }

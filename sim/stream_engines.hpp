@@ -65,14 +65,12 @@ struct Stream {
   std::uint64_t merged_host_clock_version = 0;
   std::multimap<std::uint64_t, SequenceWaiter> waiters;
   TraceTrack track;
-  std::exception_ptr error;  // a failed kernel, reported once at the next host synchronise
 };
 
 struct Event {
   bool alive = true;
   std::uint64_t recorded = 0;  // generation of the latest record
   std::uint64_t completed = 0;
-  std::uint32_t recorded_stream = 0;
   VectorClock clock;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> blocked_streams;
   std::vector<std::pair<std::uint64_t, std::shared_ptr<Completion>>> host_waiters;
@@ -91,8 +89,9 @@ class OpRunner {
   virtual bool lost() const = 0;
   // A kernel, memset or copy got its engine slot: start it and call `done` when it is over.
   virtual void start(Stream& stream, Op& op, std::function<void()> done) = 0;
-  // It is over: apply its effects. Returns the error its stream keeps for the next synchronise.
-  virtual std::exception_ptr finish(Stream& stream, Op& op) = 0;
+  // It is over: apply its effects. A kernel that faulted loses the device here (lost() turns true,
+  // and every operation and waiter is dropped, `op` with them).
+  virtual void finish(Stream& stream, Op& op) = 0;
   // The stream reached a free_async: the block is idle in the pool from now on.
   virtual void free_reached(const Stream& stream, const Op& op) = 0;
 

@@ -41,26 +41,55 @@ void* map_written_pages(Bytes bytes) {
 
 }  // namespace
 
+namespace {
+// The errors after which the CUDA context is unusable ("sticky"): a kernel that faulted, a device
+// exception. Every later call in the process returns the same error and nothing clears it, so
+// for the coordinator the GPU is lost (driver_types.h: "the process must be terminated").
+bool loses_the_context(cudaError_t status) {
+  switch (status) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice: return true;
+    default: return false;
+  }
+}
+
+DeviceErrc errc_of(cudaError_t status) {
+  if (loses_the_context(status)) return DeviceErrc::device_lost;
+  switch (status) {
+    case cudaErrorMemoryAllocation: return DeviceErrc::out_of_memory;
+    case cudaErrorLaunchOutOfResources: return DeviceErrc::kernel_failed;  // refused at launch; the context goes on
+    case cudaErrorNoDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInsufficientDriver: return DeviceErrc::device_lost;
+    case cudaErrorHostMemoryAlreadyRegistered:
+    case cudaErrorHostMemoryNotRegistered: return DeviceErrc::host_pin_failed;
+    case cudaErrorNotReady: return DeviceErrc::not_ready;
+    default: return DeviceErrc::invalid_value;
+  }
+}
+
+DeviceError cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  const char* lost = loses_the_context(status) ? "; the GPU's context is lost until the process restarts" : "";
+  return DeviceError(errc_of(status), fmt::format("{} failed: {} ({}) at {}:{}{}", call, cudaGetErrorString(status),
+                                                  cudaGetErrorName(status), file, line, lost));
+}
+}  // namespace
+
 void check(cudaError_t status, const char* call, const char* file, int line) {
   if (status == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so that the next call does not see it
-  DeviceErrc code = DeviceErrc::invalid_value;
-  switch (status) {
-    case cudaErrorMemoryAllocation: code = DeviceErrc::out_of_memory; break;
-    case cudaErrorLaunchFailure:
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorLaunchOutOfResources: code = DeviceErrc::kernel_failed; break;
-    case cudaErrorNoDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorInsufficientDriver: code = DeviceErrc::device_lost; break;
-    case cudaErrorHostMemoryAlreadyRegistered:
-    case cudaErrorHostMemoryNotRegistered: code = DeviceErrc::host_pin_failed; break;
-    case cudaErrorNotReady: code = DeviceErrc::not_ready; break;
-    default: break;
-  }
-  throw DeviceError(code, fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(status), cudaGetErrorName(status),
-                                      file, line));
+  throw cuda_error(status, call, file, line);
 }
 
 int device_count() {
@@ -73,30 +102,45 @@ int device_count() {
 }
 
 namespace {
-// What a host function needs to resume a coroutine: the completion, and tracked work on the
+// Stream callbacks (cudaStreamAddCallback) rather than host functions (cudaLaunchHostFunc): CUDA
+// never calls a host function once the context has failed, so a wait begun before a kernel
+// faulted would never resume, and the work it tracks would keep the io_context running for good.
+// A stream callback is called exactly once, with the error when there is one.
+
+// What a stream callback needs to resume a coroutine: the completion, and tracked work on the
 // executor so that the io_context does not run out of work while the GPU is busy.
 struct HostWake {
   std::shared_ptr<Completion> completion;
   asio::any_io_executor work;
 };
 
-void CUDART_CB wake_host(void* data) {
+void CUDART_CB wake_host(cudaStream_t, cudaError_t status, void* data) {
   std::unique_ptr<HostWake> wake(static_cast<HostWake*>(data));
-  wake->completion->complete();
+  if (status == cudaSuccess) {
+    wake->completion->complete();
+    return;
+  }
+  // The error is made on the executor's thread: a stream callback must not call CUDA.
+  asio::post(wake->work, [completion = wake->completion, status] {
+    completion->complete(std::make_exception_ptr(cuda_error(status, "waiting for a stream", __FILE__, __LINE__)));
+  });
 }
 
-// A host function's call: the callback is told when CUDA's thread ran the host function (on
-// now()'s clock), which can be well before the executor's thread gets to the callback.
+// A stream callback's call: the callback is told when CUDA's thread ran it (on now()'s clock),
+// which can be well before the executor's thread gets to the callback.
 struct HostCall {
   std::function<void(Nanoseconds reached)> callback;
   asio::any_io_executor work;
   std::chrono::steady_clock::time_point origin;
 };
 
-void CUDART_CB run_host_call(void* data) {
+void CUDART_CB run_host_call(cudaStream_t, cudaError_t status, void* data) {
   std::unique_ptr<HostCall> call(static_cast<HostCall*>(data));
+  // After a failure the stream never reached the point: the callback is dropped, as the
+  // simulator drops a lost device's, and the work it tracked goes with `call`.
+  if (status != cudaSuccess) return;
   const auto reached = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call->origin).count();
-  // Host functions must not call CUDA: hand the callback to the coordinator's thread.
+  // Stream callbacks must not call CUDA: hand the callback to the coordinator's thread.
   auto executor = call->work;
   asio::post(executor, [callback = std::move(call->callback), work = std::move(call->work), reached] { callback(reached); });
 }
@@ -215,12 +259,12 @@ asio::awaitable<void> CudaDevice::when_reached(cudaStream_t stream) {
   std::exception_ptr error;
   co_await await_completion([&](Completion completion) {
     auto* wake = new HostWake{std::make_shared<Completion>(std::move(completion)), tracked(executor_)};
-    auto status = cudaLaunchHostFunc(stream, wake_host, wake);
+    auto status = cudaStreamAddCallback(stream, wake_host, wake, 0);
     if (status != cudaSuccess) {
       auto shared = wake->completion;
       delete wake;
       try {
-        check(status, "cudaLaunchHostFunc", __FILE__, __LINE__);
+        check(status, "cudaStreamAddCallback", __FILE__, __LINE__);
       } catch (...) {
         shared->complete(std::current_exception());
       }
@@ -545,7 +589,7 @@ void CudaDevice::host_callback(StreamHandle stream, std::function<void()> callba
 void CudaDevice::host_callback_reached(StreamHandle stream, std::function<void(Nanoseconds reached)> callback) {
   use_device();
   auto* call = new HostCall{std::move(callback), tracked(executor_), origin_};
-  auto status = cudaLaunchHostFunc(stream_of(stream), run_host_call, call);
+  auto status = cudaStreamAddCallback(stream_of(stream), run_host_call, call, 0);
   if (status != cudaSuccess) delete call;
   STAGEHAND_CUDA_CHECK(status);
 }

@@ -5,8 +5,9 @@
 // (stream-ordered work, events, cudaMemGetInfo) run on the calling thread; calls that hold a host
 // thread (cudaMalloc, cudaFree, cudaHostRegister/Unregister, pinned host allocations, pageable
 // copies, cudaDeviceSynchronize, a growing cudaMallocAsync) run on one worker thread per GPU and
-// complete to the io_context. Waits for the device complete through cudaLaunchHostFunc, which
-// posts to the io_context. Every CUDA call is checked; an error names the call, file and line.
+// complete to the io_context. Waits for the device complete through stream callbacks
+// (cudaStreamAddCallback), which post to the io_context, with the error where the context failed.
+// Every CUDA call is checked; an error names the call, file and line.
 //
 // The current device. CUDA sends a call to the calling thread's current device, and one
 // io_context thread drives every CudaDevice of a multi-GPU process, so that device is whichever
@@ -100,7 +101,8 @@ class CudaDevice final : public Device {
   // and rethrows what `work` threw. With a trace, a span named `call` (`bytes` in its detail,
   // where not 0) on the GPU's "host calls" row.
   asio::awaitable<void> on_worker(const char* call, Bytes bytes, std::function<void()> work);
-  // Resumes once `stream` reaches this point (cudaLaunchHostFunc).
+  // Resumes once `stream` reaches this point (cudaStreamAddCallback); throws the context's error
+  // where a kernel before it failed.
   asio::awaitable<void> when_reached(cudaStream_t stream);
   // Both directions: from pinned memory enqueued at once, from pageable memory on the worker.
   asio::awaitable<void> copy(void* to, const void* from, Bytes bytes, const void* host_side, cudaMemcpyKind kind,

@@ -211,6 +211,10 @@ void JobFeed::close() {
 asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
                                            Trace& trace, CoordinatorHooks hooks, JobFeed* feed) {
   if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
+  if (workload.job_count() > 0) {
+    check_workers_staging_fit(settings.workers_per_device, workload.memory_plan(0), settings.host_staging_budget_bytes,
+                              settings.host_staging_budget_where);
+  }
   auto state = std::make_shared<RunState>(Run(settings, workload, trace, hooks));
   auto& run = state->run;
   run.keepalive = state;

@@ -37,6 +37,11 @@ struct CoordinatorSettings {
   // Each GPU's own: its staging pool never pins more than this (a host-wide cap shared by the
   // GPUs would need their pools to give idle buffers to one another).
   Bytes pinned_host_budget_bytes = 48 * kGiB;
+  // Each GPU's own, as pinned_host_budget_bytes: host memory for its workers' staging
+  // (workers_per_device x worker_staging_bytes); a run whose workers would stage more is refused
+  // before it starts. `_where` names the key in the refusal (with the file and line where read).
+  Bytes host_staging_budget_bytes = 64 * kGiB;
+  std::string host_staging_budget_where = "key 'host_staging.host_budget_gib'";
   PrestageSwitches prestage;
   VramBudgetRules budget_rules;
   bool grant_order_is_lock_order = true;  // false: the compute lock goes to any waiter (a rule off)

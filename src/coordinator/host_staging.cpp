@@ -7,9 +7,33 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace stagehand {
+
+Bytes worker_staging_bytes(const JobMemoryPlan& plan) {
+  STAGEHAND_ASSERT(plan.input_count >= 1 && plan.input_count <= 3, "a job of {} inputs", plan.input_count);
+  return static_cast<Bytes>(plan.input_count) * plan.input_bytes + 2 * plan.result_bytes;
+}
+
+void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes, std::string_view budget_where) {
+  STAGEHAND_ASSERT(workers >= 1, "{} workers", workers);
+  const Bytes each = worker_staging_bytes(plan);
+  const Bytes all = static_cast<Bytes>(workers) * each;
+  if (all <= budget_bytes) return;
+  // Refused rather than run with fewer workers: the count is what the operator asked for (a
+  // --workers option or [gpus] workers_per_device), fewer would change the run's concurrency
+  // behind their back, and nothing has been allocated yet, so saying which count fits costs nothing.
+  const Bytes fit = budget_bytes / each;
+  throw std::invalid_argument(fmt::format(
+      "{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}, two result buffers of {}), more "
+      "than the budget of {} per GPU: {}",
+      budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count, format_bytes(plan.input_bytes),
+      format_bytes(plan.result_bytes), format_bytes(budget_bytes),
+      fit == 0 ? std::string("not one worker fits") : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
+}
 
 HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,
                          std::function<HostRange(Bytes)> pageable_memory)

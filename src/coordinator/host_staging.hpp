@@ -6,15 +6,26 @@
 //                unpinned after (about 41 + 17 ms per GiB on an H200).
 
 #include "coordinator/async_wait.hpp"
+#include "coordinator/job.hpp"
 #include "device/device.hpp"
 
 #include <array>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 namespace stagehand {
 
 enum class HostStagingMode { pinned_pool, register_in_place };
+
+// The host memory one worker stages a job of `plan` in: the job's inputs (a, b and c, or the
+// witness alone; pinned or pageable, as the policy stages them) and the two pinned buffers its
+// results come back into. Every figure is the plan's, so the key decides it.
+Bytes worker_staging_bytes(const JobMemoryPlan& plan);
+
+// Throws std::invalid_argument, naming `budget_where` (the budget's key) and the figures, when
+// `workers` workers of one GPU would stage jobs of `plan` in more than `budget_bytes`.
+void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes, std::string_view budget_where);
 
 // One job's a, b, c on the host, pinned.
 struct StagedHostBuffers {

@@ -143,9 +143,10 @@ asio::awaitable<void> Worker::fit_results(Bytes bytes) {
 }
 
 asio::awaitable<void> Worker::clear_stream_errors() {
-  // A failed kernel stays its stream's error until the stream is synchronised (as on a GPU, where
-  // the next wait on the stream reports it): the job that saw it synchronises the worker's
-  // streams before the next job uses them, so that the next job's waits do not report it again.
+  // A job's error that a device keeps on the stream until it is synchronised (FaultyDevice's
+  // injected kernel failure; a kernel that faults on a GPU loses the device instead): the job that
+  // saw it synchronises the worker's streams before the next job uses them, so that the next
+  // job's waits do not report it again.
   // Only where no other job's work is on them: a synchronise would take that job's error too.
   if (compute_) co_await quietly([&] { return device_.synchronize_stream(compute_); });
   if (upload_) co_await quietly([&] { return device_.synchronize_stream(upload_); });

@@ -14,4 +14,12 @@ inline KernelLaunch busy_wait(Nanoseconds duration) {
   return launch;
 }
 
+// The same kernel faulting at its end, as a kernel that touches memory it must not does: a failed
+// kernel on every backend (the GPU's trap, the simulator's injected fault).
+inline KernelLaunch faulting_busy_wait(Nanoseconds duration) {
+  auto launch = busy_wait(duration);
+  launch.arguments = {1};
+  return launch;
+}
+
 }  // namespace stagehand

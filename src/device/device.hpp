@@ -6,7 +6,9 @@
 // the host waits only through the awaitable calls. Calls marked [host-blocking] hold a host
 // thread on real hardware for the time given: the CUDA backend runs them off the coordinator's
 // thread, the simulator suspends the calling coroutine for the modelled time. Every failing call
-// throws DeviceError.
+// throws DeviceError. A kernel that faults loses the device, as it loses a CUDA context: every wait
+// in flight and every later call, on every stream, throws device_lost, and nothing clears it
+// (docs/device-facts.md).
 
 #include "device/completion.hpp"
 #include "device/types.hpp"
@@ -94,7 +96,8 @@ class Device {
   // simulator's kernels). The caller allocates it, so that the budget reserves it like any other
   // byte.
   virtual Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const { return 0; }
-  // Runs `callback` on the executor once `stream` reaches this point (cudaLaunchHostFunc).
+  // Runs `callback` on the executor once `stream` reaches this point (a CUDA stream callback); never
+  // where the device is lost first.
   virtual void host_callback(StreamHandle stream, std::function<void()> callback) = 0;
   // The same, telling the callback when the stream reached the point (now()'s clock). On a real
   // device that can be well before the callback runs, when the executor's thread is busy.

@@ -9,9 +9,11 @@
 //     allocation with a probability drawn from a seed, fails with out-of-memory; nothing is
 //     allocated on the device behind;
 //   - the Nth host pinning (register_host or allocate_pinned_host, from 1) fails;
-//   - the Nth launch of a named kernel fails: the launch is forwarded (the work is done) and the
-//     error comes, as in the simulator, once: at the next synchronise of its stream or wait of an
-//     event recorded on that stream;
+//   - the Nth launch of a named kernel fails: the launch is forwarded (the work is done) and every
+//     wait on its stream's work reports kernel_failed until the stream is synchronised. No GPU
+//     fails so: a kernel that faults loses the CUDA context (device_lost for every later call, as
+//     the simulator's FaultPlan has it). This one is a failure of one job on a device that goes
+//     on, for the paths that must handle that;
 //   - copies issued from a device time on are delayed on the host before they are issued (a slow
 //     link as the host sees it; the device behind copies at its own rate);
 //   - the device is lost at a device time, or at its Nth kernel launch (a point in the work that

@@ -12,8 +12,9 @@
 // budget reserves it like any other byte.
 //
 // name                   work_units     arguments                       reads                  writes
-// busy_wait              nanoseconds    -                               -                      -
-//   spins for work_units ns: the Device contract's stand-in kernel.
+// busy_wait              nanoseconds    [] or [fault 0|1]               -                      -
+//   spins for work_units ns: the Device contract's stand-in kernel. With fault 1 it then faults, as
+//   a kernel that touches memory it must not does: the contract's way to fail a kernel on a GPU.
 // ntt_domain_init        2^log_size     [log_size, ω w0..w3, g w0..w3]  -                      [domain]
 // ntt_forward, ntt_inverse, coset_ntt, coset_intt
 //                        2^log_size     [log_size]                      [domain]               [values]

@@ -93,6 +93,9 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
     coordinator.pinned_host_budget_bytes =
         gib_to_bytes(staging->number_in("pinned_budget_gib", static_cast<double>(coordinator.pinned_host_budget_bytes) / kGiB, 0.001, 1 << 20));
     coordinator.prewarm_pinned_pool = staging->boolean("prewarm").value_or(coordinator.prewarm_pinned_pool);
+    coordinator.host_staging_budget_bytes = gib_to_bytes(
+        staging->number_in("host_budget_gib", static_cast<double>(coordinator.host_staging_budget_bytes) / kGiB, 0.001, 1 << 20));
+    if (staging->contains("host_budget_gib")) coordinator.host_staging_budget_where = staging->where("host_budget_gib");
     staging->reject_unknown_keys();
   }
   if (auto workload = root.table("workload")) {

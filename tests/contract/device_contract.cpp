@@ -4,8 +4,14 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <fmt/format.h>
+
 #include <chrono>
+#include <functional>
+#include <initializer_list>
 #include <limits>
+#include <optional>
+#include <string>
 #include <thread>
 
 namespace stagehand::contract {
@@ -431,6 +437,65 @@ asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it(Device& devi
 asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy(Device& device,
                                                                                              DeviceExpectations expect) {
   co_await check_reached_time(device, expect, true);
+}
+
+// ---- Failures --------------------------------------------------------------------------------
+
+namespace {
+// Checks that `call` throws device_lost; the message says which call did otherwise.
+asio::awaitable<void> check_lost(const std::string& what, const std::function<asio::awaitable<void>()>& call) {
+  std::optional<DeviceErrc> errc;
+  std::string message;
+  try {
+    co_await call();
+  } catch (const DeviceError& error) {
+    errc = error.errc();
+    message = error.what();
+  }
+  BOOST_CHECK_MESSAGE(errc == DeviceErrc::device_lost, what << (errc ? " failed otherwise: " + message : " did not fail"));
+}
+}  // namespace
+
+asio::awaitable<void> a_failed_kernel_loses_the_device_for_every_later_call(Device& device, DeviceExpectations) {
+  auto failing = device.create_stream();
+  auto other = device.create_stream();
+  auto failed = device.create_event();
+  // Another stream's kernel would end after the fault (on a GPU beside it, on a simulated one after
+  // it), and the host already waits for it.
+  device.launch(faulting_busy_wait(10 * kMillisecond), failing);
+  device.record_event(failed, failing);
+  device.launch(busy_wait(200 * kMillisecond), other);
+  co_await check_lost("a wait in flight on another stream", [&] { return device.synchronize_stream(other); });
+  for (int time = 1; time <= 2; ++time) {  // the second time as the first: nothing cleared it
+    const auto nth = fmt::format(" (time {})", time);
+    co_await check_lost("wait_event after the kernel" + nth, [&] { return device.wait_event(failed); });
+    co_await check_lost("synchronize_stream of the kernel's stream" + nth, [&] { return device.synchronize_stream(failing); });
+    co_await check_lost("synchronize_stream of another stream" + nth, [&] { return device.synchronize_stream(other); });
+    co_await check_lost("synchronize_device" + nth, [&] { return device.synchronize_device(); });
+  }
+  co_await check_lost("event_complete", [&]() -> asio::awaitable<void> {
+    device.event_complete(failed);
+    co_return;
+  });
+  co_await check_lost("create_stream", [&]() -> asio::awaitable<void> {
+    device.create_stream();
+    co_return;
+  });
+  co_await check_lost("launch", [&]() -> asio::awaitable<void> {
+    device.launch(busy_wait(kMillisecond), other);
+    co_return;
+  });
+  co_await check_lost("allocate", [&]() -> asio::awaitable<void> { co_await device.allocate(kMiB); });
+  co_await check_lost("allocate_async", [&]() -> asio::awaitable<void> { co_await device.allocate_async(kMiB, other); });
+  // A lost device may refuse to destroy its handles too; there is nothing left to give back.
+  for (auto destroy : std::initializer_list<std::function<void()>>{[&] { device.destroy_event(failed); },
+                                                                   [&] { device.destroy_stream(failing); },
+                                                                   [&] { device.destroy_stream(other); }}) {
+    try {
+      destroy();
+    } catch (const DeviceError&) {
+    }
+  }
 }
 
 }  // namespace stagehand::contract

@@ -26,6 +26,7 @@ struct DeviceExpectations {
 };
 
 using stagehand::busy_wait;
+using stagehand::faulting_busy_wait;
 
 // ---- Transfers over PCIe ----
 asio::awaitable<void> pinned_copy_to_device_runs_at_55_gbps(Device& device, DeviceExpectations expect);
@@ -59,5 +60,13 @@ asio::awaitable<void> trim_releases_idle_pool_memory_at_once(Device& device, Dev
 asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it(Device& device, DeviceExpectations expect);
 asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy(Device& device,
                                                                                              DeviceExpectations expect);
+
+// ---- Failures ----
+// A kernel that faults loses the device, as it loses a CUDA context for the rest of the process: a
+// wait in flight on another stream ends with device_lost (it does not hang), and every later
+// wait, synchronise, event query, allocation and launch, on every stream, throws device_lost
+// again; nothing clears it. A CUDA process cannot use the GPU after this one: the gpu suite runs
+// it in a process of its own.
+asio::awaitable<void> a_failed_kernel_loses_the_device_for_every_later_call(Device& device, DeviceExpectations expect);
 
 }  // namespace stagehand::contract

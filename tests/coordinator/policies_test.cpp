@@ -192,12 +192,14 @@ BOOST_AUTO_TEST_CASE(two_gpus_give_budgeted_nearly_twice_the_throughput) {
   BOOST_CHECK_GE(two.partitions_per_second, 1.9 * one.partitions_per_second);
 }
 
+// The job's own failure, its GPU going on: FaultyDevice's injected kernel failure (a simulated
+// kernel that faults loses the GPU instead, as the next test shows).
 BOOST_AUTO_TEST_CASE(a_job_failing_half_way_releases_everything_it_held) {
   auto config = load_run_config("config/default.toml");
   config.workload.proofs = 1;
   SimulatedRunOptions options;
-  options.faults.fail_kernel_name = kernel::msm_batch;
-  options.faults.fail_kernel_occurrence = 12;  // in the second partition's H MSM
+  options.device_faults.fail_kernel_name = kernel::msm_batch;
+  options.device_faults.fail_kernel_occurrence = 12;  // in the second partition's H MSM
   for (auto policy : {Policy::budgeted, Policy::prestage, Policy::serial}) {
     auto result = run_on_simulator(config, policy, options);
     BOOST_TEST(result.checker.clean(), result.checker.describe());
@@ -209,6 +211,25 @@ BOOST_AUTO_TEST_CASE(a_job_failing_half_way_releases_everything_it_held) {
   }
 }
 
+// A kernel that faults loses its GPU, as it loses a CUDA context: its job and the GPU's others go to
+// the other GPU, and every partition is made there.
+BOOST_AUTO_TEST_CASE(a_faulted_kernel_loses_its_gpu_and_the_other_takes_its_jobs) {
+  auto config = load_run_config("config/default.toml");
+  config.workload.proofs = 1;
+  config.gpus = 2;
+  SimulatedRunOptions options;
+  options.faults.device = 1;
+  options.faults.fail_kernel_name = kernel::msm_batch;
+  options.faults.fail_kernel_occurrence = 12;
+  auto result = run_on_simulator(config, Policy::budgeted, options);
+  BOOST_TEST(result.error.empty(), result.error);
+  BOOST_TEST(result.checker.clean(), result.checker.describe());
+  BOOST_CHECK_EQUAL(failed(result.report), 0);
+  BOOST_CHECK_GE(result.report.jobs_retried, 1);
+  BOOST_CHECK(result.system->device(1).lost());
+  BOOST_CHECK_EQUAL(result.system->device(0).memory_held_bytes(), 0u);
+}
+
 BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
   BOOST_TEST(config_error_of("[gpus]\nworkers_per_devices = 2\n") == "deploy.toml:2: unknown key 'gpus.workers_per_devices'");
   BOOST_TEST(config_error_of("[run]\npolicies = [\"fifo\"]\n").find("deploy.toml:2: key 'run.policies': unknown policy 'fifo'") == 0,
@@ -216,6 +237,8 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
   BOOST_TEST(config_error_of("[workload]\ndomain_log2 = 30\n") == "deploy.toml:2: key 'workload.domain_log2': 30 is out of range [10, 27]");
   BOOST_TEST(config_error_of("[host_staging]\nmode = \"mmap\"\n") ==
              "deploy.toml:2: key 'host_staging.mode': 'mmap' is not one of: pinned-pool, register");
+  BOOST_TEST(config_error_of("[host_staging]\nhost_budget_gib = 0\n") ==
+             "deploy.toml:2: key 'host_staging.host_budget_gib': 0 is out of range [0.001, 1048576]");
   BOOST_TEST(config_error_of("[sim]\nfunctional = 1\n") == "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
   BOOST_TEST(config_error_of("[gpus]\noverlap_finish = \"yes\"\n") ==
              "deploy.toml:2: key 'gpus.overlap_finish': expected true or false, found a string");

@@ -57,6 +57,12 @@ FACT(trim_releases_idle_pool_memory_at_once)
 FACT(a_callback_is_told_when_its_stream_reached_it)
 FACT(a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy)
 
+// The context it loses stays lost until the process ends, so this fact is left out of the run of
+// all the others and has a ctest of its own (tests/cuda/CMakeLists.txt) that names it.
+BOOST_AUTO_TEST_CASE(a_failed_kernel_loses_the_device_for_every_later_call, *boost::unit_test::disabled()) {
+  run_fact(&contract::a_failed_kernel_loses_the_device_for_every_later_call);
+}
+
 bool init_unit_test() {
   boost::unit_test::framework::master_test_suite().p_name.value = "cuda_device_contract";
   return true;

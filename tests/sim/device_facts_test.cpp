@@ -64,3 +64,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(interface)
 FACT(h200, a_callback_is_told_when_its_stream_reached_it)
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(failures)
+FACT(h200, a_failed_kernel_loses_the_device_for_every_later_call)
+BOOST_AUTO_TEST_SUITE_END()

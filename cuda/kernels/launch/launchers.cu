@@ -19,7 +19,7 @@
 namespace stagehand::cuda {
 namespace {
 
-__global__ void busy_wait_kernel(std::uint64_t nanoseconds) {
+__global__ void busy_wait_kernel(std::uint64_t nanoseconds, bool fault) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   std::uint64_t start;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
@@ -28,6 +28,7 @@ __global__ void busy_wait_kernel(std::uint64_t nanoseconds) {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     if (now - start >= nanoseconds) break;
   }
+  if (fault) __trap();
 }
 
 unsigned log_size_of(const KernelLaunch& launch) {
@@ -40,7 +41,10 @@ void copy_words(FrWords& target, const std::vector<std::uint64_t>& arguments, st
   for (int i = 0; i < 4; ++i) target[i] = arguments[first + i];
 }
 
-void launch_busy_wait(const KernelLaunch& launch, cudaStream_t stream) { busy_wait(launch.work_units, stream); }
+void launch_busy_wait(const KernelLaunch& launch, cudaStream_t stream) {
+  if (launch.arguments.size() > 1) reject(launch, "takes [] or [fault]");
+  busy_wait(launch.work_units, stream, !launch.arguments.empty() && launch.arguments[0] != 0);
+}
 
 void launch_domain_init(const KernelLaunch& launch, cudaStream_t stream) {
   need(launch, 9, 0, 1);
@@ -103,8 +107,8 @@ constexpr std::array<std::pair<std::string_view, KernelLauncher>, 10> kLaunchers
 
 }  // namespace
 
-void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream) {
-  busy_wait_kernel<<<1, 1, 0, stream>>>(nanoseconds);
+void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream, bool fault) {
+  busy_wait_kernel<<<1, 1, 0, stream>>>(nanoseconds, fault);
   SH_CUDA_LAUNCHED();
 }
 

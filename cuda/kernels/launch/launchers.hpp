@@ -7,8 +7,9 @@
 // form (R = 2^256), G1 points 96-byte affine Montgomery form (snarkjs layout, infinity = zeros).
 //
 // name                   work_units     arguments                              reads                 writes
-// busy_wait              nanoseconds    -                                      -                     -
-//   spins one thread on %globaltimer for work_units ns (the Device contract's stand-in kernel).
+// busy_wait              nanoseconds    [] or [fault 0|1]                      -                     -
+//   spins one thread on %globaltimer for work_units ns (the Device contract's stand-in kernel);
+//   with fault 1 it then traps, which loses the CUDA context (the contract's failed kernel).
 // ntt_domain_init        2^log_size     [log_size, ω w0..w3, g w0..w3]         -                     [domain]
 //   ω a primitive 2^log_size-th root, g the coset generator, each four 64-bit Montgomery words;
 //   domain takes ntt_domain_bytes(log_size) (ntt.hpp). Build once per (size, ω, g).
@@ -59,6 +60,6 @@ std::vector<std::string_view> launcher_names();
 std::uint64_t kernel_scratch_bytes(std::string_view name, std::uint64_t capacity);
 
 // The stand-in kernel on its own.
-void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream);
+void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream, bool fault = false);
 
 }  // namespace stagehand::cuda
