@@ -13,6 +13,8 @@ fuzz_check_target() {
 fuzz_build() {
   export CCACHE_BASEDIR="$PWD"
   export CXX=${CXX:-clang++-14}
+  # The same compiler for C (the C ABI's example caller), as scripts/sanitize.sh sets it: the tree is shared.
+  export CC=${CC:-clang-14}
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAGEHAND_CUDA=OFF \
         -DSTAGEHAND_SANITIZE=address,undefined -DSTAGEHAND_FUZZ=ON >/dev/null
   nice -n 10 cmake --build build-asan --target "${@/#/fuzz_}" >/dev/null
