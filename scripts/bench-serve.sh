@@ -8,6 +8,17 @@
 #
 #   scripts/bench-serve.sh [--build DIR] [--config F] [--serve-config F] [--proofs N] [--clients C]
 #                          [--domain-log2 K] [--rounds R] [--zkey Z --wtns W]
+#                          [--arrivals poisson:RATE [--seed S]]
+#
+# --arrivals poisson:RATE: instead of clients posting as fast as they are answered, the proofs
+# arrive as a Poisson stream of RATE proofs per second in all (exponential intervals from awk's
+# generator seeded with S, default 1, so that a run repeats), dealt in turn to the C clients;
+# each proof is posted (wait=true) at its arrival whether or not the ones before have been
+# answered. Each round prints the stream's throughput (proofs over first arrival to last answer),
+# the p50 and p99 latency (submit to answer, as curl times it), GPU busy (the server's
+# busy_seconds, the wall time with a proof running on a GPU, over the stream's span, each GPU's
+# share averaged) and the server's coordinator runs, beside `stagehand prove`'s rate on the same
+# witnesses (and its compute engine's busy share, where it reports one: on a GPU).
 #
 # --serve-config: the server's configuration instead of --config's (an engine configuration,
 # config/serve.toml's keys: `stagehand prove` would refuse its [engine] table).
@@ -26,6 +37,8 @@ log2=11
 rounds=3
 zkey=""
 wtns=""
+arrivals=""
+seed=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -37,9 +50,20 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --zkey) zkey=$2; shift 2 ;;
     --wtns) wtns=$2; shift 2 ;;
+    --arrivals) arrivals=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
     *) echo "bench-serve: unknown argument $1 (see the script's header)" >&2; exit 2 ;;
   esac
 done
+rate=""
+if [ -n "$arrivals" ]; then
+  rate=${arrivals#poisson:}
+  if [ "$rate" = "$arrivals" ] || ! awk -v r="$rate" 'BEGIN { exit !(r + 0 > 0 && r ~ /^[0-9]*\.?[0-9]+$/) }'; then
+    echo "bench-serve: --arrivals '$arrivals': expected poisson:RATE, RATE proofs per second above 0 (e.g. poisson:1.5)" >&2
+    exit 2
+  fi
+  [[ "$seed" =~ ^[0-9]+$ ]] || { echo "bench-serve: --seed '$seed' is not a whole number" >&2; exit 2; }
+fi
 stagehand=$build/src/cli/stagehand
 make_circuit=$build/tests/groth16/stagehand_make_circuit
 [ -x "$stagehand" ] || { echo "bench-serve: $stagehand not built (scripts/build.sh)" >&2; exit 1; }
@@ -76,14 +100,24 @@ client() {
     [ "$code" = 200 ] || echo "proof $i: $code $(head -c 300 "$work/answer-$i.json")" >>"$work/errors"
   done
 }
-round() {
-  local start prove_wall prove_proving serve_seconds status key_reads batches set_ups pids n pid
+# `stagehand prove` on every witness in one run: sets prove_wall, prove_proving (its proving
+# seconds) and prove_busy (its compute engine's busy share, as it prints it; empty where it does not).
+prove_all() {
+  local start
   start=$(now)
   rm -rf "$work/prove"
   "$stagehand" prove "${config_args[@]}" --zkey "$zkey" --wtns "$work/witnesses" --out-dir "$work/prove" 2>"$work/prove.log"
   prove_wall=$(calc "$(now) - $start")
   prove_proving=$(grep -o 'proofs in [0-9.]* s' "$work/prove.log" | grep -o '[0-9.]*' | head -1)
-
+  prove_busy=$(grep -o 'compute engine busy [0-9.]*%' "$work/prove.log" | grep -o '[0-9.]*%' | head -1 || true)
+}
+round() {
+  local start serve_seconds status key_reads batches set_ups pids n pid
+  prove_all
+  if [ -n "$rate" ]; then
+    stream_round "$1"
+    return
+  fi
   serve_start "$stagehand" "$work/serve.log" "${serve_config_args[@]}" --key bench="$zkey"
   start=$(now)
   pids=()
@@ -111,14 +145,82 @@ round() {
   echo "$prove_proving $prove_wall $serve_seconds" >>"$work/rounds"
 }
 
+# The Poisson stream (--arrivals): each proof's arrival in microseconds from the stream's start,
+# the intervals exponential with mean 1/RATE, from awk's generator seeded with --seed.
+mapfile -t offsets < <(awk -v n="$proofs" -v rate="${rate:-1}" -v seed="$seed" \
+  'BEGIN { srand(seed); t = 0; for (i = 0; i < n; i++) { t += -log(1 - rand()) / rate; printf "%d\n", t * 1e6 } }')
+# Client n posts every $clients-th proof of the stream at its arrival, in the background, so that
+# a slow answer delays no later arrival; "CODE SECONDS" (curl's submit to answer) go to timed-I.
+stream_client() {
+  local n=$1 i wait_us now_us
+  for ((i = n; i < ${#witnesses[@]}; i += clients)); do
+    now_us=${EPOCHREALTIME/./}
+    wait_us=$((stream_start_us + offsets[i] - 10#$now_us))
+    if ((wait_us > 0)); then sleep "$((wait_us / 1000000)).$(printf %06d $((wait_us % 1000000)))"; fi
+    curl -s -o "$work/answer-$i.json" -w '%{http_code} %{time_total}\n' --data-binary @"${witnesses[$i]}" \
+      "$url/v1/proofs?key=bench&wait=true" >"$work/timed-$i" &
+  done
+  wait
+}
+# The sum of a status's GPUs' busy_seconds, and their count.
+gpu_busy_seconds() { grep -o '"busy_seconds":[0-9.eE+-]*' <<<"$1" | awk -F: '{ s += $2 } END { print s + 0 }'; }
+gpu_count() { grep -o '"busy_seconds":' <<<"$1" | wc -l; }
+# p-th percentile (nearest rank) of the numbers on stdin.
+percentile() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END { r = int(p * NR); if (r < p * NR) r++; if (r < 1) r = 1; print v[r] }'; }
+# One round of the stream against a fresh server: appends "prove_rate throughput p50 p99 busy runs"
+# to $work/stream-rounds.
+stream_round() {
+  local before after pids n pid end_us span i code seconds throughput p50 p99 busy runs
+  serve_start "$stagehand" "$work/serve.log" "${serve_config_args[@]}" --key bench="$zkey"
+  before=$(curl -s "$url/v1/status")
+  rm -f "$work"/timed-*
+  stream_start_us=$((10#${EPOCHREALTIME/./}))
+  pids=()
+  for n in $(seq 0 $((clients - 1))); do
+    stream_client "$n" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  end_us=$((10#${EPOCHREALTIME/./}))
+  after=$(curl -s "$url/v1/status")
+  kill -TERM "$server_pid"
+  wait "$server_pid" || true
+  server_pid=""
+  : >"$work/latencies"
+  for ((i = 0; i < proofs; i++)); do
+    read -r code seconds <"$work/timed-$i" || code="none"
+    if [ "$code" = 200 ]; then echo "$seconds" >>"$work/latencies"; else echo "proof $i: $code $(head -c 300 "$work/answer-$i.json" 2>/dev/null)" >>"$work/errors"; fi
+  done
+  if [ -s "$work/errors" ]; then
+    echo "bench-serve: failed proofs through serve:" >&2
+    cat "$work/errors" >&2
+    exit 1
+  fi
+  span=$(calc "($end_us - $stream_start_us - ${offsets[0]}) / 1e6")
+  throughput=$(calc "$proofs / $span")
+  p50=$(percentile 0.5 <"$work/latencies")
+  p99=$(percentile 0.99 <"$work/latencies")
+  busy=$(calc "100 * ($(gpu_busy_seconds "$after") - $(gpu_busy_seconds "$before")) / ($span * $(gpu_count "$after"))")
+  runs=$(($(grep -o '"batches":[0-9]*' <<<"$after" | grep -o '[0-9]*') - $(grep -o '"batches":[0-9]*' <<<"$before" | grep -o '[0-9]*')))
+  printf '  round %d: prove %.3f proofs/s%s; serve at poisson:%s: %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%% (%d coordinator runs)\n' \
+    "$1" "$(calc "$proofs / $prove_proving")" "${prove_busy:+ (compute engine busy $prove_busy)}" "$rate" "$throughput" "$p50" "$p99" "$busy" "$runs"
+  echo "$(calc "$proofs / $prove_proving") $throughput $p50 $p99 $busy $runs" >>"$work/stream-rounds"
+}
+
 # One proof first: the files in the page cache and the description of the run.
 "$stagehand" prove "${config_args[@]}" --zkey "$zkey" --wtns "${witnesses[0]}" --proof "$work/warm.proof.json" \
   --public "$work/warm.public.json" 2>"$work/warm.log"
-echo "bench-serve: $proofs proofs of $(basename "$zkey") ($(grep -o 'domain 2^[0-9]*' "$work/warm.log" | head -1)), $(grep -o 'on [0-9] x [^,]*' "$work/warm.log" | head -1 | sed 's/^on //'), $clients clients, $rounds rounds (prove and serve alternate)"
+echo "bench-serve: $proofs proofs of $(basename "$zkey") ($(grep -o 'domain 2^[0-9]*' "$work/warm.log" | head -1)), $(grep -o 'on [0-9] x [^,]*' "$work/warm.log" | head -1 | sed 's/^on //'), $clients clients, $rounds rounds (prove and serve alternate)${rate:+, arrivals poisson:$rate (seed $seed)}"
 for r in $(seq "$rounds"); do round "$r"; done
 # Medians over the rounds; the ratio is the median of each round's ratio (the two halves of a
 # round run back to back, under the same load).
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+if [ -n "$rate" ]; then
+  column_median() { awk -v c="$1" '{ print $c }' "$work/stream-rounds" | median; }
+  printf '  median: stagehand prove %.3f proofs/s; serve at poisson:%s (seed %s): %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%%, %s coordinator runs\n' \
+    "$(column_median 1)" "$rate" "$seed" "$(column_median 2)" "$(column_median 3)" "$(column_median 4)" "$(column_median 5)" "$(column_median 6)"
+  exit 0
+fi
 prove_rate=$(awk -v n="$proofs" '{ print n / $1 }' "$work/rounds" | median)
 prove_wall_rate=$(awk -v n="$proofs" '{ print n / $2 }' "$work/rounds" | median)
 serve_rate=$(awk -v n="$proofs" '{ print n / $3 }' "$work/rounds" | median)

@@ -292,6 +292,13 @@ struct Engine::Impl {
   // here on. Proofs whose deadline has passed go to the deadline watcher first, never to a run.
   std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only,
                                                                Clock::time_point now);
+  // A run whose proofs have all ended and whose key has none queued: waits up to [engine]
+  // linger_ms for one of its key at the queue's front (engine mutex held by `lock`, released
+  // while it waits) and takes up to `room` of them; none when the time passes, another key's
+  // proof is queued first, a key is retired or the engine stops, so that neither the next key nor
+  // stopping waits for the linger.
+  std::vector<std::shared_ptr<ProofRecord>> linger_locked(std::unique_lock<std::mutex>& lock, const std::string& name,
+                                                          std::size_t room);
   // Takes the queued proofs whose deadline has passed out of the queue, for the deadline watcher
   // to fail (engine mutex held).
   void expire_locked(Clock::time_point now);
@@ -958,9 +965,9 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
     // proof to the next without a run's end and the next one's start between them (under load the
     // drain between batches cost about a tenth of the throughput). Only those at the queue's front
     // join (by class, then arrival: none overtakes another key's proof, which runs next), and only
-    // while the run has room (run_room). The run takes no
-    // more, and ends once its proofs have, when they have all ended with none of its key at the
-    // queue's head, when a key's device state waits to be given back, when the engine stops, or
+    // while the run has room (run_room). The run takes no more, and ends once its proofs have,
+    // when they have all ended with none of its key at the queue's head within [engine] linger_ms
+    // (linger_locked), when a key's device state waits to be given back, when the engine stops, or
     // at max_batch proofs. So a critical proof of this key takes the run's next free place, once
     // one of its proofs ends; kernels are not preempted, so one of another key waits for the run's
     // unended proofs (at most run_room) and then its own key's set-up, and no longer.
@@ -978,7 +985,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
           std::vector<std::shared_ptr<ProofRecord>> joining;
           bool close = run_over;
           if (!close) {
-            std::lock_guard lock(mutex);
+            std::unique_lock lock(mutex);
             // Set under the lock of the first look at the queue: nothing queued before it is missed.
             if (!wake_open_run) wake_open_run = [this, news] { backend->post_from_outside([news] { news->notify_all(); }); };
             close = stopping || !retired.empty() || run_proofs.size() >= config.engine.max_batch;
@@ -986,6 +993,7 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
               const auto unended = static_cast<std::size_t>(std::count(ended.begin(), ended.end(), false));
               const std::size_t room = std::min(config.engine.max_batch - run_proofs.size(), run_room() - std::min(run_room(), unended));
               joining = take_queued_locked(key_name, room, true, Clock::now());
+              if (joining.empty() && unended == 0) joining = linger_locked(lock, key_name, room);
               close = joining.empty() && unended == 0;
             }
           }
@@ -1044,6 +1052,29 @@ void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<
   for (std::size_t i = 0; i < run_proofs.size(); ++i) finish(i, ProofState::failed, "the run ended without reporting this proof");
   std::lock_guard lock(mutex);
   sample_devices({});  // what the run left on the devices (the key, where it stays set up)
+}
+
+std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::unique_lock<std::mutex>& lock, const std::string& name,
+                                                                      std::size_t room) {
+  STAGEHAND_ASSERT(lock.owns_lock() && room > 0, "a run lingers for key {} with the engine unlocked or no room", name);
+  std::vector<std::shared_ptr<ProofRecord>> joining;
+  if (config.engine.linger_ms <= 0) return joining;
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(config.engine.linger_ms));
+  // The wait blocks the run's thread instead of waiting on the backend's loop: with none of the
+  // run's proofs unended nothing else in the run can go on, and the simulator takes a program
+  // that waits for news with no work of its own for a deadlock (backend.hpp). Submits, retiring a
+  // key and stopping all notify `work` (wake_dispatcher_locked).
+  while (work.wait_until(lock, until, [&] { return stopping || !retired.empty() || !queue.empty(); })) {
+    if (stopping || !retired.empty()) break;
+    const auto now = Clock::now();
+    expire_locked(now);
+    if (queue.empty()) continue;  // what came had expired: the linger goes on
+    if (queue.front(now)->key != name) break;  // another key's proof runs next
+    joining = take_queued_locked(name, room, true, now);
+    break;
+  }
+  STAGEHAND_ASSERT(joining.size() <= room, "a lingering run of key {} took {} proofs for {} places", name, joining.size(), room);
+  return joining;
 }
 
 void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs,

@@ -25,6 +25,7 @@ namespace {
 void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   settings.queue_capacity = static_cast<std::size_t>(table.integer_in("queue_capacity", 64, 1, 1'000'000));
   settings.max_batch = static_cast<std::size_t>(table.integer_in("max_batch", 256, 1, 10'000));
+  settings.linger_ms = table.number_in("linger_ms", 20, 0, 60'000);
   settings.promote_after_s = table.number_in("promote_after_s", 60, 0.001, 86400);
   settings.request_id_retention_s = table.number_in("request_id_retention_s", 600, 0, 7 * 86400);
   const auto policy = table.choice("policy", "budgeted", policy_names());

@@ -30,6 +30,13 @@ struct EngineSettings {
   // that join it while it runs (engine.hpp). A run's end drains the GPUs; the bound keeps what a
   // run records of its proofs bounded.
   std::size_t max_batch = 256;
+  // How long a run whose proofs have all ended and whose key has none queued stays open for
+  // another proof of its key before it ends (0: it ends at once). A stream that arrives a little
+  // slower than the GPUs prove it then goes on in one run instead of draining the pipeline and
+  // setting up the next run at every gap; a proof of another key, a retired key or shutdown ends
+  // the wait at once. The default is short beside a proof's own time on a GPU, so a run that is
+  // truly over holds the dispatcher only briefly.
+  double linger_ms = 20;
   // A queued proof's priority class rises by one for every promote_after_s it waits (low, normal,
   // high, critical), so that a low proof waits at most three of them before it is critical and
   // ahead of every proof that came after it.

@@ -107,6 +107,9 @@ EngineConfig config(std::size_t queue_capacity = 64, std::size_t max_batch = 16,
   config.engine.max_batch = max_batch;
   config.engine.seed = kSeed;
   config.engine.threads = 1;
+  // The tests count runs: each ends as soon as its key's queue is empty (the linger's own tests
+  // set one).
+  config.engine.linger_ms = 0;
   return config;
 }
 
@@ -536,9 +539,14 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
                       message_of("[serve]\nmax_conections = 5\n"));
   const auto promote = message_of("[engine]\npromote_after_s = 0\n");
   BOOST_CHECK_MESSAGE(promote.find("t.toml:2: key 'engine.promote_after_s'") != std::string::npos, promote);
-  const auto timing = parse_engine_config("[engine]\npromote_after_s = 0.5\nrequest_id_retention_s = 30\n", "t.toml");
+  const auto timing = parse_engine_config("[engine]\npromote_after_s = 0.5\nrequest_id_retention_s = 30\nlinger_ms = 0\n", "t.toml");
   BOOST_CHECK_EQUAL(timing.engine.promote_after_s, 0.5);
   BOOST_CHECK_EQUAL(timing.engine.request_id_retention_s, 30.0);
+  BOOST_CHECK_EQUAL(timing.engine.linger_ms, 0.0);
+  BOOST_CHECK_EQUAL(example.engine.linger_ms, EngineSettings{}.linger_ms);
+  BOOST_CHECK_GT(EngineSettings{}.linger_ms, 0.0);
+  const auto linger = message_of("[engine]\nlinger_ms = -1\n");
+  BOOST_CHECK_MESSAGE(linger.find("t.toml:2: key 'engine.linger_ms'") != std::string::npos, linger);
   // The proofs' layout, as `stagehand prove` takes it; no precomputed sets, no [workload].
   BOOST_CHECK(!example.engine.abc_step.has_value());
   BOOST_CHECK(!example.engine.key_sets.has_value());
@@ -620,6 +628,54 @@ BOOST_AUTO_TEST_CASE(a_proof_that_arrives_while_its_key_runs_joins_the_run_unles
   check_done(submitted[2], 10, 11);
   BOOST_CHECK_EQUAL(engine.status().batches, 5u);
   BOOST_CHECK_EQUAL(engine.status().done, 6u);
+}
+
+// A run whose proofs have all ended waits [engine] linger_ms for another proof of its key: proofs
+// submitted one at a time, each once the one before has answered, are made by one run. The linger
+// is far longer than the test, so a second run would mean the first did not wait; the engine's
+// shutdown at the end ends the wait at once.
+BOOST_AUTO_TEST_CASE(proofs_submitted_one_by_one_within_the_linger_take_one_run) {
+  auto lingering = config();
+  lingering.engine.linger_ms = 60'000;
+  Engine engine(lingering);
+  engine.load_key("small", files().zkey);
+  for (std::uint64_t x = 2; x < 6; ++x) check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+  BOOST_CHECK_EQUAL(engine.status().batches, 1u);
+  BOOST_CHECK_EQUAL(engine.status().done, 4u);
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 1u);
+}
+
+// Without a linger each of those proofs takes a run of its own: the next is submitted once the
+// run before has ended (it has given its staging pool back), so it cannot join it.
+BOOST_AUTO_TEST_CASE(without_a_linger_each_proof_submitted_after_a_run_ends_takes_its_own_run) {
+  Engine engine(config());
+  engine.load_key("small", files().zkey);
+  for (std::uint64_t x = 2; x < 5; ++x) {
+    check_done(engine.submit("small", files().wtns(x, 3)), x, 3);
+    BOOST_REQUIRE(eventually([&] { return engine.status().gpus.at(0).pinned_host_kept_bytes > 0; }));
+  }
+  BOOST_CHECK_EQUAL(engine.status().batches, 3u);
+  // The key stayed set up between the runs.
+  BOOST_CHECK_EQUAL(key_status(engine, "small").device_set_ups, 1u);
+}
+
+// A proof of another key ends a run's linger at once instead of waiting it out: with a linger of
+// a minute it is made within half of one, by a second run, and the lingering key's next proof
+// then takes a third.
+BOOST_AUTO_TEST_CASE(a_proof_of_another_key_ends_the_linger) {
+  auto lingering = config();
+  lingering.engine.linger_ms = 60'000;
+  Engine engine(lingering);
+  engine.load_key("small", files().zkey);
+  engine.load_key("other", files().zkey);
+  check_done(engine.submit("small", files().wtns(2, 3)), 2, 3);
+  const auto other = engine.submit("other", files().wtns(4, 5));
+  const auto result = other.wait_for(std::chrono::seconds(30));
+  BOOST_REQUIRE_MESSAGE(result.has_value(), "the other key's proof waited for the linger");
+  check_done(other, 4, 5);
+  BOOST_CHECK_EQUAL(engine.status().batches, 2u);
+  check_done(engine.submit("small", files().wtns(6, 7)), 6, 7);
+  BOOST_CHECK_EQUAL(engine.status().batches, 3u);
 }
 
 // A key stays set up on the GPU between batches: three batches of one proof each set it up once.
