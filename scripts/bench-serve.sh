@@ -8,7 +8,7 @@
 #
 #   scripts/bench-serve.sh [--build DIR] [--config F] [--serve-config F] [--proofs N] [--clients C]
 #                          [--domain-log2 K] [--rounds R] [--zkey Z --wtns W]
-#                          [--arrivals poisson:RATE [--seed S]]
+#                          [--arrivals poisson:RATE [--seed S] [--critical-every SECONDS]]
 #
 # --arrivals poisson:RATE: instead of clients posting as fast as they are answered, the proofs
 # arrive as a Poisson stream of RATE proofs per second in all (exponential intervals from awk's
@@ -25,6 +25,9 @@
 # Defaults: build/, no configuration (a GPU where there is one, otherwise the simulator's
 # functional mode), 32 proofs, 8 clients, 2^11, 3 rounds. On the H200 machine (the GPU is taken
 # where there is one), e.g.: scripts/bench-serve.sh --domain-log2 20 --proofs 16
+# --critical-every SECONDS (with --arrivals): besides the stream, one proof posted with
+# priority=critical every SECONDS from the stream's start to its last arrival (the first witness);
+# each round prints their count and p99 latency (their GPU time is in the busy share too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/serve.sh
@@ -38,6 +41,7 @@ rounds=3
 zkey=""
 wtns=""
 arrivals=""
+critical_every=""
 seed=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
     --zkey) zkey=$2; shift 2 ;;
     --wtns) wtns=$2; shift 2 ;;
     --arrivals) arrivals=$2; shift 2 ;;
+    --critical-every) critical_every=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     *) echo "bench-serve: unknown argument $1 (see the script's header)" >&2; exit 2 ;;
   esac
@@ -63,6 +68,11 @@ if [ -n "$arrivals" ]; then
     exit 2
   fi
   [[ "$seed" =~ ^[0-9]+$ ]] || { echo "bench-serve: --seed '$seed' is not a whole number" >&2; exit 2; }
+fi
+if [ -n "$critical_every" ]; then
+  [ -n "$rate" ] || { echo "bench-serve: --critical-every goes with --arrivals poisson:RATE" >&2; exit 2; }
+  awk -v s="$critical_every" 'BEGIN { exit !(s ~ /^[0-9]*\.?[0-9]+$/ && s + 0 > 0) }' ||
+    { echo "bench-serve: --critical-every '$critical_every': expected seconds above 0 (e.g. 1)" >&2; exit 2; }
 fi
 stagehand=$build/src/cli/stagehand
 make_circuit=$build/tests/groth16/stagehand_make_circuit
@@ -162,6 +172,36 @@ stream_client() {
   done
   wait
 }
+# --critical-every: a proof posted with priority=critical every $critical_every s from the stream's
+# start until its last arrival, each in the background; "CODE SECONDS" go to critical-K.
+critical_injector() {
+  local k=0 due_us now_us wait_us last_us=$((stream_start_us + offsets[proofs - 1]))
+  local every_us
+  every_us=$(awk -v s="$critical_every" 'BEGIN { printf "%d", s * 1e6 }')
+  while :; do
+    due_us=$((stream_start_us + (k + 1) * every_us))
+    ((due_us <= last_us)) || break
+    now_us=$((10#${EPOCHREALTIME/./}))
+    wait_us=$((due_us - now_us))
+    if ((wait_us > 0)); then sleep "$((wait_us / 1000000)).$(printf %06d $((wait_us % 1000000)))"; fi
+    curl -s -o "$work/critical-answer-$k.json" -w '%{http_code} %{time_total}\n' --data-binary @"${witnesses[0]}" \
+      "$url/v1/proofs?key=bench&wait=true&priority=critical" >"$work/critical-$k" &
+    k=$((k + 1))
+  done
+  wait
+}
+# The p99 latency of the critical proofs ("-" where none was posted); fails the run on any not 200.
+critical_p99() {
+  local file code seconds
+  : >"$work/critical-latencies"
+  for file in "$work"/critical-[0-9]*; do
+    [ -e "$file" ] || continue
+    read -r code seconds <"$file" || code="none"
+    [ "$code" = 200 ] || { echo "bench-serve: a critical proof answered $code" >&2; exit 1; }
+    echo "$seconds" >>"$work/critical-latencies"
+  done
+  if [ -s "$work/critical-latencies" ]; then percentile 0.99 <"$work/critical-latencies"; else echo "-"; fi
+}
 # The sum of a status's GPUs' busy_seconds, and their count.
 gpu_busy_seconds() { grep -o '"busy_seconds":[0-9.eE+-]*' <<<"$1" | awk -F: '{ s += $2 } END { print s + 0 }'; }
 gpu_count() { grep -o '"busy_seconds":' <<<"$1" | wc -l; }
@@ -173,9 +213,13 @@ stream_round() {
   local before after pids n pid end_us span i code seconds throughput p50 p99 busy runs
   serve_start "$stagehand" "$work/serve.log" "${serve_config_args[@]}" --key bench="$zkey"
   before=$(curl -s "$url/v1/status")
-  rm -f "$work"/timed-*
+  rm -f "$work"/timed-* "$work"/critical-*
   stream_start_us=$((10#${EPOCHREALTIME/./}))
   pids=()
+  if [ -n "$critical_every" ]; then
+    critical_injector &
+    pids+=($!)
+  fi
   for n in $(seq 0 $((clients - 1))); do
     stream_client "$n" &
     pids+=($!)
@@ -202,9 +246,13 @@ stream_round() {
   p99=$(percentile 0.99 <"$work/latencies")
   busy=$(calc "100 * ($(gpu_busy_seconds "$after") - $(gpu_busy_seconds "$before")) / ($span * $(gpu_count "$after"))")
   runs=$(($(grep -o '"batches":[0-9]*' <<<"$after" | grep -o '[0-9]*') - $(grep -o '"batches":[0-9]*' <<<"$before" | grep -o '[0-9]*')))
-  printf '  round %d: prove %.3f proofs/s%s; serve at poisson:%s: %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%% (%d coordinator runs)\n' \
-    "$1" "$(calc "$proofs / $prove_proving")" "${prove_busy:+ (compute engine busy $prove_busy)}" "$rate" "$throughput" "$p50" "$p99" "$busy" "$runs"
-  echo "$(calc "$proofs / $prove_proving") $throughput $p50 $p99 $busy $runs" >>"$work/stream-rounds"
+  local critical critical_count
+  critical=$(critical_p99)
+  critical_count=$(wc -l <"$work/critical-latencies")
+  printf '  round %d: prove %.3f proofs/s%s; serve at poisson:%s: %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%% (%d coordinator runs)%s\n' \
+    "$1" "$(calc "$proofs / $prove_proving")" "${prove_busy:+ (compute engine busy $prove_busy)}" "$rate" "$throughput" "$p50" "$p99" "$busy" "$runs" \
+    "$([ "$critical" = - ] || echo "; $critical_count critical proofs, p99 $critical s")"
+  echo "$(calc "$proofs / $prove_proving") $throughput $p50 $p99 $busy $runs $critical" >>"$work/stream-rounds"
 }
 
 # One proof first: the files in the page cache and the description of the run.
@@ -217,8 +265,9 @@ for r in $(seq "$rounds"); do round "$r"; done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 if [ -n "$rate" ]; then
   column_median() { awk -v c="$1" '{ print $c }' "$work/stream-rounds" | median; }
-  printf '  median: stagehand prove %.3f proofs/s; serve at poisson:%s (seed %s): %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%%, %s coordinator runs\n' \
-    "$(column_median 1)" "$rate" "$seed" "$(column_median 2)" "$(column_median 3)" "$(column_median 4)" "$(column_median 5)" "$(column_median 6)"
+  printf '  median: stagehand prove %.3f proofs/s; serve at poisson:%s (seed %s): %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%%, %s coordinator runs%s\n' \
+    "$(column_median 1)" "$rate" "$seed" "$(column_median 2)" "$(column_median 3)" "$(column_median 4)" "$(column_median 5)" "$(column_median 6)" \
+    "$([ -z "$critical_every" ] || echo "; a critical proof every $critical_every s: p99 $(column_median 7) s")"
   exit 0
 fi
 prove_rate=$(awk -v n="$proofs" '{ print n / $1 }' "$work/rounds" | median)

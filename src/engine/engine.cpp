@@ -714,16 +714,22 @@ void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth
 }
 
 void Engine::Impl::give_back_retired() {
+  // The retired keys stay listed until their memory is given back: wait_key_gone's predicate
+  // reads the list, and a key taken off it before the release would let a waiter return while
+  // the key's sets or the kept staging were still held.
   std::vector<Retired> gone;
   {
     std::lock_guard lock(mutex);
-    gone.swap(retired);
+    gone = retired;
   }
   if (gone.empty()) return;
   std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
   for (const auto& entry : gone) states.push_back(entry.device_state);
   release_device_states(states, true);
   std::lock_guard lock(mutex);
+  std::erase_if(retired, [&](const Retired& entry) {
+    return std::any_of(gone.begin(), gone.end(), [&](const Retired& given) { return given.device_state == entry.device_state; });
+  });
   gone.clear();  // the keys' host bytes, now that nothing refers to them
   key_gone.notify_all();
 }
