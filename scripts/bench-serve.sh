@@ -251,7 +251,7 @@ stream_round() {
   critical_count=$(wc -l <"$work/critical-latencies")
   printf '  round %d: prove %.3f proofs/s%s; serve at poisson:%s: %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%% (%d coordinator runs)%s\n' \
     "$1" "$(calc "$proofs / $prove_proving")" "${prove_busy:+ (compute engine busy $prove_busy)}" "$rate" "$throughput" "$p50" "$p99" "$busy" "$runs" \
-    "$([ "$critical" = - ] || echo "; $critical_count critical proofs, p99 $critical s")"
+    "$([ "$critical" = - ] || printf '; %d critical proofs, p99 %.3f s' "$critical_count" "$critical")"
   echo "$(calc "$proofs / $prove_proving") $throughput $p50 $p99 $busy $runs $critical" >>"$work/stream-rounds"
 }
 
@@ -267,7 +267,7 @@ if [ -n "$rate" ]; then
   column_median() { awk -v c="$1" '{ print $c }' "$work/stream-rounds" | median; }
   printf '  median: stagehand prove %.3f proofs/s; serve at poisson:%s (seed %s): %.3f proofs/s, latency p50 %.3f s p99 %.3f s, GPU busy %.1f%%, %s coordinator runs%s\n' \
     "$(column_median 1)" "$rate" "$seed" "$(column_median 2)" "$(column_median 3)" "$(column_median 4)" "$(column_median 5)" "$(column_median 6)" \
-    "$([ -z "$critical_every" ] || echo "; a critical proof every $critical_every s: p99 $(column_median 7) s")"
+    "$([ -z "$critical_every" ] || printf '; a critical proof every %s s: p99 %.3f s' "$critical_every" "$(column_median 7)")"
   exit 0
 fi
 prove_rate=$(awk -v n="$proofs" '{ print n / $1 }' "$work/rounds" | median)
