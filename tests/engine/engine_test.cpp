@@ -16,6 +16,7 @@
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
+#include "support/multiplier_circuit.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
@@ -43,20 +44,6 @@ namespace {
 
 constexpr std::uint64_t kSeed = 1000;
 
-// out = x·y (public), t = x + 3y: wires 0 = 1, 1 = out, 2 = x (public input), 3 = y, 4 = t.
-groth16::R1cs circuit() {
-  groth16::R1cs r1cs;
-  r1cs.n_wires = 5;
-  r1cs.n_outputs = 1;
-  r1cs.n_public_inputs = 1;
-  r1cs.n_private_inputs = 1;
-  r1cs.n_labels = 5;
-  const Fr one = Fr::one();
-  r1cs.constraints.push_back({{{2, one}}, {{3, one}}, {{1, one}}});
-  r1cs.constraints.push_back({{{2, one}, {3, Fr::from_uint64(3)}}, {{0, one}}, {{4, one}}});
-  return r1cs;
-}
-
 std::vector<Fr> witness(std::uint64_t x, std::uint64_t y) {
   const Fr fx = Fr::from_uint64(x), fy = Fr::from_uint64(y);
   return {Fr::one(), fx * fy, fx, fy, fx + Fr::from_uint64(3) * fy};
@@ -77,7 +64,7 @@ struct Files {
     groth16::SetupOptions options;
     options.seed = 42;
     options.thread_count = 1;
-    key = groth16::setup_from_r1cs(circuit(), options);
+    key = groth16::setup_from_r1cs(testing::multiplier_circuit(), options);
     groth16::write_zkey(zkey, key);
   }
   ~Files() { fs::remove_all(dir); }

@@ -11,6 +11,7 @@
 #include "engine/engine.hpp"
 #include "engine/engine_config.hpp"
 #include "groth16/r1cs.hpp"
+#include "support/multiplier_circuit.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
@@ -33,20 +34,6 @@ using namespace stagehand;
 using math::Fr;
 
 namespace {
-
-// out = x·y (public), t = x + 3y: wires 0 = 1, 1 = out, 2 = x (public input), 3 = y, 4 = t.
-groth16::R1cs circuit() {
-  groth16::R1cs r1cs;
-  r1cs.n_wires = 5;
-  r1cs.n_outputs = 1;
-  r1cs.n_public_inputs = 1;
-  r1cs.n_private_inputs = 1;
-  r1cs.n_labels = 5;
-  const Fr one = Fr::one();
-  r1cs.constraints.push_back({{{2, one}}, {{3, one}}, {{1, one}}});
-  r1cs.constraints.push_back({{{2, one}, {3, Fr::from_uint64(3)}}, {{0, one}}, {{4, one}}});
-  return r1cs;
-}
 
 std::vector<std::uint8_t> witness_bytes() {
   const Fr x = Fr::from_uint64(6), y = Fr::from_uint64(7);
@@ -71,7 +58,7 @@ struct Tree {
     groth16::SetupOptions options;
     options.seed = 42;
     options.thread_count = 1;
-    groth16::write_zkey(key, groth16::setup_from_r1cs(circuit(), options));
+    groth16::write_zkey(key, groth16::setup_from_r1cs(testing::multiplier_circuit(), options));
     fs::copy_file(key, outside_key);
     fs::copy_file(key, dir / "keys-old" / "old.zkey");
     std::ofstream(secret) << kSecret;
