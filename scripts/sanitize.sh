@@ -4,8 +4,9 @@
 #   scripts/sanitize.sh asan [ctest args]   clang-14, ASan + UBSan (LeakSanitizer on), the libFuzzer
 #                                           targets too; build-asan; every test (gpu ones skip)
 #   scripts/sanitize.sh tsan [ctest args]   clang-14, TSan; build-tsan; the simulator, coordinator
-#                                           and fixture tests, and the unit tests whose code runs
-#                                           on several threads (ctest -L 'sim|fixture|threads')
+#                                           and fixture tests, and the tests whose code runs on
+#                                           several threads, `serve` among them (ctest -L
+#                                           'sim|fixture|threads')
 #   scripts/sanitize.sh build asan|tsan     configure and build only
 #
 # A finding fails the test that ran into it (halt_on_error; UBSan does not recover). Builds go
@@ -38,7 +39,7 @@ case "$mode" in
     cmake_args=(-DSTAGEHAND_SANITIZE=thread "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG")
     targets=(stagehand device_facts_test simulator_test groth16_kernels_test vram_budget_test policies_test
              partition_program_test fault_adaptor_test multi_gpu_test host_staging_test fixtures_test picture_test engine_test
-             groth16_inputs_test groth16_staged_upload_test groth16_binfile_test)
+             groth16_inputs_test groth16_staged_upload_test groth16_binfile_test stagehand_make_circuit)
     labels=(-L 'sim|fixture|threads')
     ;;
   *) echo "sanitize: unknown mode '$mode' (asan or tsan)" >&2; exit 2 ;;
