@@ -42,66 +42,6 @@ void* map_written_pages(Bytes bytes) {
 }  // namespace
 
 namespace {
-// The errors after which the CUDA context is unusable ("sticky"): a kernel that faulted, a device
-// exception. Every later call in the process returns the same error and nothing clears it, so
-// for the coordinator the GPU is lost (driver_types.h: "the process must be terminated").
-bool loses_the_context(cudaError_t status) {
-  switch (status) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorAssert:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchFailure:
-    case cudaErrorContained:
-    case cudaErrorTensorMemoryLeak:
-    case cudaErrorMpsClientTerminated:
-    case cudaErrorExternalDevice: return true;
-    default: return false;
-  }
-}
-
-DeviceErrc errc_of(cudaError_t status) {
-  if (loses_the_context(status)) return DeviceErrc::device_lost;
-  switch (status) {
-    case cudaErrorMemoryAllocation: return DeviceErrc::out_of_memory;
-    case cudaErrorLaunchOutOfResources: return DeviceErrc::kernel_failed;  // refused at launch; the context goes on
-    case cudaErrorNoDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorInsufficientDriver: return DeviceErrc::device_lost;
-    case cudaErrorHostMemoryAlreadyRegistered:
-    case cudaErrorHostMemoryNotRegistered: return DeviceErrc::host_pin_failed;
-    case cudaErrorNotReady: return DeviceErrc::not_ready;
-    default: return DeviceErrc::invalid_value;
-  }
-}
-
-DeviceError cuda_error(cudaError_t status, const char* call, const char* file, int line) {
-  const char* lost = loses_the_context(status) ? "; the GPU's context is lost until the process restarts" : "";
-  return DeviceError(errc_of(status), fmt::format("{} failed: {} ({}) at {}:{}{}", call, cudaGetErrorString(status),
-                                                  cudaGetErrorName(status), file, line, lost));
-}
-}  // namespace
-
-void check(cudaError_t status, const char* call, const char* file, int line) {
-  if (status == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error so that the next call does not see it
-  throw cuda_error(status, call, file, line);
-}
-
-int device_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
-
-namespace {
 // Stream callbacks (cudaStreamAddCallback) rather than host functions (cudaLaunchHostFunc): CUDA
 // never calls a host function once the context has failed, so a wait begun before a kernel
 // faulted would never resume, and the work it tracks would keep the io_context running for good.

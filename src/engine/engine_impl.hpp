@@ -1,0 +1,345 @@
+#pragma once
+// The engine's inside, shared by its three files: engine.cpp (the public calls, keys, submits,
+// status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples)
+// and engine_runs.cpp (the dispatcher and its coordinator runs). Not part of the engine's API.
+
+#include "engine/engine.hpp"
+
+#include "engine/proof_queue.hpp"
+
+#include "coordinator/async_wait.hpp"
+#include "coordinator/coordinator.hpp"
+#include "coordinator/pageable_arena.hpp"
+#include "device/format.hpp"
+#include "groth16/errors.hpp"
+#include "groth16/json.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/witness.hpp"
+#include "groth16/zkey.hpp"
+#include "runner/report.hpp"
+#include "util/assert.hpp"
+#include "trace/svg_timeline.hpp"
+#include "workloads/groth16/groth16_workload.hpp"
+#include "workloads/host_work.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace stagehand::engine {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+inline double seconds_between(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+
+// Finished proofs kept for find() (a service's GET of a proof after it ended); older ones are
+// forgotten so that a long-lived engine's memory stays bounded.
+constexpr std::size_t kFinishedKept = 4096;
+
+// Upper bounds of the seconds-per-proof histogram.
+const std::vector<double> kHistogramBounds{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
+// Upper bounds of the timing histograms: a part of a proof's life may be a millisecond (a check
+// at 2^10) or minutes (a queue wait).
+const std::vector<double> kTimingBounds{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
+// ProofTimings' parts in the order of TimingHistogram::part's names.
+constexpr std::array<const char*, 7> kTimingParts{"queue", "setup", "host_before", "gpu", "host_after", "check", "total"};
+inline std::array<double, 7> timing_parts(const ProofTimings& t) {
+  return {t.queue_s, t.setup_s, t.host_before_s, t.gpu_s, t.host_after_s, t.check_s, t.total_s};
+}
+// The longest request id: long enough for any scheduler's job names, short enough to index.
+constexpr std::size_t kRequestIdBytes = 256;
+}  // namespace
+
+namespace detail {
+
+// One accepted proof. Its outcome is guarded by its own mutex, so that a handle can wait on it
+// without the engine; `cancel_requested` is read by the dispatcher's workload between steps.
+struct ProofRecord {
+  std::uint64_t id = 0;
+  std::string key;
+  Priority priority = Priority::normal;
+  std::string request_id;
+  std::optional<Clock::time_point> deadline;
+  std::shared_ptr<const std::vector<std::uint8_t>> wtns;
+  Clock::time_point submitted;
+  std::atomic<bool> cancel_requested{false};
+  int gpu = -1;  // where it runs (engine mutex)
+
+  mutable std::mutex mutex;
+  std::condition_variable ended;
+  ProofResult result;  // state queued until it runs
+  // Each accepted submit's callback: the first, and those of submits that repeated its request id.
+  std::vector<ProofCallback> on_done;
+  // The instants that divide its life into ProofTimings' parts, as it reaches them: it left the
+  // queue, its run was ready for it (set up on its GPU), its host step began, its GPU program
+  // began and ended (the last attempt's, for a proof moved off a lost GPU).
+  std::optional<Clock::time_point> taken, ready, prepared, program_started, program_ended;
+  double check_seconds = 0;
+
+  bool finished_locked() const {
+    return result.state == ProofState::done || result.state == ProofState::failed || result.state == ProofState::cancelled;
+  }
+};
+
+}  // namespace detail
+
+using detail::ProofRecord;
+
+struct Engine::Impl {
+  struct Key {
+    std::shared_ptr<const groth16::ProvingKey> key;
+    std::shared_ptr<const groth16::KeySizes> sizes;  // KeySizes::of(*key), once (it reads every coefficient)
+    std::filesystem::path path;
+    std::uint64_t host_bytes = 0;
+    double read_seconds = 0;
+    std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
+    Bytes proof_bytes = 0;  // one proof's device memory with the key set up, as planned at load
+    // What its runs leave set up on the devices for the next one (the dispatcher's thread only
+    // sets it up and releases it; status() reads it).
+    std::shared_ptr<groth16::DeviceKeyState> device_state = std::make_shared<groth16::DeviceKeyState>();
+    std::uint64_t last_batch = 0;  // the engine's count of batches when its last one began
+    std::size_t queued = 0;
+    std::size_t running = 0;
+    bool unloading = false;
+  };
+  struct Gpu {
+    int running = 0;
+    std::uint64_t done = 0;
+    std::uint64_t capacity = 0;
+    std::uint64_t reserved = 0;
+    std::uint64_t used = 0;
+    std::uint64_t pinned_kept = 0;  // kept_pinned's bytes for it
+    std::uint64_t pinned_allocations = 0;  // its device's pinned_host_allocations, when last sampled
+    double busy_seconds = 0;
+    Clock::time_point busy_since;
+    bool lost = false;  // its device answered device_lost: it answers nothing any more
+  };
+
+  explicit Impl(EngineConfig engine_config)
+      : config(std::move(engine_config)),
+        queue(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.engine.promote_after_s))) {}
+
+  EngineConfig config;
+  std::unique_ptr<Backend> backend;
+  Clock::time_point started = Clock::now();
+
+  mutable std::mutex mutex;
+  std::condition_variable work;     // the dispatcher: something queued, or stopping
+  std::condition_variable space;    // submitters waiting for room in the queue
+  std::condition_variable key_gone; // wait_key_gone
+  std::condition_variable deadlines;  // the deadline watcher: a deadline queued, proofs expired, or stopping
+  ProofQueue queue;
+  // Proofs whose deadline passed while queued, out of the queue and not yet failed: the deadline
+  // watcher fails them (outside the engine mutex, as every proof's end is).
+  std::vector<std::shared_ptr<ProofRecord>> expired;
+  bool watcher_stopping = false;
+  // Proofs by their callers' request ids, and the ended ones' ids in the order they ended (each
+  // forgotten request_id_retention_s after its proof's end).
+  std::map<std::string, std::shared_ptr<ProofRecord>, std::less<>> requests;
+  std::deque<std::pair<Clock::time_point, std::shared_ptr<ProofRecord>>> requests_ended;
+  // The timing histograms by key and priority (a key's go with it): per part, counts per bucket
+  // of kTimingBounds (the last: +Inf) and the sum.
+  struct PartHistogram {
+    std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(kTimingBounds.size() + 1, 0);
+    double sum = 0;
+  };
+  std::map<std::pair<std::string, Priority>, std::array<PartHistogram, kTimingParts.size()>> timings;
+  std::map<std::string, Key, std::less<>> keys;
+  // Keys gone (unloaded) whose device state the dispatcher has still to give back; each holds
+  // its key's host bytes until then (the pinned registration refers to them).
+  struct Retired {
+    std::string name;
+    std::shared_ptr<const groth16::ProvingKey> key;
+    std::shared_ptr<groth16::DeviceKeyState> device_state;
+  };
+  std::vector<Retired> retired;
+  // Each GPU's pinned staging buffers kept between batches (CoordinatorHooks::keep_pinned), freed
+  // when a key is unloaded and when the engine stops (the dispatcher's thread only; Gpu::pinned_kept
+  // mirrors their bytes for status()).
+  std::map<int, std::vector<HostRange>> kept_pinned;
+  std::map<std::uint64_t, std::shared_ptr<ProofRecord>> proofs;  // unfinished and the last finished
+  std::deque<std::uint64_t> finished_order;
+  std::vector<Gpu> gpus;
+  std::size_t running = 0;
+  std::uint64_t next_id = 1;
+  std::uint64_t accepted = 0, done = 0, failed = 0, cancelled = 0, batches = 0;
+  std::vector<std::uint64_t> histogram = std::vector<std::uint64_t>(kHistogramBounds.size() + 1, 0);
+  double histogram_sum = 0;
+  bool stopping = false;
+  Drain drain = Drain::finish;
+  std::thread dispatcher;
+  std::thread deadline_watcher;
+  // While a run is open to proofs that join it (run_batch), what wakes its feeder from any thread:
+  // called (engine mutex held) wherever the dispatcher would be woken.
+  std::function<void()> wake_open_run;
+  void wake_dispatcher_locked() {
+    work.notify_all();
+    if (wake_open_run) wake_open_run();
+  }
+  // Takes up to `most` of `name`'s queued proofs into a run, best first (engine mutex held): a
+  // new run's batch (ProofQueue::take_batch), or with `leading_only` those at the queue's front
+  // (a run that proofs join lets no later proof overtake another key's). They are running from
+  // here on. Proofs whose deadline has passed go to the deadline watcher first, never to a run.
+  std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only,
+                                                               Clock::time_point now);
+  // A run whose proofs have all ended and whose key has none queued: waits up to [engine]
+  // linger_ms for one of its key at the queue's front (engine mutex held by `lock`, released
+  // while it waits) and takes up to `room` of them; none when the time passes, another key's
+  // proof is queued first, a key is retired or the engine stops, so that neither the next key nor
+  // stopping waits for the linger.
+  std::vector<std::shared_ptr<ProofRecord>> linger_locked(std::unique_lock<std::mutex>& lock, const std::string& name,
+                                                          std::size_t room);
+  // Takes the queued proofs whose deadline has passed out of the queue, for the deadline watcher
+  // to fail (engine mutex held).
+  void expire_locked(Clock::time_point now);
+  void watch_deadlines();  // the deadline watcher's thread
+  // The proof a submit's request id names, or null (engine mutex held); request ids of proofs
+  // ended more than the retention ago are forgotten first. EngineError request_conflict when it
+  // names another key's proof.
+  std::shared_ptr<ProofRecord> find_request_locked(const std::string& key, const std::string& request_id);
+  // The answer to a submit that repeated a request id: its callback joins the proof's, or runs
+  // now when the proof has ended. No lock held.
+  static ProofHandle repeat(const std::shared_ptr<ProofRecord>& record, ProofCallback on_done);
+  // The key a new proof may be queued for (engine mutex held). EngineError: stopped, no_gpu,
+  // unknown_key (also while it is being unloaded).
+  Key& usable_key_locked(const std::string& name) {
+    if (stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down: no new proofs");
+    if (const auto lost = every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
+    auto found = keys.find(name);
+    if (found == keys.end() || found->second.unloading) {
+      throw EngineError(ErrorKind::unknown_key,
+                        fmt::format("no key named '{}' is loaded{}", name, found == keys.end() ? "" : " (it is being unloaded)"));
+    }
+    return found->second;
+  }
+  // Queues a checked proof once there is room (or refuses it, as `when_full` says), unless a
+  // submit of its request id got in first: then that proof is the answer.
+  ProofHandle enqueue(const std::shared_ptr<ProofRecord>& record, WhenFull when_full);
+  // Why no proof can run any more (engine mutex held): every GPU is lost, which a CUDA context
+  // does not recover from. Empty while one is left. Such an engine refuses new proofs and fails
+  // its queued ones at once rather than trying each on a dead device.
+  std::string every_gpu_lost_locked() const {
+    if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) { return !gpu.lost; })) return {};
+    return fmt::format("{} lost: no proof can run until the engine is restarted",
+                       gpus.size() == 1 ? std::string("the engine's only GPU is") : fmt::format("all {} of the engine's GPUs are", gpus.size()));
+  }
+  // Ends every queued proof with `error` (engine mutex held by `lock`, released meanwhile).
+  void fail_queued(std::unique_lock<std::mutex>& lock, const std::string& error, bool engine_stopped) {
+    const auto left = queue.take_all();
+    for (const auto& proof : left) key_proof_left(proof.key, false);
+    space.notify_all();
+    lock.unlock();
+    for (const auto& proof : left) {
+      if (engine_stopped) {
+        std::lock_guard record_lock(proof.record->mutex);
+        proof.record->result.engine_stopped = true;
+      }
+      end_proof(proof.record, ProofState::failed, error);
+    }
+  }
+  // The most proofs a run holds unended: as many as its workers can use, two a worker (one on or
+  // waiting for the GPU, one in its host step after it). The rest stay queued, so that the
+  // queue's capacity still holds submitters back and a queued proof is still cancelled at once.
+  std::size_t run_room() const {
+    return 2 * static_cast<std::size_t>(std::max(1, config.run.coordinator.workers_per_device)) * std::max<std::size_t>(1, backend->devices().size());
+  }
+
+  // Ends a proof: its outcome and timings, the counters, then its waiters and its callbacks
+  // (outside every lock). The caller holds no lock.
+  void end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof = {},
+                 std::string public_signals = {});
+  // The ended proof's figures (engine mutex held): the outcome counters, the histograms, the
+  // finished proofs kept for find() and the request ids kept for repeats.
+  void count_ended_locked(const std::shared_ptr<ProofRecord>& record, ProofState state, const ProofTimings& timings,
+                          Clock::time_point end);
+
+  // A proof of `key` left the queue or the GPUs (engine mutex held): the key goes once it has no
+  // proofs left and is being unloaded.
+  void key_proof_left(const std::string& name, bool was_running) {
+    auto found = keys.find(name);
+    if (found == keys.end()) return;
+    auto& key = found->second;
+    (was_running ? key.running : key.queued) -= 1;
+    if (key.unloading && key.queued == 0 && key.running == 0) retire_key(found);
+  }
+
+  // The key goes (engine mutex held); what it left on the devices goes with the dispatcher's next
+  // look, and wait_key_gone returns once it has.
+  void retire_key(std::map<std::string, Key, std::less<>>::iterator found) {
+    std::erase_if(timings, [&](const auto& entry) { return entry.first.first == found->first; });
+    if (found->second.device_state->holds_anything()) {
+      retired.push_back(Retired{found->first, found->second.key, found->second.device_state});
+      wake_dispatcher_locked();
+    } else {
+      key_gone.notify_all();
+    }
+    keys.erase(found);
+  }
+  bool key_gone_locked(std::string_view name) const {
+    return keys.count(name) == 0 && std::none_of(retired.begin(), retired.end(), [&](const Retired& r) { return r.name == name; });
+  }
+
+  void gpu_started(int index) {  // engine mutex held
+    auto& gpu = gpus.at(static_cast<std::size_t>(index));
+    if (gpu.running++ == 0) gpu.busy_since = Clock::now();
+  }
+  // A proof left the GPU: it ended there, or (not done) it moved to another when this one was lost.
+  void gpu_left(int index) {  // engine mutex held
+    auto& gpu = gpus.at(static_cast<std::size_t>(index));
+    if (--gpu.running == 0) gpu.busy_seconds += seconds_between(gpu.busy_since, Clock::now());
+  }
+  void gpu_ended(int index) {  // engine mutex held
+    ++gpus.at(static_cast<std::size_t>(index)).done;
+    gpu_left(index);
+  }
+
+  void dispatch();
+  // Takes the queue's front proof's key's batch and runs it (engine mutex held by `lock`, released).
+  void run_front(std::unique_lock<std::mutex>& lock);
+  // On the dispatcher's thread: gives back what these states hold on the devices, then samples
+  // the devices' memory. with_kept_staging: the pinned staging buffers kept between batches go
+  // too (a key unloaded, the engine stopping); not when states only make room for a batch (called
+  // before every batch, mostly with none): the buffers would be made again for that very batch.
+  void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
+                             bool with_kept_staging = false);
+  void give_back_retired();  // the retired keys' states (engine mutex not held)
+  // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
+  void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs, bool on_gpu);
+  // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
+  void sample_devices(const std::map<int, const VramBudget*>& budgets);
+  // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
+  // the card streams its sets), or as [engine] asks.
+  groth16::ProofLayout proof_layout(const groth16::KeySizes& sizes, const CoordinatorSettings& settings) const {
+    return groth16::plan_proof_layout(sizes, backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
+                                      settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
+                                      config.engine.stream_buffer_bytes, config.engine.precompute_bases);
+  }
+  // What one proof of `key` in `layout` needs on a device besides the margins: the key's
+  // resident sets and matrix and one proof's peak (the kernels' scratch comes on top).
+  static Bytes proof_bytes(const groth16::ProvingKey& key, const groth16::KeySizes& sizes, const std::filesystem::path& key_path,
+                           const groth16::ProofLayout& layout) {
+    HostWork host_work(0);
+    groth16::ProofChecks no_checks;
+    no_checks.verify = false;
+    groth16::Groth16Workload sizing(key, key_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement, nullptr, &sizes);
+    return sizing.memory_plan(0).peak_bytes + sizing.resident_bytes();
+  }
+  // How many of the other keys' device states, oldest batch first with the device bytes each
+  // holds, a batch of a key gives back before it runs: the fewest from the oldest such that the
+  // rest, held back from its budget, leave its layout as planned with the devices to itself and a
+  // proof of it (`proof_bytes`, Key::proof_bytes: planned so at load) still fits the smallest device.
+  std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes, const std::vector<Bytes>& held_oldest_first) const;
+  void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
+                 const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
+                 Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
+};
+
+}  // namespace stagehand::engine
