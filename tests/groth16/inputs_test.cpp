@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/input_errors.hpp"
+#include "support/multiplier_circuit.hpp"
 #include "coordinator/coordinator.hpp"
 #include "support/functional_groth16_device.hpp"
 #include "support/functional_run.hpp"
@@ -49,20 +50,10 @@ using math::Fr;
 
 namespace {
 
-// out = x·y (public output), t = x + 3·y (private, through a ·1 constraint), and an empty row.
-// Wires: 0 = 1, 1 = out, 2 = x (public input), 3 = y, 4 = t.
+// The tests' small circuit (out = x·y, t = x + 3y) and an empty row.
 R1cs small_circuit() {
-  R1cs r1cs;
-  r1cs.n_wires = 5;
-  r1cs.n_outputs = 1;
-  r1cs.n_public_inputs = 1;
-  r1cs.n_private_inputs = 1;
-  r1cs.n_labels = 5;
-  const Fr one = Fr::one();
-  const Fr three = Fr::from_uint64(3);
-  r1cs.constraints.push_back({{{2, one}}, {{3, one}}, {{1, one}}});                         // x·y = out
-  r1cs.constraints.push_back({{{2, one}, {3, three}}, {{0, one}}, {{4, one}}});             // (x + 3y)·1 = t
-  r1cs.constraints.push_back({{}, {}, {}});                                                 // an empty row
+  R1cs r1cs = testing::multiplier_circuit();
+  r1cs.constraints.push_back({{}, {}, {}});  // an empty row
   return r1cs;
 }
 
