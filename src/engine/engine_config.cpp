@@ -1,6 +1,7 @@
 #include "engine/engine_config.hpp"
 
 #include "config/config_table.hpp"
+#include "util/input_file.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +15,6 @@
 #include <system_error>
 #include <vector>
 
-#include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,24 +84,24 @@ std::optional<unsigned> read_socket_group(const ConfigTable& table) {
 // and no one but its owner may change; the token is its first line, 16 to 4096 visible characters.
 // The file is opened without blocking, so that a FIFO named by mistake is an error, not a hang.
 std::string read_token_file(const ConfigTable& table, const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) table.fail("token_file", fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  // Opened without blocking (a FIFO named here must not hang the start), closed by its owner.
+  const auto file = open_for_reading(path);
+  if (!file.valid()) table.fail("token_file", fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
   struct stat info {};
   std::string text(4098, '\0');
   ssize_t count = -1;
   std::string problem;
-  if (::fstat(fd, &info) != 0) {
+  if (::fstat(file.get(), &info) != 0) {
     problem = std::strerror(errno);
-  } else if (!S_ISREG(info.st_mode)) {
+  } else if (input_kind(file.get()) != InputKind::regular) {
     problem = "not a regular file";
   } else if ((info.st_mode & (S_IRWXO | S_IWGRP)) != 0) {
     problem = fmt::format("its mode {:04o} lets other users read or change it (chmod 600 or 640)", info.st_mode & 07777);
   } else if (info.st_uid != ::geteuid() && info.st_uid != 0) {
     problem = fmt::format("it belongs to user {}, neither this process's user ({}) nor root", info.st_uid, ::geteuid());
-  } else if ((count = ::read(fd, text.data(), text.size())) < 0) {
+  } else if ((count = ::read(file.get(), text.data(), text.size())) < 0) {
     problem = std::strerror(errno);
   }
-  ::close(fd);
   if (!problem.empty()) table.fail("token_file", fmt::format("{}: {}", path.string(), problem));
   text.resize(static_cast<std::size_t>(count));
   text.erase(std::min(text.find_first_of("\r\n"), text.size()));
