@@ -73,87 +73,98 @@ InputFile open_zkey(const std::filesystem::path& path) { return open_input(path,
 
 ProvingKey read_zkey(const std::filesystem::path& path) { return read_zkey(open_zkey(path)); }
 
+namespace {
+
+void read_protocol(const BinFile& file) {
+  SectionReader protocol(file, kProtocolSection, "protocol");
+  const auto id = protocol.u32();
+  if (id != 1) {
+    protocol.fail(fmt::format("protocol {} ({}), but Stagehand proves Groth16 (protocol 1)", id,
+                              id == 2 ? "PLONK" : id == 10 ? "FFLONK" : "unknown"));
+  }
+}
+
+// The header: the curve's primes, the counts, the domain and the verifying key's points.
+void read_header(const BinFile& file, ProvingKey& key) {
+  SectionReader header(file, kHeaderSection, "header");
+  const auto n8q = header.u32();
+  if (n8q != 48) header.fail(fmt::format("base field of {} bytes, expected 48: not a BLS12-381 key", n8q));
+  auto q = header.take(48);
+  const auto fq_modulus = modulus_bytes<math::Fq>();
+  if (!std::equal(q.begin(), q.end(), fq_modulus.begin())) header.fail("the base field prime q is not BLS12-381's: a key for another curve");
+  const auto n8r = header.u32();
+  if (n8r != 32) header.fail(fmt::format("scalar field of {} bytes, expected 32: not a BLS12-381 key", n8r));
+  auto r = header.take(32);
+  const auto fr_modulus = modulus_bytes<math::Fr>();
+  if (!std::equal(r.begin(), r.end(), fr_modulus.begin())) header.fail("the scalar field prime r is not BLS12-381's: a key for another curve");
+  key.n_vars = header.u32();
+  key.n_public = header.u32();
+  key.domain_size = header.u32();
+  // In 64 bits: nPublic = 0xFFFFFFFF would wrap nPublic + 1 to 0.
+  if (key.n_vars == 0 || std::uint64_t{key.n_public} + 1 > key.n_vars) {
+    header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
+  }
+  if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << kMaxDomainLog2)) {
+    header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
+  }
+  key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
+  auto g1 = [&](const char* name) {
+    auto point = decode_g1(header.take(kG1Bytes));
+    if (!point) header.fail(fmt::format("{} is not a point of G1", name));
+    return *point;
+  };
+  auto g2 = [&](const char* name) {
+    auto point = decode_g2(header.take(kG2Bytes));
+    if (!point) header.fail(fmt::format("{} is not a point of G2", name));
+    return *point;
+  };
+  key.alpha1 = g1("alpha1");
+  key.beta1 = g1("beta1");
+  key.beta2 = g2("beta2");
+  key.gamma2 = g2("gamma2");
+  key.delta1 = g1("delta1");
+  key.delta2 = g2("delta2");
+  header.expect_end();
+}
+
+void read_coefficients(const BinFile& file, ProvingKey& key) {
+  SectionReader coefficients(file, kCoefficientSection, "coefficients");
+  const auto count = coefficients.u32();
+  if (coefficients.remaining() != std::uint64_t{count} * kCoefficientBytes) {
+    coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(), count,
+                                  std::uint64_t{count} * kCoefficientBytes));
+  }
+  key.coefficients.resize(count);  // unwritten (PinnableAllocator): the decode writes each record
+  // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
+  // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
+  // on its 16; bench/RESULTS.md).
+  const auto records = coefficients.take(std::uint64_t{count} * kCoefficientBytes);
+  const auto bad = detail::decode_coefficients(records, key.domain_size, key.n_vars, key.coefficients, 0);
+  if (bad < count) {
+    const auto& entry = key.coefficients[bad];
+    const bool value_ok = math::Fr::from_double_montgomery_bytes(
+                              std::span<const std::uint8_t, 32>(records.data() + bad * kCoefficientBytes + 12, 32))
+                              .has_value();
+    coefficients.fail(fmt::format("record {} is out of range (matrix {}, constraint {} of {}, signal {} of {}{})", bad,
+                                  entry.matrix, entry.constraint, key.domain_size, entry.signal, key.n_vars,
+                                  value_ok ? "" : ", value not below r"));
+  }
+}
+
+}  // namespace
+
 ProvingKey read_zkey(InputFile input) {
   // The point sets go straight from the file into their own memory (their bytes are most of it).
   BinFile file(std::move(input), "zkey", kKind, 2, {kASection, kB1Section, kB2Section, kCSection, kHSection});
   ProvingKey key;
-  {
-    SectionReader protocol(file, kProtocolSection, "protocol");
-    const auto id = protocol.u32();
-    if (id != 1) {
-      protocol.fail(fmt::format("protocol {} ({}), but Stagehand proves Groth16 (protocol 1)", id,
-                                id == 2 ? "PLONK" : id == 10 ? "FFLONK" : "unknown"));
-    }
-  }
-  {
-    SectionReader header(file, kHeaderSection, "header");
-    const auto n8q = header.u32();
-    if (n8q != 48) header.fail(fmt::format("base field of {} bytes, expected 48: not a BLS12-381 key", n8q));
-    auto q = header.take(48);
-    const auto fq_modulus = modulus_bytes<math::Fq>();
-    if (!std::equal(q.begin(), q.end(), fq_modulus.begin())) header.fail("the base field prime q is not BLS12-381's: a key for another curve");
-    const auto n8r = header.u32();
-    if (n8r != 32) header.fail(fmt::format("scalar field of {} bytes, expected 32: not a BLS12-381 key", n8r));
-    auto r = header.take(32);
-    const auto fr_modulus = modulus_bytes<math::Fr>();
-    if (!std::equal(r.begin(), r.end(), fr_modulus.begin())) header.fail("the scalar field prime r is not BLS12-381's: a key for another curve");
-    key.n_vars = header.u32();
-    key.n_public = header.u32();
-    key.domain_size = header.u32();
-    // In 64 bits: nPublic = 0xFFFFFFFF would wrap nPublic + 1 to 0.
-    if (key.n_vars == 0 || std::uint64_t{key.n_public} + 1 > key.n_vars) {
-      header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
-    }
-    if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << kMaxDomainLog2)) {
-      header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
-    }
-    key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
-    auto g1 = [&](const char* name) {
-      auto point = decode_g1(header.take(kG1Bytes));
-      if (!point) header.fail(fmt::format("{} is not a point of G1", name));
-      return *point;
-    };
-    auto g2 = [&](const char* name) {
-      auto point = decode_g2(header.take(kG2Bytes));
-      if (!point) header.fail(fmt::format("{} is not a point of G2", name));
-      return *point;
-    };
-    key.alpha1 = g1("alpha1");
-    key.beta1 = g1("beta1");
-    key.beta2 = g2("beta2");
-    key.gamma2 = g2("gamma2");
-    key.delta1 = g1("delta1");
-    key.delta2 = g2("delta2");
-    header.expect_end();
-  }
+  read_protocol(file);
+  read_header(file, key);
   {
     SectionReader ic(file, kIcSection, "IC");
     expect_size(ic, key.n_public + 1ULL, kG1Bytes, "G1 points");
     key.ic = read_g1_points(ic, key.n_public + 1ULL, "IC");
   }
-  {
-    SectionReader coefficients(file, kCoefficientSection, "coefficients");
-    const auto count = coefficients.u32();
-    if (coefficients.remaining() != std::uint64_t{count} * kCoefficientBytes) {
-      coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(), count,
-                                    std::uint64_t{count} * kCoefficientBytes));
-    }
-    key.coefficients.resize(count);  // unwritten (PinnableAllocator): the decode writes each record
-    // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
-    // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
-    // on its 16; bench/RESULTS.md).
-    const auto records = coefficients.take(std::uint64_t{count} * kCoefficientBytes);
-    const auto bad = detail::decode_coefficients(records, key.domain_size, key.n_vars, key.coefficients, 0);
-    if (bad < count) {
-      const auto& entry = key.coefficients[bad];
-      const bool value_ok = math::Fr::from_double_montgomery_bytes(
-                                std::span<const std::uint8_t, 32>(records.data() + bad * kCoefficientBytes + 12, 32))
-                                .has_value();
-      coefficients.fail(fmt::format("record {} is out of range (matrix {}, constraint {} of {}, signal {} of {}{})", bad,
-                                    entry.matrix, entry.constraint, key.domain_size, entry.signal, key.n_vars,
-                                    value_ok ? "" : ", value not below r"));
-    }
-  }
+  read_coefficients(file, key);
   key.a = read_g1_set(file, kASection, "A", key.n_vars);
   key.b1 = read_g1_set(file, kB1Section, "B1", key.n_vars);
   key.b2 = read_g2_set(file, kB2Section, "B2", key.n_vars);
