@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 bundle=.gpu-reliability
 # Every fixture: the production engine's policies (which must keep finding their incidents) and
 # the budgeted ones (which must find nothing).
-fixtures=(fixtures/*.toml)
+read -ra fixtures <<<"${FIXTURES:-$(echo fixtures/*.toml)}"
 # The kernel check's every part, one process each at small sizes (name, limit in seconds, kernel
 # check arguments); RACECHECK="name ..." runs some of them (two calls cover them all inside
 # the budget: "msm msm-streamed g2 msm-edge msm-tunings" and the rest).
@@ -66,7 +66,7 @@ incident_rate() {
   awk -v name="$2" '$1 == name {
     runs = $2; found = 0; line = $0
     while (match(line, /: [0-9]+/)) { found += substr(line, RSTART + 2, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) }
-    printf "%.1f", (runs > 0 ? 100 * found / runs : 0) }' "$1"
+    printf "%.1f", (runs > 0 ? 100 * found / runs : 0); exit }' "$1"
 }
 # rate_verdict NAME RATE: "" where RATE is NAME's known rate within 2 points, else what is wrong.
 rate_verdict() {
