@@ -77,28 +77,30 @@ void scatter_in_any_order(const CoefficientList& records, const kernel::Constrai
   }
 }
 
-}  // namespace
+// The records cut into chunks of about equal size, each one thread's task.
+struct RecordChunks {
+  std::size_t count;
+  std::size_t chunk_count;
+  std::size_t chunk_size;
 
-// Setups write each matrix's records in order of constraint (Stagehand's, and snarkjs's in every
-// fixture circuit's key), and then a record's place in its matrix is its rank among
-// that matrix's records: every chunk of records is placed on its own thread, from the ranks its
-// chunk starts at. Records in another order take the one-thread counting sort. On the H200
-// machine's 16 cores (2026-12-04, stagehand_matrix_build_bench): 2^24, 38.8M records, 1.98 s on
-// one thread with the buffer zeroed first, 0.18 s so; this was seconds of every key's set-up.
-ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads) {
-  const auto& records = key.coefficients;
-  const std::size_t count = records.size();
-  const unsigned thread_count = math::detail::resolve_thread_count(threads);
-  const std::size_t chunk_count = std::clamp<std::size_t>(count >> 16, 1, std::size_t{4} * thread_count);
-  const std::size_t chunk_size = (count + chunk_count - 1) / chunk_count;
-  const auto chunk_range = [&](std::size_t chunk) {
+  RecordChunks(std::size_t records, unsigned thread_count)
+      : count(records),
+        chunk_count(std::clamp<std::size_t>(records >> 16, 1, std::size_t{4} * thread_count)),
+        chunk_size((records + chunk_count - 1) / chunk_count) {}
+
+  std::pair<std::size_t, std::size_t> range(std::size_t chunk) const {
     const std::size_t begin = std::min(count, chunk * chunk_size);
     return std::pair{begin, std::min(count, begin + chunk_size)};
-  };
-  std::vector<ChunkSummary> summaries(chunk_count);
-  math::detail::run_tasks(chunk_count, thread_count, [&](std::size_t chunk) {
+  }
+};
+
+// Each chunk's summary, one thread a chunk; throws for the first record outside the key.
+std::vector<ChunkSummary> summarize_chunks(const ProvingKey& key, const RecordChunks& chunks, unsigned thread_count) {
+  const auto& records = key.coefficients;
+  std::vector<ChunkSummary> summaries(chunks.chunk_count);
+  math::detail::run_tasks(chunks.chunk_count, thread_count, [&](std::size_t chunk) {
     auto& summary = summaries[chunk];
-    const auto [begin, end] = chunk_range(chunk);
+    const auto [begin, end] = chunks.range(chunk);
     for (std::size_t i = begin; i < end; ++i) {
       const auto& entry = records[i];
       if (entry.constraint >= key.domain_size || entry.signal >= key.n_vars || entry.matrix > 1) {
@@ -119,49 +121,60 @@ ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads
   for (const auto& summary : summaries) {
     if (summary.first_bad != ChunkSummary::kNone) outside_the_key(records[summary.first_bad]);
   }
-  // Each matrix in order across the chunks too; each chunk's first rank in A and in B.
+  return summaries;
+}
+
+// The chunks' summaries joined: whether each matrix is in order across the chunks too, each
+// chunk's first rank in A and in B, and each matrix's record count.
+struct JoinedChunks {
   bool sorted = true;
-  std::vector<std::array<std::uint64_t, 2>> first_rank(chunk_count);
+  std::vector<std::array<std::uint64_t, 2>> first_rank;
   std::array<std::uint64_t, 2> ranks{};
+};
+
+JoinedChunks join_chunks(const std::vector<ChunkSummary>& summaries, const RecordChunks& chunks) {
+  JoinedChunks joined;
+  joined.first_rank.resize(chunks.chunk_count);
+  auto& ranks = joined.ranks;
   std::array<std::optional<std::uint32_t>, 2> last_constraint;
-  for (std::size_t chunk = 0; chunk < chunk_count; ++chunk) {
+  for (std::size_t chunk = 0; chunk < chunks.chunk_count; ++chunk) {
     const auto& summary = summaries[chunk];
-    const auto [begin, end] = chunk_range(chunk);
-    sorted = sorted && summary.sorted;
-    first_rank[chunk] = ranks;
+    const auto [begin, end] = chunks.range(chunk);
+    joined.sorted = joined.sorted && summary.sorted;
+    joined.first_rank[chunk] = ranks;
     ranks[0] += summary.in_a;
     ranks[1] += (end - begin) - summary.in_a;
     for (unsigned m = 0; m < 2; ++m) {
       if (!summary.any[m]) continue;
-      if (last_constraint[m] && summary.first[m] < *last_constraint[m]) sorted = false;
+      if (last_constraint[m] && summary.first[m] < *last_constraint[m]) joined.sorted = false;
       last_constraint[m] = summary.last[m];
     }
   }
+  return joined;
+}
 
-  ConstraintMatrix matrix;
-  matrix.layout = kernel::ConstraintMatrixLayout{key.domain_size, ranks[0], ranks[1]};
-  const auto& layout = matrix.layout;
-  // Not zeroed: the records fill every entry, so only the row offsets (counts first) and the
-  // padding before the values start at 0. Zeroing a fresh buffer on one thread, with its page
-  // faults, was most of the one-thread build.
-  matrix.bytes.resize(layout.total_bytes());
-  const std::span<std::byte> bytes(matrix.bytes);
+// Not zeroed: the records fill every entry, so only the row offsets (counts first) and the
+// padding before the values start at 0. Zeroing a fresh buffer on one thread, with its page
+// faults, was most of the one-thread build.
+void zero_offsets_and_padding(const kernel::ConstraintMatrixLayout& layout, std::span<std::byte> bytes, unsigned thread_count) {
   const std::uint64_t offset_bytes = layout.signals_a();  // both offset arrays, first in the layout
   math::detail::run_ranges(offset_bytes, thread_count, std::size_t{1} << 22, [&](std::size_t begin, std::size_t end) {
     std::memset(bytes.data() + begin, 0, end - begin);
   });
   const std::uint64_t signals_end = layout.signals_b() + 4 * layout.entries_b;  // then up to 31 bytes before the values
   std::memset(bytes.data() + signals_end, 0, layout.values_a() - signals_end);
-  if (!sorted) {
-    scatter_in_any_order(records, layout, bytes);
-    return matrix;
-  }
+}
+
+// Records in order of constraint: each chunk placed on its own thread from the ranks it starts
+// at, the rows' counts then summed into offsets.
+void scatter_in_order(const CoefficientList& records, const kernel::ConstraintMatrixLayout& layout, std::span<std::byte> bytes,
+                      const RecordChunks& chunks, const JoinedChunks& joined, unsigned thread_count) {
   const std::array<std::uint64_t*, 2> offsets{at<std::uint64_t>(bytes, layout.offsets_a()), at<std::uint64_t>(bytes, layout.offsets_b())};
   const std::array<std::uint32_t*, 2> signals{at<std::uint32_t>(bytes, layout.signals_a()), at<std::uint32_t>(bytes, layout.signals_b())};
   const std::array<math::Fr*, 2> values{at<math::Fr>(bytes, layout.values_a()), at<math::Fr>(bytes, layout.values_b())};
-  math::detail::run_tasks(chunk_count, thread_count, [&](std::size_t chunk) {
-    auto next = first_rank[chunk];
-    const auto [begin, end] = chunk_range(chunk);
+  math::detail::run_tasks(chunks.chunk_count, thread_count, [&](std::size_t chunk) {
+    auto next = joined.first_rank[chunk];
+    const auto [begin, end] = chunks.range(chunk);
     for (std::size_t i = begin; i < end; ++i) {
       const auto& entry = records[i];
       const unsigned m = entry.matrix;
@@ -174,6 +187,32 @@ ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads
   });
   for (unsigned m = 0; m < 2; ++m) {
     for (std::uint64_t row = 0; row < layout.rows; ++row) offsets[m][row + 1] += offsets[m][row];
+  }
+}
+
+}  // namespace
+
+// Setups write each matrix's records in order of constraint (Stagehand's, and snarkjs's in every
+// fixture circuit's key), and then a record's place in its matrix is its rank among
+// that matrix's records: every chunk of records is placed on its own thread, from the ranks its
+// chunk starts at. Records in another order take the one-thread counting sort. On the H200
+// machine's 16 cores (2026-12-04, stagehand_matrix_build_bench): 2^24, 38.8M records, 1.98 s on
+// one thread with the buffer zeroed first, 0.18 s so; this was seconds of every key's set-up.
+ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads) {
+  const auto& records = key.coefficients;
+  const unsigned thread_count = math::detail::resolve_thread_count(threads);
+  const RecordChunks chunks(records.size(), thread_count);
+  const auto joined = join_chunks(summarize_chunks(key, chunks, thread_count), chunks);
+  ConstraintMatrix matrix;
+  matrix.layout = kernel::ConstraintMatrixLayout{key.domain_size, joined.ranks[0], joined.ranks[1]};
+  const auto& layout = matrix.layout;
+  matrix.bytes.resize(layout.total_bytes());
+  const std::span<std::byte> bytes(matrix.bytes);
+  zero_offsets_and_padding(layout, bytes, thread_count);
+  if (joined.sorted) {
+    scatter_in_order(records, layout, bytes, chunks, joined, thread_count);
+  } else {
+    scatter_in_any_order(records, layout, bytes);
   }
   return matrix;
 }

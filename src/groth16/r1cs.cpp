@@ -10,49 +10,52 @@
 
 namespace stagehand::groth16 {
 
-R1cs read_r1cs(const std::filesystem::path& path) {
-  BinFile file(path, "r1cs", "circom constraint system (.r1cs)", 1);
-  R1cs r1cs;
-  std::uint32_t constraint_count = 0;
-  {
-    SectionReader header(file, 1, "header");
-    const auto n8 = header.u32();
-    if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 circuit", n8));
-    auto prime = header.take(32);
-    const auto r = modulus_bytes<math::Fr>();
-    if (!std::equal(prime.begin(), prime.end(), r.begin())) {
-      header.fail("the prime is not BLS12-381's r: compile the circuit with circom --prime bls12381");
-    }
-    r1cs.n_wires = header.u32();
-    r1cs.n_outputs = header.u32();
-    r1cs.n_public_inputs = header.u32();
-    r1cs.n_private_inputs = header.u32();
-    r1cs.n_labels = header.u64();
-    constraint_count = header.u32();
-    header.expect_end();
-    // In 64 bits: 2^31 outputs and 2^31 public inputs wrap to 0 in 32.
-    const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
-    if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
-      header.fail(fmt::format("{} wires cannot hold {} outputs, {} public and {} private inputs and the constant", r1cs.n_wires,
-                              r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
-    }
-    const unsigned domain_log2 = domain_log2_for(constraint_count, r1cs.n_public());
-    if (domain_log2 > kMaxDomainLog2) {
-      header.fail(fmt::format("{} constraints and {} public signals need a domain of 2^{}, more than the 2^{} Stagehand supports",
-                              constraint_count, r1cs.n_public(), domain_log2, kMaxDomainLog2));
-    }
+namespace {
+
+// The header: the field, the counts, and the domain they need; returns the constraint count.
+std::uint32_t read_header(const BinFile& file, R1cs& r1cs) {
+  SectionReader header(file, 1, "header");
+  const auto n8 = header.u32();
+  if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 circuit", n8));
+  auto prime = header.take(32);
+  const auto r = modulus_bytes<math::Fr>();
+  if (!std::equal(prime.begin(), prime.end(), r.begin())) {
+    header.fail("the prime is not BLS12-381's r: compile the circuit with circom --prime bls12381");
   }
-  // Every count against the file before anything is reserved. Section 3 maps each wire to its
-  // label (a u64 per wire, as circom writes it): it is what ties nWires to the file, so that a
-  // header claiming 2^24 wires for a one-constraint circuit cannot make setup allocate for them.
-  {
-    SectionReader labels(file, 3, "wire labels");
-    if (labels.size() != std::uint64_t{r1cs.n_wires} * 8) {
-      labels.fail(fmt::format("{} bytes, expected {} (one u64 label for each of the header's {} wires){}", labels.size(),
-                              std::uint64_t{r1cs.n_wires} * 8, r1cs.n_wires,
-                              labels.size() < std::uint64_t{r1cs.n_wires} * 8 ? ": truncated, or the header's nWires is wrong" : ""));
-    }
+  r1cs.n_wires = header.u32();
+  r1cs.n_outputs = header.u32();
+  r1cs.n_public_inputs = header.u32();
+  r1cs.n_private_inputs = header.u32();
+  r1cs.n_labels = header.u64();
+  const std::uint32_t constraint_count = header.u32();
+  header.expect_end();
+  // In 64 bits: 2^31 outputs and 2^31 public inputs wrap to 0 in 32.
+  const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
+  if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
+    header.fail(fmt::format("{} wires cannot hold {} outputs, {} public and {} private inputs and the constant", r1cs.n_wires,
+                            r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
   }
+  const unsigned domain_log2 = domain_log2_for(constraint_count, r1cs.n_public());
+  if (domain_log2 > kMaxDomainLog2) {
+    header.fail(fmt::format("{} constraints and {} public signals need a domain of 2^{}, more than the 2^{} Stagehand supports",
+                            constraint_count, r1cs.n_public(), domain_log2, kMaxDomainLog2));
+  }
+  return constraint_count;
+}
+
+// Every count against the file before anything is reserved. Section 3 maps each wire to its
+// label (a u64 per wire, as circom writes it): it is what ties nWires to the file, so that a
+// header claiming 2^24 wires for a one-constraint circuit cannot make setup allocate for them.
+void check_wire_labels(const BinFile& file, const R1cs& r1cs) {
+  SectionReader labels(file, 3, "wire labels");
+  if (labels.size() != std::uint64_t{r1cs.n_wires} * 8) {
+    labels.fail(fmt::format("{} bytes, expected {} (one u64 label for each of the header's {} wires){}", labels.size(),
+                            std::uint64_t{r1cs.n_wires} * 8, r1cs.n_wires,
+                            labels.size() < std::uint64_t{r1cs.n_wires} * 8 ? ": truncated, or the header's nWires is wrong" : ""));
+  }
+}
+
+void read_constraints(const BinFile& file, R1cs& r1cs, std::uint32_t constraint_count) {
   SectionReader section(file, 2, "constraints");
   // A constraint takes at least 12 bytes (three empty linear combinations).
   if (std::uint64_t{constraint_count} * 12 > section.size()) {
@@ -81,6 +84,16 @@ R1cs read_r1cs(const std::filesystem::path& path) {
     read_lc(constraint.c);
   }
   section.expect_end();
+}
+
+}  // namespace
+
+R1cs read_r1cs(const std::filesystem::path& path) {
+  BinFile file(path, "r1cs", "circom constraint system (.r1cs)", 1);
+  R1cs r1cs;
+  const std::uint32_t constraint_count = read_header(file, r1cs);
+  check_wire_labels(file, r1cs);
+  read_constraints(file, r1cs, constraint_count);
   return r1cs;
 }
 

@@ -122,10 +122,17 @@ struct Groth16SyntheticBytes {
   }
 };
 
-}  // namespace
+// What every policy's run shares, made once: the configuration with the command line's
+// overrides, the polynomial the host steps copy a, b and c from, and for kind = "groth16" the
+// timing jobs and their synthetic bytes.
+struct PolicyBenchData {
+  RunConfig config;
+  std::vector<std::byte> polynomial;
+  std::optional<groth16::Groth16TimingJobs> groth16_jobs;  // every policy's, before its synthetic data
+  std::optional<Groth16SyntheticBytes> groth16_bytes;
+};
 
-int run_policy_bench(const PolicyBenchOptions& options) {
-  auto config = load_run_config(options.config);
+void apply_bench_options(const PolicyBenchOptions& options, RunConfig& config) {
   if (!options.policies.empty()) {
     config.policies.clear();
     for (const auto& name : options.policies) config.policies.push_back(policy_from_string(name));
@@ -134,103 +141,126 @@ int run_policy_bench(const PolicyBenchOptions& options) {
   if (options.proofs > 0) porep.proofs = options.proofs;
   if (options.partitions > 0) porep.partitions_per_proof = options.partitions;
   if (options.domain_log2 > 0) porep.shape.domain_log2 = options.domain_log2;
+  if (options.gpus > 0) config.gpus = options.gpus;
+}
+
+// kind = "groth16": the Groth16 program on synthetic bytes, made once for every policy.
+void make_groth16_bench_data(PolicyBenchData& data, const PolicyBenchOptions& options,
+                             std::chrono::steady_clock::time_point start) {
+  auto& config = data.config;
+  if (config.groth16.abc_step != groth16::AbcStep::host) {
+    throw std::runtime_error(fmt::format("{}: bench policies runs the Groth16 program on synthetic bytes, which have no constraint "
+                                         "matrix: set [workload] abc = \"host\"",
+                                         config.source.string()));
+  }
+  if (options.full_scalar_share >= 0) config.groth16.full_scalar_share = options.full_scalar_share;
+  const auto& jobs = data.groth16_jobs.emplace(groth16_timing_jobs(config));
+  const auto& sizes = jobs.sizes;
+  data.groth16_bytes.emplace(jobs);
+  fmt::print(stderr, "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
+             "of {} scalars, from {} on {:.1f}% uniform, the rest 0 or 1 ({} full), made in {:.1f} s\n",
+             to_string(config.groth16.key), sizes.set_points[groth16::kSetH], sizes.set_points[groth16::kSetA],
+             sizes.set_points[groth16::kSetB1], sizes.set_points[groth16::kSetB2], sizes.set_points[groth16::kSetC], sizes.n_vars,
+             jobs.bits_below, 100.0 * jobs.full_scalar_share, jobs.full_scalars(0, sizes.n_vars),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// The workload of one policy's run on `backend`: the Groth16 program's timing jobs, or the PoRep
+// partitions.
+std::unique_ptr<Workload> make_bench_workload(PolicyBenchData& data, const CoordinatorSettings& settings, Backend& backend,
+                                              HostWork& host_work, const std::string& name) {
+  const auto& config = data.config;
+  const auto& shape = config.workload.shape;
+  if (config.workload_kind == WorkloadKind::groth16) {
+    auto jobs = *data.groth16_jobs;
+    jobs.data = data.groth16_bytes->data(std::span<const std::byte>(data.polynomial), host_work);
+    const auto layout = groth16::plan_proof_layout(jobs.sizes, backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
+                                                   settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,
+                                                   config.groth16.stream_buffer_bytes, config.groth16.precompute_bases);
+    fmt::print(stderr, "  {:<9} key sets: {}\n", name, layout.placement.describe());
+    return std::make_unique<groth16::Groth16Workload>(std::move(jobs), layout.abc_step, layout.placement);
+  }
+  // What the simulator's measured model must match (config/devices/h200-measured.toml).
+  fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
+             format_bytes(PartitionProgram::scratch_bytes(*backend.devices().front(), shape)));
+  PoRepData porep_data;
+  // Filled once, on the GPU that pins the key (the current one while it is set up).
+  porep_data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
+  porep_data.input_template = std::span<const std::byte>(data.polynomial);
+  porep_data.host_work = &host_work;
+  return std::make_unique<PoRepWorkload>(config.workload, porep_data);
+}
+
+// The run's trace as Chrome JSON and as a picture, in the options' trace directory.
+void write_bench_trace(Trace& trace, const PolicyBenchOptions& options, const std::string& name, Device& device) {
+  const auto trace_file = std::filesystem::path(options.trace_dir) / fmt::format("{}.trace.json", name);
+  trace.write_chrome_json(trace_file);
+  const auto picture = std::filesystem::path(options.trace_dir) / fmt::format("{}.svg", name);
+  write_svg_timeline(trace, picture, fmt::format("{} on {} (bench policies)", name, device.properties().name));
+  fmt::print(stderr, "  {:<9} trace: {}, picture: {}\n", name, trace_file.string(), picture.string());
+}
+
+RunReport run_bench_policy(PolicyBenchData& data, Policy policy, const PolicyBenchOptions& options, HostWork& host_work) {
+  const auto& config = data.config;
+  const auto& porep = config.workload;
+  const auto name = to_string(policy);
+  auto settings = settings_for(config, policy);
+  settings.prewarm_pinned_pool = true;  // the steady state: the pool's growth is a start-up cost
+                                        // (config/h200-measured.toml does the same on the simulator)
+  // A fresh device for each policy, held to the cap by a ballast allocation.
+  auto backend = Backend::open_cuda(config);
+  auto& device = *backend->devices().front();
+  fmt::print(stderr, "stagehand bench policies: {} on {} x {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers per GPU\n",
+             name, backend->devices().size(), device.properties().name, format_bytes(device.properties().total_memory_bytes),
+             config.vram_cap_bytes ? "a capped card" : "the card", porep.proofs, porep.partitions_per_proof, porep.shape.domain_log2,
+             settings.workers_per_device);
+  auto workload_holder = make_bench_workload(data, settings, *backend, host_work, name);
+  auto& workload = *workload_holder;
+  // Only the policies that pin in place or upload from pageable memory take from it.
+  const bool pageable = policy != Policy::budgeted || settings.host_staging == HostStagingMode::register_in_place;
+  auto ring = PageableArena::ring(
+      pageable ? static_cast<std::size_t>(3 * (settings.workers_per_device + settings.prestage_depth + 1)) : 0,
+      porep.shape.polynomial_bytes());
+  CoordinatorHooks hooks;
+  hooks.pageable_memory = [&ring](Bytes bytes) { return ring.take(bytes); };
+  const int total = config.jobs();
+  int done = 0;
+  hooks.on_job_done = [&](const JobRecord& job) {
+    ++done;
+    fmt::print(stderr, "  {:<9} {:>3}/{} partition {} {} at {:.2f} s (lock held {:.3f} s){}\n", name, done, total, job.index,
+               job.completed() ? "done" : "FAILED", static_cast<double>(job.finished_ns) / 1e9,
+               job.lock_released_ns >= 0 ? static_cast<double>(job.lock_released_ns - job.lock_acquired_ns) / 1e9 : 0.0,
+               job.completed() ? "" : ": " + job.error);
+  };
+  auto& trace = backend->trace();
+  RunReport report;
+  {
+    const KernelTraceScope kernels_traced(*backend, &trace);
+    backend->run([&]() -> asio::awaitable<void> {
+      report = co_await run_coordinator(backend->devices(), settings, workload, trace, hooks);
+    }());
+  }
+  write_bench_trace(trace, options, name, device);
+  for (const auto& line : report.log) fmt::print(stderr, "  {:<9} {}\n", name, line);
+  return report;
+}
+
+}  // namespace
+
+int run_policy_bench(const PolicyBenchOptions& options) {
+  PolicyBenchData data{load_run_config(options.config), {}, {}, {}};
+  apply_bench_options(options, data.config);
   if (Backend::cuda_device_count() == 0) {
     std::cerr << "stagehand bench policies: no CUDA device is present\n";
     return 1;
   }
-  if (options.gpus > 0) config.gpus = options.gpus;
-  const auto& shape = porep.shape;
   const auto start = std::chrono::steady_clock::now();
-  const auto polynomial = random_polynomial(shape);
-  // kind = "groth16": the Groth16 program on synthetic bytes, made once for every policy.
-  const bool groth16_program = config.workload_kind == WorkloadKind::groth16;
-  std::optional<groth16::Groth16TimingJobs> groth16_jobs;  // every policy's, before its synthetic data
-  std::optional<Groth16SyntheticBytes> groth16_bytes;
-  if (groth16_program) {
-    if (config.groth16.abc_step != groth16::AbcStep::host) {
-      throw std::runtime_error(fmt::format("{}: bench policies runs the Groth16 program on synthetic bytes, which have no constraint "
-                                           "matrix: set [workload] abc = \"host\"",
-                                           config.source.string()));
-    }
-    if (options.full_scalar_share >= 0) config.groth16.full_scalar_share = options.full_scalar_share;
-    const auto& jobs = groth16_jobs.emplace(groth16_timing_jobs(config));
-    const auto& sizes = jobs.sizes;
-    groth16_bytes.emplace(jobs);
-    fmt::print(stderr, "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
-               "of {} scalars, from {} on {:.1f}% uniform, the rest 0 or 1 ({} full), made in {:.1f} s\n",
-               to_string(config.groth16.key), sizes.set_points[groth16::kSetH], sizes.set_points[groth16::kSetA],
-               sizes.set_points[groth16::kSetB1], sizes.set_points[groth16::kSetB2], sizes.set_points[groth16::kSetC], sizes.n_vars,
-               jobs.bits_below, 100.0 * jobs.full_scalar_share, jobs.full_scalars(0, sizes.n_vars),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  data.polynomial = random_polynomial(data.config.workload.shape);
+  if (data.config.workload_kind == WorkloadKind::groth16) make_groth16_bench_data(data, options, start);
   std::filesystem::create_directories(options.trace_dir);
   HostWork host_work(4);
   std::vector<RunReport> reports;
-  for (auto policy : config.policies) {
-    const auto name = to_string(policy);
-    auto settings = settings_for(config, policy);
-    settings.prewarm_pinned_pool = true;  // the steady state: the pool's growth is a start-up cost
-                                          // (config/h200-measured.toml does the same on the simulator)
-    // A fresh device for each policy, held to the cap by a ballast allocation.
-    auto backend = Backend::open_cuda(config);
-    auto& device = *backend->devices().front();
-    fmt::print(stderr, "stagehand bench policies: {} on {} x {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers per GPU\n",
-               name, backend->devices().size(), device.properties().name, format_bytes(device.properties().total_memory_bytes),
-               config.vram_cap_bytes ? "a capped card" : "the card", porep.proofs, porep.partitions_per_proof, shape.domain_log2,
-               settings.workers_per_device);
-    std::unique_ptr<Workload> workload_holder;
-    if (groth16_program) {
-      auto jobs = *groth16_jobs;
-      jobs.data = groth16_bytes->data(std::span<const std::byte>(polynomial), host_work);
-      const auto layout = groth16::plan_proof_layout(jobs.sizes, backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
-                                                     settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,
-                                                     config.groth16.stream_buffer_bytes, config.groth16.precompute_bases);
-      fmt::print(stderr, "  {:<9} key sets: {}\n", name, layout.placement.describe());
-      workload_holder = std::make_unique<groth16::Groth16Workload>(std::move(jobs), layout.abc_step, layout.placement);
-    } else {
-      // What the simulator's measured model must match (config/devices/h200-measured.toml).
-      fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,
-                 format_bytes(PartitionProgram::scratch_bytes(device, shape)));
-      PoRepData data;
-      // Filled once, on the GPU that pins the key (the current one while it is set up).
-      data.fill_key = [&shape](Device&, const ProvingKeyHost& key) { return fill_synthetic_key(shape, key); };
-      data.input_template = std::span<const std::byte>(polynomial);
-      data.host_work = &host_work;
-      workload_holder = std::make_unique<PoRepWorkload>(porep, data);
-    }
-    auto& workload = *workload_holder;
-    // Only the policies that pin in place or upload from pageable memory take from it.
-    const bool pageable = policy != Policy::budgeted || settings.host_staging == HostStagingMode::register_in_place;
-    auto ring = PageableArena::ring(
-        pageable ? static_cast<std::size_t>(3 * (settings.workers_per_device + settings.prestage_depth + 1)) : 0,
-        shape.polynomial_bytes());
-    CoordinatorHooks hooks;
-    hooks.pageable_memory = [&ring](Bytes bytes) { return ring.take(bytes); };
-    const int total = config.jobs();
-    int done = 0;
-    hooks.on_job_done = [&](const JobRecord& job) {
-      ++done;
-      fmt::print(stderr, "  {:<9} {:>3}/{} partition {} {} at {:.2f} s (lock held {:.3f} s){}\n", name, done, total, job.index,
-                 job.completed() ? "done" : "FAILED", static_cast<double>(job.finished_ns) / 1e9,
-                 job.lock_released_ns >= 0 ? static_cast<double>(job.lock_released_ns - job.lock_acquired_ns) / 1e9 : 0.0,
-                 job.completed() ? "" : ": " + job.error);
-    };
-    auto& trace = backend->trace();
-    RunReport report;
-    {
-      const KernelTraceScope kernels_traced(*backend, &trace);
-      backend->run([&]() -> asio::awaitable<void> {
-        report = co_await run_coordinator(backend->devices(), settings, workload, trace, hooks);
-      }());
-    }
-    const auto trace_file = std::filesystem::path(options.trace_dir) / fmt::format("{}.trace.json", name);
-    trace.write_chrome_json(trace_file);
-    const auto picture = std::filesystem::path(options.trace_dir) / fmt::format("{}.svg", name);
-    write_svg_timeline(trace, picture, fmt::format("{} on {} (bench policies)", name, device.properties().name));
-    fmt::print(stderr, "  {:<9} trace: {}, picture: {}\n", name, trace_file.string(), picture.string());
-    for (const auto& line : report.log) fmt::print(stderr, "  {:<9} {}\n", name, line);
-    reports.push_back(std::move(report));
-  }
+  for (auto policy : data.config.policies) reports.push_back(run_bench_policy(data, policy, options, host_work));
   fmt::print("\n");
   print_report_table(std::cout, reports);
   for (const auto& report : reports) {

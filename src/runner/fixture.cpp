@@ -156,10 +156,35 @@ void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, c
   outcome.trace_hash = outcome.system->trace().hash();
 }
 
-void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
-  const auto& r = outcome.report;
-  const auto& e = fixture.expect;
-  auto& failures = outcome.failures;
+// The run's figures, as the fixture's notes give them.
+std::string describe_run(const RunReport& r) {
+  return fmt::format(
+      "{} of {} partitions completed{}; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute busy "
+      "{:.1f}%, idle {:.1f} ms/partition; VRAM peak {}",
+      r.partitions_completed, r.partitions, r.jobs_retried > 0 ? fmt::format(" ({} moved to another GPU)", r.jobs_retried) : "",
+      r.oom_count, r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition,
+      100 * r.compute_busy_fraction, 1e3 * r.compute_idle_seconds_per_partition, format_bytes(r.vram_peak_bytes));
+}
+
+// A partition that had not pre-staged took the compute lock and ran out of memory in it, while
+// another that had already started pre-staging (its inputs taking memory) reached the lock only
+// after it: grant order was not the order in which memory was taken.
+bool was_overtaken(const RunReport& r) {
+  bool overtaken = false;
+  for (const auto& late : r.jobs) {
+    if (late.completed() || !late.fell_back || late.lock_acquired_ns < 0 || late.out_of_memory_errors == 0) continue;
+    for (const auto& early : r.jobs) {
+      if (&early != &late && early.prestage_started_ns >= 0 && early.prestage_started_ns <= late.lock_acquired_ns &&
+          (early.lock_acquired_ns > late.lock_acquired_ns)) {
+        overtaken = true;
+      }
+    }
+  }
+  return overtaken;
+}
+
+// The expectations on what failed, fell back or moved.
+void check_failures(const Expectations& e, const RunReport& r, std::vector<std::string>& failures) {
   int failed = r.partitions - r.partitions_completed;
   int first_failed = -1;
   for (const auto& job : r.jobs) {
@@ -168,12 +193,6 @@ void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const Repla
       break;
     }
   }
-  outcome.notes.push_back(fmt::format(
-      "{} of {} partitions completed{}; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute busy "
-      "{:.1f}%, idle {:.1f} ms/partition; VRAM peak {}",
-      r.partitions_completed, r.partitions, r.jobs_retried > 0 ? fmt::format(" ({} moved to another GPU)", r.jobs_retried) : "",
-      r.oom_count, r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition,
-      100 * r.compute_busy_fraction, 1e3 * r.compute_idle_seconds_per_partition, format_bytes(r.vram_peak_bytes)));
   if (e.out_of_memory) {
     check(failures, (r.oom_count > 0) == *e.out_of_memory,
           fmt::format("expected out_of_memory = {}, got {} OOM errors", *e.out_of_memory, r.oom_count));
@@ -201,23 +220,15 @@ void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const Repla
           fmt::format("expected every_fallback_failed = {}, got {}", *e.every_fallback_failed, all));
   }
   if (e.overtaken) {
-    // A partition that had not pre-staged took the compute lock and ran out of memory in it,
-    // while another that had already started pre-staging (its inputs taking memory) reached the
-    // lock only after it: grant order was not the order in which memory was taken.
-    bool overtaken = false;
-    for (const auto& late : r.jobs) {
-      if (late.completed() || !late.fell_back || late.lock_acquired_ns < 0 || late.out_of_memory_errors == 0) continue;
-      for (const auto& early : r.jobs) {
-        if (&early != &late && early.prestage_started_ns >= 0 && early.prestage_started_ns <= late.lock_acquired_ns &&
-            (early.lock_acquired_ns > late.lock_acquired_ns)) {
-          overtaken = true;
-        }
-      }
-    }
+    const bool overtaken = was_overtaken(r);
     check(failures, overtaken == *e.overtaken, fmt::format("expected overtaken = {}, got {}", *e.overtaken, overtaken));
   }
   if (e.fallbacks_min) check(failures, r.fallback_count >= *e.fallbacks_min, fmt::format("expected fallbacks_min = {}, got {}", *e.fallbacks_min, r.fallback_count));
   if (e.fallbacks_max) check(failures, r.fallback_count <= *e.fallbacks_max, fmt::format("expected fallbacks_max = {}, got {}", *e.fallbacks_max, r.fallback_count));
+}
+
+// The expectations that bound a figure from below or above.
+void check_bounds(const Expectations& e, const RunReport& r, std::vector<std::string>& failures) {
   auto bound = [&](const std::optional<double>& limit, double value, bool is_min, const char* key) {
     if (!limit) return;
     bool holds = is_min ? value >= *limit : value <= *limit;
@@ -231,23 +242,35 @@ void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const Repla
   bound(e.compute_idle_ms_per_partition_min, 1e3 * r.compute_idle_seconds_per_partition, true, "compute_idle_ms_per_partition_min");
   bound(e.compute_idle_ms_per_partition_max, 1e3 * r.compute_idle_seconds_per_partition, false, "compute_idle_ms_per_partition_max");
   bound(e.vram_peak_gib_max, static_cast<double>(r.vram_peak_bytes) / static_cast<double>(kGiB), false, "vram_peak_gib_max");
-  if (e.seconds_per_proof_no_worse_than) {
-    auto reference_path = fixture.path.parent_path() / *e.seconds_per_proof_no_worse_than;
-    auto reference = load_fixture(reference_path);
-    ReplayOptions reference_options;
-    reference_options.seed = options.seed;
-    reference_options.keep_trace_events = false;
-    auto baseline = replay_fixture(reference, reference_options);
-    bool complete = baseline.report.partitions_completed == baseline.report.partitions;
-    double reference_seconds = complete ? baseline.report.seconds_per_proof : std::numeric_limits<double>::infinity();
-    outcome.notes.push_back(complete ? fmt::format("{}: {:.3f} s/proof", reference.name, reference_seconds)
-                                     : fmt::format("{}: {} of {} partitions failed, no proof finished", reference.name,
-                                                   baseline.report.partitions - baseline.report.partitions_completed,
-                                                   baseline.report.partitions));
-    check(failures, r.seconds_per_proof <= reference_seconds * 1.01,
-          fmt::format("expected seconds per proof no worse than {} ({:.3f} s), got {:.3f} s", reference.name, reference_seconds,
-                      r.seconds_per_proof));
-  }
+}
+
+// seconds_per_proof_no_worse_than: the fixture it names, replayed with the same seed.
+void check_no_worse_than(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
+  const auto& r = outcome.report;
+  const auto& e = fixture.expect;
+  auto& failures = outcome.failures;
+  auto reference_path = fixture.path.parent_path() / *e.seconds_per_proof_no_worse_than;
+  auto reference = load_fixture(reference_path);
+  ReplayOptions reference_options;
+  reference_options.seed = options.seed;
+  reference_options.keep_trace_events = false;
+  auto baseline = replay_fixture(reference, reference_options);
+  bool complete = baseline.report.partitions_completed == baseline.report.partitions;
+  double reference_seconds = complete ? baseline.report.seconds_per_proof : std::numeric_limits<double>::infinity();
+  outcome.notes.push_back(complete ? fmt::format("{}: {:.3f} s/proof", reference.name, reference_seconds)
+                                   : fmt::format("{}: {} of {} partitions failed, no proof finished", reference.name,
+                                                 baseline.report.partitions - baseline.report.partitions_completed,
+                                                 baseline.report.partitions));
+  check(failures, r.seconds_per_proof <= reference_seconds * 1.01,
+        fmt::format("expected seconds per proof no worse than {} ({:.3f} s), got {:.3f} s", reference.name, reference_seconds,
+                    r.seconds_per_proof));
+}
+
+void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
+  outcome.notes.push_back(describe_run(outcome.report));
+  check_failures(fixture.expect, outcome.report, outcome.failures);
+  check_bounds(fixture.expect, outcome.report, outcome.failures);
+  if (fixture.expect.seconds_per_proof_no_worse_than) check_no_worse_than(fixture, outcome, options);
 }
 
 }  // namespace

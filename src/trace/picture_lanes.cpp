@@ -91,6 +91,101 @@ std::pair<int, std::string> worker_key(std::string_view thread) {
   return {1 << 20, std::string(thread)};
 }
 
+// The picture's view of the GPU a track's process belongs to, with its model from the first
+// process name that carries one ("GPU 0: H200").
+GpuView& gpu_view(LaneView& view, std::string_view process) {
+  auto& gpu = view.gpus[gpu_of(process)];
+  if (gpu.model.empty()) {
+    auto colon = process.find(": ");
+    if (colon != std::string_view::npos) gpu.model = std::string(process.substr(colon + 2));
+  }
+  return gpu;
+}
+
+Row& worker_row(GpuView& gpu, std::string_view thread) {
+  auto& row = gpu.workers[worker_key(thread)];
+  row.label = fmt::format("{}", thread);
+  row.kind = "worker";
+  return row;
+}
+
+// A span on the device's own rows: a kernel, a memset or a copy.
+void add_device_span(GpuView& gpu, const TraceEvent& event, std::string_view category, std::string_view name) {
+  if (category.starts_with("kernel")) {
+    Box box{event.start_ns, event.end_ns, kernel_style(category, name), std::string(name)};
+    gpu.compute.boxes.push_back(box);
+    gpu.kernels.push_back(std::move(box));
+  } else if (category == "memset") {
+    gpu.compute.boxes.push_back(Box{event.start_ns, event.end_ns, {"#c7c7c7", "memset"}, "memset " + event.detail});
+  } else {
+    bool to_device = name.find("HtoD") != std::string_view::npos;
+    auto style = category == "copy (pageable)" ? kPageable : kPinned;
+    (to_device ? gpu.to_device : gpu.to_host)
+        .boxes.push_back(Box{event.start_ns, event.end_ns, style, fmt::format("{} {}", name, event.detail)});
+    if (auto bytes = parse_bytes(event.detail)) {
+      (to_device ? gpu.copies_to_device : gpu.copies_to_host).push_back(Copy{event.start_ns, event.end_ns, *bytes});
+    }
+  }
+}
+
+// A coordinator span: on its worker's row, and on its job's where it names one.
+void add_worker_span(LaneView& view, int gpu_index, const TraceEvent& event, std::string_view thread, std::string_view name,
+                     std::unordered_map<std::uint32_t, std::vector<Box>>& unattributed) {
+  auto style = coordinator_style(name);
+  auto& row = worker_row(view.gpus[gpu_index], thread);
+  row.boxes.push_back(Box{event.start_ns, event.end_ns, style,
+                          event.detail.empty() ? std::string(name) : fmt::format("{}: {}", name, event.detail)});
+  auto job = job_of(event.detail);
+  if (!job) {
+    unattributed[event.track].push_back(row.boxes.back());
+    return;
+  }
+  auto& job_view = view.jobs[*job];
+  job_view.gpu = gpu_index;
+  // A worker's spans that name no job (waiting for a lock, an upload) belong to the job whose
+  // span it records next: spans are recorded as they end, and a worker's job ends with its GPU
+  // program or its host step.
+  auto& unnamed = unattributed[event.track];
+  job_view.boxes.insert(job_view.boxes.end(), unnamed.begin(), unnamed.end());
+  unnamed.clear();
+  bool program = name.find("GPU program") != std::string_view::npos;
+  if (program) job_view.programs.emplace_back(event.start_ns, event.end_ns);
+  job_view.boxes.push_back(Box{event.start_ns, event.end_ns, program ? kProgram : style, fmt::format("{}: {}", name, event.detail), program});
+}
+
+// An out-of-memory: the device's (the size it was asked for), or a worker's mark on its row.
+void add_instant(GpuView& gpu, const TraceEvent& event, std::string_view category, std::string_view name,
+                 std::string_view thread) {
+  if (name == "out of memory" && category == "error") {
+    gpu.ooms.push_back(Oom{event.start_ns, requested_bytes(event.detail).value_or(0), event.detail});
+  } else if (name.starts_with("out of memory")) {
+    worker_row(gpu, thread).oom_marks.emplace_back(event.start_ns, event.detail);
+  }
+}
+
+void add_counter(GpuView& gpu, const TraceEvent& event, std::string_view name) {
+  // Of several samples at one instant, the last is what held from then on.
+  auto& steps = gpu.counters[std::string(name)];
+  if (!steps.empty() && steps.back().at_ns == event.start_ns) {
+    steps.back().bytes = event.value;
+  } else {
+    steps.push_back(Step{event.start_ns, event.value});
+  }
+}
+
+// A job's kernels: those that started on its GPU while it held the compute lock.
+void attribute_kernels(LaneView& view) {
+  for (auto& [index, job] : view.jobs) {
+    auto found = view.gpus.find(job.gpu);
+    if (found == view.gpus.end()) continue;
+    for (const auto& [start, end] : job.programs) {
+      for (const auto& kernel : found->second.kernels) {
+        if (kernel.start_ns >= start && kernel.start_ns < end) job.boxes.push_back(kernel);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 LaneView gather(const PictureLane& lane) {
@@ -101,54 +196,16 @@ LaneView gather(const PictureLane& lane) {
   for (const auto& event : trace.events()) {
     const auto process = trace.track_process(event.track);
     const auto thread = trace.track_thread(event.track);
-    const int gpu_index = gpu_of(process);
-    auto& gpu = view.gpus[gpu_index];
-    if (gpu.model.empty()) {
-      auto colon = process.find(": ");
-      if (colon != std::string_view::npos) gpu.model = std::string(process.substr(colon + 2));
-    }
+    auto& gpu = gpu_view(view, process);
     const auto category = trace.string(event.category);
     const auto name = trace.string(event.name);
     view.end_ns = std::max(view.end_ns, event.end_ns);
     switch (event.phase) {
       case TracePhase::span: {
-        if (category.starts_with("kernel")) {
-          Box box{event.start_ns, event.end_ns, kernel_style(category, name), std::string(name)};
-          gpu.compute.boxes.push_back(box);
-          gpu.kernels.push_back(std::move(box));
-        } else if (category == "memset") {
-          gpu.compute.boxes.push_back(Box{event.start_ns, event.end_ns, {"#c7c7c7", "memset"}, "memset " + event.detail});
-        } else if (category.starts_with("copy")) {
-          bool to_device = name.find("HtoD") != std::string_view::npos;
-          auto style = category == "copy (pageable)" ? kPageable : kPinned;
-          (to_device ? gpu.to_device : gpu.to_host)
-              .boxes.push_back(Box{event.start_ns, event.end_ns, style, fmt::format("{} {}", name, event.detail)});
-          if (auto bytes = parse_bytes(event.detail)) {
-            (to_device ? gpu.copies_to_device : gpu.copies_to_host).push_back(Copy{event.start_ns, event.end_ns, *bytes});
-          }
+        if (category.starts_with("kernel") || category == "memset" || category.starts_with("copy")) {
+          add_device_span(gpu, event, category, name);
         } else {
-          auto style = coordinator_style(name);
-          auto& row = gpu.workers[worker_key(thread)];
-          row.label = fmt::format("{}", thread);
-          row.kind = "worker";
-          row.boxes.push_back(Box{event.start_ns, event.end_ns, style,
-                                  event.detail.empty() ? std::string(name) : fmt::format("{}: {}", name, event.detail)});
-          if (auto job = job_of(event.detail)) {
-            auto& job_view = view.jobs[*job];
-            job_view.gpu = gpu_index;
-            // A worker's spans that name no job (waiting for a lock, an upload) belong to the
-            // job whose span it records next: spans are recorded as they end, and a worker's
-            // job ends with its GPU program or its host step.
-            auto& unnamed = unattributed[event.track];
-            job_view.boxes.insert(job_view.boxes.end(), unnamed.begin(), unnamed.end());
-            unnamed.clear();
-            bool program = name.find("GPU program") != std::string_view::npos;
-            if (program) job_view.programs.emplace_back(event.start_ns, event.end_ns);
-            job_view.boxes.push_back(Box{event.start_ns, event.end_ns, program ? kProgram : style,
-                                         fmt::format("{}: {}", name, event.detail), program});
-          } else {
-            unattributed[event.track].push_back(row.boxes.back());
-          }
+          add_worker_span(view, gpu_of(process), event, thread, name, unattributed);
         }
         break;
       }
@@ -162,41 +219,13 @@ LaneView gather(const PictureLane& lane) {
         async_open.erase(found);
         break;
       }
-      case TracePhase::instant: {
-        if (name == "out of memory" && category == "error") {
-          gpu.ooms.push_back(Oom{event.start_ns, requested_bytes(event.detail).value_or(0), event.detail});
-        } else if (name.starts_with("out of memory")) {
-          auto& row = gpu.workers[worker_key(thread)];
-          row.label = fmt::format("{}", thread);
-          row.kind = "worker";
-          row.oom_marks.emplace_back(event.start_ns, event.detail);
-        }
-        break;
-      }
-      case TracePhase::counter: {
-        // Of several samples at one instant, the last is what held from then on.
-        auto& steps = gpu.counters[std::string(name)];
-        if (!steps.empty() && steps.back().at_ns == event.start_ns) {
-          steps.back().bytes = event.value;
-        } else {
-          steps.push_back(Step{event.start_ns, event.value});
-        }
-        break;
-      }
+      case TracePhase::instant: add_instant(gpu, event, category, name, thread); break;
+      case TracePhase::counter: add_counter(gpu, event, name); break;
       case TracePhase::flow_start:
       case TracePhase::flow_end: break;
     }
   }
-  // A job's kernels: those that started on its GPU while it held the compute lock.
-  for (auto& [index, job] : view.jobs) {
-    auto found = view.gpus.find(job.gpu);
-    if (found == view.gpus.end()) continue;
-    for (const auto& [start, end] : job.programs) {
-      for (const auto& kernel : found->second.kernels) {
-        if (kernel.start_ns >= start && kernel.start_ns < end) job.boxes.push_back(kernel);
-      }
-    }
-  }
+  attribute_kernels(view);
   std::erase_if(view.gpus, [](const auto& entry) {
     const auto& gpu = entry.second;
     return gpu.compute.boxes.empty() && gpu.to_device.boxes.empty() && gpu.to_host.boxes.empty() && gpu.workers.empty() &&

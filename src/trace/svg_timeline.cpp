@@ -289,10 +289,8 @@ class Picture {
 
   int draw_memory(std::string& out, const GpuView& gpu, int gpu_index, int y) {
     const auto* held = counter(gpu, "VRAM held");
-    const auto* in_use = counter(gpu, "VRAM in use");
     const auto* capacity = counter(gpu, "VRAM capacity");
     const auto* reserved = counter(gpu, "VRAM reserved (budget)");
-    const auto* budget = counter(gpu, "VRAM budget capacity");
     if (!held && !reserved) return y;
     const int top = y + 4;
     const auto peak_held = peak_of(held);
@@ -305,6 +303,21 @@ class Picture {
                        format_bytes(static_cast<Bytes>(memory_scale_)));
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#ddd\"/>\n", label_width_, top,
                        kPlotWidth, kMemoryHeight);
+    draw_memory_lines(out, gpu, top);
+    if (held) draw_memory_peak(out, *held, peak_held, top);
+    draw_ooms(out, gpu, held, top);
+    out += "</g>\n";
+    return top + kMemoryHeight + 4;
+  }
+
+  // The counters as lines and areas over the chart, each with its entry in the legend.
+  void draw_memory_lines(std::string& out, const GpuView& gpu, int top) {
+    const auto* held = counter(gpu, "VRAM held");
+    const auto* in_use = counter(gpu, "VRAM in use");
+    const auto* capacity = counter(gpu, "VRAM capacity");
+    const auto* reserved = counter(gpu, "VRAM reserved (budget)");
+    const auto* budget = counter(gpu, "VRAM budget capacity");
+    const auto cap = peak_of(capacity);
     if (held) {
       out += fmt::format("<path class=\"held\" d=\"{}\" fill=\"{}\" stroke=\"#9ecae1\" stroke-width=\"0.5\"/>\n",
                          step_path(*held, top, true), kHeld);
@@ -338,24 +351,28 @@ class Picture {
       use("the card's memory (the configured cap)",
           fmt::format("<line x1=\"0\" y1=\"5\" x2=\"16\" y2=\"5\" stroke=\"{}\" stroke-dasharray=\"6,3\"/>", kCap));
     }
-    if (held) {
-      // The peak: where it is first reached, labelled as the report prints it.
-      Nanoseconds peak_at = from_ns_;
-      for (const auto& step : *held) {
-        if (step.bytes == peak_held) {
-          peak_at = step.at_ns;
-          break;
-        }
+  }
+
+  // The peak of what was held: where it is first reached, labelled as the report prints it.
+  void draw_memory_peak(std::string& out, const std::vector<Step>& held, std::int64_t peak_held, int top) {
+    Nanoseconds peak_at = from_ns_;
+    for (const auto& step : held) {
+      if (step.bytes == peak_held) {
+        peak_at = step.at_ns;
+        break;
       }
-      double py = y_of_bytes(top, static_cast<double>(peak_held));
-      out += fmt::format(
-          "<g class=\"peak\" data-bytes=\"{}\" data-at-ns=\"{}\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#08519c\"/>"
-          "<text x=\"{}\" y=\"{}\" fill=\"#08519c\">peak {}</text></g>\n",
-          peak_held, peak_at, x_of(peak_at), py, label_width_ + kPlotWidth + 6, top + kMemoryHeight - 4,
-          format_bytes(static_cast<Bytes>(peak_held)));
     }
+    double py = y_of_bytes(top, static_cast<double>(peak_held));
+    out += fmt::format(
+        "<g class=\"peak\" data-bytes=\"{}\" data-at-ns=\"{}\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#08519c\"/>"
+        "<text x=\"{}\" y=\"{}\" fill=\"#08519c\">peak {}</text></g>\n",
+        peak_held, peak_at, x_of(peak_at), py, label_width_ + kPlotWidth + 6, top + kMemoryHeight - 4,
+        format_bytes(static_cast<Bytes>(peak_held)));
+  }
+
+  // Each allocation that failed, drawn on top of what was held: it crosses the cap.
+  void draw_ooms(std::string& out, const GpuView& gpu, const std::vector<Step>* held, int top) {
     for (const auto& oom : gpu.ooms) {
-      // The allocation that failed, drawn on top of what was held: it crosses the cap.
       double base = static_cast<double>(value_at(held, oom.at_ns));
       double x = x_of(oom.at_ns);
       double y0 = y_of_bytes(top, base);
@@ -368,8 +385,6 @@ class Picture {
       use("out of memory (✕; on the memory chart, the failed request above what was held)",
           fmt::format("<text x=\"8\" y=\"9\" fill=\"{}\" font-weight=\"bold\" text-anchor=\"middle\">✕</text>", kOom));
     }
-    out += "</g>\n";
-    return top + kMemoryHeight + 4;
   }
 
   int draw_link(std::string& out, const GpuView& gpu, int gpu_index, int y) {

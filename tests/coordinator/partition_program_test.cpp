@@ -41,8 +41,8 @@ struct Seen {
   }
 };
 
-void register_checking_kernels(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input,
-                               Seen& seen) {
+// The NTT phase: twiddles, the NTTs of a, b and c, and H on the coset.
+void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input, Seen& seen) {
   const std::uint64_t n = shape.domain();
   const auto log_size = static_cast<std::uint64_t>(shape.domain_log2);
   system.register_kernel(kernel::ntt_twiddles, [&seen, log_size](sim::KernelContext& context) {
@@ -70,6 +70,11 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     ++seen.launches[kernel::h_pointwise];
     seen.expect(context.launch().reads.size() == 2 && context.launch().writes.size() == 1, "h_pointwise: reads [b, c], writes [a]");
   });
+}
+
+// The H MSM's batches and their reduction.
+void register_msm_checks(sim::SimSystem& system, const PartitionShape& shape, Seen& seen) {
+  const std::uint64_t n = shape.domain();
   system.register_kernel(kernel::msm_batch, [&seen, &shape, n](sim::KernelContext& context) {
     ++seen.launches[kernel::msm_batch];
     const auto& launch = context.launch();
@@ -89,6 +94,10 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(), "msm_reduce: [capacity]");
     seen.h_reduced = true;
   });
+}
+
+// The batch additions' and the tail MSM's sums.
+void register_sum_checks(sim::SimSystem& system, const PartitionShape& shape, Seen& seen) {
   auto sums = [&seen](const char* name) {
     return [&seen, name](sim::KernelContext& context) {
       ++seen.launches[name];
@@ -131,6 +140,13 @@ void register_checking_kernels(sim::SimSystem& system, const PartitionShape& sha
     seen.expect(offset >= 64 * 1024 && offset % 16 == 0 && offset + 384 <= context.write(0).size(),
                 "tail_reduce: the sum slot clear of the window sums");
   });
+}
+
+void register_checking_kernels(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input,
+                               Seen& seen) {
+  register_ntt_checks(system, shape, input, seen);
+  register_msm_checks(system, shape, seen);
+  register_sum_checks(system, shape, seen);
 }
 
 struct Outcome {

@@ -218,6 +218,19 @@ bool holds(const std::byte* bytes, const std::vector<math::Fr>& expected) {
   return std::memcmp(bytes, bytes_of(expected).data(), expected.size() * 32) == 0;
 }
 
+// h_pointwise over n elements on `stream`: a[i] = (a[i]·b[i] − c[i])·factor.
+void launch_h_pointwise(Device& gpu, std::size_t n, const math::Fr& factor, DevicePointer a, DevicePointer b, DevicePointer c,
+                        StreamHandle stream) {
+  const Bytes bytes = n * 32;
+  KernelLaunch pointwise;
+  pointwise.name = kernel::h_pointwise;
+  pointwise.work_units = n;
+  for (auto limb : factor.montgomery_limbs()) pointwise.arguments.push_back(limb);
+  pointwise.reads = {{b, bytes}, {c, bytes}};
+  pointwise.writes = {{a, bytes}};
+  gpu.launch(pointwise, stream);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(opening_sets_the_stack_limit_and_the_ballast_on_its_own_gpu) {
@@ -350,13 +363,7 @@ BOOST_AUTO_TEST_CASE(copies_memset_and_a_kernel_compute_the_right_values) {
     co_await gpu.copy_to_device(device_b, range_of(pageable_in), compute);
     co_await gpu.copy_to_device(device_c, range_of(registered_in), compute);
 
-    KernelLaunch pointwise;
-    pointwise.name = kernel::h_pointwise;
-    pointwise.work_units = n;
-    for (auto limb : factor.montgomery_limbs()) pointwise.arguments.push_back(limb);
-    pointwise.reads = {{device_b, bytes}, {device_c, bytes}};
-    pointwise.writes = {{device_a, bytes}};
-    gpu.launch(pointwise, compute);
+    launch_h_pointwise(gpu, n, factor, device_a, device_b, device_c, compute);
     gpu.record_event(computed, compute);
     gpu.stream_wait_event(download, computed);
 

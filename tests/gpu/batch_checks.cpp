@@ -249,22 +249,11 @@ bool group_rejects(std::ostream& out, const std::string& what, const std::functi
   return rejects(out, std::string(Group::name) + " rejects " + what, call);
 }
 
+// Sizes, poisoned output, start = 1 and the accumulator at offsets 0 and 4096.
 template <class Group>
-Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
-  using Affine = typename Group::Affine;
-  using Projective = typename Group::Projective;
+Result check_sizes(std::ostream& out, const std::vector<typename Group::Affine>& walk,
+                   const DeviceBuffer& points, DeviceBuffer& write, std::uint64_t big) {
   Result result;
-  const std::uint64_t big = std::uint64_t{1} << max_log;
-  const std::uint64_t point_bytes = batch_point_bytes(Group::group);
-  std::vector<Affine> walk = walk_points<Group>(std::max<std::uint64_t>(big, 4096), seed);
-  // Points at infinity in the walk: every 37th and the last one (a tail the last block reads).
-  for (std::uint64_t i = 5; i < walk.size(); i += 37) walk[i] = Affine::identity();
-  walk.back() = Affine::identity();
-  DeviceBuffer points(walk.size() * point_bytes);
-  upload_points<Group>(points, walk);
-  DeviceBuffer write(kWriteBytes);
-
-  // Sizes, poisoned output, start = 1 and the accumulator at offsets 0 and 4096.
   const std::uint64_t sizes[] = {1, 2, 1000, big};
   for (std::uint64_t n : sizes) {
     for (std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{4096}}) {
@@ -281,9 +270,16 @@ Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
   launch<Group>(points, 3, big - 8, write, {1});
   result.add(accumulator_is<Group>(out, download(write), 0, cpu_sum<Group>(walk, 3, big - 5), 0xff,
                                    "n=" + std::to_string(big - 8) + " from point 3"));
+  return result;
+}
 
-  // Accumulation: two batches (the second launched as the partition program does, no
-  // arguments), then start = 1 over the previous sum, then three batches into a zeroed slot.
+// Accumulation: two batches (the second launched as the partition program does, no
+// arguments), then start = 1 over the previous sum, then three batches into a zeroed slot.
+template <class Group>
+Result check_accumulation(std::ostream& out, const std::vector<typename Group::Affine>& walk,
+                          const DeviceBuffer& points, DeviceBuffer& write) {
+  using Projective = typename Group::Projective;
+  Result result;
   write.fill(0xff);
   launch<Group>(points, 0, 600, write, {1});
   launch<Group>(points, 600, 400, write, {});
@@ -301,9 +297,17 @@ Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
   write.fill(0);
   launch<Group>(points, 0, 0, write, {});
   result.add(accumulator_is<Group>(out, download(write), 0, Projective::identity(), 0, "zero points, zeroed slot"));
+  return result;
+}
 
-  // Edge-case sets: equal points (doublings in the threads and in the tree), P/-P pairs, all at
-  // infinity, one point at infinity.
+// Edge-case sets: equal points (doublings in the threads and in the tree), P/-P pairs, all at
+// infinity, one point at infinity.
+template <class Group>
+Result check_edge_cases(std::ostream& out, const std::vector<typename Group::Affine>& walk,
+                        DeviceBuffer& write) {
+  using Affine = typename Group::Affine;
+  const std::uint64_t point_bytes = batch_point_bytes(Group::group);
+  Result result;
   struct Case {
     std::string name;
     std::vector<Affine> set;
@@ -335,8 +339,15 @@ Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
     result.add(accumulator_is<Group>(out, download(write), 0, cpu_sum<Group>(item.set, 0, item.set.size()), 0xff,
                                      item.name));
   }
+  return result;
+}
 
-  // Arguments that do not fit are refused before anything runs.
+// Arguments that do not fit are refused before anything runs.
+template <class Group>
+Result check_refusals(std::ostream& out, const std::vector<typename Group::Affine>& walk,
+                      const DeviceBuffer& points, DeviceBuffer& write) {
+  const std::uint64_t point_bytes = batch_point_bytes(Group::group);
+  Result result;
   const std::uint64_t accumulator_bytes = batch_accumulator_bytes(Group::group);
   DeviceBuffer small(batch_write_bytes(Group::group, 0) - 16);
   result.add(group_rejects<Group>(out, "a write buffer without room for the scratch", [&] {
@@ -356,6 +367,26 @@ Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
   launch<Group>(points, 0, 1000, write, {1, last_offset});
   result.add(accumulator_is<Group>(out, download(write), last_offset, cpu_sum<Group>(walk, 0, 1000), 0xff,
                                    "accumulator right below the scratch"));
+  return result;
+}
+
+template <class Group>
+Result check_group(std::ostream& out, unsigned max_log, std::uint64_t seed) {
+  using Affine = typename Group::Affine;
+  Result result;
+  const std::uint64_t big = std::uint64_t{1} << max_log;
+  const std::uint64_t point_bytes = batch_point_bytes(Group::group);
+  std::vector<Affine> walk = walk_points<Group>(std::max<std::uint64_t>(big, 4096), seed);
+  // Points at infinity in the walk: every 37th and the last one (a tail the last block reads).
+  for (std::uint64_t i = 5; i < walk.size(); i += 37) walk[i] = Affine::identity();
+  walk.back() = Affine::identity();
+  DeviceBuffer points(walk.size() * point_bytes);
+  upload_points<Group>(points, walk);
+  DeviceBuffer write(kWriteBytes);
+  result.add(check_sizes<Group>(out, walk, points, write, big));
+  result.add(check_accumulation<Group>(out, walk, points, write));
+  result.add(check_edge_cases<Group>(out, walk, write));
+  result.add(check_refusals<Group>(out, walk, points, write));
   return result;
 }
 

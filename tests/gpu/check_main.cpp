@@ -22,8 +22,11 @@
 #include "kernel_checks.hpp"
 #include "setup_checks.hpp"
 
-int main(int argc, char** argv) {
-  using namespace stagehand::cuda::checks;
+namespace {
+
+using namespace stagehand::cuda::checks;
+
+struct CheckOptions {
   unsigned max_log = 22, big = 26;
   unsigned g2_log = 22;  // the G2 MSM: 2^1..2^g2_log (0: none)
   bool msm_only = false;  // leave out the NTT and H checks (for MSM work that touches neither)
@@ -35,102 +38,129 @@ int main(int argc, char** argv) {
   std::string only;  // empty: every part
   unsigned tunings_log = 14, streamed_log = 16;
   std::uint64_t seed = 20261130;
-  if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
+};
+
+CheckOptions parse_options(int argc, char** argv) {
+  CheckOptions o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--max-log") max_log = std::atoi(argv[i + 1]);
-    else if (flag == "--big") big = std::atoi(argv[i + 1]);
-    else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--msm-only") msm_only = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0) big_parts = "msm";
-    else if (flag == "--big-parts") big_parts = argv[i + 1];
-    else if (flag == "--g2-log") g2_log = std::atoi(argv[i + 1]);
-    else if (flag == "--setup-log") setup_log = std::atoi(argv[i + 1]);
-    else if (flag == "--setup-bench") setup_bench = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--setup-only") setup_only = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--only") only = argv[i + 1];
-    else if (flag == "--tunings-log") tunings_log = std::atoi(argv[i + 1]);
-    else if (flag == "--streamed-log") streamed_log = std::atoi(argv[i + 1]);
+    if (flag == "--max-log") o.max_log = std::atoi(argv[i + 1]);
+    else if (flag == "--big") o.big = std::atoi(argv[i + 1]);
+    else if (flag == "--seed") o.seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--msm-only") o.msm_only = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0) o.big_parts = "msm";
+    else if (flag == "--big-parts") o.big_parts = argv[i + 1];
+    else if (flag == "--g2-log") o.g2_log = std::atoi(argv[i + 1]);
+    else if (flag == "--setup-log") o.setup_log = std::atoi(argv[i + 1]);
+    else if (flag == "--setup-bench") o.setup_bench = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--setup-only") o.setup_only = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--only") o.only = argv[i + 1];
+    else if (flag == "--tunings-log") o.tunings_log = std::atoi(argv[i + 1]);
+    else if (flag == "--streamed-log") o.streamed_log = std::atoi(argv[i + 1]);
   }
-  const auto listed = [](const std::string& list, const std::string& part) {
-    return ("," + list + ",").find("," + part + ",") != std::string::npos;
-  };
+  return o;
+}
+
+bool listed(const std::string& list, const std::string& part) { return ("," + list + ",").find("," + part + ",") != std::string::npos; }
+
+// False, with the reason on stderr, for options that would check nothing or too little.
+bool options_valid(const CheckOptions& o) {
   static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "groth16-h", "g2", "groth16-streamed", "msm-edge", "msm-precomputed", "msm-tunings", "ntt",
                                        "h", "msm", "msm-streamed", "msm-streamed-20", "big"};
-  if (!only.empty()) {
+  if (!o.only.empty()) {
     // A misspelt part would otherwise run nothing and pass.
-    std::string rest = only + ",";
+    std::string rest = o.only + ",";
     for (std::size_t start = 0, comma; (comma = rest.find(',', start)) != std::string::npos; start = comma + 1) {
       const auto part = rest.substr(start, comma - start);
       if (std::find(std::begin(kParts), std::end(kParts), part) == std::end(kParts)) {
         std::cerr << "stagehand_kernel_check: --only: no part '" << part << "'" << std::endl;
-        return 2;
+        return false;
       }
     }
   }
-  if (streamed_log < 4) {
+  if (o.streamed_log < 4) {
     std::cerr << "stagehand_kernel_check: --streamed-log must be at least 4" << std::endl;
-    return 2;
+    return false;
   }
-  const auto run = [&](const char* part) { return only.empty() || listed(only, part); };
+  return true;
+}
+
+bool selected(const CheckOptions& o, const char* part) { return o.only.empty() || listed(o.only, part); }
+
+void check_setup(const CheckOptions& o, Result& total) {
+  using stagehand::cuda::FixedBaseGroup;
+  namespace setup = stagehand::cuda::setup_checks;
+  if (selected(o, "setup") && o.setup_log != 0) {
+    total.add(setup::check_fixed_base(std::cout, FixedBaseGroup::g1, o.setup_log, o.seed + 960));
+    total.add(setup::check_fixed_base(std::cout, FixedBaseGroup::g2, o.setup_log, o.seed + 961));
+  }
+  if (selected(o, "setup") && (o.setup_bench || o.setup_only)) total.add(setup::bench(std::cout, 20, 24, 20, 22, 3));
+}
+
+// The parts after the setup's, in --only's order.
+void check_kernels(const CheckOptions& o, Result& total) {
+  const auto seed = o.seed;
+  const auto run = [&](const char* part) { return selected(o, part); };
+  const auto add = [&](const Result& r) { total.add(r); };
+  if (run("launchers")) add(check_launchers(std::cout, seed));
+  if (run("partition")) {
+    add(check_partition_launchers(std::cout, 12, seed + 40));
+    add(check_partition_launchers(std::cout, 18, seed + 41));
+  }
+  if (run("abc")) {
+    add(check_abc(std::cout, 1000, seed + 900));
+    add(check_abc(std::cout, std::uint64_t{1} << 20, seed + 901));
+  }
+  if (run("groth16-h")) {
+    for (unsigned log : {1u, 10u, 16u}) add(check_groth16_h(std::cout, log, seed + 920 + log));
+  }
+  if (run("g2") && o.g2_log != 0) add(check_msm_g2(std::cout, o.g2_log, std::min(o.g2_log, 18u), seed + 950));
+  if (run("groth16-streamed")) add(check_streamed_groth16_msms(std::cout, seed + 970));
+  if (run("msm-edge")) add(check_msm_edge_cases(std::cout, seed));
+  if (run("msm-precomputed")) {
+    add(check_msm_precomputed(std::cout, seed + 980));
+    add(check_precomputed_groth16_msms(std::cout, seed + 990));
+  }
+  if (run("msm-tunings")) add(check_msm_tunings(std::cout, o.tunings_log, seed + 700));
+  if (!o.msm_only) {
+    if (run("ntt"))
+      for (unsigned log = 1; log <= o.max_log; ++log) add(check_ntt(std::cout, log, seed + log));
+    if (run("h"))
+      for (unsigned log = 1; log <= o.max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
+  }
+  if (run("msm"))
+    for (unsigned log = 10; log <= o.max_log; ++log) add(check_msm(std::cout, log, seed + 200 + log, false));
+  if (run("msm-streamed")) add(check_msm_streamed(std::cout, o.streamed_log, o.streamed_log - 3, seed + 300));
+  if (run("msm-streamed-20")) add(check_msm_streamed(std::cout, 20, 18, seed + 800));
+  if (o.big != 0 && run("big")) {
+    const auto wanted = [&](const std::string& part) { return listed(o.big_parts, part); };
+    if (!o.msm_only && wanted("ntt")) add(check_ntt(std::cout, o.big, seed + 400));
+    if (!o.msm_only && wanted("h")) add(check_h(std::cout, o.big, seed + 500));
+    if (wanted("msm")) add(check_msm(std::cout, o.big, seed + 600, false));
+  }
+}
+
+int report(const Result& total) {
+  std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
+  return total.failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--probe") return 0;  // the script's "does it start here" test
+  const auto options = parse_options(argc, argv);
+  if (!options_valid(options)) return 2;
   std::string why;
   if (!gpu_present(why)) {
     std::cout << "stagehand_kernel_check: skipped, " << why << std::endl;
     return 77;
   }
   Result total;
-  auto add = [&](const Result& r) {
-    total.passed += r.passed;
-    total.failed += r.failed;
-  };
   try {
-    using stagehand::cuda::FixedBaseGroup;
-    namespace setup = stagehand::cuda::setup_checks;
-    if (run("setup") && setup_log != 0) {
-      add(setup::check_fixed_base(std::cout, FixedBaseGroup::g1, setup_log, seed + 960));
-      add(setup::check_fixed_base(std::cout, FixedBaseGroup::g2, setup_log, seed + 961));
-    }
-    if (run("setup") && (setup_bench || setup_only)) add(setup::bench(std::cout, 20, 24, 20, 22, 3));
-    if (setup_only) {
-      std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
-      return total.failed == 0 ? 0 : 1;
-    }
-    if (run("launchers")) add(check_launchers(std::cout, seed));
-    if (run("partition")) {
-      add(check_partition_launchers(std::cout, 12, seed + 40));
-      add(check_partition_launchers(std::cout, 18, seed + 41));
-    }
-    if (run("abc")) {
-      add(check_abc(std::cout, 1000, seed + 900));
-      add(check_abc(std::cout, std::uint64_t{1} << 20, seed + 901));
-    }
-    if (run("groth16-h")) {
-      for (unsigned log : {1u, 10u, 16u}) add(check_groth16_h(std::cout, log, seed + 920 + log));
-    }
-    if (run("g2") && g2_log != 0) add(check_msm_g2(std::cout, g2_log, std::min(g2_log, 18u), seed + 950));
-    if (run("groth16-streamed")) add(check_streamed_groth16_msms(std::cout, seed + 970));
-    if (run("msm-edge")) add(check_msm_edge_cases(std::cout, seed));
-    if (run("msm-precomputed")) {
-      add(check_msm_precomputed(std::cout, seed + 980));
-      add(check_precomputed_groth16_msms(std::cout, seed + 990));
-    }
-    if (run("msm-tunings")) add(check_msm_tunings(std::cout, tunings_log, seed + 700));
-    if (!msm_only) {
-      if (run("ntt"))
-        for (unsigned log = 1; log <= max_log; ++log) add(check_ntt(std::cout, log, seed + log));
-      if (run("h"))
-        for (unsigned log = 1; log <= max_log; ++log) add(check_h(std::cout, log, seed + 100 + log));
-    }
-    if (run("msm"))
-      for (unsigned log = 10; log <= max_log; ++log) add(check_msm(std::cout, log, seed + 200 + log, false));
-    if (run("msm-streamed")) add(check_msm_streamed(std::cout, streamed_log, streamed_log - 3, seed + 300));
-    if (run("msm-streamed-20")) add(check_msm_streamed(std::cout, 20, 18, seed + 800));
-    if (big != 0 && run("big")) {
-      const auto wanted = [&](const std::string& part) { return listed(big_parts, part); };
-      if (!msm_only && wanted("ntt")) add(check_ntt(std::cout, big, seed + 400));
-      if (!msm_only && wanted("h")) add(check_h(std::cout, big, seed + 500));
-      if (wanted("msm")) add(check_msm(std::cout, big, seed + 600, false));
-    }
+    check_setup(options, total);
+    if (options.setup_only) return report(total);
+    check_kernels(options, total);
   } catch (const std::exception& error) {
     std::cout << "FAIL  exception: " << error.what() << std::endl;
     ++total.failed;
@@ -139,6 +169,5 @@ int main(int argc, char** argv) {
     std::cout << "FAIL  no check ran" << std::endl;
     ++total.failed;
   }
-  std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
-  return total.failed == 0 ? 0 : 1;
+  return report(total);
 }

@@ -24,16 +24,11 @@
 
 namespace stagehand::cuda::checks {
 
-Result check_launchers(std::ostream& out, std::uint64_t seed) {
-  Result result;
-  for (std::string_view name : launcher_names()) {
-    result.add(report(out, find_launcher(name) != nullptr, "launcher " + std::string(name) + " registered"));
-  }
-  result.add(report(out, find_launcher("no_such_kernel") == nullptr, "unknown launcher name gives nullptr"));
+namespace {
 
-  // busy_wait: 2 ms asked, at least 2 ms measured by events.
-  cudaStream_t stream;
-  SH_CUDA_OK(cudaStreamCreate(&stream));
+// busy_wait: 2 ms asked, at least 2 ms measured by events.
+Result check_busy_wait(std::ostream& out, cudaStream_t stream) {
+  Result result;
   cudaEvent_t start, stop;
   SH_CUDA_OK(cudaEventCreate(&start));
   SH_CUDA_OK(cudaEventCreate(&stop));
@@ -46,6 +41,23 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   float ms = 0;
   SH_CUDA_OK(cudaEventElapsedTime(&ms, start, stop));
   result.add(report(out, ms >= 1.99f && ms < 50.0f, "busy_wait 2 ms", std::to_string(ms) + " ms"));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return result;
+}
+
+}  // namespace
+
+Result check_launchers(std::ostream& out, std::uint64_t seed) {
+  Result result;
+  for (std::string_view name : launcher_names()) {
+    result.add(report(out, find_launcher(name) != nullptr, "launcher " + std::string(name) + " registered"));
+  }
+  result.add(report(out, find_launcher("no_such_kernel") == nullptr, "unknown launcher name gives nullptr"));
+
+  cudaStream_t stream;
+  SH_CUDA_OK(cudaStreamCreate(&stream));
+  result.add(check_busy_wait(out, stream));
 
   // The NTT, the H form and the MSM through the table.
   const unsigned log_size = 12;
@@ -92,8 +104,6 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   const auto expected_msm = math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, true));
   result.add(report(out, point_from(got) == expected_msm, "launcher msm_g1 2^12 (Montgomery scalars)"));
 
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   cudaStreamDestroy(stream);
   return result;
 }
@@ -126,18 +136,9 @@ math::G1Projective point_from_xyzz(const std::uint8_t* bytes) {
   return math::G1Projective::from_affine(math::G1Affine::from_coordinates(x, y));
 }
 
-}  // namespace
-
-Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint64_t seed) {
+// ntt_twiddles, then each kind of ntt on fresh random values, against math (snarkjs's domain).
+Result check_partition_ntts(std::ostream& out, unsigned log_size, std::uint64_t seed, cudaStream_t stream, const std::string& size) {
   Result result;
-  const std::string size = " 2^" + std::to_string(log_size);
-  cudaStream_t stream;
-  SH_CUDA_OK(cudaStreamCreate(&stream));
-  result.add(report(out, kernel_scratch_bytes(kernel::ntt, 1u << log_size) == 0 && kernel_scratch_bytes(kernel::msm_batch, 1024) > 0 &&
-                             kernel_scratch_bytes(kernel::tail_msm, 1024) > 0,
-                    "scratch query: none for ntt, some for msm_batch and tail_msm"));
-
-  // ntt_twiddles, then each kind of ntt on fresh random values, against math (snarkjs's domain).
   const std::uint64_t n = std::uint64_t{1} << log_size;
   const math::Domain domain = math::Domain::snarkjs(log_size);
   DeviceBuffer twiddles(std::max<std::uint64_t>(16 * n, ntt_domain_bytes(log_size))), values(n * 32);
@@ -156,44 +157,14 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
     if (kind == 3) math::coset_intt(expected, domain);
     result.add(report(out, first_mismatch(values.download<FrLimbs>(n), expected) < 0, std::string("partition ntt ") + kinds[kind] + size));
   }
+  return result;
+}
 
-  // The H MSM as the program streams it: batches of `capacity` points, the last one short, each
-  // taking its scalars from its offset in one scalar array; then msm_reduce.
-  const std::uint64_t capacity = n / 4;
-  const std::uint64_t total = 2 * capacity + capacity / 2;
-  const PointSet& set = shared_points(total);
-  std::vector<std::uint8_t> scalar_bytes(total * 32);
-  fill_sample_scalars(scalar_bytes, total, seed + 5, true);
-  DeviceBuffer points(total * 96), scalars(total * 32), results(8 << 20), other(8 << 20),
-      scratch(kernel_scratch_bytes(kernel::msm_batch, capacity));
-  SH_CUDA_OK(cudaMemcpy(points.pointer, set.bytes.data(), total * 96, cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaMemcpy(scalars.pointer, scalar_bytes.data(), total * 32, cudaMemcpyHostToDevice));
-  const MsmPlan plan = msm_plan(capacity);
-  auto streamed_msm = [&](std::uint64_t count) {
-    for (std::uint64_t first = 0; first < count; first += capacity) {
-      const std::uint64_t batch = std::min(capacity, count - first);
-      launch_through_table(KernelLaunch{kernel::msm_batch, batch, {first, capacity, first == 0 ? 1u : 0u},
-                                        {use_of(points, first * 96, batch * 96), use_of(scalars)},
-                                        {use_of(results), use_of(scratch)}},
-                           stream);
-    }
-    SH_CUDA_OK(cudaMemset(results.pointer, 0xff, results.bytes));
-    launch_through_table(KernelLaunch{kernel::msm_reduce, 1, {capacity}, {use_of(results), use_of(other)}, {use_of(results), use_of(scratch)}},
-                         stream);
-    SH_CUDA_OK(cudaStreamSynchronize(stream));
-    std::vector<std::uint8_t> host(msm_result_bytes(plan));
-    SH_CUDA_OK(cudaMemcpy(host.data(), results.pointer, host.size(), cudaMemcpyDeviceToHost));
-    return point_from(msm_combine_windows({host.data()}, plan.window_count, plan.window_bits));
-  };
-  auto reference = [&](std::uint64_t count) {
-    return math::msm(affine_from_bytes(set.bytes.data(), count), scalars_from_bytes(scalar_bytes.data(), count, true));
-  };
-  result.add(report(out, streamed_msm(total) == reference(total),
-                    "partition msm_batch x3 (last short) + msm_reduce" + size + " (c=" + std::to_string(plan.window_bits) + ")"));
-  result.add(report(out, streamed_msm(capacity + 7) == reference(capacity + 7), "partition msm_batch restarted on the same scratch" + size));
-
-  // tail_msm: items of a point and a canonical scalar, accumulated over launches into the tail's
-  // buckets, then tail_reduce into an accumulator at 1 KiB; the same scratch restarted; an empty tail.
+// tail_msm: items of a point and a canonical scalar, accumulated over launches into the tail's
+// buckets, then tail_reduce into an accumulator at 1 KiB; the same scratch restarted; an empty tail.
+Result check_partition_tail(std::ostream& out, const PointSet& set, std::uint64_t capacity, std::uint64_t seed, cudaStream_t stream,
+                            const std::string& size) {
+  Result result;
   const std::uint64_t tail_capacity = capacity;
   const std::uint64_t tail_total = tail_capacity + tail_capacity / 3;
   std::vector<std::uint8_t> tail_scalars(tail_total * 32), items(tail_total * 128);
@@ -237,6 +208,59 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
                     "partition tail_msm restarted on the same scratch" + size));
   result.add(report(out, point_from_xyzz(tail_msm(0).data() + offset) == math::G1Projective::identity(),
                     "partition tail_msm over no items: infinity"));
+  return result;
+}
+
+}  // namespace
+
+Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint64_t seed) {
+  Result result;
+  const std::string size = " 2^" + std::to_string(log_size);
+  cudaStream_t stream;
+  SH_CUDA_OK(cudaStreamCreate(&stream));
+  result.add(report(out, kernel_scratch_bytes(kernel::ntt, 1u << log_size) == 0 && kernel_scratch_bytes(kernel::msm_batch, 1024) > 0 &&
+                             kernel_scratch_bytes(kernel::tail_msm, 1024) > 0,
+                    "scratch query: none for ntt, some for msm_batch and tail_msm"));
+
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  result.add(check_partition_ntts(out, log_size, seed, stream, size));
+
+  // The H MSM as the program streams it: batches of `capacity` points, the last one short, each
+  // taking its scalars from its offset in one scalar array; then msm_reduce.
+  const std::uint64_t capacity = n / 4;
+  const std::uint64_t total = 2 * capacity + capacity / 2;
+  const PointSet& set = shared_points(total);
+  std::vector<std::uint8_t> scalar_bytes(total * 32);
+  fill_sample_scalars(scalar_bytes, total, seed + 5, true);
+  DeviceBuffer points(total * 96), scalars(total * 32), results(8 << 20), other(8 << 20),
+      scratch(kernel_scratch_bytes(kernel::msm_batch, capacity));
+  SH_CUDA_OK(cudaMemcpy(points.pointer, set.bytes.data(), total * 96, cudaMemcpyHostToDevice));
+  SH_CUDA_OK(cudaMemcpy(scalars.pointer, scalar_bytes.data(), total * 32, cudaMemcpyHostToDevice));
+  const MsmPlan plan = msm_plan(capacity);
+  auto streamed_msm = [&](std::uint64_t count) {
+    for (std::uint64_t first = 0; first < count; first += capacity) {
+      const std::uint64_t batch = std::min(capacity, count - first);
+      launch_through_table(KernelLaunch{kernel::msm_batch, batch, {first, capacity, first == 0 ? 1u : 0u},
+                                        {use_of(points, first * 96, batch * 96), use_of(scalars)},
+                                        {use_of(results), use_of(scratch)}},
+                           stream);
+    }
+    SH_CUDA_OK(cudaMemset(results.pointer, 0xff, results.bytes));
+    launch_through_table(KernelLaunch{kernel::msm_reduce, 1, {capacity}, {use_of(results), use_of(other)}, {use_of(results), use_of(scratch)}},
+                         stream);
+    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<std::uint8_t> host(msm_result_bytes(plan));
+    SH_CUDA_OK(cudaMemcpy(host.data(), results.pointer, host.size(), cudaMemcpyDeviceToHost));
+    return point_from(msm_combine_windows({host.data()}, plan.window_count, plan.window_bits));
+  };
+  auto reference = [&](std::uint64_t count) {
+    return math::msm(affine_from_bytes(set.bytes.data(), count), scalars_from_bytes(scalar_bytes.data(), count, true));
+  };
+  result.add(report(out, streamed_msm(total) == reference(total),
+                    "partition msm_batch x3 (last short) + msm_reduce" + size + " (c=" + std::to_string(plan.window_bits) + ")"));
+  result.add(report(out, streamed_msm(capacity + 7) == reference(capacity + 7), "partition msm_batch restarted on the same scratch" + size));
+
+  result.add(check_partition_tail(out, set, capacity, seed, stream, size));
 
   result.add(rejects(out, "partition msm_batch refuses a batch above its capacity", [&] {
     launch_through_table(KernelLaunch{kernel::msm_batch, capacity + 1, {0, capacity, 1}, {use_of(points), use_of(scalars)},

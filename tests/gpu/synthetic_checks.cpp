@@ -217,16 +217,125 @@ bool sample_matches(const std::uint8_t* base, std::uint64_t stride, std::uint64_
   return true;
 }
 
+// One call's points: the count to make, from which index.
+struct GenerateCase {
+  std::uint64_t count, first_index;
+};
+
+// What one call made: every point reduced, on the curve, equal to the CPU's, distinct, and nothing
+// past them written.
+template <class Group>
+Result check_points(std::ostream& out, const std::vector<std::uint8_t>& bytes, const GenerateCase& c, std::uint64_t chunk,
+                    const std::string& what) {
+  Result result;
+  const std::uint64_t output_bytes = c.count * Group::bytes;
+  // Every point decodes (reduced coordinates: the poison is not) and lies on the curve.
+  std::atomic<std::uint64_t> bad{0}, first_bad{~std::uint64_t{0}};
+  parallel(c.count, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto point = Group::decode(bytes.data() + i * Group::bytes);
+      if (!point || !point->is_on_curve()) {
+        ++bad;
+        std::uint64_t seen = first_bad.load();
+        while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
+        }
+      }
+    }
+  });
+  result.add(report(out, bad == 0, what + ": every point reduced and on the curve",
+                    bad == 0 ? "" : std::to_string(bad.load()) + " bad, first " + std::to_string(first_bad.load())));
+  // A few in the subgroup too (slow: a multiplication by r each).
+  bool in_subgroup = true;
+  for (std::uint64_t i : {std::uint64_t{0}, c.count - 1}) {
+    const auto point = Group::decode(bytes.data() + i * Group::bytes);
+    in_subgroup = in_subgroup && point && point->is_in_subgroup();
+  }
+  result.add(report(out, in_subgroup, what + ": first and last points in the subgroup"));
+
+  std::string detail;
+  result.add(report(out, sample_matches<Group>(bytes.data(), Group::bytes, c.count, c.first_index, chunk, detail),
+                    what + ": sampled points equal (first_index+i+1)·G by scalar multiplication", detail));
+  const auto expected = reference_points<Group>(c.count, c.first_index);
+  const std::int64_t differs = first_difference(bytes.data(), expected.data(), c.count, Group::bytes);
+  result.add(report(out, differs < 0, what + ": all points equal the CPU walk (chunk " + std::to_string(chunk) + ")",
+                    differs < 0 ? "" : "first difference at point " + std::to_string(differs)));
+  detail.clear();
+  result.add(report(out, all_distinct(bytes.data(), c.count, Group::bytes, Group::bytes, detail),
+                    what + ": no two points equal", detail));
+  result.add(report(out, all_bytes(bytes, output_bytes, bytes.size(), kPoison), what + ": guard after the output untouched"));
+  return result;
+}
+
+// Deterministic: a second run over zeros gives the same bytes.
+template <class Group>
+Result check_rerun(std::ostream& out, DeviceBuffer& buffer, const std::vector<std::uint8_t>& bytes, const GenerateCase& c,
+                   const std::string& what) {
+  Result result;
+  const std::uint64_t output_bytes = c.count * Group::bytes;
+  buffer.fill(0);
+  generate<Group>(buffer, 0, Group::bytes, c.count, c.first_index);
+  const auto again = buffer.download();
+  result.add(report(out, std::equal(bytes.begin(), bytes.begin() + output_bytes, again.begin()),
+                    what + ": a second run gives the same bytes"));
+  return result;
+}
+
+// Independent of the chunk, including counts that are no multiple of it; and of the segments.
+template <class Group>
+Result check_chunks_and_segments(std::ostream& out, DeviceBuffer& buffer, const std::vector<std::uint8_t>& bytes,
+                                 const GenerateCase& c, const std::string& what) {
+  Result result;
+  bool same = true;
+  std::string chunks;
+  for (std::uint64_t explicit_chunk : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{33}}) {
+    if (c.count / explicit_chunk > (std::uint64_t{1} << 22)) continue;  // chunk 1 at 2^26 is pointless
+    buffer.fill(kPoison);
+    generate<Group>(buffer, 0, Group::bytes, c.count, c.first_index, explicit_chunk);
+    const auto other = buffer.download();
+    if (!std::equal(bytes.begin(), bytes.end(), other.begin())) {
+      same = false;
+      chunks += " " + std::to_string(explicit_chunk);
+    }
+  }
+  result.add(report(out, same, what + ": chunks 1, 7, 33 give the same bytes", same ? "" : "differs at chunk" + chunks));
+  // Two segments (first_index = the segment's start) give the same bytes as one call.
+  const std::uint64_t head = c.count / 3 + 1;
+  buffer.fill(kPoison);
+  generate<Group>(buffer, 0, Group::bytes, head, c.first_index);
+  generate<Group>(buffer, head * Group::bytes, Group::bytes, c.count - head, c.first_index + head);
+  const auto segments = buffer.download();
+  result.add(report(out, std::equal(bytes.begin(), bytes.end(), segments.begin()),
+                    what + ": segments of " + std::to_string(head) + " and " + std::to_string(c.count - head) +
+                        " give the same bytes"));
+  return result;
+}
+
+// A 128-byte stride (tail items' layout) writes the same points and leaves bytes 96.. alone.
+template <class Group>
+Result check_stride(std::ostream& out, const std::vector<std::uint8_t>& bytes, const GenerateCase& c, const std::string& what) {
+  Result result;
+  const std::uint64_t stride = Group::bytes + 32;
+  DeviceBuffer strided(c.count * stride + kGuardBytes);
+  strided.fill(0x5a);
+  generate<Group>(strided, 0, stride, c.count, c.first_index);
+  const auto wide = strided.download();
+  bool points_same = true, spare_untouched = all_bytes(wide, c.count * stride, wide.size(), 0x5a);
+  for (std::uint64_t i = 0; i < c.count; ++i) {
+    points_same = points_same && std::memcmp(wide.data() + i * stride, bytes.data() + i * Group::bytes, Group::bytes) == 0;
+    spare_untouched = spare_untouched && all_bytes(wide, i * stride + Group::bytes, (i + 1) * stride, 0x5a);
+  }
+  result.add(report(out, points_same && spare_untouched, what + ": stride " + std::to_string(stride) +
+                                                             " writes the same points, spare bytes untouched"));
+  return result;
+}
+
 template <class Group>
 Result check_group(std::ostream& out, unsigned max_log) {
   Result result;
   const std::uint64_t big = (std::uint64_t{1} << max_log) - 3;  // no multiple of any plan's chunk
-  struct Case {
-    std::uint64_t count, first_index;
-  };
   const std::uint64_t odd = 1234567;
-  const Case cases[] = {{1, odd}, {7, odd}, {1000, odd}, {big, odd}, {1000, 0}, {7, 0}, {1000, (std::uint64_t{1} << 63) + 1}};
-  for (const Case& c : cases) {
+  const GenerateCase cases[] = {{1, odd}, {7, odd}, {1000, odd}, {big, odd}, {1000, 0}, {7, 0}, {1000, (std::uint64_t{1} << 63) + 1}};
+  for (const GenerateCase& c : cases) {
     const std::string what = std::string(Group::name) + " n=" + std::to_string(c.count) +
                              " first_index=" + std::to_string(c.first_index);
     const std::uint64_t output_bytes = c.count * Group::bytes;
@@ -235,88 +344,11 @@ Result check_group(std::ostream& out, unsigned max_log) {
     buffer.fill(kPoison);
     generate<Group>(buffer, 0, Group::bytes, c.count, c.first_index);
     const auto bytes = buffer.download();
-
-    // Every point decodes (reduced coordinates: the poison is not) and lies on the curve.
-    std::atomic<std::uint64_t> bad{0}, first_bad{~std::uint64_t{0}};
-    parallel(c.count, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        const auto point = Group::decode(bytes.data() + i * Group::bytes);
-        if (!point || !point->is_on_curve()) {
-          ++bad;
-          std::uint64_t seen = first_bad.load();
-          while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
-          }
-        }
-      }
-    });
-    result.add(report(out, bad == 0, what + ": every point reduced and on the curve",
-                      bad == 0 ? "" : std::to_string(bad.load()) + " bad, first " + std::to_string(first_bad.load())));
-    // A few in the subgroup too (slow: a multiplication by r each).
-    bool in_subgroup = true;
-    for (std::uint64_t i : {std::uint64_t{0}, c.count - 1}) {
-      const auto point = Group::decode(bytes.data() + i * Group::bytes);
-      in_subgroup = in_subgroup && point && point->is_in_subgroup();
-    }
-    result.add(report(out, in_subgroup, what + ": first and last points in the subgroup"));
-
-    std::string detail;
-    result.add(report(out, sample_matches<Group>(bytes.data(), Group::bytes, c.count, c.first_index, chunk, detail),
-                      what + ": sampled points equal (first_index+i+1)·G by scalar multiplication", detail));
-    const auto expected = reference_points<Group>(c.count, c.first_index);
-    const std::int64_t differs = first_difference(bytes.data(), expected.data(), c.count, Group::bytes);
-    result.add(report(out, differs < 0, what + ": all points equal the CPU walk (chunk " + std::to_string(chunk) + ")",
-                      differs < 0 ? "" : "first difference at point " + std::to_string(differs)));
-    detail.clear();
-    result.add(report(out, all_distinct(bytes.data(), c.count, Group::bytes, Group::bytes, detail),
-                      what + ": no two points equal", detail));
-    result.add(report(out, all_bytes(bytes, output_bytes, bytes.size(), kPoison), what + ": guard after the output untouched"));
-
-    // Deterministic: a second run over zeros gives the same bytes.
-    buffer.fill(0);
-    generate<Group>(buffer, 0, Group::bytes, c.count, c.first_index);
-    const auto again = buffer.download();
-    result.add(report(out, std::equal(bytes.begin(), bytes.begin() + output_bytes, again.begin()),
-                      what + ": a second run gives the same bytes"));
-
+    result.add(check_points<Group>(out, bytes, c, chunk, what));
+    result.add(check_rerun<Group>(out, buffer, bytes, c, what));
     if (c.count < 7) continue;
-    // Independent of the chunk, including counts that are no multiple of it.
-    bool same = true;
-    std::string chunks;
-    for (std::uint64_t explicit_chunk : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{33}}) {
-      if (c.count / explicit_chunk > (std::uint64_t{1} << 22)) continue;  // chunk 1 at 2^26 is pointless
-      buffer.fill(kPoison);
-      generate<Group>(buffer, 0, Group::bytes, c.count, c.first_index, explicit_chunk);
-      const auto other = buffer.download();
-      if (!std::equal(bytes.begin(), bytes.end(), other.begin())) {
-        same = false;
-        chunks += " " + std::to_string(explicit_chunk);
-      }
-    }
-    result.add(report(out, same, what + ": chunks 1, 7, 33 give the same bytes", same ? "" : "differs at chunk" + chunks));
-    // Two segments (first_index = the segment's start) give the same bytes as one call.
-    const std::uint64_t head = c.count / 3 + 1;
-    buffer.fill(kPoison);
-    generate<Group>(buffer, 0, Group::bytes, head, c.first_index);
-    generate<Group>(buffer, head * Group::bytes, Group::bytes, c.count - head, c.first_index + head);
-    const auto segments = buffer.download();
-    result.add(report(out, std::equal(bytes.begin(), bytes.end(), segments.begin()),
-                      what + ": segments of " + std::to_string(head) + " and " + std::to_string(c.count - head) +
-                          " give the same bytes"));
-    // A 128-byte stride (tail items' layout) writes the same points and leaves bytes 96.. alone.
-    if (c.count <= 100000) {
-      const std::uint64_t stride = Group::bytes + 32;
-      DeviceBuffer strided(c.count * stride + kGuardBytes);
-      strided.fill(0x5a);
-      generate<Group>(strided, 0, stride, c.count, c.first_index);
-      const auto wide = strided.download();
-      bool points_same = true, spare_untouched = all_bytes(wide, c.count * stride, wide.size(), 0x5a);
-      for (std::uint64_t i = 0; i < c.count; ++i) {
-        points_same = points_same && std::memcmp(wide.data() + i * stride, bytes.data() + i * Group::bytes, Group::bytes) == 0;
-        spare_untouched = spare_untouched && all_bytes(wide, i * stride + Group::bytes, (i + 1) * stride, 0x5a);
-      }
-      result.add(report(out, points_same && spare_untouched, what + ": stride " + std::to_string(stride) +
-                                                                 " writes the same points, spare bytes untouched"));
-    }
+    result.add(check_chunks_and_segments<Group>(out, buffer, bytes, c, what));
+    if (c.count <= 100000) result.add(check_stride<Group>(out, bytes, c, what));
   }
   return result;
 }

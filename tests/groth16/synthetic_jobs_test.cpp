@@ -54,6 +54,81 @@ std::vector<std::byte> multiples(std::uint64_t first, std::uint64_t count, Bytes
 
 HostRange range_of(std::vector<std::byte>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
 
+// A PoRep partition's key, witness and polynomial for the CPU and the device alike.
+struct PartitionData {
+  std::vector<math::G1Affine> h, a, b1, c;
+  std::vector<math::G2Affine> b2;
+  std::array<std::vector<std::byte>, kKeySetCount> set_bytes;
+  std::vector<math::Fr> witness;
+  std::vector<math::Fr> polynomial;
+};
+
+PartitionData make_partition_data(const KeySizes& sizes) {
+  PartitionData data;
+  // The key's sets: distinct multiples of G across the G1 sets.
+  std::uint64_t next = 1;
+  for (auto [set, affine] : {std::pair{kSetH, &data.h}, std::pair{kSetA, &data.a}, std::pair{kSetB1, &data.b1}, std::pair{kSetC, &data.c}}) {
+    data.set_bytes[set] = multiples<math::G1Curve>(next, sizes.set_points[set], kG1Bytes, *affine);
+    next += sizes.set_points[set];
+  }
+  data.set_bytes[kSetB2] = multiples<math::G2Curve>(3, sizes.set_points[kSetB2], kG2Bytes, data.b2);
+
+  // A PoRep witness's kinds: every third scalar full, the rest 0 or 1.
+  auto& witness = data.witness;
+  witness.resize(sizes.n_vars);
+  for (std::uint64_t i = 0; i < witness.size(); ++i) {
+    witness[i] = i % 3 == 0 ? math::Fr::from_uint64(0x9e3779b97f4a7c15ull * (i + 1)).squared() : math::Fr::from_uint64((i / 3) % 2);
+  }
+  data.polynomial.resize(sizes.domain_size());
+  for (std::uint64_t i = 0; i < data.polynomial.size(); ++i) data.polynomial[i] = math::Fr::from_uint64(i * i + 7);
+  return data;
+}
+
+// The CPU's sums: the witness's MSMs, and H's over the H step's evaluations of a = b = c.
+MsmResults cpu_sums(const PartitionData& data, const KeySizes& sizes) {
+  const auto& witness = data.witness;
+  MsmResults expected;
+  expected.a = math::msm(data.a, std::span(witness).first(data.a.size()));
+  expected.b1 = math::msm(data.b1, std::span(witness).first(data.b1.size()));
+  expected.b2 = math::msm(data.b2, std::span(witness).first(data.b2.size()));
+  expected.c = math::msm(data.c, std::span(witness).subspan(1 + sizes.n_public, data.c.size()));
+  auto pa = data.polynomial, pb = data.polynomial, pc = data.polynomial;
+  math::h_evaluations_snarkjs(pa, pb, pc, math::Domain::snarkjs(sizes.domain_log2));
+  expected.h = math::msm(data.h, pa);
+  return expected;
+}
+
+// What the jobs' run on the functional simulator reported, each job's sums, and the device memory
+// still held at its end.
+struct SyntheticRun {
+  RunReport report;
+  std::map<int, MsmResults> sums;
+  std::uint64_t memory_held = 0;
+};
+
+SyntheticRun run_on_synthetic_bytes(const Groth16TimingJobs& jobs, PartitionData& partition, SetPlacement placement) {
+  SyntheticRun run;
+  testing::FunctionalGroth16Device h200;
+  auto& [system, device] = h200;
+  HostWork host_work(0);
+  Groth16TimingJobs::SyntheticData data;
+  for (std::size_t set = 0; set < kKeySetCount; ++set) data.sets[set] = range_of(partition.set_bytes[set]);
+  data.polynomial = std::as_bytes(std::span(partition.polynomial));
+  data.witness = std::as_bytes(std::span(partition.witness));
+  data.host_work = &host_work;
+  data.on_sums = [&](int job, const MsmResults& found) { run.sums[job] = found; };
+  auto with_data = jobs;
+  with_data.data = data;
+  auto layout = KeyPlacement::all(placement);
+  layout.stream_buffer_bytes = 64 * kG1Bytes;  // several batches a set
+  Groth16Workload workload(std::move(with_data), AbcStep::host, layout);
+  CoordinatorSettings settings;
+  settings.policy = Policy::budgeted;
+  run.report = testing::run_functional(system, device, settings, workload);
+  run.memory_held = device.memory_info().total_bytes - device.memory_info().free_bytes;
+  return run;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(porep_partitions_on_synthetic_bytes_give_the_cpus_msm_sums) {
@@ -66,58 +141,12 @@ BOOST_AUTO_TEST_CASE(porep_partitions_on_synthetic_bytes_give_the_cpus_msm_sums)
   auto jobs = porep_timing_jobs(porep);
   const auto& sizes = jobs.sizes;
   BOOST_REQUIRE(sizes.set_points[kSetA] != sizes.set_points[kSetB1]);  // unequal sets, as a PoRep key has
-
-  // The key's sets: distinct multiples of G across the G1 sets.
-  std::vector<math::G1Affine> h, a, b1, c;
-  std::vector<math::G2Affine> b2;
-  std::array<std::vector<std::byte>, kKeySetCount> set_bytes;
-  std::uint64_t next = 1;
-  for (auto [set, affine] : {std::pair{kSetH, &h}, std::pair{kSetA, &a}, std::pair{kSetB1, &b1}, std::pair{kSetC, &c}}) {
-    set_bytes[set] = multiples<math::G1Curve>(next, sizes.set_points[set], kG1Bytes, *affine);
-    next += sizes.set_points[set];
-  }
-  set_bytes[kSetB2] = multiples<math::G2Curve>(3, sizes.set_points[kSetB2], kG2Bytes, b2);
-
-  // A PoRep witness's kinds: every third scalar full, the rest 0 or 1.
-  std::vector<math::Fr> witness(sizes.n_vars);
-  for (std::uint64_t i = 0; i < witness.size(); ++i) {
-    witness[i] = i % 3 == 0 ? math::Fr::from_uint64(0x9e3779b97f4a7c15ull * (i + 1)).squared() : math::Fr::from_uint64((i / 3) % 2);
-  }
-  std::vector<math::Fr> polynomial(sizes.domain_size());
-  for (std::uint64_t i = 0; i < polynomial.size(); ++i) polynomial[i] = math::Fr::from_uint64(i * i + 7);
-
-  // The CPU's sums: the witness's MSMs, and H's over the H step's evaluations of a = b = c.
-  MsmResults expected;
-  expected.a = math::msm(a, std::span(witness).first(a.size()));
-  expected.b1 = math::msm(b1, std::span(witness).first(b1.size()));
-  expected.b2 = math::msm(b2, std::span(witness).first(b2.size()));
-  expected.c = math::msm(c, std::span(witness).subspan(1 + sizes.n_public, c.size()));
-  {
-    auto pa = polynomial, pb = polynomial, pc = polynomial;
-    math::h_evaluations_snarkjs(pa, pb, pc, math::Domain::snarkjs(sizes.domain_log2));
-    expected.h = math::msm(h, pa);
-  }
+  auto partition = make_partition_data(sizes);
+  const auto expected = cpu_sums(partition, sizes);
 
   for (auto placement : {SetPlacement::resident, SetPlacement::streamed}) {
     BOOST_TEST_CONTEXT("every set " << to_string(placement)) {
-      testing::FunctionalGroth16Device h200;
-      auto& [system, device] = h200;
-      HostWork host_work(0);
-      Groth16TimingJobs::SyntheticData data;
-      for (std::size_t set = 0; set < kKeySetCount; ++set) data.sets[set] = range_of(set_bytes[set]);
-      data.polynomial = std::as_bytes(std::span(polynomial));
-      data.witness = std::as_bytes(std::span(witness));
-      data.host_work = &host_work;
-      std::map<int, MsmResults> sums;
-      data.on_sums = [&](int job, const MsmResults& found) { sums[job] = found; };
-      auto with_data = jobs;
-      with_data.data = data;
-      auto layout = KeyPlacement::all(placement);
-      layout.stream_buffer_bytes = 64 * kG1Bytes;  // several batches a set
-      Groth16Workload workload(std::move(with_data), AbcStep::host, layout);
-      CoordinatorSettings settings;
-      settings.policy = Policy::budgeted;
-      const auto report = testing::run_functional(system, device, settings, workload);
+      const auto [report, sums, memory_held] = run_on_synthetic_bytes(jobs, partition, placement);
       BOOST_CHECK_EQUAL(report.partitions_completed, 3);
       BOOST_CHECK_EQUAL(report.proofs, 1);
       BOOST_REQUIRE_EQUAL(sums.size(), 3u);
@@ -130,7 +159,7 @@ BOOST_AUTO_TEST_CASE(porep_partitions_on_synthetic_bytes_give_the_cpus_msm_sums)
           BOOST_CHECK(found.c == expected.c);
         }
       }
-      BOOST_CHECK_EQUAL(device.memory_info().total_bytes - device.memory_info().free_bytes, 0u);
+      BOOST_CHECK_EQUAL(memory_held, 0u);
     }
   }
 }

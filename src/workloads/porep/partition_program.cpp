@@ -70,18 +70,50 @@ std::uint64_t PartitionProgram::tail_items_per_kernel(const PartitionShape& shap
 asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& memory,
                                                     const std::vector<HostRange>& results) {
   JobTimes times;
+  auto upload_wait_ns = std::make_shared<Nanoseconds>(0);
+  auto twiddles = co_await to_h_coefficients(inputs, memory, upload_wait_ns);
+  auto scratch = co_await allocate_msm_scratch(memory);
+
+  // The H MSM, then the batch additions and the tail MSMs, all over points streamed in batches
+  // through one double buffer, as one pipeline: the first batch-addition points travel while the
+  // last H batches compute. a is freed in stream order after the last kernel that reads it.
+  std::vector<DevicePointer> buffers;
+  std::vector<DevicePointer> buckets;
+  for (int half = 0; half < 2; ++half) {
+    buffers.push_back(co_await memory.allocate(shape_.stream_buffer_bytes(), compute_));
+    buckets.push_back(co_await memory.allocate(PartitionShape::kBucketResultBytes, compute_));
+  }
+  auto sets = streamed_sets();
+  auto fetched = co_await fetch_ahead(sets, memory, times);
+  co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
+
+  // The results: the last buckets and the batch-addition sums, to the host.
+  co_await device_.copy_to_host(results[0], buckets[0], compute_);
+  device_.record_event(done_, compute_);
+  co_await device_.wait_event(done_);
+  // The twiddles stay for the whole partition, as the production engine keeps its tables.
+  co_await memory.release(twiddles, compute_);
+  for (auto buffer : buffers) co_await memory.release(buffer, compute_);
+  for (auto bucket : buckets) co_await memory.release(bucket, compute_);
+  for (auto pointer : fetched) co_await memory.release(pointer, compute_);
+  if (scratch) co_await memory.release(scratch, compute_);
+  times.waited_for_inputs_ns = *upload_wait_ns;
+  co_return times;
+}
+
+// NTT phase: twiddles, then for each of a, b, c an inverse NTT and a coset NTT, each waiting
+// on the device (not the host) for its own upload. The time until the compute stream passed
+// the waits is the time kernels waited for uploads. Leaves H's coefficients in a, b and c freed,
+// and returns the twiddles, which the program holds to its end.
+asio::awaitable<DevicePointer> PartitionProgram::to_h_coefficients(const JobInputs& inputs, JobMemory& memory,
+                                                                   std::shared_ptr<Nanoseconds> upload_wait_ns) {
   const auto n = shape_.domain();
   const auto poly = shape_.polynomial_bytes();
-
-  // NTT phase: twiddles, then for each of a, b, c an inverse NTT and a coset NTT, each waiting
-  // on the device (not the host) for its own upload. The time until the compute stream passed
-  // the waits is the time kernels waited for uploads.
   const Bytes twiddle_bytes = PartitionProgram::twiddle_bytes(device_, shape_);
   auto twiddles = co_await memory.allocate(twiddle_bytes, compute_);
   BufferUse twiddle_use{twiddles, twiddle_bytes};
   const auto log_size = static_cast<std::uint64_t>(shape_.domain_log2);
   launch_kernel(kernel::ntt_twiddles, n / 2, {log_size}, {}, {twiddle_use});
-  auto upload_wait_ns = std::make_shared<Nanoseconds>(0);
   // (No braced lists around co_await in this file: GCC 12 miscompiles their arrays in coroutines.)
   auto to_coset_evaluations = [&](DevicePointer polynomial, EventHandle uploaded) {
     if (uploaded) {
@@ -104,11 +136,14 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
   launch_kernel(kernel::h_pointwise, n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
   co_await memory.release_b_and_c(compute_);
   launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_inverse)}, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
+  co_return twiddles;
+}
 
-  // The MSMs' device scratch, where the device needs one (the simulator's own kernels do not):
-  // one buffer for both. The H MSM's buckets are consumed by msm_reduce before the first tail
-  // kernel, which comes after it on the same stream (the tail is the last streamed set), so the
-  // tail can take the buffer over. Two buffers held 1.83 GiB more at 2^26 (bench/RESULTS.md).
+// The MSMs' device scratch, where the device needs one (the simulator's own kernels do not):
+// one buffer for both. The H MSM's buckets are consumed by msm_reduce before the first tail
+// kernel, which comes after it on the same stream (the tail is the last streamed set), so the
+// tail can take the buffer over. Two buffers held 1.83 GiB more at 2^26 (bench/RESULTS.md).
+asio::awaitable<DevicePointer> PartitionProgram::allocate_msm_scratch(JobMemory& memory) {
   const Bytes msm_scratch_bytes = device_.kernel_scratch_bytes(kernel::msm_batch, shape_.h_batch_points());
   const Bytes tail_scratch_bytes = device_.kernel_scratch_bytes(kernel::tail_msm, tail_items_per_kernel(shape_));
   const Bytes scratch_bytes = std::max(msm_scratch_bytes, tail_scratch_bytes);
@@ -116,22 +151,17 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
   if (scratch_bytes) scratch = co_await memory.allocate(scratch_bytes, compute_);
   if (msm_scratch_bytes) msm_scratch_ = BufferUse{scratch, msm_scratch_bytes};
   if (tail_scratch_bytes) tail_scratch_ = BufferUse{scratch, tail_scratch_bytes};
+  co_return scratch;
+}
 
-  // The H MSM, then the batch additions and the tail MSMs, all over points streamed in batches
-  // through one double buffer, as one pipeline: the first batch-addition points travel while the
-  // last H batches compute. a is freed in stream order after the last kernel that reads it.
-  std::vector<DevicePointer> buffers;
-  std::vector<DevicePointer> buckets;
-  for (int half = 0; half < 2; ++half) {
-    buffers.push_back(co_await memory.allocate(shape_.stream_buffer_bytes(), compute_));
-    buckets.push_back(co_await memory.allocate(PartitionShape::kBucketResultBytes, compute_));
-  }
-  // A set whose kernels are faster than its points cross PCIe would leave the GPU waiting at the
-  // end; where memory is free right now it travels during the compute-bound H MSM instead: the
-  // most PCIe-bound sets that fit, two at most. On a 16 GiB card the second takes the room of
-  // the next job's third input, which then goes up once that job holds the lock, behind its first
-  // two inputs' NTTs (bench/RESULTS.md).
-  auto sets = streamed_sets();
+// A set whose kernels are faster than its points cross PCIe would leave the GPU waiting at the
+// end; where memory is free right now it travels during the compute-bound H MSM instead: the
+// most PCIe-bound sets that fit, two at most. On a 16 GiB card the second takes the room of
+// the next job's third input, which then goes up once that job holds the lock, behind its first
+// two inputs' NTTs (bench/RESULTS.md). Marks the sets resident, names them in times.note and
+// returns their memory, which the program holds to its end.
+asio::awaitable<std::vector<DevicePointer>> PartitionProgram::fetch_ahead(std::vector<StreamedSet>& sets, JobMemory& memory,
+                                                                          JobTimes& times) {
   std::vector<DevicePointer> fetched;
   std::string fetched_names;  // joined with '+' ("L+A")
   for (auto index : prefetch_order(sets)) {
@@ -144,20 +174,7 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
     fetched_names += (fetched_names.empty() ? "" : "+") + std::string(set.name);
   }
   if (!fetched_names.empty()) times.note = fetched_names + " fetched ahead";
-  co_await stream_points(sets, inputs.a, memory, buffers, buckets, results);
-
-  // The results: the last buckets and the batch-addition sums, to the host.
-  co_await device_.copy_to_host(results[0], buckets[0], compute_);
-  device_.record_event(done_, compute_);
-  co_await device_.wait_event(done_);
-  // The twiddles stay for the whole partition, as the production engine keeps its tables.
-  co_await memory.release(twiddles, compute_);
-  for (auto buffer : buffers) co_await memory.release(buffer, compute_);
-  for (auto bucket : buckets) co_await memory.release(bucket, compute_);
-  for (auto pointer : fetched) co_await memory.release(pointer, compute_);
-  if (scratch) co_await memory.release(scratch, compute_);
-  times.waited_for_inputs_ns = *upload_wait_ns;
-  co_return times;
+  co_return fetched;
 }
 
 // Each set's sum goes to its own slot of buckets[0], past the H MSM's window sums (at 0).
@@ -172,133 +189,189 @@ std::vector<PartitionProgram::StreamedSet> PartitionProgram::streamed_sets() con
           {"tail", kernel::tail_msm, key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
 }
 
-asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars,
-                                                      JobMemory& memory, const std::vector<DevicePointer>& buffers,
-                                                      const std::vector<DevicePointer>& buckets,
-                                                      const std::vector<HostRange>& results) {
-  const Bytes buffer_bytes = shape_.stream_buffer_bytes();
-  const bool hard_synchronize = settings_.msm_collect == MsmCollect::synchronize;
-  std::vector<bool> results_outstanding{false, false};
-  auto collect = [&](std::size_t slot) -> asio::awaitable<void> {
-    co_await device_.wait_event(results_ready_[slot]);
-    co_await device_.sleep_for(shape_.msm_batch_collect_ns);
-    results_outstanding[slot] = false;
-  };
+// One stream_points call: each set's progress through the double buffer's halves, the resident
+// sets' kernels waiting for their turn, and the H MSM's results on their way to the host.
+class PartitionProgram::PointStream {
+ public:
+  PointStream(PartitionProgram& program, const std::vector<StreamedSet>& sets, DevicePointer scalars, JobMemory& memory,
+              const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
+              const std::vector<HostRange>& results)
+      : program_(program), device_(program.device_), sets_(sets), scalars_(scalars), memory_(memory), buffers_(buffers),
+        buckets_(buckets), results_(results), next_item_(sets.size(), 0), placed_(sets.size(), false),
+        queued_(sets.size(), false) {}
+
+  asio::awaitable<void> run();
+
+ private:
+  asio::awaitable<void> collect(std::size_t slot);
+  bool streaming(std::size_t i) const { return !sets_[i].resident && !placed_[i]; }
+  bool any_streaming() const;
+  asio::awaitable<void> issue_prefetch();
+  asio::awaitable<void> queue_residents();
+  void launch_resident_kernel();
+  asio::awaitable<std::vector<Segment>> fill_half(std::size_t slot);
+  asio::awaitable<bool> compute_half(std::size_t slot, const std::vector<Segment>& segments);
+  asio::awaitable<void> return_results(std::size_t slot);
+
+  PartitionProgram& program_;
+  Device& device_;
+  const std::vector<StreamedSet>& sets_;
+  DevicePointer scalars_;
+  JobMemory& memory_;
+  const std::vector<DevicePointer>& buffers_;
+  const std::vector<DevicePointer>& buckets_;
+  const std::vector<HostRange>& results_;
+  std::vector<bool> results_outstanding_{false, false};
   // Each set's next item to stream, and whether its last segment has been placed.
-  std::vector<std::uint64_t> next_item(sets.size(), 0);
-  std::vector<bool> placed(sets.size(), false);
-  auto streaming = [&](std::size_t i) { return !sets[i].resident && !placed[i]; };
-  bool pcie_bound = false;
-  bool prefetch_issued = false;
-  // Fetching resident sets goes on the upload stream after the second batch, so that it fills
-  // the gaps between the paced batch uploads without delaying the first two.
-  auto issue_prefetch = [&]() -> asio::awaitable<void> {
-    if (prefetch_issued) co_return;
-    prefetch_issued = true;
-    for (const auto& set : sets) {
-      if (set.resident) co_await upload(set.resident, set.host.sub(0, set.items * set.item_bytes));
-    }
-    device_.record_event(prefetched_, upload_);
-  };
+  std::vector<std::uint64_t> next_item_;
+  std::vector<bool> placed_;
+  bool pcie_bound_ = false;
+  bool prefetch_issued_ = false;
   // The resident sets' kernels, already on the device (or on their way): no buffer rotation.
   // One follows each streamed half after the H MSM, so that the halves whose kernels are faster
   // than their points' upload have more to compute meanwhile; what is left runs after the last
   // half. All at once, they kept the GPU waiting on PCIe at every later half.
-  std::deque<Segment> resident_kernels;
-  std::vector<bool> queued(sets.size(), false);
-  const bool mixed = settings_.stream_order == StreamOrder::mixed;
-  // Each resident set's kernels join the queue where the streamed sets reach it: in order, once
-  // every set before it has been placed in a half; mixed, once the H MSM's points have been.
-  auto queue_residents = [&]() -> asio::awaitable<void> {
-    for (std::size_t i = 0; i < sets.size(); ++i) {
-      if (!sets[i].resident) {
-        if (!placed[i] && (!mixed || sets[i].collect)) break;
-        continue;
-      }
-      if (queued[i]) continue;
-      queued[i] = true;
-      co_await issue_prefetch();
-      for (const auto& segment : resident_segments(sets, i)) resident_kernels.push_back(segment);
-    }
-  };
-  bool waited_for_prefetch = false;
-  auto launch_resident_kernel = [&] {
-    if (!waited_for_prefetch) device_.stream_wait_event(compute_, prefetched_);
-    waited_for_prefetch = true;
-    const auto segment = resident_kernels.front();
-    resident_kernels.pop_front();
-    const auto& set = sets[segment.set];
-    launch_segment(set, segment, set.resident, DevicePointer{}, buckets[0]);
-    if (segment.ends_set) finish_set(set, buckets[0]);
-  };
-  auto any_streaming = [&](bool collecting_only) {
-    for (std::size_t i = 0; i < sets.size(); ++i) {
-      if (streaming(i) && (!collecting_only || sets[i].collect)) return true;
-    }
-    return false;
-  };
-  std::size_t batch = 0;
-  while (any_streaming(false)) {
+  std::deque<Segment> resident_kernels_;
+  std::vector<bool> queued_;
+  bool waited_for_prefetch_ = false;
+  std::size_t batch_ = 0;
+};
+
+asio::awaitable<void> PartitionProgram::stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars,
+                                                      JobMemory& memory, const std::vector<DevicePointer>& buffers,
+                                                      const std::vector<DevicePointer>& buckets,
+                                                      const std::vector<HostRange>& results) {
+  PointStream stream(*this, sets, scalars, memory, buffers, buckets, results);
+  co_await stream.run();
+}
+
+asio::awaitable<void> PartitionProgram::PointStream::run() {
+  while (any_streaming()) {
     co_await queue_residents();
-    if (!any_streaming(false)) break;
-    const auto slot = batch % 2;
-    if (batch >= 2) device_.stream_wait_event(upload_, buffer_free_[slot]);
-    std::vector<Segment> segments;
-    Bytes filled = 0;
-    for (const auto& [i, items] : plan_half(sets, next_item, placed, queued, buffer_bytes)) {
-      const auto& set = sets[i];
-      const auto bytes = items * set.item_bytes;
-      co_await upload(buffers[slot] + filled, set.host.sub(next_item[i] * set.item_bytes, bytes));
-      segments.push_back(Segment{i, next_item[i], items, filled, bytes, next_item[i] + items == set.items});
-      next_item[i] += items;
-      placed[i] = next_item[i] == set.items;
-      filled += bytes;
-    }
-    device_.record_event(buffer_filled_[slot], upload_);
-    if (batch == 1) co_await issue_prefetch();
-    ++batch;
-    device_.stream_wait_event(compute_, buffer_filled_[slot]);
-    bool batch_collects = false;
-    for (const auto& segment : segments) {
-      const auto& set = sets[segment.set];
-      if (!set.collect && !pcie_bound) {
-        // Told when the device gets there, not when the host enqueues (the host runs ahead).
-        pcie_bound = true;
-        pcie_bound_phase(true);
-      }
-      // The H batches alternate bucket buffers (their results travel back per batch); the other
-      // sets keep one running sum each in buckets[0].
-      launch_segment(set, segment, buffers[slot], set.collect ? scalars : DevicePointer{}, set.collect ? buckets[slot] : buckets[0]);
-      batch_collects = batch_collects || set.collect;
-      if (segment.ends_set && !set.collect) finish_set(set, buckets[0]);
-      // After the last kernel of the last collecting set: fold the buckets, and free the scalars.
-      bool last_collecting = set.collect && segment.ends_set && (segment.set + 1 == sets.size() || !sets[segment.set + 1].collect);
-      if (last_collecting) {
-        reduce_buckets(buckets);
-        co_await memory.release_a(compute_);
-      }
-    }
-    device_.record_event(buffer_free_[slot], compute_);
-    if (!batch_collects && !resident_kernels.empty()) launch_resident_kernel();
-    if (batch_collects) {
-      // Double-buffered results: before this half's results are overwritten on the host, the
-      // host must have folded the ones it got two batches ago.
-      if (results_outstanding[slot]) co_await collect(slot);
-      co_await device_.copy_to_host(results[slot], buckets[slot], compute_);
-      device_.record_event(results_ready_[slot], compute_);
-      results_outstanding[slot] = true;
-      if (hard_synchronize) {
-        // The hard synchronise: the host waits for every batch before the GPU gets the next.
-        co_await device_.synchronize_stream(compute_);
-        co_await collect(slot);
-      }
-    }
+    if (!any_streaming()) break;
+    const auto slot = batch_ % 2;
+    const auto segments = co_await fill_half(slot);
+    const bool batch_collects = co_await compute_half(slot, segments);
+    if (!batch_collects && !resident_kernels_.empty()) launch_resident_kernel();
+    if (batch_collects) co_await return_results(slot);
   }
   co_await queue_residents();
-  while (!resident_kernels.empty()) launch_resident_kernel();
-  if (pcie_bound) pcie_bound_phase(false);
+  while (!resident_kernels_.empty()) launch_resident_kernel();
+  if (pcie_bound_) program_.pcie_bound_phase(false);
   for (std::size_t slot = 0; slot < 2; ++slot) {
-    if (results_outstanding[slot]) co_await collect(slot);
+    if (results_outstanding_[slot]) co_await collect(slot);
+  }
+}
+
+asio::awaitable<void> PartitionProgram::PointStream::collect(std::size_t slot) {
+  co_await device_.wait_event(program_.results_ready_[slot]);
+  co_await device_.sleep_for(program_.shape_.msm_batch_collect_ns);
+  results_outstanding_[slot] = false;
+}
+
+bool PartitionProgram::PointStream::any_streaming() const {
+  for (std::size_t i = 0; i < sets_.size(); ++i) {
+    if (streaming(i)) return true;
+  }
+  return false;
+}
+
+// Fetching resident sets goes on the upload stream after the second batch, so that it fills
+// the gaps between the paced batch uploads without delaying the first two.
+asio::awaitable<void> PartitionProgram::PointStream::issue_prefetch() {
+  if (prefetch_issued_) co_return;
+  prefetch_issued_ = true;
+  for (const auto& set : sets_) {
+    if (set.resident) co_await program_.upload(set.resident, set.host.sub(0, set.items * set.item_bytes));
+  }
+  device_.record_event(program_.prefetched_, program_.upload_);
+}
+
+// Each resident set's kernels join the queue where the streamed sets reach it: in order, once
+// every set before it has been placed in a half; mixed, once the H MSM's points have been.
+asio::awaitable<void> PartitionProgram::PointStream::queue_residents() {
+  const bool mixed = program_.settings_.stream_order == StreamOrder::mixed;
+  for (std::size_t i = 0; i < sets_.size(); ++i) {
+    if (!sets_[i].resident) {
+      if (!placed_[i] && (!mixed || sets_[i].collect)) break;
+      continue;
+    }
+    if (queued_[i]) continue;
+    queued_[i] = true;
+    co_await issue_prefetch();
+    for (const auto& segment : program_.resident_segments(sets_, i)) resident_kernels_.push_back(segment);
+  }
+}
+
+void PartitionProgram::PointStream::launch_resident_kernel() {
+  if (!waited_for_prefetch_) device_.stream_wait_event(program_.compute_, program_.prefetched_);
+  waited_for_prefetch_ = true;
+  const auto segment = resident_kernels_.front();
+  resident_kernels_.pop_front();
+  const auto& set = sets_[segment.set];
+  program_.launch_segment(set, segment, set.resident, DevicePointer{}, buckets_[0]);
+  if (segment.ends_set) program_.finish_set(set, buckets_[0]);
+}
+
+// Uploads the next half into buffer `slot` once the kernels that read it last are done.
+asio::awaitable<std::vector<PartitionProgram::Segment>> PartitionProgram::PointStream::fill_half(std::size_t slot) {
+  if (batch_ >= 2) device_.stream_wait_event(program_.upload_, program_.buffer_free_[slot]);
+  std::vector<Segment> segments;
+  Bytes filled = 0;
+  for (const auto& [i, items] : program_.plan_half(sets_, next_item_, placed_, queued_, program_.shape_.stream_buffer_bytes())) {
+    const auto& set = sets_[i];
+    const auto bytes = items * set.item_bytes;
+    co_await program_.upload(buffers_[slot] + filled, set.host.sub(next_item_[i] * set.item_bytes, bytes));
+    segments.push_back(Segment{i, next_item_[i], items, filled, bytes, next_item_[i] + items == set.items});
+    next_item_[i] += items;
+    placed_[i] = next_item_[i] == set.items;
+    filled += bytes;
+  }
+  device_.record_event(program_.buffer_filled_[slot], program_.upload_);
+  if (batch_ == 1) co_await issue_prefetch();
+  ++batch_;
+  co_return segments;
+}
+
+// The kernels over half `slot`, once its upload is done; true where the half holds H MSM points.
+asio::awaitable<bool> PartitionProgram::PointStream::compute_half(std::size_t slot, const std::vector<Segment>& segments) {
+  device_.stream_wait_event(program_.compute_, program_.buffer_filled_[slot]);
+  bool batch_collects = false;
+  for (const auto& segment : segments) {
+    const auto& set = sets_[segment.set];
+    if (!set.collect && !pcie_bound_) {
+      // Told when the device gets there, not when the host enqueues (the host runs ahead).
+      pcie_bound_ = true;
+      program_.pcie_bound_phase(true);
+    }
+    // The H batches alternate bucket buffers (their results travel back per batch); the other
+    // sets keep one running sum each in buckets[0].
+    program_.launch_segment(set, segment, buffers_[slot], set.collect ? scalars_ : DevicePointer{},
+                            set.collect ? buckets_[slot] : buckets_[0]);
+    batch_collects = batch_collects || set.collect;
+    if (segment.ends_set && !set.collect) program_.finish_set(set, buckets_[0]);
+    // After the last kernel of the last collecting set: fold the buckets, and free the scalars.
+    bool last_collecting = set.collect && segment.ends_set && (segment.set + 1 == sets_.size() || !sets_[segment.set + 1].collect);
+    if (last_collecting) {
+      program_.reduce_buckets(buckets_);
+      co_await memory_.release_a(program_.compute_);
+    }
+  }
+  device_.record_event(program_.buffer_free_[slot], program_.compute_);
+  co_return batch_collects;
+}
+
+// Double-buffered results: before this half's results are overwritten on the host, the host
+// must have folded the ones it got two batches ago.
+asio::awaitable<void> PartitionProgram::PointStream::return_results(std::size_t slot) {
+  if (results_outstanding_[slot]) co_await collect(slot);
+  co_await device_.copy_to_host(results_[slot], buckets_[slot], program_.compute_);
+  device_.record_event(program_.results_ready_[slot], program_.compute_);
+  results_outstanding_[slot] = true;
+  if (program_.settings_.msm_collect == MsmCollect::synchronize) {
+    // The hard synchronise: the host waits for every batch before the GPU gets the next.
+    co_await device_.synchronize_stream(program_.compute_);
+    co_await collect(slot);
   }
 }
 

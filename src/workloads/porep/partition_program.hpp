@@ -10,6 +10,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -80,6 +81,11 @@ class PartitionProgram {
     Bytes bytes;
     bool ends_set;
   };
+  class PointStream;
+  asio::awaitable<DevicePointer> to_h_coefficients(const JobInputs& inputs, JobMemory& memory,
+                                                   std::shared_ptr<Nanoseconds> upload_wait_ns);
+  asio::awaitable<DevicePointer> allocate_msm_scratch(JobMemory& memory);
+  asio::awaitable<std::vector<DevicePointer>> fetch_ahead(std::vector<StreamedSet>& sets, JobMemory& memory, JobTimes& times);
   std::vector<StreamedSet> streamed_sets() const;
   asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, JobMemory& memory,
                                       const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
