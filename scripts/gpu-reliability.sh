@@ -42,7 +42,7 @@ racecheck_parts=(
   "msm-streamed 100 --only msm-streamed --streamed-log 14"
   "g2 120 --only g2 --g2-log 10"
   "msm-edge 60 --only msm-edge"
-  "msm-tunings 100 --only msm-tunings --tunings-log 12"
+  "msm-tunings 240 --only msm-tunings --tunings-log 12"
   "setup 60 --only setup --setup-log 8"
   "launchers 60 --only launchers"
   "partition 120 --only partition"
