@@ -5,7 +5,7 @@
 // arithmetic's cost from what memory and occupancy add.
 //
 //   nvcc -std=c++20 -O3 -gencode=arch=compute_90,code=sm_90 -Icuda/kernels bench/field_throughput.cu
-//   (scripts/gpu-check-pipes.sh builds and runs it)
+//   (CMake builds it as stagehand_field_throughput; scripts/gpu/profile-kernels.sh runs it)
 //
 // Clock: the device's rated SM clock (cudaDevAttrClockRate, 1980 MHz on the H200, the clock
 // nvidia-smi shows under load), so "per clock" figures assume the run held that clock.

@@ -48,7 +48,7 @@ racecheck_parts=(
 # under the fixture's own policies) in `stagehand explore --seeds 10000` (bench/RESULTS.md). Every
 # other fixture must find none. The runs are deterministic for a seed: 100,000 seeds differ from
 # 10,000 by sampling only.
-declare -A known_rates=(
+declare -gA known_rates=(
   [01-dual-worker-incident]=94.8 [02-dual-worker-fixed]=2.2 [03-two-lock-overtaken]=88.2
   [13-groth16-prestage-16g]=62.1 [18-groth16-abc-streamed-prestage-16g]=0.9 [22-porep-groth16-incident-prestage]=95.7
 )

@@ -1,5 +1,5 @@
 // batch_addition_g1/g2 on the GPU against the CPU reference (label gpu), at the quick sizes (the
-// 2^20 sweep and the timing are scripts/gpu-check-batch.sh). Also: both names resolve through
+// 2^20 sweep and the timing are scripts/gpu/batch.sh). Also: both names resolve through
 // the launcher table the CUDA Device uses. Without a usable CUDA device the program says so and
 // exits 77 before Boost.Test starts: ctest shows "skipped".
 #define BOOST_TEST_MODULE gpu_batch_addition

@@ -1,5 +1,5 @@
 // stagehand_batch_check: the batch-addition kernels' GPU check and timing in one run, for
-// scripts/gpu-check-batch.sh.
+// scripts/gpu/batch.sh.
 //   stagehand_batch_check [--max-log N] [--bench LOG] [--reps R] [--seed S] [--group g1|g2|both]
 // Checks: sizes 1, 2, 1000, 2^max-log (default 20) and the edge cases of batch_checks.hpp; then the
 // timing at 2^bench points (default 22, 0 to skip), median of R (default 20) runs.

@@ -1,7 +1,7 @@
 // GPU checks of batch_addition_g1/g2 (cuda/kernels/batch_addition.hpp) against the CPU reference
 // (src/math), and their timing. Shared by the Boost.Test suite (batch_addition_test, label gpu) and
-// the one-call driver (stagehand_batch_check, scripts/gpu-check-batch.sh). Depends on src/math and
-// batch_addition.cu only, so that the script builds it without the NTT and MSM kernels.
+// the one-call driver (stagehand_batch_check, scripts/gpu/batch.sh). Depends on src/math and
+// batch_addition.cu only, so that the driver links none of the NTT and MSM kernels.
 //
 // Every check launches through the launcher (a KernelLaunch as the partition program makes it),
 // into an 8 MiB write buffer poisoned with 0xff bytes first (never a reduced coordinate, so an

@@ -1,4 +1,4 @@
-// stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu-check-kernels.sh.
+// stagehand_kernel_check: the whole GPU correctness check in one run, for scripts/gpu/kernels.sh.
 //   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
 //                          [--big-parts ntt,h,msm] [--g2-log N] [--setup-log N] [--setup-bench 0|1]
 //                          [--setup-only 1] [--only PARTS] [--tunings-log N] [--streamed-log N]

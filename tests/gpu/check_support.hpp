@@ -1,6 +1,6 @@
 // What every GPU check driver shares: whether a GPU is there to check on, and the tally of
-// passed and failed checks. Header-only, so that the nvcc-only scripts build any one set of
-// checks without the others.
+// passed and failed checks. Header-only, so that each driver links its one set of checks
+// without the others.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,5 +1,5 @@
 // The GPU kernels against the CPU reference (label gpu). The sizes here are the quick ones (the
-// full sweep to 2^22 and the 2^26 runs are scripts/gpu-check-kernels.sh). Without a usable
+// full sweep to 2^22 and the 2^26 runs are scripts/gpu/kernels.sh). Without a usable
 // CUDA device the program says so and exits 77 before Boost.Test starts: ctest shows "skipped".
 #define BOOST_TEST_MODULE gpu_kernels
 #define BOOST_TEST_NO_MAIN

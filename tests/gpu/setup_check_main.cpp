@@ -1,5 +1,5 @@
 // stagehand_setup_check: the setup kernels' GPU check and timing in one run, for
-// scripts/gpu-check-setup.sh.
+// scripts/gpu/setup.sh.
 //   stagehand_setup_check [--log N] [--g1 LOG] [--g1-large LOG] [--g2 LOG] [--g2-large LOG] [--reps R]
 //                         [--only checks|bench]
 // Checks: setup_fixed_base_g1 and _g2 over 2^log (default 12) random scalars and the edge cases,

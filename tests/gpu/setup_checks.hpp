@@ -1,8 +1,8 @@
 // GPU checks of the test-only setup's kernels (setup_fixed_base_g1/_g2, cuda/kernels/setup/) against
 // the CPU reference (src/math), and their timing. Shared by stagehand_kernel_check (--setup-log,
 // --setup-only), the gpu test (gpu_kernels_test) and the one-call driver of
-// scripts/gpu-check-setup.sh (stagehand_setup_check). Depends on src/math, setup/fixed_base.cu and
-// launch/setup_launchers.cpp only, so that the script builds it with nvcc alone.
+// scripts/gpu/setup.sh (stagehand_setup_check). Depends on src/math, setup/fixed_base.cu and
+// launch/setup_launchers.cpp only, so that the driver links none of the other kernels.
 //
 // Every launch goes through the launcher, as CudaDevice makes it; every output buffer is poisoned
 // first (0xff bytes: never a reduced Montgomery Fq, so an unwritten point cannot pass) and has

@@ -1,5 +1,5 @@
 // stagehand_synthetic_check: the synthetic generator's GPU check and timing in one run, for
-// scripts/gpu-check-synthetic.sh.
+// scripts/gpu/synthetic.sh.
 //   stagehand_synthetic_check [--max-log N] [--g1 LOG] [--g2 LOG] [--scalars LOG] [--tail LOG] [--reps R]
 //                             [--only checks|bench]
 // Checks: points at 1, 7, 1000 and 2^max-log − 3 (default 20), scalars, tail items and rejected

@@ -1,7 +1,7 @@
 // GPU checks of the synthetic proving-key generator (cuda/kernels/synthetic.hpp) against the CPU
 // reference (src/math), and its timing. Shared by the Boost.Test suite (gpu_synthetic_test, label
-// gpu) and the one-call driver (stagehand_synthetic_check, scripts/gpu-check-synthetic.sh).
-// Depends on src/math and synthetic.cu only, so that the script builds it with nvcc alone.
+// gpu) and the one-call driver (stagehand_synthetic_check, scripts/gpu/synthetic.sh).
+// Depends on src/math and synthetic.cu only, so that the driver links none of the other kernels.
 //
 // Every output buffer is poisoned first (0xff bytes: never a reduced Montgomery Fq nor a scalar
 // below r, so an unwritten point or scalar cannot pass) and has guard slots after the output that

@@ -1,5 +1,5 @@
 // The synthetic proving-key generator on the GPU against the CPU reference (label gpu), at the
-// quick sizes (the 2^20 checks and the timing are scripts/gpu-check-synthetic.sh). Without a
+// quick sizes (the 2^20 checks and the timing are scripts/gpu/synthetic.sh). Without a
 // usable CUDA device the program says so and exits 77 before Boost.Test starts: ctest shows
 // "skipped".
 #define BOOST_TEST_MODULE gpu_synthetic
