@@ -8,7 +8,8 @@
 #       that need no GPU), strips them, compresses them with xz and packs them with the shared
 #       libraries the GPU machine lacks and the data the checks need (the fixture circuits' keys)
 #       into .gpu/, which is what to carry there. Refuses (exit 2) when the bundle would weigh more
-#       than 56 MiB, what the bundle may weigh: then bundle and run the checks in several goes.
+#       than GPU_BUNDLE_MIB (56), what the bundle may weigh (the working tree beside it within
+#       64 MiB): then bundle and run the checks in several goes.
 #   scripts/gpu.sh run CHECK...          there, from the repository root with .gpu/ carried: unpacks
 #       the binaries once, runs each check in order and writes under $OUT (or /tmp/gpu-out) one
 #       tar per check (its logs) and summary.txt (one line per check: passed or failed, seconds,
@@ -23,10 +24,11 @@ set -euo pipefail
 caller_dir=$PWD
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+[[ -z ${CIRCUITS:-} ]] || CIRCUITS=$(cd "$caller_dir" && readlink -f "$CIRCUITS")
 checks_dir=scripts/gpu
 bundle=.gpu
 gpu_bin=${GPU_BIN:-/tmp/gpu-bin}
-max_mib=56
+max_mib=${GPU_BUNDLE_MIB:-56}
 
 die() { echo "gpu.sh: $*" >&2; exit 2; }
 
@@ -175,11 +177,18 @@ gpu_present() { nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }
 
 unpack() {
   [[ -f $bundle/checks ]] || die "run: no $bundle/checks: run 'scripts/gpu.sh bundle CHECK...' here and carry $bundle"
-  mkdir -p "$gpu_bin"
-  # Over what an earlier run left: a binary bundled alone (a baseline) stays for the next runs.
+  # Afresh: a binary an earlier bundle left must not stand in for one this bundle lacks.
+  rm -rf "$gpu_bin" && mkdir -p "$gpu_bin"
   xz -dc "$bundle/bin.tar.xz" | tar -C "$gpu_bin" -xf -
   bin=$gpu_bin/bin
   export LD_LIBRARY_PATH="$gpu_bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+# missing_binaries: the binaries the loaded check declares that are not unpacked, each after a space.
+missing_binaries() {
+  local target
+  for target in ${targets[@]+"${targets[@]}"}; do [[ -x $bin/$target ]] || printf ' %s' "$target"; done
+  for target in ${cpu_targets[@]+"${cpu_targets[@]}"}; do [[ -x $bin/$target-cpu ]] || printf ' %s' "$target-cpu"; done
 }
 
 # tag_of SPEC: the name of the check's tar and work folder.
@@ -187,26 +196,29 @@ tag_of() { echo "${1//[^a-zA-Z0-9._-]/-}"; }
 
 # run_one SPEC: the check in a fresh work folder; its logs tarred into $out; a line in the summary.
 run_one() {
-  local spec=$1 tag started status=0
+  local spec=$1 tag started status=0 missing
   tag=$(tag_of "$spec")
   work=/tmp/gpu-work/$tag
   logs=$work/logs
   rm -rf "$work" && mkdir -p "$logs"
-  figure=""
+  figure=""  # the summary's; the checks set it through figure()
   started=$SECONDS
   echo "== $spec"
   describe_machine >"$logs/machine.txt"
   if ! grep -qxF -- "$spec" "$bundle/checks"; then
-    echo "$spec: not in this bundle (it holds: $(tr '\n' ' ' <"$bundle/checks")); bundle it here first" | tee "$logs/console.log"
+    figure "not in this bundle (it holds: $(paste -sd, "$bundle/checks")): bundle it here first"
+    status=1
+  elif missing=$(missing_binaries) && [[ -n $missing ]]; then
+    figure "the bundle lacks$missing (bundled with other settings? bundle it again with this run's)"
     status=1
   elif ((needs_gpu)) && ! gpu_present; then
-    echo "$spec: needs a GPU, and nvidia-smi finds none on this machine" | tee "$logs/console.log"
+    figure "needs a GPU, and nvidia-smi finds none on this machine"
     status=1
   else
     (set +e; check_run) 2>&1 | tee "$logs/console.log"
     status=${PIPESTATUS[0]}
-    [[ -f $work/figure ]] && figure=$(head -1 "$work/figure")
   fi
+  [[ -f $work/figure ]] && figure=$(head -1 "$work/figure")
   local verdict=passed
   ((status == 0)) || verdict="failed (exit $status)"
   tar -C "$work" -cf "$out/$tag.tar" logs

@@ -1,7 +1,7 @@
 # bench-proofs:MODE: real proofs on a GPU, checked and timed (the whole Groth16 program on the
 # device: a/b/c, H, the G1 and G2 MSMs). BASELINE=FILE at bundle time: an older stagehand binary
-# (CUDA build) measured beside this one (stagehand-baseline; bundled alone it stays unpacked on the
-# machine for the runs after). Synthetic circuits and their keys stay in /tmp/gpu-keys between runs.
+# (CUDA build) measured beside this one (stagehand-baseline). Synthetic circuits and their keys stay
+# in /tmp/gpu-keys between runs.
 #   check          the Groth16 kernels' check (groth16_abc, the G2 MSM 2^1..2^22) and the fixture
 #                  circuits proved on the GPU and on the CPU path (the simulator's functional mode)
 #                  with the same seed: the proof.json files must be identical. Logs: check.log, proofs.tar.
@@ -236,7 +236,7 @@ proofs_keys() {
 
 check_verify() {
   local logs_dir snarkjs scratch tarball name proof public vk
-  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")")
+  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")") || return 2
   snarkjs=$(snarkjs_cli)
   # shellcheck source=tests/groth16/verify_lib.sh
   source tests/groth16/verify_lib.sh

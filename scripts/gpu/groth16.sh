@@ -143,7 +143,7 @@ groth16_big() {
 
 check_verify() {
   local logs_dir snarkjs failed=0 proofs c proof public extracted
-  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")")
+  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")") || return 2
   snarkjs=$(snarkjs_cli)
   if [[ $mode == big ]]; then
     groth16_verify_big "$logs_dir" "$snarkjs"

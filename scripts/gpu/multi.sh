@@ -50,6 +50,6 @@ check_run() {
 
 check_verify() {
   local logs_dir
-  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")")
+  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")") || return 2
   verify_proof_runs "$logs_dir/proofs.tar"
 }

@@ -108,7 +108,7 @@ scale_bench() {
 
 check_verify() {
   local logs_dir status=0
-  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")")
+  logs_dir=$(unpack_logs "$1" "$(tag_of "$spec")") || return 2
   verify_proof_runs "$logs_dir/proofs.tar" || status=1
   grep -E '^== |proofs in|compute engine|per proof, mean|kernels per proof|key.s sets|the key \(|peak host|of device memory|out-of-memory' "$logs_dir/scale.log" || true
   return $status
