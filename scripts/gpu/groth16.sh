@@ -61,8 +61,49 @@ groth16_fixtures() {
   return $status
 }
 
+# big_step <name> <limit s> <command...>: runs it under the limit (cut to what is left of the
+# deadline), output into the log, and records its wall time in the summary.
+big_step() {
+  local name=$1 limit=$2 left=$((deadline - SECONDS)) start end took status=0
+  shift 2
+  ((left < limit)) && limit=$left
+  if ((limit <= 0)); then
+    echo "== $name: skipped, out of time" | tee -a "$log"
+    summary+=("$name: skipped, out of time")
+    return 1
+  fi
+  echo "== $name (limit $limit s): $*" | tee -a "$log"
+  start=$(date +%s.%N)
+  timeout "$limit" "$@" 2>&1 | { grep -v '^WARNING' || true; } | tee -a "$log" || status=$?
+  end=$(date +%s.%N)
+  took=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+  echo "== $name: $took s wall, exit $status" | tee -a "$log"
+  summary+=("$name: $took s wall, exit $status")
+  return $status
+}
+
+# big_cuda_proofs DIR: one proof alone (the latency, with the CUDA context and module load of a new
+# process), then four as coordinator jobs (two workers: the throughput), budgeted, then serial.
+big_cuda_proofs() {
+  local dir=$1
+  big_step "prove, backend cuda, 1 proof" 90 "$bin/stagehand" prove --config "$work/cuda.toml" --zkey "$dir/circuit.zkey" \
+    --wtns "$dir/w/1.wtns" --proof "$logs/proof.json" --public "$logs/public.json" || return 1
+  local status=0
+  if big_step "prove, backend cuda, 4 proofs, budgeted" 120 "$bin/stagehand" prove --config "$work/cuda.toml" \
+    --zkey "$dir/circuit.zkey" --wtns "$dir/w4" --out-dir "$dir/cuda" --trace "$logs/budgeted.trace.json"; then
+    cp "$dir/cuda/4.proof.json" "$logs/steady.proof.json"
+    cmp -s "$logs/public.json" "$dir/cuda/4.public.json" || { echo "the proofs' public signals differ" | tee -a "$log"; status=1; }
+  else
+    status=1
+  fi
+  big_step "prove, backend cuda, 4 proofs, serial" 120 "$bin/stagehand" prove --config "$work/cuda.toml" --policy serial \
+    --zkey "$dir/circuit.zkey" --wtns "$dir/w4" --out-dir "$dir/cuda-serial" || status=1
+  return $status
+}
+
 groth16_big() {
-  local log2 cuda=1 dir=$work/big log=$logs/big.log deadline summary=() status=0 i
+  local log2 cuda=1 dir=$work/big status=0 i
+  log=$logs/big.log summary=()
   IFS=: read -r _ log2 _ <<<"$arg"
   if ! [[ $log2 =~ ^[0-9]+$ ]] || ((log2 < 3 || log2 > 28)); then
     echo "groth16:big: LOG2 must be 3..28, not '$log2'"
@@ -72,56 +113,19 @@ groth16_big() {
   mkdir -p "$dir/w"
   : >"$log"
   deadline=$((SECONDS + 330))
-  # step <name> <limit s> <command...>: runs it under the limit (cut to what is left of the
-  # deadline), output into the log, and records its wall time.
-  step() {
-    local name=$1 limit=$2 left=$((deadline - SECONDS)) start end took status=0
-    shift 2
-    ((left < limit)) && limit=$left
-    if ((limit <= 0)); then
-      echo "== $name: skipped, out of time" | tee -a "$log"
-      summary+=("$name: skipped, out of time")
-      return 1
-    fi
-    echo "== $name (limit $limit s): $*" | tee -a "$log"
-    start=$(date +%s.%N)
-    timeout "$limit" "$@" 2>&1 | { grep -v '^WARNING' || true; } | tee -a "$log" || status=$?
-    end=$(date +%s.%N)
-    took=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
-    echo "== $name: $took s wall, exit $status" | tee -a "$log"
-    summary+=("$name: $took s wall, exit $status")
-    return $status
-  }
   {
     echo "host: $(uname -srm), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
     grep -m1 'model name' /proc/cpuinfo || true
   } | tee -a "$log"
-  step "make circuit 2^$log2" 60 "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" || return 1
-  step "stagehand setup" 200 "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$logs/vk.json" || return 1
+  big_step "make circuit 2^$log2" 60 "$bin/stagehand_make_circuit" --domain-log2 "$log2" --out "$dir" || return 1
+  big_step "stagehand setup" 200 "$bin/stagehand" setup --r1cs "$dir/circuit.r1cs" --zkey "$dir/circuit.zkey" --vk "$logs/vk.json" || return 1
   # shellcheck disable=SC2012  # the files' sizes in the log
   ls -l "$dir/circuit.r1cs" "$dir/circuit.wtns" "$dir/circuit.zkey" | tee -a "$log"
   cp "$dir/circuit.wtns" "$dir/w/1.wtns"
   mkdir -p "$dir/w4"
   for i in 1 2 3 4; do cp "$dir/circuit.wtns" "$dir/w4/$i.wtns"; done
-  if ((cuda)); then
-    # One proof alone: the latency, with the CUDA context and module load of a new process.
-    if step "prove, backend cuda, 1 proof" 90 "$bin/stagehand" prove --config "$work/cuda.toml" --zkey "$dir/circuit.zkey" \
-      --wtns "$dir/w/1.wtns" --proof "$logs/proof.json" --public "$logs/public.json"; then
-      # Four proofs as coordinator jobs (two workers): the throughput, budgeted, then serial.
-      if step "prove, backend cuda, 4 proofs, budgeted" 120 "$bin/stagehand" prove --config "$work/cuda.toml" \
-        --zkey "$dir/circuit.zkey" --wtns "$dir/w4" --out-dir "$dir/cuda" --trace "$logs/budgeted.trace.json"; then
-        cp "$dir/cuda/4.proof.json" "$logs/steady.proof.json"
-        cmp -s "$logs/public.json" "$dir/cuda/4.public.json" || { echo "the proofs' public signals differ" | tee -a "$log"; status=1; }
-      else
-        status=1
-      fi
-      step "prove, backend cuda, 4 proofs, serial" 120 "$bin/stagehand" prove --config "$work/cuda.toml" --policy serial \
-        --zkey "$dir/circuit.zkey" --wtns "$dir/w4" --out-dir "$dir/cuda-serial" || status=1
-    else
-      status=1
-    fi
-  fi
-  if step "prove, backend sim (CPU path)" 180 "$bin/stagehand" prove --config "$work/sim.toml" --zkey "$dir/circuit.zkey" \
+  if ((cuda)); then big_cuda_proofs "$dir" || status=1; fi
+  if big_step "prove, backend sim (CPU path)" 180 "$bin/stagehand" prove --config "$work/sim.toml" --zkey "$dir/circuit.zkey" \
     --wtns "$dir/w/1.wtns" --proof "$logs/cpu.proof.json" --public "$dir/cpu.public.json"; then
     if [[ -f $logs/public.json ]]; then
       cmp -s "$logs/public.json" "$dir/cpu.public.json" || { echo "the CPU proof's public signals differ" | tee -a "$log"; status=1; }
