@@ -3,8 +3,8 @@
 #pragma once
 
 #include "math/curve.hpp"
-#include "math/fr.hpp"
 #include "math/fq2.hpp"
+#include "math/fr.hpp"
 
 namespace stagehand::math {
 

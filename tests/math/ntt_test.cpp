@@ -4,10 +4,10 @@
 // small sizes, every position: the naive DFT); both H forms (BLS12-381) against a computation
 // without any FFT.
 #define BOOST_TEST_MODULE math_ntt
+#include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <boost/mpl/list.hpp>
-
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -216,6 +216,42 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_noble_and_direct_evaluation, Case
     ++entries;
   }
   BOOST_TEST(entries >= Case::minimum_entries);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_a_naive_dft, Case, ScalarCases) {
+  // Σ_i c_i·x^i at every x of the domain and of its coset, term by term, in this library's field
+  // but without any transform: the definition the butterflies must meet.
+  using Fr = typename Case::Field;
+  std::mt19937_64 generator(20261205);
+  for (const std::string convention : {"snarkjs", "classic"}) {
+    for (unsigned log_size = 1; log_size <= 6; ++log_size) {
+      const BasicDomain<Fr> domain = domain_for<Fr>(convention, log_size);
+      std::vector<Fr> coefficients(domain.size());
+      for (auto& coefficient : coefficients) coefficient = Fr::from_uint64(generator());
+      auto naive = [&](const Fr& shift) {
+        std::vector<Fr> evaluations(domain.size(), Fr::zero());
+        for (std::size_t j = 0; j < domain.size(); ++j) {
+          const Fr x = shift * domain.root().pow(j);
+          Fr power = Fr::one();
+          for (const Fr& coefficient : coefficients) {
+            evaluations[j] += coefficient * power;
+            power *= x;
+          }
+        }
+        return evaluations;
+      };
+      const std::string label = convention + " 2^" + std::to_string(log_size);
+      std::vector<Fr> values = coefficients;
+      ntt(values, domain, 2);
+      BOOST_CHECK_MESSAGE(first_difference(values, naive(Fr::one())) == -1, "ntt against the DFT " << label);
+      std::vector<Fr> coset_values = coefficients;
+      coset_ntt(coset_values, domain, 2);
+      BOOST_CHECK_MESSAGE(first_difference(coset_values, naive(domain.coset_generator())) == -1,
+                          "coset_ntt against the DFT " << label);
+      intt(values, domain, 2);
+      BOOST_CHECK_MESSAGE(first_difference(values, coefficients) == -1, "intt inverts the DFT " << label);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(domains_check_their_roots_and_sizes) {
