@@ -22,10 +22,6 @@ constexpr std::size_t ate_digit_count() {
   return count;
 }
 
-// Lines per prepared point: one per digit, one per non-zero digit, and the curve's final ones.
-template <class Curve>
-constexpr std::size_t prepared_line_count();
-
 template <class Curve>
 constexpr std::array<signed char, ate_digit_count<Curve>()> ate_digits() {
   std::array<signed char, ate_digit_count<Curve>()> digits{};
@@ -162,6 +158,7 @@ struct CurveSpecific<Bn254> {
   }
 };
 
+// Lines per prepared point: one per digit, one per non-zero digit, and the curve's final ones.
 template <class Curve>
 constexpr std::size_t prepared_line_count() {
   std::size_t count = CurveSpecific<Curve>::final_line_count;

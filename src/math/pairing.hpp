@@ -19,8 +19,8 @@
 //                 @noble/curves chains it: for BLS12-381 Hayashida-Hayasaka-Teruya's chain in x,
 //                 which raises to 3·(q^4 - q^2 + 1)/r (3 is prime to r: the cube of the textbook
 //                 pairing, as bilinear and non-degenerate); for BN254 the chain of Fuentes-Castañeda,
-//                 Knapp and Rodríguez-Henríquez, which raises to a multiple of (q^4 - q^2 + 1)/r
-//                 prime to r (the tests pin it down).
+//                 Knapp and Rodríguez-Henríquez, which raises to 2x(6x² + 3x + 1)·(q^12 - 1)/r,
+//                 again a power prime to r of the textbook pairing.
 //
 // A product of pairings shares the loop's squarings and one final exponentiation
 // (multi_pairing), which is how the Groth16 check runs. Nothing here is constant-time.
