@@ -25,7 +25,7 @@
 namespace stagehand::groth16 {
 namespace {
 
-constexpr std::string_view kKind = "Filecoin parameter file (.params)";
+constexpr std::string_view kKind = "Filecoin parameters (.params)";
 constexpr std::uint8_t kCompressedFlag = 0x80;
 constexpr std::uint8_t kInfinityFlag = 0x40;
 constexpr std::uint8_t kSignFlag = 0x20;
@@ -169,15 +169,15 @@ ParamsFile::ParamsFile(const std::filesystem::path& path) {
   // count before anything is allocated for it.
   switch (const auto what = input_kind(descriptor_.get())) {
     case InputKind::regular: break;
-    case InputKind::directory: fail(fmt::format("is a directory, not a {}", kKind));
-    default: fail(fmt::format("is {}, not a {} (those are read from regular files only)", describe(what), kKind));
+    case InputKind::directory: fail(fmt::format("is a directory, not a {} file", kKind));
+    default: fail(fmt::format("is {}, not a {} file (those are read from regular files only)", describe(what), kKind));
   }
   struct stat status {};
   if (::fstat(descriptor_.get(), &status) != 0) fail(fmt::format("cannot read the file: {}", std::strerror(errno)));
   size_ = static_cast<std::uint64_t>(status.st_size);
   modified_ = status.st_mtim;
   if (size_ > physical_memory_bytes()) {
-    fail(fmt::format("{} bytes, more than this machine's {} bytes of memory, which a {} is read into", size_,
+    fail(fmt::format("{} bytes, more than this machine's {} bytes of memory, which a {} file is read into", size_,
                      physical_memory_bytes(), kKind));
   }
 }

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -304,6 +305,10 @@ BOOST_AUTO_TEST_CASE(huge_or_inconsistent_counts_are_refused_before_allocating) 
 BOOST_AUTO_TEST_CASE(only_regular_files_are_read) {
   BOOST_TEST(contains(error_of([&] { read_params(dir); }), "is a directory"));
   BOOST_TEST(contains(error_of([&] { read_params(dir / "missing.params"); }), "cannot open"));
+  // A FIFO that no process writes to: refused at once, neither waited on nor read.
+  const auto fifo = dir / "fifo.params";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  BOOST_TEST(contains(error_of([&] { read_params(fifo); }), "is a FIFO or pipe, not a Filecoin parameters (.params) file"));
 }
 
 BOOST_AUTO_TEST_CASE(an_unconstrained_private_wire_has_no_params_key) {
