@@ -275,13 +275,12 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend&
   // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
   // any device work (the kernels' scratch, known once the devices are set up, comes on top).
   {
-    const auto plan = workload.memory_plan(0);
-    const Bytes held_back = workload.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes;
-    check_vram_cap_fits(config, plan.peak_bytes + held_back,
-                        fmt::format("a proof of {} (domain 2^{}) ({} at its peak, {} of key points resident, {} safety margin and "
-                                    "residents; --key-sets streamed keeps less on the device)",
-                                    inputs.key_name, key.domain_log2, format_bytes(plan.peak_bytes), format_bytes(workload.resident_bytes()),
-                                    format_bytes(settings.safety_margin_bytes + settings.resident_bytes)));
+    const Bytes proof_bytes = groth16::proof_device_bytes(groth16::KeySizes::of(key), layout);
+    const Bytes margins = settings.safety_margin_bytes + settings.resident_bytes;
+    check_vram_cap_fits(config, proof_bytes + margins,
+                        fmt::format("a proof of {} (domain 2^{}) ({} with the key's resident sets and matrix, {} safety margin and "
+                                    "residents; key sets streamed keep less on the device)",
+                                    inputs.key_name, key.domain_log2, format_bytes(proof_bytes), format_bytes(margins)));
   }
   // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
   Trace& trace = backend.trace();

@@ -147,10 +147,13 @@ void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
     sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(*key));
     const auto layout = impl_->proof_layout(*sizes, settings);
     layout_text = fmt::format("a/b/c {}; {}", groth16::describe(layout.abc_step), layout.placement.describe());
-    proof_bytes = Impl::proof_bytes(*key, *sizes, zkey_path, layout);
+    proof_bytes = groth16::proof_device_bytes(*sizes, layout);
     try {
-      check_vram_cap_fits(impl_->config.run, proof_bytes + settings.safety_margin_bytes + settings.resident_bytes,
-                          fmt::format("a proof of {} (domain 2^{})", zkey_path.string(), key->domain_log2));
+      const Bytes margins = settings.safety_margin_bytes + settings.resident_bytes;
+      check_vram_cap_fits(impl_->config.run, proof_bytes + margins,
+                          fmt::format("a proof of {} (domain 2^{}) ({} with the key's resident sets and matrix, {} safety margin "
+                                      "and residents; key sets streamed keep less on the device)",
+                                      zkey_path.string(), key->domain_log2, format_bytes(proof_bytes), format_bytes(margins)));
     } catch (const std::exception& error) {
       throw EngineError(ErrorKind::bad_key, error.what());
     }

@@ -322,16 +322,6 @@ struct Engine::Impl {
                                       settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
                                       config.engine.stream_buffer_bytes, config.engine.precompute_bases);
   }
-  // What one proof of `key` in `layout` needs on a device besides the margins: the key's
-  // resident sets and matrix and one proof's peak (the kernels' scratch comes on top).
-  static Bytes proof_bytes(const groth16::ProvingKey& key, const groth16::KeySizes& sizes, const std::filesystem::path& key_path,
-                           const groth16::ProofLayout& layout) {
-    HostWork host_work(0);
-    groth16::ProofChecks no_checks;
-    no_checks.verify = false;
-    groth16::Groth16Workload sizing(key, key_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement, nullptr, &sizes);
-    return sizing.memory_plan(0).peak_bytes + sizing.resident_bytes();
-  }
   // How many of the other keys' device states, oldest batch first with the device bytes each
   // holds, a batch of a key gives back before it runs: the fewest from the oldest such that the
   // rest, held back from its budget, leave its layout as planned with the devices to itself and a

@@ -259,29 +259,42 @@ Bytes Groth16Workload::resident_bytes() const { return shape_.resident_bytes() +
 // MSM) and a, b, c are the program's working memory; on the host a, b, c are its inputs (a freed
 // after the H MSM) and the witness the program's. The stream buffers and the fetched sets are
 // held from the program's start (their uploads overlap the a/b/c and H steps).
-JobMemoryPlan Groth16Workload::memory_plan(int) const {
-  const Bytes polynomial = kFrBytes * sizes_.domain_size();
-  const Bytes witness = kFrBytes * sizes_.n_vars;
-  const Bytes results = shape_.result_bytes;
-  const Bytes msm_memory = msm_scratch_bytes_ + 2 * stream_buffer_bytes_ + shape_.fetched_bytes();
-  if (placement_.msm_memory_after_h) {
+JobMemoryPlan Groth16Workload::plan_memory(const KeySizes& sizes, AbcStep abc_step, const KeyPlacement& placement,
+                                           const KeyProgramShape& shape, Bytes stream_buffer_bytes, Bytes msm_scratch_bytes,
+                                           Bytes h_scratch_bytes) {
+  const Bytes polynomial = kFrBytes * sizes.domain_size();
+  const Bytes witness = kFrBytes * sizes.n_vars;
+  const Bytes results = shape.result_bytes;
+  const Bytes msm_memory = msm_scratch_bytes + 2 * stream_buffer_bytes + shape.fetched_bytes();
+  if (placement.msm_memory_after_h) {
     // H with the polynomials alone; the MSMs' memory once b and c are gone.
-    const Bytes during_h = 3 * polynomial + results + h_scratch_bytes_;
+    const Bytes during_h = 3 * polynomial + results + h_scratch_bytes;
     const Bytes after_h = polynomial + witness + results + msm_memory;
-    if (abc_on_device(abc_step_)) {
+    if (abc_on_device(abc_step)) {
       JobMemoryPlan plan{witness, std::max(witness + during_h, after_h), after_h, results + msm_memory, results};
       plan.input_count = 1;
       return plan;
     }
     return JobMemoryPlan{polynomial, std::max(during_h, after_h), after_h, witness + results + msm_memory, results};
   }
-  const Bytes rest = results + h_scratch_bytes_ + msm_memory;
-  if (abc_on_device(abc_step_)) {
+  const Bytes rest = results + h_scratch_bytes + msm_memory;
+  if (abc_on_device(abc_step)) {
     JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, results};
     plan.input_count = 1;
     return plan;
   }
   return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, witness + rest, results};
+}
+
+JobMemoryPlan Groth16Workload::memory_plan(int) const {
+  return plan_memory(sizes_, abc_step_, placement_, shape_, stream_buffer_bytes_, msm_scratch_bytes_, h_scratch_bytes_);
+}
+
+Bytes proof_device_bytes(const KeySizes& key, const ProofLayout& layout) {
+  const auto shape = shape_key_program(key, layout.placement);
+  const auto plan = Groth16Workload::plan_memory(key, layout.abc_step, layout.placement, shape,
+                                                 stream_buffer_bytes(shape, layout.placement, layout.abc_step), 0, 0);
+  return plan.peak_bytes + shape.resident_bytes() + Groth16Workload::matrix_bytes(key, layout.abc_step);
 }
 
 Groth16Workload::JobState& Groth16Workload::state(int job) {
