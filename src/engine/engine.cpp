@@ -279,6 +279,7 @@ ProofHandle Engine::Impl::enqueue(const std::shared_ptr<ProofRecord>& record, Wh
     usable_key_locked(record->key).queued += 1;  // it may have been unloaded, or the engine stopped, while we waited
     // Its class rises with its time in the queue (a wait for room is outside it).
     queue.push(QueuedProof{record, record->key, record->priority, Clock::now(), record->deadline});
+    check_counts_locked();
     proofs.emplace(record->id, record);
     if (!record->request_id.empty()) requests.emplace(record->request_id, record);
     ++accepted;
@@ -303,6 +304,7 @@ bool Engine::cancel(std::uint64_t id) {
     // Running (the workload stops it before its next step), or expired (the watcher fails it).
     if (!impl_->queue.remove(record.get())) return true;
     impl_->key_proof_left(record->key, false);
+    impl_->check_counts_locked();
     impl_->space.notify_all();
   }
   impl_->end_proof(record, ProofState::cancelled, "cancelled while queued");

@@ -16,6 +16,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
+#include "proving/proof_batch.hpp"
 #include "runner/report.hpp"
 #include "util/assert.hpp"
 #include "trace/svg_timeline.hpp"
@@ -235,6 +236,7 @@ struct Engine::Impl {
   void fail_queued(std::unique_lock<std::mutex>& lock, const std::string& error, bool engine_stopped) {
     const auto left = queue.take_all();
     for (const auto& proof : left) key_proof_left(proof.key, false);
+    check_counts_locked();
     space.notify_all();
     lock.unlock();
     for (const auto& proof : left) {
@@ -267,7 +269,9 @@ struct Engine::Impl {
     auto found = keys.find(name);
     if (found == keys.end()) return;
     auto& key = found->second;
-    (was_running ? key.running : key.queued) -= 1;
+    auto& count = was_running ? key.running : key.queued;
+    STAGEHAND_ASSERT(count > 0, "a {} proof of key {} left with none counted", was_running ? "running" : "queued", name);
+    count -= 1;
     if (key.unloading && key.queued == 0 && key.running == 0) retire_key(found);
   }
 
@@ -290,11 +294,27 @@ struct Engine::Impl {
   void gpu_started(int index) {  // engine mutex held
     auto& gpu = gpus.at(static_cast<std::size_t>(index));
     if (gpu.running++ == 0) gpu.busy_since = Clock::now();
+    check_counts_locked();
   }
   // A proof left the GPU: it ended there, or (not done) it moved to another when this one was lost.
   void gpu_left(int index) {  // engine mutex held
     auto& gpu = gpus.at(static_cast<std::size_t>(index));
+    STAGEHAND_ASSERT(gpu.running > 0, "a proof left GPU {} with none running there", index);
     if (--gpu.running == 0) gpu.busy_seconds += seconds_between(gpu.busy_since, Clock::now());
+  }
+  // The counts add up (engine mutex held, between changes): the keys' queued proofs are the
+  // queue's, their running ones the engine's, and the GPUs run no more than are running (a
+  // running proof is on one GPU at most, or on none before its host step).
+  void check_counts_locked() const {
+    std::size_t queued_of_keys = 0, running_of_keys = 0, on_gpus = 0;
+    for (const auto& [name, key] : keys) {
+      queued_of_keys += key.queued;
+      running_of_keys += key.running;
+    }
+    for (const auto& gpu : gpus) on_gpus += static_cast<std::size_t>(gpu.running);
+    STAGEHAND_ASSERT(queued_of_keys == queue.size() && running_of_keys == running && on_gpus <= running,
+                     "the keys count {} queued and {} running, the engine {} queued and {} running, the GPUs {}", queued_of_keys,
+                     running_of_keys, queue.size(), running, on_gpus);
   }
   void gpu_ended(int index) {  // engine mutex held
     ++gpus.at(static_cast<std::size_t>(index)).done;
@@ -327,6 +347,11 @@ struct Engine::Impl {
   // rest, held back from its budget, leave its layout as planned with the devices to itself and a
   // proof of it (`proof_bytes`, Key::proof_bytes: planned so at load) still fits the smallest device.
   std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes, const std::vector<Bytes>& held_oldest_first) const;
+  // A batch's settings keep each GPU's pinned staging pool in kept_pinned between batches.
+  void keep_staging(proving::BatchSettings& settings);
+  // The engine's own steps before a run (the batch's first proof queued, the dispatch) in its trace.
+  void trace_dispatch(Trace& trace, Clock::time_point first_submitted, Clock::time_point dispatched);
+  // Runs one key's batch as a proving::ProofBatch and ends each of its proofs, also when the run fails.
   void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
                  const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
                  Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);

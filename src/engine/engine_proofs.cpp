@@ -133,6 +133,7 @@ void Engine::Impl::expire_locked(Clock::time_point now) {
     key_proof_left(proof.key, false);
     expired.push_back(proof.record);
   }
+  check_counts_locked();
   space.notify_all();
   deadlines.notify_all();
 }
