@@ -3,7 +3,8 @@
 // injected device fault each failing only their own proof.
 //
 // Each proof is compared with the CPU reference prover (groth16::prove_on_cpu) given the same
-// randomness (the engine's seed plus the proof's id), an oracle independent of the device path.
+// randomness (the engine's seed plus the proof's id less one, as `stagehand prove --seed` counts its
+// witnesses from 0), an oracle independent of the device path.
 // Where a test needs proofs to sit in the queue, a gate holds the dispatcher: the callback of a
 // first proof runs on the dispatcher's thread and blocks there until the test opens the gate
 // (declared before the engine, so that it outlives the callback's last look at it).
@@ -75,9 +76,10 @@ struct Files {
     fs::remove(path);
     return bytes;
   }
-  // What the CPU reference makes for proof `id` of witness (x, y).
+  // What the CPU reference makes for proof `id` of witness (x, y): the engine's proof ids count from
+  // 1, its seeds (as prove's) from 0.
   std::string expected_proof(std::uint64_t id, std::uint64_t x, std::uint64_t y) const {
-    return groth16::proof_json(groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id), 1));
+    return groth16::proof_json(groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id - 1), 1));
   }
 };
 
