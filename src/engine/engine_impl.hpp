@@ -70,6 +70,7 @@ struct ProofRecord {
   std::string request_id;
   std::optional<Clock::time_point> deadline;
   std::shared_ptr<const std::vector<std::uint8_t>> wtns;
+  std::string name;  // what names its witness in messages: "proof N (key K)", or the caller's (SubmitOptions::witness_name)
   Clock::time_point submitted;
   std::atomic<bool> cancel_requested{false};
   int gpu = -1;  // where it runs (engine mutex)
@@ -102,6 +103,10 @@ struct Engine::Impl {
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
     std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
+    groth16::ProofLayout planned_layout;  // the same plan
+    // Each witness also checked against this constraint system (null: none).
+    std::shared_ptr<const groth16::R1cs> r1cs;
+    std::filesystem::path r1cs_path;
     Bytes proof_bytes = 0;  // one proof's device memory with the key set up, as planned at load
     // What its runs leave set up on the devices for the next one (the dispatcher's thread only
     // sets it up and releases it; status() reads it).
@@ -124,11 +129,12 @@ struct Engine::Impl {
     bool lost = false;  // its device answered device_lost: it answers nothing any more
   };
 
-  explicit Impl(EngineConfig engine_config)
-      : config(std::move(engine_config)),
+  Impl(EngineConfig engine_config, EngineHooks engine_hooks)
+      : config(std::move(engine_config)), hooks(std::move(engine_hooks)),
         queue(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.engine.promote_after_s))) {}
 
   EngineConfig config;
+  EngineHooks hooks;
   std::unique_ptr<Backend> backend;
   Clock::time_point started = Clock::now();
 
@@ -220,6 +226,17 @@ struct Engine::Impl {
                         fmt::format("no key named '{}' is loaded{}", name, found == keys.end() ? "" : " (it is being unloaded)"));
     }
     return found->second;
+  }
+  // A key of that name may be loaded (engine mutex held; check_loadable takes it). EngineError:
+  // bad_key for an empty name, stopped, key_exists.
+  void check_loadable_locked(const std::string& name) const {
+    if (name.empty()) throw EngineError(ErrorKind::bad_key, "a key needs a name");
+    if (stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
+    if (keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
+  }
+  void check_loadable(const std::string& name) const {
+    std::lock_guard lock(mutex);
+    check_loadable_locked(name);
   }
   // Queues a checked proof once there is room (or refuses it, as `when_full` says), unless a
   // submit of its request id got in first: then that proof is the answer.
@@ -331,6 +348,7 @@ struct Engine::Impl {
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
                              bool with_kept_staging = false);
   void give_back_retired();  // the retired keys' states (engine mutex not held)
+  std::uint64_t batch_number();  // the engine's count of batches (engine mutex not held)
   // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
   void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs, bool on_gpu);
   // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
@@ -352,9 +370,20 @@ struct Engine::Impl {
   // The engine's own steps before a run (the batch's first proof queued, the dispatch) in its trace.
   void trace_dispatch(Trace& trace, Clock::time_point first_submitted, Clock::time_point dispatched);
   // Runs one key's batch as a proving::ProofBatch and ends each of its proofs, also when the run fails.
-  void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                 const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                 Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
+  // What a batch needs of its key, taken under the engine mutex when the batch is dispatched.
+  struct BatchOf {
+    std::string name;
+    std::shared_ptr<const groth16::ProvingKey> key;
+    std::shared_ptr<const groth16::KeySizes> sizes;
+    std::filesystem::path path;
+    std::shared_ptr<const groth16::R1cs> r1cs;
+    std::filesystem::path r1cs_path;
+    std::shared_ptr<groth16::DeviceKeyState> device_state;
+  };
+  void run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
+  // The batch's settings (engine mutex not held): the coordinator's, the layout, the checks, the
+  // kept staging; the key's kept state given back first where this layout keeps other sets.
+  proving::BatchSettings batch_settings(const BatchOf& of, Bytes held_by_others);
 };
 
 }  // namespace stagehand::engine

@@ -50,6 +50,7 @@ void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofSt
       record->result.public_json = std::move(public_signals);
       record->result.seconds = timings.total_s;
       record->result.timings = timings;
+      record->result.gpu = record->gpu;
       callbacks = std::move(record->on_done);
       record->on_done.clear();
     }

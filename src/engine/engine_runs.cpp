@@ -22,6 +22,11 @@ class EngineBatch final : public proving::BatchListener {
     return jobs;
   }
   const ProofRecord& first() const { return *proofs_.front(); }
+  std::vector<std::uint64_t> ids() const {
+    std::vector<std::uint64_t> ids;
+    for (const auto& record : proofs_) ids.push_back(record->id);
+    return ids;
+  }
 
   void set_up_ended(int device) override { set_up_ended_.at(static_cast<std::size_t>(device)) = Clock::now(); }
   void step(int job, proving::BatchStep step, int device) override;
@@ -66,7 +71,7 @@ class EngineBatch final : public proving::BatchListener {
 // counts its witnesses: the engine's first proof is prove's first.
 groth16::ProofJob EngineBatch::proof_job(const ProofRecord& record) const {
   groth16::ProofJob job;
-  job.wtns = fmt::format("proof {} (key {})", record.id, key_name_);
+  job.wtns = record.name;
   job.randomness = engine_.config.engine.seed ? groth16::ProofRandomness::from_seed(*engine_.config.engine.seed + record.id - 1)
                                               : groth16::ProofRandomness::from_system();
   job.wtns_bytes = record.wtns;
@@ -259,11 +264,8 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   STAGEHAND_ASSERT(!batch.empty(), "the queue's front proof (key {}) was not taken into its run", name);
   auto& key = keys.at(name);
   ++batches;
-  const auto proving_key = key.key;
-  const auto sizes = key.sizes;
+  const BatchOf of{name, key.key, key.sizes, key.path, key.r1cs, key.r1cs_path, key.device_state};
   const Bytes proof_bytes = key.proof_bytes;
-  const auto key_path = key.path;
-  const auto device_state = key.device_state;
   key.last_batch = batches;
   // The other keys set up on the devices stay there while this batch loses nothing by it
   // (states_to_give_back); the least recently proved go first.
@@ -275,7 +277,7 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   std::vector<Bytes> held;
   for (const auto& other : others) held.push_back(other.second->device_bytes());
-  const std::size_t give_back = states_to_give_back(*sizes, proof_bytes, held);
+  const std::size_t give_back = states_to_give_back(*of.sizes, proof_bytes, held);
   std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
   Bytes held_by_others = 0;
   for (std::size_t i = 0; i < others.size(); ++i) {
@@ -286,7 +288,7 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
     }
   }
   release_device_states(given_back);
-  run_batch(name, proving_key, *sizes, key_path, device_state, held_by_others, std::move(batch), dispatched);
+  run_batch(of, held_by_others, std::move(batch), dispatched);
 }
 
 std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const std::string& name, std::size_t most,
@@ -330,43 +332,60 @@ std::size_t Engine::Impl::states_to_give_back(const groth16::KeySizes& sizes, By
   return held_oldest_first.size();
 }
 
-void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                             const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                             Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched) {
-  EngineBatch listener(*this, key_name, batch);
+void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch,
+                             Clock::time_point dispatched) {
+  EngineBatch listener(*this, of.name, batch);
   try {
     const bool on_gpu = backend->on_gpu();
-    proving::BatchSettings settings;
-    settings.coordinator = settings_for(config.run, config.engine.policy);
-    settings.layout = proof_layout(sizes, settings.coordinator);
-    // The other keys kept set up are outside this run's budget (their layout left this one's as
-    // it is alone: states_to_give_back).
-    settings.coordinator.resident_bytes += held_by_others;
-    // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
-    // since makes the plan smaller).
-    const auto& layout = settings.layout;
-    if (!device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({device_state});
-    settings.checks.verify = config.engine.verify;
-    settings.threads = config.engine.threads;
-    if (config.engine.keep_key_on_device) keep_staging(settings);
+    auto settings = batch_settings(of, held_by_others);
     // The run's own trace where [engine] trace_dir asks for one (the backend's keeps only a hash),
-    // with the kernels on a GPU.
+    // with the kernels on a GPU; else, where the engine's owner asks, the backend's.
     std::optional<Trace> run_trace;
+    const Trace* traced = nullptr;
     if (!config.engine.trace_dir.empty()) {
       run_trace.emplace(true);
       if (on_gpu) trace_dispatch(*run_trace, listener.first().submitted, dispatched);
       settings.trace = &*run_trace;
       settings.trace_kernels = on_gpu;
+      traced = &*run_trace;
+    } else if (hooks.trace_runs) {
+      settings.trace_kernels = true;
+      traced = &backend->trace();
     }
-    const proving::BatchKey batch_key{key.get(), &sizes, key_path, config.engine.keep_key_on_device ? device_state : nullptr};
+    const proving::BatchKey batch_key{of.key.get(), of.sizes.get(), of.path, config.engine.keep_key_on_device ? of.device_state : nullptr};
     const auto figures = proving::ProofBatch(*backend, batch_key, std::move(settings), listener).run(listener.jobs());
-    if (run_trace) write_run_trace(*run_trace, figures.report, key_name, figures.proofs, on_gpu);
+    listener.end_rest("the run ended without reporting this proof");
+    if (run_trace) write_run_trace(*run_trace, figures.report, of.name, figures.proofs, on_gpu);
+    try {
+      if (hooks.on_run) hooks.on_run(RunSummary{of.name, batch_number(), listener.ids(), &figures, traced, on_gpu});
+    } catch (...) {
+      // The owner's callback must not take the engine down: its proofs are answered already.
+    }
   } catch (const std::exception& error) {
     listener.end_rest(fmt::format("the run failed: {}", error.what()));
   }
   listener.end_rest("the run ended without reporting this proof");
   std::lock_guard lock(mutex);
   sample_devices({});  // what the run left on the devices (the key, where it stays set up)
+}
+
+proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes held_by_others) {
+  proving::BatchSettings settings;
+  settings.coordinator = settings_for(config.run, config.engine.policy);
+  settings.layout = proof_layout(*of.sizes, settings.coordinator);
+  // The other keys kept set up are outside this run's budget (their layout left this one's as
+  // it is alone: states_to_give_back).
+  settings.coordinator.resident_bytes += held_by_others;
+  // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
+  // since makes the plan smaller).
+  const auto& layout = settings.layout;
+  if (!of.device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({of.device_state});
+  settings.checks.verify = config.engine.verify;
+  settings.checks.r1cs = of.r1cs.get();
+  settings.checks.r1cs_path = of.r1cs_path;
+  settings.threads = config.engine.threads;
+  if (config.engine.keep_key_on_device) keep_staging(settings);
+  return settings;
 }
 
 void Engine::Impl::keep_staging(proving::BatchSettings& settings) {
@@ -424,13 +443,14 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::uniqu
   return joining;
 }
 
+std::uint64_t Engine::Impl::batch_number() {
+  std::lock_guard lock(mutex);
+  return batches;
+}
+
 void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs,
                                    bool on_gpu) {
-  std::uint64_t number = 0;
-  {
-    std::lock_guard lock(mutex);
-    number = batches;
-  }
+  const std::uint64_t number = batch_number();
   const auto& dir = config.engine.trace_dir;
   auto file = [&](std::uint64_t n, const char* extension) { return dir / fmt::format("run-{:06}{}", n, extension); };
   try {

@@ -65,11 +65,14 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
     owns_device_state_ = true;
   }
   if (checks_.verify) verifier_.emplace(key);
-  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key.n_vars || checks_.r1cs->n_public() != key.n_public)) {
-    throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
-                                 checks_.r1cs_path.string(), checks_.r1cs->n_wires, checks_.r1cs->n_public(), zkey_path_.string(),
-                                 key.n_vars, key.n_public));
-  }
+  if (checks_.r1cs != nullptr) check_constraint_system(*checks_.r1cs, checks_.r1cs_path, key, zkey_path_);
+}
+
+void check_constraint_system(const R1cs& r1cs, const std::filesystem::path& r1cs_path, const ProvingKey& key,
+                             const std::filesystem::path& zkey_path) {
+  if (r1cs.n_wires == key.n_vars && r1cs.n_public() == key.n_public) return;
+  throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
+                               r1cs_path.string(), r1cs.n_wires, r1cs.n_public(), zkey_path.string(), key.n_vars, key.n_public));
 }
 
 int Groth16Workload::add_job(ProofJob job) {
