@@ -261,7 +261,9 @@ BatchFigures ProofBatch::run(std::vector<groth16::ProofJob> jobs) {
     // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
     HostWork host_work(backend_.on_gpu() ? host_work_threads(settings_.coordinator.workers_per_device, devices.size()) : 0);
     auto on_proof = [&ends](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
-      ends.texts(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
+      auto& texts = ends.texts(static_cast<std::size_t>(job));
+      STAGEHAND_ASSERT(!texts && !ends.ended(static_cast<std::size_t>(job)), "job {} made a proof twice or after its end", job);
+      texts.emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
     const auto& layout = settings_.layout;
     groth16::Groth16Workload workload(*key_.key, key_.path, std::move(jobs), host_work, settings_.threads, on_proof, settings_.checks,

@@ -8,6 +8,7 @@
 #include "groth16/errors.hpp"
 #include "groth16/witness.hpp"
 #include "math/parallel.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -79,6 +80,8 @@ int Groth16Workload::add_job(ProofJob job) {
   if (timing_) throw std::logic_error("Groth16Workload::add_job: timing jobs are counted, not added");
   jobs_.push_back(std::move(job));
   check_seconds_.push_back(0.0);
+  STAGEHAND_ASSERT(check_seconds_.size() == jobs_.size(), "{}: {} jobs with {} check times", zkey_path_.string(), jobs_.size(),
+                   check_seconds_.size());
   return static_cast<int>(jobs_.size()) - 1;
 }
 
