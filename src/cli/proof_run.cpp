@@ -108,7 +108,8 @@ class RunsSeen {
 };
 
 void RunsSeen::add(const engine::RunSummary& summary, std::size_t proofs) {
-  STAGEHAND_ASSERT(summary.figures != nullptr, "the engine reported run {} of key {} without its figures", summary.batch, summary.key);
+  STAGEHAND_ASSERT(summary.figures != nullptr, "the engine reported run {} of key {} without its figures", summary.batch,
+                   summary.key);
   figures_.push_back(*summary.figures);
   if (options_.trace.empty() || summary.trace == nullptr) return;
   try {
@@ -285,9 +286,11 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, ProofRun
                *options.seed);
   }
   if (options.no_verify) fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
-  const std::string r1cs_note = inputs.key.r1cs != nullptr ? fmt::format(", witnesses checked against the {} constraints of {}",
-                                                                         inputs.key.r1cs->constraints.size(), inputs.key.r1cs_path.string())
-                                                           : std::string();
+  std::string r1cs_note;
+  if (inputs.key.r1cs != nullptr) {
+    r1cs_note = fmt::format(", witnesses checked against the {} constraints of {}", inputs.key.r1cs->constraints.size(),
+                            inputs.key.r1cs_path.string());
+  }
   RunsSeen runs(options);
   ProofLines lines(inputs, !options.no_verify);
   engine::EngineHooks hooks;

@@ -59,7 +59,8 @@ asio::awaitable<void> Worker::run() {
     }
     close(job);
   }
-  STAGEHAND_ASSERT(open_failure_ || lane_.workers_taking > 0, "worker {} of GPU {} stops taking jobs with none counted", index_, lane_.index);
+  STAGEHAND_ASSERT(open_failure_ || lane_.workers_taking > 0, "worker {} of GPU {} stops taking jobs with none counted", index_,
+                   lane_.index);
   if (!open_failure_) --lane_.workers_taking;
   // Workers elsewhere waiting for a job may be the last ones who can take it.
   run_.queue_changed.notify_all();

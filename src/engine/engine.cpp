@@ -220,7 +220,8 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   return submit(key_name, std::make_shared<const std::vector<std::uint8_t>>(std::move(wtns)), std::move(options));
 }
 
-ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const std::vector<std::uint8_t>> wtns, SubmitOptions options) {
+ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const std::vector<std::uint8_t>> wtns,
+                           SubmitOptions options) {
   STAGEHAND_ASSERT(wtns != nullptr, "a proof of key {} submitted without its witness's bytes", key_name);
   if (options.request_id.size() > kRequestIdBytes) {
     throw EngineError(ErrorKind::bad_request, fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));

@@ -4,10 +4,10 @@
 //
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
 // queued proof, at most `max_batch` of its proofs, in order) and runs it as one coordinator run
-// of a Groth16Workload on the engine's devices. Proofs of that key submitted meanwhile join the
-// run (coordinator.hpp's JobFeed) while they are at the queue's head and the run holds fewer than
-// two unended proofs a worker (the rest stay queued: the queue's capacity still holds submitters
-// back), so that under load the GPUs go from proof to proof; the run ends once its proofs have all ended with none of its key at the
+// of a Groth16Workload on the engine's devices (a proving::ProofBatch: proving/proof_batch.hpp).
+// Proofs of that key submitted meanwhile join the run (coordinator.hpp's JobFeed) while they are
+// at the queue's head and the run holds fewer than two unended proofs a worker (the rest stay
+// queued: the queue's capacity still holds submitters back), so that under load the GPUs go from proof to proof; the run ends once its proofs have all ended with none of its key at the
 // head, at `max_batch` proofs, or when the engine stops or a key's state is to be given back.
 // The key stays set up on the devices between its runs (its resident sets, precomputed copies
 // and constraint matrix, and the registration of the bytes its streamed sets travel from:

@@ -1,7 +1,8 @@
 #pragma once
 // The engine's inside, shared by its three files: engine.cpp (the public calls, keys, submits,
 // status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples)
-// and engine_runs.cpp (the dispatcher and its coordinator runs). Not part of the engine's API.
+// and engine_runs.cpp (the dispatcher and its runs: proof batches, EngineBatch their listener).
+// Not part of the engine's API.
 
 #include "engine/engine.hpp"
 
@@ -380,7 +381,8 @@ struct Engine::Impl {
     std::filesystem::path r1cs_path;
     std::shared_ptr<groth16::DeviceKeyState> device_state;
   };
-  void run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
+  void run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch,
+                 Clock::time_point dispatched);
   // The batch's settings (engine mutex not held): the coordinator's, the layout, the checks, the
   // kept staging; the key's kept state given back first where this layout keeps other sets.
   proving::BatchSettings batch_settings(const BatchOf& of, Bytes held_by_others);
