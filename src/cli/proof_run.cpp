@@ -139,7 +139,7 @@ std::vector<engine::ProofHandle> submit_all(engine::Engine& engine, const ProofR
     const auto& input = inputs.proofs[i];
     auto bytes = input.bytes;
     if (!bytes) {
-      auto read = read_input_bytes(input.wtns, physical_memory_bytes(), "witness file (.wtns)");
+      auto read = read_input_bytes(input.wtns, physical_memory_bytes(), "snarkjs witness (.wtns) file");
       if (!read.problem.empty()) {
         lines.refused(i, fmt::format("{}: {}", input.wtns.string(), read.problem));
         continue;
@@ -149,6 +149,7 @@ std::vector<engine::ProofHandle> submit_all(engine::Engine& engine, const ProofR
     engine::SubmitOptions submit;
     submit.when_full = engine::WhenFull::wait;
     submit.witness_name = input.wtns.string();
+    submit.seed_index = i;  // --seed's r and s by the witness's place, also after one that could not be read
     submit.on_done = [&lines, i](const engine::ProofHandle& handle) { lines.ended(i, handle.result()); };
     try {
       handles.push_back(engine.submit(kKey, std::move(bytes), std::move(submit)));

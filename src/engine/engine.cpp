@@ -261,6 +261,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
   record->deadline = options.deadline;
   record->wtns = std::move(wtns);
   record->name = name;
+  record->seed_index = options.seed_index.value_or(id - 1);
   record->on_done.push_back(std::move(options.on_done));
   record->submitted = Clock::now();
   return impl_->enqueue(record, options.when_full);

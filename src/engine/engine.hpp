@@ -162,6 +162,10 @@ struct SubmitOptions {
   // What names the witness in the proof's messages (`stagehand prove`: its file); empty:
   // "proof N (key K)".
   std::string witness_name;
+  // With [engine] seed: the number its r and s are derived from (seed plus it), where the caller
+  // numbers its own proofs (`stagehand prove`: its witnesses from 0, refused ones included);
+  // nothing: the proof's id less one.
+  std::optional<std::uint64_t> seed_index;
   // Called once when the proof ends, also for a submit that repeats a request id (at once, on the
   // caller's thread, when the proof has ended already).
   ProofCallback on_done;

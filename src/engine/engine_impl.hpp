@@ -72,6 +72,7 @@ struct ProofRecord {
   std::optional<Clock::time_point> deadline;
   std::shared_ptr<const std::vector<std::uint8_t>> wtns;
   std::string name;  // what names its witness in messages: "proof N (key K)", or the caller's (SubmitOptions::witness_name)
+  std::uint64_t seed_index = 0;  // [engine] seed plus this gives its r and s (SubmitOptions::seed_index, or its id less one)
   Clock::time_point submitted;
   std::atomic<bool> cancel_requested{false};
   int gpu = -1;  // where it runs (engine mutex)

@@ -67,13 +67,13 @@ class EngineBatch final : public proving::BatchListener {
   std::vector<std::optional<Clock::time_point>> set_up_ended_;  // by device index
 };
 
-// Proof `id`'s r and s from [engine] seed count the proofs from 0, as `stagehand prove --seed`
-// counts its witnesses: the engine's first proof is prove's first.
+// r and s from [engine] seed count the proofs from 0 (unless the caller numbers them), as
+// `stagehand prove --seed` counts its witnesses: the engine's first proof is prove's first.
 groth16::ProofJob EngineBatch::proof_job(const ProofRecord& record) const {
   groth16::ProofJob job;
   job.wtns = record.name;
-  job.randomness = engine_.config.engine.seed ? groth16::ProofRandomness::from_seed(*engine_.config.engine.seed + record.id - 1)
-                                              : groth16::ProofRandomness::from_system();
+  const auto& seed = engine_.config.engine.seed;
+  job.randomness = seed ? groth16::ProofRandomness::from_seed(*seed + record.seed_index) : groth16::ProofRandomness::from_system();
   job.wtns_bytes = record.wtns;
   return job;
 }

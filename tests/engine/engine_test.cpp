@@ -1270,6 +1270,11 @@ BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_wi
   const auto result = handle.wait();
   BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, result.error);
   BOOST_CHECK_EQUAL(result.proof_json, files().expected_proof(handle.id(), 5, 7));
+  // A caller that numbers its proofs (prove's witnesses) has r and s from its number.
+  options.seed_index = 10;
+  const auto numbered = engine.submit("memory", shared, options).wait();
+  BOOST_REQUIRE_MESSAGE(numbered.state == ProofState::done, numbered.error);
+  BOOST_CHECK_EQUAL(numbered.proof_json, files().expected_proof(11, 5, 7));
   // A witness of the wrong length is refused naming it as the caller does.
   auto short_witness = groth16::wtns_bytes(std::vector<Fr>{Fr::one()});
   BOOST_CHECK(error_kind_of([&] { engine.submit("memory", short_witness, options); }, &message) == ErrorKind::bad_witness);
