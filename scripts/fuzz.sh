@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for a while (long runs, and CI's short ones):
 #
-#   scripts/fuzz.sh TARGET SECONDS [libFuzzer options]   TARGET: zkey wtns r1cs run_config fixture
+#   scripts/fuzz.sh TARGET SECONDS [libFuzzer options]   TARGET: zkey wtns r1cs params run_config fixture
 #   scripts/fuzz.sh all SECONDS                          each target for SECONDS
 #
 # The fuzzers are built in build-asan (clang-14, ASan + UBSan; scripts/sanitize.sh build asan).

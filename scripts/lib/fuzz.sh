@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz.sh and scripts/fuzz-campaign.sh. Source it: . scripts/lib/fuzz.sh
 #
 # fuzz_targets: every libFuzzer target (tests/fuzz/TARGET_fuzz.cpp, tests/fuzz/CMakeLists.txt).
-fuzz_targets=(zkey wtns r1cs run_config fixture)
+fuzz_targets=(zkey wtns r1cs params run_config fixture)
 
 # fuzz_check_target NAME: exits 2 with the list where NAME is not a target.
 fuzz_check_target() {

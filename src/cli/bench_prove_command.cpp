@@ -6,7 +6,8 @@
 //   DIR/vk.json                        the verification key
 //   DIR/<i>.proof.json, <i>.public.json  proof i = 1..N
 //
-// The run is `stagehand prove`'s (cli/proof_run.hpp): the same workload, policies and figures.
+// The run is `stagehand prove`'s (cli/proof_run.hpp): an engine of its own for each policy, the
+// same path, policies and figures.
 
 #include "cli/commands.hpp"
 #include "cli/proof_run.hpp"
@@ -41,6 +42,7 @@ struct BenchProveOptions {
 int bench_prove(const BenchProveOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const auto config = load_proof_run_config(options.run);
+  // The set-up's devices, given back before the proofs' engines open theirs.
   auto backend = open_proof_backend(config, options.run);
   const fs::path dir(options.out_dir);
   fs::create_directories(dir);
@@ -54,14 +56,16 @@ int bench_prove(const BenchProveOptions& options) {
 
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto setup_start = std::chrono::steady_clock::now();
-  const auto key = groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads));
+  const auto key = std::make_shared<const groth16::ProvingKey>(
+      groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads)));
   fmt::print(stderr, "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
                      "multiplications on {}\n",
-             key.domain_log2,
-             format_bytes(key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
-                          key.h.bytes().size()),
+             key->domain_log2,
+             format_bytes(key->a.bytes().size() + key->b1.bytes().size() + key->b2.bytes().size() + key->c.bytes().size() +
+                          key->h.bytes().size()),
              seconds_since(setup_start), backend->describe());
   circuit.r1cs = {};  // gigabytes at 2^26, and the proofs do not need it
+  backend.reset();
 
   // One witness for every proof: distinct r and s make distinct proofs of it.
   const auto witness = std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(circuit.witness));
@@ -72,15 +76,13 @@ int bench_prove(const BenchProveOptions& options) {
   for (const auto& policy : options.policies) {
     const fs::path run_dir = options.policies.size() == 1 ? dir : dir / policy;
     fs::create_directories(run_dir);
-    groth16::write_text_file(run_dir / "vk.json", groth16::verification_key_json(key));
+    groth16::write_text_file(run_dir / "vk.json", groth16::verification_key_json(*key));
     ProofRunInputs inputs;
-    inputs.key_path = fmt::format("synthetic-2^{}.zkey", key.domain_log2);
-    inputs.key_name = fmt::format("the synthetic key of 2^{}", key.domain_log2);
-    inputs.checks.verify = !options.run.no_verify;
+    inputs.key.key = key;
+    inputs.key.path = fmt::format("synthetic-2^{}.zkey", key->domain_log2);
     inputs.start = start;
     for (int i = 1; i <= options.proofs; ++i) {
-      const auto index = static_cast<std::size_t>(i - 1);
-      inputs.jobs.push_back(groth16::ProofJob{run_dir / fmt::format("{}.wtns", i), proof_randomness(options.run, index), witness});
+      inputs.proofs.push_back(ProofInput{run_dir / fmt::format("{}.wtns", i), witness});
       inputs.names.push_back(fmt::format("proof {}", i));
       inputs.outputs.push_back({run_dir / fmt::format("{}.proof.json", i), run_dir / fmt::format("{}.public.json", i)});
     }
@@ -93,7 +95,7 @@ int bench_prove(const BenchProveOptions& options) {
     if (!options.run.trace.empty() && options.policies.size() > 1) {
       run_options.trace = fs::path(options.run.trace).replace_extension(fmt::format("{}.json", policy)).string();
     }
-    status = std::max(status, run_proofs(run_options, config, *backend, key, std::move(inputs)));
+    status = std::max(status, run_proofs(run_options, config, std::move(inputs)));
   }
   return status;
 }

@@ -15,6 +15,7 @@ void add_replay_command(CLI::App& app);
 void add_explore_command(CLI::App& app);
 void add_prove_command(CLI::App& app);
 void add_setup_command(CLI::App& app);
+void add_export_vk_command(CLI::App& app);  // beside setup (setup_command.cpp)
 void add_serve_command(CLI::App& app);
 
 // Registered by the add_* functions: what to run when that subcommand was parsed.

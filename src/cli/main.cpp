@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   stagehand::cli::add_bench_command(app);
   stagehand::cli::add_prove_command(app);
   stagehand::cli::add_setup_command(app);
+  stagehand::cli::add_export_vk_command(app);
   stagehand::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);

@@ -1,124 +1,176 @@
 #include "cli/proof_run.hpp"
 
-#include "coordinator/pageable_arena.hpp"
+#include "cli/proof_figures.hpp"
 #include "device/format.hpp"
 #include "groth16/device_setup.hpp"
 #include "groth16/json.hpp"
 #include "runner/report.hpp"
 #include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"
+#include "util/assert.hpp"
+#include "util/input_file.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <sstream>
+#include <mutex>
 
 namespace stagehand::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
-// steps from the coordinator's records, the kernels from the devices' counters.
-// The kernels' totals of the given devices' counters, summed by kernel name; busy_ns the compute
-// engine's busy time.
-struct KernelFigures {
-  std::map<std::string, KernelTotals> kernels;
-  Nanoseconds busy_ns = 0;
+// The command's one key, by the engine's name for it.
+constexpr const char* kKey = "key";
+
+// A day: the command's run stays open for its next witness however long reading it takes; the
+// command shuts its engine down once its proofs have ended, which ends the run at once.
+constexpr double kLingerUntilShutdownMs = 24.0 * 3600 * 1000;
+
+// Each proof's line as it ends, and the counts behind the figures: on the engine's dispatcher
+// thread for the proofs that ran, on the command's for those refused before.
+class ProofLines {
+ public:
+  ProofLines(const ProofRunInputs& inputs, bool verify) : inputs_(inputs), verify_(verify) {
+    so_far_.proofs = inputs.names.size();
+    so_far_.start = inputs.start;
+  }
+  // The proofs start now, on a GPU or not.
+  void begin(bool on_gpu) {
+    std::lock_guard lock(mutex_);
+    so_far_.on_gpu = on_gpu;
+    proving_start_ = std::chrono::steady_clock::now();
+  }
+  void refused(std::size_t index, const std::string& error) {
+    std::lock_guard lock(mutex_);
+    failed(index, error);
+  }
+  void ended(std::size_t index, const engine::ProofResult& result);
+  ProvedSoFar so_far() const {
+    std::lock_guard lock(mutex_);
+    auto so_far = so_far_;
+    so_far.proving_seconds = seconds_since(proving_start_);
+    return so_far;
+  }
+
+ private:
+  void failed(std::size_t index, const std::string& error) {
+    ++so_far_.failed;
+    fmt::print(stderr, "  [{}/{}] {}: FAILED: {}\n", ++ended_, inputs_.names.size(), inputs_.names[index], error);
+  }
+
+  mutable std::mutex mutex_;
+  const ProofRunInputs& inputs_;
+  const bool verify_;
+  std::size_t ended_ = 0;
+  ProvedSoFar so_far_;
+  std::chrono::steady_clock::time_point proving_start_ = std::chrono::steady_clock::now();
 };
-KernelFigures kernel_figures(const std::vector<DeviceCounters>& counters) {
-  KernelFigures figures;
-  for (const auto& device : counters) {
-    figures.busy_ns += device.compute_busy_ns;
-    for (const auto& [name, totals] : device.kernel_totals) {
-      auto& sum = figures.kernels[name];
-      sum.launches += totals.launches;
-      sum.busy_ns += totals.busy_ns;
+
+void ProofLines::ended(std::size_t index, const engine::ProofResult& result) {
+  std::lock_guard lock(mutex_);
+  if (result.state != engine::ProofState::done) return failed(index, result.error);
+  const auto& output = inputs_.outputs[index];
+  try {
+    groth16::write_text_file(output.proof, result.proof_json);
+    groth16::write_text_file(output.public_signals, result.public_json);
+  } catch (const std::exception& error) {
+    return failed(index, error.what());
+  }
+  // On the simulator the device's clock is virtual: only the wall clock means anything there.
+  const auto held = so_far_.on_gpu ? fmt::format(", GPU {} held {:.3f} s", result.gpu, result.timings.gpu_s) : std::string();
+  std::string verified;
+  if (verify_) {
+    so_far_.check_seconds += result.timings.check_s;
+    ++so_far_.checked;
+    verified = fmt::format(", verified ({:.1f} ms)", 1e3 * result.timings.check_s);
+  }
+  fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", ++ended_, inputs_.names.size(), inputs_.names[index],
+             seconds_since(proving_start_), held, verified, output.proof.string(), output.public_signals.string());
+}
+
+// The figures of each run the engine reports (one for a command's proofs), and its trace and
+// picture where --trace asks, written while the engine still holds the trace.
+class RunsSeen {
+ public:
+  explicit RunsSeen(const ProofRunOptions& options) : options_(options) {}
+  void add(const engine::RunSummary& summary, std::size_t proofs);
+  // Throws what writing a trace threw (the engine's callback could not).
+  void check_traces() const {
+    if (!trace_error_.empty()) throw std::runtime_error(trace_error_);
+  }
+  const std::vector<proving::BatchFigures>& figures() const { return figures_; }
+
+ private:
+  const ProofRunOptions& options_;
+  std::vector<proving::BatchFigures> figures_;
+  std::string trace_error_;
+};
+
+void RunsSeen::add(const engine::RunSummary& summary, std::size_t proofs) {
+  STAGEHAND_ASSERT(summary.figures != nullptr, "the engine reported run {} of key {} without its figures", summary.batch,
+                   summary.key);
+  figures_.push_back(*summary.figures);
+  if (options_.trace.empty() || summary.trace == nullptr) return;
+  try {
+    summary.trace->write_chrome_json(options_.trace);
+    auto picture = fs::path(options_.trace).replace_extension(".svg");
+    // One row per proof with its phases, so that the phase that bounds a proof shows.
+    PictureOptions picture_options;
+    picture_options.worker_rows = true;
+    picture_options.job_rows = true;
+    picture_options.job_word = "proof";
+    const auto& report = summary.figures->report;
+    write_svg_picture({PictureLane{report.policy, headline_figures(report), summary.trace}}, picture,
+                      fmt::format("stagehand prove: {} proof{}, {}", proofs, proofs == 1 ? "" : "s",
+                                  summary.on_gpu ? "CUDA" : "functional simulator"),
+                      picture_options);
+    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options_.trace, picture.string());
+  } catch (const std::exception& error) {
+    trace_error_ = error.what();
+  }
+}
+
+// Reads each witness file (or takes its bytes) and submits it, waiting for room in the queue; a
+// witness that cannot be read or that the engine refuses fails alone, saying why.
+std::vector<engine::ProofHandle> submit_all(engine::Engine& engine, const ProofRunInputs& inputs, ProofLines& lines) {
+  std::vector<engine::ProofHandle> handles;
+  for (std::size_t i = 0; i < inputs.proofs.size(); ++i) {
+    const auto& input = inputs.proofs[i];
+    auto bytes = input.bytes;
+    if (!bytes) {
+      auto read = read_input_bytes(input.wtns, physical_memory_bytes(), "snarkjs witness (.wtns) file");
+      if (!read.problem.empty()) {
+        lines.refused(i, fmt::format("{}: {}", input.wtns.string(), read.problem));
+        continue;
+      }
+      bytes = std::make_shared<const std::vector<std::uint8_t>>(std::move(read.bytes));
+    }
+    engine::SubmitOptions submit;
+    submit.when_full = engine::WhenFull::wait;
+    submit.witness_name = input.wtns.string();
+    submit.seed_index = i;  // --seed's r and s by the witness's place, also after one that could not be read
+    submit.on_done = [&lines, i](const engine::ProofHandle& handle) { lines.ended(i, handle.result()); };
+    try {
+      handles.push_back(engine.submit(kKey, std::move(bytes), std::move(submit)));
+    } catch (const engine::EngineError& error) {
+      lines.refused(i, error.what());
     }
   }
-  return figures;
-}
-std::vector<DeviceCounters> counters_of(Backend& backend) {
-  std::vector<DeviceCounters> counters;
-  for (auto* device : backend.devices()) counters.push_back(device->counters());
-  return counters;
-}
-// `now` less `before`, kernel by kernel (those that did not run since left out).
-std::string kernels_since(const KernelFigures& now, const KernelFigures& before, double per) {
-  std::string line;
-  for (const auto& [name, totals] : now.kernels) {
-    const auto earlier = before.kernels.find(name);
-    const auto launches = totals.launches - (earlier == before.kernels.end() ? 0 : earlier->second.launches);
-    const auto busy = totals.busy_ns - (earlier == before.kernels.end() ? 0 : earlier->second.busy_ns);
-    if (launches == 0) continue;
-    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name, static_cast<double>(busy) / per, launches);
-  }
-  return line;
+  return handles;
 }
 
-// `before`: the totals once the key was set up (the devices' counters also hold the key's set-up
-// and earlier runs of the same process).
-void print_time_breakdown(const RunReport& report, Backend& backend, bool on_gpu, bool abc_on_host,
-                          const KernelFigures& before) {
-  std::size_t proofs = 0;
-  double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
-  for (const auto& job : report.jobs) {
-    if (!job.completed() || job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
-    ++proofs;
-    prepare += static_cast<double>(job.prepare_ns);
-    wait_lock += static_cast<double>(job.lock_acquired_ns - job.lock_requested_ns);
-    held += static_cast<double>(job.lock_released_ns - job.lock_acquired_ns);
-    wait_inputs += static_cast<double>(job.waited_for_inputs_ns);
-    finish += static_cast<double>(job.finish_ns);
-  }
-  if (proofs == 0) return;
-  const double per = 1e6 * static_cast<double>(proofs);  // ns summed -> ms per proof
-  fmt::print(stderr, "stagehand prove: per proof, mean of {}{}: host before the GPU (witness read, checks{}) {:.1f} ms; "
-                     "waiting for the GPU {:.1f} ms; GPU held {:.1f} ms (of which inputs still uploading {:.1f} ms); host after "
-                     "the GPU (assembly, check) {:.1f} ms\n",
-             proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
-             wait_lock / per, held / per, wait_inputs / per, finish / per);
-  const std::string line = kernels_since(kernel_figures(counters_of(backend)), before, per);
-  if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
+// The plan the engine made for the key, and what runs the proofs.
+void print_plan(const engine::EngineStatus& status, const engine::EngineConfig& config, std::size_t proofs) {
+  STAGEHAND_ASSERT(status.keys.size() == 1, "a command's engine holds {} keys", status.keys.size());
+  const auto& layout = status.keys.front().planned_layout;
+  fmt::print(stderr, "stagehand prove: the a/b/c step {} ({}); the key's sets: {}\n", groth16::describe(layout.abc_step), layout.reason,
+             layout.placement.describe());
+  const auto settings = settings_for(config.run, config.engine.policy);
+  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c {}\n", proofs, proofs == 1 ? "" : "s",
+             status.backend, status.on_gpu ? "" : ", kernels on the CPU reference", to_string(settings.policy),
+             settings.workers_per_device, groth16::describe(layout.abc_step));
 }
-
-// The GPUs' time with proofs: from the first proof taking its GPU to the last giving it back, the
-// proofs that held one, and the compute engine's busy share of that time; `busy_before`, the
-// devices' busy time once the key was set up on them (their counters also hold the set-up's
-// kernels, the precomputed bases', and earlier runs').
-struct ProvingSpan {
-  double seconds = 0;
-  double seconds_per_proof = 0;  // proof to proof on a GPU, where the GPUs are the longer side
-  double busy = 0;
-};
-ProvingSpan proving_span(const RunReport& report, Backend& backend, Nanoseconds busy_before) {
-  ProvingSpan span;
-  Nanoseconds first = -1, last = -1;
-  std::size_t proofs = 0;
-  for (const auto& job : report.jobs) {
-    if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
-    ++proofs;
-    first = first < 0 ? job.lock_acquired_ns : std::min(first, job.lock_acquired_ns);
-    last = std::max(last, job.lock_released_ns);
-  }
-  if (first < 0 || last <= first) return span;
-  const auto devices = static_cast<double>(std::max<std::size_t>(1, backend.devices().size()));
-  span.seconds = static_cast<double>(last - first) / 1e9;
-  span.seconds_per_proof = span.seconds * devices / static_cast<double>(proofs);
-  Nanoseconds busy = -busy_before;
-  for (auto* device : backend.devices()) busy += device->counters().compute_busy_ns;
-  span.busy = static_cast<double>(busy) / 1e9 / (span.seconds * devices);
-  return span;
-}
-
-std::string describe_span(const ProvingSpan& span, bool several_gpus) {
-  return fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end ({:.3f} s: {:.3f} s a proof{})",
-                     100 * span.busy, span.seconds, span.seconds_per_proof, several_gpus ? " a GPU" : "");
-}
-
-// What the engine holds on `device`: its synchronous allocations and what its pool reserved.
-Bytes engine_held_bytes(Device& device) { return device.counters().allocated_bytes + device.pool_stats().reserved_bytes; }
 
 }  // namespace
 
@@ -172,13 +224,15 @@ RunConfig load_proof_run_config(const ProofRunOptions& options) {
   return config;
 }
 
-std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const ProofRunOptions& options) {
-  // A GPU where there is one (or as the configuration says); otherwise the simulator's
-  // functional mode, whose kernels run the CPU reference: the same code path either way.
+BackendOptions proof_backend_options(const ProofRunOptions& options) {
   BackendOptions backend_options;
   backend_options.functional = true;
   backend_options.keep_trace_events = !options.trace.empty();
-  return Backend::open(config, backend_options);
+  return backend_options;
+}
+
+std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const ProofRunOptions& options) {
+  return Backend::open(config, proof_backend_options(options));
 }
 
 groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads) {
@@ -200,173 +254,71 @@ groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads) {
   return options;
 }
 
-groth16::ProofRandomness proof_randomness(const ProofRunOptions& options, std::size_t index) {
-  return options.seed ? groth16::ProofRandomness::from_seed(*options.seed + index) : groth16::ProofRandomness::from_system();
+engine::EngineConfig proof_engine_config(const ProofRunOptions& options, const RunConfig& config, std::size_t proofs) {
+  engine::EngineConfig engine_config;
+  engine_config.run = config;
+  if (options.workers > 0) {
+    // --workers is the run's, whichever policy (two-lock has its own count in the configuration).
+    engine_config.run.coordinator.workers_per_device = options.workers;
+    engine_config.run.two_lock_workers_per_device = options.workers;
+  }
+  auto& settings = engine_config.engine;
+  settings.policy = policy_from_string(options.policy);
+  settings.verify = !options.no_verify;
+  settings.threads = options.threads;
+  settings.seed = options.seed;
+  settings.abc_step = groth16::parse_abc_step(options.abc);             // nothing for "auto": planned
+  settings.key_sets = groth16::parse_set_placement(options.key_sets);  // likewise
+  settings.stream_buffer_bytes = static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB));
+  settings.precompute_bases = options.precompute_bases;
+  // One run for the command's proofs, which frees the devices at its end as a command leaves them.
+  settings.keep_key_on_device = false;
+  settings.max_batch = std::max<std::size_t>(1, proofs);
+  settings.linger_ms = kLingerUntilShutdownMs;
+  // The witnesses held at once: what the run takes at once (two a worker) and as many queued.
+  const int workers = settings_for(engine_config.run, settings.policy).workers_per_device;
+  settings.queue_capacity = 2 * static_cast<std::size_t>(std::max(1, workers));
+  return engine_config;
 }
 
-int run_proofs(const ProofRunOptions& options, const RunConfig& config, Backend& backend, const groth16::ProvingKey& key,
-               ProofRunInputs inputs) {
-  const bool use_cuda = backend.on_gpu();
-  // What the engine held on each device before the run: after it, no more. (Free memory is
-  // printed too, but the CUDA runtime keeps some MiB of its own after the first launches.)
-  std::vector<Bytes> free_before;
-  std::vector<Bytes> held_before;
-  for (auto* device : backend.devices()) {
-    free_before.push_back(device->memory_info().free_bytes);
-    held_before.push_back(engine_held_bytes(*device));
-  }
-  auto settings = settings_for(config, policy_from_string(options.policy));
-  if (options.workers > 0) settings.workers_per_device = options.workers;
+int run_proofs(const ProofRunOptions& options, const RunConfig& config, ProofRunInputs inputs) {
   if (options.seed) {
     fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
                *options.seed);
   }
   if (options.no_verify) fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
-  std::size_t done = 0;
-  std::size_t failed = 0;
-  double check_seconds = 0;
-  std::size_t checked = 0;
-  const groth16::Groth16Workload* workload_pointer = nullptr;
-  auto proving_start = std::chrono::steady_clock::now();
-  auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& public_signals) {
-    const auto& output = inputs.outputs[static_cast<std::size_t>(job)];
-    groth16::write_text_file(output.proof, groth16::proof_json(proof));
-    groth16::write_text_file(output.public_signals, groth16::public_json(public_signals));
-  };
-  CoordinatorHooks hooks;
-  PageableArena pageable;  // serial uploads a, b, c from it; prestage and two-lock pin it in place
-  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
-  hooks.on_job_done = [&](const JobRecord& record) {
-    const auto index = static_cast<std::size_t>(record.index);
-    ++done;
-    if (record.completed()) {
-      // On the simulator the device's clock is virtual: only the wall clock means anything there.
-      const auto held = use_cuda ? fmt::format(", GPU {} held {:.3f} s", record.device,
-                                               static_cast<double>(record.lock_released_ns - record.lock_acquired_ns) / 1e9)
-                                 : std::string();
-      std::string verified;
-      if (inputs.checks.verify && workload_pointer != nullptr) {
-        const double seconds = workload_pointer->check_seconds(record.index);
-        check_seconds += seconds;
-        ++checked;
-        verified = fmt::format(", verified ({:.1f} ms)", 1e3 * seconds);
-      }
-      fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", done, inputs.names.size(), inputs.names[index],
-                 seconds_since(proving_start), held, verified, inputs.outputs[index].proof.string(), inputs.outputs[index].public_signals.string());
-    } else {
-      ++failed;
-      fmt::print(stderr, "  [{}/{}] {}: FAILED: {}\n", done, inputs.names.size(), inputs.names[index], record.error);
-    }
-  };
-
-  // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
-  HostWork host_work(use_cuda ? host_work_threads(settings.workers_per_device, backend.devices().size()) : 0);
-  const auto layout = groth16::plan_proof_layout(groth16::KeySizes::of(key), backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
-                                                 settings.workers_per_device, groth16::parse_abc_step(options.abc),
-                                                 groth16::parse_set_placement(options.key_sets),
-                                                 static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB)),
-                                                 options.precompute_bases);
-  const auto abc_step = layout.abc_step;
-  fmt::print(stderr, "stagehand prove: the a/b/c step {} ({}); the key's sets: {}\n", groth16::describe(abc_step), layout.reason,
-             layout.placement.describe());
-  groth16::Groth16Workload workload(key, inputs.key_path, std::move(inputs.jobs), host_work, options.threads, on_proof, inputs.checks, abc_step,
-                                    layout.placement);
-  workload_pointer = &workload;
-  // A cap too small for one proof is the configuration's mistake: say so, naming the key, before
-  // any device work (the kernels' scratch, known once the devices are set up, comes on top).
-  {
-    const auto plan = workload.memory_plan(0);
-    const Bytes held_back = workload.resident_bytes() + settings.safety_margin_bytes + settings.resident_bytes;
-    check_vram_cap_fits(config, plan.peak_bytes + held_back,
-                        fmt::format("a proof of {} (domain 2^{}) ({} at its peak, {} of key points resident, {} safety margin and "
-                                    "residents; --key-sets streamed keeps less on the device)",
-                                    inputs.key_name, key.domain_log2, format_bytes(plan.peak_bytes), format_bytes(workload.resident_bytes()),
-                                    format_bytes(settings.safety_margin_bytes + settings.resident_bytes)));
+  std::string r1cs_note;
+  if (inputs.key.r1cs != nullptr) {
+    r1cs_note = fmt::format(", witnesses checked against the {} constraints of {}", inputs.key.r1cs->constraints.size(),
+                            inputs.key.r1cs_path.string());
   }
-  // The simulator records its devices' work in its own trace; on a GPU the coordinator's rows.
-  Trace& trace = backend.trace();
-  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c {}\n", inputs.names.size(),
-             inputs.names.size() == 1 ? "" : "s", backend.describe(), use_cuda ? "" : ", kernels on the CPU reference",
-             to_string(settings.policy), settings.workers_per_device, groth16::describe(abc_step));
-  RunReport report;
-  const auto counters_before = counters_of(backend);
-  proving_start = std::chrono::steady_clock::now();
-  {
-    // On a GPU the kernels and the blocking host calls get rows of their own in the trace.
-    const KernelTraceScope kernels_traced(backend, options.trace.empty() ? nullptr : &trace);
-    backend.run([&]() -> asio::awaitable<void> {
-      report = co_await run_coordinator(backend.devices(), settings, workload, trace, hooks);
-    }());
+  RunsSeen runs(options);
+  ProofLines lines(inputs, !options.no_verify);
+  engine::EngineHooks hooks;
+  hooks.trace_runs = !options.trace.empty();
+  hooks.on_run = [&runs, &inputs](const engine::RunSummary& summary) { runs.add(summary, inputs.names.size()); };
+  const auto engine_config = proof_engine_config(options, config, inputs.proofs.size());
+  engine::Engine engine(engine_config, proof_backend_options(options), hooks);
+  engine.load_key(kKey, inputs.key);
+  const auto status = engine.status();
+  print_plan(status, engine_config, inputs.names.size());
+  lines.begin(status.on_gpu);
+  for (const auto& handle : submit_all(engine, inputs, lines)) handle.wait();
+  engine.shutdown();
+  runs.check_traces();
+  auto so_far = lines.so_far();
+  so_far.abc_on_host = status.keys.front().planned_layout.abc_step == groth16::AbcStep::host;
+  so_far.r1cs_note = r1cs_note;
+  print_proof_count(so_far, runs.figures().empty() ? nullptr : &runs.figures().back());
+  std::uint64_t oom = 0;
+  for (const auto& figures : runs.figures()) {
+    print_run_figures(figures, so_far);
+    oom += figures.report.oom_count;
   }
-  if (!options.trace.empty()) {
-    trace.write_chrome_json(options.trace);
-    auto picture = fs::path(options.trace).replace_extension(".svg");
-    // One row per proof with its phases, so that the phase that bounds a proof shows.
-    PictureOptions picture_options;
-    picture_options.worker_rows = true;
-    picture_options.job_rows = true;
-    picture_options.job_word = "proof";
-    write_svg_picture({PictureLane{to_string(settings.policy), headline_figures(report), &trace}}, picture,
-                      fmt::format("stagehand prove: {} proof{}, {}", inputs.names.size(), inputs.names.size() == 1 ? "" : "s",
-                                  use_cuda ? "CUDA" : "functional simulator"),
-                      picture_options);
-    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options.trace,
-               picture.string());
+  if (oom > 0 || so_far.failed > 0) {
+    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", so_far.failed, oom, oom == 1 ? "" : "s");
   }
-  const double proving_seconds = seconds_since(proving_start);
-  // The proofs' figures count from each device's counters once the key was set up on it (a device
-  // never set up: from the run's start), so that the set-up's kernels stay out of them.
-  auto counters_set_up = counters_before;
-  for (const auto& [device, counters] : workload.counters_after_set_up()) {
-    if (device >= 0 && static_cast<std::size_t>(device) < counters_set_up.size()) counters_set_up[static_cast<std::size_t>(device)] = counters;
-  }
-  const auto set_up_figures = kernel_figures(counters_set_up);
-  const Nanoseconds busy_before = set_up_figures.busy_ns;
-  fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
-             inputs.names.size() - failed, inputs.names.size(), inputs.names.size() == 1 ? "" : "s", proving_seconds,
-             proving_seconds / static_cast<double>(std::max<std::size_t>(inputs.names.size(), 1)), seconds_since(inputs.start),
-             use_cuda ? describe_span(proving_span(report, backend, busy_before), backend.devices().size() > 1) : std::string());
-  for (const auto& [device, seconds] : workload.set_up_seconds()) {
-    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
-                       "proof: MSM {}, H {}\n",
-               device, format_bytes(workload.resident_bytes()), seconds, format_bytes(workload.msm_scratch_bytes()),
-               format_bytes(workload.h_scratch_bytes()));
-  }
-  const std::string set_up_kernels = kernels_since(set_up_figures, kernel_figures(counters_before), 1e6);
-  if (!set_up_kernels.empty()) {
-    fmt::print(stderr, "stagehand prove: the key's set-up kernels{}, in all: {}\n", use_cuda ? "" : " (simulated clock)", set_up_kernels);
-  }
-  print_time_breakdown(report, backend, use_cuda, abc_step == groth16::AbcStep::host, set_up_figures);
-  if (checked > 0) {
-    fmt::print(stderr, "stagehand prove: pairing check {:.1f} ms per proof ({} checked{})\n", 1e3 * check_seconds / static_cast<double>(checked),
-               checked, inputs.checks.r1cs != nullptr
-                             ? fmt::format(", witnesses checked against the {} constraints of {}", inputs.checks.r1cs->constraints.size(),
-                                           inputs.checks.r1cs_path.string())
-                             : std::string());
-  }
-  for (std::size_t i = 0; i < backend.devices().size(); ++i) {
-    if (i < report.per_device.size() && !report.per_device[i].failure.empty()) continue;  // a lost GPU answers nothing
-    const Bytes free_after = backend.devices()[i]->memory_info().free_bytes;
-    const Bytes held_after = engine_held_bytes(*backend.devices()[i]);
-    fmt::print(stderr, "stagehand prove: GPU {}: the engine holds {} of device memory after the run, {} before{}; free {} before, {} after\n", i,
-               format_bytes(held_after), format_bytes(held_before[i]),
-               held_after > held_before[i] ? fmt::format(" ({} not given back)", format_bytes(held_after - held_before[i]))
-                                           : std::string(", nothing left behind"),
-               format_bytes(free_before[i]), format_bytes(free_after));
-  }
-  if (report.jobs_retried > 0) {
-    fmt::print(stderr, "stagehand prove: {} proof{} moved to another GPU when theirs was lost\n", report.jobs_retried,
-               report.jobs_retried == 1 ? "" : "s");
-  }
-  std::ostringstream per_gpu;
-  print_device_table(per_gpu, {report});
-  if (!per_gpu.str().empty()) fmt::print(stderr, "{}", per_gpu.str());
-  if (report.oom_count > 0 || failed > 0) {
-    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", failed, report.oom_count,
-               report.oom_count == 1 ? "" : "s");
-  }
-  return failed == 0 ? 0 : 1;
+  return so_far.failed == 0 ? 0 : 1;
 }
-
 
 }  // namespace stagehand::cli

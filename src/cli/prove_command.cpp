@@ -1,7 +1,8 @@
 // stagehand prove: snarkjs .zkey and .wtns in, proof.json and public.json out.
 //
-// Every witness is one job of a Groth16Workload (src/workloads/groth16/) that runs through the
-// coordinator like any partition: the policy's locks, the VRAM budget, a/b/c staged in pinned
+// The command is a client of the engine (engine/engine.hpp), as `stagehand serve` is: the key
+// loaded once, every witness submitted as a proof, and all of them one coordinator run of a
+// proving::ProofBatch (src/proving/): the policy's locks, the VRAM budget, a/b/c staged in pinned
 // memory and pre-staged while another proof holds the GPU, two workers per GPU. The devices come
 // from runner/backend.hpp: a GPU (backend = "cuda", or "auto" where one is present), otherwise
 // the simulator's functional mode.
@@ -59,24 +60,17 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
   return files;
 }
 
-int prove(const ProveOptions& options) {
-  const auto config = load_proof_run_config(options.run);
-  auto backend = open_proof_backend(config, options.run);
-  const auto files = witness_files(options.wtns);
+// Where each witness's proof goes: beside its name in --out-dir for several, --proof and --public for one.
+std::vector<ProofOutputs> proof_outputs(const ProveOptions& options, const std::vector<fs::path>& files) {
   const bool many = files.size() > 1;
   if (many && (!options.proof.empty() || !options.public_signals.empty())) {
     throw std::runtime_error("--proof and --public name one output each; with several witnesses use --out-dir "
                              "(each witness W.wtns gives W.proof.json and W.public.json there)");
   }
-
-  // The jobs and where each one's files go.
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
   if (!options.out_dir.empty()) fs::create_directories(out_dir);
-  std::vector<groth16::ProofJob> jobs;
   std::vector<ProofOutputs> outputs;
-  for (std::size_t index = 0; index < files.size(); ++index) {
-    const auto& file = files[index];
-    jobs.push_back(groth16::ProofJob{file, proof_randomness(options.run, index)});
+  for (const auto& file : files) {
     if (many) {
       outputs.push_back({out_dir / (file.stem().string() + ".proof.json"), out_dir / (file.stem().string() + ".public.json")});
     } else {
@@ -84,7 +78,6 @@ int prove(const ProveOptions& options) {
                          options.public_signals.empty() ? out_dir / "public.json" : fs::path(options.public_signals)});
     }
   }
-
   // Two witnesses with one name (from two folders) would overwrite each other's proof.
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
@@ -94,26 +87,33 @@ int prove(const ProveOptions& options) {
       }
     }
   }
+  return outputs;
+}
 
-  const auto start = std::chrono::steady_clock::now();
-  const auto key = groth16::read_zkey(options.zkey);
-  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
-             key.n_public, key.domain_log2, seconds_since(start));
-
-  // The checks: every proof against the key's verification key (the pairing equation) unless
-  // --no-verify; with --r1cs every witness against every constraint as well.
-  std::optional<groth16::R1cs> r1cs;
-  groth16::ProofChecks checks;
-  checks.verify = !options.run.no_verify;
-  if (!options.r1cs.empty()) {
-    r1cs = groth16::read_r1cs(options.r1cs);
-    checks.r1cs = &*r1cs;
-    checks.r1cs_path = options.r1cs;
+int prove(const ProveOptions& options) {
+  const auto config = load_proof_run_config(options.run);
+  const auto files = witness_files(options.wtns);
+  ProofRunInputs inputs;
+  inputs.outputs = proof_outputs(options, files);
+  for (const auto& file : files) {
+    inputs.proofs.push_back(ProofInput{file, nullptr});
+    inputs.names.push_back(file.string());
   }
 
-  ProofRunInputs inputs{options.zkey, options.zkey, std::move(jobs), {}, std::move(outputs), checks, start};
-  for (const auto& file : files) inputs.names.push_back(file.string());
-  return run_proofs(options.run, config, *backend, key, std::move(inputs));
+  inputs.start = std::chrono::steady_clock::now();
+  auto& key = inputs.key;
+  key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(options.zkey));
+  key.path = options.zkey;
+  key.read_seconds = seconds_since(inputs.start);
+  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.key->n_vars,
+             key.key->n_public, key.key->domain_log2, key.read_seconds);
+  // The checks: every proof against the key's verification key (the pairing equation) unless
+  // --no-verify; with --r1cs every witness against every constraint as well.
+  if (!options.r1cs.empty()) {
+    key.r1cs = std::make_shared<const groth16::R1cs>(groth16::read_r1cs(options.r1cs));
+    key.r1cs_path = options.r1cs;
+  }
+  return run_proofs(options.run, config, std::move(inputs));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "coordinator/run_report.hpp"
 #include "coordinator/worker.hpp"
 #include "device/format.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -172,6 +173,7 @@ void fail_jobs_no_gpu_took(Run& run, Nanoseconds now) {
   const auto error = fmt::format("not run: no GPU could take it ({})", reasons.empty() ? "no GPU took jobs" : reasons);
   for (const int index : run.queue) {
     auto& job = run.jobs[static_cast<std::size_t>(index)];
+    STAGEHAND_ASSERT(job.finished_ns < 0, "job {} was queued after its end", index);
     job.error = error;
     job.device = -1;  // it ran on none
     job.finished_ns = now;

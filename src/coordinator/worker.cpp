@@ -1,5 +1,7 @@
 #include "coordinator/worker.hpp"
 
+#include "util/assert.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,6 +41,7 @@ asio::awaitable<void> Worker::run() {
     ++job.attempts;
     co_await run_one(job);
     if (!job.completed()) co_await clear_stream_errors();
+    STAGEHAND_ASSERT(run_.jobs_on_gpus > 0, "job {} left GPU {} with no job counted on the GPUs", job.index, lane_.index);
     --run_.jobs_on_gpus;
     const bool retried = retry_elsewhere(job);
     run_.queue_changed.notify_all();
@@ -56,6 +59,8 @@ asio::awaitable<void> Worker::run() {
     }
     close(job);
   }
+  STAGEHAND_ASSERT(open_failure_ || lane_.workers_taking > 0, "worker {} of GPU {} stops taking jobs with none counted", index_,
+                   lane_.index);
   if (!open_failure_) --lane_.workers_taking;
   // Workers elsewhere waiting for a job may be the last ones who can take it.
   run_.queue_changed.notify_all();
@@ -248,6 +253,8 @@ asio::awaitable<void> Worker::wait_for_finishing() {
 }
 
 void Worker::close(JobRecord& job) {
+  // A job's end is reported once: a job moved off a lost GPU is not closed there (retry_elsewhere).
+  STAGEHAND_ASSERT(job.finished_ns < 0, "job {} ends a second time on GPU {}", job.index, lane_.index);
   if (!job.completed()) workload_.abandon(job.index);
   job.finished_ns = device_.now();
   if (run_.hooks.on_job_done) run_.hooks.on_job_done(job);

@@ -96,7 +96,8 @@ BackendOptions Engine::default_backend_options() {
   return options;
 }
 
-Engine::Engine(EngineConfig config, BackendOptions options) : impl_(std::make_unique<Impl>(std::move(config))) {
+Engine::Engine(EngineConfig config, BackendOptions options, EngineHooks hooks)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(hooks))) {
   impl_->backend = Backend::open(impl_->config.run, std::move(options));
   for (auto* device : impl_->backend->devices()) {
     Impl::Gpu gpu;
@@ -123,49 +124,50 @@ void Engine::load_key(const std::string& name, const std::filesystem::path& zkey
 
 void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
   const auto zkey_path = zkey.name;
-  if (name.empty()) throw EngineError(ErrorKind::bad_key, "a key needs a name");
-  {
-    std::lock_guard lock(impl_->mutex);
-    if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
-    if (impl_->keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
-  }
+  impl_->check_loadable(name);
   const auto start = Clock::now();
-  std::shared_ptr<const groth16::ProvingKey> key;
+  KeyInMemory key;
   try {
-    key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(std::move(zkey)));
+    key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(std::move(zkey)));
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_key, error.what());
   }
-  const double read_seconds = seconds_between(start, Clock::now());
-  // A cap too small for one proof is the configuration's mistake: say so now, naming the key,
-  // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
-  std::string layout_text;
-  Bytes proof_bytes = 0;
-  std::shared_ptr<const groth16::KeySizes> sizes;
-  {
-    const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
-    sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(*key));
-    const auto layout = impl_->proof_layout(*sizes, settings);
-    layout_text = fmt::format("a/b/c {}; {}", groth16::describe(layout.abc_step), layout.placement.describe());
-    proof_bytes = Impl::proof_bytes(*key, *sizes, zkey_path, layout);
-    try {
-      check_vram_cap_fits(impl_->config.run, proof_bytes + settings.safety_margin_bytes + settings.resident_bytes,
-                          fmt::format("a proof of {} (domain 2^{})", zkey_path.string(), key->domain_log2));
-    } catch (const std::exception& error) {
-      throw EngineError(ErrorKind::bad_key, error.what());
-    }
-  }
-  std::lock_guard lock(impl_->mutex);
-  if (impl_->stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
-  if (impl_->keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
+  key.path = zkey_path;
+  key.read_seconds = seconds_between(start, Clock::now());
+  load_key(name, std::move(key));
+}
+
+void Engine::load_key(const std::string& name, KeyInMemory in_memory) {
+  impl_->check_loadable(name);
+  STAGEHAND_ASSERT(in_memory.key != nullptr, "key '{}' ({}) loaded without its key", name, in_memory.path.string());
+  const auto& key = *in_memory.key;
   Impl::Key entry;
-  entry.host_bytes = key_host_bytes(*key);
-  entry.key = std::move(key);
-  entry.sizes = std::move(sizes);
-  entry.path = zkey_path;
-  entry.read_seconds = read_seconds;
-  entry.layout = std::move(layout_text);
-  entry.proof_bytes = proof_bytes;
+  try {
+    if (in_memory.r1cs) groth16::check_constraint_system(*in_memory.r1cs, in_memory.r1cs_path, key, in_memory.path);
+    // A cap too small for one proof is the configuration's mistake: say so now, naming the key,
+    // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
+    const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
+    entry.sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(key));
+    entry.planned_layout = impl_->proof_layout(*entry.sizes, settings);
+    const auto& layout = entry.planned_layout;
+    entry.layout = fmt::format("a/b/c {}; {}", groth16::describe(layout.abc_step), layout.placement.describe());
+    entry.proof_bytes = groth16::proof_device_bytes(*entry.sizes, layout);
+    const Bytes margins = settings.safety_margin_bytes + settings.resident_bytes;
+    check_vram_cap_fits(impl_->config.run, entry.proof_bytes + margins,
+                        fmt::format("a proof of {} (domain 2^{}) ({} with the key's resident sets and matrix, {} safety margin "
+                                    "and residents; key sets streamed keep less on the device)",
+                                    in_memory.path.string(), key.domain_log2, format_bytes(entry.proof_bytes), format_bytes(margins)));
+  } catch (const std::exception& error) {
+    throw EngineError(ErrorKind::bad_key, error.what());
+  }
+  entry.host_bytes = key_host_bytes(key);
+  entry.key = std::move(in_memory.key);
+  entry.path = std::move(in_memory.path);
+  entry.read_seconds = in_memory.read_seconds;
+  entry.r1cs = std::move(in_memory.r1cs);
+  entry.r1cs_path = std::move(in_memory.r1cs_path);
+  std::lock_guard lock(impl_->mutex);
+  impl_->check_loadable_locked(name);
   impl_->keys.emplace(name, std::move(entry));
 }
 
@@ -215,6 +217,12 @@ void check_deadline(const std::optional<Clock::time_point>& deadline, Clock::tim
 }  // namespace
 
 ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t> wtns, SubmitOptions options) {
+  return submit(key_name, std::make_shared<const std::vector<std::uint8_t>>(std::move(wtns)), std::move(options));
+}
+
+ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const std::vector<std::uint8_t>> wtns,
+                           SubmitOptions options) {
+  STAGEHAND_ASSERT(wtns != nullptr, "a proof of key {} submitted without its witness's bytes", key_name);
   if (options.request_id.size() > kRequestIdBytes) {
     throw EngineError(ErrorKind::bad_request, fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));
   }
@@ -238,9 +246,9 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   // once (a service answers 400) instead of failing later; prepare parses it into the proof's
   // own buffer. Checked, not converted: converting 2^20 values into a fresh vector here was a
   // third of the server's time for a lone request. On the engine's threads.
-  const std::string name = fmt::format("proof {} (key {})", id, key_name);
+  const std::string name = options.witness_name.empty() ? fmt::format("proof {} (key {})", id, key_name) : options.witness_name;
   try {
-    groth16::check_witness_count(*key, groth16::check_wtns(wtns, name, impl_->config.engine.threads), key_path, name);
+    groth16::check_witness_count(*key, groth16::check_wtns(*wtns, name, impl_->config.engine.threads), key_path, name);
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_witness, error.what());
   }
@@ -251,7 +259,9 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
   record->priority = options.priority;
   record->request_id = options.request_id;
   record->deadline = options.deadline;
-  record->wtns = std::make_shared<const std::vector<std::uint8_t>>(std::move(wtns));
+  record->wtns = std::move(wtns);
+  record->name = name;
+  record->seed_index = options.seed_index.value_or(id - 1);
   record->on_done.push_back(std::move(options.on_done));
   record->submitted = Clock::now();
   return impl_->enqueue(record, options.when_full);
@@ -276,6 +286,7 @@ ProofHandle Engine::Impl::enqueue(const std::shared_ptr<ProofRecord>& record, Wh
     usable_key_locked(record->key).queued += 1;  // it may have been unloaded, or the engine stopped, while we waited
     // Its class rises with its time in the queue (a wait for room is outside it).
     queue.push(QueuedProof{record, record->key, record->priority, Clock::now(), record->deadline});
+    check_counts_locked();
     proofs.emplace(record->id, record);
     if (!record->request_id.empty()) requests.emplace(record->request_id, record);
     ++accepted;
@@ -300,6 +311,7 @@ bool Engine::cancel(std::uint64_t id) {
     // Running (the workload stops it before its next step), or expired (the watcher fails it).
     if (!impl_->queue.remove(record.get())) return true;
     impl_->key_proof_left(record->key, false);
+    impl_->check_counts_locked();
     impl_->space.notify_all();
   }
   impl_->end_proof(record, ProofState::cancelled, "cancelled while queued");
@@ -313,9 +325,31 @@ ProofHandle Engine::find(std::uint64_t id) const {
   return ProofHandle(found->second);
 }
 
+namespace {
+KeyStatus key_status(const std::string& name, const Engine::Impl::Key& key) {
+  KeyStatus out;
+  out.name = name;
+  out.path = key.path.string();
+  out.host_bytes = key.host_bytes;
+  out.resident.push_back("host");
+  for (const int gpu : key.device_state->device_indices()) out.resident.push_back(fmt::format("gpu{}", gpu));
+  out.device_set_ups = key.device_state->set_ups();
+  out.device_bytes = key.device_state->device_bytes();
+  out.proof_bytes = key.proof_bytes;
+  out.queued = key.queued;
+  out.running = key.running;
+  out.unloading = key.unloading;
+  out.read_seconds = key.read_seconds;
+  out.layout = key.layout;
+  out.planned_layout = key.planned_layout;
+  return out;
+}
+}  // namespace
+
 EngineStatus Engine::status() const {
   EngineStatus status;
   status.backend = impl_->backend->describe();
+  status.on_gpu = impl_->backend->on_gpu();
   const auto now = Clock::now();
   std::lock_guard lock(impl_->mutex);
   status.queued = impl_->queue.size();
@@ -350,23 +384,7 @@ EngineStatus Engine::status() const {
     out.lost = gpu.lost;
     status.gpus.push_back(out);
   }
-  for (const auto& [name, key] : impl_->keys) {
-    KeyStatus out;
-    out.name = name;
-    out.path = key.path.string();
-    out.host_bytes = key.host_bytes;
-    out.resident.push_back("host");
-    for (const int gpu : key.device_state->device_indices()) out.resident.push_back(fmt::format("gpu{}", gpu));
-    out.device_set_ups = key.device_state->set_ups();
-    out.device_bytes = key.device_state->device_bytes();
-    out.proof_bytes = key.proof_bytes;
-    out.queued = key.queued;
-    out.running = key.running;
-    out.unloading = key.unloading;
-    out.read_seconds = key.read_seconds;
-    out.layout = key.layout;
-    status.keys.push_back(out);
-  }
+  for (const auto& [name, key] : impl_->keys) status.keys.push_back(key_status(name, key));
   status.histogram_bounds = kHistogramBounds;
   std::uint64_t cumulative = 0;
   for (auto count : impl_->histogram) status.histogram_counts.push_back(cumulative += count);

@@ -4,10 +4,10 @@
 //
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
 // queued proof, at most `max_batch` of its proofs, in order) and runs it as one coordinator run
-// of a Groth16Workload on the engine's devices. Proofs of that key submitted meanwhile join the
-// run (coordinator.hpp's JobFeed) while they are at the queue's head and the run holds fewer than
-// two unended proofs a worker (the rest stay queued: the queue's capacity still holds submitters
-// back), so that under load the GPUs go from proof to proof; the run ends once its proofs have all ended with none of its key at the
+// of a Groth16Workload on the engine's devices (a proving::ProofBatch: proving/proof_batch.hpp).
+// Proofs of that key submitted meanwhile join the run (coordinator.hpp's JobFeed) while they are
+// at the queue's head and the run holds fewer than two unended proofs a worker (the rest stay
+// queued: the queue's capacity still holds submitters back), so that under load the GPUs go from proof to proof; the run ends once its proofs have all ended with none of its key at the
 // head, at `max_batch` proofs, or when the engine stops or a key's state is to be given back.
 // The key stays set up on the devices between its runs (its resident sets, precomputed copies
 // and constraint matrix, and the registration of the bytes its streamed sets travel from:
@@ -32,6 +32,9 @@
 
 #include "engine/engine_config.hpp"
 #include "groth16/binfile.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/zkey.hpp"
+#include "proving/proof_batch.hpp"
 #include "runner/backend.hpp"
 
 #include <array>
@@ -103,6 +106,7 @@ struct ProofResult {
   bool deadline_missed = false; // failed because its deadline passed while it was queued
   double seconds = 0;       // from submit to its end
   ProofTimings timings;     // once it has ended
+  int gpu = -1;             // the GPU it ended on (-1: it never reached one)
 };
 
 namespace detail {
@@ -155,6 +159,13 @@ struct SubmitOptions {
   // past is refused at submit (deadline_passed).
   std::optional<std::chrono::steady_clock::time_point> deadline;
   WhenFull when_full = WhenFull::refuse;
+  // What names the witness in the proof's messages (`stagehand prove`: its file); empty:
+  // "proof N (key K)".
+  std::string witness_name;
+  // With [engine] seed: the number its r and s are derived from (seed plus it), where the caller
+  // numbers its own proofs (`stagehand prove`: its witnesses from 0, refused ones included);
+  // nothing: the proof's id less one.
+  std::optional<std::uint64_t> seed_index;
   // Called once when the proof ends, also for a submit that repeats a request id (at once, on the
   // caller's thread, when the proof has ended already).
   ProofCallback on_done;
@@ -201,10 +212,12 @@ struct KeyStatus {
   bool unloading = false;
   double read_seconds = 0;
   std::string layout;  // where its proofs' a/b/c step runs and its sets live: "a/b/c on the device; H, A, B1, C, B2 resident"
+  groth16::ProofLayout planned_layout;  // the same as planned at load, with why the a/b/c step is where it is
 };
 
 struct EngineStatus {
   std::string backend;
+  bool on_gpu = false;  // a GPU, not the simulator
   std::size_t queued = 0;
   std::array<std::size_t, 4> queued_by_priority{};  // by the class submitted, indexed by Priority
   std::size_t queue_capacity = 0;
@@ -227,6 +240,38 @@ struct EngineStatus {
 };
 std::string status_json(const EngineStatus& status);
 
+// A key already in memory for Engine::load_key (`stagehand prove` reads its .zkey itself and
+// reports the read; `stagehand bench prove` makes one).
+struct KeyInMemory {
+  std::shared_ptr<const groth16::ProvingKey> key;
+  std::filesystem::path path;  // the .zkey it was read from, or what names it, in messages
+  double read_seconds = 0;     // how long it took to read, for status
+  // Each witness is also checked against every constraint of this system, the first it does not
+  // satisfy named (null: none); its wires and public signals must be the key's (bad_key).
+  std::shared_ptr<const groth16::R1cs> r1cs;
+  std::filesystem::path r1cs_path;
+};
+
+// One coordinator run's figures, for a caller that reports them (`stagehand prove`): valid during
+// EngineHooks::on_run only.
+struct RunSummary {
+  std::string key;
+  std::uint64_t batch = 0;               // the engine's count of batches, this one's
+  std::vector<std::uint64_t> proof_ids;  // the run's proofs by job index
+  const proving::BatchFigures* figures = nullptr;
+  const Trace* trace = nullptr;  // the run's trace (EngineHooks::trace_runs, [engine] trace_dir), or null
+  bool on_gpu = false;
+};
+
+struct EngineHooks {
+  // Called at each run's end, on the dispatcher's thread, once the run's proofs have been answered.
+  std::function<void(const RunSummary&)> on_run;
+  // Each run's coordinator rows (and on a GPU its kernels) go to the backend's own trace, where the
+  // simulator records its devices' work, and reach on_run; kept where the backend keeps its events
+  // (BackendOptions::keep_trace_events). [engine] trace_dir's own trace of each run comes first.
+  bool trace_runs = false;
+};
+
 enum class Drain {
   finish,       // every queued proof is made before the engine stops
   fail_queued,  // the running ones finish; each queued one fails, saying the engine stopped
@@ -236,7 +281,7 @@ class Engine {
  public:
   // Opens the devices (a GPU where the configuration and the machine have one, otherwise the
   // simulator's functional mode, as `stagehand prove` does) and starts the dispatcher.
-  explicit Engine(EngineConfig config, BackendOptions options = default_backend_options());
+  explicit Engine(EngineConfig config, BackendOptions options = default_backend_options(), EngineHooks hooks = {});
   // shutdown(Drain::finish) where not already shut down.
   ~Engine();
   Engine(const Engine&) = delete;
@@ -248,6 +293,8 @@ class Engine {
   void load_key(const std::string& name, const std::filesystem::path& zkey_path);
   // The same from a .zkey already open (the service's, once it has checked where it lies).
   void load_key(const std::string& name, groth16::InputFile zkey);
+  // The same for a key in memory. EngineError also bad_key where its constraint system is another circuit's.
+  void load_key(const std::string& name, KeyInMemory key);
   // New proofs for it are refused at once; the key goes once its queued and running proofs have
   // ended. Returns how many that is (0: gone now). EngineError unknown_key.
   std::size_t unload_key(const std::string& name);
@@ -262,6 +309,8 @@ class Engine {
   // The same with a priority, a request id and a deadline. EngineError also bad_request,
   // deadline_passed, request_conflict.
   ProofHandle submit(const std::string& key, std::vector<std::uint8_t> wtns, SubmitOptions options);
+  // The same from bytes the caller shares (one witness for many proofs), held until the proof ends.
+  ProofHandle submit(const std::string& key, std::shared_ptr<const std::vector<std::uint8_t>> wtns, SubmitOptions options);
   // A queued proof is cancelled at once; a running one before its next step (prepare, the GPU
   // program, the host step after it), unless it ends first. False when it has already ended.
   // EngineError unknown_proof.

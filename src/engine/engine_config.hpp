@@ -49,7 +49,8 @@ struct EngineSettings {
   bool verify = true;
   // Host threads for the CPU math of each step (0: every hardware thread).
   unsigned threads = 0;
-  // r and s from this seed and the proof's id instead of the system's CSPRNG (tests only: such
+  // r and s from this seed plus the proof's id less one (the first proof's seed is this one, as
+  // `stagehand prove --seed`'s first witness's) instead of the system's CSPRNG (tests only: such
   // proofs are not zero-knowledge).
   std::optional<std::uint64_t> seed;
   // Where each proof's a/b/c step runs and where the key's sets live, as `stagehand prove`'s

@@ -1,7 +1,8 @@
 #pragma once
 // The engine's inside, shared by its three files: engine.cpp (the public calls, keys, submits,
 // status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples)
-// and engine_runs.cpp (the dispatcher and its coordinator runs). Not part of the engine's API.
+// and engine_runs.cpp (the dispatcher and its runs: proof batches, EngineBatch their listener).
+// Not part of the engine's API.
 
 #include "engine/engine.hpp"
 
@@ -16,6 +17,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
+#include "proving/proof_batch.hpp"
 #include "runner/report.hpp"
 #include "util/assert.hpp"
 #include "trace/svg_timeline.hpp"
@@ -69,6 +71,8 @@ struct ProofRecord {
   std::string request_id;
   std::optional<Clock::time_point> deadline;
   std::shared_ptr<const std::vector<std::uint8_t>> wtns;
+  std::string name;  // what names its witness in messages: "proof N (key K)", or the caller's (SubmitOptions::witness_name)
+  std::uint64_t seed_index = 0;  // [engine] seed plus this gives its r and s (SubmitOptions::seed_index, or its id less one)
   Clock::time_point submitted;
   std::atomic<bool> cancel_requested{false};
   int gpu = -1;  // where it runs (engine mutex)
@@ -101,6 +105,10 @@ struct Engine::Impl {
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
     std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
+    groth16::ProofLayout planned_layout;  // the same plan
+    // Each witness also checked against this constraint system (null: none).
+    std::shared_ptr<const groth16::R1cs> r1cs;
+    std::filesystem::path r1cs_path;
     Bytes proof_bytes = 0;  // one proof's device memory with the key set up, as planned at load
     // What its runs leave set up on the devices for the next one (the dispatcher's thread only
     // sets it up and releases it; status() reads it).
@@ -123,11 +131,12 @@ struct Engine::Impl {
     bool lost = false;  // its device answered device_lost: it answers nothing any more
   };
 
-  explicit Impl(EngineConfig engine_config)
-      : config(std::move(engine_config)),
+  Impl(EngineConfig engine_config, EngineHooks engine_hooks)
+      : config(std::move(engine_config)), hooks(std::move(engine_hooks)),
         queue(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.engine.promote_after_s))) {}
 
   EngineConfig config;
+  EngineHooks hooks;
   std::unique_ptr<Backend> backend;
   Clock::time_point started = Clock::now();
 
@@ -220,6 +229,17 @@ struct Engine::Impl {
     }
     return found->second;
   }
+  // A key of that name may be loaded (engine mutex held; check_loadable takes it). EngineError:
+  // bad_key for an empty name, stopped, key_exists.
+  void check_loadable_locked(const std::string& name) const {
+    if (name.empty()) throw EngineError(ErrorKind::bad_key, "a key needs a name");
+    if (stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
+    if (keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
+  }
+  void check_loadable(const std::string& name) const {
+    std::lock_guard lock(mutex);
+    check_loadable_locked(name);
+  }
   // Queues a checked proof once there is room (or refuses it, as `when_full` says), unless a
   // submit of its request id got in first: then that proof is the answer.
   ProofHandle enqueue(const std::shared_ptr<ProofRecord>& record, WhenFull when_full);
@@ -235,6 +255,7 @@ struct Engine::Impl {
   void fail_queued(std::unique_lock<std::mutex>& lock, const std::string& error, bool engine_stopped) {
     const auto left = queue.take_all();
     for (const auto& proof : left) key_proof_left(proof.key, false);
+    check_counts_locked();
     space.notify_all();
     lock.unlock();
     for (const auto& proof : left) {
@@ -267,7 +288,9 @@ struct Engine::Impl {
     auto found = keys.find(name);
     if (found == keys.end()) return;
     auto& key = found->second;
-    (was_running ? key.running : key.queued) -= 1;
+    auto& count = was_running ? key.running : key.queued;
+    STAGEHAND_ASSERT(count > 0, "a {} proof of key {} left with none counted", was_running ? "running" : "queued", name);
+    count -= 1;
     if (key.unloading && key.queued == 0 && key.running == 0) retire_key(found);
   }
 
@@ -290,11 +313,27 @@ struct Engine::Impl {
   void gpu_started(int index) {  // engine mutex held
     auto& gpu = gpus.at(static_cast<std::size_t>(index));
     if (gpu.running++ == 0) gpu.busy_since = Clock::now();
+    check_counts_locked();
   }
   // A proof left the GPU: it ended there, or (not done) it moved to another when this one was lost.
   void gpu_left(int index) {  // engine mutex held
     auto& gpu = gpus.at(static_cast<std::size_t>(index));
+    STAGEHAND_ASSERT(gpu.running > 0, "a proof left GPU {} with none running there", index);
     if (--gpu.running == 0) gpu.busy_seconds += seconds_between(gpu.busy_since, Clock::now());
+  }
+  // The counts add up (engine mutex held, between changes): the keys' queued proofs are the
+  // queue's, their running ones the engine's, and the GPUs run no more than are running (a
+  // running proof is on one GPU at most, or on none before its host step).
+  void check_counts_locked() const {
+    std::size_t queued_of_keys = 0, running_of_keys = 0, on_gpus = 0;
+    for (const auto& [name, key] : keys) {
+      queued_of_keys += key.queued;
+      running_of_keys += key.running;
+    }
+    for (const auto& gpu : gpus) on_gpus += static_cast<std::size_t>(gpu.running);
+    STAGEHAND_ASSERT(queued_of_keys == queue.size() && running_of_keys == running && on_gpus <= running,
+                     "the keys count {} queued and {} running, the engine {} queued and {} running, the GPUs {}", queued_of_keys,
+                     running_of_keys, queue.size(), running, on_gpus);
   }
   void gpu_ended(int index) {  // engine mutex held
     ++gpus.at(static_cast<std::size_t>(index)).done;
@@ -311,6 +350,7 @@ struct Engine::Impl {
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
                              bool with_kept_staging = false);
   void give_back_retired();  // the retired keys' states (engine mutex not held)
+  std::uint64_t batch_number();  // the engine's count of batches (engine mutex not held)
   // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
   void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs, bool on_gpu);
   // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
@@ -322,24 +362,31 @@ struct Engine::Impl {
                                       settings.workers_per_device, config.engine.abc_step, config.engine.key_sets,
                                       config.engine.stream_buffer_bytes, config.engine.precompute_bases);
   }
-  // What one proof of `key` in `layout` needs on a device besides the margins: the key's
-  // resident sets and matrix and one proof's peak (the kernels' scratch comes on top).
-  static Bytes proof_bytes(const groth16::ProvingKey& key, const groth16::KeySizes& sizes, const std::filesystem::path& key_path,
-                           const groth16::ProofLayout& layout) {
-    HostWork host_work(0);
-    groth16::ProofChecks no_checks;
-    no_checks.verify = false;
-    groth16::Groth16Workload sizing(key, key_path, {}, host_work, 0, {}, no_checks, layout.abc_step, layout.placement, nullptr, &sizes);
-    return sizing.memory_plan(0).peak_bytes + sizing.resident_bytes();
-  }
   // How many of the other keys' device states, oldest batch first with the device bytes each
   // holds, a batch of a key gives back before it runs: the fewest from the oldest such that the
   // rest, held back from its budget, leave its layout as planned with the devices to itself and a
   // proof of it (`proof_bytes`, Key::proof_bytes: planned so at load) still fits the smallest device.
   std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes, const std::vector<Bytes>& held_oldest_first) const;
-  void run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                 const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                 Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched);
+  // A batch's settings keep each GPU's pinned staging pool in kept_pinned between batches.
+  void keep_staging(proving::BatchSettings& settings);
+  // The engine's own steps before a run (the batch's first proof queued, the dispatch) in its trace.
+  void trace_dispatch(Trace& trace, Clock::time_point first_submitted, Clock::time_point dispatched);
+  // Runs one key's batch as a proving::ProofBatch and ends each of its proofs, also when the run fails.
+  // What a batch needs of its key, taken under the engine mutex when the batch is dispatched.
+  struct BatchOf {
+    std::string name;
+    std::shared_ptr<const groth16::ProvingKey> key;
+    std::shared_ptr<const groth16::KeySizes> sizes;
+    std::filesystem::path path;
+    std::shared_ptr<const groth16::R1cs> r1cs;
+    std::filesystem::path r1cs_path;
+    std::shared_ptr<groth16::DeviceKeyState> device_state;
+  };
+  void run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch,
+                 Clock::time_point dispatched);
+  // The batch's settings (engine mutex not held): the coordinator's, the layout, the checks, the
+  // kept staging; the key's kept state given back first where this layout keeps other sets.
+  proving::BatchSettings batch_settings(const BatchOf& of, Bytes held_by_others);
 };
 
 }  // namespace stagehand::engine

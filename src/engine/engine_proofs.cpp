@@ -50,6 +50,7 @@ void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofSt
       record->result.public_json = std::move(public_signals);
       record->result.seconds = timings.total_s;
       record->result.timings = timings;
+      record->result.gpu = record->gpu;
       callbacks = std::move(record->on_done);
       record->on_done.clear();
     }
@@ -133,6 +134,7 @@ void Engine::Impl::expire_locked(Clock::time_point now) {
     key_proof_left(proof.key, false);
     expired.push_back(proof.record);
   }
+  check_counts_locked();
   space.notify_all();
   deadlines.notify_all();
 }

@@ -5,83 +5,173 @@ namespace stagehand::engine {
 
 namespace {
 
-// The Groth16 workload with the engine's checks between steps: a cancelled proof stops before
-// its next step, each proof's GPU is noted when its host step begins (again on the GPU it moves
-// to when its first one is lost), and the instants of its timings are marked as it reaches them.
-class EngineWorkload final : public Workload {
+// A batch of one key's proofs as the engine runs it (proving::ProofBatch): its proofs by job
+// index; each one's instants and GPU as it reaches them, a cancelled one stopped before its next
+// step; each one's end, counted, then answered; and the proofs of its key that join it while it
+// runs. On the run's thread, but for end_rest (after the run).
+class EngineBatch final : public proving::BatchListener {
  public:
-  EngineWorkload(groth16::Groth16Workload& inner, const std::deque<std::shared_ptr<ProofRecord>>& batch, Engine::Impl& engine,
-                 const std::vector<Device*>& devices)
-      : inner_(inner), batch_(batch), engine_(engine), devices_(devices), set_up_ended_(devices.size()) {}
+  EngineBatch(Engine::Impl& engine, std::string key_name, const std::vector<std::shared_ptr<ProofRecord>>& batch)
+      : engine_(engine), key_name_(std::move(key_name)), proofs_(batch.begin(), batch.end()), ended_(batch.size(), false),
+        set_up_ended_(engine.backend->devices().size()) {}
 
-  int job_count() const override { return inner_.job_count(); }
-  int proof_count() const override { return inner_.proof_count(); }
-  int proof_of(int job) const override { return inner_.proof_of(job); }
-  JobMemoryPlan memory_plan(int job) const override { return inner_.memory_plan(job); }
-  Bytes resident_bytes() const override { return inner_.resident_bytes(); }
-  asio::awaitable<void> set_up(Device& device, int device_index) override {
-    co_await inner_.set_up(device, device_index);
-    set_up_ended_.at(static_cast<std::size_t>(device_index)) = Clock::now();
+  // The jobs of the proofs it began with.
+  std::vector<groth16::ProofJob> jobs() const {
+    std::vector<groth16::ProofJob> jobs;
+    for (const auto& record : proofs_) jobs.push_back(proof_job(*record));
+    return jobs;
   }
-  asio::awaitable<void> tear_down(Device& device, int device_index) override { return inner_.tear_down(device, device_index); }
+  const ProofRecord& first() const { return *proofs_.front(); }
+  std::vector<std::uint64_t> ids() const {
+    std::vector<std::uint64_t> ids;
+    for (const auto& record : proofs_) ids.push_back(record->id);
+    return ids;
+  }
 
-  asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override {
-    auto& record = *batch_.at(static_cast<std::size_t>(job));
-    const auto where = std::find(devices_.begin(), devices_.end(), &device);
-    const int gpu = where != devices_.end() ? static_cast<int>(where - devices_.begin()) : -1;
-    {
-      // Its run was ready for it once its GPU was set up, or when it joined a run already set up.
-      const auto now = Clock::now();
-      const auto set_up = gpu >= 0 ? set_up_ended_.at(static_cast<std::size_t>(gpu)) : std::nullopt;
-      std::lock_guard lock(record.mutex);
-      STAGEHAND_ASSERT(record.taken.has_value(), "proof {} reached its host step without leaving the queue", record.id);
-      if (!record.prepared) {
-        record.ready = std::clamp(set_up.value_or(*record.taken), *record.taken, now);
-        record.prepared = now;
-      }
-    }
-    check_cancelled(job);
-    {
-      std::lock_guard lock(engine_.mutex);
-      if (gpu >= 0 && record.gpu != gpu) {
-        if (record.gpu >= 0) engine_.gpu_left(record.gpu);  // its first GPU was lost under it
-        record.gpu = gpu;
-        engine_.gpu_started(gpu);
-      }
-    }
-    co_await inner_.prepare(job, device, abc);
+  void set_up_ended(int device) override { set_up_ended_.at(static_cast<std::size_t>(device)) = Clock::now(); }
+  void step(int job, proving::BatchStep step, int device) override;
+  void ended(const proving::ProofEnd& end) override;
+  void sample(const std::map<int, const VramBudget*>& budgets) override {
+    std::lock_guard lock(engine_.mutex);
+    engine_.sample_devices(budgets);
   }
-  asio::awaitable<JobTimes> run_program(int job, JobContext& context) override {
-    auto& record = *batch_.at(static_cast<std::size_t>(job));
-    {
-      // A proof moved off a lost GPU runs its program again: this attempt's instants count.
-      std::lock_guard lock(record.mutex);
-      record.program_started = Clock::now();
-      record.program_ended.reset();
+  void open(std::function<void()> wake) override {
+    std::lock_guard lock(engine_.mutex);
+    STAGEHAND_ASSERT(!engine_.wake_open_run, "a run of key {} opens while another is open", key_name_);
+    engine_.wake_open_run = std::move(wake);
+  }
+  proving::Joining join(std::size_t jobs, std::size_t unended) override;
+  void closed() override {
+    std::lock_guard lock(engine_.mutex);
+    engine_.wake_open_run = nullptr;
+  }
+  bool lost(int device) override {
+    std::lock_guard lock(engine_.mutex);
+    return static_cast<std::size_t>(device) < engine_.gpus.size() && engine_.gpus[static_cast<std::size_t>(device)].lost;
+  }
+  // Ends, with `error`, each proof the batch did not: taken, and it never got the proof's job.
+  void end_rest(const std::string& error) {
+    for (std::size_t i = 0; i < proofs_.size(); ++i) {
+      if (!ended_[i]) end(i, ProofState::failed, error);
     }
-    check_cancelled(job);
-    auto times = co_await inner_.run_program(job, context);
-    std::lock_guard lock(record.mutex);
-    record.program_ended = Clock::now();
-    co_return times;
   }
-  asio::awaitable<void> finish(int job, Device& device) override {
-    check_cancelled(job);
-    return inner_.finish(job, device);
-  }
-  void abandon(int job) override { inner_.abandon(job); }
 
  private:
-  void check_cancelled(int job) const {
-    if (batch_.at(static_cast<std::size_t>(job))->cancel_requested.load()) throw std::runtime_error("cancelled while running");
-  }
+  groth16::ProofJob proof_job(const ProofRecord& record) const;
+  void end(std::size_t index, ProofState state, std::string error, std::string proof = {}, std::string public_signals = {});
 
-  groth16::Groth16Workload& inner_;
-  const std::deque<std::shared_ptr<ProofRecord>>& batch_;
   Engine::Impl& engine_;
-  const std::vector<Device*>& devices_;
-  std::vector<std::optional<Clock::time_point>> set_up_ended_;  // by device index (the run's thread only)
+  const std::string key_name_;
+  std::deque<std::shared_ptr<ProofRecord>> proofs_;  // by job index (a deque: proofs join while others are in hand)
+  std::deque<bool> ended_;
+  std::vector<std::optional<Clock::time_point>> set_up_ended_;  // by device index
 };
+
+// r and s from [engine] seed count the proofs from 0 (unless the caller numbers them), as
+// `stagehand prove --seed` counts its witnesses: the engine's first proof is prove's first.
+groth16::ProofJob EngineBatch::proof_job(const ProofRecord& record) const {
+  groth16::ProofJob job;
+  job.wtns = record.name;
+  const auto& seed = engine_.config.engine.seed;
+  job.randomness = seed ? groth16::ProofRandomness::from_seed(*seed + record.seed_index) : groth16::ProofRandomness::from_system();
+  job.wtns_bytes = record.wtns;
+  return job;
+}
+
+void EngineBatch::step(int job, proving::BatchStep step, int device) {
+  auto& record = *proofs_.at(static_cast<std::size_t>(job));
+  const auto now = Clock::now();
+  if (step == proving::BatchStep::prepare) {
+    // Its run was ready for it once its GPU was set up, or when it joined a run already set up.
+    std::lock_guard lock(record.mutex);
+    STAGEHAND_ASSERT(record.taken.has_value(), "proof {} reached its host step without leaving the queue", record.id);
+    if (!record.prepared) {
+      Clock::time_point ready = *record.taken;
+      if (device >= 0 && set_up_ended_.at(static_cast<std::size_t>(device))) ready = *set_up_ended_[static_cast<std::size_t>(device)];
+      record.ready = std::clamp(ready, *record.taken, now);
+      record.prepared = now;
+    }
+  } else if (step == proving::BatchStep::program || step == proving::BatchStep::program_ended) {
+    // A proof moved off a lost GPU runs its program again: this attempt's instants count.
+    std::lock_guard lock(record.mutex);
+    (step == proving::BatchStep::program ? record.program_started : record.program_ended) = now;
+    if (step == proving::BatchStep::program) record.program_ended.reset();
+    if (step == proving::BatchStep::program_ended) return;
+  }
+  if (record.cancel_requested.load()) throw std::runtime_error("cancelled while running");
+  if (step != proving::BatchStep::prepare || device < 0) return;
+  std::lock_guard lock(engine_.mutex);
+  if (record.gpu != device) {
+    if (record.gpu >= 0) engine_.gpu_left(record.gpu);  // its first GPU was lost under it
+    record.gpu = device;
+    engine_.gpu_started(device);
+  }
+}
+
+void EngineBatch::ended(const proving::ProofEnd& end) {
+  const auto index = static_cast<std::size_t>(end.job);
+  STAGEHAND_ASSERT(index < proofs_.size() && !ended_[index], "job {} of a run of key {} ({} proofs) ended twice or is unknown", end.job,
+                   key_name_, proofs_.size());
+  auto& record = *proofs_[index];
+  {
+    std::lock_guard lock(record.mutex);
+    record.check_seconds = end.check_seconds;
+  }
+  if (end.made) {
+    this->end(index, ProofState::done, {}, end.proof_json, end.public_json);
+  } else if (record.cancel_requested.load()) {
+    this->end(index, ProofState::cancelled, end.record != nullptr && end.record->completed() ? "cancelled" : end.error);
+  } else {
+    this->end(index, ProofState::failed, end.error);
+  }
+}
+
+void EngineBatch::end(std::size_t index, ProofState state, std::string error, std::string proof, std::string public_signals) {
+  STAGEHAND_ASSERT(!ended_[index], "proof {} of key {} ends a second time", proofs_[index]->id, key_name_);
+  ended_[index] = true;
+  const auto& record = proofs_[index];
+  {
+    std::lock_guard lock(engine_.mutex);
+    if (record->gpu >= 0) engine_.gpu_ended(record->gpu);
+    STAGEHAND_ASSERT(engine_.running > 0, "proof {} of key {} ends with no proof running", record->id, key_name_);
+    --engine_.running;
+    engine_.key_proof_left(key_name_, true);
+    engine_.check_counts_locked();
+  }
+  engine_.end_proof(record, state, std::move(error), std::move(proof), std::move(public_signals));
+}
+
+// Proofs of the key that arrive while the run goes on join it, so that the GPUs go from one
+// proof to the next without a run's end and the next one's start between them (under load the
+// drain between batches cost about a tenth of the throughput). Only those at the queue's front
+// join (by class, then arrival: none overtakes another key's proof, which runs next), and only
+// while the run has room (run_room). The run takes no more, and ends once its proofs have, when
+// they have all ended with none of its key at the queue's head within [engine] linger_ms
+// (linger_locked), when a key's device state waits to be given back, when the engine stops, or
+// at max_batch proofs. So a critical proof of this key takes the run's next free place, once one
+// of its proofs ends; kernels are not preempted, so one of another key waits for the run's
+// unended proofs (at most run_room) and then its own key's set-up, and no longer.
+proving::Joining EngineBatch::join(std::size_t jobs, std::size_t unended) {
+  STAGEHAND_ASSERT(jobs == proofs_.size(), "a run of key {} has {} jobs for {} proofs", key_name_, jobs, proofs_.size());
+  proving::Joining joining;
+  std::vector<std::shared_ptr<ProofRecord>> taken;
+  {
+    std::unique_lock lock(engine_.mutex);
+    const std::size_t most = engine_.config.engine.max_batch;
+    joining.close = engine_.stopping || !engine_.retired.empty() || jobs >= most;
+    if (joining.close) return joining;
+    const std::size_t room = std::min(most - jobs, engine_.run_room() - std::min(engine_.run_room(), unended));
+    taken = engine_.take_queued_locked(key_name_, room, true, Clock::now());
+    if (taken.empty() && unended == 0) taken = engine_.linger_locked(lock, key_name_, room);
+    joining.close = taken.empty() && unended == 0;
+  }
+  for (const auto& record : taken) {
+    joining.jobs.push_back(proof_job(*record));
+    proofs_.push_back(record);
+    ended_.push_back(false);
+  }
+  return joining;
+}
 
 }  // namespace
 
@@ -174,11 +264,8 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   STAGEHAND_ASSERT(!batch.empty(), "the queue's front proof (key {}) was not taken into its run", name);
   auto& key = keys.at(name);
   ++batches;
-  const auto proving_key = key.key;
-  const auto sizes = key.sizes;
+  const BatchOf of{name, key.key, key.sizes, key.path, key.r1cs, key.r1cs_path, key.device_state};
   const Bytes proof_bytes = key.proof_bytes;
-  const auto key_path = key.path;
-  const auto device_state = key.device_state;
   key.last_batch = batches;
   // The other keys set up on the devices stay there while this batch loses nothing by it
   // (states_to_give_back); the least recently proved go first.
@@ -190,7 +277,7 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   std::vector<Bytes> held;
   for (const auto& other : others) held.push_back(other.second->device_bytes());
-  const std::size_t give_back = states_to_give_back(*sizes, proof_bytes, held);
+  const std::size_t give_back = states_to_give_back(*of.sizes, proof_bytes, held);
   std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
   Bytes held_by_others = 0;
   for (std::size_t i = 0; i < others.size(); ++i) {
@@ -201,7 +288,7 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
     }
   }
   release_device_states(given_back);
-  run_batch(name, proving_key, *sizes, key_path, device_state, held_by_others, std::move(batch), dispatched);
+  run_batch(of, held_by_others, std::move(batch), dispatched);
 }
 
 std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const std::string& name, std::size_t most,
@@ -222,6 +309,7 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const
     record->taken = now;
   }
   if (!taken.empty()) space.notify_all();
+  check_counts_locked();
   return taken;
 }
 
@@ -244,221 +332,92 @@ std::size_t Engine::Impl::states_to_give_back(const groth16::KeySizes& sizes, By
   return held_oldest_first.size();
 }
 
-void Engine::Impl::run_batch(const std::string& key_name, const std::shared_ptr<const groth16::ProvingKey>& key,
-                             const groth16::KeySizes& sizes, const std::filesystem::path& key_path, const std::shared_ptr<groth16::DeviceKeyState>& device_state,
-                             Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch, Clock::time_point dispatched) {
-  // The run's proofs by job index: the batch, then those that join while it runs (deques: the
-  // run's callbacks hold elements while others join).
-  std::deque<std::shared_ptr<ProofRecord>> run_proofs(batch.begin(), batch.end());
-  std::deque<std::optional<std::pair<std::string, std::string>>> texts(batch.size());
-  std::deque<bool> ended(batch.size(), false);
-  // What wakes the feeder below: the engine's news (posted from any thread) and each proof's end.
-  const auto news = std::make_shared<AsyncWaitList>();
-  auto finish = [&](std::size_t index, ProofState state, std::string error) {
-    if (ended[index]) return;
-    ended[index] = true;
-    const auto& record = run_proofs[index];
-    {
-      std::lock_guard lock(mutex);
-      if (record->gpu >= 0) gpu_ended(record->gpu);
-      --running;
-      key_proof_left(key_name, true);
-    }
-    if (state == ProofState::done) {
-      end_proof(record, state, {}, std::move(texts[index]->first), std::move(texts[index]->second));
-    } else {
-      end_proof(record, state, std::move(error));
-    }
-  };
-  auto proof_job = [&](const ProofRecord& record) {
-    groth16::ProofJob job;
-    job.wtns = fmt::format("proof {} (key {})", record.id, key_name);
-    job.randomness = config.engine.seed ? groth16::ProofRandomness::from_seed(*config.engine.seed + record.id)
-                                        : groth16::ProofRandomness::from_system();
-    job.wtns_bytes = record.wtns;
-    return job;
-  };
-
+void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch,
+                             Clock::time_point dispatched) {
+  EngineBatch listener(*this, of.name, batch);
   try {
-    std::vector<groth16::ProofJob> jobs;
-    for (const auto& record : batch) jobs.push_back(proof_job(*record));
-    const auto& devices = backend->devices();
     const bool on_gpu = backend->on_gpu();
-    auto settings = settings_for(config.run, config.engine.policy);
-    HostWork host_work(on_gpu ? host_work_threads(settings.workers_per_device, devices.size()) : 0);
-    groth16::ProofChecks checks;
-    checks.verify = config.engine.verify;
-    auto on_proof = [&](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
-      texts.at(static_cast<std::size_t>(job)).emplace(groth16::proof_json(proof), groth16::public_json(signals));
-    };
-    const auto layout = proof_layout(sizes, settings);
-    // The other keys kept set up are outside this run's budget (their layout left this one's as
-    // it is alone: states_to_give_back).
-    settings.resident_bytes += held_by_others;
-    // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
-    // since makes the plan smaller).
-    if (!device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({device_state});
-    groth16::Groth16Workload proofs_workload(*key, key_path, std::move(jobs), host_work, config.engine.threads, on_proof, checks,
-                                             layout.abc_step, layout.placement,
-                                             config.engine.keep_key_on_device ? device_state : nullptr, &sizes);
-    EngineWorkload workload(proofs_workload, run_proofs, *this, devices);
-
-    std::map<int, const VramBudget*> budgets;  // the coordinator's thread only
-    auto sample = [&] {
-      std::lock_guard lock(mutex);
-      sample_devices(budgets);
-    };
-    CoordinatorHooks hooks;
-    if (config.engine.keep_key_on_device) {
-      // The pinned staging pool stays for the next batch, as the key does.
-      auto count = [this](int device) {
-        Bytes bytes = 0;
-        for (const auto& range : kept_pinned[device]) bytes += range.bytes;
-        std::lock_guard lock(mutex);
-        if (static_cast<std::size_t>(device) < gpus.size()) gpus[static_cast<std::size_t>(device)].pinned_kept = bytes;
-      };
-      hooks.kept_pinned = [this, count](int device) {
-        auto buffers = std::exchange(kept_pinned[device], {});
-        count(device);
-        return buffers;
-      };
-      hooks.keep_pinned = [this, count](int device, std::vector<HostRange> buffers) {
-        auto& kept = kept_pinned[device];
-        kept.insert(kept.end(), buffers.begin(), buffers.end());
-        count(device);
-      };
-    }
-    PageableArena pageable;
-    hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
-    hooks.on_budget = [&](int device, const VramBudget& budget) { budgets[device] = &budget; };
-    hooks.on_budget_gone = [&](int device, const VramBudget&) {
-      budgets.erase(device);
-      sample();
-    };
-    hooks.on_job_done = [&](const JobRecord& record) {
-      sample();
-      const auto index = static_cast<std::size_t>(record.index);
-      auto& proof = *run_proofs.at(index);
-      {
-        std::lock_guard lock(proof.mutex);
-        proof.check_seconds = proofs_workload.check_seconds(record.index);
-      }
-      if (record.completed() && texts.at(index)) {
-        finish(index, ProofState::done, {});
-      } else if (proof.cancel_requested.load()) {
-        finish(index, ProofState::cancelled, record.completed() ? "cancelled" : record.error);
-      } else {
-        finish(index, ProofState::failed, record.completed() ? "the run ended without a proof for it" : record.error);
-      }
-      news->notify_all();
-    };
-    // The run's own trace where [engine] trace_dir asks for one (the backend's keeps only a hash).
+    auto settings = batch_settings(of, held_by_others);
+    // The run's own trace where [engine] trace_dir asks for one (the backend's keeps only a hash),
+    // with the kernels on a GPU; else, where the engine's owner asks, the backend's.
     std::optional<Trace> run_trace;
-    if (!config.engine.trace_dir.empty()) run_trace.emplace(true);
-    const KernelTraceScope kernels_traced(*backend, run_trace && on_gpu ? &*run_trace : nullptr);
-    if (run_trace && on_gpu && !devices.empty()) {
-      // The engine's own steps before the run, on the device's clock (a GPU's is the host's
-      // steady clock; the simulator's is its own, which the engine's steps do not advance).
-      const Nanoseconds now_ns = devices.front()->now();
-      const auto at = [&](Clock::time_point t) {
-        return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
-      };
-      const auto track = run_trace->track("engine", "dispatcher");
-      run_trace->span(track, "queued (the batch's first proof)", "engine", at(batch.front()->submitted), at(dispatched));
-      run_trace->span(track, "dispatch: other keys' states, the layout, the workload", "engine", at(dispatched), now_ns);
+    const Trace* traced = nullptr;
+    if (!config.engine.trace_dir.empty()) {
+      run_trace.emplace(true);
+      if (on_gpu) trace_dispatch(*run_trace, listener.first().submitted, dispatched);
+      settings.trace = &*run_trace;
+      settings.trace_kernels = on_gpu;
+      traced = &*run_trace;
+    } else if (hooks.trace_runs) {
+      settings.trace_kernels = true;
+      traced = &backend->trace();
     }
-
-    // Proofs of the key that arrive while the run goes on join it, so that the GPUs go from one
-    // proof to the next without a run's end and the next one's start between them (under load the
-    // drain between batches cost about a tenth of the throughput). Only those at the queue's front
-    // join (by class, then arrival: none overtakes another key's proof, which runs next), and only
-    // while the run has room (run_room). The run takes no more, and ends once its proofs have,
-    // when they have all ended with none of its key at the queue's head within [engine] linger_ms
-    // (linger_locked), when a key's device state waits to be given back, when the engine stops, or
-    // at max_batch proofs. So a critical proof of this key takes the run's next free place, once
-    // one of its proofs ends; kernels are not preempted, so one of another key waits for the run's
-    // unended proofs (at most run_room) and then its own key's set-up, and no longer.
-    JobFeed feed;
-    bool run_over = false;  // run_coordinator has returned
-    bool feeder_done = false;
-    AsyncWaitList feeder_ended;
-    // The feeder waits for news only while some of the run's proofs are unended (with none, it
-    // closes the feed): their work keeps the backend's run() going (a GPU's operations are tracked
-    // work, the simulator's are its events), so a run that can no longer go on still ends (on the
-    // simulator: as a deadlock) instead of waiting for news for ever.
-    auto feed_run = [&]() -> asio::awaitable<void> {
-      try {
-        for (;;) {
-          std::vector<std::shared_ptr<ProofRecord>> joining;
-          bool close = run_over;
-          if (!close) {
-            std::unique_lock lock(mutex);
-            // Set under the lock of the first look at the queue: nothing queued before it is missed.
-            if (!wake_open_run) wake_open_run = [this, news] { backend->post_from_outside([news] { news->notify_all(); }); };
-            close = stopping || !retired.empty() || run_proofs.size() >= config.engine.max_batch;
-            if (!close) {
-              const auto unended = static_cast<std::size_t>(std::count(ended.begin(), ended.end(), false));
-              const std::size_t room = std::min(config.engine.max_batch - run_proofs.size(), run_room() - std::min(run_room(), unended));
-              joining = take_queued_locked(key_name, room, true, Clock::now());
-              if (joining.empty() && unended == 0) joining = linger_locked(lock, key_name, room);
-              close = joining.empty() && unended == 0;
-            }
-          }
-          for (const auto& record : joining) {
-            const int job = proofs_workload.add_job(proof_job(*record));
-            run_proofs.push_back(record);
-            texts.emplace_back();
-            ended.push_back(false);
-            if (!feed.add()) {
-              finish(static_cast<std::size_t>(job), ProofState::failed, "the run ended before this proof could join it");
-            }
-          }
-          if (close) break;
-          co_await news->wait();
-        }
-      } catch (...) {
-        // Nothing above throws but an allocation; the run then takes no more and ends as it is.
-      }
-      feed.close();
-      {
-        std::lock_guard lock(mutex);
-        wake_open_run = nullptr;
-      }
-      feeder_done = true;
-      feeder_ended.notify_all();
-    };
-
-    RunReport report;
-    backend->run([&]() -> asio::awaitable<void> {
-      asio::co_spawn(co_await asio::this_coro::executor, feed_run(), asio::detached);
-      std::exception_ptr failure;
-      try {
-        report = co_await run_coordinator(devices, settings, workload, run_trace ? *run_trace : backend->trace(), hooks, &feed);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      run_over = true;
-      news->notify_all();
-      while (!feeder_done) co_await feeder_ended.wait();
-      if (failure) std::rethrow_exception(failure);
-      // A GPU lost in the run keeps nothing that could be freed: its part of the state goes.
-      for (std::size_t i = 0; i < devices.size(); ++i) {
-        bool lost = false;
-        {
-          std::lock_guard lock(mutex);
-          lost = i < gpus.size() && gpus[i].lost;
-        }
-        if (lost) co_await device_state->release_device(static_cast<int>(i));
-      }
-    }());
-    if (run_trace) write_run_trace(*run_trace, report, key_name, run_proofs.size(), on_gpu);
+    const proving::BatchKey batch_key{of.key.get(), of.sizes.get(), of.path, config.engine.keep_key_on_device ? of.device_state : nullptr};
+    const auto figures = proving::ProofBatch(*backend, batch_key, std::move(settings), listener).run(listener.jobs());
+    listener.end_rest("the run ended without reporting this proof");
+    if (run_trace) write_run_trace(*run_trace, figures.report, of.name, figures.proofs, on_gpu);
+    try {
+      if (hooks.on_run) hooks.on_run(RunSummary{of.name, batch_number(), listener.ids(), &figures, traced, on_gpu});
+    } catch (...) {
+      // The owner's callback must not take the engine down: its proofs are answered already.
+    }
   } catch (const std::exception& error) {
-    for (std::size_t i = 0; i < run_proofs.size(); ++i) finish(i, ProofState::failed, fmt::format("the run failed: {}", error.what()));
+    listener.end_rest(fmt::format("the run failed: {}", error.what()));
   }
-  // The coordinator reports every job; a proof it did not report still gets an answer.
-  for (std::size_t i = 0; i < run_proofs.size(); ++i) finish(i, ProofState::failed, "the run ended without reporting this proof");
+  listener.end_rest("the run ended without reporting this proof");
   std::lock_guard lock(mutex);
   sample_devices({});  // what the run left on the devices (the key, where it stays set up)
+}
+
+proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes held_by_others) {
+  proving::BatchSettings settings;
+  settings.coordinator = settings_for(config.run, config.engine.policy);
+  settings.layout = proof_layout(*of.sizes, settings.coordinator);
+  // The other keys kept set up are outside this run's budget (their layout left this one's as
+  // it is alone: states_to_give_back).
+  settings.coordinator.resident_bytes += held_by_others;
+  // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
+  // since makes the plan smaller).
+  const auto& layout = settings.layout;
+  if (!of.device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({of.device_state});
+  settings.checks.verify = config.engine.verify;
+  settings.checks.r1cs = of.r1cs.get();
+  settings.checks.r1cs_path = of.r1cs_path;
+  settings.threads = config.engine.threads;
+  if (config.engine.keep_key_on_device) keep_staging(settings);
+  return settings;
+}
+
+void Engine::Impl::keep_staging(proving::BatchSettings& settings) {
+  // The pinned staging pool stays for the next batch, as the key does (the run's thread only).
+  auto count = [this](int device) {
+    Bytes bytes = 0;
+    for (const auto& range : kept_pinned[device]) bytes += range.bytes;
+    std::lock_guard lock(mutex);
+    if (static_cast<std::size_t>(device) < gpus.size()) gpus[static_cast<std::size_t>(device)].pinned_kept = bytes;
+  };
+  settings.kept_pinned = [this, count](int device) {
+    auto buffers = std::exchange(kept_pinned[device], {});
+    count(device);
+    return buffers;
+  };
+  settings.keep_pinned = [this, count](int device, std::vector<HostRange> buffers) {
+    auto& kept = kept_pinned[device];
+    kept.insert(kept.end(), buffers.begin(), buffers.end());
+    count(device);
+  };
+}
+
+void Engine::Impl::trace_dispatch(Trace& trace, Clock::time_point first_submitted, Clock::time_point dispatched) {
+  const auto& devices = backend->devices();
+  if (devices.empty()) return;
+  // The engine's own steps before the run, on the device's clock (a GPU's is the host's steady
+  // clock; the simulator's is its own, which the engine's steps do not advance).
+  const Nanoseconds now_ns = devices.front()->now();
+  const auto at = [&](Clock::time_point t) { return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count(); };
+  const auto track = trace.track("engine", "dispatcher");
+  trace.span(track, "queued (the batch's first proof)", "engine", at(first_submitted), at(dispatched));
+  trace.span(track, "dispatch: other keys' states, the layout, the workload", "engine", at(dispatched), now_ns);
 }
 
 std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::unique_lock<std::mutex>& lock, const std::string& name,
@@ -484,13 +443,14 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::uniqu
   return joining;
 }
 
+std::uint64_t Engine::Impl::batch_number() {
+  std::lock_guard lock(mutex);
+  return batches;
+}
+
 void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs,
                                    bool on_gpu) {
-  std::uint64_t number = 0;
-  {
-    std::lock_guard lock(mutex);
-    number = batches;
-  }
+  const std::uint64_t number = batch_number();
   const auto& dir = config.engine.trace_dir;
   auto file = [&](std::uint64_t n, const char* extension) { return dir / fmt::format("run-{:06}{}", n, extension); };
   try {

@@ -54,18 +54,12 @@ struct FileRange {
   std::size_t begin, end;
 };
 
-// What reading ranges of a file found: its end before a range's (the file shrank), or an errno.
-struct ReadOutcome {
-  bool ended_early = false;
-  int error = 0;
-};
-
 // Reads each range's file bytes to `destination` + (offset - `destination_offset`): in chunks
 // handed out in file order on several threads where the ranges are large, else on this one. Each
 // chunk is read to its end; errors are kept, not thrown, so that the message can say what the
 // file became.
-ReadOutcome read_ranges(int descriptor, const std::vector<FileRange>& ranges, std::uint8_t* destination,
-                        std::size_t destination_offset) {
+FileReadOutcome read_ranges(int descriptor, const std::vector<FileRange>& ranges, std::uint8_t* destination,
+                            std::size_t destination_offset) {
   std::atomic<bool> ended_early{false};
   std::atomic<int> read_error{0};
   auto read_range = [&](std::size_t begin, std::size_t end) {
@@ -119,6 +113,11 @@ bool same_time(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_s
 
 void detail::set_binfile_read_hook(BinFileReadHook hook) { read_hook.store(hook); }
 
+FileReadOutcome read_file_range(int descriptor, std::uint64_t offset, std::span<std::uint8_t> out) {
+  const auto begin = static_cast<std::size_t>(offset);
+  return read_ranges(descriptor, {{begin, begin + out.size()}}, out.data(), begin);
+}
+
 InputFile open_input(const std::filesystem::path& path, std::string_view kind) {
   auto descriptor = open_for_reading(path);
   if (!descriptor.valid()) throw InputError(fmt::format("{}: cannot open the {} file: {}", path.string(), kind, std::strerror(errno)));
@@ -167,7 +166,7 @@ void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_versio
   // stops at anything parse() will refuse, and the rest of the file is then read whole, so that
   // parse() sees what it would have.
   std::vector<FileRange> skipped;
-  ReadOutcome outcome;
+  FileReadOutcome outcome;
   if (!read_later_.empty() && size >= 12) {
     outcome = read_ranges(descriptor_.get(), {{0, 12}}, buffer, 0);
     const std::uint32_t count = load_u32(buffer + 8);

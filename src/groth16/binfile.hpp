@@ -30,6 +30,16 @@ std::optional<std::string> wrong_record_count(std::uint64_t actual, std::uint64_
 std::uint32_t load_u32(const std::uint8_t* data);
 std::uint64_t load_u64(const std::uint8_t* data);
 
+// What reading a range of a file found: its end before the range's (the file shrank), or an errno.
+struct FileReadOutcome {
+  bool ended_early = false;
+  int error = 0;
+};
+// Reads out.size() bytes of the open regular file at `offset` into `out` with pread, in chunks on
+// several threads where the range is large (as BinFile reads); errors are returned, not thrown,
+// so that the caller's message can say what the file became.
+FileReadOutcome read_file_range(int descriptor, std::uint64_t offset, std::span<std::uint8_t> out);
+
 // A file opened for a reader, and the name every message gives it: by open_input, or by a caller
 // that checks more first (the service's key directories).
 struct InputFile {

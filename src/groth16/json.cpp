@@ -1,5 +1,7 @@
 #include "groth16/json.hpp"
 
+#include "util/assert.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -40,10 +42,15 @@ std::string public_json(std::span<const math::Fr> signals) {
 }
 
 std::string verification_key_json(const ProvingKey& key) {
+  return verification_key_json(VerifyingKey{key.alpha1, key.beta1, key.delta1, key.beta2, key.gamma2, key.delta2, key.ic});
+}
+
+std::string verification_key_json(const VerifyingKey& key) {
+  STAGEHAND_ASSERT(!key.ic.empty(), "a verifying key without ic points");
   json out;
   out["protocol"] = "groth16";
   out["curve"] = "bls12381";
-  out["nPublic"] = key.n_public;
+  out["nPublic"] = key.ic.size() - 1;
   out["vk_alpha_1"] = g1_json(key.alpha1);
   out["vk_beta_2"] = g2_json(key.beta2);
   out["vk_gamma_2"] = g2_json(key.gamma2);

@@ -19,6 +19,12 @@
 
 namespace stagehand::groth16 {
 
+// The two forms of a key's H set, each with its own H computation in the prover (a key proved
+// with the other's gives proofs that do not verify): snarkjs's (.zkey: n points, the odd-index
+// Lagrange basis of size 2n at τ over δ, against A·B − C on the odd coset) and bellperson's
+// (.params: n − 1 points τ^i·Z(τ)/δ, against the coefficients of (A·B − C)/Z on the coset of 7).
+enum class HForm { snarkjs, bellperson };
+
 // A 2^26 key's sets are 36 GiB, written once by a reader or a setup and then registered in place
 // for the streamed sets' uploads (pinnable_allocator.hpp).
 using PointBytes = std::vector<std::uint8_t, PinnableAllocator<std::uint8_t>>;

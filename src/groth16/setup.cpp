@@ -4,10 +4,14 @@
 #include "groth16/prover.hpp"
 #include "math/ntt.hpp"
 
+#include "util/assert.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <iterator>
 #include <thread>
 
 namespace stagehand::groth16 {
@@ -93,6 +97,131 @@ Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
   }
 }
 
+// The secrets, drawn in this order from the seed where there is one: the same seed gives both
+// forms of key the same α, β, γ, δ and τ.
+struct ToxicWaste {
+  Fr tau, alpha, beta, gamma, delta;
+};
+
+ToxicWaste draw_toxic_waste(std::optional<std::uint64_t> seed) {
+  ProofRandomness scratch;
+  ToxicWaste waste;
+  waste.tau = random_nonzero(scratch, seed);
+  waste.alpha = random_nonzero(scratch, seed);
+  waste.beta = random_nonzero(scratch, seed);
+  waste.gamma = random_nonzero(scratch, seed);
+  waste.delta = random_nonzero(scratch, seed);
+  return waste;
+}
+
+// The reader checks these; an R1cs built in memory must hold to them too before anything is
+// sized from it (64 bits: the counts are u32 and their sums may not fit).
+void check_wires(const R1cs& r1cs) {
+  const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
+  if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
+    throw std::invalid_argument(fmt::format("setup: {} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
+                                            r1cs.n_wires, r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
+  }
+}
+
+// u_i(τ), v_i(τ), w_i(τ) for every wire from the Lagrange basis at τ of the constraint rows, the
+// A-only rows of the public signals and the constant after the circuit's (both forms have them).
+struct Columns {
+  std::vector<Fr> u, v, w;
+};
+
+Columns evaluate_columns(const R1cs& r1cs, std::span<const Fr> lagrange) {
+  Columns columns{std::vector<Fr>(r1cs.n_wires), std::vector<Fr>(r1cs.n_wires), std::vector<Fr>(r1cs.n_wires)};
+  const std::size_t constraint_count = r1cs.constraints.size();
+  for (std::size_t c = 0; c < constraint_count; ++c) {
+    const auto& constraint = r1cs.constraints[c];
+    for (const auto& term : constraint.a) columns.u[term.wire] += term.coefficient * lagrange[c];
+    for (const auto& term : constraint.b) columns.v[term.wire] += term.coefficient * lagrange[c];
+    for (const auto& term : constraint.c) columns.w[term.wire] += term.coefficient * lagrange[c];
+  }
+  for (std::uint32_t s = 0; s <= r1cs.n_public(); ++s) columns.u[s] += lagrange[constraint_count + s];
+  return columns;
+}
+
+// α·G1, β·G1, β·G2, γ·G2, δ·G1, δ·G2 (the verifying key less its ic).
+VerifyingKey fixed_points(const ToxicWaste& waste) {
+  const FixedBase<math::G1Curve> g1(math::G1Curve::generator());
+  const FixedBase<math::G2Curve> g2(math::G2Curve::generator());
+  VerifyingKey vk;
+  vk.alpha1 = g1.multiply(waste.alpha).to_affine();
+  vk.beta1 = g1.multiply(waste.beta).to_affine();
+  vk.delta1 = g1.multiply(waste.delta).to_affine();
+  vk.beta2 = g2.multiply(waste.beta).to_affine();
+  vk.gamma2 = g2.multiply(waste.gamma).to_affine();
+  vk.delta2 = g2.multiply(waste.delta).to_affine();
+  return vk;
+}
+
+
+// scalars[i]·G for G1's or G2's generator, encoded: with the options' functions where set (a
+// device), else with the CPU's fixed-base tables.
+class SetMultiplier {
+ public:
+  SetMultiplier(const SetupOptions& options, unsigned threads)
+      : options_(options), threads_(threads), g1_(math::G1Curve::generator()), g2_(math::G2Curve::generator()) {}
+  G1Points g1(const std::vector<Fr>& scalars) const {
+    return options_.multiply_g1 ? options_.multiply_g1(scalars) : G1Points::encode(g1_points(scalars), threads_);
+  }
+  G2Points g2(const std::vector<Fr>& scalars) const {
+    return options_.multiply_g2 ? options_.multiply_g2(scalars) : G2Points::encode(multiply_all(g2_, scalars, threads_), threads_);
+  }
+  std::vector<math::G1Affine> g1_points(const std::vector<Fr>& scalars) const { return multiply_all(g1_, scalars, threads_); }
+
+ private:
+  const SetupOptions& options_;
+  unsigned threads_;
+  FixedBase<math::G1Curve> g1_;
+  FixedBase<math::G2Curve> g2_;
+};
+
+// (β·u_i + α·v_i + w_i)/γ for the first `inputs` wires (ic), the same over δ for the rest (a
+// .zkey's C, a .params key's L).
+struct CombinedColumns {
+  std::vector<Fr> ic, rest;
+};
+
+CombinedColumns combine_columns(const Columns& columns, const ToxicWaste& waste, std::size_t inputs) {
+  const std::size_t wires = columns.u.size();
+  STAGEHAND_ASSERT(inputs <= wires, "setup: {} inputs of {} wires", inputs, wires);
+  const Fr gamma_inverse = waste.gamma.inverse();
+  const Fr delta_inverse = waste.delta.inverse();
+  CombinedColumns out{std::vector<Fr>(inputs), std::vector<Fr>(wires - inputs)};
+  for (std::size_t i = 0; i < wires; ++i) {
+    const Fr combined = waste.beta * columns.u[i] + waste.alpha * columns.v[i] + columns.w[i];
+    if (i < inputs) {
+      out.ic[i] = combined * gamma_inverse;
+    } else {
+      out.rest[i - inputs] = combined * delta_inverse;
+    }
+  }
+  return out;
+}
+
+// bellperson's A and B queries leave out the variables whose column is zero at τ.
+std::vector<Fr> nonzero(const std::vector<Fr>& values) {
+  std::vector<Fr> kept;
+  std::copy_if(values.begin(), values.end(), std::back_inserter(kept), [](const Fr& value) { return !value.is_zero(); });
+  return kept;
+}
+
+// bellperson's H scalars: τ^i·Z(τ)/δ for i < m − 1, Z(τ) = τ^m − 1.
+std::vector<Fr> power_h_scalars(const ToxicWaste& waste, std::size_t m, unsigned threads) {
+  const Fr z = waste.tau.pow(static_cast<std::uint64_t>(m)) - Fr::one();
+  if (z.is_zero()) throw std::runtime_error("setup: tau lies in the domain (Z(tau) = 0): use another seed");
+  const Fr first = z * waste.delta.inverse();
+  std::vector<Fr> scalars(m - 1);
+  parallel_ranges(scalars.size(), threads, [&](std::size_t begin, std::size_t end) {
+    Fr value = first * waste.tau.pow(static_cast<std::uint64_t>(begin));
+    for (std::size_t i = begin; i < end; ++i, value *= waste.tau) scalars[i] = value;
+  });
+  return scalars;
+}
+
 }  // namespace
 
 CoefficientList constraint_coefficients(const R1cs& r1cs) {
@@ -118,13 +247,7 @@ CoefficientList constraint_coefficients(const R1cs& r1cs) {
 
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   const unsigned threads = resolve_threads(options.thread_count);
-  // The reader checks these; an R1cs built in memory must hold to them too before anything is
-  // sized from it (64 bits: the counts are u32 and their sums may not fit).
-  const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
-  if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
-    throw std::invalid_argument(fmt::format("setup: {} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
-                                            r1cs.n_wires, r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
-  }
+  check_wires(r1cs);
   ProvingKey key;
   key.n_vars = r1cs.n_wires;
   key.n_public = r1cs.n_public();
@@ -134,70 +257,75 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   }
   key.domain_size = 1u << key.domain_log2;
   const std::size_t n = key.domain_size;
-  const std::size_t constraint_count = r1cs.constraints.size();
-
-  // The toxic waste.
-  std::optional<std::uint64_t> seed = options.seed;
-  ProofRandomness scratch;
-  const Fr tau = random_nonzero(scratch, seed);
-  const Fr alpha = random_nonzero(scratch, seed);
-  const Fr beta = random_nonzero(scratch, seed);
-  const Fr gamma = random_nonzero(scratch, seed);
-  const Fr delta = random_nonzero(scratch, seed);
-
+  const ToxicWaste waste = draw_toxic_waste(options.seed);
   const auto domain = math::Domain::snarkjs(key.domain_log2, threads);
-  const auto lagrange = lagrange_at(tau, domain.root(), n, n, threads);
-
-  // u_i(τ), v_i(τ), w_i(τ) and the coefficient section.
+  const auto columns = evaluate_columns(r1cs, lagrange_at(waste.tau, domain.root(), n, n, threads));
   key.coefficients = constraint_coefficients(r1cs);
-  std::vector<Fr> u(key.n_vars), v(key.n_vars), w(key.n_vars);
-  for (std::size_t c = 0; c < constraint_count; ++c) {
-    const auto& constraint = r1cs.constraints[c];
-    for (const auto& term : constraint.a) u[term.wire] += term.coefficient * lagrange[c];
-    for (const auto& term : constraint.b) v[term.wire] += term.coefficient * lagrange[c];
-    for (const auto& term : constraint.c) w[term.wire] += term.coefficient * lagrange[c];
-  }
-  for (std::uint32_t s = 0; s <= key.n_public; ++s) u[s] += lagrange[constraint_count + s];
 
-  const FixedBase<math::G1Curve> g1(math::G1Curve::generator());
-  const FixedBase<math::G2Curve> g2(math::G2Curve::generator());
-  key.alpha1 = g1.multiply(alpha).to_affine();
-  key.beta1 = g1.multiply(beta).to_affine();
-  key.delta1 = g1.multiply(delta).to_affine();
-  key.beta2 = g2.multiply(beta).to_affine();
-  key.gamma2 = g2.multiply(gamma).to_affine();
-  key.delta2 = g2.multiply(delta).to_affine();
-
-  auto multiply_g1 = [&](const std::vector<Fr>& scalars) {
-    return options.multiply_g1 ? options.multiply_g1(scalars) : G1Points::encode(multiply_all(g1, scalars, threads), threads);
-  };
-  auto multiply_g2 = [&](const std::vector<Fr>& scalars) {
-    return options.multiply_g2 ? options.multiply_g2(scalars) : G2Points::encode(multiply_all(g2, scalars, threads), threads);
-  };
-  key.a = multiply_g1(u);
-  key.b1 = multiply_g1(v);
-  key.b2 = multiply_g2(v);
-
-  const Fr gamma_inverse = gamma.inverse();
-  const Fr delta_inverse = delta.inverse();
-  std::vector<Fr> ic_scalars(key.n_public + 1), c_scalars(key.n_vars - key.n_public - 1);
-  for (std::size_t i = 0; i < key.n_vars; ++i) {
-    const Fr combined = beta * u[i] + alpha * v[i] + w[i];
-    if (i <= key.n_public) {
-      ic_scalars[i] = combined * gamma_inverse;
-    } else {
-      c_scalars[i - key.n_public - 1] = combined * delta_inverse;
-    }
-  }
-  key.ic = multiply_all(g1, ic_scalars, threads);
-  key.c = multiply_g1(c_scalars);
+  const auto vk = fixed_points(waste);
+  key.alpha1 = vk.alpha1;
+  key.beta1 = vk.beta1;
+  key.delta1 = vk.delta1;
+  key.beta2 = vk.beta2;
+  key.gamma2 = vk.gamma2;
+  key.delta2 = vk.delta2;
+  const SetMultiplier multiply(options, threads);
+  key.a = multiply.g1(columns.u);
+  key.b1 = multiply.g1(columns.v);
+  key.b2 = multiply.g2(columns.v);
+  const auto combined = combine_columns(columns, waste, key.n_public + 1);
+  key.ic = multiply.g1_points(combined.ic);
+  key.c = multiply.g1(combined.rest);
 
   // H_j = L^{2n}_{2j+1}(τ)/δ: the odd-index Lagrange basis of ⟨ω_2n⟩.
   const Fr root_2n = domain.coset_generator();  // ω_2n
-  auto lagrange_2n = lagrange_at(tau, root_2n, 2 * n, 2 * n, threads);
+  const auto lagrange_2n = lagrange_at(waste.tau, root_2n, 2 * n, 2 * n, threads);
+  const Fr delta_inverse = waste.delta.inverse();
   std::vector<Fr> h_scalars(n);
   for (std::size_t j = 0; j < n; ++j) h_scalars[j] = lagrange_2n[2 * j + 1] * delta_inverse;
-  key.h = multiply_g1(h_scalars);
+  key.h = multiply.g1(h_scalars);
+  return key;
+}
+
+unsigned params_domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count) {
+  // bellperson: the constraints, one more a public input and the constant, rounded up to a power of two.
+  const std::uint64_t rows = constraint_count + public_count + 1;
+  return static_cast<unsigned>(std::bit_width(rows - 1));
+}
+
+ParamsKey setup_params_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
+  const unsigned threads = resolve_threads(options.thread_count);
+  check_wires(r1cs);
+  const std::size_t inputs = std::size_t{r1cs.n_public()} + 1;
+  const std::size_t rows = r1cs.constraints.size() + inputs;
+  const unsigned log_size = params_domain_log2_for(r1cs.constraints.size(), r1cs.n_public());
+  if (log_size > kMaxDomainLog2) {
+    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than 2^{}", log_size, kMaxDomainLog2));
+  }
+  const std::size_t m = std::size_t{1} << log_size;
+  const ToxicWaste waste = draw_toxic_waste(options.seed);
+  // bellperson's domain: roots of unity from 7, which its prover's transforms use.
+  const auto domain = math::Domain::classic(log_size, threads);
+  const auto columns = evaluate_columns(r1cs, lagrange_at(waste.tau, domain.root(), m, rows, threads));
+
+  ParamsKey key;
+  key.vk = fixed_points(waste);
+  const auto combined = combine_columns(columns, waste, inputs);
+  // bellperson refuses an unconstrained aux variable: its L point would be the identity.
+  const auto unconstrained = std::find_if(combined.rest.begin(), combined.rest.end(), [](const Fr& value) { return value.is_zero(); });
+  if (unconstrained != combined.rest.end()) {
+    throw std::invalid_argument(fmt::format("setup: wire {} is in no constraint, and a .params key has an L point (never the "
+                                            "identity) for every private wire",
+                                            inputs + static_cast<std::size_t>(unconstrained - combined.rest.begin())));
+  }
+  const SetMultiplier multiply(options, threads);
+  key.vk.ic = multiply.g1_points(combined.ic);
+  key.l = multiply.g1(combined.rest);
+  key.a = multiply.g1(nonzero(columns.u));
+  const auto b_scalars = nonzero(columns.v);
+  key.b_g1 = multiply.g1(b_scalars);
+  key.b_g2 = multiply.g2(b_scalars);
+  key.h = multiply.g1(power_h_scalars(waste, m, threads));
   return key;
 }
 

@@ -8,6 +8,7 @@
 // secrets: A/B/C/IC points from the Lagrange basis of ⟨ω_n⟩ at τ (roots from 5), the H section
 // the odd-index Lagrange basis of size 2n at τ, over δ.
 
+#include "groth16/params.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
 
@@ -34,6 +35,16 @@ inline constexpr const char* kTestOnlySetupWarning =
     "WARNING: real use; they exist to benchmark and test proving. Use a snarkjs ceremony for real keys.\n";
 
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
+
+// The same setup in bellperson's form (a .params key, as its generate_parameters makes one): the
+// domain ⟨ω⟩ of roots from 7, of m = the constraints plus one row a public input and the
+// constant, rounded up to a power of two; the H set τ^i·Z(τ)/δ for i < m − 1 (Z(τ) = τ^m − 1);
+// A and B without the variables whose column is zero at τ; L for every private wire
+// (std::invalid_argument where a private wire is in no constraint). The same seed gives the same
+// toxic waste as setup_from_r1cs, so the same α, β, γ and δ points (ic differs: another domain).
+ParamsKey setup_params_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
+// bellperson's domain for a circuit: log2 of its rows (constraints + public + 1) rounded up.
+unsigned params_domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count);
 
 // The key's coefficient section for `r1cs`, in the order the setup writes it: each
 // constraint's A then B terms, constraint by constraint, then the A-only rows of the public

@@ -31,6 +31,8 @@ struct Coefficient {
 using CoefficientList = std::vector<Coefficient, PinnableAllocator<Coefficient>>;
 
 struct ProvingKey {
+  static constexpr HForm h_form = HForm::snarkjs;
+
   std::uint32_t n_vars = 0;
   std::uint32_t n_public = 0;  // public outputs + public inputs, not the constant 1
   std::uint32_t domain_size = 0;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "math/bn254.hpp"
 #include "math/fq.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
@@ -82,6 +83,8 @@ int run_benchmark(std::ostream& out, const BenchmarkOptions& options) {
   out << fmt::format("{:<34} {:>14} {:>12.1f} M/s\n", "Fr multiplication (1 thread)", "", fr_rate / 1e6);
   const double fq_rate = multiplications_per_second<Fq>(multiplication_count, generator);
   out << fmt::format("{:<34} {:>14} {:>12.1f} M/s\n", "Fq multiplication (1 thread)", "", fq_rate / 1e6);
+  const double bn254_fq_rate = multiplications_per_second<bn254::Fq>(multiplication_count, generator);
+  out << fmt::format("{:<34} {:>14} {:>12.1f} M/s\n", "BN254 Fq multiplication (1 thread)", "", bn254_fq_rate / 1e6);
 
   const std::vector<unsigned> ntt_log_sizes = options.quick ? std::vector<unsigned>{12, 14} : std::vector<unsigned>{16, 20};
   for (const unsigned log_size : ntt_log_sizes) {

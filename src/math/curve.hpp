@@ -16,8 +16,9 @@
 
 namespace stagehand::math {
 
-// Curve parameters provide: `using BaseField`, `static BaseField b()` and
-// `static AffinePoint<Curve> generator()`.
+// Curve parameters provide: `using BaseField`, `using ScalarField` (Fr, of order r),
+// `static BaseField b()`, `static AffinePoint<Curve> generator()` and `static constexpr bool
+// cofactor_is_one` (every point on the curve is in the subgroup, as on BN254's G1).
 template <class Curve>
 struct AffinePoint {
   using Field = typename Curve::BaseField;
@@ -35,8 +36,9 @@ struct AffinePoint {
 
   bool is_on_curve() const { return infinity || y.squared() == x.squared() * x + Curve::b(); }
 
-  // On the curve and of order dividing r. The check multiplies by r, which is slow (one scalar
-  // multiplication) but needs no endomorphism constants that could themselves be wrong.
+  // On the curve and of order dividing r. Unless the cofactor is one, the check multiplies by r,
+  // which is slow (one scalar multiplication) but needs no endomorphism constants that could
+  // themselves be wrong.
   bool is_in_subgroup() const;
 
   constexpr AffinePoint operator-() const {
@@ -53,6 +55,7 @@ struct AffinePoint {
 template <class Curve>
 struct ProjectivePoint {
   using Field = typename Curve::BaseField;
+  using Scalar = typename Curve::ScalarField;
   using Affine = AffinePoint<Curve>;
 
   Field x = Field::one();
@@ -176,13 +179,14 @@ struct ProjectivePoint {
     }
     return result;
   }
-  ProjectivePoint multiply(const Fr& scalar) const { return multiply_by_limbs(scalar.to_canonical_limbs()); }
+  ProjectivePoint multiply(const Scalar& scalar) const { return multiply_by_limbs(scalar.to_canonical_limbs()); }
 };
 
 template <class Curve>
 bool AffinePoint<Curve>::is_in_subgroup() const {
   if (!is_on_curve()) return false;
-  return ProjectivePoint<Curve>::from_affine(*this).multiply_by_limbs(Fr::modulus).is_identity();
+  if constexpr (Curve::cofactor_is_one) return true;
+  return ProjectivePoint<Curve>::from_affine(*this).multiply_by_limbs(Curve::ScalarField::modulus).is_identity();
 }
 
 // Converts many points with one field inversion (Montgomery's trick): 3(n-1) multiplications

@@ -3,11 +3,14 @@
 
 #include "math/curve.hpp"
 #include "math/fq.hpp"
+#include "math/fr.hpp"
 
 namespace stagehand::math {
 
 struct G1Curve {
   using BaseField = Fq;
+  using ScalarField = Fr;
+  static constexpr bool cofactor_is_one = false;
   static constexpr Fq b() {
     constexpr Fq value = Fq::from_uint64(4);
     return value;

@@ -4,11 +4,14 @@
 
 #include "math/curve.hpp"
 #include "math/fq2.hpp"
+#include "math/fr.hpp"
 
 namespace stagehand::math {
 
 struct G2Curve {
   using BaseField = Fq2;
+  using ScalarField = Fr;
+  static constexpr bool cofactor_is_one = false;
   static constexpr Fq2 b() {
     constexpr Fq2 value{Fq::from_uint64(4), Fq::from_uint64(4)};
     return value;

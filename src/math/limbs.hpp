@@ -128,6 +128,18 @@ constexpr Limbs<N> subtract_small(Limbs<N> value, std::uint64_t small) {
   return value;
 }
 
+// value / divisor, rounded down, for a divisor below 2^64 (such as (q - 1)/6 for the Frobenius).
+template <std::size_t N>
+constexpr Limbs<N> divide_small(Limbs<N> value, std::uint64_t divisor) {
+  Uint128 remainder = 0;
+  for (std::size_t index = N; index-- > 0;) {
+    const Uint128 current = (remainder << 64) | value[index];
+    value[index] = static_cast<std::uint64_t>(current / divisor);
+    remainder = current % divisor;
+  }
+  return value;
+}
+
 template <std::size_t N>
 constexpr Limbs<N> shift_right(const Limbs<N>& value, unsigned bit_count) {
   Limbs<N> result{};

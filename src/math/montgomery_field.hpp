@@ -1,4 +1,5 @@
-// A prime field in Montgomery form with 64-bit limbs, shared by Fr (4 limbs) and Fq (6 limbs).
+// A prime field in Montgomery form with 64-bit limbs, shared by both curves' Fr (4 limbs) and Fq (6 limbs for
+// BLS12-381, 4 for BN254).
 //
 // An element x is stored as x·R mod p with R = 2^(64·limb_count). Only the modulus comes from
 // the parameters: R mod p, R^2 mod p and -p^-1 mod 2^64 are derived from it at compile time, so
@@ -91,7 +92,7 @@ class MontgomeryField {
   static constexpr MontgomeryField from_uint64(std::uint64_t value) {
     LimbArray limbs{};
     limbs[0] = value;
-    // Values below 2^64 are below the modulus for both BLS12-381 fields, but reduce anyway so the
+    // Values below 2^64 are below the modulus of every field here, but reduce anyway so the
     // template stays correct for any modulus.
     while (detail::greater_or_equal(limbs, modulus)) detail::subtract_in_place(limbs, modulus);
     return from_raw(montgomery_multiply(limbs, montgomery_constants.r_squared_mod_modulus));

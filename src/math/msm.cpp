@@ -12,10 +12,9 @@
 namespace stagehand::math {
 namespace {
 
+// Both curves' scalars fill 4 limbs (r < 2^255); their bit counts differ (255 and 254).
+static_assert(Fr::limb_count == bn254::Fr::limb_count);
 using ScalarLimbs = Limbs<Fr::limb_count>;
-
-// Scalars are below r < 2^255.
-constexpr unsigned scalar_bit_count = Fr::modulus_bit_count;
 // Buckets per task are 2^(c-1) projective points; 2^17 of them is 19 MiB for G1 and 38 MiB for
 // G2 per thread, the most worth spending.
 constexpr unsigned maximum_window_bits = 18;
@@ -32,7 +31,7 @@ std::uint64_t bits_at(const ScalarLimbs& scalar, unsigned offset, unsigned count
 // Signed digit of window `window`: d = u + carry - 2^c·[u ≥ 2^(c-1)], where u is the window's c
 // bits and carry is the top bit of the window below. Each window reads only its own bits and
 // one bit below, so windows are independent, and Σ d_w 2^(wc) telescopes back to the scalar
-// (the last window's top bit is above bit 254, hence zero). |d| ≤ 2^(c-1), halving the buckets.
+// (the last window's top bit is above the scalar's top bit, hence zero). |d| ≤ 2^(c-1), halving the buckets.
 std::int64_t signed_digit(const ScalarLimbs& scalar, unsigned window, unsigned window_bits) {
   const unsigned offset = window * window_bits;
   const auto unsigned_part = static_cast<std::int64_t>(bits_at(scalar, offset, window_bits));
@@ -43,7 +42,7 @@ std::int64_t signed_digit(const ScalarLimbs& scalar, unsigned window, unsigned w
   return digit;
 }
 
-unsigned window_count_for(unsigned window_bits) { return scalar_bit_count / window_bits + 1; }
+unsigned window_count_for(unsigned scalar_bits, unsigned window_bits) { return scalar_bits / window_bits + 1; }
 
 // Batch-affine buckets apply from this window width up: below it there are too few buckets for
 // batches to fill before two additions meet in the same bucket.
@@ -158,9 +157,11 @@ class BatchAffineBuckets {
 };
 
 template <class Curve>
-ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std::span<const Fr> scalars,
-                                 const MsmOptions& options) {
+ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points,
+                                 std::span<const typename Curve::ScalarField> scalars, const MsmOptions& options) {
   using Projective = ProjectivePoint<Curve>;
+  using Scalar = typename Curve::ScalarField;
+  static_assert(Scalar::limb_count == Fr::limb_count);
   if (points.size() != scalars.size()) {
     throw std::invalid_argument("msm: " + std::to_string(points.size()) + " points but " +
                                 std::to_string(scalars.size()) + " scalars");
@@ -168,7 +169,8 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std
   const std::size_t count = points.size();
   if (count == 0) return Projective::identity();
   const unsigned thread_count = detail::resolve_thread_count(options.thread_count);
-  const MsmPlan plan = plan_msm(count, thread_count, options.window_bits, options.accumulation);
+  const MsmPlan plan =
+      plan_msm(count, thread_count, options.window_bits, options.accumulation, Scalar::modulus_bit_count);
 
   std::vector<ScalarLimbs> canonical(count);
   detail::run_ranges(count, thread_count, 1 << 14, [&](std::size_t begin, std::size_t end) {
@@ -240,7 +242,7 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points, std
 }  // namespace
 
 MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits,
-                 BucketAccumulation accumulation) {
+                 BucketAccumulation accumulation, unsigned scalar_bits) {
   const unsigned threads = detail::resolve_thread_count(thread_count);
   if (forced_window_bits > 20) throw std::invalid_argument("msm: window_bits must be at most 20");
   // Cost in mixed additions of the busiest thread: each task adds its chunk's points into
@@ -251,7 +253,7 @@ MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced
   const unsigned first_bits = forced_window_bits != 0 ? forced_window_bits : 1;
   const unsigned last_bits = forced_window_bits != 0 ? forced_window_bits : maximum_window_bits;
   for (unsigned window_bits = first_bits; window_bits <= last_bits; ++window_bits) {
-    const unsigned window_count = window_count_for(window_bits);
+    const unsigned window_count = window_count_for(scalar_bits, window_bits);
     const bool batch_affine = accumulation == BucketAccumulation::batch_affine ||
                               (accumulation == BucketAccumulation::automatic &&
                                window_bits >= batch_affine_minimum_window_bits);
@@ -282,6 +284,21 @@ G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, 
   return pippenger<G1Curve>(points, scalars, options);
 }
 G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, const MsmOptions& options) {
+  return pippenger<G2Curve>(points, scalars, options);
+}
+
+bn254::G1Projective bn254::msm(std::span<const G1Affine> points, std::span<const Fr> scalars, unsigned thread_count) {
+  return pippenger<G1Curve>(points, scalars, MsmOptions{thread_count, 0, BucketAccumulation::automatic});
+}
+bn254::G2Projective bn254::msm(std::span<const G2Affine> points, std::span<const Fr> scalars, unsigned thread_count) {
+  return pippenger<G2Curve>(points, scalars, MsmOptions{thread_count, 0, BucketAccumulation::automatic});
+}
+bn254::G1Projective bn254::msm(std::span<const G1Affine> points, std::span<const Fr> scalars,
+                               const MsmOptions& options) {
+  return pippenger<G1Curve>(points, scalars, options);
+}
+bn254::G2Projective bn254::msm(std::span<const G2Affine> points, std::span<const Fr> scalars,
+                               const MsmOptions& options) {
   return pippenger<G2Curve>(points, scalars, options);
 }
 

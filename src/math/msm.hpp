@@ -1,10 +1,12 @@
-// Multi-scalar multiplication Σ scalars[i]·points[i] over G1 and G2: Pippenger's bucket method
-// with signed window digits, spread over std::threads.
+// Multi-scalar multiplication Σ scalars[i]·points[i] over G1 and G2 of BLS12-381 (msm in
+// stagehand::math) and of BN254 (msm in stagehand::math::bn254): one Pippenger's bucket method,
+// a template over the group, with signed window digits, spread over std::threads.
 #pragma once
 
 #include <cstddef>
 #include <span>
 
+#include "math/bn254.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
@@ -32,7 +34,17 @@ G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, 
 G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, const MsmOptions& options);
 G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, const MsmOptions& options);
 
-// The plan msm would use: window width and how many point ranges each window is split into.
+namespace bn254 {
+
+G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, unsigned thread_count = 0);
+G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, unsigned thread_count = 0);
+G1Projective msm(std::span<const G1Affine> points, std::span<const Fr> scalars, const MsmOptions& options);
+G2Projective msm(std::span<const G2Affine> points, std::span<const Fr> scalars, const MsmOptions& options);
+
+}  // namespace bn254
+
+// The plan msm would use: window width and how many point ranges each window is split into, for
+// scalars of scalar_bits bits (BLS12-381's r by default; BN254's r has 254).
 struct MsmPlan {
   unsigned window_bits = 0;
   unsigned window_count = 0;
@@ -40,6 +52,7 @@ struct MsmPlan {
   bool batch_affine = false;
 };
 MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced_window_bits = 0,
-                 BucketAccumulation accumulation = BucketAccumulation::automatic);
+                 BucketAccumulation accumulation = BucketAccumulation::automatic,
+                 unsigned scalar_bits = Fr::modulus_bit_count);
 
 }  // namespace stagehand::math

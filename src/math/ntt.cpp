@@ -26,19 +26,22 @@ std::size_t reverse_bits(std::size_t value, unsigned bit_count) {
   return result;
 }
 
-void check_size(std::span<Fr> values, const Domain& domain, const char* operation) {
+template <class Fr>
+void check_size(std::span<Fr> values, const BasicDomain<Fr>& domain, const char* operation) {
   if (values.size() != domain.size()) {
     throw std::invalid_argument(std::string(operation) + ": " + std::to_string(values.size()) +
                                 " values for a domain of size " + std::to_string(domain.size()));
   }
 }
 
+template <class Fr>
 inline void butterfly(Fr& low, Fr& high, const Fr& twiddle) {
   const Fr product = high * twiddle;
   high = low - product;
   low += product;
 }
 
+template <class Fr>
 void bit_reverse_permutation(std::span<Fr> values, unsigned log_size, unsigned thread_count) {
   detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
                      [&](std::size_t begin, std::size_t end) {
@@ -52,7 +55,8 @@ void bit_reverse_permutation(std::span<Fr> values, unsigned log_size, unsigned t
 
 // Natural order in, natural order out: Σ_i values[i]·ω^(ij) into values[j]. Decimation in time
 // after a bit-reversal permutation.
-void forward_transform(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+template <class Fr>
+void forward_transform(std::span<Fr> values, const BasicDomain<Fr>& domain, unsigned thread_count) {
   const std::size_t size = values.size();
   if (size <= 1) return;
   const unsigned log_size = domain.log_size();
@@ -110,11 +114,13 @@ void forward_transform(std::span<Fr> values, const Domain& domain, unsigned thre
 // The forward transform with ω^-1 equals the forward transform with ω read at index -j mod n,
 // so the inverse is the forward one, a reversal of positions 1..n-1 and the 1/n scaling (which
 // the callers fold into their own pass).
-void inverse_transform_unscaled(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+template <class Fr>
+void inverse_transform_unscaled(std::span<Fr> values, const BasicDomain<Fr>& domain, unsigned thread_count) {
   forward_transform(values, domain, thread_count);
   if (values.size() > 2) std::reverse(values.begin() + 1, values.end());
 }
 
+template <class Fr>
 void multiply_by_constant(std::span<Fr> values, const Fr& factor, unsigned thread_count) {
   detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
                      [&](std::size_t begin, std::size_t end) {
@@ -122,9 +128,50 @@ void multiply_by_constant(std::span<Fr> values, const Fr& factor, unsigned threa
                      });
 }
 
+template <class Fr>
+void multiply_by_powers_of(std::span<Fr> values, const Fr& first, const Fr& ratio, unsigned thread_count) {
+  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
+                     [&](std::size_t begin, std::size_t end) {
+                       Fr factor = first * ratio.pow(begin);
+                       for (std::size_t index = begin; index < end; ++index) {
+                         values[index] *= factor;
+                         factor *= ratio;
+                       }
+                     });
+}
+
+template <class Fr>
+void ntt_of(std::span<Fr> values, const BasicDomain<Fr>& domain, unsigned thread_count) {
+  check_size(values, domain, "math::ntt");
+  forward_transform(values, domain, thread_count);
+}
+
+template <class Fr>
+void intt_of(std::span<Fr> values, const BasicDomain<Fr>& domain, unsigned thread_count) {
+  check_size(values, domain, "math::intt");
+  inverse_transform_unscaled(values, domain, thread_count);
+  multiply_by_constant(values, domain.size_inverse(), thread_count);
+}
+
+template <class Fr>
+void coset_ntt_of(std::span<Fr> values, const BasicDomain<Fr>& domain, unsigned thread_count) {
+  check_size(values, domain, "math::coset_ntt");
+  // p(g·x) has coefficients c_i·g^i, so evaluating it on the domain evaluates p on the coset.
+  multiply_by_powers_of(values, Fr::one(), domain.coset_generator(), thread_count);
+  forward_transform(values, domain, thread_count);
+}
+
+template <class Fr>
+void coset_intt_of(std::span<Fr> values, const BasicDomain<Fr>& domain, unsigned thread_count) {
+  check_size(values, domain, "math::coset_intt");
+  inverse_transform_unscaled(values, domain, thread_count);
+  multiply_by_powers_of(values, domain.size_inverse(), domain.inverse_coset_generator(), thread_count);
+}
+
 }  // namespace
 
-Domain::Domain(unsigned log_size, const Fr& root, const Fr& coset_generator, unsigned thread_count)
+template <class Fr>
+BasicDomain<Fr>::BasicDomain(unsigned log_size, const Fr& root, const Fr& coset_generator, unsigned thread_count)
     : log_size_(log_size), root_(root), coset_generator_(coset_generator) {
   if (log_size > Fr::two_adicity) {
     throw std::invalid_argument("Domain: log size " + std::to_string(log_size) + " exceeds the two-adicity of r - 1 (" +
@@ -154,20 +201,24 @@ Domain::Domain(unsigned log_size, const Fr& root, const Fr& coset_generator, uns
                      });
 }
 
-Domain Domain::from_group_generator(unsigned log_size, const Fr& group_generator, const Fr& coset_generator,
-                                    unsigned thread_count) {
+template <class Fr>
+BasicDomain<Fr> BasicDomain<Fr>::from_group_generator(unsigned log_size, const Fr& group_generator,
+                                                      const Fr& coset_generator, unsigned thread_count) {
   if (log_size > Fr::two_adicity) {
     throw std::invalid_argument("Domain: log size " + std::to_string(log_size) + " exceeds the two-adicity of r - 1");
   }
   const auto exponent = detail::shift_right(detail::subtract_small(Fr::modulus, 1), log_size);
-  return Domain(log_size, group_generator.pow(exponent), coset_generator, thread_count);
+  return BasicDomain(log_size, group_generator.pow(exponent), coset_generator, thread_count);
 }
 
-Domain Domain::from_root(unsigned log_size, const Fr& root, const Fr& coset_generator, unsigned thread_count) {
-  return Domain(log_size, root, coset_generator, thread_count);
+template <class Fr>
+BasicDomain<Fr> BasicDomain<Fr>::from_root(unsigned log_size, const Fr& root, const Fr& coset_generator,
+                                           unsigned thread_count) {
+  return BasicDomain(log_size, root, coset_generator, thread_count);
 }
 
-Domain Domain::snarkjs(unsigned log_size, unsigned thread_count) {
+template <class Fr>
+BasicDomain<Fr> BasicDomain<Fr>::snarkjs(unsigned log_size, unsigned thread_count) {
   if (log_size >= Fr::two_adicity) {
     throw std::invalid_argument("Domain::snarkjs: log size must be below " + std::to_string(Fr::two_adicity) +
                                 " so that the root of the doubled domain exists");
@@ -177,44 +228,41 @@ Domain Domain::snarkjs(unsigned log_size, unsigned thread_count) {
   return from_group_generator(log_size, five, five.pow(double_root_exponent), thread_count);
 }
 
-Domain Domain::classic(unsigned log_size, unsigned thread_count) {
+template <class Fr>
+BasicDomain<Fr> BasicDomain<Fr>::classic(unsigned log_size, unsigned thread_count) {
   const Fr seven = Fr::from_uint64(7);
   return from_group_generator(log_size, seven, seven, thread_count);
 }
 
+template class BasicDomain<Fr>;
+template class BasicDomain<bn254::Fr>;
+
 void multiply_by_powers(std::span<Fr> values, const Fr& first, const Fr& ratio, unsigned thread_count) {
-  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
-                     [&](std::size_t begin, std::size_t end) {
-                       Fr factor = first * ratio.pow(begin);
-                       for (std::size_t index = begin; index < end; ++index) {
-                         values[index] *= factor;
-                         factor *= ratio;
-                       }
-                     });
+  multiply_by_powers_of(values, first, ratio, thread_count);
 }
-
-void ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "math::ntt");
-  forward_transform(values, domain, thread_count);
-}
-
-void intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "math::intt");
-  inverse_transform_unscaled(values, domain, thread_count);
-  multiply_by_constant(values, domain.size_inverse(), thread_count);
-}
-
+void ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) { ntt_of(values, domain, thread_count); }
+void intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) { intt_of(values, domain, thread_count); }
 void coset_ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "math::coset_ntt");
-  // p(g·x) has coefficients c_i·g^i, so evaluating it on the domain evaluates p on the coset.
-  multiply_by_powers(values, Fr::one(), domain.coset_generator(), thread_count);
-  forward_transform(values, domain, thread_count);
+  coset_ntt_of(values, domain, thread_count);
+}
+void coset_intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+  coset_intt_of(values, domain, thread_count);
 }
 
-void coset_intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
-  check_size(values, domain, "math::coset_intt");
-  inverse_transform_unscaled(values, domain, thread_count);
-  multiply_by_powers(values, domain.size_inverse(), domain.inverse_coset_generator(), thread_count);
+void bn254::multiply_by_powers(std::span<Fr> values, const Fr& first, const Fr& ratio, unsigned thread_count) {
+  multiply_by_powers_of(values, first, ratio, thread_count);
+}
+void bn254::ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+  ntt_of(values, domain, thread_count);
+}
+void bn254::intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+  intt_of(values, domain, thread_count);
+}
+void bn254::coset_ntt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+  coset_ntt_of(values, domain, thread_count);
+}
+void bn254::coset_intt(std::span<Fr> values, const Domain& domain, unsigned thread_count) {
+  coset_intt_of(values, domain, thread_count);
 }
 
 }  // namespace stagehand::math

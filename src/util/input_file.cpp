@@ -170,8 +170,8 @@ std::string PipeReader::problem(Status status) const {
   return "";
 }
 
-SmallInput read_small_input(const std::filesystem::path& path, std::uint64_t max_bytes, std::string_view what) {
-  SmallInput input;
+InputBytes read_input_bytes(const std::filesystem::path& path, std::uint64_t max_bytes, std::string_view what) {
+  InputBytes input;
   const auto descriptor = open_for_reading(path);
   if (!descriptor.valid()) {
     input.problem = fmt::format("cannot open file: {}", std::strerror(errno));
@@ -183,17 +183,20 @@ SmallInput read_small_input(const std::filesystem::path& path, std::uint64_t max
     return input;
   }
   // A regular file is read to its end the same way, so that one that grows meanwhile is bounded too.
-  std::vector<std::uint8_t> bytes;
   PipeReader reader(descriptor.get());
-  const auto status = reader.append(bytes, max_bytes + 1);
+  const auto status = reader.append(input.bytes, max_bytes + 1);
   if (status == PipeReader::Status::ok) {
     input.problem = fmt::format("more than {} bytes: not a {}", max_bytes, what);
   } else if (status != PipeReader::Status::ended) {
     input.problem = reader.problem(status);
-  } else {
-    input.bytes.assign(bytes.begin(), bytes.end());
   }
+  if (!input.problem.empty()) input.bytes = {};
   return input;
+}
+
+SmallInput read_small_input(const std::filesystem::path& path, std::uint64_t max_bytes, std::string_view what) {
+  auto input = read_input_bytes(path, max_bytes, what);
+  return SmallInput{std::string(input.bytes.begin(), input.bytes.end()), std::move(input.problem)};
 }
 
 }  // namespace stagehand

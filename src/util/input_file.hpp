@@ -106,6 +106,12 @@ struct SmallInput {
   std::string problem;
 };
 SmallInput read_small_input(const std::filesystem::path& path, std::uint64_t max_bytes, std::string_view what);
+// The same into bytes (a witness, which the engine takes as they are).
+struct InputBytes {
+  std::vector<std::uint8_t> bytes;
+  std::string problem;
+};
+InputBytes read_input_bytes(const std::filesystem::path& path, std::uint64_t max_bytes, std::string_view what);
 
 namespace detail {
 // A test seam: the waits PipeReaders use from now on (a test of the idle limit cannot wait 30 s).

@@ -3,7 +3,8 @@
 // injected device fault each failing only their own proof.
 //
 // Each proof is compared with the CPU reference prover (groth16::prove_on_cpu) given the same
-// randomness (the engine's seed plus the proof's id), an oracle independent of the device path.
+// randomness (the engine's seed plus the proof's id less one, as `stagehand prove --seed` counts its
+// witnesses from 0), an oracle independent of the device path.
 // Where a test needs proofs to sit in the queue, a gate holds the dispatcher: the callback of a
 // first proof runs on the dispatcher's thread and blocks there until the test opens the gate
 // (declared before the engine, so that it outlives the callback's last look at it).
@@ -75,9 +76,10 @@ struct Files {
     fs::remove(path);
     return bytes;
   }
-  // What the CPU reference makes for proof `id` of witness (x, y).
+  // What the CPU reference makes for proof `id` of witness (x, y): the engine's proof ids count from
+  // 1, its seeds (as prove's) from 0.
   std::string expected_proof(std::uint64_t id, std::uint64_t x, std::uint64_t y) const {
-    return groth16::proof_json(groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id), 1));
+    return groth16::proof_json(groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id - 1), 1));
   }
 };
 
@@ -1194,4 +1196,87 @@ BOOST_AUTO_TEST_CASE(every_timing_is_present_and_the_parts_add_up_to_the_total) 
   BOOST_CHECK_GT(result.timings.total_s, 0.0);
   gate.open();
   check_done(holder, 2, 3);
+}
+
+// EngineHooks::on_run: each run's figures and its proofs' ids, once its proofs have answered; the
+// run's trace where asked. A proof's result names the GPU it ended on.
+BOOST_AUTO_TEST_CASE(on_run_reports_each_runs_figures_its_proofs_and_its_trace) {
+  std::vector<RunSummary> runs;  // the pointers are kept for the check that they are set, not followed
+  std::vector<std::size_t> jobs, proofs;
+  std::vector<std::size_t> trace_events;
+  std::vector<bool> answered;
+  const Engine* engine_seen = nullptr;  // set before the first submit
+  EngineHooks hooks;
+  hooks.trace_runs = true;
+  hooks.on_run = [&](const RunSummary& summary) {
+    runs.push_back(summary);
+    jobs.push_back(summary.figures->report.jobs.size());
+    proofs.push_back(summary.figures->proofs);
+    trace_events.push_back(summary.trace != nullptr ? summary.trace->events().size() : 0);
+    answered.push_back(std::all_of(summary.proof_ids.begin(), summary.proof_ids.end(),
+                                   [&](std::uint64_t id) { return engine_seen->find(id).finished(); }));
+  };
+  auto options = Engine::default_backend_options();
+  options.keep_trace_events = true;
+  {
+    auto engine_config = config(64, 3);
+    engine_config.engine.linger_ms = 60'000;  // the three proofs take one run: shutdown ends its linger
+    Engine engine(engine_config, options, hooks);
+    engine_seen = &engine;
+    engine.load_key("small", files().zkey);
+    std::vector<ProofHandle> handles;
+    for (std::uint64_t x = 2; x < 5; ++x) handles.push_back(engine.submit("small", files().wtns(x, 3)));
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      check_done(handles[i], 2 + i, 3);
+      BOOST_CHECK_EQUAL(handles[i].result().gpu, 0);
+    }
+    engine.shutdown();
+  }
+  BOOST_REQUIRE_EQUAL(runs.size(), 1u);
+  BOOST_CHECK_EQUAL(runs[0].key, "small");
+  BOOST_CHECK_EQUAL(runs[0].batch, 1u);
+  BOOST_CHECK((runs[0].proof_ids == std::vector<std::uint64_t>{1, 2, 3}));
+  BOOST_CHECK_EQUAL(jobs[0], 3u);
+  BOOST_CHECK_EQUAL(proofs[0], 3u);
+  BOOST_CHECK_GT(trace_events[0], 0u);
+  BOOST_CHECK(answered[0]);
+  BOOST_CHECK(!runs[0].on_gpu);
+}
+
+// A key in memory, as `stagehand prove` loads it: the same proofs as from its file (seeded from 0
+// as prove's witnesses), the witness named as the caller names it, and a constraint system of
+// another circuit refused at load.
+BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_witness) {
+  Engine engine(config());
+  KeyInMemory key;
+  key.key = std::make_shared<const groth16::ProvingKey>(files().key);
+  key.path = "in-memory.zkey";
+  auto other = std::make_shared<groth16::R1cs>(testing::multiplier_circuit());
+  other->n_wires = 6;
+  KeyInMemory wrong = key;
+  wrong.r1cs = other;
+  wrong.r1cs_path = "other.r1cs";
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.load_key("wrong", wrong); }, &message) == ErrorKind::bad_key);
+  BOOST_CHECK_MESSAGE(message.find("other.r1cs") != std::string::npos && message.find("another circuit") != std::string::npos, message);
+  BOOST_CHECK(!engine.has_key("wrong"));
+  key.r1cs = std::make_shared<const groth16::R1cs>(testing::multiplier_circuit());
+  key.r1cs_path = "multiplier.r1cs";
+  engine.load_key("memory", key);
+  SubmitOptions options;
+  options.witness_name = "w.wtns";
+  auto shared = std::make_shared<const std::vector<std::uint8_t>>(files().wtns(5, 7));
+  const auto handle = engine.submit("memory", shared, options);
+  const auto result = handle.wait();
+  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, result.error);
+  BOOST_CHECK_EQUAL(result.proof_json, files().expected_proof(handle.id(), 5, 7));
+  // A caller that numbers its proofs (prove's witnesses) has r and s from its number.
+  options.seed_index = 10;
+  const auto numbered = engine.submit("memory", shared, options).wait();
+  BOOST_REQUIRE_MESSAGE(numbered.state == ProofState::done, numbered.error);
+  BOOST_CHECK_EQUAL(numbered.proof_json, files().expected_proof(11, 5, 7));
+  // A witness of the wrong length is refused naming it as the caller does.
+  auto short_witness = groth16::wtns_bytes(std::vector<Fr>{Fr::one()});
+  BOOST_CHECK(error_kind_of([&] { engine.submit("memory", short_witness, options); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.starts_with("w.wtns: ") && message.find("another circuit") != std::string::npos, message);
 }

@@ -1,4 +1,5 @@
-// Fr, Fq and Fq2 against @noble/curves: constants, arithmetic, square roots and encodings.
+// Fr, Fq and Fq2 of BLS12-381 and BN254 against @noble/curves: constants, arithmetic, square
+// roots and encodings.
 #define BOOST_TEST_MODULE math_field
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "math/bn254.hpp"
 #include "math/fq.hpp"
 #include "math/fq2.hpp"
 #include "math/fr.hpp"
@@ -23,15 +25,31 @@ using stagehand::math::test::vectors;
 
 namespace {
 
-struct FrCase {
-  using Field = Fr;
-  static constexpr const char* key = "fr";
+template <class CurveVectors, class PrimeField, const char* Key>
+struct FieldCase : CurveVectors {
+  using Field = PrimeField;
+  static constexpr const char* key = Key;
 };
-struct FqCase {
-  using Field = Fq;
-  static constexpr const char* key = "fq";
+constexpr char fr_key[] = "fr";
+constexpr char fq_key[] = "fq";
+using FrCase = FieldCase<test::Bls12_381Vectors, Fr, fr_key>;
+using FqCase = FieldCase<test::Bls12_381Vectors, Fq, fq_key>;
+using Bn254FrCase = FieldCase<test::Bn254Vectors, bn254::Fr, fr_key>;
+using Bn254FqCase = FieldCase<test::Bn254Vectors, bn254::Fq, fq_key>;
+using PrimeFieldCases = boost::mpl::list<FrCase, FqCase, Bn254FrCase, Bn254FqCase>;
+
+// Each curve's fields and the sizes the vectors must show.
+struct Bls12_381Fields : test::Bls12_381Vectors {
+  using Fr = stagehand::math::Fr;
+  using Fq = stagehand::math::Fq;
+  static constexpr std::size_t fr_bits = 255, fq_bits = 381;
 };
-using PrimeFieldCases = boost::mpl::list<FrCase, FqCase>;
+struct Bn254Fields : test::Bn254Vectors {
+  using Fr = bn254::Fr;
+  using Fq = bn254::Fq;
+  static constexpr std::size_t fr_bits = 254, fq_bits = 254;
+};
+using CurveFieldCases = boost::mpl::list<Bls12_381Fields, Bn254Fields>;
 
 template <class Field>
 std::span<const std::uint8_t, Field::byte_count> as_span(const std::array<std::uint8_t, Field::byte_count>& bytes) {
@@ -105,10 +123,15 @@ BOOST_AUTO_TEST_CASE(assembly_and_portable_multiplication_agree) {
   };
   check_field(Fr{});
   check_field(Fq{});
+  // BN254's 4-limb Fq leaves two top bits free: the no-carry products must hold there too.
+  check_field(bn254::Fr{});
+  check_field(bn254::Fq{});
 }
 
-BOOST_AUTO_TEST_CASE(constants_match_noble) {
-  const auto& constants = vectors().at("constants");
+BOOST_AUTO_TEST_CASE_TEMPLATE(constants_match_noble, Case, CurveFieldCases) {
+  using Fr = typename Case::Fr;
+  using Fq = typename Case::Fq;
+  const auto& constants = Case::section().at("constants");
   BOOST_TEST((Fr::modulus == limbs_from<Fr>(constants.at("fr_modulus"))));
   BOOST_TEST((Fq::modulus == limbs_from<Fq>(constants.at("fq_modulus"))));
   // Derived Montgomery constants: R mod p is the Montgomery form of one, R^2 mod p converts in.
@@ -120,8 +143,14 @@ BOOST_AUTO_TEST_CASE(constants_match_noble) {
   BOOST_TEST(Fr::montgomery_constants.negative_modulus_inverse * Fr::modulus[0] == ~std::uint64_t{0});
   BOOST_TEST(Fq::montgomery_constants.negative_modulus_inverse * Fq::modulus[0] == ~std::uint64_t{0});
   BOOST_TEST(Fr::two_adicity == constants.at("fr_two_adicity").template get<unsigned>());
-  BOOST_TEST(Fr::modulus_bit_count == 255u);
-  BOOST_TEST(Fq::modulus_bit_count == 381u);
+  BOOST_TEST(Fr::modulus_bit_count == Case::fr_bits);
+  BOOST_TEST(Fq::modulus_bit_count == Case::fq_bits);
+}
+
+BOOST_AUTO_TEST_CASE(bn254_sizes_are_the_documented_ones) {
+  BOOST_TEST(bn254::Fr::two_adicity == 28u);
+  BOOST_TEST(bn254::Fq::limb_count == 4u);
+  BOOST_TEST(bn254::Fr::limb_count == 4u);
 }
 
 template <class Field>
@@ -163,7 +192,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_arithmetic_matches_noble, Case, PrimeF
   for (const bool assembly : multiplication_backends()) {
     use_assembly_multiplication(assembly);
     BOOST_TEST_CONTEXT("multiplication: " << backend_name(assembly)) {
-      BOOST_TEST(check_prime_field_arithmetic<typename Case::Field>(vectors().at(Case::key)) > 100u);
+      BOOST_TEST(check_prime_field_arithmetic<typename Case::Field>(Case::section().at(Case::key)) > 100u);
     }
   }
 }
@@ -172,7 +201,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_square_roots_match_noble, Case, PrimeF
   using Field = typename Case::Field;
   std::size_t residues = 0;
   std::size_t non_residues = 0;
-  for (const auto& entry : vectors().at(Case::key).at("unary")) {
+  for (const auto& entry : Case::section().at(Case::key).at("unary")) {
     const Field a = field_from<Field>(entry.at("a"));
     const bool expected_square = entry.at("is_square").template get<bool>();
     BOOST_CHECK_MESSAGE(a.is_square() == expected_square, "is_square of " << to_hex(a));
@@ -192,7 +221,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_square_roots_match_noble, Case, PrimeF
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_encodings_match_noble, Case, PrimeFieldCases) {
   using Field = typename Case::Field;
-  for (const auto& entry : vectors().at(Case::key).at("unary")) {
+  for (const auto& entry : Case::section().at(Case::key).at("unary")) {
     const Field a = field_from<Field>(entry.at("a"));
     const std::string decimal = entry.at("decimal").template get<std::string>();
     BOOST_CHECK_EQUAL(a.to_decimal(), decimal);
@@ -235,47 +264,54 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(prime_field_encodings_match_noble, Case, PrimeFiel
   BOOST_CHECK(Field::from_decimal("0007") == Field::from_uint64(7));
 }
 
+using Fq2Cases = boost::mpl::list<Bls12_381Fields, Bn254Fields>;
+
+template <class Fq2Type>
 void check_fq2_arithmetic(const nlohmann::json& section) {
   for (const auto& entry : section.at("binary")) {
-    const Fq2 a = fq2_from(entry.at("a"));
-    const Fq2 b = fq2_from(entry.at("b"));
-    BOOST_CHECK_MESSAGE(a + b == fq2_from(entry.at("sum")), "sum of " << to_hex(a) << " and " << to_hex(b));
-    BOOST_CHECK_MESSAGE(a - b == fq2_from(entry.at("difference")), "difference of " << to_hex(a) << " and " << to_hex(b));
-    BOOST_CHECK_MESSAGE(a * b == fq2_from(entry.at("product")), "product of " << to_hex(a) << " and " << to_hex(b));
+    const Fq2Type a = fq2_from<Fq2Type>(entry.at("a"));
+    const Fq2Type b = fq2_from<Fq2Type>(entry.at("b"));
+    BOOST_CHECK_MESSAGE(a + b == fq2_from<Fq2Type>(entry.at("sum")), "sum of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a - b == fq2_from<Fq2Type>(entry.at("difference")),
+                        "difference of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a * b == fq2_from<Fq2Type>(entry.at("product")),
+                        "product of " << to_hex(a) << " and " << to_hex(b));
   }
   for (const auto& entry : section.at("unary")) {
-    const Fq2 a = fq2_from(entry.at("a"));
-    BOOST_CHECK_MESSAGE(a.squared() == fq2_from(entry.at("square")), "square of " << to_hex(a));
-    BOOST_CHECK_MESSAGE(-a == fq2_from(entry.at("negation")), "negation of " << to_hex(a));
+    const Fq2Type a = fq2_from<Fq2Type>(entry.at("a"));
+    BOOST_CHECK_MESSAGE(a.squared() == fq2_from<Fq2Type>(entry.at("square")), "square of " << to_hex(a));
+    BOOST_CHECK_MESSAGE(-a == fq2_from<Fq2Type>(entry.at("negation")), "negation of " << to_hex(a));
     if (entry.at("inverse").is_null()) {
       BOOST_CHECK(a.is_zero() && a.inverse().is_zero());
     } else {
-      BOOST_CHECK_MESSAGE(a.inverse() == fq2_from(entry.at("inverse")), "inverse of " << to_hex(a));
+      BOOST_CHECK_MESSAGE(a.inverse() == fq2_from<Fq2Type>(entry.at("inverse")), "inverse of " << to_hex(a));
     }
   }
 }
 
-BOOST_AUTO_TEST_CASE(fq2_arithmetic_matches_noble) {
-  const auto& section = vectors().at("fq2");
+BOOST_AUTO_TEST_CASE_TEMPLATE(fq2_arithmetic_matches_noble, Case, Fq2Cases) {
+  using Fq2Type = BasicFq2<typename Case::Fq>;
+  const auto& section = Case::section().at("fq2");
   BOOST_TEST(section.at("unary").size() > 50u);
   RestoreMultiplicationBackend restore;
   for (const bool assembly : multiplication_backends()) {
     use_assembly_multiplication(assembly);
-    BOOST_TEST_CONTEXT("multiplication: " << backend_name(assembly)) { check_fq2_arithmetic(section); }
+    BOOST_TEST_CONTEXT("multiplication: " << backend_name(assembly)) { check_fq2_arithmetic<Fq2Type>(section); }
   }
 }
 
-BOOST_AUTO_TEST_CASE(fq2_square_roots_match_noble) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(fq2_square_roots_match_noble, Case, Fq2Cases) {
+  using Fq2Type = BasicFq2<typename Case::Fq>;
   std::size_t residues = 0;
   std::size_t non_residues = 0;
-  for (const auto& entry : vectors().at("fq2").at("unary")) {
-    const Fq2 a = fq2_from(entry.at("a"));
+  for (const auto& entry : Case::section().at("fq2").at("unary")) {
+    const Fq2Type a = fq2_from<Fq2Type>(entry.at("a"));
     const bool expected_square = entry.at("is_square").template get<bool>();
     BOOST_CHECK_MESSAGE(a.is_square() == expected_square, "is_square of " << to_hex(a));
     const auto root = a.sqrt();
     BOOST_CHECK_MESSAGE(root.has_value() == expected_square, "sqrt existence for " << to_hex(a));
     if (expected_square && root) {
-      const Fq2 noble_root = fq2_from(entry.at("sqrt"));
+      const Fq2Type noble_root = fq2_from<Fq2Type>(entry.at("sqrt"));
       BOOST_CHECK_MESSAGE(*root == noble_root || *root == -noble_root, "sqrt of " << to_hex(a));
     }
     (expected_square ? residues : non_residues)++;

@@ -1,9 +1,13 @@
 // NTTs and the H-polynomial step against @noble/curves: roots of unity, forward, inverse and
-// coset transforms at 2^1..2^12 (and 2^14) compared in full with noble's FFT and at sampled
-// positions with direct evaluation; both H forms against a computation without any FFT.
+// coset transforms over BLS12-381's Fr at 2^1..2^12 (and 2^14) and BN254's at 2^1..2^10,
+// compared in full with noble's FFT and at sampled positions with direct evaluation (for the
+// small sizes, every position: the naive DFT); both H forms (BLS12-381) against a computation
+// without any FFT.
 #define BOOST_TEST_MODULE math_ntt
+#include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,20 +23,34 @@ using stagehand::math::test::vectors;
 
 namespace {
 
-std::vector<Fr> scalars_from(const nlohmann::json& list) {
-  std::vector<Fr> values;
+template <class Field = Fr>
+std::vector<Field> scalars_from(const nlohmann::json& list) {
+  std::vector<Field> values;
   values.reserve(list.size());
-  for (const auto& entry : list) values.push_back(field_from<Fr>(entry));
+  for (const auto& entry : list) values.push_back(field_from<Field>(entry));
   return values;
 }
 
-Domain domain_for(const std::string& convention, unsigned log_size) {
-  if (convention == "snarkjs") return Domain::snarkjs(log_size);
-  if (convention == "classic") return Domain::classic(log_size);
+template <class Field>
+BasicDomain<Field> domain_for(const std::string& convention, unsigned log_size) {
+  if (convention == "snarkjs") return BasicDomain<Field>::snarkjs(log_size);
+  if (convention == "classic") return BasicDomain<Field>::classic(log_size);
   throw std::runtime_error("unknown convention " + convention);
 }
 
+// Each curve's scalar field, its vectors, and the fewest transform entries they must hold.
+struct Bls12_381Scalars : test::Bls12_381Vectors {
+  using Field = stagehand::math::Fr;
+  static constexpr std::size_t minimum_entries = 24;
+};
+struct Bn254Scalars : test::Bn254Vectors {
+  using Field = bn254::Fr;
+  static constexpr std::size_t minimum_entries = 14;
+};
+using ScalarCases = boost::mpl::list<Bls12_381Scalars, Bn254Scalars>;
+
 // The first differing position, or -1.
+template <class Fr>
 long first_difference(const std::vector<Fr>& actual, const std::vector<Fr>& expected) {
   if (actual.size() != expected.size()) return 0;
   for (std::size_t index = 0; index < actual.size(); ++index) {
@@ -52,10 +70,23 @@ std::uint64_t divide_in_place(Limbs<4>& value, std::uint64_t divisor) {
   return static_cast<std::uint64_t>(remainder);
 }
 
+// value·factor, for products known to fit in 4 limbs.
+void multiply_in_place(Limbs<4>& value, std::uint64_t factor) {
+  detail::Uint128 carry = 0;
+  for (auto& limb : value) {
+    const detail::Uint128 product = static_cast<detail::Uint128>(limb) * factor + carry;
+    limb = static_cast<std::uint64_t>(product);
+    carry = product >> 64;
+  }
+  BOOST_REQUIRE_EQUAL(static_cast<std::uint64_t>(carry), 0u);
+}
+
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(roots_of_unity_match_noble_and_have_exact_order) {
-  const auto& constants = vectors().at("constants");
+BOOST_AUTO_TEST_CASE_TEMPLATE(roots_of_unity_match_noble_and_have_exact_order, Case, ScalarCases) {
+  using Fr = typename Case::Field;
+  using Domain = BasicDomain<Fr>;
+  const auto& constants = Case::section().at("constants");
   for (const auto& [generator, key] : {std::pair{5u, "roots_from_5"}, std::pair{7u, "roots_from_7"}}) {
     const auto& roots = constants.at(key);
     BOOST_REQUIRE_EQUAL(roots.size(), Fr::two_adicity + 1);
@@ -108,39 +139,67 @@ BOOST_AUTO_TEST_CASE(five_and_seven_are_non_residues_and_seven_generates_fr) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(transforms_match_noble_and_direct_evaluation) {
+BOOST_AUTO_TEST_CASE(five_generates_bn254_fr_and_seven_is_a_non_residue) {
+  using bn254::Fr;
+  BOOST_TEST(!Fr::from_uint64(5).is_square());
+  BOOST_TEST(!Fr::from_uint64(7).is_square());
+  BOOST_TEST(Fr::two_adicity == 28u);
+  // 5 generates Fr*: 5^((r-1)/p) != 1 for every prime p dividing r - 1 =
+  // 2^28·3^2·13·29·983·11003·237073·405928799·1670836401704629·13818364434197438864469338081.
+  // The product is checked here; the primality of the two largest factors is taken on trust.
+  const Limbs<4> largest = detail::limbs_from_hex<4>("2ca6487cfcd795e8729527e1");
+  const std::vector<std::uint64_t> small_factors = {3, 3, 13, 29, 983, 11003, 237073, 405928799, 1670836401704629};
+  Limbs<4> remaining = detail::subtract_small(Fr::modulus, 1);
+  for (int power = 0; power < 28; ++power) BOOST_REQUIRE_EQUAL(divide_in_place(remaining, 2), 0u);
+  for (const std::uint64_t factor : small_factors) BOOST_REQUIRE_EQUAL(divide_in_place(remaining, factor), 0u);
+  BOOST_REQUIRE((remaining == largest));
+  const Fr five = Fr::from_uint64(5);
+  for (const std::uint64_t prime : {2ULL, 3ULL, 13ULL, 29ULL, 983ULL, 11003ULL, 237073ULL, 405928799ULL, 1670836401704629ULL}) {
+    Limbs<4> exponent = detail::subtract_small(Fr::modulus, 1);
+    divide_in_place(exponent, prime);
+    BOOST_CHECK_MESSAGE(!five.pow(exponent).is_one(), "5^((r-1)/" << prime << ") != 1");
+  }
+  // (r - 1)/largest, the exponent for the largest prime, is the product of the others.
+  Limbs<4> cofactor{std::uint64_t{1} << 28, 0, 0, 0};
+  for (const std::uint64_t factor : small_factors) multiply_in_place(cofactor, factor);
+  BOOST_CHECK_MESSAGE(!five.pow(cofactor).is_one(), "5^((r-1)/largest prime) != 1");
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_noble_and_direct_evaluation, Case, ScalarCases) {
+  using Fr = typename Case::Field;
+  using Domain = BasicDomain<Fr>;
   std::size_t entries = 0;
-  for (const auto& entry : vectors().at("ntt_vectors")) {
-    const auto log_size = entry.at("log_size").get<unsigned>();
-    const std::string convention = entry.at("convention").get<std::string>();
+  for (const auto& entry : Case::section().at("ntt_vectors")) {
+    const auto log_size = entry.at("log_size").template get<unsigned>();
+    const std::string convention = entry.at("convention").template get<std::string>();
     const std::string label = convention + " 2^" + std::to_string(log_size);
-    const Domain domain = domain_for(convention, log_size);
+    const Domain domain = domain_for<Fr>(convention, log_size);
     BOOST_CHECK_MESSAGE(domain.root() == field_from<Fr>(entry.at("root")), "root " << label);
     BOOST_CHECK_MESSAGE(domain.coset_generator() == field_from<Fr>(entry.at("coset_generator")), "coset generator " << label);
 
-    const std::vector<Fr> coefficients = scalars_from(entry.at("coefficients"));
-    const std::vector<Fr> values = scalars_from(entry.at("values"));
+    const std::vector<Fr> coefficients = scalars_from<Fr>(entry.at("coefficients"));
+    const std::vector<Fr> values = scalars_from<Fr>(entry.at("values"));
     for (const unsigned threads : {1u, 2u, 3u}) {
       const std::string variant = label + " on " + std::to_string(threads) + " threads";
       std::vector<Fr> evaluations = coefficients;
       ntt(evaluations, domain, threads);
-      BOOST_CHECK_MESSAGE(first_difference(evaluations, scalars_from(entry.at("evaluations"))) == -1, "ntt " << variant);
+      BOOST_CHECK_MESSAGE(first_difference(evaluations, scalars_from<Fr>(entry.at("evaluations"))) == -1, "ntt " << variant);
       std::vector<Fr> coset_evaluations = coefficients;
       coset_ntt(coset_evaluations, domain, threads);
       std::vector<Fr> interpolated = values;
       intt(interpolated, domain, threads);
-      BOOST_CHECK_MESSAGE(first_difference(interpolated, scalars_from(entry.at("interpolated"))) == -1, "intt " << variant);
+      BOOST_CHECK_MESSAGE(first_difference(interpolated, scalars_from<Fr>(entry.at("interpolated"))) == -1, "intt " << variant);
       std::vector<Fr> coset_interpolated = values;
       coset_intt(coset_interpolated, domain, threads);
       if (!entry.at("coset_evaluations").is_null()) {
-        BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, scalars_from(entry.at("coset_evaluations"))) == -1,
+        BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, scalars_from<Fr>(entry.at("coset_evaluations"))) == -1,
                             "coset_ntt " << variant);
-        BOOST_CHECK_MESSAGE(first_difference(coset_interpolated, scalars_from(entry.at("coset_interpolated"))) == -1,
+        BOOST_CHECK_MESSAGE(first_difference(coset_interpolated, scalars_from<Fr>(entry.at("coset_interpolated"))) == -1,
                             "coset_intt " << variant);
       }
       // Direct evaluation (Horner's rule in noble's field) at sampled positions.
       for (const auto& sample : entry.at("samples")) {
-        const auto index = sample.at("index").get<std::size_t>();
+        const auto index = sample.at("index").template get<std::size_t>();
         BOOST_CHECK_MESSAGE(evaluations[index] == field_from<Fr>(sample.at("evaluation")), "ntt sample " << index << " " << variant);
         BOOST_CHECK_MESSAGE(coset_evaluations[index] == field_from<Fr>(sample.at("coset_evaluation")),
                             "coset_ntt sample " << index << " " << variant);
@@ -156,7 +215,43 @@ BOOST_AUTO_TEST_CASE(transforms_match_noble_and_direct_evaluation) {
     }
     ++entries;
   }
-  BOOST_TEST(entries >= 24u);
+  BOOST_TEST(entries >= Case::minimum_entries);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_a_naive_dft, Case, ScalarCases) {
+  // Σ_i c_i·x^i at every x of the domain and of its coset, term by term, in this library's field
+  // but without any transform: the definition the butterflies must meet.
+  using Fr = typename Case::Field;
+  std::mt19937_64 generator(20261205);
+  for (const std::string convention : {"snarkjs", "classic"}) {
+    for (unsigned log_size = 1; log_size <= 6; ++log_size) {
+      const BasicDomain<Fr> domain = domain_for<Fr>(convention, log_size);
+      std::vector<Fr> coefficients(domain.size());
+      for (auto& coefficient : coefficients) coefficient = Fr::from_uint64(generator());
+      auto naive = [&](const Fr& shift) {
+        std::vector<Fr> evaluations(domain.size(), Fr::zero());
+        for (std::size_t j = 0; j < domain.size(); ++j) {
+          const Fr x = shift * domain.root().pow(j);
+          Fr power = Fr::one();
+          for (const Fr& coefficient : coefficients) {
+            evaluations[j] += coefficient * power;
+            power *= x;
+          }
+        }
+        return evaluations;
+      };
+      const std::string label = convention + " 2^" + std::to_string(log_size);
+      std::vector<Fr> values = coefficients;
+      ntt(values, domain, 2);
+      BOOST_CHECK_MESSAGE(first_difference(values, naive(Fr::one())) == -1, "ntt against the DFT " << label);
+      std::vector<Fr> coset_values = coefficients;
+      coset_ntt(coset_values, domain, 2);
+      BOOST_CHECK_MESSAGE(first_difference(coset_values, naive(domain.coset_generator())) == -1,
+                          "coset_ntt against the DFT " << label);
+      intt(values, domain, 2);
+      BOOST_CHECK_MESSAGE(first_difference(values, coefficients) == -1, "intt inverts the DFT " << label);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(domains_check_their_roots_and_sizes) {
@@ -189,7 +284,7 @@ BOOST_AUTO_TEST_CASE(h_polynomial_matches_computation_without_fft) {
     const std::string convention = entry.at("convention").get<std::string>();
     const bool satisfied = entry.at("satisfied").get<bool>();
     const std::string label = convention + " 2^" + std::to_string(log_size) + (satisfied ? "" : " unsatisfied");
-    const Domain domain = domain_for(convention, log_size);
+    const Domain domain = domain_for<Fr>(convention, log_size);
     std::vector<Fr> a = scalars_from(entry.at("a"));
     std::vector<Fr> b = scalars_from(entry.at("b"));
     std::vector<Fr> c = scalars_from(entry.at("c"));

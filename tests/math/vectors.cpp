@@ -44,23 +44,4 @@ std::vector<std::uint8_t> little_endian_bytes_from_hex(const std::string& text, 
   return bytes;
 }
 
-Fq2 fq2_from(const nlohmann::json& pair) { return Fq2{field_from<Fq>(pair.at(0)), field_from<Fq>(pair.at(1))}; }
-
-std::string to_hex(const Fq2& value) {
-  // Appending rather than chaining operator+ avoids a false -Wrestrict in GCC 12 (bug 105329).
-  std::string text = "[";
-  text.append(to_hex(value.c0)).append(", ").append(to_hex(value.c1)).append("]");
-  return text;
-}
-
-G1Affine g1_from(const nlohmann::json& point) {
-  if (point.contains("infinity")) return G1Affine::identity();
-  return G1Affine::from_coordinates(field_from<Fq>(point.at("x")), field_from<Fq>(point.at("y")));
-}
-
-G2Affine g2_from(const nlohmann::json& point) {
-  if (point.contains("infinity")) return G2Affine::identity();
-  return G2Affine::from_coordinates(fq2_from(point.at("x")), fq2_from(point.at("y")));
-}
-
 }  // namespace stagehand::math::test

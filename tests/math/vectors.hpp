@@ -1,4 +1,5 @@
-// Access to the @noble/curves vectors (tests/vectors/generate.mjs) for the math tests.
+// Access to the @noble/curves vectors (tests/vectors/generate.mjs) for the math tests: BLS12-381's
+// sections at the top level of the file, BN254's under "bn254".
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "math/bn254.hpp"
 #include "math/fq.hpp"
 #include "math/fq2.hpp"
 #include "math/fr.hpp"
@@ -51,19 +53,40 @@ std::string to_hex(const Field& value) {
   return text;
 }
 
-Fq2 fq2_from(const nlohmann::json& pair);
-std::string to_hex(const Fq2& value);
+// An Fq2 value is the pair [c0, c1].
+template <class Fq2Type = Fq2>
+Fq2Type fq2_from(const nlohmann::json& pair) {
+  using BaseField = typename Fq2Type::Fq;
+  return Fq2Type{field_from<BaseField>(pair.at(0)), field_from<BaseField>(pair.at(1))};
+}
+
+template <class BaseField>
+std::string to_hex(const BasicFq2<BaseField>& value) {
+  // Appending rather than chaining operator+ avoids a false -Wrestrict in GCC 12 (bug 105329).
+  std::string text = "[";
+  text.append(to_hex(value.c0)).append(", ").append(to_hex(value.c1)).append("]");
+  return text;
+}
+
+// A prime field element or an Fq2 pair, as the field type says.
+template <class Field>
+Field element_from(const nlohmann::json& value) {
+  if constexpr (requires { typename Field::Fq; }) {
+    return fq2_from<Field>(value);
+  } else {
+    return field_from<Field>(value);
+  }
+}
 
 // {"infinity": true} or {"x": ..., "y": ...}; coordinates are taken as they are (no curve check).
-G1Affine g1_from(const nlohmann::json& point);
-G2Affine g2_from(const nlohmann::json& point);
-
 template <class Curve>
-AffinePoint<Curve> point_from(const nlohmann::json& point);
-template <>
-inline G1Affine point_from<G1Curve>(const nlohmann::json& point) { return g1_from(point); }
-template <>
-inline G2Affine point_from<G2Curve>(const nlohmann::json& point) { return g2_from(point); }
+AffinePoint<Curve> point_from(const nlohmann::json& point) {
+  using Field = typename Curve::BaseField;
+  if (point.contains("infinity")) return AffinePoint<Curve>::identity();
+  return AffinePoint<Curve>::from_coordinates(element_from<Field>(point.at("x")), element_from<Field>(point.at("y")));
+}
+inline G1Affine g1_from(const nlohmann::json& point) { return point_from<G1Curve>(point); }
+inline G2Affine g2_from(const nlohmann::json& point) { return point_from<G2Curve>(point); }
 
 template <class Curve>
 std::string describe(const AffinePoint<Curve>& point) {
@@ -71,14 +94,30 @@ std::string describe(const AffinePoint<Curve>& point) {
   return "(" + to_hex(point.x) + ", " + to_hex(point.y) + ")";
 }
 
-// The two groups, for tests written once over both (Boost.Test template test cases).
-struct G1Case {
-  using Curve = G1Curve;
-  static constexpr const char* key = "g1";
+// The vectors of one curve: BLS12-381's are the file's top level, BN254's its "bn254" member.
+struct Bls12_381Vectors {
+  using Description = Bls12_381;
+  static constexpr const char* name = "BLS12-381";
+  static const nlohmann::json& section() { return vectors(); }
 };
-struct G2Case {
-  using Curve = G2Curve;
-  static constexpr const char* key = "g2";
+struct Bn254Vectors {
+  using Description = Bn254;
+  static constexpr const char* name = "BN254";
+  static const nlohmann::json& section() { return vectors().at("bn254"); }
 };
+
+// The four groups, for tests written once over all (Boost.Test template test cases): Case::Curve,
+// Case::key ("g1" or "g2") and Case::section(), the curve's vectors.
+template <class CurveVectors, class GroupCurve, const char* Key>
+struct GroupCase : CurveVectors {
+  using Curve = GroupCurve;
+  static constexpr const char* key = Key;
+};
+inline constexpr char g1_key[] = "g1";
+inline constexpr char g2_key[] = "g2";
+using G1Case = GroupCase<Bls12_381Vectors, G1Curve, g1_key>;
+using G2Case = GroupCase<Bls12_381Vectors, G2Curve, g2_key>;
+using Bn254G1Case = GroupCase<Bn254Vectors, bn254::G1Curve, g1_key>;
+using Bn254G2Case = GroupCase<Bn254Vectors, bn254::G2Curve, g2_key>;
 
 }  // namespace stagehand::math::test

@@ -8,6 +8,7 @@
 #include "groth16/errors.hpp"
 #include "groth16/witness.hpp"
 #include "math/parallel.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -65,17 +66,22 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
     owns_device_state_ = true;
   }
   if (checks_.verify) verifier_.emplace(key);
-  if (checks_.r1cs != nullptr && (checks_.r1cs->n_wires != key.n_vars || checks_.r1cs->n_public() != key.n_public)) {
-    throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
-                                 checks_.r1cs_path.string(), checks_.r1cs->n_wires, checks_.r1cs->n_public(), zkey_path_.string(),
-                                 key.n_vars, key.n_public));
-  }
+  if (checks_.r1cs != nullptr) check_constraint_system(*checks_.r1cs, checks_.r1cs_path, key, zkey_path_);
+}
+
+void check_constraint_system(const R1cs& r1cs, const std::filesystem::path& r1cs_path, const ProvingKey& key,
+                             const std::filesystem::path& zkey_path) {
+  if (r1cs.n_wires == key.n_vars && r1cs.n_public() == key.n_public) return;
+  throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
+                               r1cs_path.string(), r1cs.n_wires, r1cs.n_public(), zkey_path.string(), key.n_vars, key.n_public));
 }
 
 int Groth16Workload::add_job(ProofJob job) {
   if (timing_) throw std::logic_error("Groth16Workload::add_job: timing jobs are counted, not added");
   jobs_.push_back(std::move(job));
   check_seconds_.push_back(0.0);
+  STAGEHAND_ASSERT(check_seconds_.size() == jobs_.size(), "{}: {} jobs with {} check times", zkey_path_.string(), jobs_.size(),
+                   check_seconds_.size());
   return static_cast<int>(jobs_.size()) - 1;
 }
 
@@ -259,29 +265,42 @@ Bytes Groth16Workload::resident_bytes() const { return shape_.resident_bytes() +
 // MSM) and a, b, c are the program's working memory; on the host a, b, c are its inputs (a freed
 // after the H MSM) and the witness the program's. The stream buffers and the fetched sets are
 // held from the program's start (their uploads overlap the a/b/c and H steps).
-JobMemoryPlan Groth16Workload::memory_plan(int) const {
-  const Bytes polynomial = kFrBytes * sizes_.domain_size();
-  const Bytes witness = kFrBytes * sizes_.n_vars;
-  const Bytes results = shape_.result_bytes;
-  const Bytes msm_memory = msm_scratch_bytes_ + 2 * stream_buffer_bytes_ + shape_.fetched_bytes();
-  if (placement_.msm_memory_after_h) {
+JobMemoryPlan Groth16Workload::plan_memory(const KeySizes& sizes, AbcStep abc_step, const KeyPlacement& placement,
+                                           const KeyProgramShape& shape, Bytes stream_buffer_bytes, Bytes msm_scratch_bytes,
+                                           Bytes h_scratch_bytes) {
+  const Bytes polynomial = kFrBytes * sizes.domain_size();
+  const Bytes witness = kFrBytes * sizes.n_vars;
+  const Bytes results = shape.result_bytes;
+  const Bytes msm_memory = msm_scratch_bytes + 2 * stream_buffer_bytes + shape.fetched_bytes();
+  if (placement.msm_memory_after_h) {
     // H with the polynomials alone; the MSMs' memory once b and c are gone.
-    const Bytes during_h = 3 * polynomial + results + h_scratch_bytes_;
+    const Bytes during_h = 3 * polynomial + results + h_scratch_bytes;
     const Bytes after_h = polynomial + witness + results + msm_memory;
-    if (abc_on_device(abc_step_)) {
+    if (abc_on_device(abc_step)) {
       JobMemoryPlan plan{witness, std::max(witness + during_h, after_h), after_h, results + msm_memory, results};
       plan.input_count = 1;
       return plan;
     }
     return JobMemoryPlan{polynomial, std::max(during_h, after_h), after_h, witness + results + msm_memory, results};
   }
-  const Bytes rest = results + h_scratch_bytes_ + msm_memory;
-  if (abc_on_device(abc_step_)) {
+  const Bytes rest = results + h_scratch_bytes + msm_memory;
+  if (abc_on_device(abc_step)) {
     JobMemoryPlan plan{witness, witness + 3 * polynomial + rest, witness + polynomial + rest, rest, results};
     plan.input_count = 1;
     return plan;
   }
   return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, witness + rest, results};
+}
+
+JobMemoryPlan Groth16Workload::memory_plan(int) const {
+  return plan_memory(sizes_, abc_step_, placement_, shape_, stream_buffer_bytes_, msm_scratch_bytes_, h_scratch_bytes_);
+}
+
+Bytes proof_device_bytes(const KeySizes& key, const ProofLayout& layout) {
+  const auto shape = shape_key_program(key, layout.placement);
+  const auto plan = Groth16Workload::plan_memory(key, layout.abc_step, layout.placement, shape,
+                                                 stream_buffer_bytes(shape, layout.placement, layout.abc_step), 0, 0);
+  return plan.peak_bytes + shape.resident_bytes() + Groth16Workload::matrix_bytes(key, layout.abc_step);
 }
 
 Groth16Workload::JobState& Groth16Workload::state(int job) {

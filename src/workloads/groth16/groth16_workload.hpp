@@ -72,6 +72,10 @@ struct ProofChecks {
   const R1cs* r1cs = nullptr;    // also the witness against every constraint (in prepare)
   std::filesystem::path r1cs_path;  // for the messages
 };
+// InputError naming both files where the constraint system is not the key's circuit's (its wires
+// and public signals differ from the key's).
+void check_constraint_system(const R1cs& r1cs, const std::filesystem::path& r1cs_path, const ProvingKey& key,
+                             const std::filesystem::path& zkey_path);
 
 // Where the a/b/c step runs. On the device the key's constraint matrix stays resident beside its
 // points and each job uploads only its witness; streamed, the step runs on the device too but the
@@ -150,6 +154,10 @@ class Groth16Workload final : public Workload {
   // A proof's device memory at its peak without the key's sets and the kernels' scratch (to plan
   // before the devices are set up): the polynomials, the witness, the stream buffers.
   static Bytes proof_bytes_before_scratch(const KeySizes& key, Bytes stream_buffer_bytes);
+  // One job's memory plan from the key's sizes, its layout and shape, the stream buffers' bytes
+  // and the kernels' scratch (memory_plan's, and proof_device_bytes's before any set-up).
+  static JobMemoryPlan plan_memory(const KeySizes& sizes, AbcStep abc_step, const KeyPlacement& placement, const KeyProgramShape& shape,
+                                   Bytes stream_buffer_bytes, Bytes msm_scratch_bytes, Bytes h_scratch_bytes);
   AbcStep abc_step() const { return abc_step_; }
   const KeyPlacement& placement() const { return placement_; }
 
@@ -284,5 +292,11 @@ struct ProofLayout {
 ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
                               std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes = kGiB,
                               bool precompute_bases = false);
+
+// The bytes one proof of a key needs on a device in `layout`, besides the safety margin and other
+// residents: the key's resident sets and constraint matrix, and one proof's peak (its memory plan
+// before any device is set up: the kernels' scratch comes on top). The one answer to "does a
+// proof of this key fit", for a configured cap, the engine's keys side by side and a run's log.
+Bytes proof_device_bytes(const KeySizes& key, const ProofLayout& layout);
 
 }  // namespace stagehand::groth16
