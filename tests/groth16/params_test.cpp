@@ -6,6 +6,7 @@
 #define BOOST_TEST_MODULE groth16_params
 #include <boost/test/unit_test.hpp>
 
+#include "support/filecoin_assignment.hpp"
 #include "support/input_errors.hpp"
 #include "support/multiplier_circuit.hpp"
 #include "groth16/json.hpp"
@@ -37,6 +38,7 @@ using namespace stagehand::groth16;
 using math::Fr;
 using testing::contains;
 using testing::error_of;
+using testing::prove_bellperson;
 
 namespace {
 
@@ -115,47 +117,6 @@ math::G1Affine point_outside_subgroup() {
     const auto point = math::G1Affine::from_coordinates(fx, *y);
     if (point.is_on_curve() && !point.is_in_subgroup()) return point;
   }
-}
-
-// A proof in bellperson's form over the key's sets (what SupraSeal computes), from the witness:
-// a, b, c per row (the circuit's, then A-only rows of the inputs), H's coefficients on the domain
-// of 7, the A and B queries over the variables whose column is not empty.
-Proof prove_bellperson(const ParamsKey& key, const R1cs& r1cs, const std::vector<Fr>& w, const ProofRandomness& rs) {
-  const std::size_t m = key.domain_size(), inputs = key.input_count();
-  std::vector<Fr> a(m), b(m), c(m);
-  auto dot = [&](const LinearCombination& lc) {
-    Fr sum;
-    for (const auto& term : lc) sum += term.coefficient * w[term.wire];
-    return sum;
-  };
-  std::vector<bool> in_a(w.size()), in_b(w.size());
-  for (std::size_t row = 0; row < r1cs.constraints.size(); ++row) {
-    const auto& constraint = r1cs.constraints[row];
-    a[row] = dot(constraint.a), b[row] = dot(constraint.b), c[row] = dot(constraint.c);
-    for (const auto& term : constraint.a) in_a[term.wire] = true;
-    for (const auto& term : constraint.b) in_b[term.wire] = true;
-  }
-  for (std::size_t i = 0; i < inputs; ++i) a[r1cs.constraints.size() + i] = w[i], in_a[i] = true;
-  math::h_coefficients_classic(a, b, c, math::Domain::classic(static_cast<unsigned>(std::countr_zero(m)), 2), 2);
-  auto query = [&](const std::vector<bool>& density) {
-    std::vector<Fr> scalars;
-    for (std::size_t i = 0; i < w.size(); ++i)
-      if (density[i]) scalars.push_back(w[i]);
-    return scalars;
-  };
-  const auto sum_a = math::msm(key.a.decode(), query(in_a), 2);
-  const auto sum_b1 = math::msm(key.b_g1.decode(), query(in_b), 2);
-  const auto sum_b2 = math::msm(key.b_g2.decode(), query(in_b), 2);
-  const auto sum_l = math::msm(key.l.decode(), std::vector<Fr>(w.begin() + static_cast<long>(inputs), w.end()), 2);
-  const auto sum_h = math::msm(key.h.decode(), std::vector<Fr>(a.begin(), a.begin() + static_cast<long>(m - 1)), 2);
-  using math::G1Projective;
-  using math::G2Projective;
-  const auto delta1 = G1Projective::from_affine(key.vk.delta1);
-  const auto proof_a = G1Projective::from_affine(key.vk.alpha1) + sum_a + delta1.multiply(rs.r);
-  const auto proof_b1 = G1Projective::from_affine(key.vk.beta1) + sum_b1 + delta1.multiply(rs.s);
-  const auto proof_b2 = G2Projective::from_affine(key.vk.beta2) + sum_b2 + G2Projective::from_affine(key.vk.delta2).multiply(rs.s);
-  const auto proof_c = sum_l + sum_h + proof_a.multiply(rs.s) + proof_b1.multiply(rs.r) - delta1.multiply(rs.r * rs.s);
-  return Proof{proof_a.to_affine(), proof_b2.to_affine(), proof_c.to_affine()};
 }
 
 // The verifier of a .zkey's key, given the .params key's verifying key.

@@ -1,0 +1,222 @@
+#include "groth16/assignment_prover.hpp"
+
+#include "groth16/verify.hpp"
+#include "math/h_polynomial.hpp"
+#include "math/msm.hpp"
+#include "math/ntt.hpp"
+#include "util/assert.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+namespace stagehand::groth16 {
+namespace {
+
+using math::Fq;
+using math::Fr;
+using math::G1Affine;
+using math::G1Projective;
+using math::G2Affine;
+using math::G2Projective;
+
+bool bit_set(const DensityView& density, std::size_t index) { return (density.words[index / 64] >> (index % 64)) & 1U; }
+
+void check_density(const DensityView& density, const char* name, std::size_t expected_bits, const char* of_what,
+                   std::size_t circuit) {
+  if (density.bit_len != expected_bits) {
+    throw InputError(fmt::format("circuit {}: {}_bit_len is {}, but the assignment has {} {}", circuit, name,
+                                 density.bit_len, expected_bits, of_what));
+  }
+  if (density.words.size() < (density.bit_len + 63) / 64) {
+    throw InputError(fmt::format("circuit {}: {}_density has {} words, fewer than {} bits need", circuit, name,
+                                 density.words.size(), density.bit_len));
+  }
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < density.bit_len; ++i) count += bit_set(density, i) ? 1 : 0;
+  if (count != density.popcount) {
+    throw InputError(fmt::format("circuit {}: {}_popcount is {}, but {}_density has {} of its {} bits set", circuit,
+                                 name, density.popcount, name, count, density.bit_len));
+  }
+}
+
+// The scalars of one query: the inputs (those whose bit is set where `inputs_density` is given),
+// then the aux values whose bit is set.
+std::vector<Fr> query_scalars(const AssignmentView& assignment, const DensityView* inputs_density,
+                              const DensityView& aux_density) {
+  std::vector<Fr> scalars;
+  scalars.reserve((inputs_density != nullptr ? inputs_density->popcount : assignment.inputs.size()) + aux_density.popcount);
+  for (std::size_t i = 0; i < assignment.inputs.size(); ++i) {
+    if (inputs_density == nullptr || bit_set(*inputs_density, i)) scalars.push_back(assignment.inputs[i]);
+  }
+  for (std::size_t i = 0; i < assignment.aux.size(); ++i) {
+    if (bit_set(aux_density, i)) scalars.push_back(assignment.aux[i]);
+  }
+  return scalars;
+}
+
+void put_fq(const Fq& value, std::uint8_t*& out) {
+  std::memcpy(out, value.montgomery_limbs().data(), Fq::byte_count);  // little-endian limbs, as blst lays them out
+  out += Fq::byte_count;
+}
+
+Fq get_fq(const std::uint8_t*& in, const char* point) {
+  Fq::LimbArray limbs{};
+  std::memcpy(limbs.data(), in, Fq::byte_count);
+  in += Fq::byte_count;
+  const auto value = Fq::from_montgomery_limbs(limbs);
+  if (!value) throw InputError(fmt::format("groth16_proof: a coordinate of {} is not below p", point));
+  return *value;
+}
+
+bool all_zero(std::span<const std::uint8_t> bytes) {
+  for (const auto byte : bytes) {
+    if (byte != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_assignment(const ParamsKey& key, const AssignmentView& assignment, std::size_t circuit) {
+  if (assignment.aux.size() != key.aux_count()) {
+    throw InputError(fmt::format("circuit {}: aux_assignment_size is {}, but the key's l has {} points", circuit,
+                                 assignment.aux.size(), key.aux_count()));
+  }
+  if (assignment.inputs.size() != key.input_count()) {
+    throw InputError(fmt::format("circuit {}: inp_assignment_size is {}, but the key's ic has {} points", circuit,
+                                 assignment.inputs.size(), key.input_count()));
+  }
+  check_density(assignment.a_aux, "a_aux", assignment.aux.size(), "aux values", circuit);
+  check_density(assignment.b_inp, "b_inp", assignment.inputs.size(), "inputs", circuit);
+  check_density(assignment.b_aux, "b_aux", assignment.aux.size(), "aux values", circuit);
+  if (assignment.inputs.size() + assignment.a_aux.popcount != key.a.size()) {
+    throw InputError(fmt::format("circuit {}: {} inputs + a_aux_popcount {} is not the key's {} A points", circuit,
+                                 assignment.inputs.size(), assignment.a_aux.popcount, key.a.size()));
+  }
+  if (assignment.b_inp.popcount + assignment.b_aux.popcount != key.b_g1.size()) {
+    throw InputError(fmt::format("circuit {}: b_inp_popcount {} + b_aux_popcount {} is not the key's {} B points",
+                                 circuit, assignment.b_inp.popcount, assignment.b_aux.popcount, key.b_g1.size()));
+  }
+  if (assignment.b.size() != assignment.a.size() || assignment.c.size() != assignment.a.size()) {
+    throw InputError(fmt::format("circuit {}: a, b and c have {}, {} and {} values", circuit, assignment.a.size(),
+                                 assignment.b.size(), assignment.c.size()));
+  }
+  if (assignment.a.size() > key.domain_size()) {
+    throw InputError(fmt::format("circuit {}: abc_size is {}, above the key's domain of {}", circuit,
+                                 assignment.a.size(), key.domain_size()));
+  }
+}
+
+AssignmentProver::AssignmentProver(const ParamsKey& key, unsigned thread_count)
+    : key_(key),
+      thread_count_(thread_count),
+      h_(key.h.decode(thread_count)),
+      l_(key.l.decode(thread_count)),
+      a_(key.a.decode(thread_count)),
+      b_g1_(key.b_g1.decode(thread_count)),
+      b_g2_(key.b_g2.decode(thread_count)) {
+  STAGEHAND_ASSERT(b_g1_.size() == b_g2_.size() && std::has_single_bit(key.domain_size()));
+  verifier_key_.n_public = static_cast<std::uint32_t>(key.vk.ic.size() - 1);
+  verifier_key_.alpha1 = key.vk.alpha1;
+  verifier_key_.beta1 = key.vk.beta1;
+  verifier_key_.delta1 = key.vk.delta1;
+  verifier_key_.beta2 = key.vk.beta2;
+  verifier_key_.gamma2 = key.vk.gamma2;
+  verifier_key_.delta2 = key.vk.delta2;
+  verifier_key_.ic = key.vk.ic;
+}
+
+// bellperson's H: a, b, c zero-padded to the domain m, the quotient's coefficients on the domain
+// of 7 (h_coefficients_classic), and the first m - 1 of them against h's m - 1 points.
+G1Projective AssignmentProver::h_sum(const AssignmentView& assignment) const {
+  const std::size_t m = key_.domain_size();
+  std::vector<Fr> a(m), b(m), c(m);
+  std::copy(assignment.a.begin(), assignment.a.end(), a.begin());
+  std::copy(assignment.b.begin(), assignment.b.end(), b.begin());
+  std::copy(assignment.c.begin(), assignment.c.end(), c.begin());
+  const auto domain = math::Domain::classic(static_cast<unsigned>(std::countr_zero(m)), thread_count_);
+  math::h_coefficients_classic(a, b, c, domain, thread_count_);
+  return math::msm(h_, std::span<const Fr>(a).first(m - 1), thread_count_);
+}
+
+Proof AssignmentProver::prove(const AssignmentView& assignment, const ProofRandomness& randomness) const {
+  STAGEHAND_ASSERT(assignment.aux.size() == l_.size() && assignment.a.size() <= key_.domain_size());
+  const auto a_scalars = query_scalars(assignment, nullptr, assignment.a_aux);
+  const auto b_scalars = query_scalars(assignment, &assignment.b_inp, assignment.b_aux);
+  STAGEHAND_ASSERT(a_scalars.size() == a_.size() && b_scalars.size() == b_g1_.size());
+  const G1Projective sum_a = math::msm(a_, a_scalars, thread_count_);
+  const G1Projective sum_b1 = math::msm(b_g1_, b_scalars, thread_count_);
+  const G2Projective sum_b2 = math::msm(b_g2_, b_scalars, thread_count_);
+  const G1Projective sum_l = math::msm(l_, assignment.aux, thread_count_);
+  const G1Projective sum_h = h_sum(assignment);
+
+  const Fr& r = randomness.r;
+  const Fr& s = randomness.s;
+  const auto& vk = key_.vk;
+  const auto delta1 = G1Projective::from_affine(vk.delta1);
+  const auto alpha1 = G1Projective::from_affine(vk.alpha1);
+  const G1Projective proof_a = alpha1 + delta1.multiply(r) + sum_a;
+  const G2Projective proof_b =
+      G2Projective::from_affine(vk.beta2) + G2Projective::from_affine(vk.delta2).multiply(s) + sum_b2;
+  const G1Projective proof_c = sum_a.multiply(s) + sum_b1.multiply(r) + delta1.multiply(r * s) + alpha1.multiply(s) +
+                               G1Projective::from_affine(vk.beta1).multiply(r) + sum_h + sum_l;
+  return Proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+}
+
+std::vector<Proof> AssignmentProver::prove_checked(std::span<const AssignmentView> assignments,
+                                                   std::span<const ProofRandomness> randomness) const {
+  if (assignments.size() != randomness.size()) {
+    throw InputError(fmt::format("{} assignments but {} pairs of r and s", assignments.size(), randomness.size()));
+  }
+  for (std::size_t circuit = 0; circuit < assignments.size(); ++circuit) check_assignment(key_, assignments[circuit], circuit);
+  const ProofVerifier verifier(verifier_key_);
+  std::vector<Proof> proofs;
+  proofs.reserve(assignments.size());
+  for (std::size_t circuit = 0; circuit < assignments.size(); ++circuit) {
+    const auto& assignment = assignments[circuit];
+    proofs.push_back(prove(assignment, randomness[circuit]));
+    if (const auto why = verifier.check(proofs.back(), assignment.inputs.subspan(1))) {
+      throw InputError(fmt::format("circuit {}: the proof does not verify against the key ({}): the assignment does "
+                                   "not satisfy the circuit",
+                                   circuit, *why));
+    }
+  }
+  STAGEHAND_ASSERT(proofs.size() == assignments.size());
+  return proofs;
+}
+
+SuprasealProofBytes encode_supraseal_proof(const Proof& proof) {
+  SuprasealProofBytes bytes{};  // points at infinity stay all zeros
+  std::uint8_t* out = bytes.data();
+  if (!proof.a.is_identity()) put_fq(proof.a.x, out), put_fq(proof.a.y, out);
+  out = bytes.data() + 2 * Fq::byte_count;
+  if (!proof.b.is_identity()) put_fq(proof.b.x.c0, out), put_fq(proof.b.x.c1, out), put_fq(proof.b.y.c0, out), put_fq(proof.b.y.c1, out);
+  out = bytes.data() + 6 * Fq::byte_count;
+  if (!proof.c.is_identity()) put_fq(proof.c.x, out), put_fq(proof.c.y, out);
+  return bytes;
+}
+
+Proof decode_supraseal_proof(std::span<const std::uint8_t, kSuprasealProofBytes> bytes) {
+  constexpr std::size_t fq = Fq::byte_count;
+  auto g1 = [&](std::size_t at, const char* name) {
+    if (all_zero(bytes.subspan(at, 2 * fq))) return G1Affine::identity();
+    const std::uint8_t* in = bytes.data() + at;
+    const Fq x = get_fq(in, name), y = get_fq(in, name);
+    const auto point = G1Affine::from_coordinates(x, y);
+    if (!point.is_on_curve()) throw InputError(fmt::format("groth16_proof: {} is not on the curve", name));
+    return point;
+  };
+  Proof proof{g1(0, "A"), G2Affine::identity(), g1(6 * fq, "C")};
+  if (!all_zero(bytes.subspan(2 * fq, 4 * fq))) {
+    const std::uint8_t* in = bytes.data() + 2 * fq;
+    math::Fq2 x, y;
+    x.c0 = get_fq(in, "B"), x.c1 = get_fq(in, "B"), y.c0 = get_fq(in, "B"), y.c1 = get_fq(in, "B");
+    proof.b = G2Affine::from_coordinates(x, y);
+    if (!proof.b.is_on_curve()) throw InputError("groth16_proof: B is not on the curve");
+  }
+  return proof;
+}
+
+}  // namespace stagehand::groth16
