@@ -79,33 +79,38 @@ bool all_zero(std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-void check_assignment(const ParamsKey& key, const AssignmentView& assignment, std::size_t circuit) {
-  if (assignment.aux.size() != key.aux_count()) {
+AssignmentShape shape_of(const AssignmentView& assignment) {
+  return AssignmentShape{assignment.a_aux,        assignment.b_inp,         assignment.b_aux,
+                         assignment.a.size(),     assignment.b.size(),      assignment.c.size(),
+                         assignment.inputs.size(), assignment.aux.size()};
+}
+
+void check_assignment(const ParamsKey& key, const AssignmentShape& shape, std::size_t circuit) {
+  if (shape.aux != key.aux_count()) {
     throw InputError(fmt::format("circuit {}: aux_assignment_size is {}, but the key's l has {} points", circuit,
-                                 assignment.aux.size(), key.aux_count()));
+                                 shape.aux, key.aux_count()));
   }
-  if (assignment.inputs.size() != key.input_count()) {
+  if (shape.inputs != key.input_count()) {
     throw InputError(fmt::format("circuit {}: inp_assignment_size is {}, but the key's ic has {} points", circuit,
-                                 assignment.inputs.size(), key.input_count()));
+                                 shape.inputs, key.input_count()));
   }
-  check_density(assignment.a_aux, "a_aux", assignment.aux.size(), "aux values", circuit);
-  check_density(assignment.b_inp, "b_inp", assignment.inputs.size(), "inputs", circuit);
-  check_density(assignment.b_aux, "b_aux", assignment.aux.size(), "aux values", circuit);
-  if (assignment.inputs.size() + assignment.a_aux.popcount != key.a.size()) {
+  check_density(shape.a_aux, "a_aux", shape.aux, "aux values", circuit);
+  check_density(shape.b_inp, "b_inp", shape.inputs, "inputs", circuit);
+  check_density(shape.b_aux, "b_aux", shape.aux, "aux values", circuit);
+  if (shape.inputs + shape.a_aux.popcount != key.a.size()) {
     throw InputError(fmt::format("circuit {}: {} inputs + a_aux_popcount {} is not the key's {} A points", circuit,
-                                 assignment.inputs.size(), assignment.a_aux.popcount, key.a.size()));
+                                 shape.inputs, shape.a_aux.popcount, key.a.size()));
   }
-  if (assignment.b_inp.popcount + assignment.b_aux.popcount != key.b_g1.size()) {
+  if (shape.b_inp.popcount + shape.b_aux.popcount != key.b_g1.size()) {
     throw InputError(fmt::format("circuit {}: b_inp_popcount {} + b_aux_popcount {} is not the key's {} B points",
-                                 circuit, assignment.b_inp.popcount, assignment.b_aux.popcount, key.b_g1.size()));
+                                 circuit, shape.b_inp.popcount, shape.b_aux.popcount, key.b_g1.size()));
   }
-  if (assignment.b.size() != assignment.a.size() || assignment.c.size() != assignment.a.size()) {
-    throw InputError(fmt::format("circuit {}: a, b and c have {}, {} and {} values", circuit, assignment.a.size(),
-                                 assignment.b.size(), assignment.c.size()));
+  if (shape.b != shape.a || shape.c != shape.a) {
+    throw InputError(fmt::format("circuit {}: a, b and c have {}, {} and {} values", circuit, shape.a, shape.b, shape.c));
   }
-  if (assignment.a.size() > key.domain_size()) {
-    throw InputError(fmt::format("circuit {}: abc_size is {}, above the key's domain of {}", circuit,
-                                 assignment.a.size(), key.domain_size()));
+  if (shape.a > key.domain_size()) {
+    throw InputError(fmt::format("circuit {}: abc_size is {}, above the key's domain of {}", circuit, shape.a,
+                                 key.domain_size()));
   }
 }
 

@@ -41,10 +41,21 @@ struct AssignmentView {
   std::span<const math::Fr> aux;
 };
 
+// An assignment's bitmaps and the lengths of its value arrays: what can be checked before any
+// value is read (a C caller's lengths say how far its arrays may be read).
+struct AssignmentShape {
+  DensityView a_aux, b_inp, b_aux;
+  std::size_t a = 0, b = 0, c = 0, inputs = 0, aux = 0;
+};
+AssignmentShape shape_of(const AssignmentView& assignment);
+
 // InputError naming the circuit and the field where the assignment does not fit the key: aux
 // count against l, inputs against ic, each bitmap's bit length and popcount (counted here), the
 // A and B queries' sizes, a, b and c of equal length at most the domain.
-void check_assignment(const ParamsKey& key, const AssignmentView& assignment, std::size_t circuit);
+void check_assignment(const ParamsKey& key, const AssignmentShape& shape, std::size_t circuit);
+inline void check_assignment(const ParamsKey& key, const AssignmentView& assignment, std::size_t circuit) {
+  check_assignment(key, shape_of(assignment), circuit);
+}
 
 // The key's points decoded once for any number of proofs; the key must outlive the prover.
 class AssignmentProver {

@@ -1,0 +1,243 @@
+// SupraSeal C2's C ABI (include/stagehand/supraseal_c2.h) over the CPU reference of its prover
+// (groth16/assignment_prover.hpp). An SRS's ptr is a heap-allocated shared_ptr to the read
+// parameters, so that clone and drop are a copy and a delete of it, and the cache holds one
+// more reference per path. Every entry point catches everything and returns it as a RustError.
+
+#include "stagehand/supraseal_c2.h"
+
+#include "groth16/assignment_prover.hpp"
+#include "groth16/errors.hpp"
+#include "groth16/params.hpp"
+#include "util/assert.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+static_assert(sizeof(fr_t) == 32 && sizeof(groth16_proof) == stagehand::groth16::kSuprasealProofBytes);
+static_assert(sizeof(SRS) == sizeof(void*) && sizeof(RustError) == 2 * sizeof(void*));
+
+namespace {
+
+using stagehand::groth16::AssignmentProver;
+using stagehand::groth16::AssignmentView;
+using stagehand::groth16::DensityView;
+using stagehand::groth16::InputError;
+using stagehand::groth16::ParamsKey;
+using stagehand::math::Fr;
+
+// One parameters file, read, checked and its points decoded for the prover.
+struct Parameters {
+  std::string path;
+  ParamsKey key;
+  AssignmentProver prover;  // after key: it refers to it
+  explicit Parameters(std::string file)
+      : path(std::move(file)), key(stagehand::groth16::read_params(path)), prover(key) {}
+};
+using Handle = std::shared_ptr<const Parameters>;
+
+// SupraSeal's cache: the most recently used paths first, at most kCapacity.
+class ParametersCache {
+ public:
+  static constexpr std::size_t kCapacity = 4;
+
+  Handle lookup(const std::string& path) {
+    if (auto found = find(path)) return found;
+    // Read outside the lock, so that reading one file holds up no call for another.
+    auto loaded = std::make_shared<const Parameters>(path);
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first == path) return it->second;  // another thread read it meanwhile: keep one copy
+    }
+    if (entries_.size() >= kCapacity) entries_.pop_back();
+    entries_.emplace_front(path, loaded);
+    return loaded;
+  }
+
+  void evict(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    entries_.remove_if([&](const auto& entry) { return entry.first == path; });
+  }
+
+ private:
+  Handle find(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first != path) continue;
+      entries_.splice(entries_.begin(), entries_, it);
+      return entries_.front().second;
+    }
+    return nullptr;
+  }
+
+  std::mutex mutex_;
+  std::list<std::pair<std::string, Handle>> entries_;
+};
+
+ParametersCache& cache() {
+  static ParametersCache instance;
+  return instance;
+}
+
+RustError failure(int code, const std::string& message) { return RustError{code, ::strdup(message.c_str())}; }
+
+// Runs `body`, turning every exception into a RustError.
+template <class Body>
+RustError guarded(const char* function, Body&& body) {
+  try {
+    body();
+    return RustError{0, nullptr};
+  } catch (const InputError& error) {
+    return failure(EINVAL, fmt::format("{}: {}", function, error.what()));
+  } catch (const std::invalid_argument& error) {
+    return failure(EINVAL, fmt::format("{}: {}", function, error.what()));
+  } catch (const std::bad_alloc&) {
+    return failure(ENOMEM, fmt::format("{}: out of memory", function));
+  } catch (const std::exception& error) {
+    return failure(EIO, fmt::format("{}: {}", function, error.what()));
+  } catch (...) {
+    return failure(EIO, fmt::format("{}: an unknown error", function));
+  }
+}
+
+const Handle& handle_of(const SRS* srs) {
+  if (srs == nullptr || srs->ptr == nullptr) throw InputError("the SRS is NULL (make it with create_SRS)");
+  return *static_cast<const Handle*>(srs->ptr);
+}
+
+Fr decode_fr(const fr_t& value, const char* field, std::size_t index, std::size_t circuit) {
+  Fr::LimbArray limbs{};
+  std::memcpy(limbs.data(), value.limbs, sizeof(value.limbs));
+  const auto decoded = Fr::from_montgomery_limbs(limbs);
+  if (!decoded) throw InputError(fmt::format("circuit {}: {}[{}] is not below r", circuit, field, index));
+  return *decoded;
+}
+
+std::vector<Fr> decode_values(const fr_t* data, std::size_t size, const char* field, std::size_t circuit) {
+  if (data == nullptr && size != 0) throw InputError(fmt::format("circuit {}: {} is NULL for {} values", circuit, field, size));
+  std::vector<Fr> values;
+  values.reserve(size);
+  for (std::size_t i = 0; i < size; ++i) values.push_back(decode_fr(data[i], field, i, circuit));
+  return values;
+}
+
+DensityView density(const std::uint64_t* words, std::size_t bit_len, std::size_t popcount, const char* name,
+                    std::size_t circuit) {
+  if (words == nullptr && bit_len != 0) {
+    throw InputError(fmt::format("circuit {}: {}_density is NULL for {} bits", circuit, name, bit_len));
+  }
+  return DensityView{{words, (bit_len + 63) / 64}, bit_len, popcount};
+}
+
+// The assignment's bitmaps and lengths, checked against the key before any value is read.
+void check_shape(const ParamsKey& key, const Assignment& raw, std::size_t circuit) {
+  stagehand::groth16::AssignmentShape shape{
+      density(raw.a_aux_density, raw.a_aux_bit_len, raw.a_aux_popcount, "a_aux", circuit),
+      density(raw.b_inp_density, raw.b_inp_bit_len, raw.b_inp_popcount, "b_inp", circuit),
+      density(raw.b_aux_density, raw.b_aux_bit_len, raw.b_aux_popcount, "b_aux", circuit),
+      raw.abc_size, raw.abc_size, raw.abc_size, raw.inp_assignment_size, raw.aux_assignment_size};
+  stagehand::groth16::check_assignment(key, shape, circuit);
+}
+
+// One circuit's values decoded (and checked below r); view() points into them.
+struct DecodedAssignment {
+  const Assignment& raw;
+  std::size_t circuit;
+  std::vector<Fr> a, b, c, inputs, aux;
+
+  DecodedAssignment(const Assignment& assignment, std::size_t index)
+      : raw(assignment),
+        circuit(index),
+        a(decode_values(assignment.a, assignment.abc_size, "a", index)),
+        b(decode_values(assignment.b, assignment.abc_size, "b", index)),
+        c(decode_values(assignment.c, assignment.abc_size, "c", index)),
+        inputs(decode_values(assignment.inp_assignment_data, assignment.inp_assignment_size, "inp_assignment_data", index)),
+        aux(decode_values(assignment.aux_assignment_data, assignment.aux_assignment_size, "aux_assignment_data", index)) {}
+
+  AssignmentView view() const {
+    return AssignmentView{density(raw.a_aux_density, raw.a_aux_bit_len, raw.a_aux_popcount, "a_aux", circuit),
+                          density(raw.b_inp_density, raw.b_inp_bit_len, raw.b_inp_popcount, "b_inp", circuit),
+                          density(raw.b_aux_density, raw.b_aux_bit_len, raw.b_aux_popcount, "b_aux", circuit),
+                          a, b, c, inputs, aux};
+  }
+};
+
+void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r_s[], const fr_t s_s[],
+              groth16_proof proofs[], const SRS* srs) {
+  const Handle parameters = handle_of(srs);  // a reference of its own for the call
+  if (num_circuits == 0) return;
+  if (provers == nullptr || r_s == nullptr || s_s == nullptr || proofs == nullptr) {
+    throw InputError(fmt::format("provers, r_s, s_s or proofs is NULL for {} circuits", num_circuits));
+  }
+  std::vector<DecodedAssignment> decoded;
+  decoded.reserve(num_circuits);  // no reallocation: the views point into these
+  std::vector<AssignmentView> views;
+  std::vector<stagehand::groth16::ProofRandomness> randomness;
+  for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) check_shape(parameters->key, provers[circuit], circuit);
+  for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
+    decoded.emplace_back(provers[circuit], circuit);
+    views.push_back(decoded.back().view());
+    randomness.push_back({decode_fr(r_s[circuit], "r_s", circuit, circuit), decode_fr(s_s[circuit], "s_s", circuit, circuit)});
+  }
+  const auto made = parameters->prover.prove_checked(views, randomness);
+  STAGEHAND_ASSERT(made.size() == num_circuits);
+  for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
+    const auto bytes = stagehand::groth16::encode_supraseal_proof(made[circuit]);
+    std::memcpy(&proofs[circuit], bytes.data(), bytes.size());
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+RustError create_SRS(SRS* ret, const char* srs_path, bool use_cache) {
+  return guarded("create_SRS", [&] {
+    if (ret == nullptr) throw InputError("ret is NULL");
+    if (srs_path == nullptr || *srs_path == '\0') throw InputError("srs_path is NULL or empty");
+    auto handle = std::make_unique<Handle>(use_cache ? cache().lookup(srs_path)
+                                                     : std::make_shared<const Parameters>(srs_path));
+    ret->ptr = handle.release();
+  });
+}
+
+void evict_SRS(const SRS* ref) {
+  if (ref == nullptr || ref->ptr == nullptr) return;
+  try {
+    cache().evict((*static_cast<const Handle*>(ref->ptr))->path);
+  } catch (...) {
+    // Nothing to report through a void function: the entry stays cached, which is only memory.
+  }
+}
+
+void drop_SRS(SRS* ref) {
+  if (ref == nullptr || ref->ptr == nullptr) return;
+  delete static_cast<Handle*>(ref->ptr);
+  ref->ptr = nullptr;
+}
+
+SRS clone_SRS(const SRS* rhs) {
+  if (rhs == nullptr || rhs->ptr == nullptr) return SRS{nullptr};
+  try {
+    return SRS{new Handle(*static_cast<const Handle*>(rhs->ptr))};
+  } catch (...) {
+    return SRS{nullptr};  // out of memory: the caller sees a NULL handle, which every call refuses
+  }
+}
+
+RustError generate_groth16_proofs_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[], const fr_t s_s[],
+                                    groth16_proof proofs[], SRS* srs) {
+  return guarded("generate_groth16_proofs_c", [&] { generate(provers, num_circuits, r_s, s_s, proofs, srs); });
+}
+
+}  // extern "C"
