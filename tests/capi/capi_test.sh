@@ -7,7 +7,8 @@
 #   capi_test.sh installed <build dir> <source dir> <circuits dir>
 #       `cmake --install` into a temporary prefix, then against that prefix only: the C example
 #       through find_package(Stagehand) and through pkg-config, and the Go example (cgo,
-#       pkg-config). A missing Go toolchain is a failure: scripts/install-deps.sh installs it.
+#       pkg-config), and SupraSeal C2's C caller built against the prefix (supraseal_c2.h and
+#       its exports). A missing Go toolchain is a failure: scripts/install-deps.sh installs it.
 set -euo pipefail
 mode=$1
 shift
@@ -52,6 +53,9 @@ case "$mode" in
 
     cc -std=c11 -Wall -Werror -o "$work/c_pkgconfig" "$source_dir/examples/c/prove.c" $(pkg-config --cflags --libs stagehand) -lpthread
     run_c "$work/c_pkgconfig" chain "$circuits" "C example (pkg-config)"
+    # SupraSeal C2's header is installed and its functions exported (capi_supraseal_c2 runs them).
+    cc -std=c11 -Wall -Werror -o "$work/supraseal_c2" "$source_dir/tests/capi/supraseal_c2_test.c" \
+      $(pkg-config --cflags --libs stagehand) -lpthread || fail "the SupraSeal C2 caller does not build against the prefix"
 
     if ! command -v go >/dev/null; then
       fail "the Go toolchain is not installed (scripts/install-deps.sh installs golang-go): the Go example cannot be built"

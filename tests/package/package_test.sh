@@ -38,6 +38,7 @@ exists "the binary" usr/bin/stagehand
 exists "the serve configuration" etc/stagehand/serve.toml
 exists "the systemd unit" usr/lib/systemd/system/stagehand-serve.service lib/systemd/system/stagehand-serve.service
 exists "the header" usr/include/stagehand/stagehand.h
+exists "SupraSeal C2's header" usr/include/stagehand/supraseal_c2.h
 exists "libstagehand.so" "usr/lib/libstagehand.so.*" "usr/lib/*/libstagehand.so.*"
 exists "stagehand.pc" usr/lib/pkgconfig/stagehand.pc "usr/lib/*/pkgconfig/stagehand.pc"
 exists "the CMake package files" usr/lib/cmake/Stagehand/StagehandConfig.cmake "usr/lib/*/cmake/Stagehand/StagehandConfig.cmake"
