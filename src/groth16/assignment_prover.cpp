@@ -117,12 +117,13 @@ void check_assignment(const ParamsKey& key, const AssignmentShape& shape, std::s
 AssignmentProver::AssignmentProver(const ParamsKey& key, unsigned thread_count)
     : key_(key),
       thread_count_(thread_count),
+      domain_(math::Domain::classic(static_cast<unsigned>(std::countr_zero(key.domain_size())), thread_count)),
       h_(key.h.decode(thread_count)),
       l_(key.l.decode(thread_count)),
       a_(key.a.decode(thread_count)),
       b_g1_(key.b_g1.decode(thread_count)),
       b_g2_(key.b_g2.decode(thread_count)) {
-  STAGEHAND_ASSERT(b_g1_.size() == b_g2_.size() && std::has_single_bit(key.domain_size()));
+  STAGEHAND_ASSERT(b_g1_.size() == b_g2_.size() && !key.vk.ic.empty() && domain_.size() == key.domain_size());
   verifier_key_.n_public = static_cast<std::uint32_t>(key.vk.ic.size() - 1);
   verifier_key_.alpha1 = key.vk.alpha1;
   verifier_key_.beta1 = key.vk.beta1;
@@ -141,8 +142,7 @@ G1Projective AssignmentProver::h_sum(const AssignmentView& assignment) const {
   std::copy(assignment.a.begin(), assignment.a.end(), a.begin());
   std::copy(assignment.b.begin(), assignment.b.end(), b.begin());
   std::copy(assignment.c.begin(), assignment.c.end(), c.begin());
-  const auto domain = math::Domain::classic(static_cast<unsigned>(std::countr_zero(m)), thread_count_);
-  math::h_coefficients_classic(a, b, c, domain, thread_count_);
+  math::h_coefficients_classic(a, b, c, domain_, thread_count_);
   return math::msm(h_, std::span<const Fr>(a).first(m - 1), thread_count_);
 }
 

@@ -17,6 +17,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/zkey.hpp"
 #include "math/fr.hpp"
+#include "math/ntt.hpp"
 
 #include <array>
 #include <cstddef>
@@ -76,6 +77,7 @@ class AssignmentProver {
 
   const ParamsKey& key_;
   unsigned thread_count_;
+  math::Domain domain_;  // the key's domain, roots from 7 (bellperson's)
   std::vector<math::G1Affine> h_, l_, a_, b_g1_;
   std::vector<math::G2Affine> b_g2_;
   ProvingKey verifier_key_;  // the verifying key in the form ProofVerifier takes
