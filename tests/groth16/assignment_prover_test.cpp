@@ -2,7 +2,8 @@
 // satisfying assignments of the test circuits give proofs that verify and equal the textbook
 // form's; a changed input or witness is refused by the pairing check; for any assignment the
 // bytes are deterministic in r and s and follow the assembly's algebra; every size that disagrees
-// with the key is an error naming the field; the 384-byte encoding round-trips.
+// with the key is an error naming the field; the domain is bellperson's; the 384-byte encoding
+// round-trips.
 
 #define BOOST_TEST_MODULE groth16_assignment_prover
 #include <boost/test/unit_test.hpp>
@@ -179,6 +180,22 @@ BOOST_AUTO_TEST_CASE(sizes_that_disagree_with_the_key_are_named) {
   BOOST_TEST(contains(error_with([](auto&, auto& v) { v.c = v.c.first(4); }), "a, b and c have 5, 5 and 4 values"));
   std::vector<Fr> long_abc(9);
   BOOST_TEST(contains(error_with([&](auto&, auto& v) { v.a = v.b = v.c = long_abc; }), "circuit 2: abc_size is 9, above the key's domain of 8"));
+}
+
+BOOST_AUTO_TEST_CASE(the_domain_is_bellpersons) {
+  // bellperson's root of unity of 2^k: Fr's 2^32-th root 7^((r-1)/2^32) squared 32 - k times;
+  // its coset generator is 7. r - 1 has its lowest 32 bits zero, so the shift drops no bit.
+  auto exponent = Fr::modulus;
+  exponent[0] -= 1;
+  for (std::size_t i = 0; i < exponent.size(); ++i) {
+    exponent[i] = (exponent[i] >> 32) | (i + 1 < exponent.size() ? exponent[i + 1] << 32 : 0);
+  }
+  Fr root = Fr::from_uint64(7).pow(exponent);
+  for (unsigned log2 = 32; log2 > 3; --log2) root = root.squared();
+  const auto domain = math::Domain::classic(3, 1);
+  BOOST_TEST((domain.root() == root));
+  BOOST_TEST((domain.coset_generator() == Fr::from_uint64(7)));
+  BOOST_TEST(key.domain_size() == 8u);
 }
 
 BOOST_AUTO_TEST_CASE(the_384_byte_encoding_round_trips_and_refuses_bad_points) {
