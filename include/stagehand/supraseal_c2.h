@@ -3,13 +3,16 @@
  * crate `supraseal-c2` and its callers (filecoin-proofs, bellperson) link against Stagehand
  * instead. SupraSeal declares them in C++ with references; a reference is a pointer in the ABI:
  *
- *   RustError generate_groth16_proofs_c(const Assignment<fr_t> provers[], size_t num_circuits,
- *                                       const fr_t r_s[], const fr_t s_s[],
- *                                       groth16_proof proofs[], SRS& srs);
- *   RustError create_SRS(SRS& ret, const char* srs_path, bool cache);
+ *   RustError::by_value generate_groth16_proofs_c(const Assignment<fr_t> provers[], size_t num_circuits,
+ *                                                 const fr_t r_s[], const fr_t s_s[],
+ *                                                 groth16_proof proofs[], SRS& srs);
+ *   RustError::by_value create_SRS(SRS& ret, const char* srs_path, bool cache);
  *   void evict_SRS(const SRS& ref);
  *   void drop_SRS(SRS& ref);
- *   SRS clone_SRS(const SRS& rhs);
+ *   SRS::by_value clone_SRS(const SRS& rhs);
+ *
+ * where RustError::by_value is {int code; char* message;} and SRS::by_value {void* ptr;}, the
+ * RustError and SRS below.
  *
  * Proofs are made by Stagehand's CPU reference of SupraSeal's prover (docs/supraseal-c2.md);
  * the device path through the engine comes next. Every proof is pairing-checked against the
