@@ -124,7 +124,9 @@ Fr decode_fr(const fr_t& value, const char* field, std::size_t index, std::size_
 }
 
 std::vector<Fr> decode_values(const fr_t* data, std::size_t size, const char* field, std::size_t circuit) {
-  if (data == nullptr && size != 0) throw InputError(fmt::format("circuit {}: {} is NULL for {} values", circuit, field, size));
+  if (data == nullptr && size != 0) {
+    throw InputError(fmt::format("circuit {}: {} is NULL for {} values", circuit, field, size));
+  }
   std::vector<Fr> values;
   values.reserve(size);
   for (std::size_t i = 0; i < size; ++i) values.push_back(decode_fr(data[i], field, i, circuit));
@@ -161,8 +163,10 @@ struct DecodedAssignment {
         a(decode_values(assignment.a, assignment.abc_size, "a", index)),
         b(decode_values(assignment.b, assignment.abc_size, "b", index)),
         c(decode_values(assignment.c, assignment.abc_size, "c", index)),
-        inputs(decode_values(assignment.inp_assignment_data, assignment.inp_assignment_size, "inp_assignment_data", index)),
-        aux(decode_values(assignment.aux_assignment_data, assignment.aux_assignment_size, "aux_assignment_data", index)) {}
+        inputs(decode_values(assignment.inp_assignment_data, assignment.inp_assignment_size, "inp_assignment_data",
+                             index)),
+        aux(decode_values(assignment.aux_assignment_data, assignment.aux_assignment_size, "aux_assignment_data",
+                          index)) {}
 
   AssignmentView view() const {
     return AssignmentView{density(raw.a_aux_density, raw.a_aux_bit_len, raw.a_aux_popcount, "a_aux", circuit),
@@ -183,11 +187,14 @@ void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r
   decoded.reserve(num_circuits);  // no reallocation: the views point into these
   std::vector<AssignmentView> views;
   std::vector<stagehand::groth16::ProofRandomness> randomness;
-  for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) check_shape(parameters->key, provers[circuit], circuit);
+  for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
+    check_shape(parameters->key, provers[circuit], circuit);
+  }
   for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
     decoded.emplace_back(provers[circuit], circuit);
     views.push_back(decoded.back().view());
-    randomness.push_back({decode_fr(r_s[circuit], "r_s", circuit, circuit), decode_fr(s_s[circuit], "s_s", circuit, circuit)});
+    randomness.push_back(
+        {decode_fr(r_s[circuit], "r_s", circuit, circuit), decode_fr(s_s[circuit], "s_s", circuit, circuit)});
   }
   const auto made = parameters->prover.prove_checked(views, randomness);
   STAGEHAND_ASSERT(made.size() == num_circuits);

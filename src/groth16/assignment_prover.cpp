@@ -46,7 +46,8 @@ void check_density(const DensityView& density, const char* name, std::size_t exp
 std::vector<Fr> query_scalars(const AssignmentView& assignment, const DensityView* inputs_density,
                               const DensityView& aux_density) {
   std::vector<Fr> scalars;
-  scalars.reserve((inputs_density != nullptr ? inputs_density->popcount : assignment.inputs.size()) + aux_density.popcount);
+  const std::size_t inputs = inputs_density != nullptr ? inputs_density->popcount : assignment.inputs.size();
+  scalars.reserve(inputs + aux_density.popcount);
   for (std::size_t i = 0; i < assignment.inputs.size(); ++i) {
     if (inputs_density == nullptr || bit_set(*inputs_density, i)) scalars.push_back(assignment.inputs[i]);
   }
@@ -106,7 +107,8 @@ void check_assignment(const ParamsKey& key, const AssignmentShape& shape, std::s
                                  circuit, shape.b_inp.popcount, shape.b_aux.popcount, key.b_g1.size()));
   }
   if (shape.b != shape.a || shape.c != shape.a) {
-    throw InputError(fmt::format("circuit {}: a, b and c have {}, {} and {} values", circuit, shape.a, shape.b, shape.c));
+    throw InputError(
+        fmt::format("circuit {}: a, b and c have {}, {} and {} values", circuit, shape.a, shape.b, shape.c));
   }
   if (shape.a > key.domain_size()) {
     throw InputError(fmt::format("circuit {}: abc_size is {}, above the key's domain of {}", circuit, shape.a,
@@ -175,7 +177,9 @@ std::vector<Proof> AssignmentProver::prove_checked(std::span<const AssignmentVie
   if (assignments.size() != randomness.size()) {
     throw InputError(fmt::format("{} assignments but {} pairs of r and s", assignments.size(), randomness.size()));
   }
-  for (std::size_t circuit = 0; circuit < assignments.size(); ++circuit) check_assignment(key_, assignments[circuit], circuit);
+  for (std::size_t circuit = 0; circuit < assignments.size(); ++circuit) {
+    check_assignment(key_, assignments[circuit], circuit);
+  }
   const ProofVerifier verifier(verifier_key_);
   std::vector<Proof> proofs;
   proofs.reserve(assignments.size());
@@ -197,7 +201,9 @@ SuprasealProofBytes encode_supraseal_proof(const Proof& proof) {
   std::uint8_t* out = bytes.data();
   if (!proof.a.is_identity()) put_fq(proof.a.x, out), put_fq(proof.a.y, out);
   out = bytes.data() + 2 * Fq::byte_count;
-  if (!proof.b.is_identity()) put_fq(proof.b.x.c0, out), put_fq(proof.b.x.c1, out), put_fq(proof.b.y.c0, out), put_fq(proof.b.y.c1, out);
+  if (!proof.b.is_identity()) {
+    for (const Fq* coordinate : {&proof.b.x.c0, &proof.b.x.c1, &proof.b.y.c0, &proof.b.y.c1}) put_fq(*coordinate, out);
+  }
   out = bytes.data() + 6 * Fq::byte_count;
   if (!proof.c.is_identity()) put_fq(proof.c.x, out), put_fq(proof.c.y, out);
   return bytes;

@@ -29,7 +29,10 @@ static void check(int ok, const char* what) {
 /* The call failed with code EINVAL and a message containing `part`; the message is freed. */
 static void check_error(RustError error, const char* part, const char* what) {
   int ok = error.code == EINVAL && error.message != NULL && strstr(error.message, part) != NULL;
-  if (!ok) fprintf(stderr, "  code %d, message '%s', expected '%s'\n", error.code, error.message ? error.message : "(null)", part);
+  if (!ok) {
+    fprintf(stderr, "  code %d, message '%s', expected '%s'\n", error.code,
+            error.message != NULL ? error.message : "(null)", part);
+  }
   check(ok, what);
   free(error.message);
 }
@@ -121,7 +124,8 @@ static void check_bad_calls(const Assignment* good, SRS* srs) {
   free(inputs);
   SRS none = {NULL};
   check_error(generate_groth16_proofs_c(good, 1, &r, &s, &proof, &none), "the SRS is NULL", "a NULL SRS is refused");
-  check_error(generate_groth16_proofs_c(good, 1, &r, &s, NULL, srs), "is NULL for 1 circuits", "NULL proofs are refused");
+  check_error(generate_groth16_proofs_c(good, 1, &r, &s, NULL, srs), "is NULL for 1 circuits",
+              "NULL proofs are refused");
   unsigned char untouched[sizeof(proof)];
   memset(untouched, 0xAB, sizeof(untouched));
   check(memcmp(&proof, untouched, sizeof(proof)) == 0, "failed calls leave the proofs untouched");

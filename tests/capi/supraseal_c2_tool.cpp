@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
     } else if (args.size() == 4 && args[0] == "proof-json") {
       write_proof_json(args[1], std::stoul(args[2]), args[3]);
     } else {
-      std::fprintf(stderr, "usage: supraseal_c2_tool assignment R1CS WTNS OUT.bin PUBLIC.json | proof-json PROOF.bin INDEX OUT.json\n");
+      std::fprintf(stderr,
+                   "usage: supraseal_c2_tool assignment R1CS WTNS OUT.bin PUBLIC.json"
+                   " | proof-json PROOF.bin INDEX OUT.json\n");
       return 2;
     }
   } catch (const std::exception& error) {

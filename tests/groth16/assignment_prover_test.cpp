@@ -56,7 +56,9 @@ struct Multiplier {
 FilecoinAssignment random_assignment(const FilecoinAssignment& shape, std::uint64_t seed) {
   Random random(seed);
   auto fill = [&](std::vector<Fr>& values) {
-    for (auto& value : values) value = Fr::from_uint64(random.next()) * Fr::from_uint64(random.next()) + Fr::from_uint64(random.next());
+    for (auto& value : values) {
+      value = Fr::from_uint64(random.next()) * Fr::from_uint64(random.next()) + Fr::from_uint64(random.next());
+    }
   };
   FilecoinAssignment out = shape;
   fill(out.a), fill(out.b), fill(out.c), fill(out.inputs), fill(out.aux);
@@ -65,7 +67,9 @@ FilecoinAssignment random_assignment(const FilecoinAssignment& shape, std::uint6
 
 FilecoinAssignment zero_assignment(const FilecoinAssignment& shape) {
   FilecoinAssignment out = shape;
-  for (auto* values : {&out.a, &out.b, &out.c, &out.inputs, &out.aux}) std::fill(values->begin(), values->end(), Fr::zero());
+  for (auto* values : {&out.a, &out.b, &out.c, &out.inputs, &out.aux}) {
+    std::fill(values->begin(), values->end(), Fr::zero());
+  }
   return out;
 }
 
@@ -76,7 +80,8 @@ bool same(const Proof& x, const Proof& y) { return x.a == y.a && x.b == y.b && x
 BOOST_FIXTURE_TEST_SUITE(assignment_prover, Multiplier)
 
 BOOST_AUTO_TEST_CASE(satisfying_assignments_verify_and_match_the_textbook_form) {
-  const std::vector<std::vector<Fr>> witnesses = {multiplier_witness(6, 7), multiplier_witness(2, 9), multiplier_witness(11, 0)};
+  const std::vector<std::vector<Fr>> witnesses = {multiplier_witness(6, 7), multiplier_witness(2, 9),
+                                                  multiplier_witness(11, 0)};
   std::vector<FilecoinAssignment> owned;
   std::vector<AssignmentView> views;
   std::vector<ProofRandomness> randomness;
@@ -151,8 +156,10 @@ BOOST_AUTO_TEST_CASE(the_assembly_follows_r_and_s) {
   const auto only_s = prover.prove(random, {Fr::zero(), s});
   const auto delta1 = G1Projective::from_affine(key.vk.delta1);
   BOOST_TEST((both.a == (G1Projective::from_affine(base.a) + delta1.multiply(r)).to_affine()));
-  BOOST_TEST((both.b == (math::G2Projective::from_affine(base.b) + math::G2Projective::from_affine(key.vk.delta2).multiply(s)).to_affine()));
-  BOOST_TEST((only_s.c == (G1Projective::from_affine(base.c) + G1Projective::from_affine(base.a).multiply(s)).to_affine()));
+  const auto delta2 = math::G2Projective::from_affine(key.vk.delta2);
+  BOOST_TEST((both.b == (math::G2Projective::from_affine(base.b) + delta2.multiply(s)).to_affine()));
+  const auto base_a = G1Projective::from_affine(base.a);
+  BOOST_TEST((only_s.c == (G1Projective::from_affine(base.c) + base_a.multiply(s)).to_affine()));
 }
 
 BOOST_AUTO_TEST_CASE(sizes_that_disagree_with_the_key_are_named) {
@@ -164,12 +171,18 @@ BOOST_AUTO_TEST_CASE(sizes_that_disagree_with_the_key_are_named) {
     return error_of([&] { check_assignment(key, view, 2); });
   };
   BOOST_TEST(error_with([](auto&, auto&) {}) == "no error");
-  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.aux = v.aux.first(1); }), "circuit 2: aux_assignment_size is 1, but the key's l has 2 points"));
-  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.inputs = v.inputs.first(2); }), "circuit 2: inp_assignment_size is 2, but the key's ic has 3"));
-  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.a_aux.bit_len = 3; }), "circuit 2: a_aux_bit_len is 3, but the assignment has 2 aux values"));
-  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.b_inp.bit_len = 1; }), "b_inp_bit_len is 1, but the assignment has 3 inputs"));
-  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.b_aux.words = {}; }), "b_aux_density has 0 words, fewer than 2 bits need"));
-  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.a_aux.popcount = 2; }), "a_aux_popcount is 2, but a_aux_density has 1 of its 2 bits set"));
+  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.aux = v.aux.first(1); }),
+                      "circuit 2: aux_assignment_size is 1, but the key's l has 2 points"));
+  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.inputs = v.inputs.first(2); }),
+                      "circuit 2: inp_assignment_size is 2, but the key's ic has 3"));
+  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.a_aux.bit_len = 3; }),
+                      "circuit 2: a_aux_bit_len is 3, but the assignment has 2 aux values"));
+  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.b_inp.bit_len = 1; }),
+                      "b_inp_bit_len is 1, but the assignment has 3 inputs"));
+  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.b_aux.words = {}; }),
+                      "b_aux_density has 0 words, fewer than 2 bits need"));
+  BOOST_TEST(contains(error_with([](auto&, auto& v) { v.a_aux.popcount = 2; }),
+                      "a_aux_popcount is 2, but a_aux_density has 1 of its 2 bits set"));
   // Bitmaps and popcounts that agree with each other but not with the key's queries.
   BOOST_TEST(contains(error_with([](auto& a, auto& v) { a.a_aux_words[0] = 3, v.a_aux.popcount = 2; }),
                       "circuit 2: 3 inputs + a_aux_popcount 2 is not the key's 4 A points"));
@@ -179,7 +192,8 @@ BOOST_AUTO_TEST_CASE(sizes_that_disagree_with_the_key_are_named) {
   BOOST_TEST(error_with([](auto& a, auto&) { a.a_aux_words[0] |= std::uint64_t{1} << 40; }) == "no error");
   BOOST_TEST(contains(error_with([](auto&, auto& v) { v.c = v.c.first(4); }), "a, b and c have 5, 5 and 4 values"));
   std::vector<Fr> long_abc(9);
-  BOOST_TEST(contains(error_with([&](auto&, auto& v) { v.a = v.b = v.c = long_abc; }), "circuit 2: abc_size is 9, above the key's domain of 8"));
+  BOOST_TEST(contains(error_with([&](auto&, auto& v) { v.a = v.b = v.c = long_abc; }),
+                      "circuit 2: abc_size is 9, above the key's domain of 8"));
 }
 
 BOOST_AUTO_TEST_CASE(the_domain_is_bellpersons) {
@@ -199,7 +213,8 @@ BOOST_AUTO_TEST_CASE(the_domain_is_bellpersons) {
 }
 
 BOOST_AUTO_TEST_CASE(the_384_byte_encoding_round_trips_and_refuses_bad_points) {
-  const auto proof = prover.prove(filecoin_assignment(r1cs, multiplier_witness(6, 7)).view(), ProofRandomness::from_seed(3));
+  const auto assignment = filecoin_assignment(r1cs, multiplier_witness(6, 7));
+  const auto proof = prover.prove(assignment.view(), ProofRandomness::from_seed(3));
   auto bytes = encode_supraseal_proof(proof);
   BOOST_TEST(same(decode_supraseal_proof(bytes), proof));
   // A's x is its Montgomery limbs, little-endian (blst's affine layout).
