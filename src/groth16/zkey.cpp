@@ -211,7 +211,11 @@ ProvingKey read_zkey(InputFile input) {
 }  // namespace bn254
 
 Curve zkey_curve(const std::filesystem::path& path) {
-  const BinFile file(open_zkey(path), "zkey", kKind, 2, {kASection, kB1Section, kB2Section, kCSection, kHSection});
+  // Every section but the header left unread: a large key's coefficients and points are read once,
+  // by the reader of its curve.
+  const BinFile file(open_zkey(path), "zkey", kKind, 2,
+                     {kProtocolSection, kIcSection, kCoefficientSection, kASection, kB1Section, kB2Section, kCSection, kHSection,
+                      kContributionSection});
   SectionReader header(file, kHeaderSection, "header");
   const auto q = curve_of_base_prime(header.take(header.u32()));
   const auto r = curve_of_scalar_prime(header.take(header.u32()));
