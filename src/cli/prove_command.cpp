@@ -10,7 +10,10 @@
 #include "cli/commands.hpp"
 
 #include "cli/proof_run.hpp"
+#include "groth16/json.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/verify.hpp"
+#include "groth16/witness.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
 
@@ -90,6 +93,43 @@ std::vector<ProofOutputs> proof_outputs(const ProveOptions& options, const std::
   return outputs;
 }
 
+// A BN254 key's proofs, one after another on the CPU reference (groth16::bn254::prove_on_cpu): the
+// engine, the device program and the kernels take BLS12-381 keys only so far. The same outputs,
+// --seed and --no-verify as the engine's route; r and s of proof i from seed + i.
+int prove_bn254_on_cpu(const ProveOptions& options, const std::vector<fs::path>& files,
+                       const std::vector<ProofOutputs>& outputs) {
+  namespace bn = groth16::bn254;
+  if (!options.r1cs.empty()) throw std::runtime_error("--r1cs: BN254 constraint systems are not read yet; leave it out");
+  fmt::print(stderr, "stagehand prove: {} is a BN254 key: proving on the CPU reference (no GPU, no engine)\n", options.zkey);
+  const auto start = std::chrono::steady_clock::now();
+  const auto key = bn::read_zkey(options.zkey);
+  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
+             key.n_public, key.domain_log2, seconds_since(start));
+  const bn::ProofVerifier verifier(key);
+  int failed = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto proof_start = std::chrono::steady_clock::now();
+    const auto witness = bn::read_wtns(files[i], options.run.threads);
+    bn::check_witness_matches(key, witness, options.zkey, files[i]);
+    const auto randomness =
+        options.run.seed ? bn::ProofRandomness::from_seed(*options.run.seed + i) : bn::ProofRandomness::from_system();
+    const auto proof = bn::prove_on_cpu(key, witness, randomness, options.run.threads);
+    const auto signals = bn::public_signals(key, witness);
+    if (!options.run.no_verify) {
+      if (const auto why = verifier.check(proof, signals)) {
+        fmt::print(stderr, "stagehand prove: {}: the proof does not verify: {}\n", files[i].string(), *why);
+        ++failed;
+        continue;
+      }
+    }
+    groth16::write_text_file(outputs[i].proof, bn::proof_json(proof));
+    groth16::write_text_file(outputs[i].public_signals, bn::public_json(signals));
+    fmt::print(stderr, "stagehand prove: {}: {} in {:.2f} s on the CPU{}\n", files[i].string(), outputs[i].proof.string(),
+               seconds_since(proof_start), options.run.no_verify ? " (not verified)" : ", verified");
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 int prove(const ProveOptions& options) {
   const auto config = load_proof_run_config(options.run);
   const auto files = witness_files(options.wtns);
@@ -102,7 +142,14 @@ int prove(const ProveOptions& options) {
 
   inputs.start = std::chrono::steady_clock::now();
   auto& key = inputs.key;
-  key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(options.zkey));
+  try {
+    key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(options.zkey));
+  } catch (const groth16::CurveError& error) {
+    // The BLS12-381 reader stops at a BN254 key's header, and BN254's opens the file again: a
+    // BLS12-381 key is still opened and read once (a FIFO's bytes cannot be read twice).
+    if (error.found() != groth16::Curve::bn254) throw;
+    return prove_bn254_on_cpu(options, files, inputs.outputs);
+  }
   key.path = options.zkey;
   key.read_seconds = seconds_since(inputs.start);
   fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.key->n_vars,
@@ -121,7 +168,7 @@ int prove(const ProveOptions& options) {
 void add_prove_command(CLI::App& app) {
   auto options = std::make_shared<ProveOptions>();
   auto* command = app.add_subcommand("prove", "Make Groth16 proofs from a snarkjs .zkey and .wtns files (snarkjs's proof.json, public.json)");
-  command->add_option("--zkey", options->zkey, "snarkjs Groth16 proving key (BLS12-381)")->required();
+  command->add_option("--zkey", options->zkey, "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)")->required();
   command->add_option("--wtns", options->wtns, "Witness file (snarkjs .wtns), or a directory of them; repeatable")->required();
   command->add_option("--proof", options->proof, "Where to write the proof (one witness; default ./proof.json)");
   command->add_option("--public", options->public_signals, "Where to write the public signals (one witness; default ./public.json)");

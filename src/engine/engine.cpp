@@ -129,6 +129,14 @@ void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
   KeyInMemory key;
   try {
     key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(std::move(zkey)));
+  } catch (const groth16::CurveError& error) {
+    // Every key reaches the engine here: a BN254 key is refused rather than proved as BLS12-381's.
+    if (error.found() == groth16::Curve::bn254) {
+      throw EngineError(ErrorKind::bad_key, fmt::format("{}: BN254 keys are proved on the CPU only so far (`stagehand prove` "
+                                                        "proves them on the CPU reference); the engine takes BLS12-381 keys",
+                                                        zkey_path.string()));
+    }
+    throw EngineError(ErrorKind::bad_key, error.what());
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_key, error.what());
   }

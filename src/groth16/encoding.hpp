@@ -4,9 +4,13 @@
 // point at infinity all zero bytes.
 
 #include "groth16/binfile.hpp"
+#include "math/bn254.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
 
 #include <array>
 #include <cstdint>
@@ -41,6 +45,87 @@ void encode_g2_jacobian(const math::G2Projective& point, std::span<std::uint8_t,
 // Reads `count` points from the reader; fails naming the section and the index of a bad point.
 std::vector<math::G1Affine> read_g1_points(SectionReader& reader, std::size_t count, const std::string& what);
 std::vector<math::G2Affine> read_g2_points(SectionReader& reader, std::size_t count, const std::string& what);
+
+// The same encoding for the points of either curve (BN254's: 32-byte coordinates, 64 bytes a G1
+// point, 128 a G2 point): what the readers of both curves' keys share.
+namespace detail {
+template <class Field>
+struct Coordinates {
+  using Base = Field;
+  static constexpr std::size_t count = 1;
+};
+template <class Base_>
+struct Coordinates<math::BasicFq2<Base_>> {
+  using Base = Base_;
+  static constexpr std::size_t count = 2;
+};
+}  // namespace detail
+
+template <class Affine>
+inline constexpr std::size_t affine_bytes =
+    2 * detail::Coordinates<typename Affine::Field>::count * detail::Coordinates<typename Affine::Field>::Base::byte_count;
+
+// nullopt when a coordinate is not reduced or the point is not on its curve.
+template <class Affine>
+std::optional<Affine> decode_affine(std::span<const std::uint8_t> bytes) {
+  using Coordinates = detail::Coordinates<typename Affine::Field>;
+  using Base = typename Coordinates::Base;
+  if (std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; })) return Affine::identity();
+  std::array<Base, 2 * Coordinates::count> c;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    auto value = Base::from_montgomery_bytes(std::span<const std::uint8_t, Base::byte_count>(bytes.data() + i * Base::byte_count,
+                                                                                            Base::byte_count));
+    if (!value) return std::nullopt;
+    c[i] = *value;
+  }
+  Affine point;
+  if constexpr (Coordinates::count == 1) {
+    point = Affine::from_coordinates(c[0], c[1]);
+  } else {
+    point = Affine::from_coordinates({c[0], c[1]}, {c[2], c[3]});
+  }
+  if (!point.is_on_curve()) return std::nullopt;
+  return point;
+}
+
+template <class Affine>
+void encode_affine(const Affine& point, std::vector<std::uint8_t>& out) {
+  if (point.infinity) {
+    out.insert(out.end(), affine_bytes<Affine>, 0);
+    return;
+  }
+  auto put = [&](const auto& value) {
+    const auto bytes = value.to_montgomery_bytes();
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  };
+  if constexpr (detail::Coordinates<typename Affine::Field>::count == 1) {
+    put(point.x);
+    put(point.y);
+  } else {
+    for (const auto* coordinate : {&point.x, &point.y}) {
+      put(coordinate->c0);
+      put(coordinate->c1);
+    }
+  }
+}
+
+// Reads `count` points of either curve from the reader; fails naming the section, `group` ("G1")
+// and the index of a bad point.
+template <class Affine>
+std::vector<Affine> read_affine_points(SectionReader& reader, std::size_t count, const std::string& what, const char* group) {
+  constexpr std::size_t size = affine_bytes<Affine>;
+  if (reader.remaining() / size < count) {
+    reader.fail(fmt::format("{} bytes left for {} {} points of {} bytes", reader.remaining(), count, group, size));
+  }
+  const auto bytes = reader.take(count * size);
+  std::vector<Affine> points(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    auto point = decode_affine<Affine>(bytes.subspan(i * size, size));
+    if (!point) reader.fail(fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, i, group));
+    points[i] = *point;
+  }
+  return points;
+}
 
 // The canonical little-endian bytes of a prime (checks of the headers against r and q).
 template <class Field>

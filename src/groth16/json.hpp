@@ -19,6 +19,13 @@ std::string verification_key_json(const ProvingKey& key);
 // The same of a .params key's verifying key (nPublic: its ic points less the constant one's).
 std::string verification_key_json(const VerifyingKey& key);
 
+namespace bn254 {
+// The same of a BN254 key's proof and verifying key: "curve": "bn128", as snarkjs writes them.
+std::string proof_json(const Proof& proof);
+std::string public_json(std::span<const math::bn254::Fr> signals);
+std::string verification_key_json(const ProvingKey& key);
+}  // namespace bn254
+
 // Writes text to a file; std::runtime_error naming the file when it cannot.
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 

@@ -67,4 +67,24 @@ Proof prove_on_cpu(const ProvingKey& key, std::span<const math::Fr> witness, con
 // w[1..nPublic].
 std::vector<math::Fr> public_signals(const ProvingKey& key, std::span<const math::Fr> witness);
 
+namespace bn254 {
+// The same proof of a BN254 key on the CPU reference (one template with BLS12-381's prove_on_cpu).
+struct Proof {
+  math::bn254::G1Affine a;
+  math::bn254::G2Affine b;
+  math::bn254::G1Affine c;
+};
+struct ProofRandomness {
+  math::bn254::Fr r;
+  math::bn254::Fr s;
+  static ProofRandomness from_system();
+  static ProofRandomness from_seed(std::uint64_t seed);
+};
+void check_witness_matches(const ProvingKey& key, std::span<const math::bn254::Fr> witness,
+                           const std::filesystem::path& zkey_path, const std::filesystem::path& wtns_path);
+Proof prove_on_cpu(const ProvingKey& key, std::span<const math::bn254::Fr> witness, const ProofRandomness& randomness,
+                   unsigned thread_count = 0);
+std::vector<math::bn254::Fr> public_signals(const ProvingKey& key, std::span<const math::bn254::Fr> witness);
+}  // namespace bn254
+
 }  // namespace stagehand::groth16

@@ -8,10 +8,17 @@
 
 namespace stagehand::groth16 {
 
-ProofVerifier::ProofVerifier(const ProvingKey& key)
-    : key_(key), beta2_(math::prepare_g2(key.beta2)), gamma2_(math::prepare_g2(key.gamma2)), delta2_(math::prepare_g2(key.delta2)) {}
+template <class Key, class Proof>
+BasicProofVerifier<Key, Proof>::BasicProofVerifier(const Key& key)
+    : key_(key),
+      beta2_(math::Pairing<Description>::prepare_g2(key.beta2)),
+      gamma2_(math::Pairing<Description>::prepare_g2(key.gamma2)),
+      delta2_(math::Pairing<Description>::prepare_g2(key.delta2)) {}
 
-std::optional<std::string> ProofVerifier::check(const Proof& proof, std::span<const math::Fr> public_signals) const {
+template <class Key, class Proof>
+std::optional<std::string> BasicProofVerifier<Key, Proof>::check(const Proof& proof, std::span<const Fr> public_signals) const {
+  using G1Projective = math::ProjectivePoint<typename Description::G1>;
+  using Pairing = math::Pairing<Description>;
   if (public_signals.size() != key_.n_public || key_.ic.size() != key_.n_public + 1) {
     return fmt::format("{} public signals for a key with {} (and {} IC points)", public_signals.size(), key_.n_public,
                        key_.ic.size());
@@ -21,18 +28,27 @@ std::optional<std::string> ProofVerifier::check(const Proof& proof, std::span<co
   if (!proof.a.is_in_subgroup() || !proof.c.is_in_subgroup()) return std::string("π_A or π_C is not in G1's subgroup of order r");
   if (!proof.b.is_in_subgroup()) return std::string("π_B is not in G2's subgroup of order r");
 
-  math::G1Projective vk_x = math::G1Projective::from_affine(key_.ic[0]);
+  G1Projective vk_x = G1Projective::from_affine(key_.ic[0]);
   for (std::size_t i = 0; i < public_signals.size(); ++i) {
-    vk_x += math::G1Projective::from_affine(key_.ic[i + 1]).multiply(public_signals[i]);
+    vk_x += G1Projective::from_affine(key_.ic[i + 1]).multiply(public_signals[i]);
   }
-  const math::G2Prepared pi_b = math::prepare_g2(proof.b);
-  const std::pair<math::G1Affine, const math::G2Prepared*> pairs[] = {
+  const auto pi_b = Pairing::prepare_g2(proof.b);
+  const typename Pairing::Pair pairs[] = {
       {-proof.a, &pi_b}, {vk_x.to_affine(), &gamma2_}, {proof.c, &delta2_}, {key_.alpha1, &beta2_}};
-  if (!math::multi_pairing(pairs).is_one()) {
+  if (!Pairing::multi_pairing(pairs).is_one()) {
     return std::string("the pairing check e(-π_A, π_B)·e(vk_x, γ2)·e(π_C, δ2)·e(α1, β2) = 1 fails");
   }
   return std::nullopt;
 }
+
+template class BasicProofVerifier<ProvingKey, Proof>;
+template class BasicProofVerifier<bn254::ProvingKey, bn254::Proof>;
+
+namespace bn254 {
+bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const math::bn254::Fr> public_signals) {
+  return !ProofVerifier(key).check(proof, public_signals).has_value();
+}
+}  // namespace bn254
 
 bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const math::Fr> public_signals) {
   return !ProofVerifier(key).check(proof, public_signals).has_value();

@@ -19,19 +19,33 @@
 
 namespace stagehand::groth16 {
 
-class ProofVerifier {
+// One template for both curves' keys (ProvingKey, bn254::ProvingKey) and proofs.
+template <class Key, class Proof>
+class BasicProofVerifier {
  public:
+  using Description = typename Key::Description;
+  using Fr = typename Description::Fr;
+
   // Prepares the Miller loop's lines of the fixed β2, γ2, δ2 once (a few ms).
-  explicit ProofVerifier(const ProvingKey& key);
+  explicit BasicProofVerifier(const Key& key);
 
   // Nothing when the proof verifies; otherwise why not ("a point is not on its curve", "the
   // pairing check fails", ...). public_signals are w[1..nPublic].
-  std::optional<std::string> check(const Proof& proof, std::span<const math::Fr> public_signals) const;
+  std::optional<std::string> check(const Proof& proof, std::span<const Fr> public_signals) const;
 
  private:
-  const ProvingKey& key_;
-  math::G2Prepared beta2_, gamma2_, delta2_;
+  const Key& key_;
+  math::BasicG2Prepared<Description> beta2_, gamma2_, delta2_;
 };
+
+using ProofVerifier = BasicProofVerifier<ProvingKey, Proof>;
+extern template class BasicProofVerifier<ProvingKey, Proof>;
+extern template class BasicProofVerifier<bn254::ProvingKey, bn254::Proof>;
+
+namespace bn254 {
+using ProofVerifier = BasicProofVerifier<ProvingKey, Proof>;
+bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const math::bn254::Fr> public_signals);
+}  // namespace bn254
 
 // One-off form of ProofVerifier::check: true when the proof verifies.
 bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const math::Fr> public_signals);

@@ -35,8 +35,9 @@ void expect_size(SectionReader& reader, std::uint64_t count, std::size_t size, c
 
 namespace detail {
 
+template <class Fr>
 std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
-                                  std::span<Coefficient> out, unsigned threads, std::size_t minimum_range) {
+                                  std::span<BasicCoefficient<Fr>> out, unsigned threads, std::size_t minimum_range) {
   const std::uint64_t count = out.size();
   std::atomic<std::uint64_t> first_bad{count};
   math::detail::run_ranges(count, threads, minimum_range, [&](std::size_t begin, std::size_t end) {
@@ -46,7 +47,7 @@ std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::ui
       entry.matrix = load_u32(record);
       entry.constraint = load_u32(record + 4);
       entry.signal = load_u32(record + 8);
-      const auto value = math::Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(record + 12, 32));
+      const auto value = Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(record + 12, 32));
       if (entry.matrix > 1 || entry.constraint >= domain_size || entry.signal >= n_vars || !value) {
         // The lowest bad index of all ranges: each range stops at its first.
         std::uint64_t seen = first_bad.load();
@@ -59,6 +60,9 @@ std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::ui
   });
   return first_bad.load();
 }
+
+template std::uint64_t decode_coefficients<math::Fr>(std::span<const std::uint8_t>, std::uint32_t, std::uint32_t,
+                                                     std::span<Coefficient>, unsigned, std::size_t);
 
 }  // namespace detail
 
@@ -84,19 +88,20 @@ void read_protocol(const BinFile& file) {
   }
 }
 
-// The header: the curve's primes, the counts, the domain and the verifying key's points.
-void read_header(const BinFile& file, ProvingKey& key) {
-  SectionReader header(file, kHeaderSection, "header");
+// The header's primes: the key's curve must be Key's.
+template <class Key>
+void read_primes(SectionReader& header) {
   const auto n8q = header.u32();
-  if (n8q != 48) header.fail(fmt::format("base field of {} bytes, expected 48: not a BLS12-381 key", n8q));
-  auto q = header.take(48);
-  const auto fq_modulus = modulus_bytes<math::Fq>();
-  if (!std::equal(q.begin(), q.end(), fq_modulus.begin())) header.fail("the base field prime q is not BLS12-381's: a key for another curve");
+  expect_curve(header, curve_of_base_prime(header.take(n8q)), Key::curve, "the base field prime q", "key");
   const auto n8r = header.u32();
-  if (n8r != 32) header.fail(fmt::format("scalar field of {} bytes, expected 32: not a BLS12-381 key", n8r));
-  auto r = header.take(32);
-  const auto fr_modulus = modulus_bytes<math::Fr>();
-  if (!std::equal(r.begin(), r.end(), fr_modulus.begin())) header.fail("the scalar field prime r is not BLS12-381's: a key for another curve");
+  expect_curve(header, curve_of_scalar_prime(header.take(n8r)), Key::curve, "the scalar field prime r", "key");
+}
+
+// The header: the curve's primes, the counts, the domain and the verifying key's points.
+template <class Key>
+void read_header(const BinFile& file, Key& key) {
+  SectionReader header(file, kHeaderSection, "header");
+  read_primes<Key>(header);
   key.n_vars = header.u32();
   key.n_public = header.u32();
   key.domain_size = header.u32();
@@ -108,13 +113,15 @@ void read_header(const BinFile& file, ProvingKey& key) {
     header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
   }
   key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
+  using G1 = std::remove_cvref_t<decltype(key.alpha1)>;
+  using G2 = std::remove_cvref_t<decltype(key.beta2)>;
   auto g1 = [&](const char* name) {
-    auto point = decode_g1(header.take(kG1Bytes));
+    auto point = decode_affine<G1>(header.take(affine_bytes<G1>));
     if (!point) header.fail(fmt::format("{} is not a point of G1", name));
     return *point;
   };
   auto g2 = [&](const char* name) {
-    auto point = decode_g2(header.take(kG2Bytes));
+    auto point = decode_affine<G2>(header.take(affine_bytes<G2>));
     if (!point) header.fail(fmt::format("{} is not a point of G2", name));
     return *point;
   };
@@ -127,7 +134,9 @@ void read_header(const BinFile& file, ProvingKey& key) {
   header.expect_end();
 }
 
-void read_coefficients(const BinFile& file, ProvingKey& key) {
+template <class Key>
+void read_coefficients(const BinFile& file, Key& key) {
+  using Fr = decltype(key.coefficients[0].value);
   SectionReader coefficients(file, kCoefficientSection, "coefficients");
   const auto count = coefficients.u32();
   if (coefficients.remaining() != std::uint64_t{count} * kCoefficientBytes) {
@@ -139,10 +148,10 @@ void read_coefficients(const BinFile& file, ProvingKey& key) {
   // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
   // on its 16; bench/RESULTS.md).
   const auto records = coefficients.take(std::uint64_t{count} * kCoefficientBytes);
-  const auto bad = detail::decode_coefficients(records, key.domain_size, key.n_vars, key.coefficients, 0);
+  const auto bad = detail::decode_coefficients<Fr>(records, key.domain_size, key.n_vars, key.coefficients, 0);
   if (bad < count) {
     const auto& entry = key.coefficients[bad];
-    const bool value_ok = math::Fr::from_double_montgomery_bytes(
+    const bool value_ok = Fr::from_double_montgomery_bytes(
                               std::span<const std::uint8_t, 32>(records.data() + bad * kCoefficientBytes + 12, 32))
                               .has_value();
     coefficients.fail(fmt::format("record {} is out of range (matrix {}, constraint {} of {}, signal {} of {}{})", bad,
@@ -171,6 +180,50 @@ ProvingKey read_zkey(InputFile input) {
   key.c = read_g1_set(file, kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1);
   key.h = read_g1_set(file, kHSection, "H", key.domain_size);
   return key;
+}
+
+namespace bn254 {
+
+ProvingKey read_zkey(const std::filesystem::path& path) { return groth16::bn254::read_zkey(open_zkey(path)); }
+
+ProvingKey read_zkey(InputFile input) {
+  BinFile file(std::move(input), "zkey", kKind, 2);
+  ProvingKey key;
+  read_protocol(file);
+  read_header(file, key);
+  auto points = [&]<class Affine>(std::uint32_t id, const char* what, std::uint64_t count, const char* group) {
+    SectionReader section(file, id, what);
+    expect_size(section, count, affine_bytes<Affine>, fmt::format("{} points", group));
+    return read_affine_points<Affine>(section, count, what, group);
+  };
+  using G1 = math::bn254::G1Affine;
+  using G2 = math::bn254::G2Affine;
+  key.ic = points.operator()<G1>(kIcSection, "IC", key.n_public + 1ULL, "G1");
+  read_coefficients(file, key);
+  key.a = points.operator()<G1>(kASection, "A", key.n_vars, "G1");
+  key.b1 = points.operator()<G1>(kB1Section, "B1", key.n_vars, "G1");
+  key.b2 = points.operator()<G2>(kB2Section, "B2", key.n_vars, "G2");
+  key.c = points.operator()<G1>(kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1, "G1");
+  key.h = points.operator()<G1>(kHSection, "H", key.domain_size, "G1");
+  return key;
+}
+
+}  // namespace bn254
+
+Curve zkey_curve(const std::filesystem::path& path) {
+  // Every section but the header left unread: a large key's coefficients and points are read once,
+  // by the reader of its curve.
+  const BinFile file(open_zkey(path), "zkey", kKind, 2,
+                     {kProtocolSection, kIcSection, kCoefficientSection, kASection, kB1Section, kB2Section, kCSection, kHSection,
+                      kContributionSection});
+  SectionReader header(file, kHeaderSection, "header");
+  const auto q = curve_of_base_prime(header.take(header.u32()));
+  const auto r = curve_of_scalar_prime(header.take(header.u32()));
+  if (!q || q != r) {
+    header.fail("the primes q and r are not those of BLS12-381 or BN254: a key of an unknown curve (Stagehand proves "
+                "BLS12-381 and BN254 keys)");
+  }
+  return *q;
 }
 
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key) {

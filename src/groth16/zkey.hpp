@@ -1,10 +1,13 @@
 #pragma once
-// snarkjs's Groth16 proving key (.zkey) over BLS12-381, as docs/snarkjs-formats.md lays it out:
+// snarkjs's Groth16 proving key (.zkey) over BLS12-381 (ProvingKey) or BN254 (bn254::ProvingKey), as
+// docs/snarkjs-formats.md lays it out:
 // sections 1 (protocol), 2 (header), 3 (IC), 4 (coefficients), 5 (A), 6 (B1), 7 (B2), 8 (C),
 // 9 (H), 10 (contributions; not read).
 
 #include "groth16/binfile.hpp"
+#include "groth16/curve.hpp"
 #include "groth16/point_set.hpp"
+#include "math/bn254.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
@@ -19,19 +22,25 @@ namespace stagehand::groth16 {
 
 // One entry of section 4: the A (matrix 0) or B (matrix 1) coefficient of `signal` in
 // `constraint`.
-struct Coefficient {
+template <class Fr>
+struct BasicCoefficient {
   std::uint32_t matrix = 0;
   std::uint32_t constraint = 0;
   std::uint32_t signal = 0;
-  math::Fr value;
+  Fr value;
 };
+using Coefficient = BasicCoefficient<math::Fr>;
 
 // A key's coefficient records, in PinnableAllocator's memory: huge pages where large, and not
 // written when the list is sized (read_zkey's threads write each record).
-using CoefficientList = std::vector<Coefficient, PinnableAllocator<Coefficient>>;
+template <class Fr>
+using BasicCoefficientList = std::vector<BasicCoefficient<Fr>, PinnableAllocator<BasicCoefficient<Fr>>>;
+using CoefficientList = BasicCoefficientList<math::Fr>;
 
 struct ProvingKey {
   static constexpr HForm h_form = HForm::snarkjs;
+  static constexpr Curve curve = Curve::bls12_381;
+  using Description = math::Bls12_381;
 
   std::uint32_t n_vars = 0;
   std::uint32_t n_public = 0;  // public outputs + public inputs, not the constant 1
@@ -49,7 +58,8 @@ struct ProvingKey {
   G1Points h;   // domain_size
 };
 
-// Reads and checks a .zkey: protocol Groth16, curve BLS12-381 (both primes), section sizes that
+// Reads and checks a .zkey: protocol Groth16, curve BLS12-381 (both primes; CurveError naming
+// both curves for a BN254 key), section sizes that
 // agree with the header, points on their curves, coefficients within range. InputError naming
 // the file and section otherwise.
 ProvingKey read_zkey(const std::filesystem::path& path);
@@ -61,14 +71,48 @@ InputFile open_zkey(const std::filesystem::path& path);
 // Writes a .zkey snarkjs reads (section 10 holds a zero circuit hash and no contributions).
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key);
 
+namespace bn254 {
+// A BN254 key, for the CPU prover only so far: its large sets decoded, not kept encoded (the
+// device path takes BLS12-381's ProvingKey alone).
+struct ProvingKey {
+  static constexpr HForm h_form = HForm::snarkjs;
+  static constexpr Curve curve = Curve::bn254;
+  using Description = math::Bn254;
+
+  std::uint32_t n_vars = 0;
+  std::uint32_t n_public = 0;
+  std::uint32_t domain_size = 0;
+  unsigned domain_log2 = 0;
+  math::bn254::G1Affine alpha1, beta1, delta1;
+  math::bn254::G2Affine beta2, gamma2, delta2;
+  std::vector<math::bn254::G1Affine> ic;
+  BasicCoefficientList<math::bn254::Fr> coefficients;
+  std::vector<math::bn254::G1Affine> a, b1, c, h;
+  std::vector<math::bn254::G2Affine> b2;
+};
+
+// read_zkey's checks for a BN254 key (CurveError naming both curves for a BLS12-381 key).
+ProvingKey read_zkey(const std::filesystem::path& path);
+ProvingKey read_zkey(InputFile file);
+}  // namespace bn254
+
+// The curve of a .zkey's header (its primes q and r); InputError naming the file for a file that
+// is not a .zkey or whose primes are of no curve Stagehand knows.
+Curve zkey_curve(const std::filesystem::path& path);
+
 namespace detail {
 // Section 4's records (44 bytes each: matrix, constraint, signal, then the value in snarkjs's
 // double Montgomery form) into `out`, one per element, on up to `threads` threads (0 = all) in
 // ranges of at least `minimum_range` records. Returns the index of the first record out of range
 // (a matrix other than 0 or 1, a constraint or signal past the key's, a value not below r), or
 // out.size(); the fields of that record are in `out`.
+template <class Fr>
 std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
-                                  std::span<Coefficient> out, unsigned threads, std::size_t minimum_range = 1 << 16);
+                                  std::span<BasicCoefficient<Fr>> out, unsigned threads, std::size_t minimum_range = 1 << 16);
+inline std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
+                                         std::span<Coefficient> out, unsigned threads, std::size_t minimum_range = 1 << 16) {
+  return decode_coefficients<math::Fr>(records, domain_size, n_vars, out, threads, minimum_range);
+}
 }  // namespace detail
 
 // The largest evaluation domain Stagehand supports, 2^28: readers and setup refuse larger ones

@@ -28,4 +28,12 @@ void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, co
 void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
                             unsigned thread_count = 0);
 
+namespace bn254 {
+// The same for BN254's Fr (the snarkjs form of its keys).
+void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                           unsigned thread_count = 0);
+void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                            unsigned thread_count = 0);
+}  // namespace bn254
+
 }  // namespace stagehand::math

@@ -14,6 +14,7 @@
 #include "engine/engine.hpp"
 #include "engine/proof_queue.hpp"
 
+#include "groth16/encoding.hpp"
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -1246,6 +1247,32 @@ BOOST_AUTO_TEST_CASE(on_run_reports_each_runs_figures_its_proofs_and_its_trace) 
 // A key in memory, as `stagehand prove` loads it: the same proofs as from its file (seeded from 0
 // as prove's witnesses), the witness named as the caller names it, and a constraint system of
 // another circuit refused at load.
+BOOST_AUTO_TEST_CASE(a_bn254_key_is_refused_as_cpu_only_not_proved_as_bls12_381) {
+  Engine engine(config());
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("stagehand_engine_bn254_{}.zkey", ::getpid());
+  {
+    // Protocol and header alone, with BN254's primes: the engine must refuse at the header.
+    groth16::BinFileWriter out(path, "zkey", 1);
+    out.begin_section(1);
+    out.u32(1);
+    out.end_section();
+    out.begin_section(2);
+    out.u32(32);
+    out.bytes(groth16::modulus_bytes<math::bn254::Fq>());
+    out.u32(32);
+    out.bytes(groth16::modulus_bytes<math::bn254::Fr>());
+    out.end_section();
+    out.finish();
+  }
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.load_key("bn", path); }, &message) == ErrorKind::bad_key);
+  BOOST_CHECK_MESSAGE(message.find(path.string()) != std::string::npos &&
+                          message.find("BN254 keys are proved on the CPU only so far") != std::string::npos,
+                      message);
+  BOOST_CHECK(!engine.has_key("bn"));
+  std::filesystem::remove(path);
+}
+
 BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_witness) {
   Engine engine(config());
   KeyInMemory key;

@@ -16,6 +16,7 @@
 #include "groth16/errors.hpp"
 #include "groth16/json.hpp"
 #include "groth16/constraint_matrix.hpp"
+#include "groth16/curve.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/setup.hpp"
@@ -32,6 +33,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <optional>
 #include <filesystem>
@@ -211,6 +213,87 @@ BOOST_AUTO_TEST_CASE(another_curve_is_refused_in_the_header) {
   save(files.zkey, bytes);
   message = error_of([&] { read_zkey(files.zkey); });
   BOOST_CHECK(contains(message, "section 2 (header)") && contains(message, "not a BLS12-381 key"));
+}
+
+namespace {
+
+// A .zkey of protocol and header alone whose primes are BN254's: what the readers look at first.
+void write_bn254_zkey_header(const fs::path& path) {
+  BinFileWriter out(path, "zkey", 1);
+  out.begin_section(1);
+  out.u32(1);
+  out.end_section();
+  out.begin_section(2);
+  out.u32(32);
+  out.bytes(modulus_bytes<math::bn254::Fq>());
+  out.u32(32);
+  out.bytes(modulus_bytes<math::bn254::Fr>());
+  out.end_section();
+  out.finish();
+}
+
+// The CurveError of `action`, which must throw one.
+CurveError curve_error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const CurveError& error) {
+    return error;
+  }
+  BOOST_FAIL("no CurveError");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_bn254_witness_is_read_by_its_curve_and_refused_by_the_other) {
+  Files files;
+  const auto bn_wtns = files.dir / "bn254.wtns";
+  const std::vector<math::bn254::Fr> values = {math::bn254::Fr::one(), math::bn254::Fr::from_uint64(42),
+                                               -math::bn254::Fr::from_uint64(6), math::bn254::Fr::from_uint64(7)};
+  groth16::bn254::write_wtns(bn_wtns, values);
+  BOOST_CHECK(groth16::bn254::read_wtns(bn_wtns, 2) == values);
+  BOOST_CHECK(wtns_curve(bn_wtns) == Curve::bn254);
+  BOOST_CHECK(wtns_curve(files.wtns) == Curve::bls12_381);
+
+  // Read as BLS12-381's: refused naming the file, both curves and the circom option.
+  auto error = curve_error_of([&] { read_wtns(bn_wtns); });
+  BOOST_CHECK(error.found() == Curve::bn254 && error.expected() == Curve::bls12_381);
+  std::string message = error.what();
+  BOOST_CHECK_MESSAGE(contains(message, bn_wtns.string() + ": section 1 (header)") && contains(message, "BN254") &&
+                          contains(message, "BLS12-381") && contains(message, "circom --prime bls12381"),
+                      message);
+  // And the reverse.
+  error = curve_error_of([&] { groth16::bn254::read_wtns(files.wtns); });
+  BOOST_CHECK(error.found() == Curve::bls12_381 && error.expected() == Curve::bn254);
+  message = error.what();
+  BOOST_CHECK_MESSAGE(contains(message, files.wtns.string()) && contains(message, "a witness of BLS12-381, where BN254 is expected") &&
+                          contains(message, "--prime bn128"),
+                      message);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_of_the_other_curve_or_of_none_is_refused_naming_the_curves) {
+  Files files;
+  const auto bn_zkey = files.dir / "bn254.zkey";
+  write_bn254_zkey_header(bn_zkey);
+  BOOST_CHECK(zkey_curve(bn_zkey) == Curve::bn254);
+  BOOST_CHECK(zkey_curve(files.zkey) == Curve::bls12_381);
+  auto error = curve_error_of([&] { read_zkey(bn_zkey); });
+  BOOST_CHECK(error.found() == Curve::bn254 && error.expected() == Curve::bls12_381);
+  std::string message = error.what();
+  BOOST_CHECK_MESSAGE(contains(message, bn_zkey.string() + ": section 2 (header)") &&
+                          contains(message, "a key of BN254, where BLS12-381 is expected"),
+                      message);
+  error = curve_error_of([&] { groth16::bn254::read_zkey(files.zkey); });
+  BOOST_CHECK(error.found() == Curve::bls12_381 && error.expected() == Curve::bn254);
+
+  // q of neither curve: an unknown curve, named as such by zkey_curve and by both readers.
+  auto bytes = load(files.zkey);
+  bytes[section_offset(bytes, 2) + 4] ^= 1;
+  save(files.zkey, bytes);
+  message = error_of([&] { zkey_curve(files.zkey); });
+  BOOST_CHECK_MESSAGE(contains(message, files.zkey.string()) && contains(message, "unknown curve"), message);
+  message = error_of([&] { groth16::bn254::read_zkey(files.zkey); });
+  BOOST_CHECK_MESSAGE(contains(message, "neither BLS12-381's nor BN254's") && contains(message, "not a BN254 key"), message);
 }
 
 BOOST_AUTO_TEST_CASE(another_protocol_is_refused) {

@@ -323,6 +323,35 @@ BOOST_AUTO_TEST_CASE(h_forms_agree_with_each_other) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(bn254_h_forms_agree_on_a_satisfied_instance) {
+  // BN254's two H forms (no noble vectors for them): with c = a∘b on the domain, the classic h has
+  // a zero top coefficient and, evaluated on the snarkjs coset, times Z(x_j) = -2 gives the
+  // snarkjs values; an unsatisfied c leaves the top coefficient non-zero.
+  using bn254::Fr;
+  constexpr unsigned log_size = 4;
+  const auto snarkjs_domain = bn254::Domain::snarkjs(log_size);
+  const auto classic_on_snarkjs_roots = bn254::Domain::from_root(log_size, snarkjs_domain.root(), Fr::from_uint64(7));
+  std::vector<Fr> a, b, c;
+  for (std::uint64_t i = 0; i < (1u << log_size); ++i) {
+    a.push_back(Fr::from_uint64(3 * i + 1).pow(5));
+    b.push_back(Fr::from_uint64(7 * i + 2).pow(3));
+    c.push_back(a.back() * b.back());
+  }
+  std::vector<Fr> snarkjs_a = a, snarkjs_b = b, snarkjs_c = c;
+  bn254::h_evaluations_snarkjs(snarkjs_a, snarkjs_b, snarkjs_c, snarkjs_domain);
+  std::vector<Fr> h = a, classic_b = b, classic_c = c;
+  bn254::h_coefficients_classic(h, classic_b, classic_c, classic_on_snarkjs_roots);
+  BOOST_CHECK(h.back().is_zero());
+  bn254::coset_ntt(h, snarkjs_domain);
+  const Fr minus_two = -Fr::from_uint64(2);
+  for (std::size_t index = 0; index < h.size(); ++index) {
+    BOOST_CHECK_MESSAGE(h[index] * minus_two == snarkjs_a[index], "BN254 h·Z at position " << index);
+  }
+  c[3] += Fr::one();
+  bn254::h_coefficients_classic(a, b, c, classic_on_snarkjs_roots);
+  BOOST_CHECK(!a.back().is_zero());
+}
+
 BOOST_AUTO_TEST_CASE(h_evaluations_snarkjs_requires_a_snarkjs_coset) {
   std::vector<Fr> a(8), b(8), c(8);
   BOOST_CHECK_THROW(h_evaluations_snarkjs(a, b, c, Domain::classic(3)), std::invalid_argument);
