@@ -156,6 +156,79 @@ class BatchAffineBuckets {
   std::vector<Field> prefix_products_;
 };
 
+// Σ (k+1)·bucket[k] over one window of points [begin, end), by running sums from the top bucket
+// down: two additions per bucket. `sum(k)` reads bucket k once every point is in.
+template <class Projective, class BucketSum>
+Projective weighted_bucket_sum(std::size_t bucket_count, BucketSum&& sum) {
+  Projective running = Projective::identity();
+  Projective total = Projective::identity();
+  for (std::size_t bucket = bucket_count; bucket-- > 0;) {
+    running += sum(bucket);
+    total += running;
+  }
+  return total;
+}
+
+// One window's sum over points [begin, end) with affine buckets and batched inversions.
+template <class Curve>
+ProjectivePoint<Curve> window_sum_batch_affine(std::span<const AffinePoint<Curve>> points,
+                                               std::span<const ScalarLimbs> canonical, std::size_t begin,
+                                               std::size_t end, unsigned window, unsigned window_bits) {
+  const std::size_t bucket_count = std::size_t{1} << (window_bits - 1);
+  const std::size_t batch_size = std::clamp<std::size_t>(bucket_count / 8, 16, 2048);
+  BatchAffineBuckets<Curve> buckets(bucket_count, batch_size);
+  constexpr std::size_t prefetch_distance = 8;
+  for (std::size_t index = begin; index < end; ++index) {
+    if (index + prefetch_distance < end) {
+      const std::int64_t coming = signed_digit(canonical[index + prefetch_distance], window, window_bits);
+      if (coming != 0) buckets.prefetch(static_cast<std::size_t>((coming > 0 ? coming : -coming) - 1));
+    }
+    if (points[index].infinity) continue;
+    const std::int64_t digit = signed_digit(canonical[index], window, window_bits);
+    if (digit > 0) {
+      buckets.add(static_cast<std::size_t>(digit - 1), points[index]);
+    } else if (digit < 0) {
+      buckets.add(static_cast<std::size_t>(-digit - 1), -points[index]);
+    }
+  }
+  buckets.finish();
+  return weighted_bucket_sum<ProjectivePoint<Curve>>(bucket_count, [&](std::size_t k) { return buckets.sum(k); });
+}
+
+// The same with projective buckets (mixed additions, no inversions).
+template <class Curve>
+ProjectivePoint<Curve> window_sum_projective(std::span<const AffinePoint<Curve>> points,
+                                             std::span<const ScalarLimbs> canonical, std::size_t begin,
+                                             std::size_t end, unsigned window, unsigned window_bits) {
+  const std::size_t bucket_count = std::size_t{1} << (window_bits - 1);
+  std::vector<ProjectivePoint<Curve>> buckets(bucket_count);
+  for (std::size_t index = begin; index < end; ++index) {
+    const std::int64_t digit = signed_digit(canonical[index], window, window_bits);
+    if (digit > 0) {
+      buckets[static_cast<std::size_t>(digit - 1)] += points[index];
+    } else if (digit < 0) {
+      buckets[static_cast<std::size_t>(-digit - 1)] += -points[index];
+    }
+  }
+  return weighted_bucket_sum<ProjectivePoint<Curve>>(bucket_count, [&](std::size_t k) { return buckets[k]; });
+}
+
+// The MSM from its windows' partial sums (window-major, plan.chunk_count a window): Horner's rule
+// over the windows from the top, window_bits doublings between them.
+template <class Projective>
+Projective combine_windows(const std::vector<Projective>& partial_sums, const MsmPlan& plan) {
+  Projective result = Projective::identity();
+  for (unsigned window = plan.window_count; window-- > 0;) {
+    if (!result.is_identity()) {
+      for (unsigned step = 0; step < plan.window_bits; ++step) result = result.doubled();
+    }
+    for (std::size_t chunk = 0; chunk < plan.chunk_count; ++chunk) {
+      result += partial_sums[window * plan.chunk_count + chunk];
+    }
+  }
+  return result;
+}
+
 template <class Curve>
 ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points,
                                  std::span<const typename Curve::ScalarField> scalars, const MsmOptions& options) {
@@ -178,65 +251,16 @@ ProjectivePoint<Curve> pippenger(std::span<const AffinePoint<Curve>> points,
   });
 
   const std::size_t chunk_size = (count + plan.chunk_count - 1) / plan.chunk_count;
-  const std::size_t bucket_count = std::size_t{1} << (plan.window_bits - 1);
   std::vector<Projective> partial_sums(plan.window_count * plan.chunk_count);
   detail::run_tasks(partial_sums.size(), thread_count, [&](std::size_t task) {
     const auto window = static_cast<unsigned>(task / plan.chunk_count);
     const std::size_t begin = (task % plan.chunk_count) * chunk_size;
     const std::size_t end = std::min(count, begin + chunk_size);
-    // Σ (k+1)·bucket[k] by running sums from the top bucket down: two additions per bucket.
-    Projective running = Projective::identity();
-    Projective total = Projective::identity();
-    if (plan.batch_affine) {
-      const std::size_t batch_size = std::clamp<std::size_t>(bucket_count / 8, 16, 2048);
-      BatchAffineBuckets<Curve> buckets(bucket_count, batch_size);
-      constexpr std::size_t prefetch_distance = 8;
-      for (std::size_t index = begin; index < end; ++index) {
-        if (index + prefetch_distance < end) {
-          const std::int64_t coming = signed_digit(canonical[index + prefetch_distance], window, plan.window_bits);
-          if (coming != 0) buckets.prefetch(static_cast<std::size_t>((coming > 0 ? coming : -coming) - 1));
-        }
-        if (points[index].infinity) continue;
-        const std::int64_t digit = signed_digit(canonical[index], window, plan.window_bits);
-        if (digit > 0) {
-          buckets.add(static_cast<std::size_t>(digit - 1), points[index]);
-        } else if (digit < 0) {
-          buckets.add(static_cast<std::size_t>(-digit - 1), -points[index]);
-        }
-      }
-      buckets.finish();
-      for (std::size_t bucket = bucket_count; bucket-- > 0;) {
-        running += buckets.sum(bucket);
-        total += running;
-      }
-    } else {
-      std::vector<Projective> buckets(bucket_count);
-      for (std::size_t index = begin; index < end; ++index) {
-        const std::int64_t digit = signed_digit(canonical[index], window, plan.window_bits);
-        if (digit > 0) {
-          buckets[static_cast<std::size_t>(digit - 1)] += points[index];
-        } else if (digit < 0) {
-          buckets[static_cast<std::size_t>(-digit - 1)] += -points[index];
-        }
-      }
-      for (std::size_t bucket = bucket_count; bucket-- > 0;) {
-        running += buckets[bucket];
-        total += running;
-      }
-    }
-    partial_sums[task] = total;
+    partial_sums[task] = plan.batch_affine
+                             ? window_sum_batch_affine<Curve>(points, canonical, begin, end, window, plan.window_bits)
+                             : window_sum_projective<Curve>(points, canonical, begin, end, window, plan.window_bits);
   });
-
-  Projective result = Projective::identity();
-  for (unsigned window = plan.window_count; window-- > 0;) {
-    if (!result.is_identity()) {
-      for (unsigned step = 0; step < plan.window_bits; ++step) result = result.doubled();
-    }
-    for (std::size_t chunk = 0; chunk < plan.chunk_count; ++chunk) {
-      result += partial_sums[window * plan.chunk_count + chunk];
-    }
-  }
-  return result;
+  return combine_windows(partial_sums, plan);
 }
 
 }  // namespace
