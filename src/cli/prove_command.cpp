@@ -10,12 +10,16 @@
 #include "cli/commands.hpp"
 
 #include "cli/proof_run.hpp"
+#include "groth16/assignment_prover.hpp"
+#include "groth16/circuit_assignment.hpp"
 #include "groth16/json.hpp"
+#include "groth16/params.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verify.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -35,6 +39,8 @@ namespace fs = std::filesystem;
 
 struct ProveOptions {
   std::string zkey;
+  std::string params;
+  std::string filecoin_proof;
   std::vector<std::string> wtns;
   std::string proof;
   std::string public_signals;
@@ -130,9 +136,93 @@ int prove_bn254_on_cpu(const ProveOptions& options, const std::vector<fs::path>&
   return failed == 0 ? 0 : 1;
 }
 
+// One witness's assignment as bellperson synthesises it, checked against the constraint system
+// and the key before any proof is made; the errors name the files.
+groth16::CircuitAssignment params_assignment(const ProveOptions& options, const groth16::R1cs& r1cs,
+                                             const groth16::ParamsKey& key, const fs::path& file, std::size_t index) {
+  const auto witness = groth16::read_wtns(file, options.run.threads);
+  auto named = [&](const std::exception& error) {
+    return std::runtime_error(fmt::format("{} with {} against {}: {}", file.string(), options.r1cs, options.params,
+                                          error.what()));
+  };
+  try {
+    auto assignment = groth16::circuit_assignment(r1cs, witness);
+    if (const auto row = groth16::first_unsatisfied_constraint(r1cs, witness)) {
+      throw std::invalid_argument(fmt::format("the witness does not satisfy constraint {}", *row));
+    }
+    groth16::check_assignment(key, assignment.view(), index);
+    return assignment;
+  } catch (const std::invalid_argument& error) {
+    throw named(error);
+  } catch (const groth16::InputError& error) {
+    throw named(error);
+  }
+}
+
+// Proofs from a Filecoin .params key through the C ABI's prover (groth16::AssignmentProver, the
+// CPU reference of SupraSeal C2's): each witness's assignment from --r1cs, r and s of proof i from
+// --seed + i, every proof pairing-checked; snarkjs's JSON, and with --filecoin-proof the 192 bytes
+// filecoin-proofs stores.
+int prove_from_params(const ProveOptions& options, const std::vector<fs::path>& files,
+                      const std::vector<ProofOutputs>& outputs) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto key = groth16::read_params(options.params);
+  const auto r1cs = groth16::read_r1cs(options.r1cs);
+  fmt::print(stderr, "stagehand prove: {}: {} inputs, {} aux, domain {}, read in {:.2f} s; proving on the CPU reference "
+             "of SupraSeal C2's prover (the C ABI's)\n", options.params, key.input_count(), key.aux_count(),
+             key.domain_size(), seconds_since(start));
+  std::vector<groth16::CircuitAssignment> assignments;
+  std::vector<groth16::AssignmentView> views;
+  std::vector<groth16::ProofRandomness> randomness;
+  assignments.reserve(files.size());  // the views point into them
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    assignments.push_back(params_assignment(options, r1cs, key, files[i], i));
+    views.push_back(assignments.back().view());
+    randomness.push_back(options.run.seed ? groth16::ProofRandomness::from_seed(*options.run.seed + i)
+                                          : groth16::ProofRandomness::from_system());
+  }
+  const groth16::AssignmentProver prover(key, options.run.threads);
+  const auto proofs = prover.prove_checked(views, randomness);
+  STAGEHAND_ASSERT(proofs.size() == files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    groth16::write_text_file(outputs[i].proof, groth16::proof_json(proofs[i]));
+    groth16::write_text_file(outputs[i].public_signals, groth16::public_json(std::span(views[i].inputs).subspan(1)));
+    if (!options.filecoin_proof.empty()) {
+      const auto bytes = groth16::encode_filecoin_proof(proofs[i]);
+      groth16::write_text_file(options.filecoin_proof, std::string(bytes.begin(), bytes.end()));
+    }
+    fmt::print(stderr, "stagehand prove: {}: {}{} verified, {:.2f} s in all\n", files[i].string(), outputs[i].proof.string(),
+               options.filecoin_proof.empty() ? "" : " and " + options.filecoin_proof, seconds_since(start));
+  }
+  return 0;
+}
+
+// The options that go with --params and those that do not.
+void check_params_options(const ProveOptions& options, std::size_t witnesses) {
+  if (options.params.empty() == options.zkey.empty()) {
+    throw CLI::ValidationError("--zkey", "give one key: --zkey (snarkjs) or --params (Filecoin)");
+  }
+  if (options.params.empty()) {
+    if (!options.filecoin_proof.empty()) throw CLI::ValidationError("--filecoin-proof", "goes with --params");
+    return;
+  }
+  if (options.r1cs.empty()) {
+    throw CLI::ValidationError("--params", "needs --r1cs: the assignment is synthesised from the constraint system");
+  }
+  if (!options.filecoin_proof.empty() && witnesses != 1) {
+    throw CLI::ValidationError("--filecoin-proof", "names one file: give one witness");
+  }
+  if (options.run.no_verify || !options.run.trace.empty() || !options.run.config.empty()) {
+    throw CLI::ValidationError("--params", "proves on the CPU reference, every proof checked: --no-verify, --trace and "
+                               "--config do not apply");
+  }
+}
+
 int prove(const ProveOptions& options) {
-  const auto config = load_proof_run_config(options.run);
   const auto files = witness_files(options.wtns);
+  check_params_options(options, files.size());
+  if (!options.params.empty()) return prove_from_params(options, files, proof_outputs(options, files));
+  const auto config = load_proof_run_config(options.run);
   ProofRunInputs inputs;
   inputs.outputs = proof_outputs(options, files);
   for (const auto& file : files) {
@@ -168,7 +258,12 @@ int prove(const ProveOptions& options) {
 void add_prove_command(CLI::App& app) {
   auto options = std::make_shared<ProveOptions>();
   auto* command = app.add_subcommand("prove", "Make Groth16 proofs from a snarkjs .zkey and .wtns files (snarkjs's proof.json, public.json)");
-  command->add_option("--zkey", options->zkey, "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)")->required();
+  command->add_option("--zkey", options->zkey, "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)");
+  command->add_option("--params", options->params,
+                      "Filecoin Groth16 parameters (bellperson's .params) instead of --zkey: proves the assignment "
+                      "synthesised from --r1cs and each witness, as the SupraSeal C2 ABI does");
+  command->add_option("--filecoin-proof", options->filecoin_proof,
+                      "With --params: also write the proof as filecoin-proofs stores it (192 bytes, zcash's compressed A, B, C)");
   command->add_option("--wtns", options->wtns, "Witness file (snarkjs .wtns), or a directory of them; repeatable")->required();
   command->add_option("--proof", options->proof, "Where to write the proof (one witness; default ./proof.json)");
   command->add_option("--public", options->public_signals, "Where to write the public signals (one witness; default ./public.json)");

@@ -230,4 +230,29 @@ Proof decode_supraseal_proof(std::span<const std::uint8_t, kSuprasealProofBytes>
   return proof;
 }
 
+FilecoinProofBytes encode_filecoin_proof(const Proof& proof) {
+  FilecoinProofBytes bytes{};
+  const auto out = std::span(bytes);
+  encode_zcash_g1_compressed(proof.a, out.subspan<0, kZcashG1CompressedBytes>());
+  encode_zcash_g2_compressed(proof.b, out.subspan<kZcashG1CompressedBytes, kZcashG2CompressedBytes>());
+  encode_zcash_g1_compressed(proof.c, out.subspan<kZcashG1CompressedBytes + kZcashG2CompressedBytes,
+                                                  kZcashG1CompressedBytes>());
+  return bytes;
+}
+
+Proof decode_filecoin_proof(std::span<const std::uint8_t, kFilecoinProofBytes> bytes) {
+  // Each point's decoder says why; the message adds which point it is.
+  auto named = [](const char* name, auto&& decode) {
+    try {
+      return decode();
+    } catch (const InputError& error) {
+      throw InputError(fmt::format("filecoin proof: {}: {}", name, error.what()));
+    }
+  };
+  constexpr std::size_t g1 = kZcashG1CompressedBytes, g2 = kZcashG2CompressedBytes;
+  return Proof{named("A", [&] { return decode_zcash_g1_compressed(bytes.subspan<0, g1>()); }),
+               named("B", [&] { return decode_zcash_g2_compressed(bytes.subspan<g1, g2>()); }),
+               named("C", [&] { return decode_zcash_g1_compressed(bytes.subspan<g1 + g2, g1>()); })};
+}
+
 }  // namespace stagehand::groth16

@@ -92,4 +92,12 @@ SuprasealProofBytes encode_supraseal_proof(const Proof& proof);
 // not on its curve.
 Proof decode_supraseal_proof(std::span<const std::uint8_t, kSuprasealProofBytes> bytes);
 
+// A proof as filecoin-proofs stores it (bellperson's Proof::write): A ‖ B ‖ C in zcash's compressed
+// encoding (params.hpp), 48 + 96 + 48 bytes.
+inline constexpr std::size_t kFilecoinProofBytes = 192;
+using FilecoinProofBytes = std::array<std::uint8_t, kFilecoinProofBytes>;
+FilecoinProofBytes encode_filecoin_proof(const Proof& proof);
+// The inverse: InputError naming the point (A, B or C) and why it is none.
+Proof decode_filecoin_proof(std::span<const std::uint8_t, kFilecoinProofBytes> bytes);
+
 }  // namespace stagehand::groth16

@@ -83,7 +83,7 @@ std::string verification_key_json(const ProvingKey& key) { return verification_k
 }  // namespace bn254
 
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw std::runtime_error(fmt::format("{}: cannot create the file", path.string()));
   out << text;
   if (!out) throw std::runtime_error(fmt::format("{}: cannot write the file", path.string()));

@@ -26,7 +26,8 @@ std::string public_json(std::span<const math::bn254::Fr> signals);
 std::string verification_key_json(const ProvingKey& key);
 }  // namespace bn254
 
-// Writes text to a file; std::runtime_error naming the file when it cannot.
+// Writes text (or any bytes held in a string) to a file as they are; std::runtime_error naming the
+// file when it cannot.
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace stagehand::groth16

@@ -373,6 +373,81 @@ class FileWriter {
 
 }  // namespace
 
+namespace {
+
+// y is the larger of y and −y as integers below p: zcash's sign flag.
+bool lexicographically_largest(const math::Fq& y) {
+  const auto value = y.to_canonical_bytes(), negated = (-y).to_canonical_bytes();
+  return std::lexicographical_compare(negated.rbegin(), negated.rend(), value.rbegin(), value.rend());
+}
+bool lexicographically_largest(const math::Fq2& y) {
+  return lexicographically_largest(y.c1) || (y.c1.is_zero() && lexicographically_largest(y.c0));
+}
+
+// The flags of a compressed encoding's first byte; the x bytes are read after they are masked off.
+// Returns the infinity flag: the caller's point is the identity, every other bit checked zero.
+bool compressed_flags(std::span<const std::uint8_t> bytes, bool& sign) {
+  const std::uint8_t flags = bytes[0] & kFlagBits;
+  if ((flags & kCompressedFlag) == 0) throw InputError("the compression flag is clear (not a compressed point)");
+  sign = (flags & kSignFlag) != 0;
+  if ((flags & kInfinityFlag) == 0) return false;
+  const bool rest_zero = (bytes[0] & ~(kCompressedFlag | kInfinityFlag)) == 0 &&
+                         std::all_of(bytes.begin() + 1, bytes.end(), [](std::uint8_t b) { return b == 0; });
+  if (!rest_zero) throw InputError("the infinity flag is set with other bits non-zero (not an encoding of any point)");
+  return true;
+}
+
+// The point of x whose y has the sign the flag says, checked in the subgroup.
+template <class Affine>
+Affine point_from_x(const typename Affine::Field& x, bool sign) {
+  using Curve = std::conditional_t<std::is_same_v<Affine, math::G1Affine>, math::G1Curve, math::G2Curve>;
+  const auto y = (x.squared() * x + Curve::b()).sqrt();
+  if (!y) throw InputError("x is not the x-coordinate of a point of the curve");
+  const auto point = Affine::from_coordinates(x, lexicographically_largest(*y) == sign ? *y : -*y);
+  if (!point.is_in_subgroup()) throw InputError("the point is not in the subgroup of order r");
+  return point;
+}
+
+}  // namespace
+
+void encode_zcash_g1_compressed(const math::G1Affine& point, std::span<std::uint8_t, kZcashG1CompressedBytes> out) {
+  std::fill(out.begin(), out.end(), std::uint8_t{0});
+  if (point.infinity) {
+    out[0] = kCompressedFlag | kInfinityFlag;
+    return;
+  }
+  fq_to_zcash(point.x, out.data());
+  out[0] |= kCompressedFlag | (lexicographically_largest(point.y) ? kSignFlag : 0);
+}
+
+void encode_zcash_g2_compressed(const math::G2Affine& point, std::span<std::uint8_t, kZcashG2CompressedBytes> out) {
+  std::fill(out.begin(), out.end(), std::uint8_t{0});
+  if (point.infinity) {
+    out[0] = kCompressedFlag | kInfinityFlag;
+    return;
+  }
+  fq_to_zcash(point.x.c1, out.data());
+  fq_to_zcash(point.x.c0, out.data() + kFqBytes);
+  out[0] |= kCompressedFlag | (lexicographically_largest(point.y) ? kSignFlag : 0);
+}
+
+math::G1Affine decode_zcash_g1_compressed(std::span<const std::uint8_t, kZcashG1CompressedBytes> bytes) {
+  bool sign = false;
+  if (compressed_flags(bytes, sign)) return math::G1Affine::identity();
+  const auto x = fq_from_zcash(bytes.data(), true);
+  if (!x) throw InputError("x is not below p");
+  return point_from_x<math::G1Affine>(*x, sign);
+}
+
+math::G2Affine decode_zcash_g2_compressed(std::span<const std::uint8_t, kZcashG2CompressedBytes> bytes) {
+  bool sign = false;
+  if (compressed_flags(bytes, sign)) return math::G2Affine::identity();
+  const auto x1 = fq_from_zcash(bytes.data(), true);
+  const auto x0 = fq_from_zcash(bytes.data() + kFqBytes, false);
+  if (!x0 || !x1) throw InputError("x is not below p");
+  return point_from_x<math::G2Affine>(math::Fq2{*x0, *x1}, sign);
+}
+
 namespace detail {
 
 void encode_zcash_g1(const math::G1Affine& point, std::span<std::uint8_t, kZcashG1Bytes> out) {

@@ -68,6 +68,19 @@ void write_params(const std::filesystem::path& path, const ParamsKey& key);
 inline constexpr std::size_t kZcashG1Bytes = 96;
 inline constexpr std::size_t kZcashG2Bytes = 192;
 
+// zcash's compressed encoding, in which filecoin-proofs stores a proof's points: x alone (G1: 48
+// big-endian bytes; G2: x.c1 ‖ x.c0, 96), the compression flag set, the sign flag where y is the
+// larger of y and −y (G2: by c1, by c0 where c1 is zero), the point at infinity as the compression
+// and infinity flags alone.
+inline constexpr std::size_t kZcashG1CompressedBytes = 48;
+inline constexpr std::size_t kZcashG2CompressedBytes = 96;
+void encode_zcash_g1_compressed(const math::G1Affine& point, std::span<std::uint8_t, kZcashG1CompressedBytes> out);
+void encode_zcash_g2_compressed(const math::G2Affine& point, std::span<std::uint8_t, kZcashG2CompressedBytes> out);
+// The inverse: InputError saying why where the bytes are no point of the curve's subgroup (a flag
+// missing or out of place, x not below p, no y for x, a point outside the subgroup).
+math::G1Affine decode_zcash_g1_compressed(std::span<const std::uint8_t, kZcashG1CompressedBytes> bytes);
+math::G2Affine decode_zcash_g2_compressed(std::span<const std::uint8_t, kZcashG2CompressedBytes> bytes);
+
 namespace detail {
 // A point's uncompressed zcash encoding (the identity as the infinity flag alone): for the
 // writer, and for tests that make points the reader must refuse.

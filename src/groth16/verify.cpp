@@ -1,5 +1,7 @@
 #include "groth16/verify.hpp"
 
+#include "groth16/circuit_assignment.hpp"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -55,20 +57,9 @@ bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const mat
 }
 
 std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness) {
-  auto evaluate = [&](const LinearCombination& combination) {
-    math::Fr sum = math::Fr::zero();
-    for (const auto& term : combination) {
-      if (term.wire >= witness.size()) {
-        throw std::invalid_argument(fmt::format("wire {} of the constraint system is beyond the witness's {} values", term.wire,
-                                                witness.size()));
-      }
-      sum += term.coefficient * witness[term.wire];
-    }
-    return sum;
-  };
   for (std::size_t index = 0; index < r1cs.constraints.size(); ++index) {
     const auto& constraint = r1cs.constraints[index];
-    if (!(evaluate(constraint.a) * evaluate(constraint.b) == evaluate(constraint.c))) return index;
+    if (!(evaluate(constraint.a, witness) * evaluate(constraint.b, witness) == evaluate(constraint.c, witness))) return index;
   }
   return std::nullopt;
 }

@@ -549,6 +549,24 @@ const vectors = {
   ...curveSuite(bls12_381Spec),
 };
 vectors.bn254 = curveSuite(bn254Spec);
+// zcash's compressed point encoding (the flags bits; what filecoin-proofs stores a proof in), as
+// noble writes it: random points of G1 and G2, each with its negation (the sign flag either way),
+// and the points at infinity. Made after every other section, so that their values stay as they were.
+vectors.zcash_compressed = (() => {
+  const { G1, G2 } = bls12_381;
+  const r = bls12_381.fields.Fr.ORDER;
+  const bytesHex = (bytes) => Buffer.from(bytes).toString('hex');
+  const entries = (Point, encode) => {
+    const out = [];
+    for (let index = 0; index < 6; index++) {
+      const point = Point.BASE.multiply(1n + random.below(r - 1n));
+      for (const p of [point, point.negate()]) out.push({ point: encode(p), compressed: bytesHex(p.toBytes(true)) });
+    }
+    out.push({ point: encode(Point.ZERO), compressed: bytesHex(Point.ZERO.toBytes(true)) });
+    return out;
+  };
+  return { g1: entries(G1.Point, encodeG1), g2: entries(G2.Point, encodeG2) };
+})();
 const temporary = `${options.output}.partial`;
 writeFileSync(temporary, JSON.stringify(vectors));
 renameSync(temporary, options.output);

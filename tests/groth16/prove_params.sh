@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `stagehand prove --params F --r1cs R --wtns W` on the fixture circuits: parameters from `stagehand
+# setup --format params`, the proof verified by `snarkjs groth16 verify` against `stagehand
+# export-vk`'s vk (a tampered public signal rejected), the same --seed giving the same proof, and
+# --filecoin-proof's 192 bytes decoded by @noble/curves (zcash's compressed encoding) into the
+# proof.json's points. Options that do not go together, and a witness of another circuit, are
+# errors that say so.
+#
+#   prove_params.sh <stagehand> <circuits dir> <noble dir (node_modules/@noble/curves inside)>
+set -euo pipefail
+stagehand=$1
+circuits=$2
+noble=$3
+source "$(dirname "$0")/verify_lib.sh"
+snarkjs="node $circuits/node_modules/snarkjs/build/cli.cjs"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# filecoin_matches <proof.bin> <proof.json>: the 192 bytes are A, B, C of proof.json compressed.
+filecoin_matches() {
+  node --input-type=module - "$noble" "$1" "$2" <<'NODE'
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+const [noble, binary, json] = process.argv.slice(2);
+const { bls12_381 } = await import(pathToFileURL(resolve(noble, 'node_modules/@noble/curves/bls12-381.js')).href);
+const bytes = readFileSync(binary);
+if (bytes.length !== 192) throw new Error(`${binary}: ${bytes.length} bytes, not 192`);
+const proof = JSON.parse(readFileSync(json, 'utf8'));
+const a = bls12_381.G1.Point.fromHex(bytes.subarray(0, 48)).toAffine();
+const b = bls12_381.G2.Point.fromHex(bytes.subarray(48, 144)).toAffine();
+const c = bls12_381.G1.Point.fromHex(bytes.subarray(144, 192)).toAffine();
+const same = (value, text) => value === BigInt(text);
+const ok = same(a.x, proof.pi_a[0]) && same(a.y, proof.pi_a[1]) && same(c.x, proof.pi_c[0]) && same(c.y, proof.pi_c[1]) &&
+  same(b.x.c0, proof.pi_b[0][0]) && same(b.x.c1, proof.pi_b[0][1]) && same(b.y.c0, proof.pi_b[1][0]) && same(b.y.c1, proof.pi_b[1][1]);
+if (!ok) throw new Error(`${binary} does not hold ${json}'s points`);
+NODE
+}
+
+for circuit in multiplier linear chain; do
+  r1cs=$circuits/$circuit/$circuit.r1cs
+  wtns=$circuits/$circuit/$circuit.wtns
+  "$stagehand" setup --format params --r1cs "$r1cs" --params "$work/$circuit.params" --seed 13 2>/dev/null
+  "$stagehand" export-vk --params "$work/$circuit.params" --out "$work/$circuit.vk.json" 2>/dev/null
+  for run in 1 2; do
+    "$stagehand" prove --params "$work/$circuit.params" --r1cs "$r1cs" --wtns "$wtns" --seed 5 \
+      --proof "$work/$circuit.proof-$run.json" --public "$work/$circuit.public.json" --filecoin-proof "$work/$circuit.proof-$run.bin" 2>/dev/null ||
+      fail "stagehand prove --params failed on $circuit"
+  done
+  verify "$work/$circuit.vk.json" "$work/$circuit.public.json" "$work/$circuit.proof-1.json" ok "stagehand prove --params, $circuit"
+  tamper "$work/$circuit.public.json" "$work/$circuit.tampered.json"
+  verify "$work/$circuit.vk.json" "$work/$circuit.tampered.json" "$work/$circuit.proof-1.json" reject \
+    "stagehand prove --params, $circuit: a changed public signal"
+  cmp -s "$work/$circuit.proof-1.bin" "$work/$circuit.proof-2.bin" || fail "$circuit: the same --seed gave two proofs"
+  if filecoin_matches "$work/$circuit.proof-1.bin" "$work/$circuit.proof-1.json"; then
+    echo "ok: $circuit: --filecoin-proof holds proof.json's points, compressed as noble reads them"
+  else
+    fail "$circuit: --filecoin-proof does not decode to proof.json's points"
+  fi
+done
+
+# expect_error TEXT COMMAND...: the command fails and says TEXT
+expect_error() {
+  local text=$1
+  shift
+  if "$@" >"$work/out.log" 2>&1; then fail "'$*' succeeded"; return; fi
+  if grep -qF -- "$text" "$work/out.log"; then echo "ok: refused: $text"; else fail "'$*' did not say '$text': $(cat "$work/out.log")"; fi
+}
+m=$circuits/multiplier/multiplier
+expect_error "needs --r1cs" "$stagehand" prove --params "$work/multiplier.params" --wtns "$m.wtns"
+expect_error "give one key" "$stagehand" prove --params "$work/multiplier.params" --zkey "$m.zkey" --r1cs "$m.r1cs" --wtns "$m.wtns"
+expect_error "give one key" "$stagehand" prove --wtns "$m.wtns"
+expect_error "--filecoin-proof: goes with --params" "$stagehand" prove --zkey "$m.zkey" --wtns "$m.wtns" --filecoin-proof "$work/x.bin"
+expect_error "do not apply" "$stagehand" prove --params "$work/multiplier.params" --r1cs "$m.r1cs" --wtns "$m.wtns" --no-verify
+expect_error "chain.wtns with $m.r1cs against $work/multiplier.params: the witness has" \
+  "$stagehand" prove --params "$work/multiplier.params" --r1cs "$m.r1cs" --wtns "$circuits/chain/chain.wtns" --proof "$work/x.json"
+expect_error "chain.wtns with $circuits/chain/chain.r1cs against $work/multiplier.params: circuit 0: aux_assignment_size is" \
+  "$stagehand" prove --params "$work/multiplier.params" --r1cs "$circuits/chain/chain.r1cs" --wtns "$circuits/chain/chain.wtns" --proof "$work/x.json"
+[ ! -e "$work/x.json" ] && [ ! -e "$work/x.bin" ] || fail "a refused prove wrote a file"
+finish "ok: stagehand prove --params"
