@@ -1,13 +1,18 @@
-// SupraSeal C2's C ABI (include/stagehand/supraseal_c2.h) over the CPU reference of its prover
-// (groth16/assignment_prover.hpp). An SRS's ptr is a heap-allocated shared_ptr to the read
+// SupraSeal C2's C ABI (include/stagehand/supraseal_c2.h): on the devices of the engine
+// configuration that STAGEHAND_SUPRASEAL_CONFIG names (proving/assignment_batch.hpp), else on the
+// CPU reference of its prover (groth16/assignment_prover.hpp). An SRS's ptr is a heap-allocated shared_ptr to the read
 // parameters, so that clone and drop are a copy and a delete of it, and the cache holds one
 // more reference per path. Every entry point catches everything and returns it as a RustError.
 
 #include "stagehand/supraseal_c2.h"
 
+#include "engine/engine.hpp"
+#include "engine/engine_config.hpp"
 #include "groth16/assignment_prover.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/params.hpp"
+#include "proving/assignment_batch.hpp"
+#include "runner/backend.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
@@ -87,6 +92,54 @@ class ParametersCache {
 ParametersCache& cache() {
   static ParametersCache instance;
   return instance;
+}
+
+// Where proofs are made: on the devices (CUDA or the functional simulator, as its run tables say)
+// of the engine configuration the environment variable names, the file stagehand_engine_create
+// and `stagehand serve` read; opened by the first call that proves and kept for the process.
+// Without the variable (or with it empty) on the CPU, with the reference.
+constexpr const char* kConfigVariable = "STAGEHAND_SUPRASEAL_CONFIG";
+
+class DeviceProver {
+ public:
+  explicit DeviceProver(const std::string& config_path)
+      : config_(stagehand::engine::load_engine_config(config_path)),
+        backend_(stagehand::Backend::open(config_.run, stagehand::engine::Engine::default_backend_options())) {}
+
+  std::vector<stagehand::groth16::Proof> prove(const ParamsKey& key, const std::vector<AssignmentView>& views,
+                                               const std::vector<stagehand::groth16::ProofRandomness>& randomness) {
+    stagehand::proving::AssignmentBatchSettings settings;
+    settings.coordinator = stagehand::settings_for(config_.run, config_.engine.policy);
+    settings.verify = true;  // every proof pairing-checked, whatever the configuration says
+    settings.threads = config_.engine.threads;
+    std::lock_guard lock(mutex_);  // the backend runs one program at a time: calls take turns
+    return stagehand::proving::prove_assignments(*backend_, key, views, randomness, settings);
+  }
+
+ private:
+  stagehand::engine::EngineConfig config_;
+  std::unique_ptr<stagehand::Backend> backend_;
+  std::mutex mutex_;
+};
+
+// Null where no device is configured. A configuration that cannot be read or opened fails the
+// call that needed it, naming the variable; the next call tries again.
+DeviceProver* device_prover() {
+  const char* path = std::getenv(kConfigVariable);
+  if (path == nullptr || *path == '\0') return nullptr;
+  static std::mutex mutex;
+  static std::unique_ptr<DeviceProver> prover;
+  std::lock_guard lock(mutex);
+  if (!prover) {
+    try {
+      prover = std::make_unique<DeviceProver>(path);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw std::runtime_error(fmt::format("{}={}: {}", kConfigVariable, path, error.what()));
+    }
+  }
+  return prover.get();
 }
 
 RustError failure(int code, const std::string& message) { return RustError{code, ::strdup(message.c_str())}; }
@@ -196,7 +249,9 @@ void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r
     randomness.push_back(
         {decode_fr(r_s[circuit], "r_s", circuit, circuit), decode_fr(s_s[circuit], "s_s", circuit, circuit)});
   }
-  const auto made = parameters->prover.prove_checked(views, randomness);
+  DeviceProver* device = device_prover();
+  const auto made = device != nullptr ? device->prove(parameters->key, views, randomness)
+                                      : parameters->prover.prove_checked(views, randomness);
   STAGEHAND_ASSERT(made.size() == num_circuits);
   for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
     const auto bytes = stagehand::groth16::encode_supraseal_proof(made[circuit]);
