@@ -83,7 +83,8 @@ void h_polynomial_classic(KernelContext& context) {
 }  // namespace
 
 void register_assignment_kernels(SimSystem& system) {
-  system.register_kernel(kernel::ntt_domain_init, ntt_domain_init);
+  // Its one write is the domain: the scratch size tells its callers how large to make it.
+  system.register_kernel(kernel::ntt_domain_init, ntt_domain_init, kAssignmentDomainBytes);
   system.register_kernel(kernel::h_polynomial_classic, h_polynomial_classic);
 }
 

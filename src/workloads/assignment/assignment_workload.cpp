@@ -17,11 +17,6 @@ namespace {
 
 using kernel::kFrBytes;
 
-// The domain's table as the device builds it: the CUDA launchers' ntt_domain_bytes, which the
-// device tells as ntt_twiddles's scratch (the same table for another pair of roots); the
-// simulator's host function keeps only the domain's arguments.
-constexpr Bytes kSimulatedDomainBytes = 8 + 2 * kFrBytes;
-
 HostRange host_range_of(const void* data, Bytes bytes) {
   return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
 }
@@ -99,8 +94,14 @@ asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int device_inde
   const std::uint64_t g1_points = std::max({key_.h.size(), key_.l.size(), key_.a.size(), key_.b_g1.size()});
   msm_scratch_bytes_ = std::max({msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, g1_points),
                                  device.kernel_scratch_bytes(kernel::groth16_msm_g2, key_.b_g2.size())});
-  domain_bytes_ = std::max({domain_bytes_, kSimulatedDomainBytes,
+  // The domain's table: what the device asks for ntt_domain_init's one write (the simulator), or
+  // for ntt_twiddles's, the same table for snarkjs's roots (the CUDA launchers' ntt_domain_bytes).
+  domain_bytes_ = std::max({domain_bytes_, device.kernel_scratch_bytes(kernel::ntt_domain_init, key_.domain_size()),
                             device.kernel_scratch_bytes(kernel::ntt_twiddles, key_.domain_size())});
+  if (domain_bytes_ == 0) {
+    throw std::runtime_error(fmt::format("the device tells no size for the NTT domain of 2^{} ({} and {})", domain_log2_,
+                                         kernel::ntt_domain_init, kernel::ntt_twiddles));
+  }
   check_fits(device);
   DeviceSets* sets = nullptr;
   {
@@ -159,17 +160,25 @@ asio::awaitable<void> AssignmentWorkload::prepare(int job, Device&, std::span<co
     std::memcpy(abc[i].data(), values.data(), given);
     std::memset(abc[i].data() + given, 0, polynomial - given);  // bellperson zero-pads to the domain
   }
-  auto& scalars = state(job).scalars;
+  auto& job_state = state(job);
+  auto& scalars = job_state.scalars;
   scalars.assign(assignment.aux.begin(), assignment.aux.end());
   for (const auto& query : {a_query_scalars(assignment), b_query_scalars(assignment)}) {
     scalars.insert(scalars.end(), query.begin(), query.end());
   }
   STAGEHAND_ASSERT(scalars.size() == scalar_count_);
+  const std::array<std::uint64_t, 4> ends{0, key_.aux_count(), key_.aux_count() + key_.a.size(), scalar_count_};
+  for (std::size_t query = 0; query < job_state.light.size(); ++query) {
+    job_state.light[query] = static_cast<std::uint64_t>(
+        std::count_if(scalars.begin() + static_cast<std::ptrdiff_t>(ends[query]), scalars.begin() + static_cast<std::ptrdiff_t>(ends[query + 1]),
+                      [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
+  }
   co_return;
 }
 
 void AssignmentWorkload::launch_msm(JobContext& context, const char* kernel, DevicePointer points, DevicePointer scalars,
-                                    std::uint64_t count, DevicePointer result, DevicePointer scratch) const {
+                                    std::uint64_t count, DevicePointer result, DevicePointer scratch,
+                                    std::uint64_t light_units) const {
   if (count == 0) return;  // the sum stays the identity the results were cleared to
   const bool g1 = kernel == kernel::groth16_msm_g1;
   KernelLaunch launch{kernel,
@@ -179,6 +188,7 @@ void AssignmentWorkload::launch_msm(JobContext& context, const char* kernel, Dev
                        BufferUse{scalars, count * kFrBytes}},
                       {BufferUse{result, g1 ? kernel::kG1JacobianBytes : kernel::kG2JacobianBytes}}};
   if (scratch) launch.writes.push_back(BufferUse{scratch, msm_scratch_bytes_});
+  launch.light_units = light_units;
   context.device.launch(launch, context.compute);
 }
 
@@ -215,11 +225,13 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   launch_msm(context, kernel::groth16_msm_g1, sets.h, context.inputs.a, key_.h.size(), results, scratch);
   co_await memory.release_a(stream);
   const auto aux = key_.aux_count(), a_count = key_.a.size(), b_count = key_.b_g1.size();
-  launch_msm(context, kernel::groth16_msm_g1, sets.l, scalars, aux, results + g1_sum, scratch);
-  launch_msm(context, kernel::groth16_msm_g1, sets.a, scalars + kFrBytes * aux, a_count, results + 2 * g1_sum, scratch);
+  const auto& light = job_state.light;
+  launch_msm(context, kernel::groth16_msm_g1, sets.l, scalars, aux, results + g1_sum, scratch, light[0]);
+  launch_msm(context, kernel::groth16_msm_g1, sets.a, scalars + kFrBytes * aux, a_count, results + 2 * g1_sum, scratch,
+             light[1]);
   const auto b_scalars = scalars + kFrBytes * (aux + a_count);
-  launch_msm(context, kernel::groth16_msm_g1, sets.b_g1, b_scalars, b_count, results + 3 * g1_sum, scratch);
-  launch_msm(context, kernel::groth16_msm_g2, sets.b_g2, b_scalars, b_count, results + 4 * g1_sum, scratch);
+  launch_msm(context, kernel::groth16_msm_g1, sets.b_g1, b_scalars, b_count, results + 3 * g1_sum, scratch, light[2]);
+  launch_msm(context, kernel::groth16_msm_g2, sets.b_g2, b_scalars, b_count, results + 4 * g1_sum, scratch, light[2]);
   const auto landing = context.results.at(0).sub(0, kResultBytes);
   co_await device.copy_to_host(landing, results, stream);
   co_await device.synchronize_stream(stream);

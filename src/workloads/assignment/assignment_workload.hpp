@@ -18,7 +18,9 @@
 //                      circuit, the job's index)
 //
 // Every value is summed by the MSM kernels, 0s and 1s included: gathering the bit values apart
-// (batch additions over their points) is left for later. A key whose sets do not fit the device
+// (batch additions over their points) needs a kernel that gathers resident points by a bitmap,
+// which the ABI has not, and is left for later. Each MSM's launch counts its 0 and 1 scalars as
+// light units, which the simulator's cost model charges as such (a GPU ignores the count). A key whose sets do not fit the device
 // beside one job is refused at set-up with an error naming both sizes: streaming its sets is left
 // for later too.
 
@@ -29,6 +31,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/verify.hpp"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -74,6 +77,7 @@ class AssignmentWorkload final : public Workload {
   static constexpr Bytes kResultBytes = 4 * kernel::kG1JacobianBytes + kernel::kG2JacobianBytes;
   struct JobState {
     std::vector<math::Fr> scalars;   // aux (L), the A query's, the B queries' (prepare to program)
+    std::array<std::uint64_t, 3> light{};  // the 0 and 1 scalars of each of those three
     std::vector<std::uint8_t> sums;  // kResultBytes (program to finish)
   };
   struct DeviceSets {
@@ -85,7 +89,7 @@ class AssignmentWorkload final : public Workload {
   Bytes working_bytes() const;
   void check_fits(Device& device) const;
   void launch_msm(JobContext& context, const char* kernel, DevicePointer points, DevicePointer scalars, std::uint64_t count,
-                  DevicePointer result, DevicePointer scratch) const;
+                  DevicePointer result, DevicePointer scratch, std::uint64_t light_units = 0) const;
   asio::awaitable<void> upload_key(Device& device, DeviceSets& sets) const;
   JobState& state(int job);
 
