@@ -3,7 +3,8 @@
 // for random assignments (they satisfy nothing: given r and s the bytes are deterministic) the
 // 384-byte proofs are byte-identical, for 1 and 3 circuits a call, with full and with bit-heavy aux
 // values; satisfying assignments give proofs that verify; one that satisfies nothing is refused by
-// the pairing check; a device too small for the key is a clear error.
+// the pairing check; a device too small for the key is a clear error; every policy and two devices
+// give the same bytes.
 
 #define BOOST_TEST_MODULE groth16_assignment_device
 #include <boost/test/unit_test.hpp>
@@ -66,22 +67,34 @@ FilecoinAssignment random_assignment(const FilecoinAssignment& shape, std::uint6
 
 // The proofs of `assignments` through the coordinator on a functional simulated H200 (its memory
 // set to `memory_bytes` where not 0).
+// With `two_devices`, a second simulated H200 beside the first.
 std::vector<Proof> prove_on_device(const ParamsKey& key, const std::vector<FilecoinAssignment>& assignments,
-                                   const std::vector<ProofRandomness>& randomness, bool verify, Bytes memory_bytes = 0) {
+                                   const std::vector<ProofRandomness>& randomness, bool verify, Bytes memory_bytes = 0,
+                                   Policy policy = Policy::budgeted, bool two_devices = false) {
   testing::FunctionalGroth16Device h200;
   if (memory_bytes > 0) h200.device.set_memory_bytes(memory_bytes);
+  std::vector<Device*> devices{&h200.device};
+  if (two_devices) devices.push_back(&h200.system.add_device(sim::load_device_model(sim::find_device_model("h200"))));
   std::vector<AssignmentView> views;
   for (const auto& assignment : assignments) views.push_back(assignment.view());
   proving::AssignmentBatchSettings settings;
   settings.verify = verify;
   settings.threads = 2;
+  settings.coordinator.policy = policy;
   proving::AssignmentBatchResult result;
-  const std::vector<Device*> devices{&h200.device};
   sim::run_to_completion(h200.system, [&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(devices, key, views, randomness, settings);
   }());
   BOOST_TEST(result.report.oom_count == 0u);
-  BOOST_TEST(h200.device.memory_info().free_bytes == h200.device.memory_info().total_bytes);  // nothing left behind
+  for (auto* device : devices) {
+    BOOST_TEST(device->memory_info().free_bytes == device->memory_info().total_bytes);  // nothing left behind
+  }
+  if (two_devices) {
+    BOOST_REQUIRE_EQUAL(result.report.per_device.size(), 2u);
+    BOOST_TEST(result.report.per_device[0].jobs_completed + result.report.per_device[1].jobs_completed ==
+               static_cast<int>(assignments.size()));
+    BOOST_TEST(result.report.per_device[1].jobs_completed > 0);  // the second device's set-up proved too
+  }
   return result.proofs;
 }
 
@@ -111,6 +124,32 @@ BOOST_AUTO_TEST_CASE(random_assignments_give_the_cpu_references_bytes) {
         }
       }
     }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_policy_gives_the_same_bytes) {
+  std::vector<FilecoinAssignment> assignments;
+  for (std::uint64_t i = 0; i < 3; ++i) assignments.push_back(random_assignment(satisfied, 70 + i, true));
+  const auto randomness = randomness_for(3, 80);
+  for (const auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
+    BOOST_TEST_CONTEXT("policy " << to_string(policy)) {
+      const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false, 0, policy);
+      BOOST_REQUIRE_EQUAL(proofs.size(), assignments.size());
+      for (std::size_t i = 0; i < proofs.size(); ++i) {
+        BOOST_TEST(encode_supraseal_proof(proofs[i]) == encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(two_devices_share_the_circuits_and_give_the_same_bytes) {
+  std::vector<FilecoinAssignment> assignments;
+  for (std::uint64_t i = 0; i < 5; ++i) assignments.push_back(random_assignment(satisfied, 90 + i, i % 2 == 0));
+  const auto randomness = randomness_for(5, 100);
+  const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false, 0, Policy::budgeted, /*two_devices=*/true);
+  BOOST_REQUIRE_EQUAL(proofs.size(), assignments.size());
+  for (std::size_t i = 0; i < proofs.size(); ++i) {
+    BOOST_TEST(encode_supraseal_proof(proofs[i]) == encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])));
   }
 }
 
