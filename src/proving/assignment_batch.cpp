@@ -2,7 +2,6 @@
 
 #include "coordinator/pageable_arena.hpp"
 #include "util/assert.hpp"
-#include "workloads/assignment/assignment_workload.hpp"
 
 #include <fmt/format.h>
 
@@ -26,7 +25,7 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
   groth16::AssignmentWorkload workload(
       key, std::move(jobs), settings.threads,
       [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; }, settings.verify,
-      settings.coordinator.safety_margin_bytes);
+      settings.coordinator.safety_margin_bytes, settings.key_state);
   PageableArena pageable;
   CoordinatorHooks hooks;
   hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };

@@ -8,7 +8,9 @@
 #include "groth16/assignment_prover.hpp"
 #include "groth16/params.hpp"
 #include "runner/backend.hpp"
+#include "workloads/assignment/assignment_workload.hpp"
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -18,6 +20,9 @@ struct AssignmentBatchSettings {
   CoordinatorSettings coordinator;
   bool verify = true;    // every proof pairing-checked against the key's verifying key
   unsigned threads = 0;  // each host function's CPU math in the simulator (0: every hardware thread)
+  // Where the key's sets stay on the devices after the run (null: freed at its end); its holder
+  // keeps the key alive until it has released it (AssignmentKeyState).
+  std::shared_ptr<groth16::AssignmentKeyState> key_state;
 };
 
 // The run's proofs (every circuit's, in order) and its report.

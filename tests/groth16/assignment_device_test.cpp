@@ -153,6 +153,32 @@ BOOST_AUTO_TEST_CASE(two_devices_share_the_circuits_and_give_the_same_bytes) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_kept_key_is_set_up_once_for_two_runs_and_released) {
+  testing::FunctionalGroth16Device h200;
+  const std::vector<Device*> devices{&h200.device};
+  const auto assignment = random_assignment(satisfied, 110, true);
+  const std::vector<AssignmentView> views{assignment.view()};
+  const auto randomness = randomness_for(1, 120);
+  proving::AssignmentBatchSettings settings;
+  settings.verify = false;
+  settings.threads = 2;
+  settings.key_state = std::make_shared<AssignmentKeyState>();
+  std::vector<Proof> proofs;
+  Bytes held_between = 0;
+  sim::run_to_completion(h200.system, [&]() -> asio::awaitable<void> {
+    proofs.push_back((co_await proving::run_assignment_batch(devices, key, views, randomness, settings)).proofs.at(0));
+    held_between = h200.device.memory_info().total_bytes - h200.device.memory_info().free_bytes;
+    proofs.push_back((co_await proving::run_assignment_batch(devices, key, views, randomness, settings)).proofs.at(0));
+    co_await settings.key_state->release();
+  }());
+  BOOST_TEST(settings.key_state->set_ups() == 1u);  // the second run found the sets where the first left them
+  BOOST_TEST(held_between == AssignmentWorkload::key_bytes(key));
+  BOOST_TEST(!settings.key_state->holds_anything());
+  BOOST_TEST(h200.device.memory_info().free_bytes == h200.device.memory_info().total_bytes);
+  const auto expected = encode_supraseal_proof(cpu.prove(assignment.view(), randomness[0]));
+  for (const auto& proof : proofs) BOOST_TEST(encode_supraseal_proof(proof) == expected);
+}
+
 BOOST_AUTO_TEST_CASE(satisfying_assignments_give_proofs_that_verify) {
   const std::vector<FilecoinAssignment> assignments{satisfied, satisfied, satisfied};
   const auto randomness = randomness_for(3, 20);

@@ -36,8 +36,63 @@ std::span<const std::uint8_t, Bytes> sum_at(const std::vector<std::uint8_t>& sum
 
 }  // namespace
 
+bool AssignmentKeyState::holds_anything() const {
+  std::lock_guard lock(mutex_);
+  return !devices_.empty();
+}
+
+std::uint64_t AssignmentKeyState::set_ups() const {
+  std::lock_guard lock(mutex_);
+  return set_ups_;
+}
+
+asio::awaitable<void> AssignmentKeyState::free_sets(Device& device, const Sets& sets) {
+  for (const auto pointer : {sets.h, sets.l, sets.a, sets.b_g1, sets.b_g2}) {
+    if (pointer) co_await device.free(pointer);
+  }
+}
+
+asio::awaitable<void> AssignmentKeyState::release() {
+  std::map<int, OnDevice> held;
+  {
+    std::lock_guard lock(mutex_);
+    held.swap(devices_);
+  }
+  for (const auto& [index, entry] : held) co_await free_sets(*entry.device, entry.sets);
+}
+
+AssignmentKeyState::OnDevice* AssignmentKeyState::entry(int index) {
+  std::lock_guard lock(mutex_);
+  const auto found = devices_.find(index);
+  return found == devices_.end() ? nullptr : &found->second;
+}
+
+AssignmentKeyState::OnDevice& AssignmentKeyState::fresh_entry(int index, Device& device) {
+  std::lock_guard lock(mutex_);
+  STAGEHAND_ASSERT(devices_.find(index) == devices_.end());
+  auto& entry = devices_[index];
+  entry.device = &device;
+  return entry;
+}
+
+void AssignmentKeyState::completed(int index) {
+  std::lock_guard lock(mutex_);
+  devices_.at(index).complete = true;
+  ++set_ups_;
+}
+
+std::optional<AssignmentKeyState::OnDevice> AssignmentKeyState::take(int index) {
+  std::lock_guard lock(mutex_);
+  const auto found = devices_.find(index);
+  if (found == devices_.end()) return std::nullopt;
+  auto entry = found->second;
+  devices_.erase(found);
+  return entry;
+}
+
 AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
-                                       ProofHandler on_proof, bool verify, Bytes safety_margin_bytes)
+                                       ProofHandler on_proof, bool verify, Bytes safety_margin_bytes,
+                                       std::shared_ptr<AssignmentKeyState> key_state)
     : key_(key),
       jobs_(std::move(jobs)),
       thread_count_(thread_count),
@@ -46,7 +101,9 @@ AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<Assignm
       safety_margin_bytes_(safety_margin_bytes),
       domain_log2_(static_cast<unsigned>(std::countr_zero(key.domain_size()))),
       scalar_count_(key.aux_count() + key.a.size() + key.b_g1.size()),
-      verifier_key_(verifier_key_of(key)) {
+      verifier_key_(verifier_key_of(key)),
+      key_state_(key_state ? key_state : std::make_shared<AssignmentKeyState>()),
+      keep_key_(key_state != nullptr) {
   STAGEHAND_ASSERT(std::has_single_bit(key.domain_size()) && key.b_g1.size() == key.b_g2.size());
   for (std::size_t job = 0; job < jobs_.size(); ++job) check_assignment(key_, jobs_[job].assignment, job);
   if (verify_) verifier_.emplace(verifier_key_);
@@ -103,17 +160,23 @@ asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int device_inde
                                          kernel::ntt_domain_init, kernel::ntt_twiddles));
   }
   check_fits(device);
-  DeviceSets* sets = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    sets = &sets_[device_index];
+  // Where an earlier run left the sets on this device they are used as they are; what a failed
+  // set-up left is freed and made again.
+  const auto* held = key_state_->entry(device_index);
+  if (held != nullptr && (!held->complete || held->device != &device)) {
+    if (const auto stale = key_state_->take(device_index)) co_await AssignmentKeyState::free_sets(*stale->device, stale->sets);
+    held = nullptr;
   }
-  co_await upload_key(device, *sets);
+  if (held == nullptr) {
+    auto& entry = key_state_->fresh_entry(device_index, device);
+    co_await upload_key(device, entry.sets);
+    key_state_->completed(device_index);
+  }
 }
 
 // Each set from the key's own bytes, each pointer kept as soon as it is allocated, so that a
 // set-up that fails halfway leaves nothing tear_down cannot find.
-asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, DeviceSets& sets) const {
+asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, AssignmentKeyState::Sets& sets) const {
   const auto stream = device.create_stream();
   try {
     for (auto [target, bytes] : {std::pair{&sets.h, key_.h.bytes()}, std::pair{&sets.l, key_.l.bytes()},
@@ -131,17 +194,12 @@ asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, DeviceSets&
 }
 
 asio::awaitable<void> AssignmentWorkload::tear_down(Device& device, int device_index) {
-  DeviceSets sets;
-  {
-    std::lock_guard lock(mutex_);
-    const auto found = sets_.find(device_index);
-    if (found == sets_.end()) co_return;
-    sets = found->second;
-    sets_.erase(found);
+  if (keep_key_) {
+    // Kept for the next run, unless its set-up did not complete.
+    const auto* held = key_state_->entry(device_index);
+    if (held == nullptr || held->complete) co_return;
   }
-  for (const auto pointer : {sets.h, sets.l, sets.a, sets.b_g1, sets.b_g2}) {
-    if (pointer) co_await device.free(pointer);
-  }
+  if (const auto entry = key_state_->take(device_index)) co_await AssignmentKeyState::free_sets(*entry->device, entry->sets);
 }
 
 AssignmentWorkload::JobState& AssignmentWorkload::state(int job) {
@@ -197,11 +255,9 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   auto& device = context.device;
   auto& memory = context.memory;
   const auto stream = context.compute;
-  DeviceSets sets;
-  {
-    std::lock_guard lock(mutex_);
-    sets = sets_.at(context.device_index);
-  }
+  const auto* held = key_state_->entry(context.device_index);
+  STAGEHAND_ASSERT(held != nullptr && held->complete && held->device == &context.device);
+  const AssignmentKeyState::Sets sets = held->sets;
   const std::uint64_t m = key_.domain_size();
   const auto domain = co_await memory.allocate(domain_bytes_, stream);
   const auto scalars = co_await memory.allocate(kFrBytes * scalar_count_, stream);

@@ -34,11 +34,53 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 namespace stagehand::groth16 {
+
+// A .params key's sets left on the devices between runs, so that the next run of the same key
+// starts proving at once (the C ABI keeps one for the key it proved last). A run given one sets
+// a device up only where it holds nothing complete for it, and leaves its sets there at its end;
+// the holder keeps the key alive until release() has returned, hands the state to one run at a
+// time, and counts device_bytes() out of other keys' runs' budgets. Without one, a run frees its
+// sets at its end.
+class AssignmentKeyState {
+ public:
+  struct Sets {
+    DevicePointer h, l, a, b_g1, b_g2;
+  };
+
+  AssignmentKeyState() = default;
+  AssignmentKeyState(const AssignmentKeyState&) = delete;
+  AssignmentKeyState& operator=(const AssignmentKeyState&) = delete;
+
+  bool holds_anything() const;
+  // Device set-ups made into it: a second run of the same key on the same devices makes none.
+  std::uint64_t set_ups() const;
+  // Frees what it holds on every device.
+  asio::awaitable<void> release();
+
+ private:
+  friend class AssignmentWorkload;
+  struct OnDevice {
+    Device* device = nullptr;
+    Sets sets;
+    bool complete = false;  // every upload done (a failed set-up leaves it false)
+  };
+  static asio::awaitable<void> free_sets(Device& device, const Sets& sets);
+  // The run's view: the entry of device `index` (null where none), a fresh one, its completion.
+  OnDevice* entry(int index);
+  OnDevice& fresh_entry(int index, Device& device);
+  void completed(int index);
+  std::optional<OnDevice> take(int index);
+
+  mutable std::mutex mutex_;
+  std::map<int, OnDevice> devices_;
+  std::uint64_t set_ups_ = 0;
+};
 
 // One circuit to prove: its assignment (the caller keeps the values alive while the run lasts).
 struct AssignmentJob {
@@ -54,8 +96,10 @@ class AssignmentWorkload final : public Workload {
   // thread_count: what each MSM's host function may use in the simulator (0: every hardware thread).
   // safety_margin_bytes: what the budget keeps free on each device (CoordinatorSettings's), for
   // set_up's check that the key fits beside one job.
+  // key_state: where the key's sets stay between runs (null: a private one, freed at the run's end).
   AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count, ProofHandler on_proof,
-                     bool verify = true, Bytes safety_margin_bytes = 0);
+                     bool verify = true, Bytes safety_margin_bytes = 0,
+                     std::shared_ptr<AssignmentKeyState> key_state = nullptr);
 
   // The key's sets on one device: the bytes set_up keeps resident.
   static Bytes key_bytes(const ParamsKey& key);
@@ -80,9 +124,6 @@ class AssignmentWorkload final : public Workload {
     std::array<std::uint64_t, 3> light{};  // the 0 and 1 scalars of each of those three
     std::vector<std::uint8_t> sums;  // kResultBytes (program to finish)
   };
-  struct DeviceSets {
-    DevicePointer h, l, a, b_g1, b_g2;
-  };
 
   // The bytes of a job's device memory beside its three inputs: the domain, the scalars, the
   // results, the MSM scratch.
@@ -90,7 +131,7 @@ class AssignmentWorkload final : public Workload {
   void check_fits(Device& device) const;
   void launch_msm(JobContext& context, const char* kernel, DevicePointer points, DevicePointer scalars, std::uint64_t count,
                   DevicePointer result, DevicePointer scratch, std::uint64_t light_units = 0) const;
-  asio::awaitable<void> upload_key(Device& device, DeviceSets& sets) const;
+  asio::awaitable<void> upload_key(Device& device, AssignmentKeyState::Sets& sets) const;
   JobState& state(int job);
 
   const ParamsKey& key_;
@@ -106,9 +147,10 @@ class AssignmentWorkload final : public Workload {
   Bytes msm_scratch_bytes_ = 0;
   ProvingKey verifier_key_;                 // the verifying key in the form ProofVerifier takes
   std::optional<ProofVerifier> verifier_;  // over verifier_key_
-  std::mutex mutex_;  // states_ and sets_ (jobs run beside one another on several devices)
+  std::shared_ptr<AssignmentKeyState> key_state_;
+  bool keep_key_ = false;  // the caller's state: the sets stay on the devices after the run
+  std::mutex mutex_;       // states_ (jobs run beside one another on several devices)
   std::map<int, JobState> states_;
-  std::map<int, DeviceSets> sets_;
 };
 
 }  // namespace stagehand::groth16
