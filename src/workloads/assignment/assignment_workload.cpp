@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 namespace stagehand::groth16 {
 namespace {
@@ -266,10 +267,15 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   device.memset_async(results, 0, kResultBytes, stream);
   co_await claimed_upload(device, context.link, scalars,
                           host_range_of(job_state.scalars.data(), kFrBytes * scalar_count_), stream);
+  // The H step waits on the device for a, b and c (uploaded by the policy, maybe still
+  // travelling). Shared with the callback: if the program fails before the stream gets there,
+  // the frame is gone.
+  const auto waited = std::make_shared<Nanoseconds>(0);
   const auto before_inputs = device.now();
   for (const auto event : {context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded}) {
     if (event) device.stream_wait_event(stream, event);
   }
+  device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
   device.launch(KernelLaunch{kernel::ntt_domain_init, m, domain_arguments_, {}, {BufferUse{domain, domain_bytes_}}}, stream);
   const Bytes polynomial = kFrBytes * m;
   device.launch(KernelLaunch{kernel::h_polynomial_classic, m, {domain_log2_}, {BufferUse{domain, domain_bytes_}},
@@ -297,7 +303,7 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
     if (pointer) co_await memory.release(pointer, stream);
   }
   JobTimes times;
-  times.waited_for_inputs_ns = device.now() - before_inputs;
+  times.waited_for_inputs_ns = *waited;
   co_return times;
 }
 
