@@ -14,8 +14,10 @@
  * where RustError::by_value is {int code; char* message;} and SRS::by_value {void* ptr;}, the
  * RustError and SRS below.
  *
- * Proofs are made by Stagehand's CPU reference of SupraSeal's prover (docs/supraseal-c2.md);
- * the device path through the engine comes next. Every proof is pairing-checked against the
+ * Proofs are made on the devices of the engine configuration that the environment variable
+ * STAGEHAND_SUPRASEAL_CONFIG names (CUDA or the simulator, as its [run] table says; opened by the
+ * first call), or without it by Stagehand's CPU reference of SupraSeal's prover; both give the
+ * same bytes (docs/supraseal-c2.md). Every proof is pairing-checked against the
  * parameters' verifying key before it is returned: an assignment that does not satisfy its
  * circuit is an error, never a wrong proof.
  *
@@ -26,7 +28,8 @@
  * even that allocation failed). No C++ exception crosses this boundary.
  *
  * Threads: any number of calls at once, from any threads (SupraSeal serialises them all; here
- * they run side by side). An SRS handle is reference-counted: clone_SRS takes a reference,
+ * they run side by side on the CPU, and take turns on the devices, where a call's circuits run
+ * side by side). An SRS handle is reference-counted: clone_SRS takes a reference,
  * drop_SRS gives one back, and the parameters are freed with the last; a handle may be used
  * from several threads, but not during or after its own drop_SRS.
  */

@@ -1,13 +1,18 @@
-// SupraSeal C2's C ABI (include/stagehand/supraseal_c2.h) over the CPU reference of its prover
-// (groth16/assignment_prover.hpp). An SRS's ptr is a heap-allocated shared_ptr to the read
+// SupraSeal C2's C ABI (include/stagehand/supraseal_c2.h): on the devices of the engine
+// configuration that STAGEHAND_SUPRASEAL_CONFIG names (proving/assignment_batch.hpp), else on the
+// CPU reference of its prover (groth16/assignment_prover.hpp). An SRS's ptr is a heap-allocated shared_ptr to the read
 // parameters, so that clone and drop are a copy and a delete of it, and the cache holds one
 // more reference per path. Every entry point catches everything and returns it as a RustError.
 
 #include "stagehand/supraseal_c2.h"
 
+#include "engine/engine.hpp"
+#include "engine/engine_config.hpp"
 #include "groth16/assignment_prover.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/params.hpp"
+#include "proving/assignment_batch.hpp"
+#include "runner/backend.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
@@ -36,13 +41,19 @@ using stagehand::groth16::InputError;
 using stagehand::groth16::ParamsKey;
 using stagehand::math::Fr;
 
-// One parameters file, read, checked and its points decoded for the prover.
+void forget_on_devices(const void* parameters) noexcept;  // below
+
+// One parameters file, read, checked and its points decoded for the prover. The devices keep the
+// sets of the parameters they proved last until these go (with their last handle).
 struct Parameters {
   std::string path;
   ParamsKey key;
   AssignmentProver prover;  // after key: it refers to it
   explicit Parameters(std::string file)
       : path(std::move(file)), key(stagehand::groth16::read_params(path)), prover(key) {}
+  Parameters(const Parameters&) = delete;
+  Parameters& operator=(const Parameters&) = delete;
+  ~Parameters() { forget_on_devices(this); }
 };
 using Handle = std::shared_ptr<const Parameters>;
 
@@ -87,6 +98,100 @@ class ParametersCache {
 ParametersCache& cache() {
   static ParametersCache instance;
   return instance;
+}
+
+// Where proofs are made: on the devices (CUDA or the functional simulator, as its run tables say)
+// of the engine configuration the environment variable names, the file stagehand_engine_create
+// and `stagehand serve` read; opened by the first call that proves and kept for the process.
+// Without the variable (or with it empty) on the CPU, with the reference.
+constexpr const char* kConfigVariable = "STAGEHAND_SUPRASEAL_CONFIG";
+
+class DeviceProver {
+ public:
+  explicit DeviceProver(const std::string& config_path)
+      : config_(stagehand::engine::load_engine_config(config_path)),
+        backend_(stagehand::Backend::open(config_.run, stagehand::engine::Engine::default_backend_options())) {}
+
+  // The parameters' sets stay on the devices after the call, for the next call of the same
+  // parameters; another parameters' call frees them first (one key on the devices at a time).
+  std::vector<stagehand::groth16::Proof> prove(const Parameters& parameters, const std::vector<AssignmentView>& views,
+                                               const std::vector<stagehand::groth16::ProofRandomness>& randomness) {
+    stagehand::proving::AssignmentBatchSettings settings;
+    settings.coordinator = stagehand::settings_for(config_.run, config_.engine.policy);
+    settings.verify = true;  // every proof pairing-checked, whatever the configuration says
+    settings.threads = config_.engine.threads;
+    std::lock_guard lock(mutex_);  // the backend runs one program at a time: calls take turns
+    if (kept_for_ != &parameters) {
+      release_kept();
+      kept_ = std::make_shared<stagehand::groth16::AssignmentKeyState>();
+      kept_for_ = &parameters;
+    }
+    settings.key_state = kept_;
+    return stagehand::proving::prove_assignments(*backend_, parameters.key, views, randomness, settings);
+  }
+
+  // The parameters are going: their sets leave the devices.
+  void forget(const void* parameters) {
+    std::lock_guard lock(mutex_);
+    if (kept_for_ == parameters) release_kept();
+  }
+
+ private:
+  void release_kept() {
+    if (kept_ && kept_->holds_anything()) backend_->run(kept_->release());
+    kept_.reset();
+    kept_for_ = nullptr;
+  }
+
+  stagehand::engine::EngineConfig config_;
+  std::unique_ptr<stagehand::Backend> backend_;
+  std::mutex mutex_;
+  std::shared_ptr<stagehand::groth16::AssignmentKeyState> kept_;
+  const void* kept_for_ = nullptr;  // the parameters whose sets kept_ holds (alive: forget runs before they go)
+};
+
+// The process's device prover, once made. Never destroyed: parameters in the cache may be
+// destroyed at exit after any static, and each asks it to forget them.
+struct DeviceProverSlot {
+  std::mutex mutex;
+  std::unique_ptr<DeviceProver> prover;
+};
+DeviceProverSlot& device_prover_slot() {
+  static auto* slot = new DeviceProverSlot;
+  return *slot;
+}
+
+// Null where no device is configured. A configuration that cannot be read or opened fails the
+// call that needed it, naming the variable; the next call tries again.
+DeviceProver* device_prover() {
+  const char* path = std::getenv(kConfigVariable);
+  if (path == nullptr || *path == '\0') return nullptr;
+  auto& slot = device_prover_slot();
+  std::lock_guard lock(slot.mutex);
+  if (!slot.prover) {
+    try {
+      slot.prover = std::make_unique<DeviceProver>(path);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw std::runtime_error(fmt::format("{}={}: {}", kConfigVariable, path, error.what()));
+    }
+  }
+  return slot.prover.get();
+}
+
+void forget_on_devices(const void* parameters) noexcept {
+  try {
+    DeviceProver* prover = nullptr;
+    {
+      auto& slot = device_prover_slot();
+      std::lock_guard lock(slot.mutex);
+      prover = slot.prover.get();
+    }
+    if (prover != nullptr) prover->forget(parameters);
+  } catch (...) {
+    // A destructor has no one to tell: what a failing device did not free stays until the process ends.
+  }
 }
 
 RustError failure(int code, const std::string& message) { return RustError{code, ::strdup(message.c_str())}; }
@@ -196,7 +301,9 @@ void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r
     randomness.push_back(
         {decode_fr(r_s[circuit], "r_s", circuit, circuit), decode_fr(s_s[circuit], "s_s", circuit, circuit)});
   }
-  const auto made = parameters->prover.prove_checked(views, randomness);
+  DeviceProver* device = device_prover();
+  const auto made = device != nullptr ? device->prove(*parameters, views, randomness)
+                                      : parameters->prover.prove_checked(views, randomness);
   STAGEHAND_ASSERT(made.size() == num_circuits);
   for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
     const auto bytes = stagehand::groth16::encode_supraseal_proof(made[circuit]);

@@ -9,6 +9,7 @@
 // The run is `stagehand prove`'s (cli/proof_run.hpp): an engine of its own for each policy, the
 // same path, policies and figures.
 
+#include "cli/bench_prove_params.hpp"
 #include "cli/commands.hpp"
 #include "cli/proof_run.hpp"
 
@@ -37,7 +38,22 @@ struct BenchProveOptions {
   std::uint64_t circuit_seed = 1;
   std::vector<std::string> policies{"budgeted"};
   ProofRunOptions run;
+  std::string format = "zkey";
+  double full_share = -1;
 };
+
+// --format params: the same options for the assignments' device path.
+int bench_prove_params_from(const BenchProveOptions& options) {
+  ParamsBenchOptions params;
+  params.domain_log2 = options.domain_log2;
+  params.proofs = options.proofs;
+  params.out_dir = options.out_dir;
+  params.policies = options.policies;
+  params.full_share = options.full_share;
+  params.seed = options.circuit_seed;
+  params.run = options.run;
+  return bench_prove_params(params);
+}
 
 int bench_prove(const BenchProveOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -118,8 +134,18 @@ void add_bench_prove_command(CLI::App* bench) {
                                                    "turn on the same key, into DIR/<policy>/)")
       ->capture_default_str()
       ->check(CLI::IsMember(policy_names()));
+  command->add_option("--format", options->format,
+                      "zkey: a synthetic circuit's snarkjs key and witness; params: PoRep-shaped Filecoin parameters of random "
+                      "points and one assignment, proved through the device path of SupraSeal C2's ABI (not checked: a "
+                      "random key has no circuit)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"zkey", "params"}));
+  command->add_option("--full-share", options->full_share,
+                      "--format params: the aux values' share of full scalars, the rest 0 or 1 (default: the PoRep "
+                      "partition's tail over its G1 query points)")
+      ->check(CLI::Range(0.0, 1.0));
   add_proof_run_options(command, options->run, false);
-  on_selected(command, [options] { return bench_prove(*options); });
+  on_selected(command, [options] { return options->format == "params" ? bench_prove_params_from(*options) : bench_prove(*options); });
 }
 
 }  // namespace stagehand::cli

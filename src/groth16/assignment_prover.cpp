@@ -41,22 +41,6 @@ void check_density(const DensityView& density, const char* name, std::size_t exp
   }
 }
 
-// The scalars of one query: the inputs (those whose bit is set where `inputs_density` is given),
-// then the aux values whose bit is set.
-std::vector<Fr> query_scalars(const AssignmentView& assignment, const DensityView* inputs_density,
-                              const DensityView& aux_density) {
-  std::vector<Fr> scalars;
-  const std::size_t inputs = inputs_density != nullptr ? inputs_density->popcount : assignment.inputs.size();
-  scalars.reserve(inputs + aux_density.popcount);
-  for (std::size_t i = 0; i < assignment.inputs.size(); ++i) {
-    if (inputs_density == nullptr || bit_set(*inputs_density, i)) scalars.push_back(assignment.inputs[i]);
-  }
-  for (std::size_t i = 0; i < assignment.aux.size(); ++i) {
-    if (bit_set(aux_density, i)) scalars.push_back(assignment.aux[i]);
-  }
-  return scalars;
-}
-
 void put_fq(const Fq& value, std::uint8_t*& out) {
   std::memcpy(out, value.montgomery_limbs().data(), Fq::byte_count);  // little-endian limbs, as blst lays them out
   out += Fq::byte_count;
@@ -78,12 +62,63 @@ bool all_zero(std::span<const std::uint8_t> bytes) {
   return true;
 }
 
+// The scalars of one query: the inputs (those whose bit is set where `inputs_density` is given),
+// then the aux values whose bit is set.
+std::vector<Fr> query_scalars(const AssignmentView& assignment, const DensityView* inputs_density,
+                              const DensityView& aux_density) {
+  std::vector<Fr> scalars;
+  const std::size_t inputs = inputs_density != nullptr ? inputs_density->popcount : assignment.inputs.size();
+  scalars.reserve(inputs + aux_density.popcount);
+  for (std::size_t i = 0; i < assignment.inputs.size(); ++i) {
+    if (inputs_density == nullptr || bit_set(*inputs_density, i)) scalars.push_back(assignment.inputs[i]);
+  }
+  for (std::size_t i = 0; i < assignment.aux.size(); ++i) {
+    if (bit_set(aux_density, i)) scalars.push_back(assignment.aux[i]);
+  }
+  return scalars;
+}
+
 }  // namespace
 
 AssignmentShape shape_of(const AssignmentView& assignment) {
   return AssignmentShape{assignment.a_aux,        assignment.b_inp,         assignment.b_aux,
                          assignment.a.size(),     assignment.b.size(),      assignment.c.size(),
                          assignment.inputs.size(), assignment.aux.size()};
+}
+
+std::vector<Fr> a_query_scalars(const AssignmentView& assignment) {
+  return query_scalars(assignment, nullptr, assignment.a_aux);
+}
+
+std::vector<Fr> b_query_scalars(const AssignmentView& assignment) {
+  return query_scalars(assignment, &assignment.b_inp, assignment.b_aux);
+}
+
+Proof assemble_assignment_proof(const VerifyingKey& vk, const AssignmentSums& sums, const ProofRandomness& randomness) {
+  const Fr& r = randomness.r;
+  const Fr& s = randomness.s;
+  const auto delta1 = G1Projective::from_affine(vk.delta1);
+  const auto alpha1 = G1Projective::from_affine(vk.alpha1);
+  const G1Projective proof_a = alpha1 + delta1.multiply(r) + sums.a;
+  const G2Projective proof_b =
+      G2Projective::from_affine(vk.beta2) + G2Projective::from_affine(vk.delta2).multiply(s) + sums.b2;
+  const G1Projective proof_c = sums.a.multiply(s) + sums.b1.multiply(r) + delta1.multiply(r * s) +
+                               alpha1.multiply(s) + G1Projective::from_affine(vk.beta1).multiply(r) + sums.h + sums.l;
+  return Proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+}
+
+ProvingKey verifier_key_of(const ParamsKey& key) {
+  STAGEHAND_ASSERT(!key.vk.ic.empty());
+  ProvingKey verifier_key;
+  verifier_key.n_public = static_cast<std::uint32_t>(key.vk.ic.size() - 1);
+  verifier_key.alpha1 = key.vk.alpha1;
+  verifier_key.beta1 = key.vk.beta1;
+  verifier_key.delta1 = key.vk.delta1;
+  verifier_key.beta2 = key.vk.beta2;
+  verifier_key.gamma2 = key.vk.gamma2;
+  verifier_key.delta2 = key.vk.delta2;
+  verifier_key.ic = key.vk.ic;
+  return verifier_key;
 }
 
 void check_assignment(const ParamsKey& key, const AssignmentShape& shape, std::size_t circuit) {
@@ -124,16 +159,9 @@ AssignmentProver::AssignmentProver(const ParamsKey& key, unsigned thread_count)
       l_(key.l.decode(thread_count)),
       a_(key.a.decode(thread_count)),
       b_g1_(key.b_g1.decode(thread_count)),
-      b_g2_(key.b_g2.decode(thread_count)) {
+      b_g2_(key.b_g2.decode(thread_count)),
+      verifier_key_(verifier_key_of(key)) {
   STAGEHAND_ASSERT(b_g1_.size() == b_g2_.size() && !key.vk.ic.empty() && domain_.size() == key.domain_size());
-  verifier_key_.n_public = static_cast<std::uint32_t>(key.vk.ic.size() - 1);
-  verifier_key_.alpha1 = key.vk.alpha1;
-  verifier_key_.beta1 = key.vk.beta1;
-  verifier_key_.delta1 = key.vk.delta1;
-  verifier_key_.beta2 = key.vk.beta2;
-  verifier_key_.gamma2 = key.vk.gamma2;
-  verifier_key_.delta2 = key.vk.delta2;
-  verifier_key_.ic = key.vk.ic;
 }
 
 // bellperson's H: a, b, c zero-padded to the domain m, the quotient's coefficients on the domain
@@ -150,26 +178,16 @@ G1Projective AssignmentProver::h_sum(const AssignmentView& assignment) const {
 
 Proof AssignmentProver::prove(const AssignmentView& assignment, const ProofRandomness& randomness) const {
   STAGEHAND_ASSERT(assignment.aux.size() == l_.size() && assignment.a.size() <= key_.domain_size());
-  const auto a_scalars = query_scalars(assignment, nullptr, assignment.a_aux);
-  const auto b_scalars = query_scalars(assignment, &assignment.b_inp, assignment.b_aux);
+  const auto a_scalars = a_query_scalars(assignment);
+  const auto b_scalars = b_query_scalars(assignment);
   STAGEHAND_ASSERT(a_scalars.size() == a_.size() && b_scalars.size() == b_g1_.size());
-  const G1Projective sum_a = math::msm(a_, a_scalars, thread_count_);
-  const G1Projective sum_b1 = math::msm(b_g1_, b_scalars, thread_count_);
-  const G2Projective sum_b2 = math::msm(b_g2_, b_scalars, thread_count_);
-  const G1Projective sum_l = math::msm(l_, assignment.aux, thread_count_);
-  const G1Projective sum_h = h_sum(assignment);
-
-  const Fr& r = randomness.r;
-  const Fr& s = randomness.s;
-  const auto& vk = key_.vk;
-  const auto delta1 = G1Projective::from_affine(vk.delta1);
-  const auto alpha1 = G1Projective::from_affine(vk.alpha1);
-  const G1Projective proof_a = alpha1 + delta1.multiply(r) + sum_a;
-  const G2Projective proof_b =
-      G2Projective::from_affine(vk.beta2) + G2Projective::from_affine(vk.delta2).multiply(s) + sum_b2;
-  const G1Projective proof_c = sum_a.multiply(s) + sum_b1.multiply(r) + delta1.multiply(r * s) + alpha1.multiply(s) +
-                               G1Projective::from_affine(vk.beta1).multiply(r) + sum_h + sum_l;
-  return Proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
+  AssignmentSums sums;
+  sums.a = math::msm(a_, a_scalars, thread_count_);
+  sums.b1 = math::msm(b_g1_, b_scalars, thread_count_);
+  sums.b2 = math::msm(b_g2_, b_scalars, thread_count_);
+  sums.l = math::msm(l_, assignment.aux, thread_count_);
+  sums.h = h_sum(assignment);
+  return assemble_assignment_proof(key_.vk, sums, randomness);
 }
 
 std::vector<Proof> AssignmentProver::prove_checked(std::span<const AssignmentView> assignments,

@@ -58,6 +58,24 @@ inline void check_assignment(const ParamsKey& key, const AssignmentView& assignm
   check_assignment(key, shape_of(assignment), circuit);
 }
 
+// The scalars of the A query (the inputs, then the aux values whose a_aux bit is set) and of the
+// B queries (the inputs whose b_inp bit is set, then the aux values whose b_aux bit is set), in
+// the order of the key's points: what the CPU reference and the device path sum.
+std::vector<math::Fr> a_query_scalars(const AssignmentView& assignment);
+std::vector<math::Fr> b_query_scalars(const AssignmentView& assignment);
+
+// One proof's five sums: A, B1 and B2 over their queries, H over bellperson's H coefficients, L
+// over the aux values.
+struct AssignmentSums {
+  math::G1Projective a, b1, h, l;
+  math::G2Projective b2;
+};
+// SupraSeal's assembly of the proof from its sums, r and s (the formula at the top of this file).
+Proof assemble_assignment_proof(const VerifyingKey& vk, const AssignmentSums& sums, const ProofRandomness& randomness);
+
+// The key's verifying key in the form ProofVerifier takes.
+ProvingKey verifier_key_of(const ParamsKey& key);
+
 // The key's points decoded once for any number of proofs; the key must outlive the prover.
 class AssignmentProver {
  public:

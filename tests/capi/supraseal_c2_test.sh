@@ -2,7 +2,9 @@
 # SupraSeal C2's C ABI from C (supraseal_c2_test.c) on a fixture circuit, every proof checked by
 # `snarkjs groth16 verify`: parameters from `stagehand setup --format params`, the circuit's
 # assignment and public signals from supraseal_c2_tool, the vk from `stagehand export-vk`; a
-# tampered public signal is rejected.
+# tampered public signal is rejected. Then the same calls on the device path
+# (STAGEHAND_SUPRASEAL_CONFIG naming a functional simulator's configuration): the same r and s
+# give the CPU reference's bytes, and a configuration that cannot be read is an error naming it.
 #
 #   supraseal_c2_test.sh <stagehand> <supraseal_c2_tool> <supraseal_c2_test> <circuits dir>
 set -euo pipefail
@@ -26,4 +28,24 @@ for index in 0 1 2; do
 done
 tamper "$work/public.json" "$work/tampered.json"
 verify "$work/vk.json" "$work/tampered.json" "$work/proof-0.json" reject "SupraSeal C2 ABI, $circuit: a changed public signal"
+
+cat >"$work/device.toml" <<EOF
+[run]
+backend = "sim"
+EOF
+mkdir "$work/device"
+STAGEHAND_SUPRASEAL_CONFIG="$work/device.toml" "$test_program" "$work/key.params" "$work/assignment.bin" "$work/device" ||
+  fail "supraseal_c2_test reported failures on the device path"
+cmp -s "$work/proofs.bin" "$work/device/proofs.bin" || fail "the device path's proofs differ from the CPU reference's"
+echo "ok: the device path's proofs are the CPU reference's, byte for byte"
+"$tool" proof-json "$work/device/proofs.bin" 0 "$work/device-proof.json"
+verify "$work/vk.json" "$work/public.json" "$work/device-proof.json" ok "SupraSeal C2 ABI on the device path, $circuit"
+mkdir "$work/bad-config"
+if STAGEHAND_SUPRASEAL_CONFIG="$work/missing.toml" "$test_program" "$work/key.params" "$work/assignment.bin" \
+  "$work/bad-config" >"$work/bad-config.log" 2>&1; then
+  fail "a configuration that does not exist was not reported"
+fi
+grep -q "STAGEHAND_SUPRASEAL_CONFIG=$work/missing.toml" "$work/bad-config.log" ||
+  fail "the error does not name the variable and the file: $(head -c 400 "$work/bad-config.log")"
+echo "ok: a missing configuration is named"
 finish "ok: SupraSeal C2's C ABI from C"

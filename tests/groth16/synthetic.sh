@@ -106,4 +106,22 @@ for i in 1 2 3 4 5 6; do
   verify "$dir/vk.json" "$dir/$i.public.json" "$dir/$i.proof.json" ok "bench prove proof $i (two GPUs, GPU 1 lost)"
 done
 
+# `stagehand bench prove --format params`: PoRep-shaped random parameters and one assignment in
+# memory, three circuits under serial and budgeted; a random key's proofs cannot verify, so each
+# policy's 384-byte proofs must be the other's (the schedule changes, the bytes do not), and
+# another share of full scalars must change them.
+dir="$out/bench-params"
+"$stagehand" bench prove --format params --domain-log2 9 --proofs 3 --out-dir "$dir" --policy serial --policy budgeted \
+  >"$dir.log" 2>&1 || fail "bench prove --format params failed: $(cat "$dir.log")"
+if [ "$(grep -c "3 of 3 proofs at 2^9" "$dir.log")" = 2 ] && [ "$(grep -cE "out of memory +0$" "$dir.log")" = 2 ]; then
+  echo "ok: bench prove --format params: every proof under both policies, no OOM"
+else fail "bench prove --format params: not every proof made, or an OOM: $(cat "$dir.log")"; fi
+[ "$(stat -c %s "$dir/serial/proofs.bin")" = 1152 ] || fail "bench prove --format params: proofs.bin is not three proofs"
+cmp -s "$dir/serial/proofs.bin" "$dir/budgeted/proofs.bin" && echo "ok: bench prove --format params: the same bytes under both policies" ||
+  fail "bench prove --format params: serial's and budgeted's proofs differ"
+"$stagehand" bench prove --format params --domain-log2 9 --proofs 3 --out-dir "$dir-full" --full-share 1 >"$dir-full.log" 2>&1 ||
+  fail "bench prove --format params --full-share 1 failed: $(cat "$dir-full.log")"
+cmp -s "$dir/serial/proofs.bin" "$dir-full/proofs.bin" && fail "bench prove --format params: --full-share changed nothing" ||
+  echo "ok: bench prove --format params: another share of full scalars gives other proofs"
+
 finish "all synthetic-circuit checks passed"

@@ -1,0 +1,57 @@
+#include "proving/assignment_batch.hpp"
+
+#include "coordinator/pageable_arena.hpp"
+#include "util/assert.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+namespace stagehand::proving {
+
+asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*> devices, const groth16::ParamsKey& key,
+                                                            std::span<const groth16::AssignmentView> assignments,
+                                                            std::span<const groth16::ProofRandomness> randomness,
+                                                            AssignmentBatchSettings settings) {
+  if (assignments.size() != randomness.size()) {
+    throw groth16::InputError(
+        fmt::format("{} assignments but {} pairs of r and s", assignments.size(), randomness.size()));
+  }
+  std::vector<groth16::AssignmentJob> jobs;
+  for (std::size_t circuit = 0; circuit < assignments.size(); ++circuit) {
+    jobs.push_back({assignments[circuit], randomness[circuit]});
+  }
+  std::vector<std::optional<groth16::Proof>> made(jobs.size());
+  groth16::AssignmentWorkload workload(
+      key, std::move(jobs), settings.threads,
+      [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; }, settings.verify,
+      settings.coordinator.safety_margin_bytes, settings.key_state);
+  PageableArena pageable;
+  CoordinatorHooks hooks;
+  hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
+  Trace trace(false);
+  AssignmentBatchResult result;
+  result.report = co_await run_coordinator(std::move(devices), settings.coordinator, workload, trace, hooks);
+  for (const auto& record : result.report.jobs) {
+    if (!record.completed()) throw groth16::InputError(fmt::format("circuit {}: {}", record.index, record.error));
+  }
+  for (std::size_t circuit = 0; circuit < made.size(); ++circuit) {
+    if (!made[circuit]) throw groth16::InputError(fmt::format("circuit {}: no proof was made", circuit));
+    result.proofs.push_back(*made[circuit]);
+  }
+  STAGEHAND_ASSERT(result.proofs.size() == assignments.size());
+  co_return result;
+}
+
+std::vector<groth16::Proof> prove_assignments(Backend& backend, const groth16::ParamsKey& key,
+                                              std::span<const groth16::AssignmentView> assignments,
+                                              std::span<const groth16::ProofRandomness> randomness,
+                                              const AssignmentBatchSettings& settings) {
+  AssignmentBatchResult result;
+  backend.run([&]() -> asio::awaitable<void> {
+    result = co_await run_assignment_batch(backend.devices(), key, assignments, randomness, settings);
+  }());
+  return std::move(result.proofs);
+}
+
+}  // namespace stagehand::proving
