@@ -244,7 +244,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
       lock.unlock();
       return Impl::repeat(earlier, std::move(options.on_done));
     }
-    check_deadline(options.deadline, Clock::now(), key_name, "was submitted");
+    check_deadline(options.deadline, impl_->clock->now(), key_name, "was submitted");
     const auto& found = impl_->usable_key_locked(key_name);
     key = found.key;
     key_path = found.path;
@@ -272,6 +272,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
   record->seed_index = options.seed_index.value_or(id - 1);
   record->on_done.push_back(std::move(options.on_done));
   record->submitted = Clock::now();
+  record->submitted_on_clock = impl_->clock->now();
   return impl_->enqueue(record, options.when_full);
 }
 
@@ -279,7 +280,9 @@ ProofHandle Engine::Impl::enqueue(const std::shared_ptr<ProofRecord>& record, Wh
   {
     std::unique_lock lock(mutex);
     if (when_full == WhenFull::wait) {
-      space.wait(lock, [&] { return stopping || queue.size() < config.engine.queue_capacity; });
+      const auto has_room = [&] { return stopping || queue.size() < config.engine.queue_capacity; };
+      if (!has_room() && hooks.on_wait_for_room) hooks.on_wait_for_room();
+      space.wait(lock, has_room);
     } else if (queue.size() >= config.engine.queue_capacity) {
       throw EngineError(ErrorKind::queue_full,
                         fmt::format("the queue is full ({} proofs waiting, engine.queue_capacity = {})", queue.size(),
@@ -290,10 +293,10 @@ ProofHandle Engine::Impl::enqueue(const std::shared_ptr<ProofRecord>& record, Wh
       lock.unlock();
       return repeat(earlier, std::move(record->on_done.front()));
     }
-    check_deadline(record->deadline, Clock::now(), record->key, "found room in the queue");
+    check_deadline(record->deadline, clock->now(), record->key, "found room in the queue");
     usable_key_locked(record->key).queued += 1;  // it may have been unloaded, or the engine stopped, while we waited
     // Its class rises with its time in the queue (a wait for room is outside it).
-    queue.push(QueuedProof{record, record->key, record->priority, Clock::now(), record->deadline});
+    queue.push(QueuedProof{record, record->key, record->priority, clock->now(), record->deadline});
     check_counts_locked();
     proofs.emplace(record->id, record);
     if (!record->request_id.empty()) requests.emplace(record->request_id, record);

@@ -30,6 +30,7 @@
 // or a device error fails its own proof only (the coordinator records each job's error), and
 // shutdown either finishes every queued proof or fails each with a message saying so.
 
+#include "engine/engine_clock.hpp"
 #include "engine/engine_config.hpp"
 #include "groth16/binfile.hpp"
 #include "groth16/r1cs.hpp"
@@ -156,7 +157,7 @@ struct SubmitOptions {
   // proof (ProofHandle::repeated) and queues nothing; for another key it is refused.
   std::string request_id;
   // The proof must leave the queue before this, or it fails without running; a deadline already
-  // past is refused at submit (deadline_passed).
+  // past is refused at submit (deadline_passed). On the engine's clock (EngineHooks::clock).
   std::optional<std::chrono::steady_clock::time_point> deadline;
   WhenFull when_full = WhenFull::refuse;
   // What names the witness in the proof's messages (`stagehand prove`: its file); empty:
@@ -270,6 +271,16 @@ struct EngineHooks {
   // simulator records its devices' work, and reach on_run; kept where the backend keeps its events
   // (BackendOptions::keep_trace_events). [engine] trace_dir's own trace of each run comes first.
   bool trace_runs = false;
+  // Called once a run is over, on the dispatcher's thread, with its batch number: after its proofs
+  // have been answered, its trace written, its staging pool kept and the devices' memory sampled
+  // (what status() shows of it from then on).
+  std::function<void(std::uint64_t batch)> on_run_end;
+  // Called on a submitter's thread when a WhenFull::wait submit finds the queue full and begins
+  // to wait for room, with the engine's mutex held: it must not call the engine.
+  std::function<void()> on_wait_for_room;
+  // What the queue's deadlines, promotion and the linger go by (engine_clock.hpp); null: the
+  // steady clock, which SubmitOptions::deadline and deadline_in are on.
+  std::shared_ptr<EngineClock> clock;
 };
 
 enum class Drain {

@@ -74,6 +74,7 @@ struct ProofRecord {
   std::string name;  // what names its witness in messages: "proof N (key K)", or the caller's (SubmitOptions::witness_name)
   std::uint64_t seed_index = 0;  // [engine] seed plus this gives its r and s (SubmitOptions::seed_index, or its id less one)
   Clock::time_point submitted;
+  EngineClock::time_point submitted_on_clock;  // the same on the engine's clock, which its deadline is on
   std::atomic<bool> cancel_requested{false};
   int gpu = -1;  // where it runs (engine mutex)
 
@@ -133,10 +134,12 @@ struct Engine::Impl {
 
   Impl(EngineConfig engine_config, EngineHooks engine_hooks)
       : config(std::move(engine_config)), hooks(std::move(engine_hooks)),
+        clock(hooks.clock != nullptr ? hooks.clock : steady_engine_clock()),
         queue(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.engine.promote_after_s))) {}
 
   EngineConfig config;
   EngineHooks hooks;
+  std::shared_ptr<EngineClock> clock;  // the queue's time: deadlines, promotion, the linger
   std::unique_ptr<Backend> backend;
   Clock::time_point started = Clock::now();
 
@@ -197,6 +200,7 @@ struct Engine::Impl {
   // new run's batch (ProofQueue::take_batch), or with `leading_only` those at the queue's front
   // (a run that proofs join lets no later proof overtake another key's). They are running from
   // here on. Proofs whose deadline has passed go to the deadline watcher first, never to a run.
+  // `now` is on the engine's clock.
   std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only,
                                                                Clock::time_point now);
   // A run whose proofs have all ended and whose key has none queued: waits up to [engine]

@@ -142,13 +142,13 @@ void Engine::Impl::expire_locked(Clock::time_point now) {
 void Engine::Impl::watch_deadlines() {
   std::unique_lock lock(mutex);
   for (;;) {
-    expire_locked(Clock::now());
+    expire_locked(clock->now());
     if (!expired.empty()) {
       const auto gone = std::exchange(expired, {});
       lock.unlock();
       for (const auto& record : gone) {
         STAGEHAND_ASSERT(record->deadline.has_value(), "proof {} expired without a deadline", record->id);
-        const double allowed = seconds_between(record->submitted, *record->deadline);
+        const double allowed = seconds_between(record->submitted_on_clock, *record->deadline);
         {
           std::lock_guard record_lock(record->mutex);
           record->result.deadline_missed = true;
@@ -161,7 +161,8 @@ void Engine::Impl::watch_deadlines() {
     }
     if (watcher_stopping) return;
     if (const auto earliest = queue.earliest_deadline()) {
-      deadlines.wait_until(lock, *earliest);
+      clock->wait_until(deadlines, lock, *earliest,
+                        [&] { return watcher_stopping || !expired.empty() || queue.earliest_deadline() != earliest; });
     } else {
       deadlines.wait(lock);
     }

@@ -161,7 +161,7 @@ proving::Joining EngineBatch::join(std::size_t jobs, std::size_t unended) {
     joining.close = engine_.stopping || !engine_.retired.empty() || jobs >= most;
     if (joining.close) return joining;
     const std::size_t room = std::min(most - jobs, engine_.run_room() - std::min(engine_.run_room(), unended));
-    taken = engine_.take_queued_locked(key_name_, room, true, Clock::now());
+    taken = engine_.take_queued_locked(key_name_, room, true, engine_.clock->now());
     if (taken.empty() && unended == 0) taken = engine_.linger_locked(lock, key_name_, room);
     joining.close = taken.empty() && unended == 0;
   }
@@ -231,7 +231,7 @@ void Engine::Impl::dispatch() {
     std::unique_lock lock(mutex);
     work.wait(lock, [&] { return !queue.empty() || stopping || !retired.empty(); });
     if (!retired.empty()) continue;
-    expire_locked(Clock::now());
+    expire_locked(clock->now());
     if (queue.empty()) {
       if (!stopping) continue;  // what was queued had expired
       // Stopping, nothing left: every key's device state goes back before the devices close.
@@ -257,10 +257,11 @@ void Engine::Impl::dispatch() {
 void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   // The front proof's key, and its proofs best first, up to a batch, all judged at one instant.
   const auto dispatched = Clock::now();
-  expire_locked(dispatched);
+  const auto judged = clock->now();
+  expire_locked(judged);
   if (queue.empty()) return;
-  const std::string name = queue.front(dispatched)->key;
-  auto batch = take_queued_locked(name, std::min(config.engine.max_batch, run_room()), false, dispatched);
+  const std::string name = queue.front(judged)->key;
+  auto batch = take_queued_locked(name, std::min(config.engine.max_batch, run_room()), false, judged);
   STAGEHAND_ASSERT(!batch.empty(), "the queue's front proof (key {}) was not taken into its run", name);
   auto& key = keys.at(name);
   ++batches;
@@ -303,10 +304,11 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const
   key->second.queued -= taken.size();
   key->second.running += taken.size();
   running += taken.size();
+  const auto taken_at = Clock::now();  // a timing, on the steady clock (`now` is the queue's)
   for (const auto& record : taken) {
     std::lock_guard record_lock(record->mutex);
     record->result.state = ProofState::running;
-    record->taken = now;
+    record->taken = taken_at;
   }
   if (!taken.empty()) space.notify_all();
   check_counts_locked();
@@ -365,8 +367,16 @@ void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vecto
     listener.end_rest(fmt::format("the run failed: {}", error.what()));
   }
   listener.end_rest("the run ended without reporting this proof");
-  std::lock_guard lock(mutex);
-  sample_devices({});  // what the run left on the devices (the key, where it stays set up)
+  {
+    std::lock_guard lock(mutex);
+    sample_devices({});  // what the run left on the devices (the key, where it stays set up)
+  }
+  if (!hooks.on_run_end) return;
+  try {
+    hooks.on_run_end(batch_number());
+  } catch (...) {
+    // As on_run: the owner's callback must not take the engine down.
+  }
 }
 
 proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes held_by_others) {
@@ -425,14 +435,14 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::uniqu
   STAGEHAND_ASSERT(lock.owns_lock() && room > 0, "a run lingers for key {} with the engine unlocked or no room", name);
   std::vector<std::shared_ptr<ProofRecord>> joining;
   if (config.engine.linger_ms <= 0) return joining;
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(config.engine.linger_ms));
+  const auto until = clock->now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(config.engine.linger_ms));
   // The wait blocks the run's thread instead of waiting on the backend's loop: with none of the
   // run's proofs unended nothing else in the run can go on, and the simulator takes a program
   // that waits for news with no work of its own for a deadlock (backend.hpp). Submits, retiring a
   // key and stopping all notify `work` (wake_dispatcher_locked).
-  while (work.wait_until(lock, until, [&] { return stopping || !retired.empty() || !queue.empty(); })) {
+  while (clock->wait_until(work, lock, until, [&] { return stopping || !retired.empty() || !queue.empty(); })) {
     if (stopping || !retired.empty()) break;
-    const auto now = Clock::now();
+    const auto now = clock->now();
     expire_locked(now);
     if (queue.empty()) continue;  // what came had expired: the linger goes on
     if (queue.front(now)->key != name) break;  // another key's proof runs next

@@ -1,0 +1,172 @@
+// stagehand::Engine on the functional simulator: the [engine] and [serve] tables, the configured
+// layout's proofs, and keys as the engine loads them: a BN254 key refused, a key in memory
+// proving as its file.
+// The shared helpers (the key on disk, the gate, the clock, the CPU reference's proofs) are
+// tests/support/engine_harness.hpp.
+#define BOOST_TEST_MODULE engine_config
+#include <boost/test/unit_test.hpp>
+
+#include "support/engine_harness.hpp"
+
+#include "engine/proof_queue.hpp"
+#include "groth16/encoding.hpp"
+#include "groth16/r1cs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+using namespace stagehand;
+using namespace stagehand::engine;
+using namespace stagehand::testing;
+using math::Fr;
+
+BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
+  // The documented example reads as it says (the tests run from the project's root).
+  const auto example = load_engine_config("config/serve.toml");
+  BOOST_CHECK_EQUAL(example.engine.queue_capacity, 64u);
+  BOOST_CHECK_EQUAL(example.engine.promote_after_s, EngineSettings{}.promote_after_s);
+  BOOST_CHECK_EQUAL(example.engine.request_id_retention_s, EngineSettings{}.request_id_retention_s);
+  BOOST_CHECK_EQUAL(example.serve.max_connections, 512);
+  const auto good = parse_engine_config("[engine]\nqueue_capacity = 3\nmax_batch = 2\n[serve]\nmax_request_mib = 1\nmax_connections = 5\n",
+                                        "t.toml");
+  BOOST_CHECK_EQUAL(good.engine.queue_capacity, 3u);
+  BOOST_CHECK_EQUAL(good.engine.max_batch, 2u);
+  BOOST_CHECK_EQUAL(good.serve.max_request_bytes, std::size_t{1} << 20);
+  BOOST_CHECK_EQUAL(good.serve.max_connections, 5);
+  auto message_of = [](const std::string& text) {
+    try {
+      parse_engine_config(text, "t.toml");
+    } catch (const std::exception& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  BOOST_CHECK_MESSAGE(message_of("[engine]\nqueue_capacity = 0\n").find("t.toml:2: key 'engine.queue_capacity'") != std::string::npos,
+                      message_of("[engine]\nqueue_capacity = 0\n"));
+  BOOST_CHECK_MESSAGE(message_of("[serve]\nmax_conections = 5\n").find("serve.max_conections") != std::string::npos,
+                      message_of("[serve]\nmax_conections = 5\n"));
+  const auto promote = message_of("[engine]\npromote_after_s = 0\n");
+  BOOST_CHECK_MESSAGE(promote.find("t.toml:2: key 'engine.promote_after_s'") != std::string::npos, promote);
+  const auto timing = parse_engine_config("[engine]\npromote_after_s = 0.5\nrequest_id_retention_s = 30\nlinger_ms = 0\n", "t.toml");
+  BOOST_CHECK_EQUAL(timing.engine.promote_after_s, 0.5);
+  BOOST_CHECK_EQUAL(timing.engine.request_id_retention_s, 30.0);
+  BOOST_CHECK_EQUAL(timing.engine.linger_ms, 0.0);
+  BOOST_CHECK_EQUAL(example.engine.linger_ms, EngineSettings{}.linger_ms);
+  BOOST_CHECK_GT(EngineSettings{}.linger_ms, 0.0);
+  const auto linger = message_of("[engine]\nlinger_ms = -1\n");
+  BOOST_CHECK_MESSAGE(linger.find("t.toml:2: key 'engine.linger_ms'") != std::string::npos, linger);
+  // The proofs' layout, as `stagehand prove` takes it; no precomputed sets, no [workload].
+  BOOST_CHECK(!example.engine.abc_step.has_value());
+  BOOST_CHECK(!example.engine.key_sets.has_value());
+  const auto layout = parse_engine_config("[engine]\nabc = \"host\"\nkey_sets = \"streamed\"\nstream_buffer_mib = 2\n", "t.toml");
+  BOOST_CHECK(layout.engine.abc_step == std::optional{groth16::AbcStep::host});
+  BOOST_CHECK(layout.engine.key_sets == std::optional{groth16::SetPlacement::streamed});
+  BOOST_CHECK_EQUAL(layout.engine.stream_buffer_bytes, 2 * kMiB);
+  const auto precomputed = parse_engine_config("[engine]\nkey_sets = \"precomputed\"\nprecompute_bases = true\n", "t.toml");
+  BOOST_CHECK(precomputed.engine.key_sets == std::optional{groth16::SetPlacement::precomputed});
+  BOOST_CHECK(precomputed.engine.precompute_bases);
+  BOOST_CHECK(!example.engine.precompute_bases);
+  const auto bad_sets = message_of("[engine]\nkey_sets = \"everywhere\"\n");
+  BOOST_CHECK_MESSAGE(bad_sets.find("t.toml:2: key 'engine.key_sets'") != std::string::npos, bad_sets);
+  const auto workload = message_of("[gpus]\ncount = 1\n[workload]\nproofs = 2\n");
+  BOOST_CHECK_MESSAGE(workload.find("t.toml:3: key 'workload'") != std::string::npos && workload.find("[engine]") != std::string::npos,
+                      workload);
+}
+
+// The layout asked for in [engine] is the one the proofs take: a/b/c on the host and every set
+// streamed from pinned memory, fetched ahead, or precomputed still give the CPU reference's proofs.
+BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
+  for (const auto sets : {groth16::SetPlacement::streamed, groth16::SetPlacement::fetched_ahead, groth16::SetPlacement::precomputed}) {
+    BOOST_TEST_CONTEXT(groth16::to_string(sets)) {
+      auto engine_config = config();
+      engine_config.engine.abc_step = groth16::AbcStep::host;
+      engine_config.engine.key_sets = sets;
+      engine_config.engine.stream_buffer_bytes = kMiB;
+      Engine engine(engine_config);
+      engine.load_key("small", files().zkey);
+      const auto status = engine.status();
+      BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
+      const auto& layout = status.keys[0].layout;
+      BOOST_CHECK_MESSAGE(layout.starts_with("a/b/c on the host;") && layout.find(groth16::to_string(sets)) != std::string::npos &&
+                              layout.find(" resident") == std::string::npos,
+                          layout);
+      std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
+      for (std::uint64_t x = 2; x < 5; ++x) handles.emplace_back(engine.submit("small", files().wtns(x, 7), WhenFull::wait), x);
+      for (const auto& [handle, x] : handles) check_done(handle, x, 7);
+    }
+  }
+}
+
+// A key in memory, as `stagehand prove` loads it: the same proofs as from its file (seeded from 0
+// as prove's witnesses), the witness named as the caller names it, and a constraint system of
+// another circuit refused at load.
+BOOST_AUTO_TEST_CASE(a_bn254_key_is_refused_as_cpu_only_not_proved_as_bls12_381) {
+  Engine engine(config());
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("stagehand_engine_bn254_{}.zkey", ::getpid());
+  {
+    // Protocol and header alone, with BN254's primes: the engine must refuse at the header.
+    groth16::BinFileWriter out(path, "zkey", 1);
+    out.begin_section(1);
+    out.u32(1);
+    out.end_section();
+    out.begin_section(2);
+    out.u32(32);
+    out.bytes(groth16::modulus_bytes<math::bn254::Fq>());
+    out.u32(32);
+    out.bytes(groth16::modulus_bytes<math::bn254::Fr>());
+    out.end_section();
+    out.finish();
+  }
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.load_key("bn", path); }, &message) == ErrorKind::bad_key);
+  BOOST_CHECK_MESSAGE(message.find(path.string()) != std::string::npos &&
+                          message.find("BN254 keys are proved on the CPU only so far") != std::string::npos,
+                      message);
+  BOOST_CHECK(!engine.has_key("bn"));
+  std::filesystem::remove(path);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_witness) {
+  Engine engine(config());
+  KeyInMemory key;
+  key.key = std::make_shared<const groth16::ProvingKey>(files().key);
+  key.path = "in-memory.zkey";
+  auto other = std::make_shared<groth16::R1cs>(testing::multiplier_circuit());
+  other->n_wires = 6;
+  KeyInMemory wrong = key;
+  wrong.r1cs = other;
+  wrong.r1cs_path = "other.r1cs";
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.load_key("wrong", wrong); }, &message) == ErrorKind::bad_key);
+  BOOST_CHECK_MESSAGE(message.find("other.r1cs") != std::string::npos && message.find("another circuit") != std::string::npos, message);
+  BOOST_CHECK(!engine.has_key("wrong"));
+  key.r1cs = std::make_shared<const groth16::R1cs>(testing::multiplier_circuit());
+  key.r1cs_path = "multiplier.r1cs";
+  engine.load_key("memory", key);
+  SubmitOptions options;
+  options.witness_name = "w.wtns";
+  auto shared = std::make_shared<const std::vector<std::uint8_t>>(files().wtns(5, 7));
+  const auto handle = engine.submit("memory", shared, options);
+  const auto result = handle.wait();
+  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, result.error);
+  BOOST_CHECK_EQUAL(result.proof_json, files().expected_proof(handle.id(), 5, 7));
+  // A caller that numbers its proofs (prove's witnesses) has r and s from its number.
+  options.seed_index = 10;
+  const auto numbered = engine.submit("memory", shared, options).wait();
+  BOOST_REQUIRE_MESSAGE(numbered.state == ProofState::done, numbered.error);
+  BOOST_CHECK_EQUAL(numbered.proof_json, files().expected_proof(11, 5, 7));
+  // A witness of the wrong length is refused naming it as the caller does.
+  auto short_witness = groth16::wtns_bytes(std::vector<Fr>{Fr::one()});
+  BOOST_CHECK(error_kind_of([&] { engine.submit("memory", short_witness, options); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.starts_with("w.wtns: ") && message.find("another circuit") != std::string::npos, message);
+}
