@@ -47,7 +47,7 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
   Random random(seed * 0x9e3779b97f4a7c15ull + 17);
   // Half of the runs get one fault, drawn from the allowed kinds.
   if (!faults.empty() && random.below(2) == 0) {
-    auto& plan = variant.faults;
+    auto& plan = variant.config.faults;
     auto partitions = static_cast<std::uint64_t>(fixture.config.workload.proofs * fixture.config.workload.partitions_per_proof);
     switch (faults[random.below(faults.size())]) {
       case FaultKind::allocation: plan.fail_allocation_number = 1 + random.below(12 * partitions); break;
@@ -70,7 +70,7 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
   return variant;
 }
 
-std::string describe_faults(const sim::FaultPlan& faults) {
+std::string describe_faults(const FaultPlan& faults) {
   std::vector<std::string> parts;
   if (faults.fail_allocation_number) parts.push_back(fmt::format("fail allocation {}", faults.fail_allocation_number));
   if (faults.fail_host_pin_number) parts.push_back(fmt::format("fail host pinning {}", faults.fail_host_pin_number));
