@@ -37,7 +37,8 @@ BOOST_AUTO_TEST_CASE(its_errors_name_the_file_line_and_key) {
   BOOST_TEST(config_error_of("[faults]\nfail_kernel_occurrence = 0\n") ==
              "deploy.toml:2: key 'faults.fail_kernel_occurrence': 0 is out of range [1, 9223372036854775807]");
   // A fault's GPU is one of the run's.
-  BOOST_TEST(config_error_of("[gpus]\ncount = 2\n[faults]\ndevice = 2\n") == "deploy.toml:4: key 'faults.device': 2 is out of range [-1, 1]");
+  BOOST_TEST(config_error_of("[gpus]\ncount = 2\n[faults]\ndevice = 2\n") ==
+             "deploy.toml:4: key 'faults.device': 2 is out of range [-1, 1]");
   const auto unknown_kernel = config_error_of("[faults]\nkernel_error_name = \"nttt\"\n");
   BOOST_TEST(begins(unknown_kernel, "deploy.toml:2: key 'faults.kernel_error_name': 'nttt' is not a kernel"), unknown_kernel);
 }
