@@ -81,6 +81,19 @@ std::string describe_faults(const FaultPlan& faults) {
   if (faults.pcie_slowdown_factor != 1.0) {
     parts.push_back(fmt::format("PCIe {:.1f}x slower from {}", faults.pcie_slowdown_factor, format_duration(faults.pcie_slowdown_from_ns)));
   }
+  // A fixture's own faults may name what only FaultyDevice injects; exploration draws none of these.
+  if (faults.lose_device_at_launch) parts.push_back(fmt::format("lose the device at launch {}", faults.lose_device_at_launch));
+  if (faults.allocation_failure_probability > 0) {
+    parts.push_back(fmt::format("fail allocations with probability {}", faults.allocation_failure_probability));
+  }
+  if (!faults.kernel_error_name.empty()) {
+    parts.push_back(fmt::format("kernel error at launch {} of '{}'", faults.kernel_error_occurrence, faults.kernel_error_name));
+  }
+  if (faults.kernel_error_probability > 0) parts.push_back(fmt::format("kernel errors with probability {}", faults.kernel_error_probability));
+  if (faults.copy_delay_ns > 0) {
+    parts.push_back(
+        fmt::format("copies {} late from {}", format_duration(faults.copy_delay_ns), format_duration(faults.copy_delay_from_ns)));
+  }
   if (faults.device >= 0 && !parts.empty()) return fmt::format("on GPU {}: {}", faults.device, fmt::join(parts, ", "));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
