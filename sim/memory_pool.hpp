@@ -11,7 +11,7 @@
 
 #include "device/device.hpp"
 #include "sim/device_model.hpp"
-#include "sim/fault_plan.hpp"
+#include "device/fault_plan.hpp"
 #include "sim/sim_system.hpp"
 #include "sim/stream_engines.hpp"
 #include "trace/trace.hpp"

@@ -33,6 +33,8 @@ SimDevice::SimDevice(SimSystem& system, DeviceModel model, int ordinal, FaultPla
   properties_.ordinal = ordinal;
   properties_.total_memory_bytes = model_.memory_bytes;
   properties_.async_engine_count = model_.async_engine_count();
+  // The backend hands the rest of a plan to a FaultyDevice around this one.
+  STAGEHAND_ASSERT(!faults_.adaptor_part().any(), "GPU {}: a simulated device was given faults only FaultyDevice injects", ordinal);
   schedule_faults();
 }
 

@@ -7,13 +7,14 @@
 // host-blocking calls and pinned host memory), the PCIe link, and RaceChecker (unsynchronised
 // reads and leaks). SimDevice itself checks the calls, runs the engine operations (their
 // durations, their bytes in functional mode, their trace spans) and injects the faults of its
-// FaultPlan: a failed kernel, a lost device, a slower link. A failed kernel loses the device, as a
-// kernel that faults loses a CUDA context: from then on every wait, whenever it began, and every
-// call fails with device_lost, on every stream, for good (docs/device-facts.md).
+// FaultPlan's simulated_part (device/fault_plan.hpp): a failed allocation or pinning, a failed
+// kernel, a lost device, a slower link. A failed kernel loses the device, as a kernel that faults
+// loses a CUDA context: from then on every wait, whenever it began, and every call fails with
+// device_lost, on every stream, for good (docs/device-facts.md).
 
 #include "device/device.hpp"
 #include "sim/device_model.hpp"
-#include "sim/fault_plan.hpp"
+#include "device/fault_plan.hpp"
 #include "sim/host_pinning.hpp"
 #include "sim/memory_pool.hpp"
 #include "sim/pcie_link.hpp"

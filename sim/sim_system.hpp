@@ -9,7 +9,7 @@
 
 #include "device/types.hpp"
 #include "sim/device_model.hpp"
-#include "sim/fault_plan.hpp"
+#include "device/fault_plan.hpp"
 #include "sim/pinned_host_ranges.hpp"
 #include "util/random.hpp"
 #include "trace/trace.hpp"

@@ -42,7 +42,7 @@ check_run() {
   done
   multi_stream "proofs-1-gpu" 1 || status=1
   multi_stream "proofs-$gpus-gpus" "$gpus" || status=1
-  multi_stream "proofs-$gpus-gpus-gpu1-lost" "$gpus" "[device_faults]" "device = 1" "lose_device_at_launch = 40" || status=1
+  multi_stream "proofs-$gpus-gpus-gpu1-lost" "$gpus" "[faults]" "device = 1" "lose_device_at_launch = 40" || status=1
   tar -C "$work/runs" -cf "$logs/proofs.tar" .
   figure "$(grep -E ': [0-9.]+ s wall' "$log" | tr '\n' ';' | cut -c1-200)"
   return $status

@@ -1,5 +1,5 @@
 # soak-proofs: a stream of real proofs on a GPU with faults injected (FaultyDevice around
-# CudaDevice, [device_faults] of the configuration): each affected proof fails with a clear error,
+# CudaDevice, [faults] of the configuration): each affected proof fails with a clear error,
 # the others pass the pairing check on their way out, and the engine holds no more device memory
 # after the run than before it (its own allocations and its pool's reserve: the device's free
 # memory is printed beside it but not compared, as the CUDA runtime keeps some MiB of its own after
@@ -18,7 +18,7 @@ check_run() {
   local i start code done_count failed_count injected_count status=0 proofs=${PROOFS:-500}
   mkdir -p "$work/witnesses" "$work/proofs"
   for i in $(seq -w 1 "$proofs"); do cp "$bundle/keys/chain.wtns" "$work/witnesses/w$i.wtns"; done
-  printf '[run]\nbackend = "cuda"\n[device_faults]\nallocation_failure_probability = %s\nkernel_failure_probability = %s\nseed = %s\n' \
+  printf '[run]\nbackend = "cuda"\n[faults]\nallocation_failure_probability = %s\nkernel_error_probability = %s\nseed = %s\n' \
     "${ALLOCATION:-0.005}" "${KERNEL:-0.005}" "${SEED:-7}" >"$work/soak.toml"
   start=$(date +%s)
   timeout 500 "$bin/stagehand" prove --config "$work/soak.toml" --zkey "$bundle/keys/chain.zkey" --wtns "$work/witnesses" \

@@ -64,7 +64,7 @@ int replay(const ReplayCommandOptions& options) {
     auto seed = options.seed.value_or(fixture.config.coordinator.seed);
     auto variant = exploration_variant(fixture, seed, parse_fault_kinds(options.faults), options.jitter);
     fmt::print("exploration run: jitter {}, faults: {}\n\n", variant.config.duration_jitter,
-               variant.faults.any() ? describe_faults(variant.faults) : std::string("none"));
+               variant.config.faults.any() ? describe_faults(variant.config.faults) : std::string("none"));
     outcome = replay_exploration(fixture, seed, parse_fault_kinds(options.faults), options.jitter, violations, true);
   } else {
     ReplayOptions replay_options;

@@ -1,22 +1,25 @@
 #include "device/faulty_device.hpp"
 
 #include "device/format.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
 namespace stagehand {
 
-FaultyDevice::FaultyDevice(Device& inner, DeviceFaults faults)
-    : inner_(inner), faults_(std::move(faults)), random_(faults_.seed ^ 0xfa017ed0ULL) {}
+FaultyDevice::FaultyDevice(Device& inner, FaultPlan faults)
+    : inner_(inner), faults_(std::move(faults)), random_(faults_.seed ^ 0xfa017ed0ULL) {
+  // The backend refuses these with an error naming the configuration before it gets here.
+  STAGEHAND_ASSERT(!faults_.simulator_only(), "a FaultyDevice cannot slow a link ({}x asked for)", faults_.pcie_slowdown_factor);
+}
 
 bool FaultyDevice::lost() const {
-  return lost_at_launch_ || (faults_.lose_device_at_ns >= 0 && inner_.now() >= faults_.lose_device_at_ns);
+  return !lost_at_launch_.empty() || (faults_.lose_device_at_ns >= 0 && inner_.now() >= faults_.lose_device_at_ns);
 }
 
 void FaultyDevice::check_lost(const char* call) const {
   if (lost()) {
-    const auto when = lost_at_launch_ ? fmt::format("its kernel launch {}", faults_.lose_device_at_launch)
-                                      : format_duration(faults_.lose_device_at_ns);
+    const auto when = !lost_at_launch_.empty() ? lost_at_launch_ : format_duration(faults_.lose_device_at_ns);
     throw DeviceError(DeviceErrc::device_lost,
                       fmt::format("{} on GPU {}: the device was lost at {} [injected fault]", call, properties().ordinal, when));
   }
@@ -184,12 +187,21 @@ asio::awaitable<HostRange> FaultyDevice::allocate_pinned_host(Bytes bytes) {
 asio::awaitable<void> FaultyDevice::free_pinned_host(HostRange range) { co_await inner_.free_pinned_host(range); }
 
 void FaultyDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
-  if (faults_.lose_device_at_launch != 0 && ++all_launches_ == faults_.lose_device_at_launch) lost_at_launch_ = true;
+  if (faults_.lose_device_at_launch != 0 && ++all_launches_ == faults_.lose_device_at_launch) {
+    lost_at_launch_ = fmt::format("its kernel launch {}", faults_.lose_device_at_launch);
+  }
   check_lost("launch");
   inner_.launch(kernel, stream);
-  const bool named = !faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&
-                     ++kernel_launches_ == faults_.fail_kernel_occurrence;
-  const bool drawn = faults_.kernel_failure_probability > 0 && random_.uniform() < faults_.kernel_failure_probability;
+  if (!faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&
+      ++faulting_kernel_launches_ == faults_.fail_kernel_occurrence) {
+    ++injected_;
+    lost_at_launch_ = fmt::format("launch {0} of kernel '{1}' (kernel '{1}' failed, and a failed kernel loses the device)",
+                                  faults_.fail_kernel_occurrence, kernel.name);
+    return;
+  }
+  const bool named = !faults_.kernel_error_name.empty() && kernel.name == faults_.kernel_error_name &&
+                     ++error_kernel_launches_ == faults_.kernel_error_occurrence;
+  const bool drawn = faults_.kernel_error_probability > 0 && random_.uniform() < faults_.kernel_error_probability;
   if (named || drawn) {
     failed_kernel_ = kernel.name;
     failed_streams_.insert(stream.id);

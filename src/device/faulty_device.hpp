@@ -1,28 +1,26 @@
 #pragma once
-// FaultyDevice: a Device that forwards every call to another Device and injects failures on the
-// way, so that the failure paths the simulator's FaultPlan (sim/fault_plan.hpp) exercises can
-// run on any backend, CudaDevice included (BackendOptions::device_faults wraps each device the
-// backend opens).
+// FaultyDevice: a Device that forwards every call to another Device and injects the faults of a
+// FaultPlan (device/fault_plan.hpp) on the way, so that failure paths run on any backend,
+// CudaDevice included (Backend wraps the devices it opens; on the simulator it gives FaultyDevice
+// only the plan's adaptor_part, SimDevice injecting the rest itself).
 //
-// What it injects, and how that differs from the simulator's own fault points:
-//   - the Nth device allocation (allocate and allocate_async counted together, from 1), or each
-//     allocation with a probability drawn from a seed, fails with out-of-memory; nothing is
-//     allocated on the device behind;
-//   - the Nth host pinning (register_host or allocate_pinned_host, from 1) fails;
-//   - the Nth launch of a named kernel fails: the launch is forwarded (the work is done) and every
-//     wait on its stream's work reports kernel_failed until the stream is synchronised. No GPU
-//     fails so: a kernel that faults loses the CUDA context (device_lost for every later call, as
-//     the simulator's FaultPlan has it). This one is a failure of one job on a device that goes
-//     on, for the paths that must handle that;
-//   - copies issued from a device time on are delayed on the host before they are issued (a slow
-//     link as the host sees it; the device behind copies at its own rate);
-//   - the device is lost at a device time, or at its Nth kernel launch (a point in the work that
-//     does not move with how long set-up took): from then on every call that does work fails with
-//     device_lost. Calls that only give something back (frees, destroys, unregisters) still
-//     reach the device behind, so that a lost device leaves nothing allocated there.
+// How it injects each fault:
+//   - a failed allocation or pinning throws before the call reaches the device behind, so that
+//     nothing is allocated or pinned for it;
+//   - a kernel that faults (fail_kernel_name) is forwarded (the work is done) and the device is
+//     lost with that launch, as a faulting kernel loses a CUDA context;
+//   - a kernel error (kernel_error_*) is forwarded too, and every wait on its stream's work reports
+//     kernel_failed until the stream is synchronised: one job's failure on a device that goes on;
+//   - copy delays wait on the host before the copy is issued; the device behind copies at its
+//     own rate;
+//   - once the device is lost (at a device time, at its Nth launch, or with a faulting kernel)
+//     every call that does work fails with device_lost. Calls that only give something back
+//     (frees, destroys, unregisters) still reach the device behind, so that a lost device leaves
+//     nothing allocated there.
 // Every injected error says "[injected fault]" in its message.
 
 #include "device/device.hpp"
+#include "device/fault_plan.hpp"
 #include "util/random.hpp"
 
 #include <cstdint>
@@ -32,35 +30,13 @@
 
 namespace stagehand {
 
-struct DeviceFaults {
-  int device = -1;  // the GPU (its index in the run, from 0) wrapped; -1: every GPU
-  std::uint64_t fail_allocation_number = 0;     // 0: never
-  double allocation_failure_probability = 0.0;  // each stream-ordered allocation, drawn from `seed`
-  double kernel_failure_probability = 0.0;      // each launch, drawn from `seed`
-  std::uint64_t seed = 0;
-  std::uint64_t fail_host_pin_number = 0;  // 0: never
-  std::string fail_kernel_name;            // empty: never
-  std::uint64_t fail_kernel_occurrence = 1;
-  Nanoseconds lose_device_at_ns = -1;  // <0: never
-  std::uint64_t lose_device_at_launch = 0;  // lost at its Nth kernel launch (from 1), which fails; 0: never
-  Nanoseconds copy_delay_ns = 0;       // added before each copy issued at or after copy_delay_from_ns
-  Nanoseconds copy_delay_from_ns = 0;
-
-  bool applies_to(int index) const { return device < 0 || device == index; }
-  bool any() const {
-    return fail_allocation_number != 0 || allocation_failure_probability > 0 || kernel_failure_probability > 0 ||
-           fail_host_pin_number != 0 ||
-           !fail_kernel_name.empty() || lose_device_at_ns >= 0 || lose_device_at_launch != 0 || copy_delay_ns > 0;
-  }
-};
-
 class FaultyDevice final : public Device {
  public:
-  // `inner` must outlive this adaptor.
-  FaultyDevice(Device& inner, DeviceFaults faults);
+  // `inner` must outlive this adaptor. `faults` must hold nothing simulator_only().
+  FaultyDevice(Device& inner, FaultPlan faults);
 
   Device& inner() { return inner_; }
-  const DeviceFaults& faults() const { return faults_; }
+  const FaultPlan& faults() const { return faults_; }
   // Whether the injected loss has happened (as of now()).
   bool lost() const;
   std::uint64_t injected_count() const { return injected_; }
@@ -120,13 +96,15 @@ class FaultyDevice final : public Device {
   asio::awaitable<void> copy_delay();
 
   Device& inner_;
-  DeviceFaults faults_;
+  FaultPlan faults_;
   Random random_;
   std::uint64_t allocations_ = 0;
   std::uint64_t pins_ = 0;
-  std::uint64_t kernel_launches_ = 0;  // of the named kernel
+  std::uint64_t faulting_kernel_launches_ = 0;  // of fail_kernel_name
+  std::uint64_t error_kernel_launches_ = 0;     // of kernel_error_name
   std::uint64_t all_launches_ = 0;
-  bool lost_at_launch_ = false;
+  // Why the device was lost at a launch ("its kernel launch 3"); empty while it was not.
+  std::string lost_at_launch_;
   std::uint64_t injected_ = 0;
   // Streams with a failed kernel not yet reported, and the stream each event was last recorded on.
   std::set<std::uint32_t> failed_streams_;

@@ -43,9 +43,15 @@ sim::DeviceModel load_model(const RunConfig& config) {
   }
 }
 
+// The plan a backend injects: the options' where they set one, else the configuration's.
+const FaultPlan& chosen_faults(const RunConfig& config, const BackendOptions& options) {
+  return options.faults.any() ? options.faults : config.faults;
+}
+
 class SimulatorBackend final : public Backend {
  public:
-  SimulatorBackend(const RunConfig& config, const BackendOptions& options) : model_name_(config.device_model) {
+  SimulatorBackend(const RunConfig& config, const BackendOptions& options, const FaultPlan& simulated)
+      : model_name_(config.device_model) {
     sim::SimOptions sim_options;
     sim_options.seed = config.coordinator.seed;
     sim_options.duration_jitter = config.duration_jitter;
@@ -56,7 +62,7 @@ class SimulatorBackend final : public Backend {
     auto model = load_model(config);
     check_cap_within_card(config, model.memory_bytes, fmt::format("the simulated {}", config.device_model));
     for (int i = 0; i < config.gpus; ++i) {
-      auto& device = system_->add_device(model, options.faults.applies_to(i) ? options.faults : sim::FaultPlan{});
+      auto& device = system_->add_device(model, simulated.applies_to(i) ? simulated : FaultPlan{});
       if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
       devices_.push_back(&device);
     }
@@ -141,7 +147,7 @@ int Backend::cuda_device_count() {
 #endif
 }
 
-void Backend::wrap_devices(const DeviceFaults& faults) {
+void Backend::wrap_devices(const FaultPlan& faults) {
   if (!faults.any()) return;
   for (std::size_t index = 0; index < devices_.size(); ++index) {
     if (!faults.applies_to(static_cast<int>(index))) continue;
@@ -154,19 +160,27 @@ void Backend::wrap_devices(const DeviceFaults& faults) {
 }
 
 std::unique_ptr<Backend> Backend::open_simulator(const RunConfig& config, BackendOptions options) {
-  auto backend = std::make_unique<SimulatorBackend>(config, options);
-  backend->wrap_devices(options.device_faults.any() ? options.device_faults : config.device_faults);
+  const auto& faults = chosen_faults(config, options);
+  auto backend = std::make_unique<SimulatorBackend>(config, options, options.faults_by_adaptor ? FaultPlan{} : faults.simulated_part());
+  backend->wrap_devices(options.faults_by_adaptor ? faults : faults.adaptor_part());
   return backend;
 }
 
 std::unique_ptr<Backend> Backend::open_cuda(const RunConfig& config, BackendOptions options) {
+  // Refused before anything else, so that a configuration says so in every build.
+  const auto& faults = chosen_faults(config, options);
+  if (faults.simulator_only()) {
+    throw ConfigError(fmt::format("{}: pcie_slowdown_factor is the simulator's alone (a GPU's link cannot be slowed); on a GPU, "
+                                  "copy_delay_ms delays each copy instead",
+                                  options.faults.any() ? std::string("BackendOptions::faults") : config.faults_where));
+  }
 #if defined(STAGEHAND_HAVE_CUDA)
   if (cuda::device_count() == 0) {
     throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config.source.string()));
   }
-  // A GPU run with injected faults wraps each CudaDevice here (BackendOptions::device_faults).
+  // A GPU run with injected faults wraps each CudaDevice here (BackendOptions::faults).
   auto backend = std::make_unique<CudaBackend>(config, options);
-  backend->wrap_devices(options.device_faults.any() ? options.device_faults : config.device_faults);
+  backend->wrap_devices(faults);
   return backend;
 #else
   throw std::runtime_error(fmt::format(

@@ -7,7 +7,6 @@
 #include "device/device.hpp"
 #include "device/faulty_device.hpp"
 #include "runner/run_config.hpp"
-#include "sim/fault_plan.hpp"
 #include "trace/trace.hpp"
 
 #include <functional>
@@ -24,13 +23,14 @@ class SimSystem;
 struct BackendOptions {
   // The simulator: device memory backed by host memory, kernels on the CPU reference.
   bool functional = false;
-  sim::FaultPlan faults;  // applied to every simulated GPU
   // Every trace event kept (a picture, a Perfetto file), or only the trace's hash and count.
   bool keep_trace_events = true;
-  // Where any is set, each device the backend opens (CUDA or simulated) is wrapped in a
-  // FaultyDevice that injects these: the simulator's fault points on any backend. None set: the
-  // configuration's [device_faults].
-  DeviceFaults device_faults;
+  // The faults to inject (device/fault_plan.hpp); none set: the configuration's [faults]. On the
+  // simulator SimDevice injects the plan's simulated_part and a FaultyDevice around each device
+  // the rest; on a GPU a FaultyDevice injects it all, and a simulator_only() plan is refused.
+  FaultPlan faults;
+  // On the simulator, the whole plan through FaultyDevice as on a GPU: for tests of the adaptor.
+  bool faults_by_adaptor = false;
 };
 
 class Backend {
@@ -70,7 +70,7 @@ class Backend {
 
  protected:
   // Replaces each device by a FaultyDevice over it, where `faults` has any.
-  void wrap_devices(const DeviceFaults& faults);
+  void wrap_devices(const FaultPlan& faults);
   std::vector<Device*> devices_;
   std::vector<std::unique_ptr<FaultyDevice>> faulty_devices_;
 };

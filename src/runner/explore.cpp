@@ -47,7 +47,7 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
   Random random(seed * 0x9e3779b97f4a7c15ull + 17);
   // Half of the runs get one fault, drawn from the allowed kinds.
   if (!faults.empty() && random.below(2) == 0) {
-    auto& plan = variant.faults;
+    auto& plan = variant.config.faults;
     auto partitions = static_cast<std::uint64_t>(fixture.config.workload.proofs * fixture.config.workload.partitions_per_proof);
     switch (faults[random.below(faults.size())]) {
       case FaultKind::allocation: plan.fail_allocation_number = 1 + random.below(12 * partitions); break;
@@ -70,7 +70,7 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
   return variant;
 }
 
-std::string describe_faults(const sim::FaultPlan& faults) {
+std::string describe_faults(const FaultPlan& faults) {
   std::vector<std::string> parts;
   if (faults.fail_allocation_number) parts.push_back(fmt::format("fail allocation {}", faults.fail_allocation_number));
   if (faults.fail_host_pin_number) parts.push_back(fmt::format("fail host pinning {}", faults.fail_host_pin_number));
@@ -80,6 +80,19 @@ std::string describe_faults(const sim::FaultPlan& faults) {
   if (faults.lose_device_at_ns >= 0) parts.push_back(fmt::format("lose the device at {}", format_duration(faults.lose_device_at_ns)));
   if (faults.pcie_slowdown_factor != 1.0) {
     parts.push_back(fmt::format("PCIe {:.1f}x slower from {}", faults.pcie_slowdown_factor, format_duration(faults.pcie_slowdown_from_ns)));
+  }
+  // A fixture's own faults may name what only FaultyDevice injects; exploration draws none of these.
+  if (faults.lose_device_at_launch) parts.push_back(fmt::format("lose the device at launch {}", faults.lose_device_at_launch));
+  if (faults.allocation_failure_probability > 0) {
+    parts.push_back(fmt::format("fail allocations with probability {}", faults.allocation_failure_probability));
+  }
+  if (!faults.kernel_error_name.empty()) {
+    parts.push_back(fmt::format("kernel error at launch {} of '{}'", faults.kernel_error_occurrence, faults.kernel_error_name));
+  }
+  if (faults.kernel_error_probability > 0) parts.push_back(fmt::format("kernel errors with probability {}", faults.kernel_error_probability));
+  if (faults.copy_delay_ns > 0) {
+    parts.push_back(
+        fmt::format("copies {} late from {}", format_duration(faults.copy_delay_ns), format_duration(faults.copy_delay_from_ns)));
   }
   if (faults.device >= 0 && !parts.empty()) return fmt::format("on GPU {}: {}", faults.device, fmt::join(parts, ", "));
   return fmt::format("{}", fmt::join(parts, ", "));

@@ -56,7 +56,7 @@ std::vector<std::string> check_invariants(const Fixture& variant, const FixtureO
 ExploreSummary explore(const ExploreOptions& options);
 
 // "fail allocation 12", "lose the device at 3.2 s", ...
-std::string describe_faults(const sim::FaultPlan& faults);
+std::string describe_faults(const FaultPlan& faults);
 
 // Replays one exploration run (the command a finding prints).
 FixtureOutcome replay_exploration(const Fixture& fixture, std::uint64_t seed, const std::vector<FaultKind>& faults,

@@ -3,7 +3,6 @@
 #include "config/config_table.hpp"
 #include "device/busy_wait.hpp"
 #include "device/format.hpp"
-#include "device/kernel_abi.hpp"
 #include "sim/device_model.hpp"
 #include "sim/run.hpp"
 
@@ -67,25 +66,6 @@ Expectations read_expectations(const ConfigTable& table) {
   return expect;
 }
 
-sim::FaultPlan read_faults(const ConfigTable& table, int gpus) {
-  sim::FaultPlan faults;
-  faults.device = static_cast<int>(table.integer_in("device", -1, -1, gpus - 1));
-  faults.fail_allocation_number = static_cast<std::uint64_t>(table.integer_in("fail_allocation_number", 0, 0, INT64_MAX));
-  faults.fail_host_pin_number = static_cast<std::uint64_t>(table.integer_in("fail_host_pin_number", 0, 0, INT64_MAX));
-  faults.fail_kernel_name = table.string("fail_kernel_name").value_or("");
-  if (!faults.fail_kernel_name.empty() && !kernel::is_known(faults.fail_kernel_name)) {
-    table.fail("fail_kernel_name", fmt::format("'{}' is not a kernel (src/device/kernel_abi.hpp declares: {})", faults.fail_kernel_name,
-                                               fmt::join(kernel::kAll, ", ")));
-  }
-  faults.fail_kernel_occurrence = static_cast<std::uint64_t>(table.integer_in("fail_kernel_occurrence", 1, 1, INT64_MAX));
-  auto lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
-  faults.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
-  faults.pcie_slowdown_factor = table.number_in("pcie_slowdown_factor", 1.0, 1.0, 1000.0);
-  faults.pcie_slowdown_from_ns = static_cast<Nanoseconds>(table.number_in("pcie_slowdown_from_ms", 0, 0, 1e12) * 1e6);
-  table.reject_unknown_keys();
-  return faults;
-}
-
 void check(std::vector<std::string>& failures, bool holds, std::string what) {
   if (!holds) failures.push_back(std::move(what));
 }
@@ -102,7 +82,6 @@ void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, c
   config.functional = false;
   BackendOptions simulator;
   simulator.keep_trace_events = options.keep_trace_events;
-  simulator.faults = fixture.faults;
   outcome.backend = Backend::open_simulator(config, simulator);
   outcome.system = outcome.backend->simulator();
   auto& device = outcome.system->device(0);
@@ -296,7 +275,6 @@ Fixture load_fixture_file(const std::filesystem::path& path, std::optional<Confi
   header.reject_unknown_keys();
   fixture.config.policies = {fixture.policy};
   read_run_config(root, fixture.config);
-  if (auto faults = root.table("faults")) fixture.faults = read_faults(*faults, fixture.config.gpus);
   if (auto scenario = root.table("scenario")) {
     fixture.scenario.card_gib = scenario->number_in("card_gib", fixture.scenario.card_gib, 0.001, 1 << 20);
     fixture.scenario.freed_gib = scenario->number_in("freed_gib", fixture.scenario.freed_gib, 0.001, 1 << 20);
@@ -376,7 +354,6 @@ FixtureOutcome replay_fixture(const Fixture& fixture, const ReplayOptions& optio
     if (options.seed) config.coordinator.seed = *options.seed;
     SimulatedRunOptions run_options;
     run_options.keep_trace_events = options.keep_trace_events;
-    run_options.faults = fixture.faults;
     run_options.time_limit_ns = options.time_limit_ns;
     run_options.on_budget = options.on_budget;
     run_options.on_budget_gone = options.on_budget_gone;

@@ -2,17 +2,14 @@
 // Fixtures: the OOM incidents and their fixes as scenario files (fixtures/*.toml), each with the
 // outcome it must show in an [expect] table. A fixture names a device model, a workload,
 // workers, a policy with its switches, a seed and fault points, in the keys of a run
-// configuration, plus:
+// configuration (its faults too: [faults], config/faults_table.hpp), plus:
 //
 //   [fixture]  description, policy, and kind: "workload" (the coordinator runs the partitions)
 //              or "freed-but-pending" (a scripted device scenario)
-//   [faults]   device (one GPU's index; every GPU by default), fail_allocation_number, fail_host_pin_number, fail_kernel_name,
-//              fail_kernel_occurrence, lose_device_at_ms, pcie_slowdown_factor, pcie_slowdown_from_ms
 //   [expect]   see Expectations below
 
 #include "runner/run_config.hpp"
 #include "runner/sim_runner.hpp"
-#include "sim/fault_plan.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -59,7 +56,6 @@ struct Fixture {
   std::string kind = "workload";
   Policy policy = Policy::budgeted;
   RunConfig config;
-  sim::FaultPlan faults;
   FreedButPendingScenario scenario;
   Expectations expect;
 };

@@ -3,8 +3,8 @@
 #include "workloads/porep/porep_as_groth16.hpp"
 
 #include "config/config_table.hpp"
+#include "config/faults_table.hpp"
 #include "device/format.hpp"
-#include "device/kernel_abi.hpp"
 
 #include <fmt/format.h>
 
@@ -15,30 +15,6 @@ namespace stagehand {
 namespace {
 Bytes gib_to_bytes(double gib) { return static_cast<Bytes>(std::llround(gib * static_cast<double>(kGiB))); }
 Bytes mib_to_bytes(double mib) { return static_cast<Bytes>(std::llround(mib * static_cast<double>(kMiB))); }
-
-// [device_faults]: faults a FaultyDevice injects into every device the backend opens, or into
-// one (`device`), the simulator's or a GPU, to see on real hardware what the fixtures show on
-// the simulator.
-void read_device_faults(const ConfigTable& table, int gpus, DeviceFaults& faults) {
-  faults.device = static_cast<int>(table.integer_in("device", -1, -1, gpus - 1));
-  faults.allocation_failure_probability = table.number_in("allocation_failure_probability", 0, 0, 1);
-  faults.kernel_failure_probability = table.number_in("kernel_failure_probability", 0, 0, 1);
-  faults.seed = static_cast<std::uint64_t>(table.integer_in("seed", 1, 0, INT64_MAX));
-  faults.fail_allocation_number = static_cast<std::uint64_t>(table.integer_in("fail_allocation_number", 0, 0, INT64_MAX));
-  faults.fail_host_pin_number = static_cast<std::uint64_t>(table.integer_in("fail_host_pin_number", 0, 0, INT64_MAX));
-  faults.fail_kernel_name = table.string("fail_kernel_name").value_or("");
-  if (!faults.fail_kernel_name.empty() && !kernel::is_known(faults.fail_kernel_name)) {
-    table.fail("fail_kernel_name", fmt::format("unknown kernel '{}' (the kernels are listed in src/device/kernel_abi.hpp)",
-                                               faults.fail_kernel_name));
-  }
-  faults.fail_kernel_occurrence = static_cast<std::uint64_t>(table.integer_in("fail_kernel_occurrence", 1, 1, INT64_MAX));
-  const double lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
-  faults.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
-  faults.lose_device_at_launch = static_cast<std::uint64_t>(table.integer_in("lose_device_at_launch", 0, 0, INT64_MAX));
-  faults.copy_delay_ns = static_cast<Nanoseconds>(table.number_in("copy_delay_ms", 0, 0, 1e6) * 1e6);
-  faults.copy_delay_from_ns = static_cast<Nanoseconds>(table.number_in("copy_delay_from_ms", 0, 0, 1e12) * 1e6);
-  table.reject_unknown_keys();
-}
 
 // [run]: the backend, the policies to run, the seed and where traces go.
 void read_run_table(const ConfigTable& run, RunConfig& config) {
@@ -203,7 +179,8 @@ void read_run_config(const ConfigTable& root, RunConfig& config) {
   if (auto workload = root.table("workload")) read_workload_table(*workload, config);
   if (auto policy = root.table("policy")) read_policy_table(*policy, config);
   // After [gpus]: a fault's device is one of them.
-  if (auto faults = root.table("device_faults")) read_device_faults(*faults, config.gpus, config.device_faults);
+  config.faults = read_faults_table(root, config.gpus);
+  if (root.contains("faults")) config.faults_where = root.where("faults");
 }
 
 std::string_view to_string(Groth16KeyShape shape) {

@@ -4,7 +4,7 @@
 // and bad values are errors naming the file, line and key.
 
 #include "coordinator/coordinator.hpp"
-#include "device/faulty_device.hpp"
+#include "device/fault_plan.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/porep/porep_workload.hpp"
 
@@ -68,8 +68,10 @@ struct RunConfig {
   PoRepSettings workload;
   Groth16RunSettings groth16;
   int jobs() const { return workload.partitions(); }  // a synthetic circuit's proofs have one partition each
-  // [device_faults]: injected into every device the backend opens (none by default).
-  DeviceFaults device_faults;
+  // [faults] (config/faults_table.hpp): injected into the devices the backend opens (none by default).
+  FaultPlan faults;
+  std::string faults_where = "table [faults]";  // "<file>:<line>: key 'faults'" where a file set it
+
 };
 
 // The most partitions (proofs x partitions_per_proof) one run may hold: every job keeps a record,

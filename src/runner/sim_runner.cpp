@@ -22,7 +22,7 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   BackendOptions simulator;
   simulator.keep_trace_events = options.keep_trace_events;
   simulator.faults = options.faults;
-  simulator.device_faults = options.device_faults;
+  simulator.faults_by_adaptor = options.faults_by_adaptor;
   result.backend = Backend::open_simulator(config, simulator);
   result.system = result.backend->simulator();
   auto& system = *result.system;

@@ -5,7 +5,7 @@
 #include "coordinator/coordinator.hpp"
 #include "runner/backend.hpp"
 #include "runner/run_config.hpp"
-#include "sim/fault_plan.hpp"
+#include "device/fault_plan.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
 
@@ -16,8 +16,8 @@ namespace stagehand {
 
 struct SimulatedRunOptions {
   bool keep_trace_events = true;
-  sim::FaultPlan faults;  // applied to every simulated GPU
-  DeviceFaults device_faults;  // a FaultyDevice over every simulated GPU, where any is set
+  FaultPlan faults;  // none set: the configuration's (BackendOptions::faults says who injects what)
+  bool faults_by_adaptor = false;  // BackendOptions::faults_by_adaptor
   std::function<void(const JobRecord&)> on_job_done;
   // A GPU's budget was created: checkers keep it beside its simulated device.
   std::function<void(int device, const VramBudget&, const sim::SimDevice&)> on_budget;

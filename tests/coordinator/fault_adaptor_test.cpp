@@ -44,10 +44,11 @@ domain_log2 = 27
                           "fault-adaptor.toml");
 }
 
-SimulatedRun run_with(const DeviceFaults& faults) {
+SimulatedRun run_with(const FaultPlan& faults) {
   SimulatedRunOptions options;
   options.keep_trace_events = false;
-  options.device_faults = faults;
+  options.faults = faults;
+  options.faults_by_adaptor = true;
   auto result = run_on_simulator(budgeted_config(), Policy::budgeted, options);
   BOOST_TEST(result.error.empty(), result.error);
   BOOST_TEST(result.checker.clean(), result.checker.describe());
@@ -57,10 +58,10 @@ SimulatedRun run_with(const DeviceFaults& faults) {
   return result;
 }
 
-// DeviceFaults with what `set` sets (designated initialisers warn of the members left out).
+// FaultPlan with what `set` sets (designated initialisers warn of the members left out).
 template <class Set>
-DeviceFaults faults(Set set) {
-  DeviceFaults f;
+FaultPlan faults(Set set) {
+  FaultPlan f;
   set(f);
   return f;
 }
@@ -85,7 +86,7 @@ BOOST_AUTO_TEST_SUITE(on_sim_device)
 
 BOOST_AUTO_TEST_CASE(fails_the_nth_allocation_and_allocates_nothing_for_it) {
   SimHarness h("h200");
-  FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.fail_allocation_number = 2; }));
+  FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.fail_allocation_number = 2; }));
   h.run([&](SimHarness&) -> asio::awaitable<void> {
     auto stream = device.create_stream();
     auto first = co_await device.allocate(kMiB);
@@ -108,7 +109,7 @@ BOOST_AUTO_TEST_CASE(fails_the_nth_allocation_and_allocates_nothing_for_it) {
 BOOST_AUTO_TEST_CASE(fails_allocations_with_a_probability_the_same_way_for_a_seed) {
   auto failures = [](std::uint64_t seed) {
     SimHarness h("h200");
-    FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.allocation_failure_probability = 0.3; f.seed = seed; }));
+    FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.allocation_failure_probability = 0.3; f.seed = seed; }));
     std::string pattern;
     h.run([&](SimHarness&) -> asio::awaitable<void> {
       auto stream = device.create_stream();
@@ -137,7 +138,7 @@ BOOST_AUTO_TEST_CASE(fails_allocations_with_a_probability_the_same_way_for_a_see
 
 BOOST_AUTO_TEST_CASE(fails_the_nth_pinning) {
   SimHarness h("h200");
-  FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.fail_host_pin_number = 1; }));
+  FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.fail_host_pin_number = 1; }));
   h.run([&](SimHarness&) -> asio::awaitable<void> {
     BOOST_CHECK_EXCEPTION(co_await device.allocate_pinned_host(kMiB), DeviceError, [](const DeviceError& e) {
       return e.errc() == DeviceErrc::host_pin_failed && says(e, "allocate_pinned_host");
@@ -150,7 +151,7 @@ BOOST_AUTO_TEST_CASE(fails_the_nth_pinning) {
 
 BOOST_AUTO_TEST_CASE(fails_a_named_kernel_at_its_streams_waits_until_synchronised) {
   SimHarness h("h200");
-  FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.fail_kernel_name = std::string(kernel::busy_wait); f.fail_kernel_occurrence = 2; }));
+  FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.kernel_error_name = std::string(kernel::busy_wait); f.kernel_error_occurrence = 2; }));
   h.run([&](SimHarness&) -> asio::awaitable<void> {
     auto stream = device.create_stream();
     auto buffer = co_await device.allocate_async(kMiB, stream);
@@ -183,7 +184,7 @@ BOOST_AUTO_TEST_CASE(fails_a_named_kernel_at_its_streams_waits_until_synchronise
 BOOST_AUTO_TEST_CASE(delays_copies_from_a_time_on) {
   auto copy_ns = [](Nanoseconds delay) {
     SimHarness h("h200");
-    FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.copy_delay_ns = delay; }));
+    FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.copy_delay_ns = delay; }));
     Nanoseconds took = 0;
     h.run([&](SimHarness&) -> asio::awaitable<void> {
       auto stream = device.create_stream();
@@ -205,7 +206,7 @@ BOOST_AUTO_TEST_CASE(delays_copies_from_a_time_on) {
 
 BOOST_AUTO_TEST_CASE(a_lost_device_fails_every_call_that_works_and_still_takes_frees) {
   SimHarness h("h200");
-  FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.lose_device_at_ns = 10 * kMillisecond; }));
+  FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.lose_device_at_ns = 10 * kMillisecond; }));
   h.run([&](SimHarness&) -> asio::awaitable<void> {
     auto stream = device.create_stream();
     auto buffer = co_await device.allocate(kMiB);
@@ -226,7 +227,7 @@ BOOST_AUTO_TEST_CASE(a_lost_device_fails_every_call_that_works_and_still_takes_f
 // Lost at its third launch, whenever that comes: that launch fails and so does all work after it.
 BOOST_AUTO_TEST_CASE(a_device_lost_at_its_nth_launch_fails_that_launch_and_all_work_after) {
   SimHarness h("h200");
-  FaultyDevice device(h.device, faults([&](DeviceFaults& f) { f.lose_device_at_launch = 3; }));
+  FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.lose_device_at_launch = 3; }));
   h.run([&](SimHarness&) -> asio::awaitable<void> {
     auto stream = device.create_stream();
     auto buffer = co_await device.allocate_async(kMiB, stream);
@@ -254,13 +255,13 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(coordinator_under_budgeted)
 
 BOOST_AUTO_TEST_CASE(without_faults_every_partition_completes) {
-  auto result = run_with(faults([&](DeviceFaults& f) { f.copy_delay_ns = 1; }));  // the adaptor in place, a negligible delay
+  auto result = run_with(faults([&](FaultPlan& f) { f.copy_delay_ns = 1; }));  // the adaptor in place, a negligible delay
   BOOST_TEST(failed_jobs(result.report).empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_allocation_fails_exactly_its_job) {
   for (std::uint64_t n : {6, 15, 30}) {
-    auto result = run_with(faults([&](DeviceFaults& f) { f.fail_allocation_number = n; }));
+    auto result = run_with(faults([&](FaultPlan& f) { f.fail_allocation_number = n; }));
     auto failed = failed_jobs(result.report);
     BOOST_TEST_CONTEXT("allocation " << n) {
       BOOST_TEST_REQUIRE(failed.size() == 1u, errors(failed));
@@ -270,21 +271,21 @@ BOOST_AUTO_TEST_CASE(a_failed_allocation_fails_exactly_its_job) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_pinning_fails_exactly_its_job_or_names_itself) {
-  auto result = run_with(faults([&](DeviceFaults& f) { f.fail_host_pin_number = 3; }));
+  auto result = run_with(faults([&](FaultPlan& f) { f.fail_host_pin_number = 3; }));
   for (const auto* job : failed_jobs(result.report)) BOOST_TEST(has(job->error, "[injected fault]"), job->error);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_kernel_fails_exactly_its_job) {
-  auto result = run_with(faults([&](DeviceFaults& f) { f.fail_kernel_name = std::string(kernel::msm_reduce); f.fail_kernel_occurrence = 3; }));
+  auto result = run_with(faults([&](FaultPlan& f) { f.kernel_error_name = std::string(kernel::msm_reduce); f.kernel_error_occurrence = 3; }));
   auto failed = failed_jobs(result.report);
   BOOST_TEST_REQUIRE(failed.size() == 1u, errors(failed));
   BOOST_TEST(has(failed[0]->error, "kernel 'msm_reduce' failed [injected fault]"), failed[0]->error);
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_device_fails_every_job_not_done_and_leaks_nothing) {
-  auto whole = run_with(faults([&](DeviceFaults& f) { f.copy_delay_ns = 1; }));
+  auto whole = run_with(faults([&](FaultPlan& f) { f.copy_delay_ns = 1; }));
   auto lose_at = whole.report.makespan_ns / 2;
-  auto result = run_with(faults([&](DeviceFaults& f) { f.lose_device_at_ns = lose_at; }));
+  auto result = run_with(faults([&](FaultPlan& f) { f.lose_device_at_ns = lose_at; }));
   auto failed = failed_jobs(result.report);
   BOOST_TEST(!failed.empty());
   BOOST_TEST(failed.size() < result.report.jobs.size());

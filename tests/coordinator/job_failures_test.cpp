@@ -19,8 +19,8 @@ BOOST_AUTO_TEST_CASE(a_job_failing_half_way_releases_everything_it_held) {
   auto config = load_run_config("config/default.toml");
   config.workload.proofs = 1;
   SimulatedRunOptions options;
-  options.device_faults.fail_kernel_name = kernel::msm_batch;
-  options.device_faults.fail_kernel_occurrence = 12;  // in the second partition's H MSM
+  options.faults.kernel_error_name = kernel::msm_batch;
+  options.faults.kernel_error_occurrence = 12;  // in the second partition's H MSM
   for (auto policy : {Policy::budgeted, Policy::prestage, Policy::serial}) {
     auto result = run_on_simulator(config, policy, options);
     BOOST_TEST(result.checker.clean(), result.checker.describe());

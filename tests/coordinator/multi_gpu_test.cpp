@@ -225,8 +225,9 @@ BOOST_AUTO_TEST_CASE(the_key_registered_through_a_lost_gpu_is_unregistered_throu
 BOOST_AUTO_TEST_CASE(the_fault_adaptor_loses_one_gpu_as_a_real_one_would_be_lost) {
   const auto config = porep_config(2, 2);
   SimulatedRunOptions options;
-  options.device_faults.device = 0;
-  options.device_faults.lose_device_at_ns = middle_of(config);
+  options.faults.device = 0;
+  options.faults.lose_device_at_ns = middle_of(config);
+  options.faults_by_adaptor = true;
   const auto report = run(config, options).report;
   check_lost_gpu_run(report, 0);
   for (const auto& job : report.jobs) {
@@ -257,8 +258,8 @@ BOOST_AUTO_TEST_CASE(losing_every_gpu_fails_what_is_left_and_says_why) {
 BOOST_AUTO_TEST_CASE(a_gpu_that_cannot_be_set_up_leaves_its_jobs_to_the_others) {
   const auto config = groth16_config(2, 2, 20, "resident");
   SimulatedRunOptions options;
-  options.device_faults.device = 1;
-  options.device_faults.fail_allocation_number = 1;  // the first allocation of its set-up: a key set
+  options.faults.device = 1;
+  options.faults.fail_allocation_number = 1;  // the first allocation of its set-up: a key set
   const auto report = run(config, options).report;
   BOOST_TEST(failed(report) == 0);
   BOOST_REQUIRE(report.per_device.size() == 2u);

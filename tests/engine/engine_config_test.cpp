@@ -55,6 +55,10 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
                       message_of("[engine]\nqueue_capacity = 0\n"));
   BOOST_CHECK_MESSAGE(message_of("[serve]\nmax_conections = 5\n").find("serve.max_conections") != std::string::npos,
                       message_of("[serve]\nmax_conections = 5\n"));
+  // The run configuration's [faults] (config/faults_table.hpp), its old name refused.
+  BOOST_CHECK_EQUAL(parse_engine_config("[faults]\nkernel_error_name = \"ntt\"\n", "t.toml").run.faults.kernel_error_name, "ntt");
+  BOOST_CHECK_MESSAGE(message_of("[device_faults]\nseed = 2\n").find("t.toml:1: key 'device_faults': this table is now [faults]") == 0,
+                      message_of("[device_faults]\nseed = 2\n"));
   const auto promote = message_of("[engine]\npromote_after_s = 0\n");
   BOOST_CHECK_MESSAGE(promote.find("t.toml:2: key 'engine.promote_after_s'") != std::string::npos, promote);
   const auto timing = parse_engine_config("[engine]\npromote_after_s = 0.5\nrequest_id_retention_s = 30\nlinger_ms = 0\n", "t.toml");

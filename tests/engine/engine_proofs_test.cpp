@@ -271,8 +271,8 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
 
 BOOST_AUTO_TEST_CASE(an_injected_device_fault_fails_only_its_proof) {
   auto options = Engine::default_backend_options();
-  options.device_faults.fail_kernel_name = "groth16_h_combine";
-  options.device_faults.fail_kernel_occurrence = 2;
+  options.faults.kernel_error_name = "groth16_h_combine";
+  options.faults.kernel_error_occurrence = 2;
   Engine engine(config(), options);
   engine.load_key("small", files().zkey);
   check_done(engine.submit("small", files().wtns(2, 3)), 2, 3);
@@ -294,8 +294,8 @@ BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_are_made_on_the_other) {
   auto engine_config = config();
   engine_config.run.gpus = 2;
   auto options = Engine::default_backend_options();
-  options.device_faults.device = 1;
-  options.device_faults.lose_device_at_launch = 3;
+  options.faults.device = 1;
+  options.faults.lose_device_at_launch = 3;
   Engine engine(engine_config, options);
   engine.load_key("small", files().zkey);
   std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
@@ -319,7 +319,7 @@ BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_are_made_on_the_other) {
 // being tried on the dead device. Nothing hangs and nothing is left running, queued or held.
 BOOST_AUTO_TEST_CASE(the_only_gpu_lost_fails_its_proofs_and_the_engine_refuses_more) {
   auto options = Engine::default_backend_options();
-  options.device_faults.lose_device_at_launch = kLaunchesOfTheFirstProof + 2;
+  options.faults.lose_device_at_launch = kLaunchesOfTheFirstProof + 2;
   Gate gate;
   RunEnds run_ends;
   Engine engine(config(), options, run_ends.hooks());

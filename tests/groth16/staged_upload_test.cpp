@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(every_byte_lands_where_it_was_sent) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_pinning_fails_the_upload_and_frees_the_other_buffer) {
-  sim::FaultPlan faults;
+  FaultPlan faults;
   faults.fail_host_pin_number = 2;  // the second staging buffer
   SimHarness harness("h200-measured", functional(), faults);
   HostWork host_work(0);

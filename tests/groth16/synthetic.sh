@@ -96,7 +96,7 @@ done
 # every proof of the run is written and verifies.
 dir="$out/bench-two-gpus-one-lost"
 mkdir -p "$dir"
-printf '[gpus]\ncount = 2\n[device_faults]\ndevice = 1\nlose_device_at_launch = 10\n' >"$dir.toml"
+printf '[gpus]\ncount = 2\n[faults]\ndevice = 1\nlose_device_at_launch = 10\n' >"$dir.toml"
 "$stagehand" bench prove --config "$dir.toml" --domain-log2 9 --proofs 6 --out-dir "$dir" 2>&1 | grep -v WARNING >"$dir.log" ||
   fail "bench prove on two GPUs, one lost, failed: $(cat "$dir.log")"
 if grep -qE "[1-9][0-9]* proofs? moved to another GPU" "$dir.log" && grep -q "6 of 6 proofs" "$dir.log"; then

@@ -186,7 +186,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(faults)
 
 BOOST_AUTO_TEST_CASE(fails_the_nth_allocation) {
-  sim::FaultPlan faults;
+  FaultPlan faults;
   faults.fail_allocation_number = 3;
   SimHarness harness("h200", {}, faults);
   int succeeded = 0;
@@ -203,7 +203,7 @@ BOOST_AUTO_TEST_CASE(fails_the_nth_allocation) {
 }
 
 BOOST_AUTO_TEST_CASE(fails_host_pinning) {
-  sim::FaultPlan faults;
+  FaultPlan faults;
   faults.fail_host_pin_number = 1;
   SimHarness harness("h200", {}, faults);
   BOOST_CHECK_EXCEPTION(harness.run([](SimHarness& h) -> asio::awaitable<void> {
@@ -217,7 +217,7 @@ BOOST_AUTO_TEST_CASE(fails_host_pinning) {
 // context: the wait names the kernel, and the kernel queued behind it never runs. (Every later call
 // failing is the Device contract's fact a_failed_kernel_loses_the_device_for_every_later_call.)
 BOOST_AUTO_TEST_CASE(a_planned_kernel_fault_loses_the_device_when_the_kernel_ends) {
-  sim::FaultPlan faults;
+  FaultPlan faults;
   faults.fail_kernel_name = kernel::busy_wait;
   faults.fail_kernel_occurrence = 2;
   SimHarness harness("h200", {}, faults);
@@ -237,7 +237,7 @@ BOOST_AUTO_TEST_CASE(a_planned_kernel_fault_loses_the_device_when_the_kernel_end
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_device_fails_every_waiter_and_every_later_call) {
-  sim::FaultPlan faults;
+  FaultPlan faults;
   faults.lose_device_at_ns = 50 * kMillisecond;
   SimHarness harness("h200", {}, faults);
   bool later_call_failed = false;
@@ -264,7 +264,7 @@ BOOST_AUTO_TEST_CASE(a_lost_device_fails_every_waiter_and_every_later_call) {
 
 BOOST_AUTO_TEST_CASE(a_slow_link_slows_copies_by_its_factor) {
   auto time_upload = [](double factor) {
-    sim::FaultPlan faults;
+    FaultPlan faults;
     faults.pcie_slowdown_factor = factor;
     SimHarness harness("h200", {}, faults);
     Nanoseconds elapsed = 0;

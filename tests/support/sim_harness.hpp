@@ -13,7 +13,7 @@
 namespace stagehand::testing {
 
 struct SimHarness {
-  explicit SimHarness(const std::string& model, sim::SimOptions options = {}, sim::FaultPlan faults = {})
+  explicit SimHarness(const std::string& model, sim::SimOptions options = {}, FaultPlan faults = {})
       : system(options), device(system.add_device(sim::load_device_model(sim::find_device_model(model)), std::move(faults))) {}
 
   void run(const std::function<boost::asio::awaitable<void>(SimHarness&)>& program) {
