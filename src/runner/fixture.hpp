@@ -10,7 +10,7 @@
 //              fail_kernel_occurrence, lose_device_at_ms, pcie_slowdown_factor, pcie_slowdown_from_ms
 //   [expect]   see Expectations below
 
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "sim/fault_plan.hpp"
 

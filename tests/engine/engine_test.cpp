@@ -18,6 +18,7 @@
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
+#include "service/status_json.hpp"
 #include "support/multiplier_circuit.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/witness.hpp"

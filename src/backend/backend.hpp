@@ -6,7 +6,7 @@
 
 #include "device/device.hpp"
 #include "device/faulty_device.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "sim/fault_plan.hpp"
 #include "trace/trace.hpp"
 
