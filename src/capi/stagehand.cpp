@@ -5,6 +5,7 @@
 #include "stagehand/stagehand.h"
 
 #include "engine/engine.hpp"
+#include "service/status_json.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -12,7 +12,7 @@
 #include "groth16/errors.hpp"
 #include "groth16/params.hpp"
 #include "proving/assignment_batch.hpp"
-#include "runner/backend.hpp"
+#include "backend/backend.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #include "cli/proof_figures.hpp"
 
 #include "device/format.hpp"
-#include "runner/report.hpp"
+#include "coordinator/run_report_format.hpp"
 
 #include <fmt/format.h>
 

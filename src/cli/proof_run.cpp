@@ -4,8 +4,7 @@
 #include "device/format.hpp"
 #include "groth16/device_setup.hpp"
 #include "groth16/json.hpp"
-#include "runner/report.hpp"
-#include "trace/svg_timeline.hpp"
+#include "proving/batch_trace.hpp"
 #include "trace/trace.hpp"
 #include "util/assert.hpp"
 #include "util/input_file.hpp"
@@ -113,18 +112,10 @@ void RunsSeen::add(const engine::RunSummary& summary, std::size_t proofs) {
   figures_.push_back(*summary.figures);
   if (options_.trace.empty() || summary.trace == nullptr) return;
   try {
-    summary.trace->write_chrome_json(options_.trace);
     auto picture = fs::path(options_.trace).replace_extension(".svg");
-    // One row per proof with its phases, so that the phase that bounds a proof shows.
-    PictureOptions picture_options;
-    picture_options.worker_rows = true;
-    picture_options.job_rows = true;
-    picture_options.job_word = "proof";
-    const auto& report = summary.figures->report;
-    write_svg_picture({PictureLane{report.policy, headline_figures(report), summary.trace}}, picture,
-                      fmt::format("stagehand prove: {} proof{}, {}", proofs, proofs == 1 ? "" : "s",
-                                  summary.on_gpu ? "CUDA" : "functional simulator"),
-                      picture_options);
+    proving::write_batch_trace(*summary.trace, summary.figures->report, {options_.trace, picture},
+                               fmt::format("stagehand prove: {} proof{}, {}", proofs, proofs == 1 ? "" : "s",
+                                           summary.on_gpu ? "CUDA" : "functional simulator"));
     fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options_.trace, picture.string());
   } catch (const std::exception& error) {
     trace_error_ = error.what();

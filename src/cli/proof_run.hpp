@@ -8,8 +8,8 @@
 
 #include "engine/engine.hpp"
 #include "groth16/setup.hpp"
-#include "runner/backend.hpp"
-#include "runner/run_config.hpp"
+#include "backend/backend.hpp"
+#include "config/run_config.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -4,7 +4,7 @@
 // loaded once, every witness submitted as a proof, and all of them one coordinator run of a
 // proving::ProofBatch (src/proving/): the policy's locks, the VRAM budget, a/b/c staged in pinned
 // memory and pre-staged while another proof holds the GPU, two workers per GPU. The devices come
-// from runner/backend.hpp: a GPU (backend = "cuda", or "auto" where one is present), otherwise
+// from backend/backend.hpp: a GPU (backend = "cuda", or "auto" where one is present), otherwise
 // the simulator's functional mode.
 
 #include "cli/commands.hpp"

@@ -6,7 +6,7 @@
 #include "device/format.hpp"
 #include "runner/explore.hpp"
 #include "runner/fixture.hpp"
-#include "runner/report.hpp"
+#include "coordinator/run_report_format.hpp"
 #include "trace/svg_timeline.hpp"
 
 #include <fmt/format.h>

@@ -4,10 +4,10 @@
 #include "cli/commands.hpp"
 
 #include "device/format.hpp"
-#include "runner/backend.hpp"
+#include "backend/backend.hpp"
 #include "runner/benchmarks.hpp"
-#include "runner/report.hpp"
-#include "runner/run_config.hpp"
+#include "coordinator/run_report_format.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "trace/svg_timeline.hpp"
 

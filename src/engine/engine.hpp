@@ -1,5 +1,5 @@
 #pragma once
-// stagehand::Engine: a long-lived prover. It opens the devices once (runner/backend.hpp), keeps
+// stagehand::Engine: a long-lived prover. It opens the devices once (backend/backend.hpp), keeps
 // proving keys by name in host memory (each .zkey read once), and accepts proofs from any thread.
 //
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
@@ -36,7 +36,7 @@
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
 #include "proving/proof_batch.hpp"
-#include "runner/backend.hpp"
+#include "backend/backend.hpp"
 
 #include <array>
 #include <chrono>
@@ -239,7 +239,6 @@ struct EngineStatus {
   std::vector<TimingHistogram> timing_histograms;
   bool stopping = false;
 };
-std::string status_json(const EngineStatus& status);
 
 // A key already in memory for Engine::load_key (`stagehand prove` reads its .zkey itself and
 // reports the read; `stagehand bench prove` makes one).

@@ -1,6 +1,6 @@
 #pragma once
 // The engine's configuration: the run configuration's tables (backend, devices, policy, staging,
-// faults: runner/run_config.hpp) and two of its own, in the same file:
+// faults: config/run_config.hpp) and two of its own, in the same file:
 //
 //   [engine]  the proof queue and batching, and the proofs' layout (read by stagehand::Engine)
 //   [serve]   the HTTP service's limits (read by `stagehand serve`)
@@ -11,7 +11,7 @@
 // file, line and key, as for every other table.
 
 #include "coordinator/policy/policy.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 
 #include <cstddef>
 #include <cstdint>

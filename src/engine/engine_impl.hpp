@@ -13,19 +13,16 @@
 #include "coordinator/pageable_arena.hpp"
 #include "device/format.hpp"
 #include "groth16/errors.hpp"
-#include "groth16/json.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
+#include "proving/batch_trace.hpp"
 #include "proving/proof_batch.hpp"
-#include "runner/report.hpp"
 #include "util/assert.hpp"
-#include "trace/svg_timeline.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/host_work.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <condition_variable>

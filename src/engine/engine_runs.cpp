@@ -464,21 +464,9 @@ void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, 
   const auto& dir = config.engine.trace_dir;
   auto file = [&](std::uint64_t n, const char* extension) { return dir / fmt::format("run-{:06}{}", n, extension); };
   try {
-    trace.write_chrome_json(file(number, ".trace.json"));
-    PictureOptions options;
-    options.worker_rows = true;
-    options.job_rows = true;
-    options.job_word = "proof";
-    // The batch's own window: the engine's device clocks count from its start.
-    options.from_ns = std::numeric_limits<Nanoseconds>::max();
-    for (const auto& event : trace.events()) {
-      options.from_ns = std::min(options.from_ns, event.start_ns);
-      options.to_ns = std::max(options.to_ns, event.end_ns);
-    }
-    write_svg_picture({PictureLane{report.policy, headline_figures(report), &trace}}, file(number, ".svg"),
-                      fmt::format("stagehand engine: batch {}, {} proof{} of key {}, {}", number, proofs, proofs == 1 ? "" : "s",
-                                  key_name, on_gpu ? "CUDA" : "simulator (the coordinator's rows)"),
-                      options);
+    proving::write_batch_trace(trace, report, {file(number, ".trace.json"), file(number, ".svg"), /*own_window=*/true},
+                               fmt::format("stagehand engine: batch {}, {} proof{} of key {}, {}", number, proofs,
+                                           proofs == 1 ? "" : "s", key_name, on_gpu ? "CUDA" : "simulator (the coordinator's rows)"));
     if (number > config.engine.trace_runs) {
       std::error_code ignored;
       std::filesystem::remove(file(number - config.engine.trace_runs, ".trace.json"), ignored);

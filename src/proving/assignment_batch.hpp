@@ -7,7 +7,7 @@
 #include "coordinator/coordinator.hpp"
 #include "groth16/assignment_prover.hpp"
 #include "groth16/params.hpp"
-#include "runner/backend.hpp"
+#include "backend/backend.hpp"
 #include "workloads/assignment/assignment_workload.hpp"
 
 #include <memory>

@@ -5,14 +5,14 @@
 // upload from ordinary memory, the caller's kept pinned staging pool, budget samples), takes the
 // proofs that join while it runs, ends every proof exactly once through its listener, and returns
 // the run's figures. Its trace goes to the sink the caller names, with the kernels on a GPU:
-// drawing it is the caller's business.
+// drawing it is the caller's business (proving/batch_trace.hpp writes it as files).
 //
 // Who decides what: the caller plans the layout (groth16::plan_proof_layout), chooses the
 // coordinator's settings and decides which proofs join (BatchListener::join); the batch owns the
 // run, the workload and every proof's end.
 
 #include "coordinator/coordinator.hpp"
-#include "runner/backend.hpp"
+#include "backend/backend.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 
 #include <cstddef>

@@ -11,12 +11,13 @@
 
 #include "runner/benchmarks.hpp"
 
+#include "backend/backend.hpp"
+#include "config/run_config.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/pageable_arena.hpp"
+#include "coordinator/run_report_format.hpp"
 #include "device/format.hpp"
-#include "runner/backend.hpp"
-#include "runner/report.hpp"
-#include "runner/run_config.hpp"
+#include "runner/sim_runner.hpp"  // groth16_timing_jobs
 #include "sim/benchmark.hpp"
 #include "trace/svg_timeline.hpp"
 #include "trace/trace.hpp"

@@ -8,7 +8,7 @@
 //              or "freed-but-pending" (a scripted device scenario)
 //   [expect]   see Expectations below
 
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 
 #include <filesystem>

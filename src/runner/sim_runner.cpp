@@ -1,8 +1,27 @@
 #include "runner/sim_runner.hpp"
 
+#include "workloads/porep/porep_as_groth16.hpp"
+
 #include <stdexcept>
 
 namespace stagehand {
+
+groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config) {
+  groth16::Groth16TimingJobs jobs;
+  if (config.groth16.key == Groth16KeyShape::porep_partition) {
+    jobs = porep_timing_jobs(config.workload);
+  } else {
+    jobs.sizes = groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2));
+    jobs.proofs = config.workload.proofs;
+    jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
+    jobs.host_finish_ns = config.workload.shape.host_finish_ns();
+  }
+  if (config.groth16.full_scalar_share) {  // the whole witness's share, in place of the key shape's
+    jobs.full_scalar_share = *config.groth16.full_scalar_share;
+    jobs.bits_below = 0;
+  }
+  return jobs;
+}
 
 std::unique_ptr<Workload> simulated_workload(const RunConfig& config, const CoordinatorSettings& settings,
                                              const std::vector<Device*>& devices, sim::SimSystem& system) {

@@ -3,8 +3,8 @@
 // trace and the checker's findings.
 
 #include "coordinator/coordinator.hpp"
-#include "runner/backend.hpp"
-#include "runner/run_config.hpp"
+#include "backend/backend.hpp"
+#include "config/run_config.hpp"
 #include "device/fault_plan.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
@@ -38,6 +38,10 @@ struct SimulatedRun {
   // Why the run did not finish (a deadlock, an escaped error); empty when it did.
   std::string error;
 };
+
+// The jobs of a groth16 workload (kind = "groth16"), sized by its key shape, with the workload's
+// proofs and host steps; host_memory and data are the caller's.
+groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config);
 
 // The configured workload (RunConfig::workload_kind) for the simulator's devices; Groth16 timing
 // jobs have their sets placed for these devices as `stagehand prove` would.

@@ -1,6 +1,7 @@
 #include "service/api.hpp"
 
 #include "service/key_files.hpp"
+#include "service/status_json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

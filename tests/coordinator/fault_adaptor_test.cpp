@@ -8,7 +8,7 @@
 
 #include "device/faulty_device.hpp"
 #include "device/kernel_abi.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "support/sim_harness.hpp"
 

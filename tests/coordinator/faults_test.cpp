@@ -10,8 +10,8 @@
 #include "device/busy_wait.hpp"
 #include "device/faulty_device.hpp"
 #include "device/kernel_abi.hpp"
-#include "runner/backend.hpp"
-#include "runner/run_config.hpp"
+#include "backend/backend.hpp"
+#include "config/run_config.hpp"
 #include "support/policy_run.hpp"
 #include "support/sim_harness.hpp"
 

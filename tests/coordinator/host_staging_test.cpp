@@ -8,7 +8,7 @@
 #include "device/format.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/synthetic_circuit.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/host_work.hpp"

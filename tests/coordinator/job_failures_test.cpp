@@ -4,7 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "device/kernel_abi.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "support/policy_run.hpp"
 

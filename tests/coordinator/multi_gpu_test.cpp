@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "device/faulty_device.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 
 #include <fmt/format.h>

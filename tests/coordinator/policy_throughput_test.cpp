@@ -5,7 +5,7 @@
 #define BOOST_TEST_MODULE policy_throughput
 #include <boost/test/unit_test.hpp>
 
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "support/policy_run.hpp"
 

@@ -1,7 +1,7 @@
 // libFuzzer target: parse_run_config on arbitrary text, then the coordinator settings of every
 // policy it names (settings_for checks what the parser let through).
 #include "config/config_table.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -21,6 +21,7 @@
 #include "groth16/setup.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
+#include "service/status_json.hpp"
 #include "support/multiplier_circuit.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -4,7 +4,7 @@
 // simulator whose checker finds nothing, the partitions it failed, and the error a configuration's
 // text makes.
 
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 
 #include <boost/test/unit_test.hpp>

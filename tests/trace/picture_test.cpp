@@ -6,8 +6,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "runner/fixture.hpp"
-#include "runner/report.hpp"
-#include "runner/run_config.hpp"
+#include "coordinator/run_report_format.hpp"
+#include "config/run_config.hpp"
 #include "runner/sim_runner.hpp"
 #include "trace/svg_timeline.hpp"
 

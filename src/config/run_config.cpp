@@ -1,6 +1,4 @@
-#include "runner/run_config.hpp"
-
-#include "workloads/porep/porep_as_groth16.hpp"
+#include "config/run_config.hpp"
 
 #include "config/config_table.hpp"
 #include "config/faults_table.hpp"
@@ -211,23 +209,6 @@ void check_vram_cap_fits(const RunConfig& config, Bytes needed_bytes, std::strin
   if (config.vram_cap_bytes == 0 || needed_bytes <= config.vram_cap_bytes) return;
   throw ConfigError(fmt::format("{}: a cap of {} is too small: {} needs {} of device memory", config.vram_cap_where,
                                 format_bytes(config.vram_cap_bytes), what, format_bytes(needed_bytes)));
-}
-
-groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config) {
-  groth16::Groth16TimingJobs jobs;
-  if (config.groth16.key == Groth16KeyShape::porep_partition) {
-    jobs = porep_timing_jobs(config.workload);
-  } else {
-    jobs.sizes = groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2));
-    jobs.proofs = config.workload.proofs;
-    jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
-    jobs.host_finish_ns = config.workload.shape.host_finish_ns();
-  }
-  if (config.groth16.full_scalar_share) {  // the whole witness's share, in place of the key shape's
-    jobs.full_scalar_share = *config.groth16.full_scalar_share;
-    jobs.bits_below = 0;
-  }
-  return jobs;
 }
 
 CoordinatorSettings settings_for(const RunConfig& config, Policy policy) {

@@ -1,4 +1,4 @@
-#include "runner/backend.hpp"
+#include "backend/backend.hpp"
 
 #include "config/config_table.hpp"
 #include "device/format.hpp"

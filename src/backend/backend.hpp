@@ -6,7 +6,8 @@
 
 #include "device/device.hpp"
 #include "device/faulty_device.hpp"
-#include "runner/run_config.hpp"
+#include "config/run_config.hpp"
+#include "device/fault_plan.hpp"
 #include "trace/trace.hpp"
 
 #include <functional>

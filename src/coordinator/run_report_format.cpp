@@ -1,4 +1,4 @@
-#include "runner/report.hpp"
+#include "coordinator/run_report_format.hpp"
 
 #include "device/format.hpp"
 

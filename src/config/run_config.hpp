@@ -90,8 +90,4 @@ void read_run_config(const ConfigTable& root, RunConfig& config);
 // The coordinator's settings for one policy of the run.
 CoordinatorSettings settings_for(const RunConfig& config, Policy policy);
 
-// The jobs of a groth16 workload (kind = "groth16"), sized by its key shape, with the workload's
-// proofs and host steps; host_memory and data are the caller's.
-groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config);
-
 }  // namespace stagehand
