@@ -5,6 +5,7 @@
 
 #include "coordinator/coordinator.hpp"
 #include "device/faulty_device.hpp"
+#include "workloads/groth16/groth16_timing_workload.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/porep/porep_workload.hpp"
 

@@ -121,7 +121,7 @@ SyntheticRun run_on_synthetic_bytes(const Groth16TimingJobs& jobs, PartitionData
   with_data.data = data;
   auto layout = KeyPlacement::all(placement);
   layout.stream_buffer_bytes = 64 * kG1Bytes;  // several batches a set
-  Groth16Workload workload(std::move(with_data), AbcStep::host, layout);
+  Groth16TimingWorkload workload(std::move(with_data), AbcStep::host, layout);
   CoordinatorSettings settings;
   settings.policy = Policy::budgeted;
   run.report = testing::run_functional(system, device, settings, workload);
@@ -179,13 +179,14 @@ BOOST_AUTO_TEST_CASE(synthetic_data_short_of_a_set_is_refused_naming_it) {
   data.host_work = &host_work;
   jobs.data = data;
   try {
-    Groth16Workload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::streamed));
+    Groth16TimingWorkload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::streamed));
     BOOST_FAIL("no error");
   } catch (const std::invalid_argument& error) {
     BOOST_TEST(std::string(error.what()).find("the synthetic H set holds 96 B") != std::string::npos, error.what());
   }
   auto device_jobs = porep_timing_jobs(porep);
   device_jobs.data = data;
-  BOOST_CHECK_THROW(Groth16Workload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
+  BOOST_CHECK_THROW(Groth16TimingWorkload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
                     std::invalid_argument);
 }
+
