@@ -179,7 +179,7 @@ std::unique_ptr<Workload> make_bench_workload(PolicyBenchData& data, const Coord
                                                    settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,
                                                    config.groth16.stream_buffer_bytes, config.groth16.precompute_bases);
     fmt::print(stderr, "  {:<9} key sets: {}\n", name, layout.placement.describe());
-    return std::make_unique<groth16::Groth16Workload>(std::move(jobs), layout.abc_step, layout.placement);
+    return std::make_unique<groth16::Groth16TimingWorkload>(std::move(jobs), layout.abc_step, layout.placement);
   }
   // What the simulator's measured model must match (config/devices/h200-measured.toml).
   fmt::print(stderr, "  {:<9} the MSM launchers' scratch per program: {}\n", name,

@@ -33,7 +33,7 @@ std::unique_ptr<Workload> simulated_workload(const RunConfig& config, const Coor
   const auto layout = groth16::plan_proof_layout(jobs.sizes, devices, settings.safety_margin_bytes + settings.resident_bytes,
                                                  settings.workers_per_device, groth16.abc_step, groth16.key_sets,
                                                  groth16.stream_buffer_bytes, groth16.precompute_bases);
-  return std::make_unique<groth16::Groth16Workload>(std::move(jobs), layout.abc_step, layout.placement);
+  return std::make_unique<groth16::Groth16TimingWorkload>(std::move(jobs), layout.abc_step, layout.placement);
 }
 
 SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedRunOptions options) {

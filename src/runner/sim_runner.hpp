@@ -8,6 +8,7 @@
 #include "device/fault_plan.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
+#include "workloads/groth16/groth16_timing_workload.hpp"
 
 #include <functional>
 #include <memory>

@@ -12,6 +12,7 @@
 #include "math/msm.hpp"
 #include "support/functional_groth16_device.hpp"
 #include "support/functional_run.hpp"
+#include "util/assert.hpp"
 #include "workloads/porep/porep_as_groth16.hpp"
 
 #include <cstring>
@@ -121,7 +122,7 @@ SyntheticRun run_on_synthetic_bytes(const Groth16TimingJobs& jobs, PartitionData
   with_data.data = data;
   auto layout = KeyPlacement::all(placement);
   layout.stream_buffer_bytes = 64 * kG1Bytes;  // several batches a set
-  Groth16Workload workload(std::move(with_data), AbcStep::host, layout);
+  Groth16TimingWorkload workload(std::move(with_data), AbcStep::host, layout);
   CoordinatorSettings settings;
   settings.policy = Policy::budgeted;
   run.report = testing::run_functional(system, device, settings, workload);
@@ -179,13 +180,68 @@ BOOST_AUTO_TEST_CASE(synthetic_data_short_of_a_set_is_refused_naming_it) {
   data.host_work = &host_work;
   jobs.data = data;
   try {
-    Groth16Workload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::streamed));
+    Groth16TimingWorkload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::streamed));
     BOOST_FAIL("no error");
   } catch (const std::invalid_argument& error) {
     BOOST_TEST(std::string(error.what()).find("the synthetic H set holds 96 B") != std::string::npos, error.what());
   }
   auto device_jobs = porep_timing_jobs(porep);
   device_jobs.data = data;
-  BOOST_CHECK_THROW(Groth16Workload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
+  BOOST_CHECK_THROW(Groth16TimingWorkload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
                     std::invalid_argument);
+}
+
+namespace {
+
+// Makes assertions throw for the test's duration, so that the test sees them fire.
+struct ThrowingAssertions {
+  ThrowingAssertions() : previous(set_assertion_handler(&throwing_assertion_handler)) {}
+  ~ThrowingAssertions() { set_assertion_handler(previous); }
+  AssertionHandler previous;
+};
+
+}  // namespace
+
+// The program checks each job's hand-offs whatever its data source: a job index in range, a
+// prepare only of a job not in hand, a finish only after the job's program (and so only once).
+BOOST_AUTO_TEST_CASE(the_programs_hand_offs_fire_assertions_naming_the_job_and_the_step) {
+  ThrowingAssertions throwing;
+  PoRepSettings porep;
+  porep.proofs = 1;
+  porep.partitions_per_proof = 2;
+  porep.shape.domain_log2 = 10;
+  porep.shape.host_prepare_ns_per_element = 0;
+  porep.shape.host_finish_ns_per_element = 0;
+  auto jobs = porep_timing_jobs(porep);
+  jobs.host_memory = [](Bytes bytes) { return HostRange{std::uintptr_t{1} << 40, bytes}; };  // never read: no set-up runs
+  testing::FunctionalGroth16Device h200;
+  auto& [system, device] = h200;
+  Groth16TimingWorkload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::resident));
+  BOOST_REQUIRE_EQUAL(workload.job_count(), 2);
+  BOOST_CHECK_EQUAL(workload.proof_count(), 1);
+  BOOST_CHECK_EQUAL(workload.proof_of(1), 0);
+  std::vector<std::string> messages;
+  auto message_of = [&messages](asio::awaitable<void> step) -> asio::awaitable<void> {
+    try {
+      co_await std::move(step);
+      messages.emplace_back("no assertion");
+    } catch (const AssertionFailure& failure) {
+      messages.emplace_back(failure.what());
+    }
+  };
+  sim::run_to_completion(system, [&]() -> asio::awaitable<void> {
+    co_await message_of(workload.prepare(2, device, {}));
+    co_await message_of(workload.finish(0, device));
+    co_await workload.prepare(0, device, {});
+    co_await message_of(workload.prepare(0, device, {}));
+    co_await message_of(workload.finish(0, device));
+    workload.abandon(0);
+    co_await message_of(workload.prepare(0, device, {}));  // afresh after its abandon (a retry)
+  }());
+  BOOST_REQUIRE_EQUAL(messages.size(), 5u);
+  BOOST_TEST(messages[0].find("prepare of job 2, of 2 jobs") != std::string::npos, messages[0]);
+  BOOST_TEST(messages[1].find("finish of job 0, which is not in hand") != std::string::npos, messages[1]);
+  BOOST_TEST(messages[2].find("job 0 is prepared while still in hand") != std::string::npos, messages[2]);
+  BOOST_TEST(messages[3].find("finish of job 0 at the wrong step (its program has not run)") != std::string::npos, messages[3]);
+  BOOST_CHECK_EQUAL(messages[4], "no assertion");
 }

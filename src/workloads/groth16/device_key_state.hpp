@@ -64,8 +64,9 @@ class DeviceKeyState {
   asio::awaitable<void> release(Device* fallback = nullptr);
 
  private:
+  friend class Groth16Program;
   friend class Groth16Workload;
-  // The run's view (Groth16Workload::set_up and tear_down).
+  // The run's view (Groth16Program::set_up and tear_down; Groth16Workload's host matrix).
   OnDevice* entry(int index);  // null when there is none
   OnDevice& fresh_entry(int index, Device& device, bool matrix_on_device, const KeyPlacement& placement, Bytes bytes);
   void completed(int index);

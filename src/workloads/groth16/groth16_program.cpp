@@ -1,11 +1,12 @@
-// The Groth16 proof's GPU program (Groth16Workload::run_program and its steps): the a/b/c and H
+// The Groth16 proof's GPU program (Groth16Program::run_program and its steps): the a/b/c and H
 // steps, then the five MSMs over the key's sets wherever KeyPlacement put them.
 
-#include "workloads/groth16/groth16_workload.hpp"
+#include "workloads/groth16/groth16_program.hpp"
 
 #include "device/errors.hpp"
 #include "device/kernel_abi.hpp"
 #include "coordinator/async_wait.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -19,10 +20,6 @@ namespace stagehand::groth16 {
 namespace {
 
 constexpr Bytes kFrBytes = sizeof(math::Fr);
-
-HostRange host_range(const void* data, std::size_t bytes) {
-  return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
-}
 
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
 template <class... Pointers>
@@ -63,7 +60,7 @@ class ProgramEvents {
 // pageable copy (about 0.5 s) held the engine and starved the H MSM's point batches behind it
 // (the incident card at 2^27, fixture 19: 0.42 s of idle compute a proof); between pieces the
 // batches' copies get their turn.
-class Groth16Workload::SideCopy {
+class Groth16Program::SideCopy {
  public:
   explicit SideCopy(std::vector<StreamHandle>& idle_streams) : idle_streams_(idle_streams) {}
   SideCopy(const SideCopy&) = delete;
@@ -143,7 +140,7 @@ struct StreamedBatch {
 };
 constexpr std::size_t kMatrixBatch = kKeySetCount;
 
-struct Groth16Workload::ProofPoints {
+struct Groth16Program::ProofPoints {
   explicit ProofPoints(Device& device) : events(device) {}
   ProgramEvents events;
   std::array<DevicePointer, kKeySetCount> fetched{};
@@ -157,8 +154,8 @@ struct Groth16Workload::ProofPoints {
 };
 
 // The a/b/c step over the whole resident matrix (chunk null) or over one chunk of it at `matrix`.
-void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix, const MatrixChunk* chunk,
-                                 const Polynomials& polynomials) const {
+void Groth16Program::launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix, const MatrixChunk* chunk,
+                                const Polynomials& polynomials) const {
   const auto layout = chunk != nullptr ? chunk->layout() : sizes_.matrix;
   const std::uint64_t first_row = chunk != nullptr ? chunk->first_row : 0;
   const Bytes rows = kFrBytes * layout.rows;
@@ -176,8 +173,8 @@ void Groth16Workload::launch_abc(JobContext& context, DevicePointer witness, Dev
 
 // Resident, one launch over the matrix; streamed, one a chunk as each arrives in its stream
 // buffer (enqueue_batch), which is then free for the batch after next.
-asio::awaitable<void> Groth16Workload::run_abc(JobContext& context, ProofPoints& points, DevicePointer witness,
-                                               const Polynomials& polynomials) const {
+asio::awaitable<void> Groth16Program::run_abc(JobContext& context, ProofPoints& points, DevicePointer witness,
+                                              const Polynomials& polynomials) const {
   if (abc_step_ == AbcStep::device) {
     launch_abc(context, witness, keys_.at(context.device_index).matrix, nullptr, polynomials);
     co_return;
@@ -195,8 +192,8 @@ asio::awaitable<void> Groth16Workload::run_abc(JobContext& context, ProofPoints&
 
 // The H step: each of a, b, c to the coset as soon as it is on the device (the policy's upload
 // events, where it still travels), then a = a·b − c.
-void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch,
-                               const std::array<EventHandle, 3>& uploaded) const {
+void Groth16Program::launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch,
+                              const std::array<EventHandle, 3>& uploaded) const {
   const Bytes polynomial = kFrBytes * sizes_.domain_size();
   const std::array<DevicePointer, 3> values{polynomials.a, polynomials.b, polynomials.c};
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -213,8 +210,8 @@ void Groth16Workload::launch_h(JobContext& context, const Polynomials& polynomia
 
 // The MSM of `set`'s points at `bases` on the device with the scalars from `scalars` on, into its
 // sum's slot of `results`.
-void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars,
-                                 DevicePointer results, const Scratch& scratch) const {
+void Groth16Program::launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars,
+                                DevicePointer results, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
   KernelLaunch launch{set_msm_kernel(set, shape.placement), shape.points, {thread_count_},
                       {{bases, shape.points * shape.point_bytes}, {scalars, shape.points * kFrBytes}},
@@ -228,16 +225,10 @@ void Groth16Workload::launch_msm(JobContext& context, std::size_t set, DevicePoi
   context.device.launch(launch, context.compute);
 }
 
-std::uint64_t Groth16Workload::light_points(std::size_t set, std::uint64_t first, std::uint64_t count) const {
-  if (!timing_ || set == kSetH) return 0;  // a real witness's kinds are not counted; H's scalars are full
-  const std::uint64_t offset = set == kSetC ? sizes_.n_public + 1 : 0;  // C's scalars are the private signals
-  return count - std::min(count, timing_->full_scalars(offset + first, count));
-}
-
 // One batch of a streamed set, points [first, first + count) at `bases`, added into the set's MSM
 // (its state in the MSM scratch; `add` false starts it afresh).
-void Groth16Workload::launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
-                                       std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const {
+void Groth16Program::launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
+                                      std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
   KernelLaunch launch{set_msm_kernel(set, SetPlacement::streamed), count, {thread_count_, shape.points_per_batch, add ? 1u : 0u},
                       {{bases, count * shape.point_bytes}, {scalars + first * kFrBytes, count * kFrBytes}}, {}};
@@ -247,7 +238,7 @@ void Groth16Workload::launch_msm_batch(JobContext& context, std::size_t set, Dev
 }
 
 // The streamed set's MSM, every batch added, into its sum's slot of `results`.
-void Groth16Workload::launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const {
+void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
   KernelLaunch launch{set_msm_reduce_kernel(set), 1, {shape.points_per_batch}, {},
                       {{results + shape.first_sum_offset, shape.sum_bytes}}};
@@ -259,7 +250,7 @@ void Groth16Workload::launch_msm_reduce(JobContext& context, std::size_t set, De
 
 // The next batch's upload into its buffer, on the upload stream, once the buffer's previous MSM
 // (recorded on the compute stream before this call) is done with it.
-asio::awaitable<void> Groth16Workload::enqueue_batch(JobContext& context, ProofPoints& points) const {
+asio::awaitable<void> Groth16Program::enqueue_batch(JobContext& context, ProofPoints& points) const {
   const auto index = points.next_upload++;
   const auto& batch = points.batches[index];
   const auto slot = index % 2;
@@ -290,7 +281,7 @@ asio::awaitable<void> Groth16Workload::enqueue_batch(JobContext& context, ProofP
 // buffers (the matrix's first chunks where the a/b/c step streams it), then the fetched sets
 // whole, so that all of it travels while the a/b/c and H steps compute. Later batches are
 // enqueued as the a/b/c step and the MSMs free their buffers (run_abc, run_set_msms).
-asio::awaitable<void> Groth16Workload::start_point_uploads(JobContext& context, ProofPoints& points) const {
+asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, ProofPoints& points) const {
   auto& device = context.device;
   if (abc_step_ == AbcStep::streamed) {
     for (std::size_t chunk = 0; chunk < matrix_chunks_.size(); ++chunk) points.batches.push_back(StreamedBatch{kMatrixBatch, chunk, 0});
@@ -322,8 +313,8 @@ asio::awaitable<void> Groth16Workload::start_point_uploads(JobContext& context, 
 
 // The MSMs of one set: over the resident copy, the fetched copy (once it is up) or each streamed
 // batch in turn (each waits for its buffer to be filled, and frees it for the batch after next).
-asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPoints& points, std::size_t set,
-                                                    DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
+asio::awaitable<void> Groth16Program::run_set_msms(JobContext& context, ProofPoints& points, std::size_t set,
+                                                   DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
   auto& device = context.device;
   const auto& shape = shape_.sets[set];
   if (shape.points == 0) {
@@ -356,118 +347,163 @@ asio::awaitable<void> Groth16Workload::run_set_msms(JobContext& context, ProofPo
   launch_msm_reduce(context, set, results, scratch);
 }
 
-asio::awaitable<JobTimes> Groth16Workload::run_program(int job, JobContext& context) {
+// One run of the program: what run_steps' parts hand each other.
+struct Groth16Program::ProgramRun {
+  ProgramRun(int job, JobContext& context, SideCopy& witness_copy)
+      : job(job), context(context), witness_copy(witness_copy), points(context.device) {}
+  int job;
+  JobContext& context;
+  SideCopy& witness_copy;
+  ProofPoints points;
+  DevicePointer witness;
+  Polynomials polynomials;
+  DevicePointer results;
+  Scratch scratch;
+};
+
+asio::awaitable<JobTimes> Groth16Program::run_program(int job, JobContext& context) {
+  auto& job_state = state(job, Stage::prepared, "run_program");
   SideCopy witness_copy(keys_.at(context.device_index).idle_side_streams);
   std::exception_ptr failure;
   JobTimes times;
   try {
-    times = co_await run_steps(job, context, witness_copy);
+    times = co_await run_steps(job, context, witness_copy, job_state.sums);
   } catch (...) {
     failure = std::current_exception();
   }
   co_await witness_copy.join();  // before the policy frees the witness's memory
   if (failure) std::rethrow_exception(failure);
+  job_state.stage = Stage::ran;
   co_return times;
 }
 
 // With the a/b/c step on the device the policy's one input is the witness, and a, b, c are
 // allocated here; on the host they are the policy's three inputs and the witness is uploaded here,
 // from its pageable vector, beside H and the H MSM (which do not read it).
-asio::awaitable<JobTimes> Groth16Workload::run_steps(int job, JobContext& context, SideCopy& witness_copy) {
-  auto& job_state = state(job);
-  auto& device = context.device;
-  auto& memory = context.memory;
-  const auto stream = context.compute;
+asio::awaitable<JobTimes> Groth16Program::run_steps(int job, JobContext& context, SideCopy& witness_copy,
+                                                    std::vector<std::byte>& sums) {
+  ProgramRun run(job, context, witness_copy);
+  co_await allocate_working_memory(run);
+  if (!placement_.msm_memory_after_h) co_await take_msm_memory(run);
+  std::array<EventHandle, 3> still_uploading{context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded};
+  const auto waited = wait_for_first_inputs(run, still_uploading);
+  co_await run_h_and_msms(run, still_uploading);
+  co_await land_sums(run, sums);
+  co_return describe_run(run, *waited);
+}
+
+// The witness (a/b/c on the host: where the MSM memory comes with it, only later), a, b and c, the
+// results and the H step's scratch.
+asio::awaitable<void> Groth16Program::allocate_working_memory(ProgramRun& run) {
+  auto& memory = run.context.memory;
+  const auto stream = run.context.compute;
+  const Bytes polynomial = kFrBytes * sizes_.domain_size();
+  if (groth16::abc_on_device(abc_step_)) {
+    run.witness = run.context.inputs.a;
+    run.polynomials.a = co_await memory.allocate(polynomial, stream);
+    run.polynomials.b = co_await memory.allocate(polynomial, stream);
+    run.polynomials.c = co_await memory.allocate(polynomial, stream);
+  } else {
+    if (!placement_.msm_memory_after_h) run.witness = co_await memory.allocate(kFrBytes * sizes_.n_vars, stream);
+    run.polynomials = Polynomials{run.context.inputs.a, run.context.inputs.b, run.context.inputs.c};
+  }
+  run.results = co_await memory.allocate(shape_.result_bytes, stream);
+  if (h_scratch_bytes_) run.scratch.h = co_await memory.allocate(h_scratch_bytes_, stream);
+}
+
+// The MSMs' memory, their first point batches on their way and (a/b/c on the host) the witness.
+asio::awaitable<void> Groth16Program::take_msm_memory(ProgramRun& run) {
+  auto& memory = run.context.memory;
+  const auto stream = run.context.compute;
   const bool abc_on_device = groth16::abc_on_device(abc_step_);
   const Bytes witness_bytes = kFrBytes * sizes_.n_vars;
-  const Bytes polynomial = kFrBytes * sizes_.domain_size();
-  const bool msm_memory_after_h = placement_.msm_memory_after_h;
-  DevicePointer witness;
-  Polynomials polynomials;
-  if (abc_on_device) {
-    witness = context.inputs.a;
-    polynomials.a = co_await memory.allocate(polynomial, stream);
-    polynomials.b = co_await memory.allocate(polynomial, stream);
-    polynomials.c = co_await memory.allocate(polynomial, stream);
-  } else {
-    if (!msm_memory_after_h) witness = co_await memory.allocate(witness_bytes, stream);
-    polynomials = Polynomials{context.inputs.a, context.inputs.b, context.inputs.c};
+  if (msm_scratch_bytes_) run.scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
+  if (!abc_on_device && !run.witness) run.witness = co_await memory.allocate(witness_bytes, stream);
+  co_await start_point_uploads(run.context, run.points);
+  if (!abc_on_device) {
+    const HostRange source = witness_host(run.job);
+    STAGEHAND_ASSERT(source.bytes >= witness_bytes, "{}: job {}'s witness holds {} bytes, not the key's {}", source_name_, run.job,
+                     source.bytes, witness_bytes);
+    co_await run.witness_copy.start(run.context.device, run.witness, source);
   }
-  auto results = co_await memory.allocate(shape_.result_bytes, stream);
-  Scratch scratch;
-  if (h_scratch_bytes_) scratch.h = co_await memory.allocate(h_scratch_bytes_, stream);
-  ProofPoints points(device);
-  // The MSMs' memory, their first point batches on their way and (a/b/c on the host) the witness.
-  auto take_msm_memory = [&]() -> asio::awaitable<void> {
-    if (msm_scratch_bytes_) scratch.msm = co_await memory.allocate(msm_scratch_bytes_, stream);
-    if (!abc_on_device && !witness) witness = co_await memory.allocate(witness_bytes, stream);
-    co_await start_point_uploads(context, points);
-    if (!abc_on_device) {
-      // Timing jobs' witness: a stand-in range of its size (the simulator's, never read) or their
-      // synthetic one.
-      const auto witness_host = timing_ ? timing_witness_ : host_range(job_state.witness.data(), witness_bytes);
-      co_await witness_copy.start(device, witness, witness_host);
-    }
-  };
-  if (!msm_memory_after_h) co_await take_msm_memory();
+}
 
-  // The first kernel waits on the device for its input (uploaded by the policy, maybe still
-  // travelling): the witness with a/b/c on the device, else a; the H step waits for b and c only
-  // where it reaches them. (Shared with the callback: if the program fails before the stream gets
-  // there, the frame is gone.)
+// The first kernel waits on the device for its input (uploaded by the policy, maybe still
+// travelling): the witness with a/b/c on the device, else a; the H step waits for b and c only
+// where it reaches them (what stays in `still_uploading`). The wait, once the stream gets past it.
+// (Shared with the callback: if the program fails before the stream gets there, the frame is gone.)
+std::shared_ptr<Nanoseconds> Groth16Program::wait_for_first_inputs(ProgramRun& run, std::array<EventHandle, 3>& still_uploading) {
+  auto& device = run.context.device;
+  const auto stream = run.context.compute;
   const auto waited = std::make_shared<Nanoseconds>(0);
   const auto before_inputs = device.now();
-  std::array<EventHandle, 3> still_uploading{context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded};
-  const std::size_t first_needs = abc_on_device ? still_uploading.size() : 1;
+  const std::size_t first_needs = groth16::abc_on_device(abc_step_) ? still_uploading.size() : 1;
   for (std::size_t input = 0; input < first_needs; ++input) {
     if (const auto event = std::exchange(still_uploading[input], EventHandle{})) device.stream_wait_event(stream, event);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  if (abc_on_device) co_await run_abc(context, points, witness, polynomials);
-  launch_h(context, polynomials, scratch, still_uploading);
+  return waited;
+}
+
+// The a/b/c step (on the device), H, and the MSMs: H's first, its scalars (the polynomial a) then
+// freed for the four over the witness. b and c are freed once H is formed.
+asio::awaitable<void> Groth16Program::run_h_and_msms(ProgramRun& run, const std::array<EventHandle, 3>& still_uploading) {
+  auto& context = run.context;
+  auto& memory = context.memory;
+  const auto stream = context.compute;
+  const bool abc_on_device = groth16::abc_on_device(abc_step_);
+  if (abc_on_device) co_await run_abc(context, run.points, run.witness, run.polynomials);
+  launch_h(context, run.polynomials, run.scratch, still_uploading);
   if (abc_on_device) {
-    co_await memory.release(polynomials.b, stream);
-    co_await memory.release(polynomials.c, stream);
+    co_await memory.release(run.polynomials.b, stream);
+    co_await memory.release(run.polynomials.c, stream);
   }
   co_await memory.release_b_and_c(stream);
-  if (msm_memory_after_h) {
-    if (scratch.h) co_await memory.release(std::exchange(scratch.h, DevicePointer{}), stream);
-    co_await take_msm_memory();
+  if (placement_.msm_memory_after_h) {
+    if (run.scratch.h) co_await memory.release(std::exchange(run.scratch.h, DevicePointer{}), stream);
+    co_await take_msm_memory(run);
   }
-  // H first: its scalars, the polynomial a, are then freed for the four MSMs over the witness.
-  co_await run_set_msms(context, points, kSetH, polynomials.a, results, scratch);
+  co_await run_set_msms(context, run.points, kSetH, run.polynomials.a, run.results, run.scratch);
   if (abc_on_device) {
-    co_await memory.release(polynomials.a, stream);
+    co_await memory.release(run.polynomials.a, stream);
   } else {
     co_await memory.release_a(stream);
   }
   if (!abc_on_device) {
-    co_await witness_copy.join();
-    witness_copy.order_after(stream);
+    co_await run.witness_copy.join();
+    run.witness_copy.order_after(stream);
   }
-  const auto private_signals = witness + kFrBytes * (sizes_.n_public + 1);
+  const auto private_signals = run.witness + kFrBytes * (sizes_.n_public + 1);
   for (std::size_t set : {kSetA, kSetB1, kSetB2, kSetC}) {
-    co_await run_set_msms(context, points, set, set == kSetC ? private_signals : witness, results, scratch);
+    co_await run_set_msms(context, run.points, set, set == kSetC ? private_signals : run.witness, run.results, run.scratch);
   }
   if (abc_on_device) co_await memory.release_a(stream);
+}
 
-  job_state.sums.resize(shape_.result_bytes);
-  const auto landing = context.results.at(0).sub(0, shape_.result_bytes);
-  co_await device.copy_to_host(landing, results, stream);
+// The sums to the host (into `sums` where the source's result buffers are real memory), then the
+// program's memory back.
+asio::awaitable<void> Groth16Program::land_sums(ProgramRun& run, std::vector<std::byte>& sums) {
+  auto& device = run.context.device;
+  const auto stream = run.context.compute;
+  sums.resize(shape_.result_bytes);
+  const auto landing = run.context.results.at(0).sub(0, shape_.result_bytes);
+  co_await device.copy_to_host(landing, run.results, stream);
   co_await device.synchronize_stream(stream);
-  // The sums to the host (the simulator's timing jobs' ranges are virtual: only synthetic data's are real).
-  if (!timing_ || timing_->data) std::memcpy(job_state.sums.data(), landing.data(), shape_.result_bytes);
-  for (auto pointer : pointers(abc_on_device ? DevicePointer{} : witness, results, scratch.h, scratch.msm, points.buffers[0],
-                               points.buffers[1])) {
-    if (pointer) co_await memory.release(pointer, stream);
+  if (sums_readable()) std::memcpy(sums.data(), landing.data(), shape_.result_bytes);
+  const auto witness = groth16::abc_on_device(abc_step_) ? DevicePointer{} : run.witness;
+  for (auto pointer : pointers(witness, run.results, run.scratch.h, run.scratch.msm, run.points.buffers[0], run.points.buffers[1])) {
+    if (pointer) co_await run.context.memory.release(pointer, stream);
   }
+}
+
+JobTimes Groth16Program::describe_run(const ProgramRun& run, Nanoseconds waited) const {
   JobTimes times;
-  times.waited_for_inputs_ns = *waited;
-  if (shape_.fetched_bytes() > 0 || !points.batches.empty()) times.note = placement_.describe();
+  times.waited_for_inputs_ns = waited;
+  if (shape_.fetched_bytes() > 0 || !run.points.batches.empty()) times.note = placement_.describe();
   if (abc_step_ == AbcStep::streamed) {
     times.note += fmt::format("; the constraint matrix streamed ({} chunk{})", matrix_chunks_.size(), matrix_chunks_.size() == 1 ? "" : "s");
   }
-  co_return times;
+  return times;
 }
 
 }  // namespace stagehand::groth16

@@ -19,7 +19,7 @@
 // a/b/c step is the host's, as the seed's synthesis hands a, b and c over (12 GiB a partition at
 // 2^27).
 
-#include "workloads/groth16/groth16_workload.hpp"
+#include "workloads/groth16/groth16_timing_workload.hpp"
 #include "workloads/porep/porep_workload.hpp"
 
 namespace stagehand {
