@@ -45,7 +45,7 @@ struct DeviceModel {
   double pinned_alloc_ms_per_gib = 0;
   double pinned_free_ms_per_gib = 0;
   // Host-blocking calls of one GPU run one after the other, as CudaDevice runs them on one host
-  // worker per GPU (false: each on its own, as the production engine's threads did).
+  // worker per GPU (false: each on its own, as the production prover's threads did).
   bool host_calls_queue = false;
   // While a cudaHostRegister or cudaHostUnregister runs on one host thread, the GPU's other calls
   // that issue work (cudaMemcpyAsync, kernel launches, cudaMemsetAsync) wait for it on theirs

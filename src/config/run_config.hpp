@@ -20,7 +20,7 @@ class ConfigTable;
 enum class BackendKind { automatic, simulator, cuda };
 
 // What `stagehand run` schedules on the simulator: PoRep-shaped partitions (synthetic sizes of
-// the production engine's program), or jobs of Stagehand's own Groth16 program
+// the production prover's program), or jobs of Stagehand's own Groth16 program
 // (groth16::Groth16TimingJobs, one proof of the program per job) with a key of either shape.
 enum class WorkloadKind { porep, groth16 };
 

@@ -23,7 +23,7 @@ void configure_pool(Lane& lane, Policy policy) {
     lane.device.set_pool_release_threshold(lane.budget->capacity_bytes());
     lane.device.set_pool_cross_stream_reuse(false);
   } else if (policy != Policy::serial) {
-    // With pre-staging the production engine took its working memory from the stream-ordered
+    // With pre-staging the production prover took its working memory from the stream-ordered
     // pool and kept freed memory cached there (a high release threshold, to avoid allocating
     // anew every partition): exactly what a plain cudaMalloc cannot use on the incident's
     // driver, and what the fix's synchronise-and-trim gave back.

@@ -32,7 +32,7 @@ struct JobMemoryPlan {
 };
 
 // How a job's program gets and returns device memory: the policy decides (the budget and the
-// pool, or the production engine's mix of plain allocations and the pool).
+// pool, or the production prover's mix of plain allocations and the pool).
 class JobMemory {
  public:
   virtual ~JobMemory() = default;

@@ -2,7 +2,7 @@
 // The two ways a job's GPU program gets device memory (JobMemory, job.hpp).
 //   BudgetedMemory: every byte reserved in the VramBudget first, then taken from the pool on the
 //                   stream that uses it; frees given back to the budget in stream order.
-//   PlainMemory:    the production engine's ways, with nothing reserved: a and b|c from cudaMalloc (freed with
+//   PlainMemory:    the production prover's ways, with nothing reserved: a and b|c from cudaMalloc (freed with
 //                   cudaFree, which waits for the whole device); working memory from cudaMalloc
 //                   too before pre-staging, from the stream-ordered pool with it.
 // Both keep every live allocation, so that a job failing half-way gives everything back.

@@ -20,7 +20,7 @@ namespace stagehand::math {
 void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
                            unsigned thread_count = 0);
 
-// The classic form (bellman and the production engine): evaluate A, B, C on the coset g·⟨ω⟩
+// The classic form (bellman and the production prover): evaluate A, B, C on the coset g·⟨ω⟩
 // with g the domain's coset generator (7 for Domain::classic), divide A·B - C by Z(x) = x^n - 1,
 // which is the constant g^n - 1 on the coset, and interpolate back (coset_intt). a then holds
 // the n coefficients of h = (A·B - C)/Z. When the witness satisfies the constraints, h has

@@ -6,7 +6,7 @@
 // in use and both are built in:
 //   - snarkjs: ω = 5^((r-1)/n) and g = ω_2n = 5^((r-1)/2n), so the coset g·⟨ω⟩ is the odd powers
 //     of ω_2n (docs/snarkjs-formats.md, "What the prover computes", step 2);
-//   - classic (bellman, the production engine): ω = 7^((r-1)/n) and g = 7, the multiplicative
+//   - classic (bellman, the production prover): ω = 7^((r-1)/n) and g = 7, the multiplicative
 //     generator of Fr*.
 // Any other primitive root works through Domain::from_root. 5 and 7 are non-residues modulo
 // either curve's r, so both conventions exist for both (n up to 2^32 for BLS12-381, 2^28 for BN254).

@@ -164,7 +164,7 @@ BOOST_AUTO_TEST_CASE(exports_chrome_trace_json_with_named_tracks_and_dependencie
 BOOST_AUTO_TEST_SUITE_END()
 
 // config/devices/h200-measured.toml queues host-blocking calls as CudaDevice does (one host
-// worker per GPU); h200.toml lets them run side by side, as the production engine's threads did.
+// worker per GPU); h200.toml lets them run side by side, as the production prover's threads did.
 BOOST_AUTO_TEST_CASE(host_calls_queue_where_the_model_says_so) {
   for (const auto* model : {"h200", "h200-measured"}) {
     SimHarness h(model);

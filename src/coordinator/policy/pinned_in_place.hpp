@@ -1,5 +1,5 @@
 #pragma once
-// What prestage and two-lock share: the production engine's pre-staging. Each job's a, b and c
+// What prestage and two-lock share: the production prover's pre-staging. Each job's a, b and c
 // are filled in ordinary host memory, pinned in place (cudaHostRegister), and uploaded before
 // the compute lock into plainly allocated buffers, after the fix's free-memory check, device
 // synchronise and pool trim; where the check says no, the job uploads inside the lock instead

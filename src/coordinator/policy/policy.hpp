@@ -1,5 +1,5 @@
 #pragma once
-// The policies, to replay the production engine's history and compare (docs/design.md). Each is
+// The policies, to replay the production prover's history and compare (docs/design.md). Each is
 // a kind of worker, in a file of its own beside this one:
 //   serial     one lock per GPU around the whole GPU program; a/b/c uploaded from pageable
 //              memory inside it (serial.cpp).
@@ -24,7 +24,7 @@ std::string to_string(Policy policy);
 Policy policy_from_string(const std::string& name);  // throws std::invalid_argument
 const std::vector<std::string>& policy_names();
 
-// Prestage's and two-lock's steps, as the production engine's fix took them (each switchable, to
+// Prestage's and two-lock's steps, as the production prover's fix took them (each switchable, to
 // replay the incident without one).
 struct PrestageSwitches {
   bool free_memory_check = true;

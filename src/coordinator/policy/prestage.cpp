@@ -1,4 +1,4 @@
-// prestage: the production engine's pre-staging (pinned_in_place.hpp) with one compute lock; the
+// prestage: the production prover's pre-staging (pinned_in_place.hpp) with one compute lock; the
 // staging itself is unguarded, as the engine had it when two workers ran out of memory.
 
 #include "coordinator/policy/pinned_in_place.hpp"

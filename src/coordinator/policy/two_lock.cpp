@@ -1,4 +1,4 @@
-// two-lock: the production engine's pre-staging (pinned_in_place.hpp) under a memory lock, the
+// two-lock: the production prover's pre-staging (pinned_in_place.hpp) under a memory lock, the
 // upload finished before the memory lock is let go, then a compute lock that any waiter may get
 // (the lane builds it unfair): the abandoned design, where a job that pre-staged could be
 // overtaken at the compute lock.

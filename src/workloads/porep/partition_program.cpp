@@ -91,7 +91,7 @@ asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& mem
   co_await device_.copy_to_host(results[0], buckets[0], compute_);
   device_.record_event(done_, compute_);
   co_await device_.wait_event(done_);
-  // The twiddles stay for the whole partition, as the production engine keeps its tables.
+  // The twiddles stay for the whole partition, as the production prover keeps its tables.
   co_await memory.release(twiddles, compute_);
   for (auto buffer : buffers) co_await memory.release(buffer, compute_);
   for (auto bucket : buckets) co_await memory.release(bucket, compute_);
