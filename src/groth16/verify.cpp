@@ -54,9 +54,11 @@ bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const mat
   return !ProofVerifier(key).check(proof, public_signals).has_value();
 }
 
-std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness) {
-  auto evaluate = [&](const LinearCombination& combination) {
-    math::Fr sum = math::Fr::zero();
+namespace {
+template <class Fr>
+std::optional<std::size_t> first_unsatisfied(const BasicR1cs<Fr>& r1cs, std::span<const Fr> witness) {
+  auto evaluate = [&](const BasicLinearCombination<Fr>& combination) {
+    Fr sum = Fr::zero();
     for (const auto& term : combination) {
       if (term.wire >= witness.size()) {
         throw std::invalid_argument(fmt::format("wire {} of the constraint system is beyond the witness's {} values", term.wire,
@@ -72,5 +74,17 @@ std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::s
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness) {
+  return first_unsatisfied(r1cs, witness);
+}
+
+namespace bn254 {
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::bn254::Fr> witness) {
+  return first_unsatisfied(r1cs, witness);
+}
+}  // namespace bn254
 
 }  // namespace stagehand::groth16

@@ -72,10 +72,7 @@ struct ProofChecks {
   const R1cs* r1cs = nullptr;    // also the witness against every constraint (in prepare)
   std::filesystem::path r1cs_path;  // for the messages
 };
-// InputError naming both files where the constraint system is not the key's circuit's (its wires
-// and public signals differ from the key's).
-void check_constraint_system(const R1cs& r1cs, const std::filesystem::path& r1cs_path, const ProvingKey& key,
-                             const std::filesystem::path& zkey_path);
+// check_constraint_system (groth16/verify.hpp): the constraint system against the key.
 
 // Where the a/b/c step runs. On the device the key's constraint matrix stays resident beside its
 // points and each job uploads only its witness; streamed, the step runs on the device too but the
