@@ -91,11 +91,7 @@ SH_HD_CALL Fq2Over<B> fq2_square(Fq2Over<B> a) {
 }
 
 // An affine G2 point in the 192-byte layout above.
-struct G2Affine {
-  Fq2 x;
-  Fq2 y;
-  SH_HD bool is_infinity() const { return x.is_zero() && y.is_zero(); }
-};
+using G2Affine = AffinePoint<Fq2>;
 static_assert(sizeof(G2Affine) == 192);
 
 using G2Xyzz = XyzzPoint<Fq2>;
