@@ -7,6 +7,7 @@
 // all zero bytes ((0, 0) is not on the curve since b ≠ 0, so the encoding is unambiguous).
 //
 // The XYZZ accumulator is curve.cuh's XyzzPoint over Fq2: its formulas use neither a nor b.
+// BN254's Fq2 is Fq[u]/(u^2 + 1) too: Fq2Over<bn254::Fq> is its (ec/curves.cuh).
 #pragma once
 
 #include "ec/curve.cuh"
