@@ -29,7 +29,7 @@ SH_HD F field_from_words(const std::uint32_t (&words)[F::N]) {
 
 // What every description provides (the curves below): Fr, Fq, Fq2 = Fq[u]/(u^2 + 1) (u^2 = -1
 // on both curves, so one Fq2Over serves them), the points G1Affine, G2Affine, G1Xyzz, G2Xyzz,
-// and the constants g1_b(), g2_b(), g1_generator(), g2_generator().
+// and the constants g1_b(), g2_b(), generator_word(coordinate, i), g1_generator(), g2_generator().
 template <class FrP, class FqP>
 struct CurveFields {
   using FrParams = FrP;
@@ -43,6 +43,22 @@ struct CurveFields {
   using G2Xyzz = XyzzPoint<Fq2>;
 };
 
+// A description's generators from its generator_word table (G1 x, G1 y, G2 x.c0, x.c1, y.c0, y.c1).
+template <class Curve>
+struct CurveGenerators {
+  using Fq = typename Curve::Fq;
+  SH_HD static Fq coordinate(int c) {
+    Fq value;
+#pragma unroll
+    for (int i = 0; i < Fq::N; ++i) value.w[i] = Curve::generator_word(c, i);
+    return value;
+  }
+  SH_HD static typename Curve::G1Affine g1() { return {coordinate(0), coordinate(1)}; }
+  SH_HD static typename Curve::G2Affine g2() {
+    return {typename Curve::Fq2{coordinate(2), coordinate(3)}, typename Curve::Fq2{coordinate(4), coordinate(5)}};
+  }
+};
+
 // BLS12-381: G1 y^2 = x^3 + 4 over Fq, G2 y^2 = x^3 + 4(1 + u) over Fq2 (the M-type twist).
 struct Bls12_381Curve : CurveFields<FrParams, FqParams> {
   static constexpr const char* name = "BLS12-381";
@@ -54,24 +70,25 @@ struct Bls12_381Curve : CurveFields<FrParams, FqParams> {
   }
   SH_HD static Fq g1_b() { return four(); }
   SH_HD static Fq2 g2_b() { return Fq2{four(), four()}; }
-  SH_HD static G1Affine g1_generator() {
-    constexpr std::uint32_t x[12] = {0xfd530c16, 0x5cb38790, 0x9976fff5, 0x7817fc67, 0x143ba1c1, 0x154f95c7,
-                                     0xf3d0e747, 0xf0ae6acd, 0x21dbf440, 0xedce6ecc, 0x9e0bfb75, 0x12017741};
-    constexpr std::uint32_t y[12] = {0x0ce72271, 0xbaac93d5, 0x7918fd8e, 0x8c22631a, 0x570725ce, 0xdd595f13,
-                                     0x50405194, 0x51ac5829, 0xad0059c0, 0x0e1c8c3f, 0x5008a26a, 0x0bbc3efc};
-    return G1Affine{field_from_words<Fq>(x), field_from_words<Fq>(y)};
+  // The generators' coordinates: G1 x, G1 y, G2 x.c0, x.c1, y.c0, y.c1.
+  SH_HD static constexpr std::uint32_t generator_word(int coordinate, int i) {
+    constexpr std::uint32_t v[6][12] = {
+        {0xfd530c16, 0x5cb38790, 0x9976fff5, 0x7817fc67, 0x143ba1c1, 0x154f95c7, 0xf3d0e747, 0xf0ae6acd, 0x21dbf440,
+         0xedce6ecc, 0x9e0bfb75, 0x12017741},
+        {0x0ce72271, 0xbaac93d5, 0x7918fd8e, 0x8c22631a, 0x570725ce, 0xdd595f13, 0x50405194, 0x51ac5829, 0xad0059c0,
+         0x0e1c8c3f, 0x5008a26a, 0x0bbc3efc},
+        {0x02940a10, 0xf5f28fa2, 0x87b4961a, 0xb3f5fb26, 0x3e2ae580, 0xa1a893b5, 0x1a3caee9, 0x9894999d, 0x1863366b,
+         0x6f67b763, 0x4350bcd7, 0x05819192},
+        {0x9e23f606, 0xa5a9c075, 0xbccd60c3, 0xaaa0c59d, 0xe2867806, 0x3bb17e18, 0x8541b367, 0x1b1ab6cc, 0xf2158547,
+         0xc2b6ed0e, 0x7360edf3, 0x11922a09},
+        {0x60494c4a, 0x4c730af8, 0x5e369c5a, 0x597cfa1f, 0xaa0a635a, 0xe7e6856c, 0x6e0d495f, 0xbbefb5e9, 0xf0ef25a2,
+         0x07d3a975, 0x7e80dae5, 0x0083fd8e},
+        {0xdf64b05d, 0xadc0fc92, 0x2b1461dc, 0x18aa270a, 0x3be4eba0, 0x86adac6a, 0xc93da33a, 0x79495c4e, 0xa43ccaed,
+         0xe7175850, 0x63de1bf2, 0x0b2bc2a1}};
+    return v[coordinate][i];
   }
-  SH_HD static G2Affine g2_generator() {
-    constexpr std::uint32_t x0[12] = {0x02940a10, 0xf5f28fa2, 0x87b4961a, 0xb3f5fb26, 0x3e2ae580, 0xa1a893b5,
-                                      0x1a3caee9, 0x9894999d, 0x1863366b, 0x6f67b763, 0x4350bcd7, 0x05819192};
-    constexpr std::uint32_t x1[12] = {0x9e23f606, 0xa5a9c075, 0xbccd60c3, 0xaaa0c59d, 0xe2867806, 0x3bb17e18,
-                                      0x8541b367, 0x1b1ab6cc, 0xf2158547, 0xc2b6ed0e, 0x7360edf3, 0x11922a09};
-    constexpr std::uint32_t y0[12] = {0x60494c4a, 0x4c730af8, 0x5e369c5a, 0x597cfa1f, 0xaa0a635a, 0xe7e6856c,
-                                      0x6e0d495f, 0xbbefb5e9, 0xf0ef25a2, 0x07d3a975, 0x7e80dae5, 0x0083fd8e};
-    constexpr std::uint32_t y1[12] = {0xdf64b05d, 0xadc0fc92, 0x2b1461dc, 0x18aa270a, 0x3be4eba0, 0x86adac6a,
-                                      0xc93da33a, 0x79495c4e, 0xa43ccaed, 0xe7175850, 0x63de1bf2, 0x0b2bc2a1};
-    return G2Affine{Fq2{field_from_words<Fq>(x0), field_from_words<Fq>(x1)}, Fq2{field_from_words<Fq>(y0), field_from_words<Fq>(y1)}};
-  }
+  SH_HD static G1Affine g1_generator() { return CurveGenerators<Bls12_381Curve>::g1(); }
+  SH_HD static G2Affine g2_generator() { return CurveGenerators<Bls12_381Curve>::g2(); }
 };
 static_assert(sizeof(Bls12_381Curve::G1Affine) == 96 && sizeof(Bls12_381Curve::G2Affine) == 192);
 
@@ -91,23 +108,19 @@ struct Bn254Curve : CurveFields<bn254::FrParams, bn254::FqParams> {
                                      0x22ac00aa, 0xd749d0dd, 0x4a688d4d, 0x0141b9ce};
     return Fq2{field_from_words<Fq>(c0), field_from_words<Fq>(c1)};
   }
-  // (1, 2).
-  SH_HD static G1Affine g1_generator() {
-    constexpr std::uint32_t y[8] = {0x8b1e1b3a, 0xa6ba871b, 0xeb8e167b, 0x14f1d651,
-                                    0xf0f28c58, 0xccdd46de, 0x340fbe5e, 0x1c14ef83};
-    return G1Affine{Fq::one(), field_from_words<Fq>(y)};
+  // The generators' coordinates: G1 x, G1 y (1, 2), G2 x.c0, x.c1, y.c0, y.c1.
+  SH_HD static constexpr std::uint32_t generator_word(int coordinate, int i) {
+    constexpr std::uint32_t v[6][8] = {
+        {0xc58f0d9d, 0xd35d438d, 0xf5c70b3d, 0x0a78eb28, 0x7879462c, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1},
+        {0x8b1e1b3a, 0xa6ba871b, 0xeb8e167b, 0x14f1d651, 0xf0f28c58, 0xccdd46de, 0x340fbe5e, 0x1c14ef83},
+        {0x02bc2026, 0x8e83b5d1, 0x497b0172, 0xdceb1935, 0x97811adf, 0xfbb82647, 0xaf96503b, 0x19573841},
+        {0xa84c6140, 0xafb4737d, 0x5802d8c4, 0x6043dd5a, 0x52a02f86, 0x09e950fc, 0x3aea7b6b, 0x14fef083},
+        {0x886be9f6, 0x619dfa9d, 0xf59e9b78, 0xfe7fd297, 0x231b7dfe, 0xff9e1a62, 0xae9e4206, 0x28fd7eeb},
+        {0xc71856ee, 0x64095b56, 0x327d3cbb, 0xdc57f922, 0x33351076, 0x55f935be, 0x93fd6482, 0x0da4a0e6}};
+    return v[coordinate][i];
   }
-  SH_HD static G2Affine g2_generator() {
-    constexpr std::uint32_t x0[8] = {0x02bc2026, 0x8e83b5d1, 0x497b0172, 0xdceb1935,
-                                     0x97811adf, 0xfbb82647, 0xaf96503b, 0x19573841};
-    constexpr std::uint32_t x1[8] = {0xa84c6140, 0xafb4737d, 0x5802d8c4, 0x6043dd5a,
-                                     0x52a02f86, 0x09e950fc, 0x3aea7b6b, 0x14fef083};
-    constexpr std::uint32_t y0[8] = {0x886be9f6, 0x619dfa9d, 0xf59e9b78, 0xfe7fd297,
-                                     0x231b7dfe, 0xff9e1a62, 0xae9e4206, 0x28fd7eeb};
-    constexpr std::uint32_t y1[8] = {0xc71856ee, 0x64095b56, 0x327d3cbb, 0xdc57f922,
-                                     0x33351076, 0x55f935be, 0x93fd6482, 0x0da4a0e6};
-    return G2Affine{Fq2{field_from_words<Fq>(x0), field_from_words<Fq>(x1)}, Fq2{field_from_words<Fq>(y0), field_from_words<Fq>(y1)}};
-  }
+  SH_HD static G1Affine g1_generator() { return CurveGenerators<Bn254Curve>::g1(); }
+  SH_HD static G2Affine g2_generator() { return CurveGenerators<Bn254Curve>::g2(); }
 };
 static_assert(sizeof(Bn254Curve::G1Affine) == 64 && sizeof(Bn254Curve::G2Affine) == 128 && sizeof(Bn254Curve::G1Xyzz) == 128);
 

@@ -70,20 +70,27 @@ SH_HD constexpr bool index_range_fits(std::uint64_t count, std::uint64_t first_i
   return count <= ~std::uint64_t{0} - first_index;
 }
 
-// ---- the generators (ec/curves.cuh's BLS12-381 description) -----------------------------------
+// ---- the generators, Montgomery words (ec/curves.cuh's BLS12-381 description) ----------------
+
+SH_HD Fq generator_fq(int coordinate) {
+  Fq value;
+#pragma unroll
+  for (int i = 0; i < 12; ++i) value.w[i] = Bls12_381Curve::generator_word(coordinate, i);
+  return value;
+}
 
 // The group of a coordinate field: Fq → G1, Fq2 → G2.
 template <class F>
 struct Generator;
 template <>
 struct Generator<Fq> {
-  SH_HD static Fq x() { return Bls12_381Curve::g1_generator().x; }
-  SH_HD static Fq y() { return Bls12_381Curve::g1_generator().y; }
+  SH_HD static Fq x() { return generator_fq(0); }
+  SH_HD static Fq y() { return generator_fq(1); }
 };
 template <>
 struct Generator<Fq2> {
-  SH_HD static Fq2 x() { return Bls12_381Curve::g2_generator().x; }
-  SH_HD static Fq2 y() { return Bls12_381Curve::g2_generator().y; }
+  SH_HD static Fq2 x() { return Fq2{generator_fq(2), generator_fq(3)}; }
+  SH_HD static Fq2 y() { return Fq2{generator_fq(4), generator_fq(5)}; }
 };
 
 // ---- slot access -----------------------------------------------------------------------------
