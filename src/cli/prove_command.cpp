@@ -31,6 +31,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <variant>
 
 namespace stagehand::cli {
 namespace {
@@ -101,22 +102,32 @@ std::vector<ProofOutputs> proof_outputs(const ProveOptions& options, const std::
 
 // A BN254 key's proofs, one after another on the CPU reference (groth16::bn254::prove_on_cpu): the
 // engine, the device program and the kernels take BLS12-381 keys only so far. The same outputs,
-// --seed and --no-verify as the engine's route; r and s of proof i from seed + i.
-int prove_bn254_on_cpu(const ProveOptions& options, const std::vector<fs::path>& files,
-                       const std::vector<ProofOutputs>& outputs) {
+// --seed, --no-verify and --r1cs as the engine's route; r and s of proof i from seed + i.
+int prove_bn254_on_cpu(const ProveOptions& options, const groth16::bn254::ProvingKey& key, double read_seconds,
+                       const std::vector<fs::path>& files, const std::vector<ProofOutputs>& outputs) {
   namespace bn = groth16::bn254;
-  if (!options.r1cs.empty()) throw std::runtime_error("--r1cs: BN254 constraint systems are not read yet; leave it out");
   fmt::print(stderr, "stagehand prove: {} is a BN254 key: proving on the CPU reference (no GPU, no engine)\n", options.zkey);
-  const auto start = std::chrono::steady_clock::now();
-  const auto key = bn::read_zkey(options.zkey);
   fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
-             key.n_public, key.domain_log2, seconds_since(start));
+             key.n_public, key.domain_log2, read_seconds);
+  std::optional<bn::R1cs> r1cs;
+  if (!options.r1cs.empty()) {
+    r1cs = bn::read_r1cs(options.r1cs, fmt::format("the key {} is BN254's", options.zkey));
+    groth16::check_constraint_system(*r1cs, options.r1cs, key, options.zkey);
+  }
   const bn::ProofVerifier verifier(key);
   int failed = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto proof_start = std::chrono::steady_clock::now();
     const auto witness = bn::read_wtns(files[i], options.run.threads);
     bn::check_witness_matches(key, witness, options.zkey, files[i]);
+    if (r1cs) {
+      if (const auto failing = bn::first_unsatisfied_constraint(*r1cs, witness)) {
+        fmt::print(stderr, "stagehand prove: {}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made "
+                   "for it\n", files[i].string(), *failing, options.r1cs);
+        ++failed;
+        continue;
+      }
+    }
     const auto randomness =
         options.run.seed ? bn::ProofRandomness::from_seed(*options.run.seed + i) : bn::ProofRandomness::from_system();
     const auto proof = bn::prove_on_cpu(key, witness, randomness, options.run.threads);
@@ -232,14 +243,13 @@ int prove(const ProveOptions& options) {
 
   inputs.start = std::chrono::steady_clock::now();
   auto& key = inputs.key;
-  try {
-    key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(options.zkey));
-  } catch (const groth16::CurveError& error) {
-    // The BLS12-381 reader stops at a BN254 key's header, and BN254's opens the file again: a
-    // BLS12-381 key is still opened and read once (a FIFO's bytes cannot be read twice).
-    if (error.found() != groth16::Curve::bn254) throw;
-    return prove_bn254_on_cpu(options, files, inputs.outputs);
+  // Opened and read once, by the reader of the curve its header names (a FIFO's bytes cannot be
+  // read twice).
+  auto any_key = groth16::read_any_zkey(options.zkey);
+  if (auto* bn_key = std::get_if<groth16::bn254::ProvingKey>(&any_key)) {
+    return prove_bn254_on_cpu(options, *bn_key, seconds_since(inputs.start), files, inputs.outputs);
   }
+  key.key = std::make_shared<const groth16::ProvingKey>(std::move(std::get<groth16::ProvingKey>(any_key)));
   key.path = options.zkey;
   key.read_seconds = seconds_since(inputs.start);
   fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.key->n_vars,
@@ -247,7 +257,8 @@ int prove(const ProveOptions& options) {
   // The checks: every proof against the key's verification key (the pairing equation) unless
   // --no-verify; with --r1cs every witness against every constraint as well.
   if (!options.r1cs.empty()) {
-    key.r1cs = std::make_shared<const groth16::R1cs>(groth16::read_r1cs(options.r1cs));
+    const auto hint = fmt::format("the key {} is BLS12-381's", options.zkey);
+    key.r1cs = std::make_shared<const groth16::R1cs>(groth16::read_r1cs(options.r1cs, hint));
     key.r1cs_path = options.r1cs;
   }
   return run_proofs(options.run, config, std::move(inputs));

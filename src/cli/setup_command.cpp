@@ -17,6 +17,8 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <variant>
 
 namespace stagehand::cli {
 namespace {
@@ -43,14 +45,41 @@ void check_outputs(const SetupOptions& options) {
   if (!params && !options.params.empty()) throw CLI::ValidationError("--params", "--params goes with --format params");
 }
 
+// A BN254 circuit's key, on the CPU: the device's fixed-base kernels are BLS12-381's.
+int setup_bn254(const SetupOptions& options, const groth16::bn254::R1cs& r1cs, std::chrono::steady_clock::time_point start) {
+  if (options.format == "params") {
+    throw std::runtime_error(fmt::format("{} is a BN254 circuit, and a .params key (bellperson's) is BLS12-381's: use --format zkey, "
+                                         "or compile the circuit with circom --prime bls12381",
+                                         options.r1cs));
+  }
+  groth16::SetupOptions setup_options;
+  setup_options.seed = options.seed;
+  setup_options.thread_count = options.threads;
+  const auto key = groth16::bn254::setup_from_r1cs(r1cs, setup_options);
+  fmt::print(stderr, "stagehand setup: BN254 (bn128), domain 2^{}, key computed at {:.2f} s (multiplications on the CPU)\n",
+             key.domain_log2, seconds_since(start));
+  groth16::bn254::write_zkey(options.zkey, key);
+  groth16::write_text_file(options.vk, groth16::bn254::verification_key_json(key));
+  fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n", options.zkey,
+             options.vk, seconds_since(start));
+  return 0;
+}
+
 int setup(const SetupOptions& options) {
   check_outputs(options);
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  const auto r1cs = groth16::read_r1cs(options.r1cs);
-  fmt::print(stderr, "stagehand setup: {}: {} constraints, {} wires, {} public signals (read in {:.2f} s)\n", options.r1cs,
-             r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
+  auto elapsed = [&] { return seconds_since(start); };
+  // The header's prime picks the curve; the file is read once.
+  const auto circuit = groth16::read_any_r1cs(options.r1cs);
+  std::visit(
+      [&](const auto& r1cs) {
+        fmt::print(stderr, "stagehand setup: {}: {} constraints, {} wires, {} public signals (read in {:.2f} s)\n", options.r1cs,
+                   r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
+      },
+      circuit);
+  if (const auto* bn = std::get_if<groth16::bn254::R1cs>(&circuit)) return setup_bn254(options, *bn, start);
+  const auto& r1cs = std::get<groth16::R1cs>(circuit);
   // The point multiplications on the device: a GPU where there is one (or as the configuration
   // says), otherwise the simulator's host functions, the CPU path.
   ProofRunOptions run;
@@ -100,7 +129,7 @@ void add_setup_command(CLI::App& app) {
   command->add_option("--format", options->format, "zkey (snarkjs's .zkey and vk.json) or params (bellperson's .params)")
       ->check(CLI::IsMember({"zkey", "params"}))
       ->capture_default_str();
-  command->add_option("--r1cs", options->r1cs, "circom constraint system (compiled with --prime bls12381)")->required()->check(CLI::ExistingFile);
+  command->add_option("--r1cs", options->r1cs, "circom constraint system (compiled with --prime bls12381, or --prime bn128: a BN254 key, made on the CPU)")->required()->check(CLI::ExistingFile);
   command->add_option("--zkey", options->zkey, "Where to write the proving key (--format zkey)");
   command->add_option("--params", options->params, "Where to write the .params file (--format params)");
   command->add_option("--vk", options->vk, "Where to write the verification key (snarkjs vk.json; optional with --format params)");

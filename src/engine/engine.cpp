@@ -130,11 +130,15 @@ void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
   try {
     key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(std::move(zkey)));
   } catch (const groth16::CurveError& error) {
-    // Every key reaches the engine here: a BN254 key is refused rather than proved as BLS12-381's.
+    // Every key reaches the engine here: a BN254 key is refused rather than proved as BLS12-381's,
+    // saying what the engine lacks for it (docs/snarkjs-formats.md says the same).
     if (error.found() == groth16::Curve::bn254) {
-      throw EngineError(ErrorKind::bad_key, fmt::format("{}: BN254 keys are proved on the CPU only so far (`stagehand prove` "
-                                                        "proves them on the CPU reference); the engine takes BLS12-381 keys",
-                                                        zkey_path.string()));
+      throw EngineError(ErrorKind::bad_key,
+                        fmt::format("{}: a BN254 key, which the engine does not prove yet: it lacks BN254's NTT, G1 and G2 MSM, "
+                                    "a/b/c and H kernels, a device layout for BN254's 32-byte coordinates and the curve in "
+                                    "the kernel ABI (its field and curve arithmetic is there); `stagehand prove` proves BN254 "
+                                    "keys on the CPU reference",
+                                    zkey_path.string()));
     }
     throw EngineError(ErrorKind::bad_key, error.what());
   } catch (const std::exception& error) {

@@ -140,6 +140,10 @@ class SectionReader {
  public:
   SectionReader(const BinFile& file, std::uint32_t id, std::string_view name)
       : file_(file), id_(id), name_(name), bytes_(file.section(id, name)) {}
+  // Over a section the caller copied with read_section (one read later): `bytes`, which it keeps
+  // alive while the reader is used; messages name the file and section as above.
+  SectionReader(const BinFile& file, std::uint32_t id, std::string_view name, std::span<const std::uint8_t> bytes)
+      : file_(file), id_(id), name_(name), bytes_(bytes) {}
 
   std::uint32_t u32();
   std::uint64_t u64();

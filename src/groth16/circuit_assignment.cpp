@@ -40,18 +40,6 @@ UsedColumns used_columns(const R1cs& r1cs) {
   return used;
 }
 
-math::Fr evaluate(const LinearCombination& combination, std::span<const math::Fr> witness) {
-  math::Fr sum = math::Fr::zero();
-  for (const auto& term : combination) {
-    if (term.wire >= witness.size()) {
-      throw std::invalid_argument(
-          fmt::format("wire {} of the constraint system is beyond the witness's {} values", term.wire, witness.size()));
-    }
-    sum += term.coefficient * witness[term.wire];
-  }
-  return sum;
-}
-
 CircuitAssignment circuit_assignment(const R1cs& r1cs, std::span<const math::Fr> witness) {
   if (witness.size() != r1cs.n_wires) {
     throw std::invalid_argument(
@@ -63,9 +51,9 @@ CircuitAssignment circuit_assignment(const R1cs& r1cs, std::span<const math::Fr>
   const std::size_t rows = r1cs.constraints.size() + inputs;
   out.a.reserve(rows), out.b.reserve(rows), out.c.reserve(rows);
   for (const auto& constraint : r1cs.constraints) {
-    out.a.push_back(evaluate(constraint.a, witness));
-    out.b.push_back(evaluate(constraint.b, witness));
-    out.c.push_back(evaluate(constraint.c, witness));
+    out.a.push_back(evaluate<math::Fr>(constraint.a, witness));
+    out.b.push_back(evaluate<math::Fr>(constraint.b, witness));
+    out.c.push_back(evaluate<math::Fr>(constraint.c, witness));
   }
   // bellperson's rows that make the inputs dense in A (and bind them into the proof).
   for (std::size_t i = 0; i < inputs; ++i) out.a.push_back(witness[i]), out.b.emplace_back(), out.c.emplace_back();

@@ -11,9 +11,12 @@
 #include "groth16/r1cs.hpp"
 #include "math/fr.hpp"
 
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -33,9 +36,20 @@ struct UsedColumns {
 };
 UsedColumns used_columns(const R1cs& r1cs);
 
-// The value of a linear combination of the witness's wires. std::invalid_argument where a wire is
-// beyond the witness.
-math::Fr evaluate(const LinearCombination& combination, std::span<const math::Fr> witness);
+// The value of a linear combination of the witness's wires, over either curve's scalar field.
+// std::invalid_argument where a wire is beyond the witness.
+template <class Fr>
+Fr evaluate(const BasicLinearCombination<Fr>& combination, std::span<const Fr> witness) {
+  Fr sum = Fr::zero();
+  for (const auto& term : combination) {
+    if (term.wire >= witness.size()) {
+      throw std::invalid_argument(
+          fmt::format("wire {} of the constraint system is beyond the witness's {} values", term.wire, witness.size()));
+    }
+    sum += term.coefficient * witness[term.wire];
+  }
+  return sum;
+}
 
 // std::invalid_argument where the witness does not have the constraint system's n_wires values.
 CircuitAssignment circuit_assignment(const R1cs& r1cs, std::span<const math::Fr> witness);

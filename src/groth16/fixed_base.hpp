@@ -14,7 +14,7 @@
 
 namespace stagehand::groth16 {
 
-inline constexpr std::size_t kFixedBaseWindows = 32;  // 32 bytes cover every Fr (< 2^255)
+inline constexpr std::size_t kFixedBaseWindows = 32;  // 32 bytes cover every Fr of both curves (< 2^255)
 inline constexpr std::size_t kFixedBaseDigits = 256;
 inline constexpr std::size_t kFixedBaseEntries = kFixedBaseWindows * kFixedBaseDigits;
 
@@ -39,7 +39,7 @@ class FixedBase {
     math::batch_to_affine<Curve>(projective, table_);
   }
 
-  Projective multiply(const math::Fr& scalar) const {
+  Projective multiply(const typename Curve::ScalarField& scalar) const {
     const auto bytes = scalar.to_canonical_bytes();
     Projective sum = Projective::identity();
     for (std::size_t w = 0; w < kFixedBaseWindows; ++w) {

@@ -13,11 +13,10 @@
 #include <bit>
 #include <iterator>
 #include <thread>
+#include <type_traits>
 
 namespace stagehand::groth16 {
 namespace {
-
-using math::Fr;
 
 unsigned resolve_threads(unsigned requested) {
   return requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
@@ -34,6 +33,7 @@ void parallel_ranges(std::size_t count, unsigned threads, Body&& body) {
 }
 
 // Montgomery's trick: every nonzero value replaced by its inverse.
+template <class Fr>
 void batch_invert(std::vector<Fr>& values) {
   std::vector<Fr> prefix(values.size());
   Fr running = Fr::one();
@@ -53,6 +53,7 @@ void batch_invert(std::vector<Fr>& values) {
 // L_i(τ) for the Lagrange basis of ⟨root⟩ of size n, i < count: (τ^n − 1)/n · root^i / (τ − root^i).
 // In ranges, one per thread, each with its own batch inversion: at 2^27 (the H section of a 2^26
 // key) one thread took tens of seconds.
+template <class Fr>
 std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::size_t count, unsigned threads) {
   std::vector<Fr> values(count);
   const Fr scale = (tau.pow(static_cast<std::uint64_t>(n)) - Fr::one()) * Fr::from_uint64(n).inverse();
@@ -72,7 +73,8 @@ std::vector<Fr> lagrange_at(const Fr& tau, const Fr& root, std::size_t n, std::s
 
 // scalars[i]·G for every i, to affine, in parallel.
 template <class Curve>
-std::vector<math::AffinePoint<Curve>> multiply_all(const FixedBase<Curve>& base, const std::vector<Fr>& scalars,
+std::vector<math::AffinePoint<Curve>> multiply_all(const FixedBase<Curve>& base,
+                                                   const std::vector<typename Curve::ScalarField>& scalars,
                                                    unsigned threads) {
   using Affine = math::AffinePoint<Curve>;
   using Projective = math::ProjectivePoint<Curve>;
@@ -90,22 +92,25 @@ std::vector<math::AffinePoint<Curve>> multiply_all(const FixedBase<Curve>& base,
   return out;
 }
 
-Fr random_nonzero(ProofRandomness& source, std::optional<std::uint64_t>& seed) {
+template <class Randomness>
+auto random_nonzero(Randomness& source, std::optional<std::uint64_t>& seed) {
   for (;;) {
-    source = seed ? ProofRandomness::from_seed((*seed)++) : ProofRandomness::from_system();
+    source = seed ? Randomness::from_seed((*seed)++) : Randomness::from_system();
     if (!source.r.is_zero()) return source.r;
   }
 }
 
 // The secrets, drawn in this order from the seed where there is one: the same seed gives both
-// forms of key the same α, β, γ, δ and τ.
+// forms of key the same α, β, γ, δ and τ. Randomness: the curve's ProofRandomness.
+template <class Fr>
 struct ToxicWaste {
   Fr tau, alpha, beta, gamma, delta;
 };
 
-ToxicWaste draw_toxic_waste(std::optional<std::uint64_t> seed) {
-  ProofRandomness scratch;
-  ToxicWaste waste;
+template <class Randomness>
+auto draw_toxic_waste(std::optional<std::uint64_t> seed) {
+  Randomness scratch;
+  ToxicWaste<decltype(scratch.r)> waste;
   waste.tau = random_nonzero(scratch, seed);
   waste.alpha = random_nonzero(scratch, seed);
   waste.beta = random_nonzero(scratch, seed);
@@ -116,7 +121,8 @@ ToxicWaste draw_toxic_waste(std::optional<std::uint64_t> seed) {
 
 // The reader checks these; an R1cs built in memory must hold to them too before anything is
 // sized from it (64 bits: the counts are u32 and their sums may not fit).
-void check_wires(const R1cs& r1cs) {
+template <class R1csType>
+void check_wires(const R1csType& r1cs) {
   const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
   if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
     throw std::invalid_argument(fmt::format("setup: {} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
@@ -126,12 +132,14 @@ void check_wires(const R1cs& r1cs) {
 
 // u_i(τ), v_i(τ), w_i(τ) for every wire from the Lagrange basis at τ of the constraint rows, the
 // A-only rows of the public signals and the constant after the circuit's (both forms have them).
+template <class Fr>
 struct Columns {
   std::vector<Fr> u, v, w;
 };
 
-Columns evaluate_columns(const R1cs& r1cs, std::span<const Fr> lagrange) {
-  Columns columns{std::vector<Fr>(r1cs.n_wires), std::vector<Fr>(r1cs.n_wires), std::vector<Fr>(r1cs.n_wires)};
+template <class Fr>
+Columns<Fr> evaluate_columns(const BasicR1cs<Fr>& r1cs, std::span<const Fr> lagrange) {
+  Columns<Fr> columns{std::vector<Fr>(r1cs.n_wires), std::vector<Fr>(r1cs.n_wires), std::vector<Fr>(r1cs.n_wires)};
   const std::size_t constraint_count = r1cs.constraints.size();
   for (std::size_t c = 0; c < constraint_count; ++c) {
     const auto& constraint = r1cs.constraints[c];
@@ -143,54 +151,85 @@ Columns evaluate_columns(const R1cs& r1cs, std::span<const Fr> lagrange) {
   return columns;
 }
 
-// α·G1, β·G1, β·G2, γ·G2, δ·G1, δ·G2 (the verifying key less its ic).
-VerifyingKey fixed_points(const ToxicWaste& waste) {
-  const FixedBase<math::G1Curve> g1(math::G1Curve::generator());
-  const FixedBase<math::G2Curve> g2(math::G2Curve::generator());
-  VerifyingKey vk;
-  vk.alpha1 = g1.multiply(waste.alpha).to_affine();
-  vk.beta1 = g1.multiply(waste.beta).to_affine();
-  vk.delta1 = g1.multiply(waste.delta).to_affine();
-  vk.beta2 = g2.multiply(waste.beta).to_affine();
-  vk.gamma2 = g2.multiply(waste.gamma).to_affine();
-  vk.delta2 = g2.multiply(waste.delta).to_affine();
-  return vk;
+// α·G1, β·G1, β·G2, γ·G2, δ·G1, δ·G2 (the verifying key less its ic) into `out`, a key or a
+// verifying key of Description's curve.
+template <class Description, class Target>
+void set_fixed_points(Target& out, const ToxicWaste<typename Description::Fr>& waste) {
+  const FixedBase<typename Description::G1> g1(Description::G1::generator());
+  const FixedBase<typename Description::G2> g2(Description::G2::generator());
+  out.alpha1 = g1.multiply(waste.alpha).to_affine();
+  out.beta1 = g1.multiply(waste.beta).to_affine();
+  out.delta1 = g1.multiply(waste.delta).to_affine();
+  out.beta2 = g2.multiply(waste.beta).to_affine();
+  out.gamma2 = g2.multiply(waste.gamma).to_affine();
+  out.delta2 = g2.multiply(waste.delta).to_affine();
 }
 
+// scalars[i]·G for G1's or G2's generator of Description's curve with the CPU's fixed-base tables,
+// as affine points: a BN254 key's sets, and BLS12-381's where no device multiplies.
+template <class Description>
+class CpuMultiplier {
+ public:
+  using Fr = typename Description::Fr;
+  explicit CpuMultiplier(unsigned threads)
+      : threads_(threads), g1_(Description::G1::generator()), g2_(Description::G2::generator()) {}
+  auto g1(const std::vector<Fr>& scalars) const { return multiply_all(g1_, scalars, threads_); }
+  auto g2(const std::vector<Fr>& scalars) const { return multiply_all(g2_, scalars, threads_); }
+  auto g1_points(const std::vector<Fr>& scalars) const { return g1(scalars); }
+
+ private:
+  unsigned threads_;
+  FixedBase<typename Description::G1> g1_;
+  FixedBase<typename Description::G2> g2_;
+};
 
 // scalars[i]·G for G1's or G2's generator, encoded: with the options' functions where set (a
-// device), else with the CPU's fixed-base tables.
+// device), else with the CPU's fixed-base tables. BLS12-381's: its keys' sets are encoded.
 class SetMultiplier {
  public:
-  SetMultiplier(const SetupOptions& options, unsigned threads)
-      : options_(options), threads_(threads), g1_(math::G1Curve::generator()), g2_(math::G2Curve::generator()) {}
+  using Fr = math::Fr;
+  SetMultiplier(const SetupOptions& options, unsigned threads) : options_(options), threads_(threads), cpu_(threads) {}
   G1Points g1(const std::vector<Fr>& scalars) const {
-    return options_.multiply_g1 ? options_.multiply_g1(scalars) : G1Points::encode(g1_points(scalars), threads_);
+    return options_.multiply_g1 ? options_.multiply_g1(scalars) : G1Points::encode(cpu_.g1(scalars), threads_);
   }
   G2Points g2(const std::vector<Fr>& scalars) const {
-    return options_.multiply_g2 ? options_.multiply_g2(scalars) : G2Points::encode(multiply_all(g2_, scalars, threads_), threads_);
+    return options_.multiply_g2 ? options_.multiply_g2(scalars) : G2Points::encode(cpu_.g2(scalars), threads_);
   }
-  std::vector<math::G1Affine> g1_points(const std::vector<Fr>& scalars) const { return multiply_all(g1_, scalars, threads_); }
+  std::vector<math::G1Affine> g1_points(const std::vector<Fr>& scalars) const { return cpu_.g1(scalars); }
 
  private:
   const SetupOptions& options_;
   unsigned threads_;
-  FixedBase<math::G1Curve> g1_;
-  FixedBase<math::G2Curve> g2_;
+  CpuMultiplier<math::Bls12_381> cpu_;
 };
+
+// The multiplier of Key's sets: a BN254 key's on the CPU (the device setup's kernels are
+// BLS12-381's), where SetupOptions has no device functions (asserted).
+template <class Key>
+auto set_multiplier(const SetupOptions& options, unsigned threads) {
+  if constexpr (Key::curve == Curve::bls12_381) {
+    return SetMultiplier(options, threads);
+  } else {
+    STAGEHAND_ASSERT(!options.multiply_g1 && !options.multiply_g2, "setup: device multiplications given for a {} key",
+                     curve_name(Key::curve));
+    return CpuMultiplier<typename Key::Description>(threads);
+  }
+}
 
 // (β·u_i + α·v_i + w_i)/γ for the first `inputs` wires (ic), the same over δ for the rest (a
 // .zkey's C, a .params key's L).
+template <class Fr>
 struct CombinedColumns {
   std::vector<Fr> ic, rest;
 };
 
-CombinedColumns combine_columns(const Columns& columns, const ToxicWaste& waste, std::size_t inputs) {
+template <class Fr>
+CombinedColumns<Fr> combine_columns(const Columns<Fr>& columns, const ToxicWaste<Fr>& waste, std::size_t inputs) {
   const std::size_t wires = columns.u.size();
   STAGEHAND_ASSERT(inputs <= wires, "setup: {} inputs of {} wires", inputs, wires);
   const Fr gamma_inverse = waste.gamma.inverse();
   const Fr delta_inverse = waste.delta.inverse();
-  CombinedColumns out{std::vector<Fr>(inputs), std::vector<Fr>(wires - inputs)};
+  CombinedColumns<Fr> out{std::vector<Fr>(inputs), std::vector<Fr>(wires - inputs)};
   for (std::size_t i = 0; i < wires; ++i) {
     const Fr combined = waste.beta * columns.u[i] + waste.alpha * columns.v[i] + columns.w[i];
     if (i < inputs) {
@@ -203,14 +242,15 @@ CombinedColumns combine_columns(const Columns& columns, const ToxicWaste& waste,
 }
 
 // bellperson's A and B queries leave out the variables whose column is zero at τ.
-std::vector<Fr> nonzero(const std::vector<Fr>& values) {
-  std::vector<Fr> kept;
-  std::copy_if(values.begin(), values.end(), std::back_inserter(kept), [](const Fr& value) { return !value.is_zero(); });
+std::vector<math::Fr> nonzero(const std::vector<math::Fr>& values) {
+  std::vector<math::Fr> kept;
+  std::copy_if(values.begin(), values.end(), std::back_inserter(kept), [](const math::Fr& value) { return !value.is_zero(); });
   return kept;
 }
 
 // bellperson's H scalars: τ^i·Z(τ)/δ for i < m − 1, Z(τ) = τ^m − 1.
-std::vector<Fr> power_h_scalars(const ToxicWaste& waste, std::size_t m, unsigned threads) {
+std::vector<math::Fr> power_h_scalars(const ToxicWaste<math::Fr>& waste, std::size_t m, unsigned threads) {
+  using math::Fr;
   const Fr z = waste.tau.pow(static_cast<std::uint64_t>(m)) - Fr::one();
   if (z.is_zero()) throw std::runtime_error("setup: tau lies in the domain (Z(tau) = 0): use another seed");
   const Fr first = z * waste.delta.inverse();
@@ -222,15 +262,14 @@ std::vector<Fr> power_h_scalars(const ToxicWaste& waste, std::size_t m, unsigned
   return scalars;
 }
 
-}  // namespace
-
-CoefficientList constraint_coefficients(const R1cs& r1cs) {
+template <class Fr>
+BasicCoefficientList<Fr> coefficients_of(const BasicR1cs<Fr>& r1cs) {
   // Reserved: at 2^26 the section is gigabytes, and a vector growing by doubling would hold one
   // and a half times that at its last move.
   const std::uint32_t n_public = r1cs.n_public();
   std::size_t entries = std::size_t{n_public} + 1;
   for (const auto& constraint : r1cs.constraints) entries += constraint.a.size() + constraint.b.size();
-  CoefficientList coefficients;
+  BasicCoefficientList<Fr> coefficients;
   coefficients.reserve(entries);
   const std::size_t constraint_count = r1cs.constraints.size();
   for (std::size_t c = 0; c < constraint_count; ++c) {
@@ -245,31 +284,40 @@ CoefficientList constraint_coefficients(const R1cs& r1cs) {
   return coefficients;
 }
 
-ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
-  const unsigned threads = resolve_threads(options.thread_count);
-  check_wires(r1cs);
-  ProvingKey key;
-  key.n_vars = r1cs.n_wires;
-  key.n_public = r1cs.n_public();
-  key.domain_log2 = domain_log2_for(r1cs.constraints.size(), key.n_public);
-  if (key.domain_log2 > kMaxDomainLog2) {
-    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than 2^{}", key.domain_log2, kMaxDomainLog2));
+// The key's sizes from the circuit; std::runtime_error where its domain is larger than supported
+// or than the curve's roots of unity allow (the H section needs the 2n-th roots).
+template <class Key>
+void size_key(Key& key, std::uint32_t n_wires, std::uint32_t n_public, std::size_t constraint_count) {
+  using Fr = typename Key::Description::Fr;
+  key.n_vars = n_wires;
+  key.n_public = n_public;
+  key.domain_log2 = domain_log2_for(constraint_count, key.n_public);
+  const unsigned largest = std::min(kMaxDomainLog2, Fr::two_adicity - 1);
+  if (key.domain_log2 > largest) {
+    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than the 2^{} of a {} key", key.domain_log2,
+                                         largest, curve_name(Key::curve)));
   }
   key.domain_size = 1u << key.domain_log2;
-  const std::size_t n = key.domain_size;
-  const ToxicWaste waste = draw_toxic_waste(options.seed);
-  const auto domain = math::Domain::snarkjs(key.domain_log2, threads);
-  const auto columns = evaluate_columns(r1cs, lagrange_at(waste.tau, domain.root(), n, n, threads));
-  key.coefficients = constraint_coefficients(r1cs);
+}
 
-  const auto vk = fixed_points(waste);
-  key.alpha1 = vk.alpha1;
-  key.beta1 = vk.beta1;
-  key.delta1 = vk.delta1;
-  key.beta2 = vk.beta2;
-  key.gamma2 = vk.gamma2;
-  key.delta2 = vk.delta2;
-  const SetMultiplier multiply(options, threads);
+template <class Key>
+using RandomnessOf = std::conditional_t<Key::curve == Curve::bn254, bn254::ProofRandomness, ProofRandomness>;
+
+template <class Key, class R1csType>
+Key setup_key(const R1csType& r1cs, const SetupOptions& options) {
+  using Fr = typename Key::Description::Fr;
+  static_assert(std::is_same_v<Fr, typename R1csType::Fr>, "the circuit's field is the key's");
+  const unsigned threads = resolve_threads(options.thread_count);
+  check_wires(r1cs);
+  Key key;
+  size_key(key, r1cs.n_wires, r1cs.n_public(), r1cs.constraints.size());
+  const std::size_t n = key.domain_size;
+  const auto waste = draw_toxic_waste<RandomnessOf<Key>>(options.seed);
+  const auto domain = math::BasicDomain<Fr>::snarkjs(key.domain_log2, threads);
+  const auto columns = evaluate_columns<Fr>(r1cs, lagrange_at(waste.tau, domain.root(), n, n, threads));
+  key.coefficients = coefficients_of(r1cs);
+  set_fixed_points<typename Key::Description>(key, waste);
+  const auto multiply = set_multiplier<Key>(options, threads);
   key.a = multiply.g1(columns.u);
   key.b1 = multiply.g1(columns.v);
   key.b2 = multiply.g2(columns.v);
@@ -284,8 +332,20 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
   std::vector<Fr> h_scalars(n);
   for (std::size_t j = 0; j < n; ++j) h_scalars[j] = lagrange_2n[2 * j + 1] * delta_inverse;
   key.h = multiply.g1(h_scalars);
+  STAGEHAND_ASSERT(key.h.size() == n && key.ic.size() == key.n_public + 1u, "setup: {} H points for a domain of {}, {} IC for {} public",
+                   key.h.size(), n, key.ic.size(), key.n_public);
   return key;
 }
+
+}  // namespace
+
+CoefficientList constraint_coefficients(const R1cs& r1cs) { return coefficients_of(r1cs); }
+
+ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) { return setup_key<ProvingKey>(r1cs, options); }
+
+namespace bn254 {
+ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) { return setup_key<ProvingKey>(r1cs, options); }
+}  // namespace bn254
 
 unsigned params_domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count) {
   // bellperson: the constraints, one more a public input and the constant, rounded up to a power of two.
@@ -303,16 +363,16 @@ ParamsKey setup_params_from_r1cs(const R1cs& r1cs, const SetupOptions& options) 
     throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than 2^{}", log_size, kMaxDomainLog2));
   }
   const std::size_t m = std::size_t{1} << log_size;
-  const ToxicWaste waste = draw_toxic_waste(options.seed);
+  const auto waste = draw_toxic_waste<ProofRandomness>(options.seed);
   // bellperson's domain: roots of unity from 7, which its prover's transforms use.
   const auto domain = math::Domain::classic(log_size, threads);
-  const auto columns = evaluate_columns(r1cs, lagrange_at(waste.tau, domain.root(), m, rows, threads));
+  const auto columns = evaluate_columns<math::Fr>(r1cs, lagrange_at(waste.tau, domain.root(), m, rows, threads));
 
   ParamsKey key;
-  key.vk = fixed_points(waste);
+  set_fixed_points<math::Bls12_381>(key.vk, waste);
   const auto combined = combine_columns(columns, waste, inputs);
   // bellperson refuses an unconstrained aux variable: its L point would be the identity.
-  const auto unconstrained = std::find_if(combined.rest.begin(), combined.rest.end(), [](const Fr& value) { return value.is_zero(); });
+  const auto unconstrained = std::find_if(combined.rest.begin(), combined.rest.end(), [](const math::Fr& value) { return value.is_zero(); });
   if (unconstrained != combined.rest.end()) {
     throw std::invalid_argument(fmt::format("setup: wire {} is in no constraint, and a .params key has an L point (never the "
                                             "identity) for every private wire",

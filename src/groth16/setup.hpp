@@ -36,6 +36,13 @@ inline constexpr const char* kTestOnlySetupWarning =
 
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
 
+namespace bn254 {
+// The same setup of a BN254 circuit, on the CPU: `options` without multiply_g1 and multiply_g2
+// (the device setup's kernels are BLS12-381's). Its domain is at most 2^27 (the H section needs
+// the 2^(k+1)-th roots of unity, and BN254's r - 1 has 2-adicity 28).
+ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
+}  // namespace bn254
+
 // The same setup in bellperson's form (a .params key, as its generate_parameters makes one): the
 // domain ⟨ω⟩ of roots from 7, of m = the constraints plus one row a public input and the
 // constant, rounded up to a power of two; the H set τ^i·Z(τ)/δ for i < m − 1 (Z(τ) = τ^m − 1);

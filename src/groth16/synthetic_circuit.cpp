@@ -1,5 +1,7 @@
 #include "groth16/synthetic_circuit.hpp"
 
+#include "groth16/circuit_assignment.hpp"
+
 #include "util/random.hpp"
 
 #include <fmt/format.h>
@@ -27,12 +29,6 @@ Fr element(Random& random) {
 
 Term term(std::uint32_t wire, const Fr& coefficient) { return {wire, coefficient}; }
 Term term(std::uint32_t wire) { return {wire, Fr::one()}; }
-
-Fr evaluate(const LinearCombination& lc, const std::vector<Fr>& witness) {
-  Fr sum = Fr::zero();
-  for (const auto& t : lc) sum += t.coefficient * witness[t.wire];
-  return sum;
-}
 
 // A real circuit's witness is mostly bits and flags (range checks, decompositions): --bits makes
 // one like that, so that the MSMs meet scalars of 0 and 1 in bulk.
@@ -108,7 +104,7 @@ void check_synthetic_witness(const SyntheticCircuit& circuit) {
   const auto& constraints = circuit.r1cs.constraints;
   for (std::size_t index = 0; index < constraints.size(); ++index) {
     const auto& c = constraints[index];
-    if (evaluate(c.a, circuit.witness) * evaluate(c.b, circuit.witness) != evaluate(c.c, circuit.witness)) {
+    if (evaluate<Fr>(c.a, circuit.witness) * evaluate<Fr>(c.b, circuit.witness) != evaluate<Fr>(c.c, circuit.witness)) {
       throw std::logic_error(fmt::format("internal error: the witness does not satisfy constraint {} of {}", index, constraints.size()));
     }
   }

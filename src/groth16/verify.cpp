@@ -56,12 +56,26 @@ bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const mat
   return !ProofVerifier(key).check(proof, public_signals).has_value();
 }
 
-std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness) {
+namespace {
+template <class Fr>
+std::optional<std::size_t> first_unsatisfied(const BasicR1cs<Fr>& r1cs, std::span<const Fr> witness) {
   for (std::size_t index = 0; index < r1cs.constraints.size(); ++index) {
     const auto& constraint = r1cs.constraints[index];
-    if (!(evaluate(constraint.a, witness) * evaluate(constraint.b, witness) == evaluate(constraint.c, witness))) return index;
+    if (!(evaluate<Fr>(constraint.a, witness) * evaluate<Fr>(constraint.b, witness) == evaluate<Fr>(constraint.c, witness))) return index;
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness) {
+  return first_unsatisfied(r1cs, witness);
+}
+
+namespace bn254 {
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::bn254::Fr> witness) {
+  return first_unsatisfied(r1cs, witness);
+}
+}  // namespace bn254
 
 }  // namespace stagehand::groth16

@@ -13,7 +13,11 @@
 #include "groth16/zkey.hpp"
 #include "math/pairing.hpp"
 
+#include <fmt/format.h>
+
+#include <filesystem>
 #include <optional>
+#include <type_traits>
 #include <span>
 #include <string>
 
@@ -53,5 +57,20 @@ bool verify_proof(const ProvingKey& key, const Proof& proof, std::span<const mat
 // The index of the first constraint the witness does not satisfy (A·w · B·w ≠ C·w), or nothing.
 // std::invalid_argument when a wire is out of the witness's range.
 std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::Fr> witness);
+namespace bn254 {
+std::optional<std::size_t> first_unsatisfied_constraint(const R1cs& r1cs, std::span<const math::bn254::Fr> witness);
+}  // namespace bn254
+
+// InputError naming both files where the constraint system is not the key's circuit's (its wires
+// and public signals differ from the key's). Of either curve: the reader of each file checked its
+// curve, naming the other file.
+template <class R1csType, class Key>
+void check_constraint_system(const R1csType& r1cs, const std::filesystem::path& r1cs_path, const Key& key,
+                             const std::filesystem::path& zkey_path) {
+  static_assert(std::is_same_v<typename R1csType::Fr, typename Key::Description::Fr>, "a circuit and key of one curve");
+  if (r1cs.n_wires == key.n_vars && r1cs.n_public() == key.n_public) return;
+  throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
+                               r1cs_path.string(), r1cs.n_wires, r1cs.n_public(), zkey_path.string(), key.n_vars, key.n_public));
+}
 
 }  // namespace stagehand::groth16

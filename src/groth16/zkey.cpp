@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <set>
 
 namespace stagehand::groth16 {
 namespace {
@@ -109,7 +110,7 @@ void read_header(const BinFile& file, Key& key) {
   if (key.n_vars == 0 || std::uint64_t{key.n_public} + 1 > key.n_vars) {
     header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
   }
-  if (!std::has_single_bit(key.domain_size) || key.domain_size < 2 || key.domain_size > (1u << kMaxDomainLog2)) {
+  if (!std::has_single_bit(key.domain_size) || (key.domain_size < 2) || key.domain_size > (1u << kMaxDomainLog2)) {
     header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
   }
   key.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size));
@@ -162,9 +163,14 @@ void read_coefficients(const BinFile& file, Key& key) {
 
 }  // namespace
 
-ProvingKey read_zkey(InputFile input) {
-  // The point sets go straight from the file into their own memory (their bytes are most of it).
-  BinFile file(std::move(input), "zkey", kKind, 2, {kASection, kB1Section, kB2Section, kCSection, kHSection});
+namespace {
+
+// The sections a regular file's read leaves for the reader to copy: the point sets, most of a key.
+const std::set<std::uint32_t> kPointSections = {kASection, kB1Section, kB2Section, kCSection, kHSection};
+
+BinFile open_key_file(InputFile input) { return BinFile(std::move(input), "zkey", kKind, 2, kPointSections); }
+
+ProvingKey read_bls12_381_key(const BinFile& file) {
   ProvingKey key;
   read_protocol(file);
   read_header(file, key);
@@ -174,6 +180,7 @@ ProvingKey read_zkey(InputFile input) {
     key.ic = read_g1_points(ic, key.n_public + 1ULL, "IC");
   }
   read_coefficients(file, key);
+  // The point sets go straight from the file into their own memory (their bytes are most of it).
   key.a = read_g1_set(file, kASection, "A", key.n_vars);
   key.b1 = read_g1_set(file, kB1Section, "B1", key.n_vars);
   key.b2 = read_g2_set(file, kB2Section, "B2", key.n_vars);
@@ -182,40 +189,38 @@ ProvingKey read_zkey(InputFile input) {
   return key;
 }
 
-namespace bn254 {
-
-ProvingKey read_zkey(const std::filesystem::path& path) { return groth16::bn254::read_zkey(open_zkey(path)); }
-
-ProvingKey read_zkey(InputFile input) {
-  BinFile file(std::move(input), "zkey", kKind, 2);
-  ProvingKey key;
-  read_protocol(file);
-  read_header(file, key);
-  auto points = [&]<class Affine>(std::uint32_t id, const char* what, std::uint64_t count, const char* group) {
-    SectionReader section(file, id, what);
+// `count` points of section `id`, decoded; a point set's section is copied out of the file first.
+template <class Affine>
+std::vector<Affine> read_points(const BinFile& file, std::uint32_t id, const char* what, std::uint64_t count, const char* group) {
+  auto decode = [&](SectionReader section) {
     expect_size(section, count, affine_bytes<Affine>, fmt::format("{} points", group));
     return read_affine_points<Affine>(section, count, what, group);
   };
+  if (kPointSections.count(id) == 0) return decode(SectionReader(file, id, what));
+  std::vector<std::uint8_t> copied(file.section_size(id, what));
+  file.read_section(id, what, copied);
+  return decode(SectionReader(file, id, what, copied));
+}
+
+bn254::ProvingKey read_bn254_key(const BinFile& file) {
+  bn254::ProvingKey key;
+  read_protocol(file);
+  read_header(file, key);
   using G1 = math::bn254::G1Affine;
   using G2 = math::bn254::G2Affine;
-  key.ic = points.operator()<G1>(kIcSection, "IC", key.n_public + 1ULL, "G1");
+  key.ic = read_points<G1>(file, kIcSection, "IC", key.n_public + 1ULL, "G1");
   read_coefficients(file, key);
-  key.a = points.operator()<G1>(kASection, "A", key.n_vars, "G1");
-  key.b1 = points.operator()<G1>(kB1Section, "B1", key.n_vars, "G1");
-  key.b2 = points.operator()<G2>(kB2Section, "B2", key.n_vars, "G2");
-  key.c = points.operator()<G1>(kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1, "G1");
-  key.h = points.operator()<G1>(kHSection, "H", key.domain_size, "G1");
+  key.a = read_points<G1>(file, kASection, "A", key.n_vars, "G1");
+  key.b1 = read_points<G1>(file, kB1Section, "B1", key.n_vars, "G1");
+  key.b2 = read_points<G2>(file, kB2Section, "B2", key.n_vars, "G2");
+  key.c = read_points<G1>(file, kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1, "G1");
+  key.h = read_points<G1>(file, kHSection, "H", key.domain_size, "G1");
   return key;
 }
 
-}  // namespace bn254
-
-Curve zkey_curve(const std::filesystem::path& path) {
-  // Every section but the header left unread: a large key's coefficients and points are read once,
-  // by the reader of its curve.
-  const BinFile file(open_zkey(path), "zkey", kKind, 2,
-                     {kProtocolSection, kIcSection, kCoefficientSection, kASection, kB1Section, kB2Section, kCSection, kHSection,
-                      kContributionSection});
+// The curve of the header's primes; InputError naming the file where they are of no known curve
+// or of two.
+Curve header_curve(const BinFile& file) {
   SectionReader header(file, kHeaderSection, "header");
   const auto q = curve_of_base_prime(header.take(header.u32()));
   const auto r = curve_of_scalar_prime(header.take(header.u32()));
@@ -226,69 +231,122 @@ Curve zkey_curve(const std::filesystem::path& path) {
   return *q;
 }
 
-void write_zkey(const std::filesystem::path& path, const ProvingKey& key) {
-  BinFileWriter out(path, "zkey", 1);
-  std::vector<std::uint8_t> buffer;
-  auto flush = [&] {
-    out.bytes(buffer);
-    buffer.clear();
-  };
-  out.begin_section(kProtocolSection);
-  out.u32(1);
-  out.end_section();
+}  // namespace
 
+ProvingKey read_zkey(InputFile input) { return read_bls12_381_key(open_key_file(std::move(input))); }
+
+namespace bn254 {
+ProvingKey read_zkey(const std::filesystem::path& path) { return groth16::bn254::read_zkey(open_zkey(path)); }
+ProvingKey read_zkey(InputFile input) { return read_bn254_key(open_key_file(std::move(input))); }
+}  // namespace bn254
+
+AnyProvingKey read_any_zkey(InputFile input) {
+  const BinFile file = open_key_file(std::move(input));
+  read_protocol(file);
+  if (header_curve(file) == Curve::bn254) return read_bn254_key(file);
+  return read_bls12_381_key(file);
+}
+
+AnyProvingKey read_any_zkey(const std::filesystem::path& path) { return read_any_zkey(open_zkey(path)); }
+
+Curve zkey_curve(const std::filesystem::path& path) {
+  // Every section but the header left unread: a large key's coefficients and points are read once,
+  // by the reader of its curve.
+  const BinFile file(open_zkey(path), "zkey", kKind, 2,
+                     {kProtocolSection, kIcSection, kCoefficientSection, kASection, kB1Section, kB2Section, kCSection, kHSection,
+                      kContributionSection});
+  return header_curve(file);
+}
+
+namespace {
+
+// The header section: both primes, the counts and the verifying key's points.
+template <class Key>
+void write_header(BinFileWriter& out, const Key& key) {
+  using Description = typename Key::Description;
+  std::vector<std::uint8_t> buffer;
   out.begin_section(kHeaderSection);
-  out.u32(48);
-  out.bytes(modulus_bytes<math::Fq>());
-  out.u32(32);
-  out.bytes(modulus_bytes<math::Fr>());
+  for (const auto& prime : {modulus_bytes<typename Description::Fq>(), modulus_bytes<typename Description::Fr>()}) {
+    out.u32(static_cast<std::uint32_t>(prime.size()));
+    out.bytes(prime);
+  }
   out.u32(key.n_vars);
   out.u32(key.n_public);
   out.u32(key.domain_size);
-  encode_g1(key.alpha1, buffer);
-  encode_g1(key.beta1, buffer);
-  encode_g2(key.beta2, buffer);
-  encode_g2(key.gamma2, buffer);
-  encode_g1(key.delta1, buffer);
-  encode_g2(key.delta2, buffer);
-  flush();
+  encode_affine(key.alpha1, buffer);
+  encode_affine(key.beta1, buffer);
+  encode_affine(key.beta2, buffer);
+  encode_affine(key.gamma2, buffer);
+  encode_affine(key.delta1, buffer);
+  encode_affine(key.delta2, buffer);
+  out.bytes(buffer);
   out.end_section();
+}
 
-  out.begin_section(kIcSection);
-  for (const auto& point : key.ic) encode_g1(point, buffer);
-  flush();
-  out.end_section();
-
-  // snarkjs writes the coefficients in the file order 4 after 2 and 3 as well; section order
-  // does not matter to readers.
+template <class Key>
+void write_coefficients(BinFileWriter& out, const Key& key) {
+  using Fr = typename Key::Description::Fr;
+  // Stored as coef·R² mod r: the Montgomery bytes of coef·R.
+  const Fr r_squared = *Fr::from_montgomery_limbs(Fr::montgomery_constants.r_squared_mod_modulus);
   out.begin_section(kCoefficientSection);
   out.u32(static_cast<std::uint32_t>(key.coefficients.size()));
   for (const auto& entry : key.coefficients) {
     out.u32(entry.matrix);
     out.u32(entry.constraint);
     out.u32(entry.signal);
-    // Stored as coef·R² mod r: the Montgomery bytes of coef·R.
-    const auto stored = (entry.value * *math::Fr::from_montgomery_limbs(math::Fr::montgomery_constants.r_squared_mod_modulus)).to_montgomery_bytes();
-    out.bytes(stored);
+    out.bytes((entry.value * r_squared).to_montgomery_bytes());
   }
   out.end_section();
+}
 
-  auto set_section = [&](std::uint32_t id, std::span<const std::uint8_t> bytes) {
-    out.begin_section(id);
-    out.bytes(bytes);
-    out.end_section();
-  };
-  set_section(kASection, key.a.bytes());
-  set_section(kB1Section, key.b1.bytes());
-  set_section(kB2Section, key.b2.bytes());
-  set_section(kCSection, key.c.bytes());
-  set_section(kHSection, key.h.bytes());
+// A set of points as a section: a BLS12-381 key's sets are encoded already, a BN254 key's are
+// encoded here a chunk at a time.
+template <class Set>
+void write_point_section(BinFileWriter& out, std::uint32_t id, const Set& set) {
+  out.begin_section(id);
+  if constexpr (requires { set.bytes(); }) {
+    out.bytes(set.bytes());
+  } else {
+    constexpr std::size_t kChunk = 1 << 14;
+    std::vector<std::uint8_t> buffer;
+    for (std::size_t start = 0; start < set.size(); start += kChunk) {
+      buffer.clear();
+      for (std::size_t i = start; i < std::min(set.size(), start + kChunk); ++i) encode_affine(set[i], buffer);
+      out.bytes(buffer);
+    }
+  }
+  out.end_section();
+}
 
+template <class Key>
+void write_key(const std::filesystem::path& path, const Key& key) {
+  BinFileWriter out(path, "zkey", 1);
+  out.begin_section(kProtocolSection);
+  out.u32(1);
+  out.end_section();
+  write_header(out, key);
+  // snarkjs writes the coefficients in the file order 4 after 2 and 3 as well; section order
+  // does not matter to readers.
+  write_point_section(out, kIcSection, key.ic);
+  write_coefficients(out, key);
+  write_point_section(out, kASection, key.a);
+  write_point_section(out, kB1Section, key.b1);
+  write_point_section(out, kB2Section, key.b2);
+  write_point_section(out, kCSection, key.c);
+  write_point_section(out, kHSection, key.h);
   out.begin_section(kContributionSection);
   out.bytes(std::vector<std::uint8_t>(64, 0));
   out.u32(0);
   out.end_section();
   out.finish();
 }
+
+}  // namespace
+
+void write_zkey(const std::filesystem::path& path, const ProvingKey& key) { write_key(path, key); }
+
+namespace bn254 {
+void write_zkey(const std::filesystem::path& path, const ProvingKey& key) { write_key(path, key); }
+}  // namespace bn254
 
 }  // namespace stagehand::groth16

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <variant>
 #include <vector>
 
 namespace stagehand::groth16 {
@@ -94,11 +95,19 @@ struct ProvingKey {
 // read_zkey's checks for a BN254 key (CurveError naming both curves for a BLS12-381 key).
 ProvingKey read_zkey(const std::filesystem::path& path);
 ProvingKey read_zkey(InputFile file);
+// write_zkey's file of a BN254 key ("bn128" to snarkjs).
+void write_zkey(const std::filesystem::path& path, const ProvingKey& key);
 }  // namespace bn254
 
 // The curve of a .zkey's header (its primes q and r); InputError naming the file for a file that
 // is not a .zkey or whose primes are of no curve Stagehand knows.
 Curve zkey_curve(const std::filesystem::path& path);
+
+// A key of either curve, opened and read once: the header's primes, read before the other
+// sections, pick the reader (InputError naming the file as zkey_curve's, then each reader's).
+using AnyProvingKey = std::variant<ProvingKey, bn254::ProvingKey>;
+AnyProvingKey read_any_zkey(const std::filesystem::path& path);
+AnyProvingKey read_any_zkey(InputFile file);
 
 namespace detail {
 // Section 4's records (44 bytes each: matrix, constraint, signal, then the value in snarkjs's

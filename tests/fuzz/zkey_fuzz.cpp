@@ -1,4 +1,4 @@
-// libFuzzer target: groth16::read_zkey on arbitrary bytes.
+// libFuzzer target: groth16::read_any_zkey on arbitrary bytes (the reader of either curve).
 #include "fuzz_input.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/zkey.hpp"
@@ -6,7 +6,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto& path = stagehand::fuzz::write_scratch("zkey", ".zkey", data, size);
   try {
-    auto key = stagehand::groth16::read_zkey(path);
+    auto key = stagehand::groth16::read_any_zkey(path);
     (void)key;
   } catch (const stagehand::groth16::InputError&) {
   }

@@ -10,6 +10,7 @@
 #include "support/groth16_files.hpp"
 
 #include <sys/stat.h>
+#include <variant>
 
 namespace fs = std::filesystem;
 using namespace stagehand;
@@ -197,6 +198,110 @@ BOOST_AUTO_TEST_CASE(a_key_of_the_other_curve_or_of_none_is_refused_naming_the_c
   message = error_of([&] { groth16::bn254::read_zkey(files.zkey); });
   BOOST_CHECK_MESSAGE(contains(message, "neither BLS12-381's nor BN254's") && contains(message, "not a BN254 key"), message);
 }
+
+namespace {
+
+// The tests' small circuit with BN254's coefficients (the same small integers).
+bn254::R1cs bn254_small_circuit() {
+  const R1cs source = small_circuit();
+  bn254::R1cs r1cs;
+  r1cs.n_wires = source.n_wires;
+  r1cs.n_outputs = source.n_outputs;
+  r1cs.n_public_inputs = source.n_public_inputs;
+  r1cs.n_private_inputs = source.n_private_inputs;
+  r1cs.n_labels = source.n_labels;
+  auto convert = [](const LinearCombination& lc) {
+    bn254::LinearCombination out;
+    for (const auto& term : lc) {
+      const auto bytes = term.coefficient.to_canonical_bytes();
+      out.push_back({term.wire, *math::bn254::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(bytes.data(), 32))});
+    }
+    return out;
+  };
+  for (const auto& constraint : source.constraints) r1cs.constraints.push_back({convert(constraint.a), convert(constraint.b), convert(constraint.c)});
+  return r1cs;
+}
+
+}  // namespace
+
+// A BN254 circuit (.r1cs over BN254's r) is read by the reader of its curve and refused by the
+// other's naming both curves and the hint; its test-only setup gives a key that the writer and
+// the read-once reader round-trip, on which the CPU prover's proof verifies and a changed public
+// signal does not; the same seed gives the same key.
+BOOST_AUTO_TEST_CASE(a_bn254_circuit_gets_a_key_that_round_trips_and_proves) {
+  using BnFr = math::bn254::Fr;
+  Files files;
+  const auto bn_r1cs = files.dir / "bn254.r1cs";
+  bn254::write_r1cs(bn_r1cs, bn254_small_circuit());
+  const auto circuit = read_any_r1cs(bn_r1cs);
+  BOOST_REQUIRE(std::holds_alternative<bn254::R1cs>(circuit));
+  const auto& r1cs = std::get<bn254::R1cs>(circuit);
+  BOOST_CHECK(r1cs.n_wires == 5 && r1cs.n_public() == 2 && r1cs.constraints.size() == 3);
+  BOOST_CHECK(r1cs.constraints[1].a[1].coefficient == BnFr::from_uint64(3));
+  BOOST_CHECK(std::holds_alternative<R1cs>(read_any_r1cs(files.r1cs)));
+  const auto error = curve_error_of([&] { read_r1cs(bn_r1cs, "the key k.zkey is BLS12-381's"); });
+  BOOST_CHECK(error.found() == Curve::bn254 && error.expected() == Curve::bls12_381);
+  const std::string message = error.what();
+  BOOST_CHECK_MESSAGE(contains(message, bn_r1cs.string() + ": section 1 (header)") && contains(message, "the key k.zkey is BLS12-381's") &&
+                          contains(message, "a circuit of BN254, where BLS12-381 is expected"),
+                      message);
+  BOOST_CHECK(contains(error_of([&] { bn254::read_r1cs(files.r1cs); }), "--prime bn128"));
+
+  SetupOptions options;
+  options.seed = 42;
+  options.thread_count = 2;
+  const auto key = bn254::setup_from_r1cs(r1cs, options);
+  const auto bn_zkey = files.dir / "bn254.zkey";
+  bn254::write_zkey(bn_zkey, key);
+  auto any = read_any_zkey(bn_zkey);
+  BOOST_REQUIRE(std::holds_alternative<bn254::ProvingKey>(any));
+  const auto& read = std::get<bn254::ProvingKey>(any);
+  BOOST_CHECK(read.n_vars == key.n_vars && read.n_public == key.n_public && read.domain_size == key.domain_size);
+  BOOST_CHECK(read.alpha1 == key.alpha1 && read.beta2 == key.beta2 && read.delta2 == key.delta2 && read.ic == key.ic);
+  BOOST_CHECK(read.a == key.a && read.b1 == key.b1 && read.b2 == key.b2 && read.c == key.c && read.h == key.h);
+  BOOST_REQUIRE(read.coefficients.size() == key.coefficients.size());
+  for (std::size_t i = 0; i < key.coefficients.size(); ++i) BOOST_REQUIRE(read.coefficients[i].value == key.coefficients[i].value);
+  BOOST_CHECK(std::holds_alternative<ProvingKey>(read_any_zkey(files.zkey)));
+
+  const auto x = BnFr::from_uint64(6), y = BnFr::from_uint64(7);
+  const std::vector<BnFr> witness = {BnFr::one(), x * y, x, y, x + BnFr::from_uint64(3) * y};
+  BOOST_REQUIRE(!bn254::first_unsatisfied_constraint(r1cs, witness).has_value());
+  const auto proof = bn254::prove_on_cpu(read, witness, bn254::ProofRandomness::from_seed(3), 2);
+  auto signals = bn254::public_signals(read, witness);
+  BOOST_CHECK(bn254::verify_proof(read, proof, signals));
+  signals[0] += BnFr::one();
+  BOOST_CHECK(!bn254::verify_proof(read, proof, signals));
+  auto wrong = witness;
+  wrong[4] += BnFr::one();
+  BOOST_CHECK(bn254::first_unsatisfied_constraint(r1cs, wrong) == std::optional<std::size_t>(1));
+
+  const auto again = files.dir / "again.zkey";
+  bn254::write_zkey(again, bn254::setup_from_r1cs(r1cs, options));
+  BOOST_CHECK(load(again) == load(bn_zkey));
+}
+
+// A BN254 key through a pipe: read_any_zkey opens it once and takes the curve from its header
+// (a FIFO's bytes cannot be read twice).
+BOOST_AUTO_TEST_CASE(a_bn254_key_is_read_once_from_a_pipe) {
+  Files files;
+  SetupOptions options;
+  options.seed = 5;
+  options.thread_count = 2;
+  const auto key = bn254::setup_from_r1cs(bn254_small_circuit(), options);
+  const auto bn_zkey = files.dir / "bn254.zkey";
+  bn254::write_zkey(bn_zkey, key);
+  const auto fifo = files.dir / "bn254.fifo";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto bytes = load(bn_zkey);
+  std::thread writer([&] { save(fifo, bytes); });
+  AnyProvingKey any;
+  const auto message = error_of([&] { any = read_any_zkey(fifo); });
+  writer.join();
+  BOOST_REQUIRE_MESSAGE(message == "no error", message);
+  BOOST_REQUIRE(std::holds_alternative<bn254::ProvingKey>(any));
+  BOOST_CHECK(std::get<bn254::ProvingKey>(any).h == key.h && std::get<bn254::ProvingKey>(any).b2 == key.b2);
+}
+
 
 BOOST_AUTO_TEST_CASE(another_protocol_is_refused) {
   Files files;

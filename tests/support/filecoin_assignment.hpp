@@ -37,8 +37,8 @@ inline groth16::Proof prove_bellperson(const groth16::ParamsKey& key, const grot
   auto [in_a, in_b] = groth16::used_columns(r1cs);
   for (std::size_t row = 0; row < r1cs.constraints.size(); ++row) {
     const auto& constraint = r1cs.constraints[row];
-    a[row] = groth16::evaluate(constraint.a, w), b[row] = groth16::evaluate(constraint.b, w),
-    c[row] = groth16::evaluate(constraint.c, w);
+    a[row] = groth16::evaluate<math::Fr>(constraint.a, w), b[row] = groth16::evaluate<math::Fr>(constraint.b, w),
+    c[row] = groth16::evaluate<math::Fr>(constraint.c, w);
   }
   for (std::size_t i = 0; i < inputs; ++i) a[r1cs.constraints.size() + i] = w[i], in_a[i] = true;
   math::h_coefficients_classic(a, b, c, math::Domain::classic(static_cast<unsigned>(std::countr_zero(m)), 2), 2);

@@ -1,5 +1,6 @@
 // Elliptic-curve points for the kernels: XYZZ accumulators over any field of field.cuh's kind
-// (G1 over Fq here, G2 over Fq2 in g2.cuh), and G1's affine input points.
+// (G1 over Fq here, G2 over Fq2 in g2.cuh), and the affine input points of either curve (the
+// curves' constants are ec/curves.cuh's).
 //
 // XYZZ coordinates (X, Y, ZZ, ZZZ) stand for (X/ZZ, Y/ZZZ), with ZZ^3 = ZZZ^2; ZZ = 0 is the
 // point at infinity. Why XYZZ: adding an affine point costs 8M + 2S against 7M + 4S in Jacobian
@@ -7,7 +8,8 @@
 // Explicit-Formulas Database) are short. They use neither a (= 0 on both curves) nor b, so one
 // template serves G1 and G2. Every special case an MSM meets (either input at infinity, P + P,
 // P + (-P)) is handled. Like field.cuh this compiles for the host too
-// (tests/gpu/field_host_test.cpp checks it against src/math without a GPU).
+// (tests/gpu/field_host_test.cpp and, for both curves, tests/kernels/curves_host_test.cpp check
+// it against src/math without a GPU).
 #pragma once
 
 #include "ff/field.cuh"
@@ -156,16 +158,23 @@ struct XyzzPoint {
   }
 };
 
-// An affine G1 point as snarkjs and src/math store it: x then y, Montgomery form, 96 bytes; the
-// point at infinity is all zero bytes ((0, 0) is not on the curve, so the encoding is unambiguous).
-struct G1Affine {
-  Fq x;
-  Fq y;
+// An affine point as snarkjs and src/math store it: x then y, Montgomery form; the point at
+// infinity is all zero bytes ((0, 0) is on neither curve's G1 or G2, as b ≠ 0, so the encoding is
+// unambiguous).
+template <class F>
+struct AffinePoint {
+  F x;
+  F y;
   SH_HD bool is_infinity() const { return x.is_zero() && y.is_zero(); }
+  // y^2 = x^3 + b, or the point at infinity (ec/curves.cuh gives each group's b).
+  SH_HD bool is_on_curve(const F& b) const { return is_infinity() || y.squared() == x.squared() * x + b; }
 };
+
+// BLS12-381's affine G1 point: 96 bytes.
+using G1Affine = AffinePoint<Fq>;
 
 using G1Jacobian = JacobianPoint<Fq>;  // 144 bytes, as src/math's G1Projective
 using G1Xyzz = XyzzPoint<Fq>;
-static_assert(sizeof(G1Jacobian) == 144 && sizeof(G1Xyzz) == 192);
+static_assert(sizeof(G1Affine) == 96 && sizeof(G1Jacobian) == 144 && sizeof(G1Xyzz) == 192);
 
 }  // namespace stagehand::cuda

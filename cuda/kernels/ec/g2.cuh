@@ -7,6 +7,7 @@
 // all zero bytes ((0, 0) is not on the curve since b ≠ 0, so the encoding is unambiguous).
 //
 // The XYZZ accumulator is curve.cuh's XyzzPoint over Fq2: its formulas use neither a nor b.
+// BN254's Fq2 is Fq[u]/(u^2 + 1) too: Fq2Over<bn254::Fq> is its (ec/curves.cuh).
 #pragma once
 
 #include "ec/curve.cuh"
@@ -91,11 +92,7 @@ SH_HD_CALL Fq2Over<B> fq2_square(Fq2Over<B> a) {
 }
 
 // An affine G2 point in the 192-byte layout above.
-struct G2Affine {
-  Fq2 x;
-  Fq2 y;
-  SH_HD bool is_infinity() const { return x.is_zero() && y.is_zero(); }
-};
+using G2Affine = AffinePoint<Fq2>;
 static_assert(sizeof(G2Affine) == 192);
 
 using G2Xyzz = XyzzPoint<Fq2>;

@@ -1,11 +1,13 @@
-// Prime-field arithmetic for the kernels: Fr (8 words) and Fq (12 words) of BLS12-381 in
-// Montgomery form with 32-bit words, R = 2^256 for Fr and 2^384 for Fq, i.e. the same bytes as
-// the CPU reference (src/math) and as snarkjs store them (little-endian words, Montgomery form).
+// Prime-field arithmetic for the kernels: Fr (8 words) and Fq (12 words) of BLS12-381, and
+// bn254::Fr and bn254::Fq (8 words each), in Montgomery form with 32-bit words, R = 2^(32·words),
+// i.e. the same bytes as the CPU reference (src/math) and as snarkjs store them (little-endian
+// words, Montgomery form). One template over the parameters; the curves that pair them are
+// ec/curves.cuh's descriptions.
 //
 // Why 32-bit words: sm_90 multiplies 32x32 bits natively; 64x64-bit products take several
 // instructions each. The multiplication is CIOS; each 32x32 product is one 64-bit multiply
 // (IMAD.WIDE.U32) and its halves go into two carry chains per row on the integer ALU (see
-// operator*). Both moduli leave the top bit free, so every intermediate of CIOS fits in N+1
+// operator*). Every modulus leaves the top bit free (BN254's two the top two), so every intermediate of CIOS fits in N+1
 // words and the result stays below 2p before one conditional subtraction.
 //
 // What bounds it (H200, bench/field_throughput.cu and Nsight Compute): the FMA-heavy
@@ -303,8 +305,8 @@ struct Field {
   // halves of a product as soon as it is made and no row holds more than one product at a time.
   //
   // Bound: with t < 2p at the start of a row, t + a·b_i + m·p < 2p + 2(2^32 - 1)p < 2^33·p, below
-  // 2^(32(N+1)) for both moduli (Fr: 2^255 > p, N = 8; Fq: 2^381 > p, N = 12), so t[N] takes
-  // every carry and (t + a·b_i + m·p)/2^32 < 2p again.
+  // 2^(32(N+1)) for every modulus (Fr: 2^255 > p, N = 8; Fq: 2^381 > p, N = 12; BN254's: 2^254 >
+  // p, N = 8), so t[N] takes every carry and (t + a·b_i + m·p)/2^32 < 2p again.
   SH_HD static Field multiply_integer(const Field& a, const Field& b) {
     std::uint32_t t[N + 1];
     accumulate_row<true>(t, a.w, b.w[0]);
@@ -621,6 +623,50 @@ struct FrF64Params : FrParams {
   static constexpr bool f64_products = true;
   using F64 = f64::Layout<8, 5, 52, 48>;
 };
+
+// BN254 (circom's bn128): r and q both of 254 bits in 8 words, R = 2^256 for both (src/math/bn254.hpp).
+// No FP64 forms yet: their layouts (field_f64.cuh) would be Fr's 5 limbs of 52 bits for both.
+namespace bn254 {
+struct FrParams {
+  static constexpr int words = 8;
+  SH_HD static constexpr std::uint32_t modulus(int i) {
+    constexpr std::uint32_t v[8] = {0xf0000001, 0x43e1f593, 0x79b97091, 0x2833e848,
+                                    0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
+    return v[i];
+  }
+  // R mod r with R = 2^256.
+  SH_HD static constexpr std::uint32_t one(int i) {
+    constexpr std::uint32_t v[8] = {0x4ffffffb, 0xac96341c, 0x9f60cd29, 0x36fc7695,
+                                    0x7879462e, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1};
+    return v[i];
+  }
+  static constexpr std::uint32_t inverse = 0xefffffff;  // -r^-1 mod 2^32
+  static constexpr bool f64_products = false;
+  static constexpr bool called_products = false;
+};
+
+struct FqParams {
+  static constexpr int words = 8;
+  SH_HD static constexpr std::uint32_t modulus(int i) {
+    constexpr std::uint32_t v[8] = {0xd87cfd47, 0x3c208c16, 0x6871ca8d, 0x97816a91,
+                                    0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
+    return v[i];
+  }
+  // R mod q with R = 2^256.
+  SH_HD static constexpr std::uint32_t one(int i) {
+    constexpr std::uint32_t v[8] = {0xc58f0d9d, 0xd35d438d, 0xf5c70b3d, 0x0a78eb28,
+                                    0x7879462c, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1};
+    return v[i];
+  }
+  static constexpr std::uint32_t inverse = 0xe4866389;  // -q^-1 mod 2^32
+  static constexpr bool f64_products = false;
+  static constexpr bool called_products = false;
+};
+
+using Fr = Field<FrParams>;  // 32 bytes
+using Fq = Field<FqParams>;  // 32 bytes
+static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 32);
+}  // namespace bn254
 
 using Fr = Field<FrParams>;  // 32 bytes
 using Fq = Field<FqParams>;  // 48 bytes

@@ -38,13 +38,6 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
   if (checks_.r1cs != nullptr) check_constraint_system(*checks_.r1cs, checks_.r1cs_path, key, zkey_path_);
 }
 
-void check_constraint_system(const R1cs& r1cs, const std::filesystem::path& r1cs_path, const ProvingKey& key,
-                             const std::filesystem::path& zkey_path) {
-  if (r1cs.n_wires == key.n_vars && r1cs.n_public() == key.n_public) return;
-  throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
-                               r1cs_path.string(), r1cs.n_wires, r1cs.n_public(), zkey_path.string(), key.n_vars, key.n_public));
-}
-
 int Groth16Workload::add_job(ProofJob job) {
   jobs_.push_back(std::move(job));
   check_seconds_.push_back(0.0);

@@ -63,10 +63,7 @@ struct ProofChecks {
   const R1cs* r1cs = nullptr;    // also the witness against every constraint (in prepare)
   std::filesystem::path r1cs_path;  // for the messages
 };
-// InputError naming both files where the constraint system is not the key's circuit's (its wires
-// and public signals differ from the key's).
-void check_constraint_system(const R1cs& r1cs, const std::filesystem::path& r1cs_path, const ProvingKey& key,
-                             const std::filesystem::path& zkey_path);
+// check_constraint_system (groth16/verify.hpp): the constraint system against the key.
 
 class Groth16Workload final : public Groth16Program {
  public:
