@@ -101,6 +101,8 @@ class SimSystem {
   void register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes = 0);
   const KernelFunction* kernel_function(const std::string& name) const;
   Bytes kernel_function_scratch_bytes(std::string_view name) const;
+  // The names with a host function, sorted: for the test that holds them to kernel::kAll.
+  std::vector<std::string> kernel_function_names() const;
 
   // Host memory for timing mode: a distinct, never-dereferenced address range of `bytes`.
   HostRange virtual_host_range(Bytes bytes);

@@ -164,7 +164,7 @@ void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
                                  first_a, first_b);
 }
 
-constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
+constexpr LauncherEntry kGroth16Launchers[] = {
     {kernel::groth16_h_evaluate, &launch_groth16_h_evaluate},
     {kernel::groth16_h_combine, &launch_groth16_h_combine},
     {kernel::groth16_msm_g1, &launch_groth16_msm<MsmGroup::g1>},
@@ -181,13 +181,6 @@ constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
 };
 
 }  // namespace
-
-const KernelLauncher* find_groth16_launcher(std::string_view name) {
-  for (const auto& entry : kGroth16Launchers) {
-    if (entry.first == name) return &entry.second;
-  }
-  return nullptr;
-}
 
 std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t work_units) {
   if (name == kernel::groth16_h_evaluate) {
@@ -213,10 +206,6 @@ std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t 
   return 0;
 }
 
-std::vector<std::string_view> groth16_launcher_names() {
-  std::vector<std::string_view> names;
-  for (const auto& entry : kGroth16Launchers) names.push_back(entry.first);
-  return names;
-}
+std::span<const LauncherEntry> groth16_launchers() { return kGroth16Launchers; }
 
 }  // namespace stagehand::cuda
