@@ -22,7 +22,7 @@
 
 using namespace stagehand::cuda;
 
-#include "cuda_check.hpp"
+#include "util/cuda_check.hpp"
 
 constexpr int kChains = 8;  // independent chains per thread: enough to hide each instruction's latency
 
@@ -361,27 +361,27 @@ Point* kernel_sink(void (*)(Point*, const G1Affine*, int));
 template <class Launch>
 double time_launch(Launch launch) {
   cudaEvent_t begin, end;
-  CHECK(cudaEventCreate(&begin));
-  CHECK(cudaEventCreate(&end));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&begin));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&end));
   launch();  // warm-up
-  CHECK(cudaDeviceSynchronize());
-  CHECK(cudaEventRecord(begin));
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(begin));
   launch();
-  CHECK(cudaEventRecord(end));
-  CHECK(cudaEventSynchronize(end));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(end));
+  STAGEHAND_CUDA_CHECK(cudaEventSynchronize(end));
   float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, begin, end));
-  CHECK(cudaEventDestroy(begin));
-  CHECK(cudaEventDestroy(end));
+  STAGEHAND_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+  STAGEHAND_CUDA_CHECK(cudaEventDestroy(begin));
+  STAGEHAND_CUDA_CHECK(cudaEventDestroy(end));
   return ms;
 }
 
-int main() {
+int run_benchmark() {
   cudaDeviceProp properties{};
-  CHECK(cudaGetDeviceProperties(&properties, 0));
+  STAGEHAND_CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
   const int sms = properties.multiProcessorCount;
   int clock_khz = 0;
-  CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  STAGEHAND_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   const double mhz = clock_khz / 1e3;
   std::printf("device: %s, %d SMs, rated SM clock %.0f MHz\n", properties.name, sms, mhz);
   std::printf("%-40s %10s %14s %14s\n", "operation", "ms", "per clk per SM", "clk per op/SM");
@@ -393,7 +393,7 @@ int main() {
 
   std::uint32_t* sink = nullptr;
   const int threads = 256, blocks = sms * 8;  // 2048 threads per SM: full occupancy
-  CHECK(cudaMalloc(&sink, sizeof(G1Xyzz) * threads * blocks));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&sink, sizeof(G1Xyzz) * threads * blocks));
   const int rounds = 1 << 14;
   const double instructions = double(threads) * blocks * rounds * kChains;
   report("IMAD (mad.lo.u32)", time_launch([&] { instruction_kernel<0><<<blocks, threads>>>(sink, rounds, 7); }),
@@ -472,21 +472,21 @@ int main() {
            2 * products);
   }
   unsigned* mismatches = nullptr;
-  CHECK(cudaMalloc(&mismatches, sizeof(unsigned)));
-  CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&mismatches, sizeof(unsigned)));
+  STAGEHAND_CUDA_CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
   mixed_check_kernel<FrParams><<<64, 256>>>(mismatches);
   mixed_check_kernel<FqParams><<<64, 256>>>(mismatches);
   unsigned mismatch_count = 0;
-  CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
   std::printf("mixes against operator*: %u of %d products differ\n", mismatch_count, 2 * 2 * 64 * 256 * 64);
   if (mismatch_count != 0) return 1;
-  CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
+  STAGEHAND_CUDA_CHECK(cudaMemset(mismatches, 0, sizeof(unsigned)));
   f64_check_kernel<Fq, FqF64><<<264, 256>>>(mismatches);
   f64_check_kernel<Fr, FrF64><<<264, 256>>>(mismatches);
-  CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(&mismatch_count, mismatches, sizeof(unsigned), cudaMemcpyDeviceToHost));
   std::printf("FP64 products (Fq, Fr) against operator*: %u of %d products and squares differ\n", mismatch_count,
               2 * 264 * 256 * 64);
-  CHECK(cudaFree(mismatches));
+  STAGEHAND_CUDA_CHECK(cudaFree(mismatches));
   if (mismatch_count != 0) return 1;
 
   // Sixteen points with distinct x: the formulas do not check that a point is on the curve, and
@@ -499,8 +499,8 @@ int main() {
     host_points[i].y.w[2] += i;
   }
   G1Affine* points = nullptr;
-  CHECK(cudaMalloc(&points, sizeof(G1Affine) * 16));
-  CHECK(cudaMemcpy(points, host_points.data(), sizeof(G1Affine) * 16, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&points, sizeof(G1Affine) * 16));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(points, host_points.data(), sizeof(G1Affine) * 16, cudaMemcpyHostToDevice));
   const int add_rounds = 1 << 9;
   const int add_blocks = sms * 4;
   report("mixed add (XYZZ+affine) 4x128/SM", time_launch([&] {
@@ -535,17 +535,17 @@ int main() {
     const std::size_t count = std::size_t(blocks3) * 128;
     std::size_t differ = 0;
     G1Xyzz* other = nullptr;
-    CHECK(cudaMalloc(&other, sizeof(G1Xyzz) * count));
+    STAGEHAND_CUDA_CHECK(cudaMalloc(&other, sizeof(G1Xyzz) * count));
     mixed_add_kernel<Fq, 3><<<blocks3, 128>>>(reinterpret_cast<G1Xyzz*>(sink), points, 37);
     std::vector<G1Xyzz> expected(count), got(count);
-    CHECK(cudaMemcpy(expected.data(), sink, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(expected.data(), sink, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
     mixed_add_both_pipes_kernel<Fq, FqF64, 3><<<blocks3, 128>>>(other, points, 37);
-    CHECK(cudaMemcpy(got.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < count; ++i) differ += std::memcmp(&expected[i], &got[i], sizeof(G1Xyzz)) != 0;
     mixed_add_both_pipes_kernel<FqCalled, FqF64Called, 3><<<blocks3, 128>>>(reinterpret_cast<XyzzPoint<FqCalled>*>(other), points, 37);
-    CHECK(cudaMemcpy(got.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < count; ++i) differ += std::memcmp(&expected[i], &got[i], sizeof(G1Xyzz)) != 0;
-    CHECK(cudaFree(other));
+    STAGEHAND_CUDA_CHECK(cudaFree(other));
     std::printf("split mixed additions (inlined, called) against the integer one: %zu of %zu sums differ\n", differ, 2 * count);
     if (differ != 0) return 1;
   }
@@ -569,7 +569,9 @@ int main() {
   batch("block-shared inversion, FP64, T = 16", block_affine_kernel<FqF64, 16>, 16);
   batch("block-shared inversion, FP64, T = 32", block_affine_kernel<FqF64, 32>, 32);
   batch("block-shared inversion, FP64, 2 blocks, T = 16", block_affine_kernel<FqF64, 16, 2>, 16, 2);
-  CHECK(cudaFree(points));
-  CHECK(cudaFree(sink));
+  STAGEHAND_CUDA_CHECK(cudaFree(points));
+  STAGEHAND_CUDA_CHECK(cudaFree(sink));
   return 0;
 }
+
+int main() { return stagehand::cuda::exit_status_of(run_benchmark); }

@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_check.hpp"
+#include "util/cuda_check.hpp"
 
 using Clock = std::chrono::steady_clock;
 
@@ -54,11 +54,11 @@ Times by_alloc(std::size_t bytes, unsigned threads) {
   Times times;
   auto start = Clock::now();
   void* pointer = nullptr;
-  CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable));
+  STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable));
   touch(static_cast<char*>(pointer), bytes, threads);
   times.make = ms_since(start);
   start = Clock::now();
-  CHECK(cudaFreeHost(pointer));
+  STAGEHAND_CUDA_CHECK(cudaFreeHost(pointer));
   times.release = ms_since(start);
   return times;
 }
@@ -74,11 +74,11 @@ Times by_register(std::size_t bytes, unsigned threads, Pages pages) {
   if (pages == Pages::huge) ::madvise(pointer, bytes, MADV_HUGEPAGE);
   if (pages != Pages::unwritten) touch(static_cast<char*>(pointer), bytes, threads);
   const auto registering = Clock::now();
-  CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
+  STAGEHAND_CUDA_CHECK(cudaHostRegister(pointer, bytes, cudaHostRegisterPortable));
   times.register_only = ms_since(registering);
   times.make = ms_since(start);
   start = Clock::now();
-  CHECK(cudaHostUnregister(pointer));
+  STAGEHAND_CUDA_CHECK(cudaHostUnregister(pointer));
   ::munmap(pointer, bytes);
   times.release = ms_since(start);
   return times;
@@ -92,7 +92,7 @@ Times at_once(const std::function<Times(std::size_t, unsigned)>& way, std::size_
   std::vector<std::thread> threads;
   for (int i = 0; i < copies; ++i) {
     threads.emplace_back([&, i] {
-      CHECK(cudaSetDevice(0));
+      STAGEHAND_CUDA_CHECK(cudaSetDevice(0));
       each[static_cast<std::size_t>(i)] = way(bytes, 16 / copies);
     });
   }
@@ -113,9 +113,9 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
-int main() {
-  CHECK(cudaSetDevice(0));
-  CHECK(cudaFree(nullptr));  // the context first, outside the times
+int run_benchmark() {
+  STAGEHAND_CUDA_CHECK(cudaSetDevice(0));
+  STAGEHAND_CUDA_CHECK(cudaFree(nullptr));  // the context first, outside the times
   if (FILE* setting = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
     char line[128] = {};
     if (std::fgets(line, sizeof line, setting)) std::printf("transparent huge pages: %s", line);
@@ -147,3 +147,5 @@ int main() {
   }
   return 0;
 }
+
+int main() { return stagehand::cuda::exit_status_of(run_benchmark); }

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_check.hpp"
+#include "util/cuda_check.hpp"
 
 using Clock = std::chrono::steady_clock;
 
@@ -52,19 +52,19 @@ struct CallTime {
   int kind;      // 0 memcpy, 1 launch, 2 record, 3 query, 4 synchronize
 };
 
-int main() {
+int run_benchmark() {
   int device = 0;
-  CHECK(cudaSetDevice(device));
+  STAGEHAND_CUDA_CHECK(cudaSetDevice(device));
   cudaDeviceProp properties{};
-  CHECK(cudaGetDeviceProperties(&properties, device));
+  STAGEHAND_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
   std::printf("device: %s\n", properties.name);
 
   constexpr std::size_t kChunk = 2u << 20;
   constexpr std::size_t kPinBytes = std::size_t{6} << 30;
   void* pinned_chunk = nullptr;
   void* device_chunk = nullptr;
-  CHECK(cudaHostAlloc(&pinned_chunk, kChunk, cudaHostAllocDefault));
-  CHECK(cudaMalloc(&device_chunk, kChunk));
+  STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pinned_chunk, kChunk, cudaHostAllocDefault));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&device_chunk, kChunk));
   std::memset(pinned_chunk, 1, kChunk);
   char* pageable = static_cast<char*>(std::malloc(kPinBytes));
   if (!pageable) return 1;
@@ -72,9 +72,9 @@ int main() {
   for (std::size_t i = 0; i < kPinBytes; i += 4096) pageable[i] = 1;
 
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaEvent_t event;
-  CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  STAGEHAND_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
 
   std::atomic<int> phase{kIdle};
   std::atomic<bool> stop{false};
@@ -84,14 +84,14 @@ int main() {
   const unsigned long long spin_cycles = 200000;  // about 0.1 ms at 1.98 GHz
 
   std::thread program([&] {
-    CHECK(cudaSetDevice(device));
+    STAGEHAND_CUDA_CHECK(cudaSetDevice(device));
     while (!stop.load()) {
       for (int kind = with_copies.load() ? 0 : 1; kind < 4; ++kind) {
         const int at = phase.load();
         const auto begin = Clock::now();
-        if (kind == 0) CHECK(cudaMemcpyAsync(device_chunk, pinned_chunk, kChunk, cudaMemcpyHostToDevice, stream));
+        if (kind == 0) STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(device_chunk, pinned_chunk, kChunk, cudaMemcpyHostToDevice, stream));
         if (kind == 1) spin_kernel<<<1, 1, 0, stream>>>(spin_cycles);
-        if (kind == 2) CHECK(cudaEventRecord(event, stream));
+        if (kind == 2) STAGEHAND_CUDA_CHECK(cudaEventRecord(event, stream));
         if (kind == 3) (void)cudaEventQuery(event);
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
         calls.push_back({at, ms, kind});
@@ -99,7 +99,7 @@ int main() {
       // Keep the queue short, as the program's deferred collect does.
       const int at = phase.load();
       const auto begin = Clock::now();
-      CHECK(cudaStreamSynchronize(stream));
+      STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
       calls.push_back({at, std::chrono::duration<double, std::milli>(Clock::now() - begin).count(), 4});
     }
   });
@@ -118,16 +118,16 @@ int main() {
   for (int round = 0; round < 4; ++round) {
     with_copies = round < 2;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    pinner_call(kRegister, register_ms, [&] { CHECK(cudaHostRegister(pageable, kPinBytes, cudaHostRegisterDefault)); });
-    pinner_call(kUnregister, unregister_ms, [&] { CHECK(cudaHostUnregister(pageable)); });
+    pinner_call(kRegister, register_ms, [&] { STAGEHAND_CUDA_CHECK(cudaHostRegister(pageable, kPinBytes, cudaHostRegisterDefault)); });
+    pinner_call(kUnregister, unregister_ms, [&] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(pageable)); });
   }
   std::vector<double> alloc_ms, free_ms;
   constexpr std::size_t kStagingBytes = std::size_t{2} << 30;
   with_copies = true;
   for (int round = 0; round < 2; ++round) {
     void* staging = nullptr;
-    pinner_call(kAlloc, alloc_ms, [&] { CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable)); });
-    pinner_call(kFree, free_ms, [&] { CHECK(cudaFreeHost(staging)); });
+    pinner_call(kAlloc, alloc_ms, [&] { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable)); });
+    pinner_call(kFree, free_ms, [&] { STAGEHAND_CUDA_CHECK(cudaFreeHost(staging)); });
   }
   stop = true;
   program.join();
@@ -157,8 +157,10 @@ int main() {
                   times[times.size() / 2], times[times.size() * 99 / 100], times.back(), sum);
     }
   }
-  CHECK(cudaFreeHost(pinned_chunk));
-  CHECK(cudaFree(device_chunk));
+  STAGEHAND_CUDA_CHECK(cudaFreeHost(pinned_chunk));
+  STAGEHAND_CUDA_CHECK(cudaFree(device_chunk));
   std::free(pageable);
   return 0;
 }
+
+int main() { return stagehand::cuda::exit_status_of(run_benchmark); }

@@ -86,6 +86,12 @@ Bytes SimSystem::kernel_function_scratch_bytes(std::string_view name) const {
   return found == kernel_function_scratch_.end() ? 0 : found->second;
 }
 
+std::vector<std::string> SimSystem::kernel_function_names() const {
+  std::vector<std::string> names;
+  for (const auto& entry : kernel_functions_) names.push_back(entry.first);
+  return names;  // a std::map's keys come sorted
+}
+
 const KernelFunction* SimSystem::kernel_function(const std::string& name) const {
   auto found = kernel_functions_.find(name);
   return found == kernel_functions_.end() ? nullptr : &found->second;

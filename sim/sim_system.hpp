@@ -21,6 +21,7 @@
 #include <mutex>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,23 @@ class KernelContext {
   std::span<std::byte> read(std::size_t index) const { return reads_.at(index); }
   std::span<std::byte> write(std::size_t index) const { return writes_.at(index); }
   std::uint64_t argument(std::size_t index) const { return launch_.arguments.at(index); }
+  // The bytes of the launch's buffer `use`, as a typed launch (device/groth16_launches.hpp) read it
+  // from the launch: the first read, else the first write, with its address and size.
+  std::span<std::byte> bytes(const BufferUse& use) const {
+    for (std::size_t i = 0; i < launch_.reads.size(); ++i) {
+      if (same(launch_.reads[i], use)) return reads_[i];
+    }
+    for (std::size_t i = 0; i < launch_.writes.size(); ++i) {
+      if (same(launch_.writes[i], use)) return writes_[i];
+    }
+    throw std::invalid_argument("kernel " + launch_.name + ": a buffer that is not one of the launch's");
+  }
 
  private:
+  static bool same(const BufferUse& a, const BufferUse& b) {
+    return a.pointer.address == b.pointer.address && a.bytes == b.bytes;
+  }
+
   const KernelLaunch& launch_;
   std::vector<std::span<std::byte>> reads_;
   std::vector<std::span<std::byte>> writes_;
@@ -101,6 +117,8 @@ class SimSystem {
   void register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes = 0);
   const KernelFunction* kernel_function(const std::string& name) const;
   Bytes kernel_function_scratch_bytes(std::string_view name) const;
+  // The names with a host function, sorted: for the test that holds them to kernel::kAll.
+  std::vector<std::string> kernel_function_names() const;
 
   // Host memory for timing mode: a distinct, never-dereferenced address range of `bytes`.
   HostRange virtual_host_range(Bytes bytes);

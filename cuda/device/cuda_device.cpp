@@ -41,6 +41,15 @@ void* map_written_pages(Bytes bytes) {
 
 }  // namespace
 
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 namespace {
 // Stream callbacks (cudaStreamAddCallback) rather than host functions (cudaLaunchHostFunc): CUDA
 // never calls a host function once the context has failed, so a wait begun before a kernel
@@ -464,12 +473,20 @@ void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
   STAGEHAND_CUDA_CHECK(cudaEventCreate(&timing.start));
   STAGEHAND_CUDA_CHECK(cudaEventCreate(&timing.end));
   STAGEHAND_CUDA_CHECK(cudaEventRecord(timing.start, cuda_stream));
+  // A launcher throws std::invalid_argument for arguments that do not fit its kernel and a
+  // DeviceError (util/cuda_check.hpp) for a failed CUDA call; neither leaves the events behind.
+  const auto destroy_events = [&timing] {
+    cudaEventDestroy(timing.start);
+    cudaEventDestroy(timing.end);
+  };
   try {
     (*launcher)(kernel, cuda_stream);
   } catch (const std::invalid_argument& error) {
-    cudaEventDestroy(timing.start);
-    cudaEventDestroy(timing.end);
+    destroy_events();
     throw DeviceError(DeviceErrc::invalid_value, fmt::format("launch '{}': {}", kernel.name, error.what()));
+  } catch (...) {
+    destroy_events();
+    throw;
   }
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
   STAGEHAND_CUDA_CHECK(cudaEventRecord(timing.end, cuda_stream));

@@ -20,6 +20,7 @@
 
 #include "device/device.hpp"
 #include "trace/trace.hpp"
+#include "util/cuda_check.hpp"
 
 #include <cuda_runtime.h>
 
@@ -34,13 +35,6 @@
 #include <vector>
 
 namespace stagehand::cuda {
-
-// Throws DeviceError for a failed CUDA call, naming it with file and line.
-void check(cudaError_t status, const char* call, const char* file, int line);
-// The DeviceError for a failed call: its kind (device_lost where the error spends the context),
-// the call, CUDA's words for the error, and where it was made.
-DeviceError cuda_error(cudaError_t status, const char* call, const char* file, int line);
-#define STAGEHAND_CUDA_CHECK(call) ::stagehand::cuda::check((call), #call, __FILE__, __LINE__)
 
 // The number of CUDA devices; 0 when there is no driver or no GPU.
 int device_count();

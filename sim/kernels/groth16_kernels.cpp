@@ -2,6 +2,7 @@
 
 #include "sim/kernels/assignment_kernels.hpp"
 
+#include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/constraint_matrix.hpp"
 #include "groth16/encoding.hpp"
@@ -85,19 +86,21 @@ auto domain_values(std::span<Byte> bytes, unsigned log_size, const char* kernel_
 }
 
 void groth16_h_evaluate(KernelContext& context) {
-  const auto log_size = static_cast<unsigned>(context.argument(0));
-  const auto threads = static_cast<unsigned>(context.argument(1));
-  const auto values = domain_values(context.write(0), log_size, kernel::groth16_h_evaluate);
+  const auto launch = kernel::HEvaluateLaunch::from_launch(context.launch());
+  const auto log_size = static_cast<unsigned>(launch.log_size);
+  const auto threads = static_cast<unsigned>(launch.threads);
+  const auto values = domain_values(context.bytes(launch.values), log_size, kernel::groth16_h_evaluate);
   const auto& domain = snarkjs_domain(log_size, threads);
   math::intt(values, domain, threads);
   math::coset_ntt(values, domain, threads);
 }
 
 void groth16_h_combine(KernelContext& context) {
-  const auto log_size = static_cast<unsigned>(context.argument(0));
-  const auto a = domain_values(context.write(0), log_size, kernel::groth16_h_combine);
-  const auto b = domain_values(context.read(0), log_size, kernel::groth16_h_combine);
-  const auto c = domain_values(context.read(1), log_size, kernel::groth16_h_combine);
+  const auto launch = kernel::HCombineLaunch::from_launch(context.launch());
+  const auto log_size = static_cast<unsigned>(launch.log_size);
+  const auto a = domain_values(context.bytes(launch.a), log_size, kernel::groth16_h_combine);
+  const auto b = domain_values(context.bytes(launch.b), log_size, kernel::groth16_h_combine);
+  const auto c = domain_values(context.bytes(launch.c), log_size, kernel::groth16_h_combine);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = a[i] * b[i] - c[i];
 }
 
@@ -126,11 +129,12 @@ math::G2Projective read_jacobian(std::byte* in, const math::G2Projective&) {
 template <class Decode>
 void groth16_msm(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
                  Decode decode) {
-  const std::size_t count = context.launch().work_units;
-  const auto threads = static_cast<unsigned>(context.argument(0));
-  auto points_bytes = context.read(0);
-  auto scalar_bytes = context.read(1);
-  auto result = context.write(0);
+  const auto launch = kernel::MsmLaunch::from_launch(context.launch());
+  const std::size_t count = launch.points;
+  const auto threads = static_cast<unsigned>(launch.threads);
+  auto points_bytes = context.bytes(launch.bases);
+  auto scalar_bytes = context.bytes(launch.scalars);
+  auto result = context.bytes(launch.result);
   if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes || result.size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
@@ -152,30 +156,33 @@ void groth16_msm_g2(KernelContext& context) {
 template <class Decode>
 void groth16_msm_batch(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
                        Decode decode) {
-  const std::size_t count = context.launch().work_units;
-  const auto threads = static_cast<unsigned>(context.argument(0));
-  const bool add = context.argument(2) != 0;
-  if (context.launch().writes.empty()) throw std::invalid_argument(fmt::format("{}: no scratch to keep the sum in", name));
-  auto points_bytes = context.read(0);
-  auto scalar_bytes = context.read(1);
-  auto state = context.write(context.launch().writes.size() - 1);
+  const auto launch = kernel::MsmBatchLaunch::from_launch(context.launch());
+  const std::size_t count = launch.points;
+  const auto threads = static_cast<unsigned>(launch.threads);
+  if (!launch.scratch) throw std::invalid_argument(fmt::format("{}: no scratch to keep the sum in", name));
+  auto points_bytes = context.bytes(launch.bases);
+  auto scalar_bytes = context.bytes(launch.scalars);
+  auto state = context.bytes(*launch.scratch);
   if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes || state.size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
-  if (count > context.argument(1)) throw std::invalid_argument(fmt::format("{}: point count above the planned capacity", name));
+  if (count > launch.capacity) {
+    throw std::invalid_argument(fmt::format("{}: point count above the planned capacity", name));
+  }
   const auto points = decode(points_bytes, count);
   std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
   auto sum = math::msm(points, scalars, threads);
-  if (add) sum = read_jacobian(state.data(), sum) + sum;
+  if (launch.add) sum = read_jacobian(state.data(), sum) + sum;
   write_jacobian(state.data(), sum);
 }
 
 void groth16_msm_reduce(KernelContext& context, const char* name, std::uint64_t result_bytes) {
-  const auto& writes = context.launch().writes;
-  if (writes.size() < 2 || context.write(0).size() < result_bytes || context.write(writes.size() - 1).size() < result_bytes) {
+  const auto launch = kernel::MsmReduceLaunch::from_launch(context.launch());
+  if (!launch.scratch || context.bytes(launch.result).size() < result_bytes ||
+      context.bytes(*launch.scratch).size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: writes [result, scratch] of at least {} bytes", name, result_bytes));
   }
-  std::memcpy(context.write(0).data(), context.write(writes.size() - 1).data(), result_bytes);
+  std::memcpy(context.bytes(launch.result).data(), context.bytes(*launch.scratch).data(), result_bytes);
 }
 
 template <class Curve>
@@ -196,12 +203,13 @@ void encode_device_point(const math::G2Affine& point, std::byte* out) {
 // reference's doublings), every copy written in the device layout after the one before.
 template <class Decode>
 void groth16_precompute(KernelContext& context, const char* name, std::uint64_t point_bytes, Decode decode) {
-  const std::size_t count = context.launch().work_units;
-  const auto window_bits = static_cast<unsigned>(context.argument(0));
+  const auto launch = kernel::PrecomputeLaunch::from_launch(context.launch());
+  const std::size_t count = launch.points;
+  const auto window_bits = static_cast<unsigned>(launch.window_bits);
   if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
   const std::size_t copies = kernel::precomputed_copies(window_bits);
-  auto points_bytes = context.read(0);
-  auto out = context.write(0);
+  auto points_bytes = context.bytes(launch.bases);
+  auto out = context.bytes(launch.copies);
   if (points_bytes.size() < count * point_bytes || out.size() < copies * count * point_bytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
@@ -220,14 +228,18 @@ void groth16_precompute(KernelContext& context, const char* name, std::uint64_t 
 template <class Decode>
 void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
                              Decode decode) {
-  const std::size_t count = context.launch().work_units;
-  const auto threads = static_cast<unsigned>(context.argument(0));
-  const auto window_bits = static_cast<unsigned>(context.argument(1));
+  const auto launch = kernel::MsmLaunch::from_launch(context.launch());
+  if (!launch.window_bits) {
+    throw std::invalid_argument(fmt::format("{}: expects arguments [threads, window_bits]", name));
+  }
+  const std::size_t count = launch.points;
+  const auto threads = static_cast<unsigned>(launch.threads);
+  const auto window_bits = static_cast<unsigned>(*launch.window_bits);
   if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
   const std::size_t copies = kernel::precomputed_copies(window_bits);
-  auto copies_bytes = context.read(0);
-  auto scalar_bytes = context.read(1);
-  auto result = context.write(0);
+  auto copies_bytes = context.bytes(launch.bases);
+  auto scalar_bytes = context.bytes(launch.scalars);
+  auto result = context.bytes(launch.result);
   if (copies_bytes.size() < copies * count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes ||
       result.size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
@@ -254,22 +266,22 @@ void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint
 }
 
 void groth16_abc(KernelContext& context) {
-  kernel::ConstraintMatrixLayout layout{context.launch().work_units, context.argument(0), context.argument(1)};
-  const auto threads = static_cast<unsigned>(context.argument(2));
-  const std::uint64_t first_a = context.launch().arguments.size() > 4 ? context.argument(3) : 0;
-  const std::uint64_t first_b = context.launch().arguments.size() > 4 ? context.argument(4) : 0;
-  auto witness = context.read(0);
+  const auto launch = kernel::AbcLaunch::from_launch(context.launch());
+  kernel::ConstraintMatrixLayout layout{launch.rows, launch.entries_a, launch.entries_b};
+  const auto threads = static_cast<unsigned>(launch.threads);
+  const auto chunk = launch.chunk.value_or(kernel::AbcLaunch::ChunkStart{});
+  auto witness = context.bytes(launch.witness);
   auto as_fr = [&](std::span<std::byte> bytes) {
     if (bytes.size() < layout.rows * kernel::kFrBytes) {
       throw std::invalid_argument(fmt::format("{}: an output is smaller than the matrix's rows", kernel::groth16_abc));
     }
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), layout.rows);
   };
-  groth16::evaluate_constraint_matrix(layout, context.read(1),
+  groth16::evaluate_constraint_matrix(layout, context.bytes(launch.matrix),
                                       std::span<const math::Fr>(reinterpret_cast<const math::Fr*>(witness.data()),
                                                                 witness.size() / kernel::kFrBytes),
-                                      as_fr(context.write(0)), as_fr(context.write(1)), as_fr(context.write(2)), threads,
-                                      first_a, first_b);
+                                      as_fr(context.bytes(launch.a)), as_fr(context.bytes(launch.b)),
+                                      as_fr(context.bytes(launch.c)), threads, chunk.first_a, chunk.first_b);
 }
 
 }  // namespace

@@ -3,8 +3,7 @@
 #include "config/config_table.hpp"
 #include "device/format.hpp"
 #include "sim/device_model.hpp"
-#include "sim/kernels/groth16_kernels.hpp"
-#include "sim/kernels/setup_kernels.hpp"
+#include "sim/kernels/functional_kernels.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
@@ -66,10 +65,7 @@ class SimulatorBackend final : public Backend {
       if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
       devices_.push_back(&device);
     }
-    if (functional_) {
-      sim::register_groth16_kernels(*system_);
-      sim::register_setup_kernels(*system_);
-    }
+    if (functional_) sim::register_functional_kernels(*system_);
   }
 
   bool on_gpu() const override { return false; }

@@ -113,7 +113,9 @@ inline bool assembly_multiplication_enabled = assembly_multiplication_wanted();
 // out = a·b·2^-256 mod p, possibly plus p (below 2p).
 [[gnu::always_inline]] inline void montgomery_multiply_assembly(Limbs<4>& out, const Limbs<4>& a, const Limbs<4>& b, const Limbs<4>& modulus,
                                          const std::uint64_t& negative_modulus_inverse) {
-  std::uint64_t t0, t1, t2, t3, h0, h1, carry;
+  std::uint64_t t0, t1, t2, t3;
+  // Scratch registers: the assembly writes them and nothing reads them afterwards.
+  [[maybe_unused]] std::uint64_t h0, h1, carry;
   asm(
         "movq 0(%[b]), %%rdx\n\t"
         "xorl %%eax, %%eax\n\t"
@@ -139,7 +141,8 @@ inline bool assembly_multiplication_enabled = assembly_multiplication_wanted();
 // out = a·b·2^-384 mod p, possibly plus p (below 2p).
 [[gnu::always_inline]] inline void montgomery_multiply_assembly(Limbs<6>& out, const Limbs<6>& a, const Limbs<6>& b, const Limbs<6>& modulus,
                                          const std::uint64_t& negative_modulus_inverse) {
-  std::uint64_t t0, t1, t2, t3, t4, t5, h0, h1, carry;
+  std::uint64_t t0, t1, t2, t3, t4, t5;
+  [[maybe_unused]] std::uint64_t h0, h1, carry;  // scratch, as above
   asm(
         "movq 0(%[b]), %%rdx\n\t"
         "xorl %%eax, %%eax\n\t"

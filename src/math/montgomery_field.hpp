@@ -23,6 +23,14 @@
 #include "math/limbs.hpp"
 #include "math/montgomery_assembly.hpp"
 
+// GCC's unroll hint for the host loops below. nvcc's front end does not know GCC's pragma and
+// warns about it, so the CUDA sources that include this header compile the loops without the hint.
+#if defined(__CUDACC__)
+#define STAGEHAND_GCC_UNROLL_8
+#else
+#define STAGEHAND_GCC_UNROLL_8 _Pragma("GCC unroll 8")
+#endif
+
 namespace stagehand::math {
 
 namespace detail {
@@ -294,14 +302,14 @@ class MontgomeryField {
     constexpr std::uint64_t inverse = montgomery_constants.negative_modulus_inverse;
     LimbArray t{};
     // Full unrolling lets the compiler keep t in registers; without it GCC spills every limb.
-#pragma GCC unroll 8
+STAGEHAND_GCC_UNROLL_8
     for (std::size_t i = 0; i < limb_count; ++i) {
       std::uint64_t product_carry = 0;
       t[0] = detail::multiply_add(a[0], b[i], t[0], product_carry);
       const std::uint64_t m = t[0] * inverse;
       std::uint64_t reduction_carry = 0;
       (void)detail::multiply_add(m, modulus[0], t[0], reduction_carry);
-#pragma GCC unroll 8
+STAGEHAND_GCC_UNROLL_8
       for (std::size_t j = 1; j < limb_count; ++j) {
         t[j] = detail::multiply_add(a[j], b[i], t[j], product_carry);
         t[j - 1] = detail::multiply_add(m, modulus[j], t[j], reduction_carry);

@@ -21,6 +21,7 @@
 #include "math/g1.hpp"
 #include "math/g2.hpp"
 #include "util/common_host.hpp"
+#include "util/device_buffer.hpp"
 
 namespace stagehand::cuda::batch_checks {
 namespace {
@@ -161,24 +162,6 @@ typename Group::Projective cpu_sum(const std::vector<typename Group::Affine>& po
 
 // ---- device buffers and launches -----------------------------------------------------------------
 
-struct DeviceBuffer {
-  void* pointer = nullptr;
-  std::uint64_t bytes = 0;
-  explicit DeviceBuffer(std::uint64_t size) : bytes(size) { SH_CUDA_OK(cudaMalloc(&pointer, std::max<std::uint64_t>(size, 16))); }
-  ~DeviceBuffer() { cudaFree(pointer); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  BufferUse use(std::uint64_t offset, std::uint64_t size) const {
-    return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(pointer) + offset}, size};
-  }
-  // Synchronised: cudaMemset and pageable cudaMemcpy may return before the device is done, and
-  // the timed launches run on a non-blocking stream that does not order after them.
-  void fill(int byte) {
-    SH_CUDA_OK(cudaMemset(pointer, byte, bytes));
-    SH_CUDA_OK(cudaDeviceSynchronize());
-  }
-};
-
 template <class Group>
 void upload_points(DeviceBuffer& buffer, const std::vector<typename Group::Affine>& points) {
   const std::uint64_t point_bytes = batch_point_bytes(Group::group);
@@ -186,8 +169,8 @@ void upload_points(DeviceBuffer& buffer, const std::vector<typename Group::Affin
   parallel_chunks(points.size(), [&](unsigned, std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t i = begin; i < end; ++i) encode(points[i], bytes.data() + i * point_bytes);
   });
-  SH_CUDA_OK(cudaMemcpy(buffer.pointer, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(buffer.pointer, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 // The arithmetic under check: launches of the default form go through the launcher, as the
@@ -206,18 +189,11 @@ void launch(const DeviceBuffer& points, std::uint64_t first, std::uint64_t count
                    !arguments.empty() && arguments[0] != 0, stream, checked_arithmetic);
     return;
   }
-  const KernelLauncher* launcher = find_batch_addition_launcher(Group::name);
+  const KernelLauncher* launcher = find_launcher(Group::name);
   if (launcher == nullptr) throw std::logic_error(std::string(Group::name) + " is not registered");
   KernelLaunch kernel{Group::name, count, std::move(arguments), {points.use(first * point_bytes, count * point_bytes)},
                       {write.use(0, write.bytes)}};
   (*launcher)(kernel, stream);
-}
-
-std::vector<std::uint8_t> download(const DeviceBuffer& buffer) {
-  SH_CUDA_OK(cudaDeviceSynchronize());
-  std::vector<std::uint8_t> bytes(buffer.bytes);
-  SH_CUDA_OK(cudaMemcpy(bytes.data(), buffer.pointer, bytes.size(), cudaMemcpyDeviceToHost));
-  return bytes;
 }
 
 using check_support::report;
@@ -260,7 +236,7 @@ Result check_sizes(std::ostream& out, const std::vector<typename Group::Affine>&
       if (n == big && offset != 0) continue;
       write.fill(0xff);
       launch<Group>(points, 0, n, write, {1, offset});
-      result.add(accumulator_is<Group>(out, download(write), offset, cpu_sum<Group>(walk, 0, n), 0xff,
+      result.add(accumulator_is<Group>(out, write.download(), offset, cpu_sum<Group>(walk, 0, n), 0xff,
                                        "n=" + std::to_string(n) + " offset=" + std::to_string(offset)));
     }
   }
@@ -268,7 +244,7 @@ Result check_sizes(std::ostream& out, const std::vector<typename Group::Affine>&
   // 2^max_log set minus a few (no multiple of the block size).
   write.fill(0xff);
   launch<Group>(points, 3, big - 8, write, {1});
-  result.add(accumulator_is<Group>(out, download(write), 0, cpu_sum<Group>(walk, 3, big - 5), 0xff,
+  result.add(accumulator_is<Group>(out, write.download(), 0, cpu_sum<Group>(walk, 3, big - 5), 0xff,
                                    "n=" + std::to_string(big - 8) + " from point 3"));
   return result;
 }
@@ -283,20 +259,20 @@ Result check_accumulation(std::ostream& out, const std::vector<typename Group::A
   write.fill(0xff);
   launch<Group>(points, 0, 600, write, {1});
   launch<Group>(points, 600, 400, write, {});
-  result.add(accumulator_is<Group>(out, download(write), 0, cpu_sum<Group>(walk, 0, 1000), 0xff,
+  result.add(accumulator_is<Group>(out, write.download(), 0, cpu_sum<Group>(walk, 0, 1000), 0xff,
                                    "two batches 600 + 400 accumulate"));
   launch<Group>(points, 1000, 77, write, {1});
-  result.add(accumulator_is<Group>(out, download(write), 0, cpu_sum<Group>(walk, 1000, 1077), 0xff,
+  result.add(accumulator_is<Group>(out, write.download(), 0, cpu_sum<Group>(walk, 1000, 1077), 0xff,
                                    "start=1 discards the previous sum"));
   write.fill(0);
   launch<Group>(points, 0, 1, write, {0, 256});
   launch<Group>(points, 1, 2000, write, {0, 256});
   launch<Group>(points, 2001, 999, write, {0, 256});
-  result.add(accumulator_is<Group>(out, download(write), 256, cpu_sum<Group>(walk, 0, 3000), 0,
+  result.add(accumulator_is<Group>(out, write.download(), 256, cpu_sum<Group>(walk, 0, 3000), 0,
                                    "three batches into a zeroed accumulator at offset 256"));
   write.fill(0);
   launch<Group>(points, 0, 0, write, {});
-  result.add(accumulator_is<Group>(out, download(write), 0, Projective::identity(), 0, "zero points, zeroed slot"));
+  result.add(accumulator_is<Group>(out, write.download(), 0, Projective::identity(), 0, "zero points, zeroed slot"));
   return result;
 }
 
@@ -336,7 +312,7 @@ Result check_edge_cases(std::ostream& out, const std::vector<typename Group::Aff
     upload_points<Group>(set_points, item.set);
     write.fill(0xff);
     launch<Group>(set_points, 0, item.set.size(), write, {1});
-    result.add(accumulator_is<Group>(out, download(write), 0, cpu_sum<Group>(item.set, 0, item.set.size()), 0xff,
+    result.add(accumulator_is<Group>(out, write.download(), 0, cpu_sum<Group>(item.set, 0, item.set.size()), 0xff,
                                      item.name));
   }
   return result;
@@ -359,13 +335,13 @@ Result check_refusals(std::ostream& out, const std::vector<typename Group::Affin
   }));
   result.add(group_rejects<Group>(out, "a points buffer smaller than work_units", [&] {
     const KernelLaunch kernel{Group::name, 10, {1}, {points.use(0, 9 * point_bytes)}, {write.use(0, write.bytes)}};
-    (*find_batch_addition_launcher(Group::name))(kernel, nullptr);
+    (*find_launcher(Group::name))(kernel, nullptr);
   }));
   // The largest offset that fits is accepted.
   write.fill(0xff);
   const std::uint64_t last_offset = kWriteBytes - kBatchAdditionScratchBytes - accumulator_bytes;
   launch<Group>(points, 0, 1000, write, {1, last_offset});
-  result.add(accumulator_is<Group>(out, download(write), last_offset, cpu_sum<Group>(walk, 0, 1000), 0xff,
+  result.add(accumulator_is<Group>(out, write.download(), last_offset, cpu_sum<Group>(walk, 0, 1000), 0xff,
                                    "accumulator right below the scratch"));
   return result;
 }
@@ -402,11 +378,11 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
     std::vector<std::uint8_t> bytes(tile * point_bytes);
     for (std::uint64_t i = 0; i < tile; ++i) encode(walk[i], bytes.data() + i * point_bytes);
     for (std::uint64_t first = 0; first < n; first += tile) {
-      SH_CUDA_OK(cudaMemcpy(static_cast<std::uint8_t*>(points.pointer) + first * point_bytes, bytes.data(), bytes.size(),
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(static_cast<std::uint8_t*>(points.pointer) + first * point_bytes, bytes.data(), bytes.size(),
                             cudaMemcpyHostToDevice));
     }
   }
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   DeviceBuffer write(kWriteBytes);
   write.fill(0xff);
   const auto timing = check_support::time_launches(
@@ -414,7 +390,7 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
   const double median = timing.median;
   // The points are the walk repeated n/tile times: the sum is that multiple of the walk's sum.
   const auto expected = cpu_sum<Group>(walk, 0, tile).multiply(math::Fr::from_uint64(n / tile));
-  result.add(accumulator_is<Group>(out, download(write), 0, expected, 0xff,
+  result.add(accumulator_is<Group>(out, write.download(), 0, expected, 0xff,
                                    "2^" + std::to_string(log_size) + " (timed runs) equals the CPU sum"));
   char line[256];
   std::snprintf(line, sizeof line,

@@ -24,12 +24,8 @@
 namespace stagehand::cuda::checks {
 namespace {
 
-BufferUse use(const DeviceBuffer& buffer, std::uint64_t bytes) {
-  return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(buffer.pointer)}, bytes};
-}
-
 const KernelLauncher& launcher(const char* name) {
-  const KernelLauncher* found = find_groth16_launcher(name);
+  const KernelLauncher* found = find_launcher(name);
   if (found == nullptr) throw std::logic_error(std::string(name) + " is not registered");
   return *found;
 }
@@ -62,13 +58,13 @@ math::G2Projective device_g2_msm(const std::vector<std::uint8_t>& points, const 
   DeviceBuffer device_points(std::max<std::uint64_t>(n * kG2AffineBytes, 16)), device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)),
       result(kG2JacobianBytes), scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(kernel::groth16_msm_g2, n), 16));
   if (n > 0) {
-    SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
-    SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
   }
-  KernelLaunch launch{kernel::groth16_msm_g2, n, {0}, {use(device_points, n * kG2AffineBytes), use(device_scalars, n * kFrBytes)},
-                      {use(result, kG2JacobianBytes), use(scratch, scratch.bytes)}};
+  KernelLaunch launch{kernel::groth16_msm_g2, n, {0}, {device_points.use(0, n * kG2AffineBytes), device_scalars.use(0, n * kFrBytes)},
+                      {result.use(0, kG2JacobianBytes), scratch.use(0, scratch.bytes)}};
   launcher(kernel::groth16_msm_g2)(launch, nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   return g2_from(result.download<std::uint8_t>(kG2JacobianBytes));
 }
 
@@ -82,21 +78,18 @@ std::vector<std::uint8_t> device_streamed_msm(MsmGroup group, const std::vector<
   const char* batch_kernel = g1 ? kernel::groth16_msm_g1_batch : kernel::groth16_msm_g2_batch;
   const char* reduce_kernel = g1 ? kernel::groth16_msm_g1_reduce : kernel::groth16_msm_g2_reduce;
   DeviceBuffer device_points(n * point_bytes), device_scalars(n * kFrBytes), result(result_bytes);
-  SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.data(), n * point_bytes, cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
-  const auto base = [](const DeviceBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
-    return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(buffer.pointer) + offset}, bytes};
-  };
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_points.pointer, points.data(), n * point_bytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
   for (std::uint64_t first = 0; first < n; first += capacity) {
     const std::uint64_t count = std::min(capacity, n - first);
     KernelLaunch launch{batch_kernel, count, {0, capacity, first == 0 ? 0u : 1u},
-                        {base(device_points, first * point_bytes, count * point_bytes), base(device_scalars, first * kFrBytes, count * kFrBytes)},
-                        {use(scratch, scratch.bytes)}};
+                        {device_points.use(first * point_bytes, count * point_bytes), device_scalars.use(first * kFrBytes, count * kFrBytes)},
+                        {scratch.use(0, scratch.bytes)}};
     launcher(batch_kernel)(launch, nullptr);
   }
-  KernelLaunch reduce{reduce_kernel, 1, {capacity}, {}, {use(result, result_bytes), use(scratch, scratch.bytes)}};
+  KernelLaunch reduce{reduce_kernel, 1, {capacity}, {}, {result.use(0, result_bytes), scratch.use(0, scratch.bytes)}};
   launcher(reduce_kernel)(reduce, nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   return result.download<std::uint8_t>(result_bytes);
 }
 
@@ -141,18 +134,18 @@ Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
       for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
       DeviceBuffer copies(copies_bytes), device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)), sum(result_bytes),
           scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(msm, n), 16));
-      SH_CUDA_OK(cudaMemset(copies.pointer, 0xff, copies_bytes));
-      SH_CUDA_OK(cudaMemset(sum.pointer, 0xff, result_bytes));
+      STAGEHAND_CUDA_CHECK(cudaMemset(copies.pointer, 0xff, copies_bytes));
+      STAGEHAND_CUDA_CHECK(cudaMemset(sum.pointer, 0xff, result_bytes));
       if (n > 0) {
-        SH_CUDA_OK(cudaMemcpy(copies.pointer, points.data(), n * point_bytes, cudaMemcpyHostToDevice));
-        SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, montgomery.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+        STAGEHAND_CUDA_CHECK(cudaMemcpy(copies.pointer, points.data(), n * point_bytes, cudaMemcpyHostToDevice));
+        STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, montgomery.data(), n * kFrBytes, cudaMemcpyHostToDevice));
       }
-      KernelLaunch fill{precompute, n, {bits}, {use(copies, std::max<std::uint64_t>(n * point_bytes, 16))}, {use(copies, copies_bytes)}};
+      KernelLaunch fill{precompute, n, {bits}, {copies.use(0, std::max<std::uint64_t>(n * point_bytes, 16))}, {copies.use(0, copies_bytes)}};
       launcher(precompute)(fill, nullptr);
-      KernelLaunch launch{msm, n, {0, bits}, {use(copies, copies_bytes), use(device_scalars, device_scalars.bytes)},
-                          {use(sum, result_bytes), use(scratch, scratch.bytes)}};
+      KernelLaunch launch{msm, n, {0, bits}, {copies.use(0, copies_bytes), device_scalars.use(0, device_scalars.bytes)},
+                          {sum.use(0, result_bytes), scratch.use(0, scratch.bytes)}};
       launcher(msm)(launch, nullptr);
-      SH_CUDA_OK(cudaDeviceSynchronize());
+      STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
       const bool ok = equals_walk_msm(group, sum.download<std::uint8_t>(result_bytes), canonical, n, walk);
       result.add(report(out, ok, std::string(msm) + " " + std::to_string(n) + " points",
                         "c=" + std::to_string(bits) + " in place, vs discrete logs"));
@@ -268,10 +261,10 @@ Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed) {
   device_matrix.upload(matrix);
   device_witness.upload(limbs_of(witness));
   KernelLaunch launch{kernel::groth16_abc, rows, {layout.entries_a, layout.entries_b, 0},
-                      {use(device_witness, signals * kFrBytes), use(device_matrix, layout.total_bytes())},
-                      {use(outputs[0], rows * 32), use(outputs[1], rows * 32), use(outputs[2], rows * 32)}};
+                      {device_witness.use(0, signals * kFrBytes), device_matrix.use(0, layout.total_bytes())},
+                      {outputs[0].use(0, rows * 32), outputs[1].use(0, rows * 32), outputs[2].use(0, rows * 32)}};
   launcher(kernel::groth16_abc)(launch, nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   Result result;
   const char* names[3] = {"a", "b", "c"};
   for (int k = 0; k < 3; ++k) {
@@ -292,13 +285,13 @@ Result check_groth16_h(std::ostream& out, unsigned log_size, std::uint64_t seed)
   const std::uint64_t scratch_bytes = groth16_kernel_scratch_bytes(kernel::groth16_h_evaluate, n);
   DeviceBuffer scratch(std::max<std::uint64_t>(scratch_bytes, 16));
   for (auto& buffer : buffers) {
-    KernelLaunch launch{kernel::groth16_h_evaluate, n, {log_size, 0}, {}, {use(buffer, n * 32), use(scratch, scratch_bytes)}};
+    KernelLaunch launch{kernel::groth16_h_evaluate, n, {log_size, 0}, {}, {buffer.use(0, n * 32), scratch.use(0, scratch_bytes)}};
     launcher(kernel::groth16_h_evaluate)(launch, nullptr);
   }
-  KernelLaunch combine{kernel::groth16_h_combine, n, {log_size, 0}, {use(buffers[1], n * 32), use(buffers[2], n * 32)},
-                       {use(buffers[0], n * 32)}};
+  KernelLaunch combine{kernel::groth16_h_combine, n, {log_size, 0}, {buffers[1].use(0, n * 32), buffers[2].use(0, n * 32)},
+                       {buffers[0].use(0, n * 32)}};
   launcher(kernel::groth16_h_combine)(combine, nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   math::h_evaluations_snarkjs(values[0], values[1], values[2], math::Domain::snarkjs(log_size));
   Result result;
   const long long bad = first_mismatch(buffers[0].download<FrLimbs>(n), values[0]);

@@ -19,32 +19,11 @@
 #include "ntt/ntt.hpp"
 #include "synthetic/sample_data.hpp"
 #include "util/common_host.hpp"
+#include "util/device_buffer.hpp"
 
 namespace stagehand::cuda::checks {
 
 using Clock = std::chrono::steady_clock;
-
-struct DeviceBuffer {
-  void* pointer = nullptr;
-  std::uint64_t bytes = 0;
-  explicit DeviceBuffer(std::uint64_t size) : bytes(size) {
-    SH_CUDA_OK(cudaMalloc(&pointer, size));
-    SH_CUDA_OK(cudaMemset(pointer, 0xff, size));  // poison
-  }
-  ~DeviceBuffer() { cudaFree(pointer); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <class T>
-  void upload(const std::vector<T>& values) {
-    SH_CUDA_OK(cudaMemcpy(pointer, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  template <class T>
-  std::vector<T> download(std::uint64_t count) const {
-    std::vector<T> values(count);
-    SH_CUDA_OK(cudaMemcpy(values.data(), pointer, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return values;
-  }
-};
 
 // Fr values travel as their Montgomery limbs; a poisoned (unwritten) element is >= r and fails
 // from_montgomery_limbs, so it can never compare equal.
@@ -81,7 +60,7 @@ using check_support::rejects;
 inline constexpr std::uint64_t kGuard = 64;
 inline bool guard_intact(const DeviceBuffer& buffer, std::uint64_t count) {
   std::vector<std::uint8_t> bytes(kGuard * 32);
-  SH_CUDA_OK(cudaMemcpy(bytes.data(), static_cast<std::uint8_t*>(buffer.pointer) + count * 32, bytes.size(),
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(bytes.data(), static_cast<std::uint8_t*>(buffer.pointer) + count * 32, bytes.size(),
                         cudaMemcpyDeviceToHost));
   for (std::uint8_t byte : bytes) {
     if (byte != 0xff) return false;

@@ -34,15 +34,15 @@ G1JacobianBytes device_msm(const std::uint8_t* point_bytes, const std::uint8_t* 
   const std::uint64_t point_bytes_total = plan.precomputed ? msm_precomputed_bytes(plan) : n * kG1AffineBytes;
   DeviceBuffer points(point_bytes_total), scalars(n * kFrBytes), scratch(msm_scratch_bytes(plan)),
       sums(msm_result_bytes(plan));
-  SH_CUDA_OK(cudaMemset(points.pointer, 0xff, point_bytes_total));
-  SH_CUDA_OK(cudaMemset(sums.pointer, 0xff, msm_result_bytes(plan)));
-  SH_CUDA_OK(cudaMemcpy(points.pointer, point_bytes, n * kG1AffineBytes, cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaMemcpy(scalars.pointer, scalar_bytes, n * kFrBytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemset(points.pointer, 0xff, point_bytes_total));
+  STAGEHAND_CUDA_CHECK(cudaMemset(sums.pointer, 0xff, msm_result_bytes(plan)));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(points.pointer, point_bytes, n * kG1AffineBytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(scalars.pointer, scalar_bytes, n * kFrBytes, cudaMemcpyHostToDevice));
   if (plan.precomputed) msm_precompute_bases(plan, points.pointer, points.pointer, nullptr);
   msm_g1_windows(points.pointer, scalars.pointer, montgomery, plan, sums.pointer, scratch.pointer, nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint8_t> host(msm_result_bytes(plan));
-  SH_CUDA_OK(cudaMemcpy(host.data(), sums.pointer, host.size(), cudaMemcpyDeviceToHost));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(host.data(), sums.pointer, host.size(), cudaMemcpyDeviceToHost));
   return msm_combine_windows({host.data()}, msm_sum_count(plan), plan.window_bits);
 }
 G1JacobianBytes device_msm(const std::uint8_t* point_bytes, const std::uint8_t* scalar_bytes, std::uint64_t n,
@@ -120,10 +120,10 @@ Result check_ntt(std::ostream& out, unsigned log_size, std::uint64_t seed) {
       }
       // Every form of the twiddle multiplication on the same input (NttVariant).
       for (const NttVariant variant : kNttVariants) {
-        SH_CUDA_OK(cudaMemset(values.pointer, 0xff, values.bytes));
+        STAGEHAND_CUDA_CHECK(cudaMemset(values.pointer, 0xff, values.bytes));
         values.upload(limbs_of(input));
         ntt(values.pointer, table.pointer, log_size, kinds[k].first, nullptr, variant);
-        SH_CUDA_OK(cudaDeviceSynchronize());
+        STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
         const long long bad = first_mismatch(values.download<FrLimbs>(n), expected);
         const bool guard = guard_intact(values, n);
         result.add(report(out, bad < 0 && guard,
@@ -151,7 +151,7 @@ Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
     FrWords words;
     words_of(words, factor);
     h_pointwise(a.pointer, b.pointer, c.pointer, n, &words, nullptr);
-    SH_CUDA_OK(cudaDeviceSynchronize());
+    STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
     const long long bad = first_mismatch(a.download<FrLimbs>(n), expected);
     result.add(report(out, bad < 0 && guard_intact(a, n), "h_pointwise 2^" + std::to_string(log_size)));
   }
@@ -163,7 +163,7 @@ Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
     words_of(coset, domain.coset_generator());
     ntt_domain_init(table.pointer, log_size, root, coset, nullptr);
     auto av = random_fr(n, seed + 10 + form), bv = random_fr(n, seed + 20 + form), cv = random_fr(n, seed + 30 + form);
-    for (DeviceBuffer* buffer : {&a, &b, &c}) SH_CUDA_OK(cudaMemset(buffer->pointer, 0xff, buffer->bytes));
+    for (DeviceBuffer* buffer : {&a, &b, &c}) STAGEHAND_CUDA_CHECK(cudaMemset(buffer->pointer, 0xff, buffer->bytes));
     a.upload(limbs_of(av));
     b.upload(limbs_of(bv));
     c.upload(limbs_of(cv));
@@ -174,7 +174,7 @@ Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
     }
     h_polynomial(a.pointer, b.pointer, c.pointer, table.pointer, log_size, form == 0 ? HForm::snarkjs : HForm::classic,
                  nullptr);
-    SH_CUDA_OK(cudaDeviceSynchronize());
+    STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
     const long long bad = first_mismatch(a.download<FrLimbs>(n), av);
     result.add(report(out, bad < 0 && guard_intact(a, n),
                       std::string(form == 0 ? kernel::h_polynomial_snarkjs : kernel::h_polynomial_classic) + " 2^" +
@@ -311,16 +311,16 @@ Result check_msm_precomputed(std::ostream& out, std::uint64_t seed) {
       const MsmPlan plan = msm_precomputed_plan(count, bits, MsmGroup::g2);
       DeviceBuffer bases(count * kG2AffineBytes), copies(msm_precomputed_bytes(plan)), device_scalars(count * kFrBytes),
           scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan)), combined(kG2JacobianBytes);
-      SH_CUDA_OK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));
-      SH_CUDA_OK(cudaMemset(combined.pointer, 0xff, kG2JacobianBytes));
-      SH_CUDA_OK(cudaMemcpy(bases.pointer, g2_points.data(), count * kG2AffineBytes, cudaMemcpyHostToDevice));
-      SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, canonical.data(), count * kFrBytes, cudaMemcpyHostToDevice));
+      STAGEHAND_CUDA_CHECK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));
+      STAGEHAND_CUDA_CHECK(cudaMemset(combined.pointer, 0xff, kG2JacobianBytes));
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(bases.pointer, g2_points.data(), count * kG2AffineBytes, cudaMemcpyHostToDevice));
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, canonical.data(), count * kFrBytes, cudaMemcpyHostToDevice));
       msm_precompute_bases(plan, bases.pointer, copies.pointer, nullptr);
       msm_g2_windows(copies.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, nullptr);
       msm_g2_combine_windows_on_device(sums.pointer, msm_sum_count(plan), plan.window_bits, combined.pointer, nullptr);
-      SH_CUDA_OK(cudaDeviceSynchronize());
+      STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
       std::vector<std::uint8_t> host(kG2JacobianBytes);
-      SH_CUDA_OK(cudaMemcpy(host.data(), combined.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(host.data(), combined.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
       const auto point = g2_from_jacobian_bytes(host.data());
       result.add(report(out, point && *point == expected_g2 && point->is_on_curve(),
                         "msm_g2 precomputed " + std::to_string(count) + " points c=" + std::to_string(plan.window_bits),
@@ -335,16 +335,16 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
   const std::uint64_t n = std::uint64_t{1} << log_size;
   const PointSet& set = shared_points(n);
   void* pinned = nullptr;
-  SH_CUDA_OK(cudaHostAlloc(&pinned, n * 96, cudaHostAllocDefault));
+  STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pinned, n * 96, cudaHostAllocDefault));
   std::memcpy(pinned, set.bytes.data(), n * 96);
   std::vector<std::uint8_t> scalars(n * 32);
   fill_sample_scalars(scalars, n, seed + 9, false);
   DeviceBuffer device_scalars(n * 32);
-  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * 32, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * 32, cudaMemcpyHostToDevice));
   const math::G1Projective expected = math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, false));
   cudaStream_t compute, copy;
-  SH_CUDA_OK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
-  SH_CUDA_OK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
   {
     // A last batch shorter than the others, too (and the same object run twice: the second run
     // must start from fresh buckets).
@@ -367,7 +367,7 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
     fill_sample_scalars(heavy, n, seed + 10, true);
     for (std::uint64_t i = n / 4; i < n / 2; ++i) std::memcpy(heavy.data() + 32 * i, heavy.data() + 32 * (n / 4), 32);
     DeviceBuffer heavy_scalars(n * 32);
-    SH_CUDA_OK(cudaMemcpy(heavy_scalars.pointer, heavy.data(), n * 32, cudaMemcpyHostToDevice));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(heavy_scalars.pointer, heavy.data(), n * 32, cudaMemcpyHostToDevice));
     const math::G1Projective expected_heavy =
         math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(heavy.data(), n, true));
     const std::uint64_t batch = (std::uint64_t{1} << batch_log) + 5;

@@ -30,16 +30,16 @@ namespace {
 Result check_busy_wait(std::ostream& out, cudaStream_t stream) {
   Result result;
   cudaEvent_t start, stop;
-  SH_CUDA_OK(cudaEventCreate(&start));
-  SH_CUDA_OK(cudaEventCreate(&stop));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&start));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&stop));
   KernelLaunch wait{kernel::busy_wait, 2'000'000, {}, {}, {}};
   (*find_launcher(kernel::busy_wait))(wait, stream);  // warm-up
-  SH_CUDA_OK(cudaEventRecord(start, stream));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(start, stream));
   (*find_launcher(kernel::busy_wait))(wait, stream);
-  SH_CUDA_OK(cudaEventRecord(stop, stream));
-  SH_CUDA_OK(cudaEventSynchronize(stop));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(stop, stream));
+  STAGEHAND_CUDA_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
-  SH_CUDA_OK(cudaEventElapsedTime(&ms, start, stop));
+  STAGEHAND_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
   result.add(report(out, ms >= 1.99f && ms < 50.0f, "busy_wait 2 ms", std::to_string(ms) + " ms"));
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
@@ -56,7 +56,7 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   result.add(report(out, find_launcher("no_such_kernel") == nullptr, "unknown launcher name gives nullptr"));
 
   cudaStream_t stream;
-  SH_CUDA_OK(cudaStreamCreate(&stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreate(&stream));
   result.add(check_busy_wait(out, stream));
 
   // The NTT, the H form and the MSM through the table.
@@ -64,17 +64,17 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   const std::uint64_t n = std::uint64_t{1} << log_size;
   const math::Domain domain = math::Domain::snarkjs(log_size);
   DeviceBuffer table(ntt_domain_bytes(log_size)), values(n * 32);
-  KernelLaunch init{kernel::ntt_domain_init, n, {log_size}, {}, {BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(table.pointer)}, table.bytes}}};
+  KernelLaunch init{kernel::ntt_domain_init, n, {log_size}, {}, {table.use(0, table.bytes)}};
   for (int i = 0; i < 4; ++i) init.arguments.push_back(domain.root().montgomery_limbs()[i]);
   for (int i = 0; i < 4; ++i) init.arguments.push_back(domain.coset_generator().montgomery_limbs()[i]);
   (*find_launcher(kernel::ntt_domain_init))(init, stream);
   const auto input = random_fr(n, seed + 3);
   values.upload(limbs_of(input));
   KernelLaunch forward{kernel::coset_ntt, n, {log_size},
-                       {BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(table.pointer)}, table.bytes}},
-                       {BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(values.pointer)}, values.bytes}}};
+                       {table.use(0, table.bytes)},
+                       {values.use(0, values.bytes)}};
   (*find_launcher(kernel::coset_ntt))(forward, stream);
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<math::Fr> expected = input;
   math::coset_ntt(expected, domain);
   result.add(report(out, first_mismatch(values.download<FrLimbs>(n), expected) < 0, "launcher coset_ntt 2^12"));
@@ -90,16 +90,16 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   fill_sample_scalars(scalars, n, seed + 4, true);
   const MsmPlan plan = msm_plan(n);
   DeviceBuffer points(n * 96), device_scalars(n * 32), sums(msm_result_bytes(plan)), scratch(msm_scratch_bytes(plan));
-  SH_CUDA_OK(cudaMemcpy(points.pointer, set.bytes.data(), n * 96, cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * 32, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(points.pointer, set.bytes.data(), n * 96, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * 32, cudaMemcpyHostToDevice));
   auto use = [](const DeviceBuffer& buffer) {
-    return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(buffer.pointer)}, buffer.bytes};
+    return buffer.use(0, buffer.bytes);
   };
   KernelLaunch msm_launch{kernel::msm_g1, n, {1, 0}, {use(points), use(device_scalars)}, {use(sums), use(scratch)}};
   (*find_launcher(kernel::msm_g1))(msm_launch, stream);
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<std::uint8_t> host(msm_result_bytes(plan));
-  SH_CUDA_OK(cudaMemcpy(host.data(), sums.pointer, host.size(), cudaMemcpyDeviceToHost));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(host.data(), sums.pointer, host.size(), cudaMemcpyDeviceToHost));
   const auto got = msm_combine_windows({host.data()}, plan.window_count, plan.window_bits);
   const auto expected_msm = math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, true));
   result.add(report(out, point_from(got) == expected_msm, "launcher msm_g1 2^12 (Montgomery scalars)"));
@@ -111,7 +111,7 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
 namespace {
 
 BufferUse use_of(const DeviceBuffer& buffer, std::uint64_t offset = 0, std::uint64_t bytes = 0) {
-  return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(buffer.pointer) + offset}, bytes ? bytes : buffer.bytes - offset};
+  return buffer.use(offset, bytes ? bytes : buffer.bytes - offset);
 }
 
 void launch_through_table(const KernelLaunch& launch, cudaStream_t stream) {
@@ -146,10 +146,10 @@ Result check_partition_ntts(std::ostream& out, unsigned log_size, std::uint64_t 
   const char* kinds[] = {"forward", "inverse", "coset forward", "coset inverse"};
   for (std::uint64_t kind = 0; kind < 4; ++kind) {
     const auto input = random_fr(n, seed + 11 * kind);
-    SH_CUDA_OK(cudaMemset(values.pointer, 0xff, values.bytes));
+    STAGEHAND_CUDA_CHECK(cudaMemset(values.pointer, 0xff, values.bytes));
     values.upload(limbs_of(input));
     launch_through_table(KernelLaunch{kernel::ntt, n, {log_size, kind}, {use_of(values), use_of(twiddles)}, {use_of(values)}}, stream);
-    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<math::Fr> expected = input;
     if (kind == 0) math::ntt(expected, domain);
     if (kind == 1) math::intt(expected, domain);
@@ -174,7 +174,7 @@ Result check_partition_tail(std::ostream& out, const PointSet& set, std::uint64_
     std::memcpy(items.data() + 128 * i + 96, tail_scalars.data() + 32 * i, 32);
   }
   DeviceBuffer device_items(tail_total * 128), sums(8 << 20), tail_scratch(kernel_scratch_bytes(kernel::tail_msm, tail_capacity));
-  SH_CUDA_OK(cudaMemcpy(device_items.pointer, items.data(), items.size(), cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_items.pointer, items.data(), items.size(), cudaMemcpyHostToDevice));
   const std::uint64_t offset = 1024;
   auto tail_msm = [&](std::uint64_t total) {
     std::uint64_t first = 0;
@@ -187,9 +187,9 @@ Result check_partition_tail(std::ostream& out, const PointSet& set, std::uint64_
     } while (first < total);
     launch_through_table(KernelLaunch{kernel::tail_reduce, 1, {offset, tail_capacity}, {}, {use_of(sums), use_of(tail_scratch)}},
                          stream);
-    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<std::uint8_t> sum_bytes(sums.bytes);
-    SH_CUDA_OK(cudaMemcpy(sum_bytes.data(), sums.pointer, sum_bytes.size(), cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(sum_bytes.data(), sums.pointer, sum_bytes.size(), cudaMemcpyDeviceToHost));
     return sum_bytes;
   };
   auto tail_reference = [&](std::uint64_t count) {
@@ -217,7 +217,7 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   Result result;
   const std::string size = " 2^" + std::to_string(log_size);
   cudaStream_t stream;
-  SH_CUDA_OK(cudaStreamCreate(&stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreate(&stream));
   result.add(report(out, kernel_scratch_bytes(kernel::ntt, 1u << log_size) == 0 && kernel_scratch_bytes(kernel::msm_batch, 1024) > 0 &&
                              kernel_scratch_bytes(kernel::tail_msm, 1024) > 0,
                     "scratch query: none for ntt, some for msm_batch and tail_msm"));
@@ -234,8 +234,8 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   fill_sample_scalars(scalar_bytes, total, seed + 5, true);
   DeviceBuffer points(total * 96), scalars(total * 32), results(8 << 20), other(8 << 20),
       scratch(kernel_scratch_bytes(kernel::msm_batch, capacity));
-  SH_CUDA_OK(cudaMemcpy(points.pointer, set.bytes.data(), total * 96, cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaMemcpy(scalars.pointer, scalar_bytes.data(), total * 32, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(points.pointer, set.bytes.data(), total * 96, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(scalars.pointer, scalar_bytes.data(), total * 32, cudaMemcpyHostToDevice));
   const MsmPlan plan = msm_plan(capacity);
   auto streamed_msm = [&](std::uint64_t count) {
     for (std::uint64_t first = 0; first < count; first += capacity) {
@@ -245,12 +245,12 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
                                         {use_of(results), use_of(scratch)}},
                            stream);
     }
-    SH_CUDA_OK(cudaMemset(results.pointer, 0xff, results.bytes));
+    STAGEHAND_CUDA_CHECK(cudaMemset(results.pointer, 0xff, results.bytes));
     launch_through_table(KernelLaunch{kernel::msm_reduce, 1, {capacity}, {use_of(results), use_of(other)}, {use_of(results), use_of(scratch)}},
                          stream);
-    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<std::uint8_t> host(msm_result_bytes(plan));
-    SH_CUDA_OK(cudaMemcpy(host.data(), results.pointer, host.size(), cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(host.data(), results.pointer, host.size(), cudaMemcpyDeviceToHost));
     return point_from(msm_combine_windows({host.data()}, plan.window_count, plan.window_bits));
   };
   auto reference = [&](std::uint64_t count) {
@@ -267,7 +267,7 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
                                       {use_of(results), use_of(scratch)}},
                          stream);
   }));
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
   return result;
 }

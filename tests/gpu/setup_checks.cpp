@@ -25,7 +25,6 @@ namespace stagehand::cuda::setup_checks {
 namespace {
 
 using checks::Clock;
-using checks::DeviceBuffer;
 using checks::seconds_since;
 using check_support::rejects;
 using check_support::report;
@@ -85,11 +84,11 @@ std::vector<std::uint8_t> montgomery_bytes(const std::vector<math::Fr>& scalars)
 }
 
 BufferUse use(const DeviceBuffer& buffer, std::uint64_t bytes, std::uint64_t offset = 0) {
-  return BufferUse{DevicePointer{reinterpret_cast<std::uint64_t>(buffer.pointer) + offset}, bytes};
+  return buffer.use(offset, bytes);
 }
 
 const KernelLauncher& launcher(FixedBaseGroup group) {
-  const KernelLauncher* found = find_setup_launcher(kernel_name(group));
+  const KernelLauncher* found = find_launcher(kernel_name(group));
   if (found == nullptr) throw std::logic_error(std::string(kernel_name(group)) + " is not registered");
   return *found;
 }
@@ -119,7 +118,7 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
   device_scalars.upload(montgomery_bytes(scalars));
   const auto started = Clock::now();
   launcher(group)(launch_of(group, n, device_table, device_scalars, points), nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   const double gpu_seconds = seconds_since(started);
   const auto got = points.download<std::uint8_t>((n + kGuardPoints) * point_bytes);
   long long first_bad = -1;
@@ -141,7 +140,7 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
   // No points: nothing written, even with buffers too small for any.
   DeviceBuffer untouched(point_bytes);
   launcher(group)(launch_of(group, 0, device_table, device_scalars, untouched), nullptr);
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   result.add(report(out, all_poison(untouched.download<std::uint8_t>(point_bytes).data(), point_bytes), name + " of no points writes nothing"));
 
   // Buffers that do not fit.
@@ -171,7 +170,7 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
     launch.reads.pop_back();
     launcher(group)(launch, nullptr);
   }));
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   return result;
 }
 
@@ -201,7 +200,7 @@ Result time_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, in
   std::vector<std::uint8_t> got(point_bytes);
   for (std::uint64_t k = 0; k <= 64; ++k) {
     const std::uint64_t i = k == 64 ? n - 1 : (n / 64) * k + (k * 7919) % std::max<std::uint64_t>(1, n / 64);
-    SH_CUDA_OK(cudaMemcpy(got.data(), static_cast<std::uint8_t*>(points.pointer) + i * point_bytes, point_bytes, cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), static_cast<std::uint8_t*>(points.pointer) + i * point_bytes, point_bytes, cudaMemcpyDeviceToHost));
     if (got != expected_point(group, distinct[i % distinct.size()])) ++bad;
   }
   if (bad != 0) points_per_second = 0;

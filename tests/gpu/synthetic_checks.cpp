@@ -21,11 +21,12 @@
 #include "math/parallel.hpp"
 #include "synthetic/synthetic.cuh"
 #include "util/common_host.hpp"
+#include "util/device_buffer.hpp"
 
 namespace stagehand::cuda::synthetic_checks {
 namespace {
 
-constexpr std::uint8_t kPoison = 0xff;
+constexpr std::uint8_t kPoison = DeviceBuffer::kPoison;  // what every fresh DeviceBuffer holds
 constexpr std::uint64_t kGuardBytes = 4 * 192;  // after every output
 
 // ---- the two groups ------------------------------------------------------------------------------
@@ -114,32 +115,6 @@ std::vector<std::uint8_t> reference_points(std::uint64_t count, std::uint64_t fi
   });
   return bytes;
 }
-
-// ---- device buffers ------------------------------------------------------------------------------
-
-struct DeviceBuffer {
-  void* pointer = nullptr;
-  std::uint64_t bytes = 0;
-  explicit DeviceBuffer(std::uint64_t size) : bytes(size) {
-    SH_CUDA_OK(cudaMalloc(&pointer, std::max<std::uint64_t>(size, 16)));
-  }
-  ~DeviceBuffer() { cudaFree(pointer); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  std::uint8_t* at(std::uint64_t offset) const { return static_cast<std::uint8_t*>(pointer) + offset; }
-  // Synchronised: cudaMemset may return before the device is done, and the timed launches run
-  // on a non-blocking stream that does not order after it.
-  void fill(int byte) {
-    SH_CUDA_OK(cudaMemset(pointer, byte, bytes));
-    SH_CUDA_OK(cudaDeviceSynchronize());
-  }
-  std::vector<std::uint8_t> download() const {
-    SH_CUDA_OK(cudaDeviceSynchronize());
-    std::vector<std::uint8_t> host(bytes);
-    SH_CUDA_OK(cudaMemcpy(host.data(), pointer, bytes, cudaMemcpyDeviceToHost));
-    return host;
-  }
-};
 
 using check_support::report;
 using check_support::rejects;
@@ -341,7 +316,6 @@ Result check_group(std::ostream& out, unsigned max_log) {
     const std::uint64_t output_bytes = c.count * Group::bytes;
     const std::uint64_t chunk = synthetic_default_chunk(Group::group, c.count);
     DeviceBuffer buffer(output_bytes + kGuardBytes);
-    buffer.fill(kPoison);
     generate<Group>(buffer, 0, Group::bytes, c.count, c.first_index);
     const auto bytes = buffer.download();
     result.add(check_points<Group>(out, bytes, c, chunk, what));
@@ -369,7 +343,6 @@ std::optional<math::Fr> montgomery_at(const std::uint8_t* bytes) {
 std::vector<std::uint8_t> scalars_on_device(std::uint64_t count, std::uint64_t seed, bool montgomery,
                                             std::uint64_t first_index, bool& guard_ok) {
   DeviceBuffer buffer(count * 32 + kGuardBytes);
-  buffer.fill(kPoison);
   generate_scalars(buffer.pointer, count, seed, montgomery, nullptr, first_index);
   auto bytes = buffer.download();
   guard_ok = all_bytes(bytes, count * 32, bytes.size(), kPoison);
@@ -446,11 +419,9 @@ Result check_tail_items(std::ostream& out, unsigned max_log) {
   for (std::uint64_t count : {std::uint64_t{1000}, (std::uint64_t{1} << max_log) - 1}) {
     const std::string what = "generate_tail_items n=" + std::to_string(count);
     DeviceBuffer items(count * kSyntheticTailItemBytes + kGuardBytes);
-    items.fill(kPoison);
     generate_tail_items(items.pointer, count, first_index, seed, nullptr);
     const auto bytes = items.download();
     DeviceBuffer points(count * kSyntheticG1Bytes);
-    points.fill(kPoison);
     generate_g1_points(points.pointer, count, first_index, nullptr);
     const auto point_bytes = points.download();
     bool guard = true;
@@ -537,7 +508,6 @@ Result bench_points(std::ostream& out, unsigned log, int repetitions, double& se
   const std::uint64_t n = std::uint64_t{1} << log;
   const std::uint64_t first_index = 3;
   DeviceBuffer buffer(n * Group::bytes);
-  buffer.fill(kPoison);
   const Timing t = time_runs(repetitions, [&](cudaStream_t stream) {
     generate<Group>(buffer, 0, Group::bytes, n, first_index, 0, stream);
   });

@@ -17,6 +17,7 @@
 #include "ntt/ntt.hpp"
 #include "synthetic/sample_data.hpp"
 #include "util/common_host.hpp"
+#include "util/device_buffer.hpp"
 
 namespace stagehand::cuda {
 namespace {
@@ -42,17 +43,9 @@ void row(std::ostream& out, const std::string& name, unsigned log_size, const St
       << stats.maximum << std::setw(6) << repetitions << "  " << note << std::endl;
 }
 
-struct DeviceBuffer {
-  void* pointer = nullptr;
-  explicit DeviceBuffer(std::uint64_t bytes) { SH_CUDA_OK(cudaMalloc(&pointer, bytes)); }
-  ~DeviceBuffer() { cudaFree(pointer); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
 struct PinnedBuffer {
   void* pointer = nullptr;
-  explicit PinnedBuffer(std::uint64_t bytes) { SH_CUDA_OK(cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault)); }
+  explicit PinnedBuffer(std::uint64_t bytes) { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault)); }
   ~PinnedBuffer() { cudaFreeHost(pointer); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -95,18 +88,18 @@ void words_of(FrWords& words, const math::Fr& value) {
 template <class Body>
 Stats time_events(unsigned repetitions, cudaStream_t stream, Body body) {
   cudaEvent_t start, stop;
-  SH_CUDA_OK(cudaEventCreate(&start));
-  SH_CUDA_OK(cudaEventCreate(&stop));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&start));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&stop));
   body(0u);  // warm-up: module load, first-touch of the buffers
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> times;
   for (unsigned r = 0; r < repetitions; ++r) {
-    SH_CUDA_OK(cudaEventRecord(start, stream));
+    STAGEHAND_CUDA_CHECK(cudaEventRecord(start, stream));
     body(r + 1);
-    SH_CUDA_OK(cudaEventRecord(stop, stream));
-    SH_CUDA_OK(cudaEventSynchronize(stop));
+    STAGEHAND_CUDA_CHECK(cudaEventRecord(stop, stream));
+    STAGEHAND_CUDA_CHECK(cudaEventSynchronize(stop));
     float milliseconds = 0;
-    SH_CUDA_OK(cudaEventElapsedTime(&milliseconds, start, stop));
+    STAGEHAND_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
     times.push_back(milliseconds);
   }
   cudaEventDestroy(start);
@@ -124,7 +117,7 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   fill_sample_scalars(host, n, options.seed + log_size, true);
   for (unsigned b = 0; b < buffer_count; ++b) {
     buffers.push_back(std::make_unique<DeviceBuffer>(bytes));
-    SH_CUDA_OK(cudaMemcpy(buffers.back()->pointer, host.data(), bytes, cudaMemcpyHostToDevice));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(buffers.back()->pointer, host.data(), bytes, cudaMemcpyHostToDevice));
   }
   const math::Domain domain = math::Domain::snarkjs(log_size, 1);
   FrWords root, coset;
@@ -158,14 +151,14 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     std::vector<std::unique_ptr<DeviceBuffer>> abc;
     for (int i = 0; i < 3; ++i) {
       abc.push_back(std::make_unique<DeviceBuffer>(bytes));
-      SH_CUDA_OK(cudaMemcpy(abc.back()->pointer, host.data(), bytes, cudaMemcpyHostToDevice));
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(abc.back()->pointer, host.data(), bytes, cudaMemcpyHostToDevice));
     }
     const Stats stats = time_events(options.ntt_repetitions, stream, [&](unsigned) {
       h_polynomial(abc[0]->pointer, abc[1]->pointer, abc[2]->pointer, table.pointer, log_size, form, stream);
     });
     row(out, name, log_size, stats, options.ntt_repetitions);
   }
-  SH_CUDA_OK(cudaStreamSynchronize(stream));
+  STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 // An MSM over precomputed bases at each width asked for: the copies computed once from the points
@@ -181,7 +174,7 @@ void bench_precomputed(std::ostream& out, const char* name, unsigned log_size, M
     const std::string note = "c=" + std::to_string(plan.window_bits) + " copies=" + std::to_string(plan.window_count) +
                              " group=" + std::to_string(plan.windows_per_group);
     std::size_t free_bytes = 0, total_bytes = 0;
-    SH_CUDA_OK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    STAGEHAND_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     const std::uint64_t needed = msm_precomputed_bytes(plan) + msm_scratch_bytes(plan) + msm_result_bytes(plan);
     if (needed + (std::uint64_t{1} << 30) > free_bytes) {
       out << std::left << std::setw(24) << name << std::right << std::setw(4) << log_size << "  " << note
@@ -190,11 +183,11 @@ void bench_precomputed(std::ostream& out, const char* name, unsigned log_size, M
       continue;
     }
     DeviceBuffer copies(msm_precomputed_bytes(plan)), scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan));
-    SH_CUDA_OK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));  // poison
+    STAGEHAND_CUDA_CHECK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));  // poison
     // Once, not warmed up: at 2^26 it takes seconds.
     const auto begin = std::chrono::steady_clock::now();
     msm_precompute_bases(plan, device_points, copies.pointer, stream);
-    SH_CUDA_OK(cudaStreamSynchronize(stream));
+    STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
     const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
       msm(plan, copies.pointer, scratch.pointer, sums.pointer);
@@ -213,7 +206,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   const PointWalk walk = fill_sample_points({points.bytes(), n * kG1AffineBytes}, n, options.seed + 100 + log_size);
   const std::vector<std::uint8_t> scalars = msm_sample_scalars(n, options.seed + 200 + log_size, options);
   DeviceBuffer device_scalars(n * kFrBytes);
-  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
 
   // Every timed result is also checked, through the sample points' discrete logarithms.
   const math::G1Projective expected = expected_walk_msm(scalars, n, walk);
@@ -234,7 +227,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     return "phases (ms):" + text + " sum=" + std::to_string(total).substr(0, std::to_string(total).find('.') + 2);
   };
   DeviceBuffer device_points(n * kG1AffineBytes);
-  SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_points.pointer, points.pointer, n * kG1AffineBytes, cudaMemcpyHostToDevice));
   // The default tuning first; with msm_variants, the baseline kernel ("before": one thread per
   // bucket, each group reduced at once) and each switch on its own, in the same run.
   std::vector<std::pair<std::string, MsmTuning>> variants = {{"msm_g1 (device)", MsmTuning{}}};
@@ -254,11 +247,11 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     DeviceBuffer scratch(msm_scratch_bytes(variant_plan));
     DeviceBuffer sums(msm_result_bytes(variant_plan));
     PinnedBuffer host_sums(msm_result_bytes(variant_plan));
-    SH_CUDA_OK(cudaMemset(sums.pointer, 0xff, msm_result_bytes(variant_plan)));  // poison
+    STAGEHAND_CUDA_CHECK(cudaMemset(sums.pointer, 0xff, msm_result_bytes(variant_plan)));  // poison
     const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
       msm_g1_windows(device_points.pointer, device_scalars.pointer, false, variant_plan, sums.pointer, scratch.pointer,
                      stream);
-      SH_CUDA_OK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(variant_plan), cudaMemcpyDeviceToHost,
+      STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(variant_plan), cudaMemcpyDeviceToHost,
                                  stream));
     });
     // The host's share: combining the window sums (after the timed device work).
@@ -281,7 +274,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         out, "msm_g1 (precomputed)", log_size, MsmGroup::g1, device_points.pointer, options, stream,
         [&](const MsmPlan& precomputed, void* copies, void* scratch, void* sums) {
           msm_g1_windows(copies, device_scalars.pointer, false, precomputed, sums, scratch, stream);
-          SH_CUDA_OK(cudaMemcpyAsync(host_sums.pointer, sums, kG1JacobianBytes, cudaMemcpyDeviceToHost, stream));
+          STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums.pointer, sums, kG1JacobianBytes, cudaMemcpyDeviceToHost, stream));
         },
         [&](const MsmPlan& precomputed, void*) {
           return verdict(msm_combine_windows({host_sums.pointer}, msm_sum_count(precomputed), precomputed.window_bits));
@@ -313,7 +306,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
       std::vector<double> times;
       G1JacobianBytes result{};
       for (unsigned r = 0; r <= options.msm_repetitions; ++r) {
-        SH_CUDA_OK(cudaDeviceSynchronize());
+        STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
         const auto begin = std::chrono::steady_clock::now();
         result = streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
@@ -327,7 +320,7 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
               std::to_string(streamed.plan().windows_per_group) + " wall clock incl. host combine, " + verdict(result));
       if (options.msm_profile) {
         MsmProfile profile;
-        SH_CUDA_OK(cudaDeviceSynchronize());
+        STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
         streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream, &profile);
         out << "    msm_g1 (streamed)" << label << " " << log_size << " " << batch_note << ": " << phases_text(profile.collect())
             << std::endl;
@@ -346,12 +339,12 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
   const std::vector<std::uint8_t> scalars = msm_sample_scalars(n, options.seed + 400 + log_size, options);
   const math::G2Projective expected = expected_walk_g2_msm(scalars, n, walk);
   DeviceBuffer device_points(n * kG2AffineBytes), device_scalars(n * kFrBytes), result(kG2JacobianBytes);
-  SH_CUDA_OK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
-  SH_CUDA_OK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
+  STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
   points = {};
   auto verdict = [&] {
     std::uint8_t bytes[kG2JacobianBytes];
-    SH_CUDA_OK(cudaMemcpy(bytes, result.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(bytes, result.pointer, kG2JacobianBytes, cudaMemcpyDeviceToHost));
     const auto point = g2_from_jacobian_bytes(bytes);
     return point && *point == expected ? std::string("verified") : std::string("WRONG RESULT");
   };
@@ -371,7 +364,7 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
       MsmPlan plan = msm_plan(n, width, MsmGroup::g2);
       plan.tuning.item_sum = item_sum;
       DeviceBuffer scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan));
-      SH_CUDA_OK(cudaMemset(result.pointer, 0xff, kG2JacobianBytes));  // poison
+      STAGEHAND_CUDA_CHECK(cudaMemset(result.pointer, 0xff, kG2JacobianBytes));  // poison
       const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
         msm_g2_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, stream);
         msm_g2_combine_windows_on_device(sums.pointer, msm_sum_count(plan), plan.window_bits, result.pointer, stream);
@@ -399,9 +392,9 @@ int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& option
     out << "bench kernels: no CUDA device" << std::endl;
     return 1;
   }
-  SH_CUDA_OK(cudaSetDevice(options.device));
+  STAGEHAND_CUDA_CHECK(cudaSetDevice(options.device));
   cudaDeviceProp properties{};
-  SH_CUDA_OK(cudaGetDeviceProperties(&properties, options.device));
+  STAGEHAND_CUDA_CHECK(cudaGetDeviceProperties(&properties, options.device));
   int sm_clock_khz = 0, memory_clock_khz = 0;
   cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, options.device);
   cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, options.device);
@@ -410,8 +403,8 @@ int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& option
   out << std::left << std::setw(24) << "kernel" << std::right << std::setw(4) << "log" << std::setw(12) << "median_ms"
       << std::setw(12) << "min_ms" << std::setw(12) << "max_ms" << std::setw(6) << "reps" << std::endl;
   cudaStream_t stream, copy_stream;
-  SH_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  SH_CUDA_OK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
   if (options.ntt) {
     for (unsigned log_size : options.log_sizes) bench_ntt(out, log_size, options, stream);
   }

@@ -43,7 +43,7 @@ void evaluate_constraints_on_device(const kernel::ConstraintMatrixLayout& layout
       reinterpret_cast<const Fr*>(part(layout.values_a())), reinterpret_cast<const std::uint64_t*>(part(layout.offsets_b())),
       reinterpret_cast<const std::uint32_t*>(part(layout.signals_b())), reinterpret_cast<const Fr*>(part(layout.values_b())),
       first_a, first_b, static_cast<const Fr*>(witness), layout.rows, static_cast<Fr*>(a), static_cast<Fr*>(b), static_cast<Fr*>(c));
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace stagehand::cuda

@@ -130,10 +130,10 @@ void run(const void* points, std::uint64_t count, void* write, std::uint64_t wri
     blocks = blocks_for_count<T>(count);
     batch_partials_kernel<T><<<blocks, T::kThreads, 0, stream>>>(static_cast<const typename T::Affine*>(points), count,
                                                                   partials);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
   batch_fold_kernel<T><<<1, T::kThreads, 0, stream>>>(partials, blocks, accumulator, start);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 // reads [points], writes [accumulator + scratch]; arguments [start 0|1, offset] (both optional).
@@ -158,7 +158,7 @@ void launch_batch_addition(const KernelLaunch& launch, cudaStream_t stream) {
   }
 }
 
-constexpr std::pair<std::string_view, KernelLauncher> kBatchLaunchers[] = {
+constexpr LauncherEntry kBatchLaunchers[] = {
     {kernel::batch_addition_g1, &launch_batch_addition<BatchGroup::g1>},
     {kernel::batch_addition_g2, &launch_batch_addition<BatchGroup::g2>},
 };
@@ -194,17 +194,6 @@ unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count, std::optio
   return f64 ? blocks_for_count<G2F64>(count) : blocks_for_count<G2Integer>(count);
 }
 
-const KernelLauncher* find_batch_addition_launcher(std::string_view name) {
-  for (const auto& entry : kBatchLaunchers) {
-    if (entry.first == name) return &entry.second;
-  }
-  return nullptr;
-}
-
-std::vector<std::string_view> batch_addition_launcher_names() {
-  std::vector<std::string_view> names;
-  for (const auto& entry : kBatchLaunchers) names.push_back(entry.first);
-  return names;
-}
+std::span<const LauncherEntry> batch_addition_launchers() { return kBatchLaunchers; }
 
 }  // namespace stagehand::cuda

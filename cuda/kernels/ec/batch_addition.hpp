@@ -74,9 +74,4 @@ void batch_addition(BatchGroup group, const void* points, std::uint64_t count, v
 unsigned batch_addition_blocks(BatchGroup group, std::uint64_t count,
                                std::optional<BatchArithmetic> arithmetic = std::nullopt);
 
-// The launchers of batch_addition_g1 and batch_addition_g2 (see launchers.hpp for the table);
-// nullptr for other names. launchers.cu's find_launcher consults this.
-const KernelLauncher* find_batch_addition_launcher(std::string_view name);
-std::vector<std::string_view> batch_addition_launcher_names();
-
 }  // namespace stagehand::cuda

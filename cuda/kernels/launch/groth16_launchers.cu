@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "constraints/abc.hpp"
 #include "ec/curve.cuh"
@@ -17,9 +18,7 @@
 namespace stagehand::cuda {
 namespace {
 
-unsigned h_step_log_size(const KernelLaunch& launch) {
-  if (launch.arguments.empty()) reject(launch, "expects [log_size, threads]");
-  const std::uint64_t log_size = launch.arguments[0];
+unsigned h_step_log_size(const KernelLaunch& launch, std::uint64_t log_size) {
   if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) reject(launch, "log_size outside 1..27");
   return static_cast<unsigned>(log_size);
 }
@@ -27,10 +26,11 @@ unsigned h_step_log_size(const KernelLaunch& launch) {
 // One of a, b, c to the snarkjs coset (h_polynomial's first part, HForm::snarkjs). The domain is
 // built in the scratch at every launch (a few small kernels beside two NTTs over the domain).
 void launch_groth16_h_evaluate(const KernelLaunch& launch, cudaStream_t stream) {
-  const unsigned log = h_step_log_size(launch);
-  if (launch.writes.size() < 2) reject(launch, "writes [values, scratch]");
-  void* values = address(launch, launch.writes[0], kFrBytes << log);
-  void* domain = address(launch, launch.writes[1], ntt_domain_bytes(log));
+  const auto typed = kernel::HEvaluateLaunch::from_launch(launch);
+  const unsigned log = h_step_log_size(launch, typed.log_size);
+  if (!typed.scratch) reject(launch, "writes [values, scratch]");
+  void* values = address(launch, typed.values, kFrBytes << log);
+  void* domain = address(launch, *typed.scratch, ntt_domain_bytes(log));
   FrWords root, coset;
   snarkjs_domain_roots(log, root, coset);
   ntt_domain_init(domain, log, root, coset, stream);
@@ -40,10 +40,10 @@ void launch_groth16_h_evaluate(const KernelLaunch& launch, cudaStream_t stream) 
 
 // a = a·b − c, pointwise (h_polynomial's last part, HForm::snarkjs).
 void launch_groth16_h_combine(const KernelLaunch& launch, cudaStream_t stream) {
-  const unsigned log = h_step_log_size(launch);
-  if (launch.reads.size() < 2 || launch.writes.empty()) reject(launch, "reads [b, c] and writes [a]");
+  const auto typed = kernel::HCombineLaunch::from_launch(launch);
+  const unsigned log = h_step_log_size(launch, typed.log_size);
   const std::uint64_t bytes = kFrBytes << log;
-  h_pointwise(address(launch, launch.writes[0], bytes), address(launch, launch.reads[0], bytes), address(launch, launch.reads[1], bytes),
+  h_pointwise(address(launch, typed.a, bytes), address(launch, typed.b, bytes), address(launch, typed.c, bytes),
               std::uint64_t{1} << log, nullptr, stream);
 }
 
@@ -59,19 +59,20 @@ void launch_groth16_msm(const KernelLaunch& launch, cudaStream_t stream) {
   constexpr bool g1 = Group == MsmGroup::g1;
   constexpr std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes;
   constexpr std::uint64_t result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
-  if (launch.reads.size() < 2 || launch.writes.size() < 2) reject(launch, "reads [points, scalars] and writes [result, scratch]");
-  const std::uint64_t n = launch.work_units;
-  void* result = address(launch, launch.writes[0], result_bytes);
+  const auto typed = kernel::MsmLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "reads [points, scalars] and writes [result, scratch]");
+  const std::uint64_t n = typed.points;
+  void* result = address(launch, typed.result, result_bytes);
   auto combine = g1 ? &msm_combine_windows_on_device : &msm_g2_combine_windows_on_device;
   if (n == 0) {  // the empty sum: infinity
     combine(nullptr, 0, 0, result, stream);
     return;
   }
-  const void* points = address(launch, launch.reads[0], n * point_bytes);
-  const void* scalars = address(launch, launch.reads[1], n * kFrBytes);
+  const void* points = address(launch, typed.bases, n * point_bytes);
+  const void* scalars = address(launch, typed.scalars, n * kFrBytes);
   const MsmPlan plan = msm_plan(n, 0, Group);
   const std::uint64_t sums_bytes = msm_sums_bytes(plan);
-  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)));
+  auto* memory = static_cast<std::uint8_t*>(address(launch, *typed.scratch, sums_bytes + msm_scratch_bytes(plan)));
   auto windows = g1 ? &msm_g1_windows : &msm_g2_windows;
   windows(points, scalars, /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream, nullptr);
   combine(memory, plan.window_count, plan.window_bits, result, stream);
@@ -91,80 +92,81 @@ template <MsmGroup Group>
 void launch_groth16_msm_batch(const KernelLaunch& launch, cudaStream_t stream) {
   constexpr bool g1 = Group == MsmGroup::g1;
   constexpr std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes;
-  need(launch, 3, 2, 1);  // [threads, capacity, add], [points, scalars], [scratch]
-  const std::uint64_t n = launch.work_units;
+  const auto typed = kernel::MsmBatchLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "writes [scratch]");
+  const std::uint64_t n = typed.points;
   if (n == 0) reject(launch, "a batch of no points");
-  const MsmPlan plan = streamed_plan(launch, Group, launch.arguments[1], n);
+  const MsmPlan plan = streamed_plan(launch, Group, typed.capacity, n);
   const std::uint64_t sums_bytes = msm_sums_bytes(plan);
-  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), sums_bytes + msm_scratch_bytes(plan)));
+  auto* memory = static_cast<std::uint8_t*>(address(launch, *typed.scratch, sums_bytes + msm_scratch_bytes(plan)));
   auto accumulate = g1 ? &msm_g1_accumulate : &msm_g2_accumulate;
-  accumulate(address(launch, launch.reads[0], n * point_bytes), address(launch, launch.reads[1], n * kFrBytes),
-             /*scalars_montgomery=*/true, plan, /*add_to_buckets=*/launch.arguments[2] != 0, memory + sums_bytes, stream,
-             nullptr);
+  accumulate(address(launch, typed.bases, n * point_bytes), address(launch, typed.scalars, n * kFrBytes),
+             /*scalars_montgomery=*/true, plan, /*add_to_buckets=*/typed.add, memory + sums_bytes, stream, nullptr);
 }
 
 template <MsmGroup Group>
 void launch_groth16_msm_reduce(const KernelLaunch& launch, cudaStream_t stream) {
   constexpr bool g1 = Group == MsmGroup::g1;
   constexpr std::uint64_t result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
-  need(launch, 1, 0, 2);  // [capacity], -, [result, scratch]
-  const MsmPlan plan = streamed_plan(launch, Group, launch.arguments[0], launch.arguments[0]);
+  const auto typed = kernel::MsmReduceLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "writes [result, scratch]");
+  const MsmPlan plan = streamed_plan(launch, Group, typed.capacity, typed.capacity);
   const std::uint64_t sums_bytes = msm_sums_bytes(plan);
-  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), sums_bytes + msm_scratch_bytes(plan)));
+  auto* memory = static_cast<std::uint8_t*>(address(launch, *typed.scratch, sums_bytes + msm_scratch_bytes(plan)));
   auto reduce = g1 ? &msm_g1_reduce : &msm_g2_reduce;
   auto combine = g1 ? &msm_combine_windows_on_device : &msm_g2_combine_windows_on_device;
   reduce(plan, memory, memory + sums_bytes, stream, nullptr);
-  combine(memory, plan.window_count, plan.window_bits, address(launch, launch.writes[0], result_bytes), stream);
+  combine(memory, plan.window_count, plan.window_bits, address(launch, typed.result, result_bytes), stream);
 }
 
 template <MsmGroup Group>
 void launch_groth16_precompute(const KernelLaunch& launch, cudaStream_t stream) {
   constexpr std::uint64_t point_bytes = Group == MsmGroup::g1 ? kG1AffineBytes : kG2AffineBytes;
-  need(launch, 1, 1, 1);  // [window_bits], [points], [copies]
-  const std::uint64_t n = launch.work_units;
+  const auto typed = kernel::PrecomputeLaunch::from_launch(launch);
+  const std::uint64_t n = typed.points;
   if (n == 0) return;
-  const MsmPlan plan = msm_precomputed_plan(n, static_cast<unsigned>(launch.arguments[0]), Group);
-  msm_precompute_bases(plan, address(launch, launch.reads[0], n * point_bytes),
-                       address(launch, launch.writes[0], msm_precomputed_bytes(plan)), stream);
+  const MsmPlan plan = msm_precomputed_plan(n, static_cast<unsigned>(typed.window_bits), Group);
+  msm_precompute_bases(plan, address(launch, typed.bases, n * point_bytes),
+                       address(launch, typed.copies, msm_precomputed_bytes(plan)), stream);
 }
 
 template <MsmGroup Group>
 void launch_groth16_msm_precomputed(const KernelLaunch& launch, cudaStream_t stream) {
   constexpr bool g1 = Group == MsmGroup::g1;
   constexpr std::uint64_t result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
-  need(launch, 2, 2, 2);  // [threads, window_bits], [copies, scalars], [result, scratch]
-  const std::uint64_t n = launch.work_units;
-  void* result = address(launch, launch.writes[0], result_bytes);
+  const auto typed = kernel::MsmLaunch::from_launch(launch);
+  if (!typed.window_bits || !typed.scratch) {
+    reject(launch, "expects [threads, window_bits], [copies, scalars], [result, scratch]");
+  }
+  const std::uint64_t n = typed.points;
+  void* result = address(launch, typed.result, result_bytes);
   auto combine = g1 ? &msm_combine_windows_on_device : &msm_g2_combine_windows_on_device;
   if (n == 0) {
     combine(nullptr, 0, 0, result, stream);
     return;
   }
-  const MsmPlan plan = msm_precomputed_plan(n, static_cast<unsigned>(launch.arguments[1]), Group);
+  const MsmPlan plan = msm_precomputed_plan(n, static_cast<unsigned>(*typed.window_bits), Group);
   const std::uint64_t sums_bytes = msm_sums_bytes(plan);
-  auto* memory = static_cast<std::uint8_t*>(address(launch, launch.writes[1], sums_bytes + msm_scratch_bytes(plan)));
+  auto* memory = static_cast<std::uint8_t*>(address(launch, *typed.scratch, sums_bytes + msm_scratch_bytes(plan)));
   auto windows = g1 ? &msm_g1_windows : &msm_g2_windows;
-  windows(address(launch, launch.reads[0], msm_precomputed_bytes(plan)), address(launch, launch.reads[1], n * kFrBytes),
+  windows(address(launch, typed.bases, msm_precomputed_bytes(plan)), address(launch, typed.scalars, n * kFrBytes),
           /*scalars_montgomery=*/true, plan, memory, memory + sums_bytes, stream, nullptr);
   combine(memory, msm_sum_count(plan), plan.window_bits, result, stream);
 }
 
 void launch_groth16_abc(const KernelLaunch& launch, cudaStream_t stream) {
-  if (launch.arguments.size() < 2 || launch.reads.size() < 2 || launch.writes.size() < 3) {
-    reject(launch, "expects [entries_a, entries_b, threads[, first_a, first_b]], reads [witness, matrix] and writes [a, b, c]");
-  }
-  const kernel::ConstraintMatrixLayout layout{launch.work_units, launch.arguments[0], launch.arguments[1]};
+  const auto typed = kernel::AbcLaunch::from_launch(launch);
+  const kernel::ConstraintMatrixLayout layout{typed.rows, typed.entries_a, typed.entries_b};
   const std::uint64_t bytes = kFrBytes * layout.rows;
-  const void* witness = address(launch, launch.reads[0], kFrBytes);
-  const void* matrix = address(launch, launch.reads[1], layout.total_bytes());
-  const std::uint64_t first_a = launch.arguments.size() > 4 ? launch.arguments[3] : 0;
-  const std::uint64_t first_b = launch.arguments.size() > 4 ? launch.arguments[4] : 0;
-  evaluate_constraints_on_device(layout, matrix, witness, address(launch, launch.writes[0], bytes),
-                                 address(launch, launch.writes[1], bytes), address(launch, launch.writes[2], bytes), stream,
-                                 first_a, first_b);
+  const void* witness = address(launch, typed.witness, kFrBytes);
+  const void* matrix = address(launch, typed.matrix, layout.total_bytes());
+  const auto chunk = typed.chunk.value_or(kernel::AbcLaunch::ChunkStart{});
+  evaluate_constraints_on_device(layout, matrix, witness, address(launch, typed.a, bytes),
+                                 address(launch, typed.b, bytes), address(launch, typed.c, bytes), stream,
+                                 chunk.first_a, chunk.first_b);
 }
 
-constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
+constexpr LauncherEntry kGroth16Launchers[] = {
     {kernel::groth16_h_evaluate, &launch_groth16_h_evaluate},
     {kernel::groth16_h_combine, &launch_groth16_h_combine},
     {kernel::groth16_msm_g1, &launch_groth16_msm<MsmGroup::g1>},
@@ -181,13 +183,6 @@ constexpr std::pair<std::string_view, KernelLauncher> kGroth16Launchers[] = {
 };
 
 }  // namespace
-
-const KernelLauncher* find_groth16_launcher(std::string_view name) {
-  for (const auto& entry : kGroth16Launchers) {
-    if (entry.first == name) return &entry.second;
-  }
-  return nullptr;
-}
 
 std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t work_units) {
   if (name == kernel::groth16_h_evaluate) {
@@ -213,10 +208,6 @@ std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t 
   return 0;
 }
 
-std::vector<std::string_view> groth16_launcher_names() {
-  std::vector<std::string_view> names;
-  for (const auto& entry : kGroth16Launchers) names.push_back(entry.first);
-  return names;
-}
+std::span<const LauncherEntry> groth16_launchers() { return kGroth16Launchers; }
 
 }  // namespace stagehand::cuda

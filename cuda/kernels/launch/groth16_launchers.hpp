@@ -1,5 +1,6 @@
 // Launchers for the Groth16 device program's kernels (src/groth16/groth16_workload.hpp), built on
-// the NTT and MSM kernels. launchers.cu's find_launcher consults find_groth16_launcher.
+// the NTT and MSM kernels. They register with the
+// launcher registry (launch/registry.cpp) through groth16_launchers() (launchers.hpp).
 //
 // name             work_units    arguments                  reads               writes
 // groth16_h_evaluate  2^log_size  [log_size, threads]       -                   [values, scratch]
@@ -45,10 +46,6 @@
 #include "launch/launchers.hpp"
 
 namespace stagehand::cuda {
-
-// nullptr for names other than the ones above.
-const KernelLauncher* find_groth16_launcher(std::string_view name);
-std::vector<std::string_view> groth16_launcher_names();
 
 // The scratch a launch takes as its last write buffer (0 for other kernels).
 std::uint64_t groth16_kernel_scratch_bytes(std::string_view name, std::uint64_t work_units);

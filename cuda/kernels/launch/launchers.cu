@@ -1,17 +1,10 @@
-// The launcher table: KernelLaunch -> kernel calls, with the conventions of launchers.hpp.
-#include <algorithm>
-#include <array>
+// The core launchers: KernelLaunch -> kernel calls, with the conventions of launchers.hpp.
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include "device/kernel_abi.hpp"
-#include "ec/batch_addition.hpp"
-#include "launch/groth16_launchers.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launchers.hpp"
-#include "launch/partition_launchers.hpp"
-#include "launch/setup_launchers.hpp"
 #include "msm/msm.hpp"
 #include "ntt/ntt.hpp"
 #include "util/common.cuh"
@@ -92,7 +85,7 @@ void launch_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
                  address(launch, launch.writes[1], msm_scratch_bytes(plan)), stream);
 }
 
-constexpr std::array<std::pair<std::string_view, KernelLauncher>, 10> kLaunchers{{
+constexpr LauncherEntry kLaunchers[] = {
     {kernel::busy_wait, &launch_busy_wait},
     {kernel::ntt_domain_init, &launch_domain_init},
     {kernel::ntt_forward, &launch_ntt<NttKind::forward>},
@@ -103,38 +96,15 @@ constexpr std::array<std::pair<std::string_view, KernelLauncher>, 10> kLaunchers
     {kernel::h_polynomial_snarkjs, &launch_h_polynomial<HForm::snarkjs>},
     {kernel::h_polynomial_classic, &launch_h_polynomial<HForm::classic>},
     {kernel::msm_g1, &launch_msm_g1},
-}};
+};
 
 }  // namespace
 
 void busy_wait(std::uint64_t nanoseconds, cudaStream_t stream, bool fault) {
   busy_wait_kernel<<<1, 1, 0, stream>>>(nanoseconds, fault);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
-const KernelLauncher* find_launcher(std::string_view name) {
-  for (const auto& entry : kLaunchers) {
-    if (entry.first == name) return &entry.second;
-  }
-  if (const KernelLauncher* launcher = find_batch_addition_launcher(name)) return launcher;  // batch_addition.cu
-  if (const KernelLauncher* launcher = find_partition_launcher(name)) return launcher;      // partition_launchers.cu
-  if (const KernelLauncher* launcher = find_setup_launcher(name)) return launcher;          // setup_launchers.cpp
-  return find_groth16_launcher(name);  // groth16_launchers.cu
-}
-
-std::vector<std::string_view> launcher_names() {
-  std::vector<std::string_view> names;
-  for (const auto& entry : kLaunchers) names.push_back(entry.first);
-  for (auto name : batch_addition_launcher_names()) names.push_back(name);
-  for (auto name : partition_launcher_names()) names.push_back(name);
-  for (auto name : groth16_launcher_names()) names.push_back(name);
-  for (auto name : setup_launcher_names()) names.push_back(name);
-  return names;
-}
-
-std::uint64_t kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
-  if (const std::uint64_t bytes = partition_kernel_scratch_bytes(name, capacity)) return bytes;
-  return groth16_kernel_scratch_bytes(name, capacity);
-}
+std::span<const LauncherEntry> core_launchers() { return kLaunchers; }
 
 }  // namespace stagehand::cuda

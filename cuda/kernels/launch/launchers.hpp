@@ -40,6 +40,7 @@
 
 #include <cuda_runtime.h>
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -49,10 +50,25 @@ namespace stagehand::cuda {
 
 using KernelLauncher = void (*)(const stagehand::KernelLaunch&, cudaStream_t);
 
-// nullptr for an unknown name.
+// One kernel's launcher under its kernel_abi.hpp name.
+struct LauncherEntry {
+  std::string_view name;
+  KernelLauncher launcher;
+};
+
+// The launcher tables, one per group of kernels, each defined beside its launchers. The registry
+// (launch/registry.cpp) is their union; a new group is one table there.
+std::span<const LauncherEntry> core_launchers();            // the kernels above (launchers.cu)
+std::span<const LauncherEntry> batch_addition_launchers();  // ec/batch_addition.hpp
+std::span<const LauncherEntry> partition_launchers();       // launch/partition_launchers.hpp
+std::span<const LauncherEntry> groth16_launchers();         // launch/groth16_launchers.hpp
+std::span<const LauncherEntry> setup_launchers();           // launch/setup_launchers.hpp
+
+// The registry's lookup: nullptr for a name no table has.
 const KernelLauncher* find_launcher(std::string_view name);
 
-// Every registered name, for diagnostics and tests.
+// Every registered name, once each, in the tables' order: for diagnostics and the test that holds
+// the registry to kernel::kAll (tests/gpu/launcher_registry_test.cpp).
 std::vector<std::string_view> launcher_names();
 
 // Device scratch a launch of `name` takes as its last write buffer when its largest launch has

@@ -109,14 +109,14 @@ void launch_tail_msm(const KernelLaunch& launch, cudaStream_t stream) {
   auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
   if (n == 0) {
     // Zeroed buckets are empty ones (ZZ = 0): the tail's sum is then infinity.
-    if (start) SH_CUDA_OK(cudaMemsetAsync(scratch + layout.msm, 0, layout.total - layout.msm, stream));
+    if (start) STAGEHAND_CUDA_CHECK(cudaMemsetAsync(scratch + layout.msm, 0, layout.total - layout.msm, stream));
     return;
   }
   const MsmPlan plan = batch_plan(launch, n, capacity);
   const auto* items = static_cast<const std::uint8_t*>(address(launch, launch.reads[0], n * kTailItemBytes));
   split_items_kernel<<<blocks_for(n * 8, 256), 256, 0, stream>>>(items, n, reinterpret_cast<uint4*>(scratch + layout.points),
                                                                   reinterpret_cast<uint4*>(scratch + layout.scalars));
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
   msm_g1_accumulate(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan, !start,
                     scratch + layout.msm, stream);
 }
@@ -135,7 +135,7 @@ void launch_tail_reduce(const KernelLaunch& launch, cudaStream_t stream) {
   msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, /*start=*/true, stream);
 }
 
-constexpr std::pair<std::string_view, KernelLauncher> kPartitionLaunchers[] = {
+constexpr LauncherEntry kPartitionLaunchers[] = {
     {kernel::ntt_twiddles, &launch_ntt_twiddles}, {kernel::ntt, &launch_partition_ntt},
     {kernel::msm_batch, &launch_msm_batch},       {kernel::msm_reduce, &launch_msm_reduce},
     {kernel::tail_msm, &launch_tail_msm},         {kernel::tail_reduce, &launch_tail_reduce},
@@ -143,18 +143,7 @@ constexpr std::pair<std::string_view, KernelLauncher> kPartitionLaunchers[] = {
 
 }  // namespace
 
-const KernelLauncher* find_partition_launcher(std::string_view name) {
-  for (const auto& entry : kPartitionLaunchers) {
-    if (entry.first == name) return &entry.second;
-  }
-  return nullptr;
-}
-
-std::vector<std::string_view> partition_launcher_names() {
-  std::vector<std::string_view> names;
-  for (const auto& entry : kPartitionLaunchers) names.push_back(entry.first);
-  return names;
-}
+std::span<const LauncherEntry> partition_launchers() { return kPartitionLaunchers; }
 
 std::uint64_t partition_kernel_scratch_bytes(std::string_view name, std::uint64_t capacity) {
   if (capacity == 0) return 0;

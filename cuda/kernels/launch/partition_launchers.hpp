@@ -1,6 +1,7 @@
 // Launchers for the PoRep-shaped partition program's kernels (src/coordinator/gpu_program.cpp),
 // so that the same program that the simulator times runs on a GPU with real kernels. The names
-// and buffers are the program's; launchers.cu's find_launcher consults find_partition_launcher.
+// and buffers are the program's; they register with the launcher registry (launch/registry.cpp)
+// through partition_launchers() (launchers.hpp).
 //
 // name          work_units      arguments                      reads                    writes
 // ntt_twiddles  2^log_size / 2  [log_size]                     -                        [twiddles]
@@ -39,10 +40,6 @@
 #include "launch/launchers.hpp"
 
 namespace stagehand::cuda {
-
-// nullptr for other names.
-const KernelLauncher* find_partition_launcher(std::string_view name);
-std::vector<std::string_view> partition_launcher_names();
 
 // The scratch a launch of `name` takes as its last write buffer, for `capacity` work units (the
 // most any launch of that MSM will have); 0 for kernels without scratch.

@@ -2,7 +2,6 @@
 // setup/fixed_base.hpp's kernel.
 #include "launch/setup_launchers.hpp"
 
-#include <utility>
 
 #include "device/kernel_abi.hpp"
 #include "launch/launch_args.hpp"
@@ -25,24 +24,13 @@ void launch_setup_fixed_base(const KernelLaunch& launch, cudaStream_t stream) {
   fixed_base_multiply(Group, table, scalars, points, n, stream);
 }
 
-constexpr std::pair<std::string_view, KernelLauncher> kSetupLaunchers[] = {
+constexpr LauncherEntry kSetupLaunchers[] = {
     {kernel::setup_fixed_base_g1, &launch_setup_fixed_base<FixedBaseGroup::g1>},
     {kernel::setup_fixed_base_g2, &launch_setup_fixed_base<FixedBaseGroup::g2>},
 };
 
 }  // namespace
 
-const KernelLauncher* find_setup_launcher(std::string_view name) {
-  for (const auto& entry : kSetupLaunchers) {
-    if (entry.first == name) return &entry.second;
-  }
-  return nullptr;
-}
-
-std::vector<std::string_view> setup_launcher_names() {
-  std::vector<std::string_view> names;
-  for (const auto& entry : kSetupLaunchers) names.push_back(entry.first);
-  return names;
-}
+std::span<const LauncherEntry> setup_launchers() { return kSetupLaunchers; }
 
 }  // namespace stagehand::cuda

@@ -1,5 +1,6 @@
 // Launchers for the test-only setup's kernels (src/groth16/device_setup.hpp), over
-// setup/fixed_base.hpp. launchers.cu's find_launcher consults find_setup_launcher.
+// setup/fixed_base.hpp. They register with the launcher registry (launch/registry.cpp) through
+// setup_launchers() (launchers.hpp).
 //
 // name                  work_units    arguments         reads               writes
 // setup_fixed_base_g1   point_count   [] or [threads]   [table, scalars]    [points]
@@ -11,15 +12,4 @@
 // `threads` (host threads in the simulator's version) is ignored here. No scratch.
 #pragma once
 
-#include <string_view>
-#include <vector>
-
 #include "launch/launchers.hpp"
-
-namespace stagehand::cuda {
-
-// nullptr for names other than the ones above.
-const KernelLauncher* find_setup_launcher(std::string_view name);
-std::vector<std::string_view> setup_launcher_names();
-
-}  // namespace stagehand::cuda

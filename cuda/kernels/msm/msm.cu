@@ -40,8 +40,8 @@ MsmProfile::~MsmProfile() {
 
 void MsmProfile::mark(const char* phase, cudaStream_t stream) {
   cudaEvent_t event;
-  SH_CUDA_OK(cudaEventCreate(&event));
-  SH_CUDA_OK(cudaEventRecord(event, stream));
+  STAGEHAND_CUDA_CHECK(cudaEventCreate(&event));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(event, stream));
   marks_.emplace_back(phase, event);
 }
 
@@ -49,12 +49,12 @@ void MsmProfile::mark(const char* phase, cudaStream_t stream) {
 // marks only begin a run).
 std::vector<std::pair<std::string, double>> MsmProfile::collect() {
   std::vector<std::pair<std::string, double>> totals;
-  if (!marks_.empty()) SH_CUDA_OK(cudaEventSynchronize(marks_.back().second));
-  SH_CUDA_OK(cudaDeviceSynchronize());
+  if (!marks_.empty()) STAGEHAND_CUDA_CHECK(cudaEventSynchronize(marks_.back().second));
+  STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   for (std::size_t i = 1; i < marks_.size(); ++i) {
     if (marks_[i].first == "start") continue;
     float ms = 0;
-    SH_CUDA_OK(cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second));
+    STAGEHAND_CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second));
     auto found = std::find_if(totals.begin(), totals.end(), [&](const auto& t) { return t.first == marks_[i].first; });
     if (found == totals.end()) {
       totals.emplace_back(marks_[i].first, ms);
@@ -195,14 +195,14 @@ void msm_combine_windows_on_device(const void* window_sums, unsigned window_coun
                                    void* result_jacobian, cudaStream_t stream) {
   combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
                                               static_cast<G1Jacobian*>(result_jacobian), nullptr, false);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
                            bool start, cudaStream_t stream) {
   combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
                                               nullptr, static_cast<G1Xyzz*>(accumulator_xyzz), start);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace stagehand::cuda

@@ -66,7 +66,7 @@ void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_c
   combine_windows_kernel<G2Curve><<<1, 1, 0, stream>>>(static_cast<const G2Curve::Jacobian*>(window_sums), window_count,
                                                        window_bits, static_cast<G2Curve::Jacobian*>(result_jacobian),
                                                        nullptr, false);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace stagehand::cuda

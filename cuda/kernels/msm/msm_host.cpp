@@ -99,14 +99,14 @@ StreamedMsm::StreamedMsm(std::uint64_t batch_points, unsigned window_bits, MsmTu
   plan_.tuning = tuning;
   const std::uint64_t scratch_bytes = msm_scratch_bytes(plan_);
   for (int slot = 0; slot < 2; ++slot) {
-    SH_CUDA_OK(cudaMalloc(&device_points_[slot], batch_points * kG1AffineBytes));
-    SH_CUDA_OK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
-    SH_CUDA_OK(cudaEventCreateWithFlags(&consumed_[slot], cudaEventDisableTiming));
+    STAGEHAND_CUDA_CHECK(cudaMalloc(&device_points_[slot], batch_points * kG1AffineBytes));
+    STAGEHAND_CUDA_CHECK(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming));
+    STAGEHAND_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[slot], cudaEventDisableTiming));
   }
-  SH_CUDA_OK(cudaMalloc(&device_sums_, msm_result_bytes(plan_)));
-  SH_CUDA_OK(cudaHostAlloc(&host_sums_, msm_result_bytes(plan_), cudaHostAllocDefault));
-  SH_CUDA_OK(cudaEventCreateWithFlags(&sums_ready_, cudaEventDisableTiming));
-  SH_CUDA_OK(cudaMalloc(&scratch_, scratch_bytes));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&device_sums_, msm_result_bytes(plan_)));
+  STAGEHAND_CUDA_CHECK(cudaHostAlloc(&host_sums_, msm_result_bytes(plan_), cudaHostAllocDefault));
+  STAGEHAND_CUDA_CHECK(cudaEventCreateWithFlags(&sums_ready_, cudaEventDisableTiming));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&scratch_, scratch_bytes));
   device_bytes_ = 2 * batch_points * kG1AffineBytes + msm_result_bytes(plan_) + scratch_bytes;
 }
 
@@ -129,30 +129,30 @@ G1JacobianBytes StreamedMsm::run(const void* host_points, const void* device_sca
   const auto* points = static_cast<const std::uint8_t*>(host_points);
   const auto* scalars = static_cast<const std::uint8_t*>(device_scalars);
   // Earlier work on `compute` (a previous run) may still read the point buffers.
-  SH_CUDA_OK(cudaEventRecord(consumed_[0], compute));
-  SH_CUDA_OK(cudaEventRecord(consumed_[1], compute));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(consumed_[0], compute));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(consumed_[1], compute));
   const std::vector<MsmBatch> batches = streamed_batches(point_count, batch_points_);
   for (std::size_t batch = 0; batch < batches.size(); ++batch) {
     const int slot = static_cast<int>(batch % 2);
     const auto [first, count] = batches[batch];
     // The copy may overwrite this slot's points only once batch - 2 has finished reading them.
-    SH_CUDA_OK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
-    SH_CUDA_OK(cudaMemcpyAsync(device_points_[slot], points + first * kG1AffineBytes, count * kG1AffineBytes,
+    STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(device_points_[slot], points + first * kG1AffineBytes, count * kG1AffineBytes,
                                cudaMemcpyHostToDevice, copy));
-    SH_CUDA_OK(cudaEventRecord(copied_[slot], copy));
-    SH_CUDA_OK(cudaStreamWaitEvent(compute, copied_[slot], 0));
+    STAGEHAND_CUDA_CHECK(cudaEventRecord(copied_[slot], copy));
+    STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(compute, copied_[slot], 0));
     if (profile != nullptr) profile->mark("wait_copy", compute);
     MsmPlan plan = plan_;  // same width and grouping as the scratch was sized for
     plan.point_count = count;
     msm_g1_accumulate(device_points_[slot], scalars + first * kFrBytes, scalars_montgomery, plan,
                       /*add_to_buckets=*/batch != 0, scratch_, compute, profile);
-    SH_CUDA_OK(cudaEventRecord(consumed_[slot], compute));
+    STAGEHAND_CUDA_CHECK(cudaEventRecord(consumed_[slot], compute));
   }
   // One reduction of the buckets of all batches, one copy back, one wait.
   msm_g1_reduce(plan_, device_sums_, scratch_, compute, profile);
-  SH_CUDA_OK(cudaMemcpyAsync(host_sums_, device_sums_, msm_result_bytes(plan_), cudaMemcpyDeviceToHost, compute));
-  SH_CUDA_OK(cudaEventRecord(sums_ready_, compute));
-  SH_CUDA_OK(cudaEventSynchronize(sums_ready_));
+  STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums_, device_sums_, msm_result_bytes(plan_), cudaMemcpyDeviceToHost, compute));
+  STAGEHAND_CUDA_CHECK(cudaEventRecord(sums_ready_, compute));
+  STAGEHAND_CUDA_CHECK(cudaEventSynchronize(sums_ready_));
   std::vector<math::G1Projective> running(plan_.window_count, math::G1Projective::identity());
   accumulate_windows(running, host_sums_);
   return horner(running, plan_.window_bits);

@@ -129,7 +129,7 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.bucket_start = take((sentinel + 1) * 4);
   s.bucket_end = take((sentinel + 1) * 4);
   std::size_t temp_bytes = 0;
-  SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const std::uint32_t*>(nullptr),
+  STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const std::uint32_t*>(nullptr),
                                              static_cast<std::uint32_t*>(nullptr),
                                              static_cast<const std::uint32_t*>(nullptr),
                                              static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(s.pairs),
@@ -144,12 +144,12 @@ ScratchLayout layout_for(const MsmPlan& plan) {
     s.item_index_out = take(s.item_limit * 4);
     s.item_sums = take(s.item_limit * sizeof(BucketOf<C>));
     std::size_t item_temp = 0;
-    SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(
+    STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
         nullptr, item_temp, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
         static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
         static_cast<std::int64_t>(s.item_limit), 0, 32));  // the most any K needs
     std::size_t scan_temp = 0;
-    SH_CUDA_OK(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp, static_cast<const std::uint32_t*>(nullptr),
+    STAGEHAND_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp, static_cast<const std::uint32_t*>(nullptr),
                                              static_cast<std::uint32_t*>(nullptr),
                                              static_cast<std::int64_t>(sentinel + 1)));
     temp_bytes = std::max({temp_bytes, item_temp, scan_temp});
@@ -624,28 +624,28 @@ void reduce_buckets(const ScratchLayout& s, std::uint8_t* scratch, BucketOf<C>* 
   const unsigned segment_blocks = blocks_for(std::uint64_t{per_window} * windows, 128);
   if (s.split_reduction) {
     suffix_kernel<C><<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
     segment_total_kernel<C><<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows,
                                                              partials_a);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
     segment_scale_kernel<C><<<segment_blocks, 128, 0, stream>>>(partials_a, buckets, buckets_per_window, per_window,
                                                              windows);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
   } else {
     segment_kernel<C><<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows, partials_a);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
   BucketOf<C>* from = partials_a;
   BucketOf<C>* to = partials_b;
   while (per_window > 1) {
     const std::uint32_t out_per_window = (per_window + 2 * kReduceThreads - 1) / (2 * kReduceThreads);
     reduce_kernel<C><<<out_per_window * windows, kReduceThreads, 0, stream>>>(from, per_window, to, out_per_window);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
     per_window = out_per_window;
     std::swap(from, to);
   }
   to_jacobian_kernel<C><<<blocks_for(windows, 64), 64, 0, stream>>>(from, windows, out);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
   mark(profile, "reduce", stream);
 }
 
@@ -665,7 +665,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
   auto* digit_words = reinterpret_cast<std::uint32_t*>(scratch + s.digit_words);
   digit_words_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, scalars_montgomery, n,
                                                              digit_bias(plan.window_bits), digit_words);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
   mark(profile, "digits", stream);
   auto* keys_in = reinterpret_cast<std::uint32_t*>(scratch + s.keys_in);
   auto* keys_out = reinterpret_cast<std::uint32_t*>(scratch + s.keys_out);
@@ -686,19 +686,19 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
     const bool add = add_to_buckets || (plan.precomputed && first > 0);
     digits_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(digit_words, n, plan.window_bits, first, windows,
                                                           plan.precomputed, keys_in, values_in);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
     mark(profile, "digits", stream);
     // A short last group uses a smaller sentinel; it is still the largest key of that group.
     std::size_t temp_bytes = s.sort_temp_bytes;
-    SH_CUDA_OK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out, values_in,
+    STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out, values_in,
                                                values_out, static_cast<std::int64_t>(pairs), 0,
                                                static_cast<int>(s.end_bit), stream));
     mark(profile, "sort", stream);
-    SH_CUDA_OK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
-    SH_CUDA_OK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
+    STAGEHAND_CUDA_CHECK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
+    STAGEHAND_CUDA_CHECK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
     bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, bucket_count, bucket_start,
                                                                       bucket_end);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
     mark(profile, "bounds", stream);
     BucketOf<C>* group_buckets =
         deferred && !plan.precomputed ? buckets + std::uint64_t{first} * buckets_per_window : buckets;
@@ -706,7 +706,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       if (add) throw std::logic_error("msm: adding to buckets needs the balanced accumulation");
       accumulate_kernel<C><<<blocks_for(bucket_count, 128), 128, 0, stream>>>(points, values_out, bucket_start,
                                                                             bucket_end, bucket_count, group_buckets);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       mark(profile, "accumulate", stream);
     } else {
       auto* chunk_count = reinterpret_cast<std::uint32_t*>(scratch + s.chunk_count);
@@ -721,30 +721,30 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       if (limit > s.item_limit) throw std::logic_error("msm: work items exceed their bound");
       chunk_count_kernel<<<blocks_for(bucket_count + 1, 256), 256, 0, stream>>>(bucket_start, bucket_end, bucket_count,
                                                                                  s.item_points, chunk_count);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       temp_bytes = s.sort_temp_bytes;
-      SH_CUDA_OK(cub::DeviceScan::ExclusiveSum(scratch + s.sort_temp, temp_bytes, chunk_count, chunk_offset,
+      STAGEHAND_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch + s.sort_temp, temp_bytes, chunk_count, chunk_offset,
                                                static_cast<std::int64_t>(bucket_count + 1), stream));
       items_init_kernel<<<blocks_for(limit, 256), 256, 0, stream>>>(item_len_in, item_index_in, limit);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       // The chunk counts are spent once scanned: their array holds the combine passes' lists of
       // buckets (at most bucket_count <= sentinel entries in all) and, at [sentinel] and
       // [sentinel + 1], their lengths.
       std::uint32_t* combine_list = chunk_count;
       std::uint32_t* combine_count = chunk_count + sentinel;
       std::uint32_t* heavy_count = chunk_count + sentinel + 1;
-      SH_CUDA_OK(cudaMemsetAsync(combine_count, 0, 2 * sizeof(std::uint32_t), stream));
+      STAGEHAND_CUDA_CHECK(cudaMemsetAsync(combine_count, 0, 2 * sizeof(std::uint32_t), stream));
       items_kernel<C><<<blocks_for(bucket_count, 256), 256, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
                                                                        bucket_count, s.item_points, item_first,
                                                                        item_len_in, combine_list, sentinel, combine_count,
                                                                        heavy_count, !add, group_buckets);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       heavy_items_kernel<<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(bucket_start, bucket_end, chunk_offset, combine_list,
                                                                         sentinel, heavy_count, s.item_points, item_first,
                                                                         item_len_in);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       temp_bytes = s.sort_temp_bytes;
-      SH_CUDA_OK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
+      STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
                                                            item_len_out, item_index_in, item_index_out,
                                                            static_cast<std::int64_t>(limit), 0,
                                                            static_cast<int>(s.item_end_bit), stream));
@@ -752,17 +752,17 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       const auto item_sum = item_sum_for<C>(plan.tuning.item_sum, add);
       item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
                                                            item_index_out, limit, group_buckets, item_sums);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       mark(profile, "accumulate", stream);
       bucket_combine_kernel<C><<<std::min(kCombineBlocks, blocks_for(bucket_count, 128)), 128, 0, stream>>>(
           item_sums, chunk_offset, combine_list, combine_count, group_buckets);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       heavy_slices_kernel<C><<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
                                                                             heavy_count);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       heavy_combine_kernel<C><<<kHeavyBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
                                                                         heavy_count, group_buckets);
-      SH_CUDA_LAUNCHED();
+      STAGEHAND_CUDA_CHECK(cudaGetLastError());
       mark(profile, "combine", stream);
     }
     if (!deferred) reduce_buckets<C>(s, scratch, group_buckets, windows, window_sums + first, stream, profile);
@@ -802,7 +802,7 @@ std::uint64_t pipeline_stack_bytes() {
   std::uint64_t most = 0;
   auto take = [&](const void* kernel) {
     cudaFuncAttributes attributes{};
-    SH_CUDA_OK(cudaFuncGetAttributes(&attributes, kernel));
+    STAGEHAND_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
     most = std::max<std::uint64_t>(most, attributes.localSizeBytes);
   };
   using F = typename C::Field;
@@ -930,12 +930,12 @@ void precompute_bases(const MsmPlan& plan, const void* points, void* copies, cud
   const std::uint64_t n = plan.point_count;
   auto* out = static_cast<AffineOf<C>*>(copies);
   if (copies != points) {
-    SH_CUDA_OK(cudaMemcpyAsync(out, points, n * sizeof(AffineOf<C>), cudaMemcpyDeviceToDevice, stream));
+    STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(out, points, n * sizeof(AffineOf<C>), cudaMemcpyDeviceToDevice, stream));
   }
   const unsigned blocks = blocks_for((n + kPrecomputeBatch - 1) / kPrecomputeBatch, 128);
   for (unsigned j = 1; j < plan.window_count; ++j) {
     precompute_copy_kernel<C><<<blocks, 128, 0, stream>>>(out + (j - 1) * n, n, plan.window_bits, out + j * n);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
 

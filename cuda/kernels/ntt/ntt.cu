@@ -603,7 +603,7 @@ bool variant_uses_f64(NttVariant variant) { return variant != NttVariant::radix2
 // 2^10 elements and 2^9 twiddles' limbs: 52 KiB). The setting belongs to the current device, so
 // it is made before each transform: a host-side call of microseconds against milliseconds.
 void allow_large_shared_memory() {
-  SH_CUDA_OK(cudaFuncSetAttribute(ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  STAGEHAND_CUDA_CHECK(cudaFuncSetAttribute(ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (sizeof(Fr) << kTileLog) +
                                       sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (kTileLog - 1))));
 }
@@ -649,13 +649,13 @@ void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const
   const DomainLayout layout(log_size);
   Fr* table = static_cast<Fr*>(domain);
   domain_constants_kernel<<<1, 1, 0, stream>>>(table, layout, fr_from_words(root), fr_from_words(coset_generator));
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
   const std::uint64_t entries = 4 * layout.table + (std::uint64_t{1} << layout.small_log);
   domain_tables_kernel<<<blocks_for(entries, 256), 256, 0, stream>>>(table, layout);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
   if (layout.mid_log != 0) {
     domain_mid_tables_kernel<<<blocks_for(layout.mid_entries(), 256), 256, 0, stream>>>(table, layout);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
 
@@ -683,7 +683,7 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
     bit_reverse_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
                                                                 domain + layout.power_table(2), layout.low_log);
   }
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 
   const Fr* power_table = domain + layout.power_table(inverse ? 1 : 0);
   const Fr* small_roots = domain + layout.small_table(inverse ? 1 : 0);
@@ -709,14 +709,14 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
     form.kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
                                                      layout.low_log, layout.small_log, layout.mid_log, s0, t, c,
                                                      canonical_output ? 1 : 0, inverse ? 1 : 0);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
     s0 += t;
   }
 
   if (kind == NttKind::coset_inverse) {
     scale_powers_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3),
                                                                  layout.low_log);
-    SH_CUDA_LAUNCHED();
+    STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
 
@@ -726,7 +726,7 @@ void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, con
   h_pointwise_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(
       static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), count, factor ? 1 : 0,
       factor ? fr_from_words(*factor) : Fr::one(), nullptr);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigned log_size, HForm form,
@@ -742,7 +742,7 @@ void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigne
   h_pointwise_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(
       static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), n, form == HForm::classic ? 2 : 0,
       Fr::one(), domain + layout.constants() + kVanishingInverse);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
   if (form == HForm::classic) ntt(a, domain_pointer, log_size, NttKind::coset_inverse, stream, variant);
 }
 

@@ -36,7 +36,7 @@ void launch(const void* table, const void* scalars, void* points, std::uint64_t 
   fixed_base_kernel<C><<<static_cast<unsigned>(blocks), kThreads<C>, 0, stream>>>(
       static_cast<const std::uint8_t*>(table), static_cast<const std::uint8_t*>(scalars), static_cast<std::uint8_t*>(points),
       count);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ void launch_points(std::uint8_t* out, std::uint64_t stride, std::uint64_t count,
   const std::uint64_t blocks = (chunks + Threads - 1) / Threads;
   if (blocks > 0x7fffffffull) fail("generate_points", "chunk " + std::to_string(chunk) + " is too small for this count");
   points_kernel<F, Threads><<<static_cast<unsigned>(blocks), Threads, 0, stream>>>(out, stride, count, first_index, chunk);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 void launch_scalars(std::uint8_t* out, std::uint64_t stride, std::uint64_t offset, std::uint64_t count,
@@ -82,7 +82,7 @@ void launch_scalars(std::uint8_t* out, std::uint64_t stride, std::uint64_t offse
   const std::uint64_t blocks = std::min<std::uint64_t>((count + kScalarThreads - 1) / kScalarThreads, 1u << 16);
   scalars_kernel<<<static_cast<unsigned>(blocks), kScalarThreads, 0, stream>>>(out, stride, offset, count, seed,
                                                                                 first_index, montgomery);
-  SH_CUDA_LAUNCHED();
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace

@@ -27,18 +27,18 @@ void fill_from_device(const char* name, HostRange target, std::uint64_t count, s
   }
   const std::uint64_t chunk_items = std::max<std::uint64_t>(1, kChunkBytes / item_bytes);
   void* device = nullptr;
-  SH_CUDA_OK(cudaMalloc(&device, std::min(count, chunk_items) * item_bytes));
+  STAGEHAND_CUDA_CHECK(cudaMalloc(&device, std::min(count, chunk_items) * item_bytes));
   try {
     for (std::uint64_t first = 0; first < count; first += chunk_items) {
       const std::uint64_t items = std::min(chunk_items, count - first);
       generate(device, items, first);
-      SH_CUDA_OK(cudaMemcpy(target.data() + first * item_bytes, device, items * item_bytes, cudaMemcpyDeviceToHost));
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(target.data() + first * item_bytes, device, items * item_bytes, cudaMemcpyDeviceToHost));
     }
   } catch (...) {
     cudaFree(device);
     throw;
   }
-  SH_CUDA_OK(cudaFree(device));
+  STAGEHAND_CUDA_CHECK(cudaFree(device));
 }
 
 }  // namespace

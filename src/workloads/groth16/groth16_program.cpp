@@ -4,6 +4,7 @@
 #include "workloads/groth16/groth16_program.hpp"
 
 #include "device/errors.hpp"
+#include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "coordinator/async_wait.hpp"
 #include "util/assert.hpp"
@@ -159,16 +160,17 @@ void Groth16Program::launch_abc(JobContext& context, DevicePointer witness, Devi
   const auto layout = chunk != nullptr ? chunk->layout() : sizes_.matrix;
   const std::uint64_t first_row = chunk != nullptr ? chunk->first_row : 0;
   const Bytes rows = kFrBytes * layout.rows;
-  KernelLaunch launch{kernel::groth16_abc, layout.rows, {layout.entries_a, layout.entries_b, thread_count_},
-                      {{witness, kFrBytes * sizes_.n_vars}, {matrix, layout.total_bytes()}},
-                      {{polynomials.a + kFrBytes * first_row, rows},
-                       {polynomials.b + kFrBytes * first_row, rows},
-                       {polynomials.c + kFrBytes * first_row, rows}}};
-  if (chunk != nullptr) {
-    launch.arguments.push_back(chunk->first_a);
-    launch.arguments.push_back(chunk->first_b);
-  }
-  context.device.launch(launch, context.compute);
+  kernel::AbcLaunch launch{.rows = layout.rows,
+                           .entries_a = layout.entries_a,
+                           .entries_b = layout.entries_b,
+                           .threads = thread_count_,
+                           .witness = {witness, kFrBytes * sizes_.n_vars},
+                           .matrix = {matrix, layout.total_bytes()},
+                           .a = {polynomials.a + kFrBytes * first_row, rows},
+                           .b = {polynomials.b + kFrBytes * first_row, rows},
+                           .c = {polynomials.c + kFrBytes * first_row, rows}};
+  if (chunk != nullptr) launch.chunk = kernel::AbcLaunch::ChunkStart{chunk->first_a, chunk->first_b};
+  context.device.launch(launch.to_launch(), context.compute);
 }
 
 // Resident, one launch over the matrix; streamed, one a chunk as each arrives in its stream
@@ -198,14 +200,17 @@ void Groth16Program::launch_h(JobContext& context, const Polynomials& polynomial
   const std::array<DevicePointer, 3> values{polynomials.a, polynomials.b, polynomials.c};
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (uploaded[i]) context.device.stream_wait_event(context.compute, uploaded[i]);
-    KernelLaunch launch{kernel::groth16_h_evaluate, sizes_.domain_size(), {sizes_.domain_log2, thread_count_}, {},
-                        {{values[i], polynomial}}};
-    if (scratch.h) launch.writes.push_back(BufferUse{scratch.h, h_scratch_bytes_});
-    context.device.launch(launch, context.compute);
+    kernel::HEvaluateLaunch launch{
+        .log_size = sizes_.domain_log2, .threads = thread_count_, .values = {values[i], polynomial}};
+    if (scratch.h) launch.scratch = BufferUse{scratch.h, h_scratch_bytes_};
+    context.device.launch(launch.to_launch(), context.compute);
   }
-  context.device.launch(KernelLaunch{kernel::groth16_h_combine, sizes_.domain_size(), {sizes_.domain_log2, thread_count_},
-                                     {{polynomials.b, polynomial}, {polynomials.c, polynomial}}, {{polynomials.a, polynomial}}},
-                        context.compute);
+  const kernel::HCombineLaunch combine{.log_size = sizes_.domain_log2,
+                                       .threads = thread_count_,
+                                       .a = {polynomials.a, polynomial},
+                                       .b = {polynomials.b, polynomial},
+                                       .c = {polynomials.c, polynomial}};
+  context.device.launch(combine.to_launch(), context.compute);
 }
 
 // The MSM of `set`'s points at `bases` on the device with the scalars from `scalars` on, into its
@@ -213,16 +218,19 @@ void Groth16Program::launch_h(JobContext& context, const Polynomials& polynomial
 void Groth16Program::launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars,
                                 DevicePointer results, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
-  KernelLaunch launch{set_msm_kernel(set, shape.placement), shape.points, {thread_count_},
-                      {{bases, shape.points * shape.point_bytes}, {scalars, shape.points * kFrBytes}},
-                      {{results + shape.first_sum_offset, shape.sum_bytes}}};
+  kernel::MsmLaunch launch{.kernel = set_msm_kernel(set, shape.placement),
+                           .points = shape.points,
+                           .threads = thread_count_,
+                           .bases = {bases, shape.points * shape.point_bytes},
+                           .scalars = {scalars, shape.points * kFrBytes},
+                           .result = {results + shape.first_sum_offset, shape.sum_bytes},
+                           .light_units = light_points(set, 0, shape.points)};
   if (shape.placement == SetPlacement::precomputed) {  // over every copy, at their width
-    launch.arguments.push_back(shape.window_bits);
-    launch.reads[0].bytes = shape.device_bytes();
+    launch.window_bits = shape.window_bits;
+    launch.bases.bytes = shape.device_bytes();
   }
-  launch.light_units = light_points(set, 0, shape.points);
-  if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
-  context.device.launch(launch, context.compute);
+  if (scratch.msm) launch.scratch = BufferUse{scratch.msm, msm_scratch_bytes_};
+  context.device.launch(launch.to_launch(), context.compute);
 }
 
 // One batch of a streamed set, points [first, first + count) at `bases`, added into the set's MSM
@@ -230,22 +238,28 @@ void Groth16Program::launch_msm(JobContext& context, std::size_t set, DevicePoin
 void Groth16Program::launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
                                       std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
-  KernelLaunch launch{set_msm_kernel(set, SetPlacement::streamed), count, {thread_count_, shape.points_per_batch, add ? 1u : 0u},
-                      {{bases, count * shape.point_bytes}, {scalars + first * kFrBytes, count * kFrBytes}}, {}};
-  launch.light_units = light_points(set, first, count);
-  if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
-  context.device.launch(launch, context.compute);
+  kernel::MsmBatchLaunch launch{.kernel = set_msm_kernel(set, SetPlacement::streamed),
+                                .points = count,
+                                .threads = thread_count_,
+                                .capacity = shape.points_per_batch,
+                                .add = add,
+                                .bases = {bases, count * shape.point_bytes},
+                                .scalars = {scalars + first * kFrBytes, count * kFrBytes},
+                                .light_units = light_points(set, first, count)};
+  if (scratch.msm) launch.scratch = BufferUse{scratch.msm, msm_scratch_bytes_};
+  context.device.launch(launch.to_launch(), context.compute);
 }
 
 // The streamed set's MSM, every batch added, into its sum's slot of `results`.
 void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
-  KernelLaunch launch{set_msm_reduce_kernel(set), 1, {shape.points_per_batch}, {},
-                      {{results + shape.first_sum_offset, shape.sum_bytes}}};
+  kernel::MsmReduceLaunch launch{.kernel = set_msm_reduce_kernel(set),
+                                 .capacity = shape.points_per_batch,
+                                 .result = {results + shape.first_sum_offset, shape.sum_bytes}};
   // A light reduction where every scalar of the set is a bit: its buckets are nearly all empty.
   launch.light_units = shape.points > 0 && light_points(set, 0, shape.points) == shape.points ? 1 : 0;
-  if (scratch.msm) launch.writes.push_back(BufferUse{scratch.msm, msm_scratch_bytes_});
-  context.device.launch(launch, context.compute);
+  if (scratch.msm) launch.scratch = BufferUse{scratch.msm, msm_scratch_bytes_};
+  context.device.launch(launch.to_launch(), context.compute);
 }
 
 // The next batch's upload into its buffer, on the upload stream, once the buffer's previous MSM

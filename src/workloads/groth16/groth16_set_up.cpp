@@ -5,6 +5,7 @@
 #include "workloads/groth16/staged_upload.hpp"
 
 #include "device/format.hpp"
+#include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
 #include "util/assert.hpp"
@@ -184,9 +185,11 @@ asio::awaitable<void> Groth16Program::upload_key(Device& device, DeviceKeyState:
     const auto& shape = shape_.sets[set];
     if (!kept_on_device(shape.placement) || shape.placement == SetPlacement::resident || shape.points == 0) continue;
     auto stream = device.create_stream();
-    device.launch(KernelLaunch{set == kSetB2 ? kernel::groth16_precompute_g2 : kernel::groth16_precompute_g1, shape.points,
-                               {shape.window_bits}, {{entry.sets[set], shape.bytes()}}, {{entry.sets[set], shape.device_bytes()}}},
-                  stream);
+    const kernel::PrecomputeLaunch precompute{
+        .kernel = set == kSetB2 ? kernel::groth16_precompute_g2 : kernel::groth16_precompute_g1,
+        .points = shape.points, .window_bits = shape.window_bits,
+        .bases = {entry.sets[set], shape.bytes()}, .copies = {entry.sets[set], shape.device_bytes()}};
+    device.launch(precompute.to_launch(), stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
   }

@@ -1,6 +1,6 @@
 // What CUDA's errors mean to the Device interface: which kind of DeviceError each is, and which
 // of them spend the context for the rest of the process.
-#include "cuda_device.hpp"
+#include "util/cuda_check.hpp"
 
 #include <fmt/format.h>
 
@@ -56,15 +56,6 @@ void check(cudaError_t status, const char* call, const char* file, int line) {
   if (status == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so that the next call does not see it
   throw cuda_error(status, call, file, line);
-}
-
-int device_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
 }
 
 }  // namespace stagehand::cuda

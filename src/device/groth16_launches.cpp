@@ -1,0 +1,126 @@
+#include "device/groth16_launches.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "device/kernel_abi.hpp"
+
+namespace stagehand::kernel {
+namespace {
+
+// Refuses a launch with fewer arguments, reads or writes than its kernel takes, naming the kernel
+// and the layout it expects.
+void require(const KernelLaunch& launch, std::size_t arguments, std::size_t reads, std::size_t writes,
+             const char* layout) {
+  if (launch.arguments.size() < arguments || launch.reads.size() < reads || launch.writes.size() < writes) {
+    throw std::invalid_argument("kernel " + launch.name + ": expects " + layout + "; got " +
+                                std::to_string(launch.arguments.size()) + " arguments, " +
+                                std::to_string(launch.reads.size()) + " reads and " +
+                                std::to_string(launch.writes.size()) + " writes");
+  }
+}
+
+std::uint64_t argument_or_zero(const KernelLaunch& launch, std::size_t index) {
+  return index < launch.arguments.size() ? launch.arguments[index] : 0;
+}
+
+// The scratch: an extra last write after the kernel's `named` writes (kernel_abi.hpp).
+std::optional<BufferUse> scratch_after(const KernelLaunch& launch, std::size_t named) {
+  if (launch.writes.size() <= named) return std::nullopt;
+  return launch.writes.back();
+}
+
+void add_scratch(KernelLaunch& launch, const std::optional<BufferUse>& scratch) {
+  if (scratch) launch.writes.push_back(*scratch);
+}
+
+}  // namespace
+
+KernelLaunch HEvaluateLaunch::to_launch() const {
+  KernelLaunch launch{groth16_h_evaluate, std::uint64_t{1} << log_size, {log_size, threads}, {}, {values}};
+  add_scratch(launch, scratch);
+  return launch;
+}
+
+HEvaluateLaunch HEvaluateLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 1, 0, 1, "arguments [log_size, threads] and writes [values, scratch]");
+  return {launch.arguments[0], argument_or_zero(launch, 1), launch.writes[0], scratch_after(launch, 1)};
+}
+
+KernelLaunch HCombineLaunch::to_launch() const {
+  return KernelLaunch{groth16_h_combine, std::uint64_t{1} << log_size, {log_size, threads}, {b, c}, {a}};
+}
+
+HCombineLaunch HCombineLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 1, 2, 1, "arguments [log_size, threads], reads [b, c] and writes [a]");
+  return {launch.arguments[0], argument_or_zero(launch, 1), launch.writes[0], launch.reads[0], launch.reads[1]};
+}
+
+KernelLaunch MsmLaunch::to_launch() const {
+  KernelLaunch launch{kernel, points, {threads}, {bases, scalars}, {result}};
+  if (window_bits) launch.arguments.push_back(*window_bits);
+  add_scratch(launch, scratch);
+  launch.light_units = light_units;
+  return launch;
+}
+
+MsmLaunch MsmLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 0, 2, 1, "arguments [threads] ([threads, window_bits] precomputed), reads [points, scalars] and writes "
+                           "[result, scratch]");
+  std::optional<std::uint64_t> window_bits;
+  if (launch.arguments.size() >= 2) window_bits = launch.arguments[1];
+  return {launch.name, launch.work_units, argument_or_zero(launch, 0), window_bits, launch.reads[0],
+          launch.reads[1],     launch.writes[0],  scratch_after(launch, 1),    launch.light_units};
+}
+
+KernelLaunch MsmBatchLaunch::to_launch() const {
+  KernelLaunch launch{kernel, points, {threads, capacity, add ? 1u : 0u}, {bases, scalars}, {}};
+  add_scratch(launch, scratch);
+  launch.light_units = light_units;
+  return launch;
+}
+
+MsmBatchLaunch MsmBatchLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 3, 2, 0, "arguments [threads, capacity, add], reads [points, scalars] and writes [scratch]");
+  return {launch.name, launch.work_units, launch.arguments[0], launch.arguments[1], launch.arguments[2] != 0,
+          launch.reads[0],     launch.reads[1],   scratch_after(launch, 0), launch.light_units};
+}
+
+KernelLaunch MsmReduceLaunch::to_launch() const {
+  KernelLaunch launch{kernel, 1, {capacity}, {}, {result}};
+  add_scratch(launch, scratch);
+  launch.light_units = light_units;
+  return launch;
+}
+
+MsmReduceLaunch MsmReduceLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 1, 0, 1, "arguments [capacity] and writes [result, scratch]");
+  return {launch.name, launch.arguments[0], launch.writes[0], scratch_after(launch, 1), launch.light_units};
+}
+
+KernelLaunch PrecomputeLaunch::to_launch() const { return KernelLaunch{kernel, points, {window_bits}, {bases}, {copies}}; }
+
+PrecomputeLaunch PrecomputeLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 1, 1, 1, "arguments [window_bits], reads [points] and writes [copies]");
+  return {launch.name, launch.work_units, launch.arguments[0], launch.reads[0], launch.writes[0]};
+}
+
+KernelLaunch AbcLaunch::to_launch() const {
+  KernelLaunch launch{groth16_abc, rows, {entries_a, entries_b, threads}, {witness, matrix}, {a, b, c}};
+  if (chunk) {
+    launch.arguments.push_back(chunk->first_a);
+    launch.arguments.push_back(chunk->first_b);
+  }
+  return launch;
+}
+
+AbcLaunch AbcLaunch::from_launch(const KernelLaunch& launch) {
+  require(launch, 2, 2, 3,
+          "arguments [entries_a, entries_b, threads[, first_a, first_b]], reads [witness, matrix] and writes [a, b, c]");
+  std::optional<ChunkStart> chunk;
+  if (launch.arguments.size() > 4) chunk = ChunkStart{launch.arguments[3], launch.arguments[4]};
+  return {launch.work_units,  launch.arguments[0], launch.arguments[1], argument_or_zero(launch, 2), chunk,
+          launch.reads[0],    launch.reads[1],     launch.writes[0],    launch.writes[1],            launch.writes[2]};
+}
+
+}  // namespace stagehand::kernel
