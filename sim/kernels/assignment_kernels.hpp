@@ -8,7 +8,7 @@
 //                         functions that read it (once per domain, kept).
 //   h_polynomial_classic  arguments [log_size], reads [domain], writes [a, b, c]: bellperson's H
 //                         coefficients (math::h_coefficients_classic on the domain's ω and g) in a.
-// register_groth16_kernels registers them too, so that every functional simulator has them.
+// register_functional_kernels registers them with the others, so that every functional simulator has them.
 
 #include "sim/sim_system.hpp"
 

@@ -1,5 +1,6 @@
 #include "sim/kernels/functional_kernels.hpp"
 
+#include "sim/kernels/assignment_kernels.hpp"
 #include "sim/kernels/groth16_kernels.hpp"
 #include "sim/kernels/setup_kernels.hpp"
 
@@ -8,6 +9,7 @@ namespace stagehand::sim {
 void register_functional_kernels(SimSystem& system) {
   register_groth16_kernels(system);
   register_setup_kernels(system);
+  register_assignment_kernels(system);
 }
 
 }  // namespace stagehand::sim

@@ -1,7 +1,5 @@
 #include "sim/kernels/groth16_kernels.hpp"
 
-#include "sim/kernels/assignment_kernels.hpp"
-
 #include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/constraint_matrix.hpp"
@@ -328,7 +326,6 @@ void register_groth16_kernels(SimSystem& system) {
       [](KernelContext& context) { groth16_msm_reduce(context, kernel::groth16_msm_g2_reduce, kernel::kG2JacobianBytes); },
       kernel::kG2JacobianBytes);
   system.register_kernel(kernel::groth16_abc, groth16_abc);
-  register_assignment_kernels(system);  // the assignment program's H step
 }
 
 }  // namespace stagehand::sim

@@ -36,7 +36,7 @@
 // tail_msm               item_count     [start, capacity]               [items]                [scratch]
 // tail_reduce            1              [offset, capacity]              []                     [sums, scratch]
 //
-// The Groth16 program (src/workloads/groth16/groth16_workload.cpp):
+// The Groth16 program (src/workloads/groth16/groth16_program.cpp):
 // groth16_h_evaluate     2^log_size     [log_size, threads]             -                      [values, scratch]
 //   one of a, b, c in place: in, its polynomial on the domain; out, on the coset, at x_j = ω_2n^(2j+1)
 //   (the inverse NTT, then the coset NTT); the scratch holds the NTT domain, built at every launch.

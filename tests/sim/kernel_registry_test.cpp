@@ -1,6 +1,7 @@
 // The simulator's kernels against the kernel ABI (src/device/kernel_abi.hpp): the functional
 // simulator's host functions name only kernels of kernel::kAll and cover the two families it
-// claims (the Groth16 program's groth16_* kernels and the setup's setup_*), and every shipped
+// claims (the Groth16 program's groth16_* kernels, the setup's setup_* and the assignment program's
+// ntt_domain_init and h_polynomial_classic), and every shipped
 // device model times only kernels of kAll.
 #define BOOST_TEST_MODULE sim_kernel_registry
 #include <boost/test/unit_test.hpp>
@@ -21,7 +22,8 @@ namespace kernel = stagehand::kernel;
 namespace {
 
 bool claimed_by_the_functional_simulator(std::string_view name) {
-  return name.starts_with("groth16_") || name.starts_with("setup_");
+  return name.starts_with("groth16_") || name.starts_with("setup_") || name == kernel::ntt_domain_init ||
+         name == kernel::h_polynomial_classic;
 }
 
 }  // namespace

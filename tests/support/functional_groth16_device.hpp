@@ -3,7 +3,7 @@
 // the tests that link stagehand_sim_kernels): its SimSystem and its one device, for run_functional.
 
 #include "sim/device_model.hpp"
-#include "sim/kernels/groth16_kernels.hpp"
+#include "sim/kernels/functional_kernels.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_system.hpp"
 
@@ -18,7 +18,7 @@ struct FunctionalGroth16Device {
   }
   sim::SimSystem system{options()};
   sim::SimDevice& device{system.add_device(sim::load_device_model(sim::find_device_model("h200")))};
-  FunctionalGroth16Device() { sim::register_groth16_kernels(system); }
+  FunctionalGroth16Device() { sim::register_functional_kernels(system); }
 };
 
 }  // namespace stagehand::testing
