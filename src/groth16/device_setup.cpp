@@ -53,6 +53,37 @@ std::uint64_t setup_chunk_points(SetupGroup group, std::uint64_t count, Bytes fr
   return std::min({max_chunk_points, count, (usable - table) / per_point});
 }
 
+namespace {
+
+// What multiply_generator_on_device holds on the device: the table, two slots of scalars and
+// points, a stream a slot.
+struct SetupBuffers {
+  DevicePointer table;
+  std::array<DevicePointer, 2> scalars{}, points{};
+  std::array<StreamHandle, 2> streams{};
+};
+
+// Everything `held` holds given back, on failure too (a co_await cannot sit in a handler); a lost
+// device may refuse, which changes nothing for the caller.
+asio::awaitable<void> give_back(Device& device, const SetupBuffers& held) {
+  for (DevicePointer pointer : {held.table, held.scalars[0], held.scalars[1], held.points[0], held.points[1]}) {
+    if (!pointer) continue;
+    try {
+      co_await device.free(pointer);
+    } catch (...) {
+    }
+  }
+  for (StreamHandle stream : held.streams) {
+    if (!stream) continue;
+    try {
+      device.destroy_stream(stream);
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace
+
 asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup group, std::span<const math::Fr> scalars,
                                                    std::span<std::uint8_t> out, DeviceSetupOptions options) {
   const std::uint64_t count = scalars.size();
@@ -76,18 +107,19 @@ asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup gr
   // other slot before chunk k's points are awaited, so that its upload runs beside chunk k's
   // kernel and chunk k's download beside chunk k + 1's kernel. A slot is reused only once its
   // previous chunk's points have come back.
-  DevicePointer table_on_device;
-  std::array<DevicePointer, 2> scalars_on_device{}, points_on_device{};
-  std::array<StreamHandle, 2> streams{};
+  SetupBuffers held;
+  auto& streams = held.streams;
+  auto& scalars_on_device = held.scalars;
+  auto& points_on_device = held.points;
   std::exception_ptr failure;
   try {
     for (auto& stream : streams) stream = device.create_stream();
-    table_on_device = co_await device.allocate(table.size());
+    held.table = co_await device.allocate(table.size());
     for (std::uint64_t slot = 0; slot < std::min<std::uint64_t>(2, chunks); ++slot) {
       scalars_on_device[slot] = co_await device.allocate(chunk * kernel::kFrBytes);
       points_on_device[slot] = co_await device.allocate(chunk * point_bytes);
     }
-    co_await device.copy_to_device(table_on_device, host_range(table.data(), table.size()), streams[0]);
+    co_await device.copy_to_device(held.table, host_range(table.data(), table.size()), streams[0]);
     co_await device.synchronize_stream(streams[0]);  // both streams' kernels read it
 
     auto start = [&](std::uint64_t k) -> asio::awaitable<void> {
@@ -97,7 +129,7 @@ asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup gr
       device.launch(KernelLaunch{kernel_name,
                                  n,
                                  {options.host_threads},
-                                 {BufferUse{table_on_device, table.size()}, BufferUse{scalars_on_device[slot], n * kernel::kFrBytes}},
+                                 {BufferUse{held.table, table.size()}, BufferUse{scalars_on_device[slot], n * kernel::kFrBytes}},
                                  {BufferUse{points_on_device[slot], n * point_bytes}}},
                     streams[slot]);
     };
@@ -112,21 +144,7 @@ asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup gr
   } catch (...) {
     failure = std::current_exception();
   }
-  // Freed on failure too (a co_await cannot sit in the handler); a lost device may refuse.
-  for (DevicePointer pointer : {table_on_device, scalars_on_device[0], scalars_on_device[1], points_on_device[0], points_on_device[1]}) {
-    if (!pointer) continue;
-    try {
-      co_await device.free(pointer);
-    } catch (...) {
-    }
-  }
-  for (StreamHandle stream : streams) {
-    if (!stream) continue;
-    try {
-      device.destroy_stream(stream);
-    } catch (...) {
-    }
-  }
+  co_await give_back(device, held);
   if (failure) std::rethrow_exception(failure);
 }
 
