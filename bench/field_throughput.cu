@@ -26,7 +26,6 @@ using namespace stagehand::cuda;
 
 constexpr int kChains = 8;  // independent chains per thread: enough to hide each instruction's latency
 
-
 // One kind of instruction, kChains independent chains, `rounds` per chain.
 template <int Kind>
 __global__ void instruction_kernel(std::uint32_t* sink, int rounds, std::uint32_t seed) {
@@ -149,11 +148,16 @@ __global__ void multiply_kernel(F* sink, int rounds) {
   for (int r = 0; r < rounds; ++r) {
 #pragma unroll
     for (int i = 0; i < Ilp; ++i) {
-      if constexpr (Op == 0) x[i] = x[i] * y;
-      else if constexpr (Op == 1) x[i] = F::multiply_narrow(x[i], y);
-      else if constexpr (Op == 2) x[i] = x[i].squared();
-      else if constexpr (Op == 3) x[i] = multiply_mixed<typename FieldParams<F>::type, kWideProductNarrowReduce>(x[i], y);
-      else x[i] = multiply_mixed<typename FieldParams<F>::type, kNarrowProductWideReduce>(x[i], y);
+      if constexpr (Op == 0)
+        x[i] = x[i] * y;
+      else if constexpr (Op == 1)
+        x[i] = F::multiply_narrow(x[i], y);
+      else if constexpr (Op == 2)
+        x[i] = x[i].squared();
+      else if constexpr (Op == 3)
+        x[i] = multiply_mixed<typename FieldParams<F>::type, kWideProductNarrowReduce>(x[i], y);
+      else
+        x[i] = multiply_mixed<typename FieldParams<F>::type, kNarrowProductWideReduce>(x[i], y);
     }
   }
   F acc = x[0];
@@ -165,7 +169,8 @@ __global__ void multiply_kernel(F* sink, int rounds) {
 // The MSM's mixed addition (madd-2008-s), the affine points in registers: the arithmetic of one
 // bucket addition without the gather of the point. F: Fq, or FqF64 for the FP64 products.
 template <class F, int Blocks = 4>
-__global__ void __launch_bounds__(128, Blocks) mixed_add_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
+__global__ void __launch_bounds__(128, Blocks)
+    mixed_add_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
   const G1Affine p = points[threadIdx.x & 7];
   const G1Affine q = points[8 + (threadIdx.x & 7)];
   const F px = same_words<F>(p.x), py = same_words<F>(p.y), qx = same_words<F>(q.x), qy = same_words<F>(q.y);
@@ -227,8 +232,8 @@ __device__ __forceinline__ void add_affine_both_pipes(XyzzPoint<F>& s, const F& 
     s = XyzzPoint<F>::from_affine(x2, y2);
     return;
   }
-  const F u2 = x2 * s.zz;                         // integer
-  const F s2 = times_on_fp64<F, G>(y2, s.zzz);    // FP64
+  const F u2 = x2 * s.zz;                       // integer
+  const F s2 = times_on_fp64<F, G>(y2, s.zzz);  // FP64
   const F p = u2 - s.x;
   const F r = s2 - s.y;
   if (p.is_zero()) {
@@ -236,17 +241,18 @@ __device__ __forceinline__ void add_affine_both_pipes(XyzzPoint<F>& s, const F& 
     return;
   }
   const F pp = same_words<F>(same_words<G>(p).squared());  // FP64
-  const F ppp = p * pp;                                     // integer
-  const F q = times_on_fp64<F, G>(s.x, pp);                 // FP64
-  const F x3 = r.squared() - ppp - q.doubled();             // integer
-  s.y = r * (q - x3) - s.y * ppp;                           // integer, integer
+  const F ppp = p * pp;                                    // integer
+  const F q = times_on_fp64<F, G>(s.x, pp);                // FP64
+  const F x3 = r.squared() - ppp - q.doubled();            // integer
+  s.y = r * (q - x3) - s.y * ppp;                          // integer, integer
   s.x = x3;
-  s.zz = times_on_fp64<F, G>(s.zz, pp);                     // FP64
-  s.zzz = times_on_fp64<F, G>(s.zzz, ppp);                  // FP64
+  s.zz = times_on_fp64<F, G>(s.zz, pp);     // FP64
+  s.zzz = times_on_fp64<F, G>(s.zzz, ppp);  // FP64
 }
 
 template <class F, class G, int Blocks = 3>
-__global__ void __launch_bounds__(128, Blocks) mixed_add_both_pipes_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
+__global__ void __launch_bounds__(128, Blocks)
+    mixed_add_both_pipes_kernel(XyzzPoint<F>* sink, const G1Affine* points, int rounds) {
   const G1Affine p = points[threadIdx.x & 7];
   const G1Affine q = points[8 + (threadIdx.x & 7)];
   const F px = same_words<F>(p.x), py = same_words<F>(p.y), qx = same_words<F>(q.x), qy = same_words<F>(q.y);
@@ -400,10 +406,10 @@ int run_benchmark() {
          instructions);
   report("IMAD.HI (mad.hi.u32)", time_launch([&] { instruction_kernel<1><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
-  report("2 IMAD.WIDE + LOP3 (mad.wide, 64-bit c)", time_launch([&] { instruction_kernel<2><<<blocks, threads>>>(sink, rounds, 7); }),
-         instructions);
-  report("add.u32 (two per IADD3, fused)", time_launch([&] { instruction_kernel<3><<<blocks, threads>>>(sink, rounds, 7); }),
-         instructions);
+  report("2 IMAD.WIDE + LOP3 (mad.wide, 64-bit c)",
+         time_launch([&] { instruction_kernel<2><<<blocks, threads>>>(sink, rounds, 7); }), instructions);
+  report("add.u32 (two per IADD3, fused)",
+         time_launch([&] { instruction_kernel<3><<<blocks, threads>>>(sink, rounds, 7); }), instructions);
   report("add.cc + addc pairs", time_launch([&] { instruction_kernel<4><<<blocks, threads>>>(sink, rounds, 7); }),
          instructions);
   report("DFMA (fma.rz.f64)", time_launch([&] { instruction_kernel<5><<<blocks, threads>>>(sink, rounds, 7); }),
@@ -417,58 +423,74 @@ int run_benchmark() {
     F* out = reinterpret_cast<F*>(sink);
     char name[64];
     std::snprintf(name, sizeof name, "%s mul (wide products)", field_name);
-    report(name, time_launch([&] { multiply_kernel<F, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    report(name, time_launch([&] { multiply_kernel<F, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
     std::snprintf(name, sizeof name, "%s mul (wide products) ilp2", field_name);
     report(name, time_launch([&] { multiply_kernel<F, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            2 * products);
     std::snprintf(name, sizeof name, "%s mul (narrow: IMAD + IMAD.HI)", field_name);
-    report(name, time_launch([&] { multiply_kernel<F, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    report(name, time_launch([&] { multiply_kernel<F, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
     std::snprintf(name, sizeof name, "%s squared", field_name);
-    report(name, time_launch([&] { multiply_kernel<F, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    report(name, time_launch([&] { multiply_kernel<F, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
     std::snprintf(name, sizeof name, "%s mul (wide a*b, narrow m*p)", field_name);
-    report(name, time_launch([&] { multiply_kernel<F, 3, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    report(name, time_launch([&] { multiply_kernel<F, 3, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
     std::snprintf(name, sizeof name, "%s mul (narrow a*b, wide m*p)", field_name);
-    report(name, time_launch([&] { multiply_kernel<F, 4, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    report(name, time_launch([&] { multiply_kernel<F, 4, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           products);
   };
   field_rows(Fr{}, "Fr");
   field_rows(Fq{}, "Fq");
   {
     FqF64* out = reinterpret_cast<FqF64*>(sink);
-    report("Fq mul (FP64 products)", time_launch([&] { multiply_kernel<FqF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
-           products);
-    report("Fq squared (FP64 products)", time_launch([&] { multiply_kernel<FqF64, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
-           products);
+    report("Fq mul (FP64 products)",
+           time_launch([&] { multiply_kernel<FqF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
+    report("Fq squared (FP64 products)",
+           time_launch([&] { multiply_kernel<FqF64, 2, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
     report("Fq mul (FP64 products) ilp2",
-           time_launch([&] { multiply_kernel<FqF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
+           time_launch([&] { multiply_kernel<FqF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           2 * products);
   }
   {
     FrF64* out = reinterpret_cast<FrF64*>(sink);
-    report("Fr mul (FP64 products)", time_launch([&] { multiply_kernel<FrF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
-           products);
+    report("Fr mul (FP64 products)",
+           time_launch([&] { multiply_kernel<FrF64, 0, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), products);
     report("Fr mul (FP64 products) ilp2",
-           time_launch([&] { multiply_kernel<FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }), 2 * products);
+           time_launch([&] { multiply_kernel<FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+           2 * products);
   }
   // Both pipes at once (integer : FP64 chains a thread).
   {
     Fr* out = reinterpret_cast<Fr*>(sink);
-    report("Fr mul, both pipes 1:1", time_launch([&] { both_pipes_kernel<Fr, FrF64, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+    report("Fr mul, both pipes 1:1",
+           time_launch([&] { both_pipes_kernel<Fr, FrF64, 1, 1><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            2 * products);
-    report("Fr mul, both pipes 1:2", time_launch([&] { both_pipes_kernel<Fr, FrF64, 1, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+    report("Fr mul, both pipes 1:2",
+           time_launch([&] { both_pipes_kernel<Fr, FrF64, 1, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            3 * products);
-    report("Fr mul, both pipes 2:2", time_launch([&] { both_pipes_kernel<Fr, FrF64, 2, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+    report("Fr mul, both pipes 2:2",
+           time_launch([&] { both_pipes_kernel<Fr, FrF64, 2, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            4 * products);
-    report("Fr mul, FP64 only 0:2", time_launch([&] { both_pipes_kernel<Fr, FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+    report("Fr mul, FP64 only 0:2",
+           time_launch([&] { both_pipes_kernel<Fr, FrF64, 0, 2><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            2 * products);
-    report("Fr mul, integer only 2:0", time_launch([&] { both_pipes_kernel<Fr, FrF64, 2, 0><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
+    report("Fr mul, integer only 2:0",
+           time_launch([&] { both_pipes_kernel<Fr, FrF64, 2, 0><<<mul_blocks, mul_threads>>>(out, mul_rounds); }),
            2 * products);
     Fq* outq = reinterpret_cast<Fq*>(sink);
-    report("Fq mul, both pipes 1:1", time_launch([&] { both_pipes_kernel<Fq, FqF64, 1, 1><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+    report("Fq mul, both pipes 1:1",
+           time_launch([&] { both_pipes_kernel<Fq, FqF64, 1, 1><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
            2 * products);
-    report("Fq mul, both pipes 1:2", time_launch([&] { both_pipes_kernel<Fq, FqF64, 1, 2><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+    report("Fq mul, both pipes 1:2",
+           time_launch([&] { both_pipes_kernel<Fq, FqF64, 1, 2><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
            3 * products);
-    report("Fq mul, FP64 only 0:2", time_launch([&] { both_pipes_kernel<Fq, FqF64, 0, 2><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+    report("Fq mul, FP64 only 0:2",
+           time_launch([&] { both_pipes_kernel<Fq, FqF64, 0, 2><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
            2 * products);
-    report("Fq mul, integer only 2:0", time_launch([&] { both_pipes_kernel<Fq, FqF64, 2, 0><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
+    report("Fq mul, integer only 2:0",
+           time_launch([&] { both_pipes_kernel<Fq, FqF64, 2, 0><<<mul_blocks, mul_threads>>>(outq, mul_rounds); }),
            2 * products);
   }
   unsigned* mismatches = nullptr;
@@ -522,7 +544,9 @@ int run_benchmark() {
   {
     const int blocks3 = sms * 3;
     auto adds = [&](const char* name, auto kernel, int blocks) {
-      report(name, time_launch([&] { kernel<<<blocks, 128>>>(reinterpret_cast<decltype(kernel_sink(kernel))>(sink), points, add_rounds); }),
+      report(name, time_launch([&] {
+               kernel<<<blocks, 128>>>(reinterpret_cast<decltype(kernel_sink(kernel))>(sink), points, add_rounds);
+             }),
              double(blocks) * 128 * add_rounds);
     };
     adds("mixed add, split pipes 3x128/SM", mixed_add_both_pipes_kernel<Fq, FqF64, 3>, blocks3);
@@ -542,11 +566,13 @@ int run_benchmark() {
     mixed_add_both_pipes_kernel<Fq, FqF64, 3><<<blocks3, 128>>>(other, points, 37);
     STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < count; ++i) differ += std::memcmp(&expected[i], &got[i], sizeof(G1Xyzz)) != 0;
-    mixed_add_both_pipes_kernel<FqCalled, FqF64Called, 3><<<blocks3, 128>>>(reinterpret_cast<XyzzPoint<FqCalled>*>(other), points, 37);
+    mixed_add_both_pipes_kernel<FqCalled, FqF64Called, 3>
+        <<<blocks3, 128>>>(reinterpret_cast<XyzzPoint<FqCalled>*>(other), points, 37);
     STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), other, sizeof(G1Xyzz) * count, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < count; ++i) differ += std::memcmp(&expected[i], &got[i], sizeof(G1Xyzz)) != 0;
     STAGEHAND_CUDA_CHECK(cudaFree(other));
-    std::printf("split mixed additions (inlined, called) against the integer one: %zu of %zu sums differ\n", differ, 2 * count);
+    std::printf("split mixed additions (inlined, called) against the integer one: %zu of %zu sums differ\n", differ,
+                2 * count);
     if (differ != 0) return 1;
   }
   // The same additions batch-affine, T sums to an inversion, 3 blocks of 128 per SM: clk per

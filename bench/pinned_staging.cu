@@ -33,7 +33,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 // Writes every byte of [data, data + bytes) on `threads` threads.
 void touch(char* data, std::size_t bytes, unsigned threads) {
@@ -141,8 +143,8 @@ int run_benchmark() {
         release.push_back(times.release);
         register_only.push_back(times.register_only);
       }
-      std::printf("%-8.1f %-14s %12.1f %12.1f %14.1f %12.1f\n", gib, name, median(make), median(release), median(make) / gib,
-                  median(register_only));
+      std::printf("%-8.1f %-14s %12.1f %12.1f %14.1f %12.1f\n", gib, name, median(make), median(release),
+                  median(make) / gib, median(register_only));
     }
   }
   return 0;

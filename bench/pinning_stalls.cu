@@ -47,9 +47,9 @@ const char* phase_name(int phase) {
 }
 
 struct CallTime {
-  int phase;     // what the pinner was doing when the call began
-  double ms;     // how long the call held the program's thread
-  int kind;      // 0 memcpy, 1 launch, 2 record, 3 query, 4 synchronize
+  int phase;  // what the pinner was doing when the call began
+  double ms;  // how long the call held the program's thread
+  int kind;   // 0 memcpy, 1 launch, 2 record, 3 query, 4 synchronize
 };
 
 int run_benchmark() {
@@ -89,7 +89,8 @@ int run_benchmark() {
       for (int kind = with_copies.load() ? 0 : 1; kind < 4; ++kind) {
         const int at = phase.load();
         const auto begin = Clock::now();
-        if (kind == 0) STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(device_chunk, pinned_chunk, kChunk, cudaMemcpyHostToDevice, stream));
+        if (kind == 0)
+          STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(device_chunk, pinned_chunk, kChunk, cudaMemcpyHostToDevice, stream));
         if (kind == 1) spin_kernel<<<1, 1, 0, stream>>>(spin_cycles);
         if (kind == 2) STAGEHAND_CUDA_CHECK(cudaEventRecord(event, stream));
         if (kind == 3) (void)cudaEventQuery(event);
@@ -118,7 +119,8 @@ int run_benchmark() {
   for (int round = 0; round < 4; ++round) {
     with_copies = round < 2;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    pinner_call(kRegister, register_ms, [&] { STAGEHAND_CUDA_CHECK(cudaHostRegister(pageable, kPinBytes, cudaHostRegisterDefault)); });
+    pinner_call(kRegister, register_ms,
+                [&] { STAGEHAND_CUDA_CHECK(cudaHostRegister(pageable, kPinBytes, cudaHostRegisterDefault)); });
     pinner_call(kUnregister, unregister_ms, [&] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(pageable)); });
   }
   std::vector<double> alloc_ms, free_ms;
@@ -126,7 +128,8 @@ int run_benchmark() {
   with_copies = true;
   for (int round = 0; round < 2; ++round) {
     void* staging = nullptr;
-    pinner_call(kAlloc, alloc_ms, [&] { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable)); });
+    pinner_call(kAlloc, alloc_ms,
+                [&] { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&staging, kStagingBytes, cudaHostAllocPortable)); });
     pinner_call(kFree, free_ms, [&] { STAGEHAND_CUDA_CHECK(cudaFreeHost(staging)); });
   }
   stop = true;
@@ -140,8 +143,8 @@ int run_benchmark() {
   for (double ms : alloc_ms) std::printf(" %.1f", ms);
   std::printf("\ncudaFreeHost 2 GiB, ms:");
   for (double ms : free_ms) std::printf(" %.1f", ms);
-  std::printf("\n\n%-28s %-10s %8s %10s %10s %10s %10s\n", "the pinner", "call", "calls", "median ms", "p99 ms", "max ms",
-              "sum ms");
+  std::printf("\n\n%-28s %-10s %8s %10s %10s %10s %10s\n", "the pinner", "call", "calls", "median ms", "p99 ms",
+              "max ms", "sum ms");
   const char* kinds[] = {"memcpy", "launch", "record", "query", "sync"};
   for (int at = 0; at < kPhases; ++at) {
     for (int kind = 0; kind < 5; ++kind) {

@@ -4,7 +4,8 @@
 # librsvg2-bin (rsvg-convert) by the tests that render the trace pictures to PNG; golang-go by
 # the test that builds the Go caller of the C ABI (examples/go); curl by the `stagehand serve`
 # tests and scripts/bench-serve.sh; cargo and rustc (Debian's) by the test of the Rust crate
-# bindings/rust/supraseal-c2, which builds offline with no crates.io dependency.
+# bindings/rust/supraseal-c2, which builds offline with no crates.io dependency; clang-format-14 by
+# scripts/format.sh --check, the first step of scripts/test.sh.
 # --sanitizers: also clang 14 with its sanitizer and libFuzzer runtimes, for scripts/sanitize.sh
 # and scripts/fuzz.sh (not needed by the main build).
 set -euo pipefail
@@ -12,7 +13,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config git
           libboost-dev libboost-test-dev librange-v3-dev libtomlplusplus-dev
           libfmt-dev libcli11-dev nlohmann-json3-dev
-          librsvg2-bin golang-go curl cargo rustc)
+          librsvg2-bin golang-go curl clang-format-14 cargo rustc)
 if [ "${1:-}" = --sanitizers ]; then
   packages+=(clang-14 libclang-rt-14-dev llvm-14)
 fi

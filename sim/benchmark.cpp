@@ -17,8 +17,8 @@ namespace {
 // One worker: its own stream, uploads and kernels in rounds of eight operations, with the host
 // waiting on an event after every round (as a GPU program waits for an MSM batch's buckets),
 // and every other round made to follow a neighbour's stream through an event.
-asio::awaitable<void> worker(SimDevice& device, HostRange host, std::uint64_t rounds, std::vector<EventHandle>& round_done,
-                             int index) {
+asio::awaitable<void> worker(SimDevice& device, HostRange host, std::uint64_t rounds,
+                             std::vector<EventHandle>& round_done, int index) {
   auto stream = device.create_stream();
   auto buffer = co_await device.allocate(host.bytes);
   auto done = round_done[static_cast<std::size_t>(index)];

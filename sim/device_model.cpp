@@ -58,7 +58,8 @@ void read_memory(const ConfigTable& root, DeviceModel& model) {
   model.free_ms = memory.number_in("free_ms", 0, 0, kMaxMs);
   model.malloc_reclaim_ms_per_gib = memory.number_in("malloc_reclaim_ms_per_gib", 0, 0, kMaxMs);
   auto reclaims = memory.boolean("malloc_reclaims_idle_pool");
-  if (!reclaims) memory.fail("malloc_reclaims_idle_pool", "missing (required): does a failing cudaMalloc release idle pool memory?");
+  if (!reclaims)
+    memory.fail("malloc_reclaims_idle_pool", "missing (required): does a failing cudaMalloc release idle pool memory?");
   model.malloc_reclaims_idle_pool = *reclaims;
   model.pool_alloc_ms = memory.number_in("pool_alloc_ms", 0, 0, kMaxMs);
   model.pool_grow_ms_per_gib = memory.number_in("pool_grow_ms_per_gib", 0, 0, kMaxMs);
@@ -75,7 +76,8 @@ void read_kernels(const ConfigTable& root, DeviceModel& model) {
   if (!kernels) return;
   for (const auto& name : kernels->keys()) {
     if (!kernel::is_known(name)) {
-      kernels->fail(name, fmt::format("unknown kernel '{}' (the kernels are listed in src/device/kernel_abi.hpp)", name));
+      kernels->fail(name,
+                    fmt::format("unknown kernel '{}' (the kernels are listed in src/device/kernel_abi.hpp)", name));
     }
     auto entry = kernels->required_table(name);
     KernelCost cost;
@@ -101,7 +103,8 @@ DeviceModel read_model(const ConfigTable& root) {
 }
 }  // namespace
 
-Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work_units, std::uint64_t light_units) const {
+Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work_units,
+                                   std::uint64_t light_units) const {
   auto found = kernels.find(kernel);
   if (found == kernels.end()) {
     throw DeviceError(DeviceErrc::unknown_kernel,
@@ -109,7 +112,8 @@ Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work
   }
   const auto& cost = found->second;
   const auto light = std::min(light_units, work_units);
-  return static_cast<Nanoseconds>(std::llround(cost.fixed_ns + cost.ns_per_unit * static_cast<double>(work_units - light) +
+  return static_cast<Nanoseconds>(std::llround(cost.fixed_ns +
+                                               cost.ns_per_unit * static_cast<double>(work_units - light) +
                                                cost.ns_per_light_unit * static_cast<double>(light)));
 }
 
@@ -117,7 +121,8 @@ Bytes DeviceModel::kernel_scratch_bytes(std::string_view kernel, std::uint64_t c
   auto found = kernels.find(kernel);
   if (found == kernels.end() || capacity == 0) return 0;
   const auto& cost = found->second;
-  return static_cast<Bytes>(std::llround(cost.scratch_fixed_bytes + cost.scratch_bytes_per_unit * static_cast<double>(capacity)));
+  return static_cast<Bytes>(
+      std::llround(cost.scratch_fixed_bytes + cost.scratch_bytes_per_unit * static_cast<double>(capacity)));
 }
 
 DeviceModel parse_device_model(std::string_view text, const std::string& source_name) {
@@ -138,8 +143,8 @@ std::filesystem::path find_device_model(const std::string& name_or_path) {
   std::filesystem::path direct(name_or_path);
   if (direct.extension() == ".toml" || name_or_path.find('/') != std::string::npos) return direct;
   // Relative to the working directory first (the project root), then to the source tree.
-  for (const std::filesystem::path& root : {std::filesystem::path("config/devices"),
-                                            std::filesystem::path(STAGEHAND_SOURCE_DIR) / "config/devices"}) {
+  for (const std::filesystem::path& root :
+       {std::filesystem::path("config/devices"), std::filesystem::path(STAGEHAND_SOURCE_DIR) / "config/devices"}) {
     auto candidate = root / (name_or_path + ".toml");
     if (std::filesystem::exists(candidate)) return candidate;
   }

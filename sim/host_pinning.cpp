@@ -12,7 +12,12 @@ namespace stagehand::sim {
 
 HostPinning::HostPinning(SimSystem& system, const DeviceModel& model, const FaultPlan& faults, int ordinal,
                          TraceTrack host_track)
-    : system_(system), model_(model), faults_(faults), ordinal_(ordinal), trace_(system.trace()), host_track_(host_track) {}
+    : system_(system),
+      model_(model),
+      faults_(faults),
+      ordinal_(ordinal),
+      trace_(system.trace()),
+      host_track_(host_track) {}
 
 // ---------------------------------------------------------------------------------------------
 // Host-blocking calls
@@ -92,7 +97,7 @@ asio::awaitable<HostRange> HostPinning::allocate_pinned_host(Bytes bytes) {
   }
   HostRange range;
   if (system_.options().functional) {
-    auto* memory = static_cast<std::byte*>(::operator new(bytes, std::align_val_t{4096}));
+    auto* memory = static_cast<std::byte*>(::operator new (bytes, std::align_val_t{4096}));
     range = HostRange{reinterpret_cast<std::uintptr_t>(memory), bytes};
   } else {
     range = system_.virtual_host_range(bytes);
@@ -104,15 +109,19 @@ asio::awaitable<HostRange> HostPinning::allocate_pinned_host(Bytes bytes) {
 
 asio::awaitable<void> HostPinning::free_pinned_host(HostRange range) {
   const auto entry = system_.pinned_host().take(range.address, true);
-  if (!entry) throw DeviceError(DeviceErrc::invalid_value, "free_pinned_host: range was not allocated by allocate_pinned_host");
+  if (!entry)
+    throw DeviceError(DeviceErrc::invalid_value, "free_pinned_host: range was not allocated by allocate_pinned_host");
   const auto bytes = entry->bytes;
-  if (system_.options().functional) ::operator delete(range.data(), std::align_val_t{4096});
-  co_await host_call("cudaFreeHost", milliseconds(gib(bytes) * model_.pinned_free_ms_per_gib), format_bytes(bytes), true);
+  if (system_.options().functional) ::operator delete (range.data(), std::align_val_t{4096});
+  co_await host_call("cudaFreeHost", milliseconds(gib(bytes) * model_.pinned_free_ms_per_gib), format_bytes(bytes),
+                     true);
 }
 
 bool HostPinning::pinned(HostRange range) const { return system_.pinned_host().contains(range.address, range.bytes); }
 
-void HostPinning::report_leaks(std::vector<std::string>& leaks) const { system_.pinned_host().report_leaks(ordinal_, leaks); }
+void HostPinning::report_leaks(std::vector<std::string>& leaks) const {
+  system_.pinned_host().report_leaks(ordinal_, leaks);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The host's pinned ranges
@@ -142,8 +151,8 @@ std::optional<PinnedHostRanges::Entry> PinnedHostRanges::take(std::uintptr_t add
 void PinnedHostRanges::report_leaks(int ordinal, std::vector<std::string>& leaks) const {
   for (const auto& [address, entry] : ranges_) {
     if (entry.ordinal != ordinal) continue;
-    leaks.push_back(fmt::format("GPU {}: pinned host range of {} at {:#x} never {}", ordinal, format_bytes(entry.bytes), address,
-                                entry.allocated ? "freed" : "unregistered"));
+    leaks.push_back(fmt::format("GPU {}: pinned host range of {} at {:#x} never {}", ordinal, format_bytes(entry.bytes),
+                                address, entry.allocated ? "freed" : "unregistered"));
   }
 }
 

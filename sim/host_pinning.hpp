@@ -30,7 +30,8 @@ class HostPinning {
 
   // A host-blocking call of `duration` on the GPU's host worker; `pinning`: cudaHostRegister or
   // cudaHostUnregister, which hold the GPU's other calls where the model says so.
-  asio::awaitable<void> host_call(const char* call, Nanoseconds duration, std::string detail = {}, bool pinning = false);
+  asio::awaitable<void> host_call(const char* call, Nanoseconds duration, std::string detail = {},
+                                  bool pinning = false);
   // When a call that issues work, made now, gets through: after the pinning calls it waits for.
   Nanoseconds calls_held_until();
 

@@ -16,7 +16,12 @@ constexpr std::uint64_t kAddressAlignment = 2 * kMiB;
 
 MemoryPool::MemoryPool(SimSystem& system, const DeviceModel& model, const FaultPlan& faults, DeviceCounters& stats,
                        TraceTrack host_track)
-    : system_(system), model_(model), faults_(faults), stats_(stats), trace_(system.trace()), host_track_(host_track),
+    : system_(system),
+      model_(model),
+      faults_(faults),
+      stats_(stats),
+      trace_(system.trace()),
+      host_track_(host_track),
       pool_release_threshold_bytes_(model.pool_release_threshold_bytes),
       cross_stream_reuse_(model.pool_reuse_across_streams) {
   record_memory();
@@ -37,14 +42,13 @@ Bytes MemoryPool::idle_bytes() const {
 
 // The pool's bytes are used, pending or idle: used and pending never exceed what it reserved.
 void MemoryPool::check_accounting() const {
-  STAGEHAND_ASSERT(pool_used_bytes_ <= pool_reserved_bytes_ && pool_pending_bytes_ <= pool_reserved_bytes_ - pool_used_bytes_,
-                   "pool reserves {} B but {} B are used and {} B pending", pool_reserved_bytes_, pool_used_bytes_,
-                   pool_pending_bytes_);
+  STAGEHAND_ASSERT(
+      pool_used_bytes_ <= pool_reserved_bytes_ && pool_pending_bytes_ <= pool_reserved_bytes_ - pool_used_bytes_,
+      "pool reserves {} B but {} B are used and {} B pending", pool_reserved_bytes_, pool_used_bytes_,
+      pool_pending_bytes_);
 }
 
-void MemoryPool::note_peak() {
-  stats_.peak_memory_used_bytes = std::max(stats_.peak_memory_used_bytes, held_bytes());
-}
+void MemoryPool::note_peak() { stats_.peak_memory_used_bytes = std::max(stats_.peak_memory_used_bytes, held_bytes()); }
 
 void MemoryPool::record_memory() {
   // Held is what the report's peak counts (cudaMalloc plus everything the pool reserved, cached
@@ -153,7 +157,8 @@ PoolDependencies MemoryPool::take_for(Bytes bytes, std::uint32_t stream, Bytes g
 }
 
 // Other streams' pending frees, in an order the seed chooses (the driver's choice is not ours).
-void MemoryPool::take_other_streams(Bytes& needed, std::uint32_t stream, PoolDependencies& dependencies, VectorClock& clock) {
+void MemoryPool::take_other_streams(Bytes& needed, std::uint32_t stream, PoolDependencies& dependencies,
+                                    VectorClock& clock) {
   while (needed > 0) {
     std::vector<std::size_t> candidates;
     for (std::size_t i = 0; i < pending_frees_.size(); ++i) {
@@ -232,7 +237,8 @@ DevicePointer MemoryPool::new_allocation(Bytes bytes, bool pool, std::uint32_t s
   allocation->base = next_device_address_;
   allocation->bytes = bytes;
   allocation->pool = pool;
-  if (system_.options().functional) allocation->backing.assign(bytes, std::byte{0xa5});  // never zero: catches reads of unwritten memory
+  if (system_.options().functional)
+    allocation->backing.assign(bytes, std::byte{0xa5});  // never zero: catches reads of unwritten memory
   next_device_address_ += (bytes + 2 * kAddressAlignment - 1) / kAddressAlignment * kAddressAlignment;
   DevicePointer pointer{allocation->base};
   allocations_.emplace(allocation->base, std::move(allocation));
@@ -258,8 +264,8 @@ Allocation& MemoryPool::allocation_for(DevicePointer pointer, Bytes bytes, const
   auto* allocation = find_allocation(pointer);
   if (allocation == nullptr) {
     throw DeviceError(DeviceErrc::invalid_value,
-                      fmt::format("{}: device pointer {:#x} is not in a live allocation (freed or never allocated)", call,
-                                  pointer.address));
+                      fmt::format("{}: device pointer {:#x} is not in a live allocation (freed or never allocated)",
+                                  call, pointer.address));
   }
   if (pointer.address + bytes > allocation->base + allocation->bytes) {
     throw DeviceError(DeviceErrc::invalid_value,
@@ -272,7 +278,8 @@ Allocation& MemoryPool::allocation_for(DevicePointer pointer, Bytes bytes, const
 void MemoryPool::report_leaks(int ordinal, std::vector<std::string>& leaks) const {
   for (const auto& [base, allocation] : allocations_) {
     leaks.push_back(fmt::format("GPU {}: {} device allocation of {} at {:#x}", ordinal,
-                                allocation->pool ? "stream-ordered" : "synchronous", format_bytes(allocation->bytes), base));
+                                allocation->pool ? "stream-ordered" : "synchronous", format_bytes(allocation->bytes),
+                                base));
   }
 }
 

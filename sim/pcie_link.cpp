@@ -51,13 +51,14 @@ void PcieLink::assign_rates() {
     if (members.empty()) continue;
     auto cap_of = [&](const Transfer* t) {
       double cap = (direction == Direction::host_to_device ? rates_.host_to_device_bytes_per_ns
-                                                            : rates_.device_to_host_bytes_per_ns);
+                                                           : rates_.device_to_host_bytes_per_ns);
       if (t->pageable) cap = std::min(cap, rates_.pageable_bytes_per_ns);
       return cap * t->rate_scale / slowdown_;
     };
     std::stable_sort(members.begin(), members.end(), [&](auto* a, auto* b) { return cap_of(a) < cap_of(b); });
     double left = (direction == Direction::host_to_device ? rates_.host_to_device_bytes_per_ns
-                                                          : rates_.device_to_host_bytes_per_ns) / slowdown_;
+                                                          : rates_.device_to_host_bytes_per_ns) /
+                  slowdown_;
     for (std::size_t i = 0; i < members.size(); ++i) {
       double share = left / static_cast<double>(members.size() - i);
       members[i]->rate_bytes_per_ns = std::min(cap_of(members[i]), share);

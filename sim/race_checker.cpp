@@ -19,10 +19,10 @@ void RaceChecker::check_read(const Stream& stream, DevicePointer pointer, const 
   if (allocation == nullptr || allocation->writer_stream == 0 || allocation->writer_stream == stream.id) return;
   auto known = allocation->writer_stream < stream.clock.size() ? stream.clock[allocation->writer_stream] : 0;
   if (known < allocation->writer_sequence) {
-    unsynchronized_reads_.push_back(fmt::format(
-        "{} on GPU {} {} reads the buffer at {:#x} written by {} on {} without waiting for it (at {})", reader, ordinal_,
-        StreamEngines::stream_name(stream.id), allocation->base, allocation->writer,
-        StreamEngines::stream_name(allocation->writer_stream), format_duration(system_.now())));
+    unsynchronized_reads_.push_back(
+        fmt::format("{} on GPU {} {} reads the buffer at {:#x} written by {} on {} without waiting for it (at {})",
+                    reader, ordinal_, StreamEngines::stream_name(stream.id), allocation->base, allocation->writer,
+                    StreamEngines::stream_name(allocation->writer_stream), format_duration(system_.now())));
   }
 }
 

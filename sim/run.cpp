@@ -38,10 +38,12 @@ void run_to_completion(SimSystem& system, boost::asio::awaitable<void> program, 
   if (failure) std::rethrow_exception(failure);
   if (!quiet) {
     release_suspended_coroutines(system);
-    throw std::runtime_error(fmt::format("simulation passed its time limit of {} without finishing", format_duration(time_limit_ns)));
+    throw std::runtime_error(
+        fmt::format("simulation passed its time limit of {} without finishing", format_duration(time_limit_ns)));
   }
   if (!finished) {
-    auto message = fmt::format("deadlock: the program still waits at {} but nothing is left to happen", format_duration(system.now()));
+    auto message = fmt::format("deadlock: the program still waits at {} but nothing is left to happen",
+                               format_duration(system.now()));
     release_suspended_coroutines(system);
     throw std::runtime_error(message);
   }

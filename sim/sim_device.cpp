@@ -19,13 +19,15 @@ SimDevice::SimDevice(SimSystem& system, DeviceModel model, int ordinal, FaultPla
     : system_(system),
       model_(std::move(model)),
       faults_(std::move(faults)),
-      link_(system, LinkRates{bytes_per_ns(model_.host_to_device_pinned_gbps), bytes_per_ns(model_.device_to_host_pinned_gbps),
-                              bytes_per_ns(model_.bidirectional_gbps), bytes_per_ns(model_.pageable_gbps)}),
+      link_(system,
+            LinkRates{bytes_per_ns(model_.host_to_device_pinned_gbps), bytes_per_ns(model_.device_to_host_pinned_gbps),
+                      bytes_per_ns(model_.bidirectional_gbps), bytes_per_ns(model_.pageable_gbps)}),
       trace_(system.trace()),
       process_name_(fmt::format("GPU {}: {}", ordinal, model_.name)),
       host_track_(trace_.track(process_name_, "host calls")),
       engines_(system, *this, stats_, process_name_,
-               EngineSlots{model_.compute_concurrency, model_.copy_engines_host_to_device, model_.copy_engines_device_to_host}),
+               EngineSlots{model_.compute_concurrency, model_.copy_engines_host_to_device,
+                           model_.copy_engines_device_to_host}),
       pool_(system, model_, faults_, stats_, host_track_),
       pinning_(system, model_, faults_, ordinal, host_track_),
       checker_(system, pool_, ordinal) {
@@ -34,7 +36,8 @@ SimDevice::SimDevice(SimSystem& system, DeviceModel model, int ordinal, FaultPla
   properties_.total_memory_bytes = model_.memory_bytes;
   properties_.async_engine_count = model_.async_engine_count();
   // The backend hands the rest of a plan to a FaultyDevice around this one.
-  STAGEHAND_ASSERT(!faults_.adaptor_part().any(), "GPU {}: a simulated device was given faults only FaultyDevice injects", ordinal);
+  STAGEHAND_ASSERT(!faults_.adaptor_part().any(),
+                   "GPU {}: a simulated device was given faults only FaultyDevice injects", ordinal);
   schedule_faults();
 }
 
@@ -106,7 +109,9 @@ void SimDevice::start(Stream& stream, Op& op, std::function<void()> done) {
     case OpKind::copy_to_device:
     case OpKind::copy_to_host: {
       auto direction = op.kind == OpKind::copy_to_device ? Direction::host_to_device : Direction::device_to_host;
-      double scale = system_.options().duration_jitter == 0 ? 1.0 : 1.0 / system_.random().jitter(system_.options().duration_jitter);
+      double scale = system_.options().duration_jitter == 0
+                         ? 1.0
+                         : 1.0 / system_.random().jitter(system_.options().duration_jitter);
       link_.start(direction, op.bytes, op.pageable, scale, std::move(done));
       break;
     }
@@ -157,9 +162,10 @@ void SimDevice::run_kernel_function(const Op& op) {
   auto view = [&](const BufferUse& use) {
     auto* allocation = pool_.find_backing(use.pointer);
     if (allocation == nullptr || use.pointer.address + use.bytes > allocation->base + allocation->bytes) {
-      throw DeviceError(DeviceErrc::invalid_value,
-                        fmt::format("kernel '{}' on GPU {}: buffer {:#x} ({}) is not inside a live allocation",
-                                    op.kernel->name, properties_.ordinal, use.pointer.address, format_bytes(use.bytes)));
+      throw DeviceError(
+          DeviceErrc::invalid_value,
+          fmt::format("kernel '{}' on GPU {}: buffer {:#x} ({}) is not inside a live allocation", op.kernel->name,
+                      properties_.ordinal, use.pointer.address, format_bytes(use.bytes)));
     }
     return std::span<std::byte>(allocation->backing.data() + (use.pointer.address - allocation->base), use.bytes);
   };
@@ -173,7 +179,8 @@ void SimDevice::finish_memset(Stream& stream, Op& op) {
   if (system_.options().functional) {
     auto* allocation = pool_.find_backing(op.device_pointer);
     if (allocation != nullptr) {
-      std::memset(allocation->backing.data() + (op.device_pointer.address - allocation->base), op.memset_value, op.bytes);
+      std::memset(allocation->backing.data() + (op.device_pointer.address - allocation->base), op.memset_value,
+                  op.bytes);
     }
   }
   trace_.span(stream.track, "memset", "memset", op.started_ns, system_.now(), format_bytes(op.bytes));
@@ -248,7 +255,8 @@ asio::awaitable<void> SimDevice::synchronize_device() {
   ensure_alive("synchronize_device");
   auto start = system_.now();
   std::vector<std::pair<std::uint32_t, std::uint64_t>> targets;
-  for (std::uint32_t id = 1; id <= engines_.stream_count(); ++id) targets.emplace_back(id, engines_.stream_by_id(id).enqueued);
+  for (std::uint32_t id = 1; id <= engines_.stream_count(); ++id)
+    targets.emplace_back(id, engines_.stream_by_id(id).enqueued);
   for (auto [id, target] : targets) {
     co_await engines_.wait_until_reached(engines_.stream_by_id(id), target);
     engines_.observe_on_host(engines_.stream_by_id(id).clock);
@@ -260,7 +268,8 @@ asio::awaitable<void> SimDevice::synchronize_device() {
 // ---------------------------------------------------------------------------------------------
 // Copies, memset, kernels, callbacks
 
-asio::awaitable<void> SimDevice::copy_to_device(DevicePointer destination, HostRange source, StreamHandle stream_handle) {
+asio::awaitable<void> SimDevice::copy_to_device(DevicePointer destination, HostRange source,
+                                                StreamHandle stream_handle) {
   co_await copy(OpKind::copy_to_device, destination, source, stream_handle);
 }
 
@@ -268,7 +277,8 @@ asio::awaitable<void> SimDevice::copy_to_host(HostRange destination, DevicePoint
   co_await copy(OpKind::copy_to_host, source, destination, stream_handle);
 }
 
-asio::awaitable<void> SimDevice::copy(OpKind kind, DevicePointer device_side, HostRange host_side, StreamHandle stream_handle) {
+asio::awaitable<void> SimDevice::copy(OpKind kind, DevicePointer device_side, HostRange host_side,
+                                      StreamHandle stream_handle) {
   bool to_device = kind == OpKind::copy_to_device;
   const char* call = to_device ? "copy_to_device" : "copy_to_host";
   auto& stream = stream_at(stream_handle, call);
@@ -294,7 +304,8 @@ asio::awaitable<void> SimDevice::copy(OpKind kind, DevicePointer device_side, Ho
     auto start = system_.now();
     co_await engines_.wait_until_reached(stream, sequence);
     engines_.observe_on_host(clock);
-    trace_.async_span(host_track_, to_device ? "pageable copy to device (host blocked)" : "pageable copy to host (host blocked)",
+    trace_.async_span(host_track_,
+                      to_device ? "pageable copy to device (host blocked)" : "pageable copy to host (host blocked)",
                       "host-blocking", start, system_.now(), format_bytes(host_side.bytes));
   }
 }
@@ -319,7 +330,8 @@ Bytes SimDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t w
 
 void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
   auto& stream = stream_at(stream_handle, "launch");
-  if (system_.options().functional ? system_.kernel_function(kernel.name) == nullptr : !model_.has_kernel(kernel.name)) {
+  if (system_.options().functional ? system_.kernel_function(kernel.name) == nullptr
+                                   : !model_.has_kernel(kernel.name)) {
     throw DeviceError(DeviceErrc::unknown_kernel,
                       fmt::format("launch: kernel '{}' is not known to {} ({})", kernel.name,
                                   system_.options().functional ? "the functional simulator" : "the device model",
@@ -387,7 +399,8 @@ asio::awaitable<void> SimDevice::free(DevicePointer pointer) {
   }
   co_await sleep_for(milliseconds(model_.free_ms));
   auto bytes = pool_.free_synchronous(pointer);
-  trace_.async_span(host_track_, "cudaFree (waits for the device)", "host-blocking", start, system_.now(), format_bytes(bytes));
+  trace_.async_span(host_track_, "cudaFree (waits for the device)", "host-blocking", start, system_.now(),
+                    format_bytes(bytes));
 }
 
 asio::awaitable<DevicePointer> SimDevice::allocate_async(Bytes bytes, StreamHandle stream_handle) {
@@ -395,10 +408,11 @@ asio::awaitable<DevicePointer> SimDevice::allocate_async(Bytes bytes, StreamHand
   if (bytes == 0) throw DeviceError(DeviceErrc::invalid_value, "allocate_async: zero bytes");
   auto cost = milliseconds(model_.pool_alloc_ms);
   auto what = [&] {
-    return fmt::format("cudaMallocAsync({}) on GPU {} {}: out of memory (free {}, pool reserved {}, used {}, {} pending free)",
-                       format_bytes(bytes), properties_.ordinal, StreamEngines::stream_name(stream.id),
-                       format_bytes(pool_.free_bytes()), format_bytes(pool_.reserved_bytes()),
-                       format_bytes(pool_.used_bytes()), format_bytes(pool_.pending_bytes()));
+    return fmt::format(
+        "cudaMallocAsync({}) on GPU {} {}: out of memory (free {}, pool reserved {}, used {}, {} pending free)",
+        format_bytes(bytes), properties_.ordinal, StreamEngines::stream_name(stream.id),
+        format_bytes(pool_.free_bytes()), format_bytes(pool_.reserved_bytes()), format_bytes(pool_.used_bytes()),
+        format_bytes(pool_.pending_bytes()));
   };
   if (pool_.take_allocation_fault()) {
     co_await pinning_.host_call("cudaMallocAsync (failed)", cost, format_bytes(bytes));
@@ -415,7 +429,8 @@ asio::awaitable<DevicePointer> SimDevice::allocate_async(Bytes bytes, StreamHand
   enqueue_pool_dependencies(stream, dependencies);
   auto pointer = pool_.new_pool_block(bytes, stream.id);
   engines_.advance(stream);
-  co_await pinning_.host_call(growth > 0 ? "cudaMallocAsync (pool grows)" : "cudaMallocAsync", cost, format_bytes(bytes));
+  co_await pinning_.host_call(growth > 0 ? "cudaMallocAsync (pool grows)" : "cudaMallocAsync", cost,
+                              format_bytes(bytes));
   co_return pointer;
 }
 
@@ -509,8 +524,8 @@ void SimDevice::lose_device(std::string cause) {
   lost_cause_ = std::move(cause);
   trace_.instant(host_track_, "device lost", "fault", system_.now(), lost_cause_);
   link_.abandon();
-  auto error =
-      std::make_exception_ptr(DeviceError(DeviceErrc::device_lost, fmt::format("GPU {}: {}", properties_.ordinal, lost_cause_)));
+  auto error = std::make_exception_ptr(
+      DeviceError(DeviceErrc::device_lost, fmt::format("GPU {}: {}", properties_.ordinal, lost_cause_)));
   engines_.fail_everything(error);
 }
 

@@ -133,7 +133,8 @@ bool StreamEngines::advance_head(Stream& stream) {
   Op& op = stream.ops.front();
   switch (op.kind) {
     case OpKind::record_event:
-      STAGEHAND_ASSERT(op.event != 0 && op.event < events_.size(), "record of event {} of {}", op.event, events_.size() - 1);
+      STAGEHAND_ASSERT(op.event != 0 && op.event < events_.size(), "record of event {} of {}", op.event,
+                       events_.size() - 1);
       complete_event(*events_[op.event], op.generation);
       finish_head(stream);
       return true;
@@ -236,7 +237,8 @@ void StreamEngines::complete_running(std::uint32_t stream_id) {
 }
 
 void StreamEngines::complete_event(Event& event, std::uint64_t generation) {
-  STAGEHAND_ASSERT(generation <= event.recorded, "event completes generation {} of {} recorded", generation, event.recorded);
+  STAGEHAND_ASSERT(generation <= event.recorded, "event completes generation {} of {} recorded", generation,
+                   event.recorded);
   event.completed = std::max(event.completed, generation);
   std::vector<std::uint32_t> ready_streams;
   std::erase_if(event.blocked_streams, [&](const auto& entry) {
@@ -300,7 +302,8 @@ void StreamEngines::fail_everything(const std::exception_ptr& error) {
 
 void StreamEngines::report_leaks(int ordinal, std::vector<std::string>& leaks) const {
   for (std::size_t id = 1; id < streams_.size(); ++id) {
-    if (streams_[id]->alive) leaks.push_back(fmt::format("GPU {}: {} never destroyed", ordinal, stream_name(static_cast<std::uint32_t>(id))));
+    if (streams_[id]->alive)
+      leaks.push_back(fmt::format("GPU {}: {} never destroyed", ordinal, stream_name(static_cast<std::uint32_t>(id))));
   }
   for (std::size_t id = 1; id < events_.size(); ++id) {
     if (events_[id]->alive) leaks.push_back(fmt::format("GPU {}: event {} never destroyed", ordinal, id));

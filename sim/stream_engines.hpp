@@ -30,7 +30,15 @@ using VectorClock = std::vector<std::uint64_t>;
 void merge_clock(VectorClock& into, const VectorClock& from);
 
 enum class OpKind : std::uint8_t {
-  kernel, memset, copy_to_device, copy_to_host, record_event, wait_event, free_async, host_callback, pool_dependency
+  kernel,
+  memset,
+  copy_to_device,
+  copy_to_host,
+  record_event,
+  wait_event,
+  free_async,
+  host_callback,
+  pool_dependency
 };
 
 struct Op {
@@ -101,7 +109,8 @@ class OpRunner {
 
 class StreamEngines {
  public:
-  StreamEngines(SimSystem& system, OpRunner& runner, DeviceCounters& stats, std::string process_name, EngineSlots slots);
+  StreamEngines(SimSystem& system, OpRunner& runner, DeviceCounters& stats, std::string process_name,
+                EngineSlots slots);
 
   StreamHandle create_stream();
   EventHandle create_event();

@@ -30,8 +30,8 @@ constexpr Bytes kFirstWritePart = Bytes{4} << 20;
 void* map_written_pages(Bytes bytes) {
   void* pointer = map_huge_pages(bytes);
   if (pointer == nullptr) {
-    throw DeviceError(DeviceErrc::out_of_memory,
-                      fmt::format("allocate_pinned_host({}): mmap failed: {}", format_bytes(bytes), std::strerror(errno)));
+    throw DeviceError(DeviceErrc::out_of_memory, fmt::format("allocate_pinned_host({}): mmap failed: {}",
+                                                             format_bytes(bytes), std::strerror(errno)));
   }
   auto* data = static_cast<unsigned char*>(pointer);
   math::detail::run_ranges(bytes, std::min(16u, math::detail::resolve_thread_count(0)), kFirstWritePart,
@@ -88,10 +88,12 @@ void CUDART_CB run_host_call(cudaStream_t, cudaError_t status, void* data) {
   // After a failure the stream never reached the point: the callback is dropped, as the
   // simulator drops a lost device's, and the work it tracked goes with `call`.
   if (status != cudaSuccess) return;
-  const auto reached = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call->origin).count();
+  const auto reached =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call->origin).count();
   // Stream callbacks must not call CUDA: hand the callback to the coordinator's thread.
   auto executor = call->work;
-  asio::post(executor, [callback = std::move(call->callback), work = std::move(call->work), reached] { callback(reached); });
+  asio::post(executor,
+             [callback = std::move(call->callback), work = std::move(call->work), reached] { callback(reached); });
 }
 
 asio::any_io_executor tracked(const asio::any_io_executor& executor) {
@@ -102,7 +104,8 @@ asio::any_io_executor tracked(const asio::any_io_executor& executor) {
 CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor, Bytes memory_cap_bytes)
     : ordinal_(ordinal), executor_(std::move(executor)) {
   if (ordinal_ < 0 || ordinal_ >= device_count()) {
-    throw DeviceError(DeviceErrc::device_lost, fmt::format("CUDA device {} not present ({} found)", ordinal_, device_count()));
+    throw DeviceError(DeviceErrc::device_lost,
+                      fmt::format("CUDA device {} not present ({} found)", ordinal_, device_count()));
   }
   use_device();
   cudaDeviceProp prop{};
@@ -199,7 +202,8 @@ asio::awaitable<void> CudaDevice::on_worker(const char* call, Bytes bytes, std::
   });
   use_device();  // other devices' coroutines may have run on this thread meanwhile
   if (kernel_trace_ != nullptr) {
-    kernel_trace_->span(host_calls_track_, call, "host call", started, ended, bytes ? format_bytes(bytes) : std::string{});
+    kernel_trace_->span(host_calls_track_, call, "host call", started, ended,
+                        bytes ? format_bytes(bytes) : std::string{});
   }
 }
 
@@ -224,7 +228,8 @@ asio::awaitable<void> CudaDevice::when_reached(cudaStream_t stream) {
 
 cudaStream_t CudaDevice::stream_of(StreamHandle handle) const {
   auto found = streams_.find(handle.id);
-  if (found == streams_.end()) throw DeviceError(DeviceErrc::invalid_value, fmt::format("invalid stream {}", handle.id));
+  if (found == streams_.end())
+    throw DeviceError(DeviceErrc::invalid_value, fmt::format("invalid stream {}", handle.id));
   return found->second;
 }
 
@@ -329,12 +334,12 @@ asio::awaitable<void> CudaDevice::copy_to_device(DevicePointer destination, Host
 }
 
 asio::awaitable<void> CudaDevice::copy_to_host(HostRange destination, DevicePointer source, StreamHandle stream) {
-  co_await copy(destination.data(), reinterpret_cast<const void*>(source.address), destination.bytes, destination.data(),
-                cudaMemcpyDeviceToHost, stream);
+  co_await copy(destination.data(), reinterpret_cast<const void*>(source.address), destination.bytes,
+                destination.data(), cudaMemcpyDeviceToHost, stream);
 }
 
-asio::awaitable<void> CudaDevice::copy(void* to, const void* from, Bytes bytes, const void* host_side, cudaMemcpyKind kind,
-                                       StreamHandle stream) {
+asio::awaitable<void> CudaDevice::copy(void* to, const void* from, Bytes bytes, const void* host_side,
+                                       cudaMemcpyKind kind, StreamHandle stream) {
   use_device();
   auto cuda_stream = stream_of(stream);
   if (pinned(host_side)) {
@@ -428,12 +433,14 @@ void CudaDevice::set_pool_cross_stream_reuse(bool allowed) {
 }
 
 asio::awaitable<void> CudaDevice::register_host(HostRange range) {
-  co_await on_worker("cudaHostRegister", range.bytes,
-                     [=] { STAGEHAND_CUDA_CHECK(cudaHostRegister(range.data(), range.bytes, cudaHostRegisterPortable)); });
+  co_await on_worker("cudaHostRegister", range.bytes, [=] {
+    STAGEHAND_CUDA_CHECK(cudaHostRegister(range.data(), range.bytes, cudaHostRegisterPortable));
+  });
 }
 
 asio::awaitable<void> CudaDevice::unregister_host(HostRange range) {
-  co_await on_worker("cudaHostUnregister", range.bytes, [=] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data())); });
+  co_await on_worker("cudaHostUnregister", range.bytes,
+                     [=] { STAGEHAND_CUDA_CHECK(cudaHostUnregister(range.data())); });
 }
 
 asio::awaitable<HostRange> CudaDevice::allocate_pinned_host(Bytes bytes) {
@@ -520,7 +527,8 @@ void CudaDevice::harvest_kernel_times() const {
       totals.work_units += timing.work_units;
       totals.busy_ns += end - start;
       if (kernel_trace_ != nullptr) {
-        kernel_trace_->span(kernel_track_, *timing.name, "kernel", start, end, fmt::format("{} units", timing.work_units));
+        kernel_trace_->span(kernel_track_, *timing.name, "kernel", start, end,
+                            fmt::format("{} units", timing.work_units));
       }
     }
     cudaGetLastError();

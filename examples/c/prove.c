@@ -95,12 +95,14 @@ static void check_options(stagehand_engine* engine, const unsigned char* wtns, s
   options.deadline_ms = 600000;
   uint64_t first = 0, again = 0;
   int repeated = -1;
-  int status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &first, &repeated, err, sizeof err);
+  int status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &first, &repeated, err,
+                                   sizeof err);
   if (status != STAGEHAND_OK || repeated != 0) fail("stagehand_submit_ex with a request id", status, err);
   char* proof = NULL;
   status = stagehand_wait(engine, first, &proof, NULL, err, sizeof err);
   if (status != STAGEHAND_OK) fail("the proof named by a request id", status, err);
-  status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &again, &repeated, err, sizeof err);
+  status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &again, &repeated, err,
+                               sizeof err);
   char* repeated_proof = NULL;
   if (status != STAGEHAND_OK || repeated != 1 || again != first) {
     fail("the same request id again must give the same proof", status, err);
@@ -112,11 +114,13 @@ static void check_options(stagehand_engine* engine, const unsigned char* wtns, s
   stagehand_free(repeated_proof);
   stagehand_timings timings = {.struct_size = sizeof(stagehand_timings)};
   status = stagehand_proof_timings(engine, first, &timings, err, sizeof err);
-  if (status != STAGEHAND_OK || !timings_add_up(&timings)) fail("stagehand_proof_timings", status, "missing, or not adding up");
+  if (status != STAGEHAND_OK || !timings_add_up(&timings))
+    fail("stagehand_proof_timings", status, "missing, or not adding up");
 
   char* public_signals = NULL;
   stagehand_timings blocking = {.struct_size = sizeof(stagehand_timings)};
-  status = stagehand_prove_ex(engine, "circuit", wtns, wtns_length, NULL, &proof, &public_signals, &blocking, err, sizeof err);
+  status = stagehand_prove_ex(engine, "circuit", wtns, wtns_length, NULL, &proof, &public_signals, &blocking, err,
+                              sizeof err);
   if (status != STAGEHAND_OK || !timings_add_up(&blocking)) fail("stagehand_prove_ex with timings", status, err);
   if (status == STAGEHAND_OK) {
     stagehand_free(proof);
@@ -124,9 +128,12 @@ static void check_options(stagehand_engine* engine, const unsigned char* wtns, s
   }
   options.request_id = NULL;
   options.deadline_ms = -1;
-  status = stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &first, NULL, err, sizeof err);
-  if (status != STAGEHAND_ERROR_DEADLINE) fail("a deadline already past must be DEADLINE", status, err);
-  else printf("ok: a deadline already past: %s\n", err);
+  status =
+      stagehand_submit_ex(engine, "circuit", wtns, wtns_length, &options, NULL, NULL, &first, NULL, err, sizeof err);
+  if (status != STAGEHAND_ERROR_DEADLINE)
+    fail("a deadline already past must be DEADLINE", status, err);
+  else
+    printf("ok: a deadline already past: %s\n", err);
 }
 
 int main(int argc, char** argv) {
@@ -177,9 +184,11 @@ int main(int argc, char** argv) {
     pthread_mutex_lock(&completion.mutex);
     while (!completion.done) pthread_cond_wait(&completion.ended, &completion.mutex);
     pthread_mutex_unlock(&completion.mutex);
-    if (completion.status != STAGEHAND_OK) fail("the asynchronous proof", completion.status, "(see above)");
+    if (completion.status != STAGEHAND_OK)
+      fail("the asynchronous proof", completion.status, "(see above)");
     else if (write_text(argv[3], "async.proof.json", completion.proof) != 0 ||
-             write_text(argv[3], "async.public.json", completion.public_signals) != 0) ++failures;
+             write_text(argv[3], "async.public.json", completion.public_signals) != 0)
+      ++failures;
     char* waited = NULL;
     status = stagehand_wait(engine, id, &waited, NULL, err, sizeof err);
     if (status != STAGEHAND_OK || waited == NULL || completion.proof == NULL || strcmp(waited, completion.proof) != 0) {
@@ -196,8 +205,10 @@ int main(int argc, char** argv) {
 
   /* The errors a caller tells apart by their codes. */
   status = stagehand_prove(engine, "circuit", wtns, wtns_length / 2, &proof, &public_signals, err, sizeof err);
-  if (status != STAGEHAND_ERROR_BAD_WITNESS) fail("a truncated witness must be BAD_WITNESS", status, err);
-  else printf("ok: a truncated witness: %s\n", err);
+  if (status != STAGEHAND_ERROR_BAD_WITNESS)
+    fail("a truncated witness must be BAD_WITNESS", status, err);
+  else
+    printf("ok: a truncated witness: %s\n", err);
   status = stagehand_prove(engine, "no-such-key", wtns, wtns_length, &proof, &public_signals, err, sizeof err);
   if (status != STAGEHAND_ERROR_UNKNOWN_KEY) fail("an unknown key must be UNKNOWN_KEY", status, err);
   status = stagehand_poll(engine, 987654321, NULL, NULL, err, sizeof err);

@@ -46,7 +46,8 @@ extern "C" {
 #define STAGEHAND_PENDING 13            /* stagehand_poll: the proof is queued or running */
 #define STAGEHAND_ALREADY_ENDED 14      /* stagehand_cancel: the proof had ended already */
 #define STAGEHAND_ERROR_NO_GPU 15       /* every GPU of the engine is lost: restart it */
-#define STAGEHAND_ERROR_DEADLINE 16     /* the proof's deadline passed before it could start: refused at
+#define STAGEHAND_ERROR_DEADLINE \
+  16                                        /* the proof's deadline passed before it could start: refused at
                                            submit, or failed unrun while it was queued */
 #define STAGEHAND_ERROR_REQUEST_CONFLICT 17 /* the request id names a proof of another key */
 
@@ -57,15 +58,15 @@ stagehand_engine* stagehand_engine_create(const char* config_path, char* err, si
 /* Finishes every accepted proof (their callbacks run), then frees the engine. NULL is ignored. */
 void stagehand_engine_destroy(stagehand_engine* engine);
 /* 0 on success; non-zero with a message in err. */
-int stagehand_key_load(stagehand_engine* engine, const char* key_name, const char* zkey_path,
-                       char* err, size_t err_len);
+int stagehand_key_load(stagehand_engine* engine, const char* key_name, const char* zkey_path, char* err,
+                       size_t err_len);
 /* New proofs for the key are refused at once; it is freed once its queued and running proofs
    have ended (they finish first). */
 int stagehand_key_unload(stagehand_engine* engine, const char* key_name, char* err, size_t err_len);
 /* Blocking: one proof from the bytes of a snarkjs .wtns file. On success *proof_json and
    *public_json hold snarkjs's proof.json and public.json texts, freed with stagehand_free. */
-int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns,
-                    size_t wtns_len, char** proof_json, char** public_json, char* err, size_t err_len);
+int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                    char** proof_json, char** public_json, char* err, size_t err_len);
 /* The engine's status as JSON, freed with stagehand_free. */
 char* stagehand_status_json(stagehand_engine* engine);
 void stagehand_free(void* p);
@@ -83,16 +84,16 @@ typedef void (*stagehand_proof_callback)(void* user_data, uint64_t proof_id, int
    wait_when_full non-zero the call waits for room, otherwise it returns
    STAGEHAND_ERROR_QUEUE_FULL. callback may be NULL (then poll). The witness bytes are copied. */
 int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
-                     int wait_when_full, stagehand_proof_callback callback, void* user_data,
-                     uint64_t* proof_id, char* err, size_t err_len);
+                     int wait_when_full, stagehand_proof_callback callback, void* user_data, uint64_t* proof_id,
+                     char* err, size_t err_len);
 /* STAGEHAND_PENDING while the proof is queued or running; STAGEHAND_OK once done, with the
    texts in *proof_json and *public_json (freed with stagehand_free; either pointer may be NULL
    when not wanted); STAGEHAND_ERROR_PROOF_FAILED, _CANCELLED or _DEADLINE with the reason in err. */
-int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
-                   char* err, size_t err_len);
+int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json, char* err,
+                   size_t err_len);
 /* Blocks until the proof ends, then as stagehand_poll. */
-int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json,
-                   char* err, size_t err_len);
+int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json, char* err,
+                   size_t err_len);
 /* Cancels a queued proof at once, a running one before its next step. 0 when the cancellation
    was made (the proof ends cancelled unless it ends first); STAGEHAND_ALREADY_ENDED when it had
    ended already; STAGEHAND_ERROR_UNKNOWN_PROOF. */

@@ -126,8 +126,8 @@ SRS clone_SRS(const SRS* rhs);
 /* One proof per circuit into proofs[0 .. num_circuits), with r_s[i] and s_s[i] (Montgomery) as
    circuit i's r and s. Every assignment is checked against the parameters before any proof is
    made (the message names the circuit and the field); proofs is written only on success. */
-RustError generate_groth16_proofs_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[],
-                                    const fr_t s_s[], groth16_proof proofs[], SRS* srs);
+RustError generate_groth16_proofs_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[], const fr_t s_s[],
+                                    groth16_proof proofs[], SRS* srs);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -19,7 +19,8 @@
 namespace stagehand::sim {
 namespace {
 
-static_assert(sizeof(math::Fr) == kernel::kFrBytes, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
+static_assert(sizeof(math::Fr) == kernel::kFrBytes,
+              "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
 
 math::Fr fr_of_words(const std::vector<std::uint64_t>& arguments, std::size_t first) {
   math::Fr::LimbArray limbs{};
@@ -31,9 +32,11 @@ math::Fr fr_of_words(const std::vector<std::uint64_t>& arguments, std::size_t fi
 
 void ntt_domain_init(KernelContext& context) {
   const auto& arguments = context.launch().arguments;
-  if (arguments.size() != 9) throw std::invalid_argument(fmt::format("{}: expects [log_size, ω w0..w3, g w0..w3]", kernel::ntt_domain_init));
+  if (arguments.size() != 9)
+    throw std::invalid_argument(fmt::format("{}: expects [log_size, ω w0..w3, g w0..w3]", kernel::ntt_domain_init));
   auto domain = context.write(0);
-  if (domain.size() < kAssignmentDomainBytes) throw std::invalid_argument(fmt::format("{}: the domain buffer is too small", kernel::ntt_domain_init));
+  if (domain.size() < kAssignmentDomainBytes)
+    throw std::invalid_argument(fmt::format("{}: the domain buffer is too small", kernel::ntt_domain_init));
   const std::uint64_t log_size = arguments[0];
   const math::Fr root = fr_of_words(arguments, 1), coset = fr_of_words(arguments, 5);
   std::memcpy(domain.data(), &log_size, sizeof log_size);
@@ -50,31 +53,35 @@ const math::Domain& cpu_domain(std::span<const std::byte> domain_bytes, unsigned
   std::memcpy(&root, domain_bytes.data() + 8, sizeof root);
   std::memcpy(&coset, domain_bytes.data() + 8 + sizeof root, sizeof coset);
   if (log_size != expected_log) {
-    throw std::invalid_argument(fmt::format("{}: the domain is of 2^{}, the launch of 2^{}", kernel::h_polynomial_classic,
-                                            log_size, expected_log));
+    throw std::invalid_argument(fmt::format("{}: the domain is of 2^{}, the launch of 2^{}",
+                                            kernel::h_polynomial_classic, log_size, expected_log));
   }
   using Key = std::tuple<std::uint64_t, math::Fr::LimbArray, math::Fr::LimbArray>;
   static std::mutex mutex;
   static std::map<Key, std::unique_ptr<math::Domain>> domains;
   std::lock_guard lock(mutex);
   auto& slot = domains[Key{log_size, root.montgomery_limbs(), coset.montgomery_limbs()}];
-  if (!slot) slot = std::make_unique<math::Domain>(math::Domain::from_root(static_cast<unsigned>(log_size), root, coset));
+  if (!slot)
+    slot = std::make_unique<math::Domain>(math::Domain::from_root(static_cast<unsigned>(log_size), root, coset));
   return *slot;
 }
 
 void h_polynomial_classic(KernelContext& context) {
   const auto& launch = context.launch();
   if (launch.arguments.empty() || launch.reads.empty() || launch.writes.size() < 3) {
-    throw std::invalid_argument(fmt::format("{}: expects [log_size], reads [domain], writes [a, b, c]", kernel::h_polynomial_classic));
+    throw std::invalid_argument(
+        fmt::format("{}: expects [log_size], reads [domain], writes [a, b, c]", kernel::h_polynomial_classic));
   }
   const auto log_size = static_cast<unsigned>(launch.arguments[0]);
   const std::size_t n = std::size_t{1} << log_size;
   auto domain_bytes = context.read(0);
-  if (domain_bytes.size() < kAssignmentDomainBytes) throw std::invalid_argument(fmt::format("{}: the domain buffer is too small", kernel::h_polynomial_classic));
+  if (domain_bytes.size() < kAssignmentDomainBytes)
+    throw std::invalid_argument(fmt::format("{}: the domain buffer is too small", kernel::h_polynomial_classic));
   std::array<std::span<math::Fr>, 3> values;
   for (std::size_t i = 0; i < values.size(); ++i) {
     auto bytes = context.write(i);
-    if (bytes.size() < n * kernel::kFrBytes) throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel::h_polynomial_classic));
+    if (bytes.size() < n * kernel::kFrBytes)
+      throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel::h_polynomial_classic));
     values[i] = std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), n);
   }
   math::h_coefficients_classic(values[0], values[1], values[2], cpu_domain(domain_bytes, log_size));

@@ -25,7 +25,8 @@
 namespace stagehand::sim {
 namespace {
 
-static_assert(sizeof(math::Fr) == kernel::kFrBytes, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
+static_assert(sizeof(math::Fr) == kernel::kFrBytes,
+              "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
 constexpr std::size_t kFqBytes = kernel::kG1AffineBytes / 2;
 static_assert(sizeof(math::Fq::LimbArray) == kFqBytes, "a G1 coordinate is 48 bytes of Montgomery limbs");
 
@@ -47,7 +48,8 @@ std::vector<math::G1Affine> decode_device_points(std::span<const std::byte> byte
   std::vector<math::G1Affine> points(count);
   for (std::size_t i = 0; i < count; ++i) {
     const std::byte* data = bytes.data() + i * kernel::kG1AffineBytes;
-    if (!all_zero(data, kernel::kG1AffineBytes)) points[i] = math::G1Affine::from_coordinates(fq_from(data), fq_from(data + kFqBytes));
+    if (!all_zero(data, kernel::kG1AffineBytes))
+      points[i] = math::G1Affine::from_coordinates(fq_from(data), fq_from(data + kFqBytes));
   }
   return points;
 }
@@ -59,7 +61,8 @@ std::vector<math::G2Affine> decode_device_g2_points(std::span<const std::byte> b
   std::vector<math::G2Affine> points(count);
   for (std::size_t i = 0; i < count; ++i) {
     const std::byte* data = bytes.data() + i * kernel::kG2AffineBytes;
-    if (!all_zero(data, kernel::kG2AffineBytes)) points[i] = math::G2Affine::from_coordinates(fq2_from(data), fq2_from(data + 2 * kFqBytes));
+    if (!all_zero(data, kernel::kG2AffineBytes))
+      points[i] = math::G2Affine::from_coordinates(fq2_from(data), fq2_from(data + 2 * kFqBytes));
   }
   return points;
 }
@@ -78,7 +81,8 @@ const math::Domain& snarkjs_domain(unsigned log_size, unsigned threads) {
 template <class Byte>
 auto domain_values(std::span<Byte> bytes, unsigned log_size, const char* kernel_name) {
   const std::size_t n = std::size_t{1} << log_size;
-  if (bytes.size() < n * kernel::kFrBytes) throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel_name));
+  if (bytes.size() < n * kernel::kFrBytes)
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel_name));
   using Value = std::conditional_t<std::is_const_v<Byte>, const math::Fr, math::Fr>;
   return std::span<Value>(reinterpret_cast<Value*>(bytes.data()), n);
 }
@@ -133,7 +137,8 @@ void groth16_msm(KernelContext& context, const char* name, std::uint64_t point_b
   auto points_bytes = context.bytes(launch.bases);
   auto scalar_bytes = context.bytes(launch.scalars);
   auto result = context.bytes(launch.result);
-  if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes || result.size() < result_bytes) {
+  if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes ||
+      result.size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
   const auto points = decode(points_bytes, count);
@@ -146,7 +151,8 @@ void groth16_msm_g1(KernelContext& context) {
 }
 
 void groth16_msm_g2(KernelContext& context) {
-  groth16_msm(context, kernel::groth16_msm_g2, kernel::kG2AffineBytes, kernel::kG2JacobianBytes, decode_device_g2_points);
+  groth16_msm(context, kernel::groth16_msm_g2, kernel::kG2AffineBytes, kernel::kG2JacobianBytes,
+              decode_device_g2_points);
 }
 
 // groth16_msm_g1_batch and _g2_batch: the MSM's running state is its sum so far, kept at the
@@ -161,7 +167,8 @@ void groth16_msm_batch(KernelContext& context, const char* name, std::uint64_t p
   auto points_bytes = context.bytes(launch.bases);
   auto scalar_bytes = context.bytes(launch.scalars);
   auto state = context.bytes(*launch.scratch);
-  if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes || state.size() < result_bytes) {
+  if (points_bytes.size() < count * point_bytes || scalar_bytes.size() < count * kernel::kFrBytes ||
+      state.size() < result_bytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
   if (count > launch.capacity) {
@@ -191,10 +198,12 @@ math::AffinePoint<Curve> doubled_times(const math::AffinePoint<Curve>& affine, u
 }
 
 void encode_device_point(const math::G1Affine& point, std::byte* out) {
-  groth16::encode_g1(point, std::span<std::uint8_t, groth16::kG1Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG1Bytes));
+  groth16::encode_g1(
+      point, std::span<std::uint8_t, groth16::kG1Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG1Bytes));
 }
 void encode_device_point(const math::G2Affine& point, std::byte* out) {
-  groth16::encode_g2(point, std::span<std::uint8_t, groth16::kG2Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG2Bytes));
+  groth16::encode_g2(
+      point, std::span<std::uint8_t, groth16::kG2Bytes>(reinterpret_cast<std::uint8_t*>(out), groth16::kG2Bytes));
 }
 
 // groth16_precompute_g1/_g2: copy j of each point is copy j - 1 doubled c times (the CPU
@@ -204,7 +213,8 @@ void groth16_precompute(KernelContext& context, const char* name, std::uint64_t 
   const auto launch = kernel::PrecomputeLaunch::from_launch(context.launch());
   const std::size_t count = launch.points;
   const auto window_bits = static_cast<unsigned>(launch.window_bits);
-  if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
+  if (window_bits < 2 || window_bits > 24)
+    throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
   const std::size_t copies = kernel::precomputed_copies(window_bits);
   auto points_bytes = context.bytes(launch.bases);
   auto out = context.bytes(launch.copies);
@@ -224,8 +234,8 @@ void groth16_precompute(KernelContext& context, const char* name, std::uint64_t 
 // scalar i (the device's are signed; both sum to the scalar when copy j is 2^(c·j)·P): one
 // reference MSM per copy.
 template <class Decode>
-void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint64_t point_bytes, std::uint64_t result_bytes,
-                             Decode decode) {
+void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint64_t point_bytes,
+                             std::uint64_t result_bytes, Decode decode) {
   const auto launch = kernel::MsmLaunch::from_launch(context.launch());
   if (!launch.window_bits) {
     throw std::invalid_argument(fmt::format("{}: expects arguments [threads, window_bits]", name));
@@ -233,7 +243,8 @@ void groth16_msm_precomputed(KernelContext& context, const char* name, std::uint
   const std::size_t count = launch.points;
   const auto threads = static_cast<unsigned>(launch.threads);
   const auto window_bits = static_cast<unsigned>(*launch.window_bits);
-  if (window_bits < 2 || window_bits > 24) throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
+  if (window_bits < 2 || window_bits > 24)
+    throw std::invalid_argument(fmt::format("{}: window_bits outside 2..24", name));
   const std::size_t copies = kernel::precomputed_copies(window_bits);
   auto copies_bytes = context.bytes(launch.bases);
   auto scalar_bytes = context.bytes(launch.scalars);
@@ -275,11 +286,11 @@ void groth16_abc(KernelContext& context) {
     }
     return std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), layout.rows);
   };
-  groth16::evaluate_constraint_matrix(layout, context.bytes(launch.matrix),
-                                      std::span<const math::Fr>(reinterpret_cast<const math::Fr*>(witness.data()),
-                                                                witness.size() / kernel::kFrBytes),
-                                      as_fr(context.bytes(launch.a)), as_fr(context.bytes(launch.b)),
-                                      as_fr(context.bytes(launch.c)), threads, chunk.first_a, chunk.first_b);
+  groth16::evaluate_constraint_matrix(
+      layout, context.bytes(launch.matrix),
+      std::span<const math::Fr>(reinterpret_cast<const math::Fr*>(witness.data()), witness.size() / kernel::kFrBytes),
+      as_fr(context.bytes(launch.a)), as_fr(context.bytes(launch.b)), as_fr(context.bytes(launch.c)), threads,
+      chunk.first_a, chunk.first_b);
 }
 
 }  // namespace
@@ -296,18 +307,19 @@ void register_groth16_kernels(SimSystem& system) {
     groth16_precompute(context, kernel::groth16_precompute_g2, kernel::kG2AffineBytes, decode_device_g2_points);
   });
   system.register_kernel(kernel::groth16_msm_g1_precomputed, [](KernelContext& context) {
-    groth16_msm_precomputed(context, kernel::groth16_msm_g1_precomputed, kernel::kG1AffineBytes, kernel::kG1JacobianBytes,
-                            decode_device_points);
+    groth16_msm_precomputed(context, kernel::groth16_msm_g1_precomputed, kernel::kG1AffineBytes,
+                            kernel::kG1JacobianBytes, decode_device_points);
   });
   system.register_kernel(kernel::groth16_msm_g2_precomputed, [](KernelContext& context) {
-    groth16_msm_precomputed(context, kernel::groth16_msm_g2_precomputed, kernel::kG2AffineBytes, kernel::kG2JacobianBytes,
-                            decode_device_g2_points);
+    groth16_msm_precomputed(context, kernel::groth16_msm_g2_precomputed, kernel::kG2AffineBytes,
+                            kernel::kG2JacobianBytes, decode_device_g2_points);
   });
   // The batch kernels keep the MSM's sum so far in their scratch: at least one sum of it.
   system.register_kernel(
       kernel::groth16_msm_g1_batch,
       [](KernelContext& context) {
-        groth16_msm_batch(context, kernel::groth16_msm_g1_batch, kernel::kG1AffineBytes, kernel::kG1JacobianBytes, decode_device_points);
+        groth16_msm_batch(context, kernel::groth16_msm_g1_batch, kernel::kG1AffineBytes, kernel::kG1JacobianBytes,
+                          decode_device_points);
       },
       kernel::kG1JacobianBytes);
   system.register_kernel(
@@ -319,11 +331,15 @@ void register_groth16_kernels(SimSystem& system) {
       kernel::kG2JacobianBytes);
   system.register_kernel(
       kernel::groth16_msm_g1_reduce,
-      [](KernelContext& context) { groth16_msm_reduce(context, kernel::groth16_msm_g1_reduce, kernel::kG1JacobianBytes); },
+      [](KernelContext& context) {
+        groth16_msm_reduce(context, kernel::groth16_msm_g1_reduce, kernel::kG1JacobianBytes);
+      },
       kernel::kG1JacobianBytes);
   system.register_kernel(
       kernel::groth16_msm_g2_reduce,
-      [](KernelContext& context) { groth16_msm_reduce(context, kernel::groth16_msm_g2_reduce, kernel::kG2JacobianBytes); },
+      [](KernelContext& context) {
+        groth16_msm_reduce(context, kernel::groth16_msm_g2_reduce, kernel::kG2JacobianBytes);
+      },
       kernel::kG2JacobianBytes);
   system.register_kernel(kernel::groth16_abc, groth16_abc);
 }

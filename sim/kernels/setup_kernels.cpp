@@ -18,7 +18,8 @@
 namespace stagehand::sim {
 namespace {
 
-static_assert(sizeof(math::Fr) == kernel::kFrBytes, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
+static_assert(sizeof(math::Fr) == kernel::kFrBytes,
+              "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
 
 // The group's encoding, from groth16/encoding.hpp.
 template <class Curve>
@@ -53,8 +54,8 @@ void setup_fixed_base(KernelContext& context, const char* name) {
   const auto table_bytes = as_bytes(context.read(0));
   const auto scalar_bytes = context.read(1);
   auto points = context.write(0);
-  if (table_bytes.size() < kernel::kFixedBaseTableEntries * E::kBytes || scalar_bytes.size() < count * kernel::kFrBytes ||
-      points.size() < count * E::kBytes) {
+  if (table_bytes.size() < kernel::kFixedBaseTableEntries * E::kBytes ||
+      scalar_bytes.size() < count * kernel::kFrBytes || points.size() < count * E::kBytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
   }
   std::vector<math::AffinePoint<Curve>> table(kernel::kFixedBaseTableEntries);
@@ -79,8 +80,12 @@ void setup_fixed_base(KernelContext& context, const char* name) {
   });
 }
 
-void setup_fixed_base_g1(KernelContext& context) { setup_fixed_base<math::G1Curve>(context, kernel::setup_fixed_base_g1); }
-void setup_fixed_base_g2(KernelContext& context) { setup_fixed_base<math::G2Curve>(context, kernel::setup_fixed_base_g2); }
+void setup_fixed_base_g1(KernelContext& context) {
+  setup_fixed_base<math::G1Curve>(context, kernel::setup_fixed_base_g1);
+}
+void setup_fixed_base_g2(KernelContext& context) {
+  setup_fixed_base<math::G2Curve>(context, kernel::setup_fixed_base_g2);
+}
 
 }  // namespace
 

@@ -27,8 +27,9 @@ namespace {
 // be those of this one.
 void check_cap_within_card(const RunConfig& config, Bytes card_bytes, const std::string& card) {
   if (config.vram_cap_bytes > card_bytes) {
-    throw ConfigError(fmt::format("{}: a cap of {} is more than {} has ({}); 0 means the whole card", config.vram_cap_where,
-                                  format_bytes(config.vram_cap_bytes), card, format_bytes(card_bytes)));
+    throw ConfigError(fmt::format("{}: a cap of {} is more than {} has ({}); 0 means the whole card",
+                                  config.vram_cap_where, format_bytes(config.vram_cap_bytes), card,
+                                  format_bytes(card_bytes)));
   }
 }
 
@@ -62,7 +63,8 @@ class SimulatorBackend final : public Backend {
     check_cap_within_card(config, model.memory_bytes, fmt::format("the simulated {}", config.device_model));
     for (int i = 0; i < config.gpus; ++i) {
       auto& device = system_->add_device(model, simulated.applies_to(i) ? simulated : FaultPlan{});
-      if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes) device.set_memory_bytes(config.vram_cap_bytes);
+      if (config.vram_cap_bytes > 0 && config.vram_cap_bytes < model.memory_bytes)
+        device.set_memory_bytes(config.vram_cap_bytes);
       devices_.push_back(&device);
     }
     if (functional_) sim::register_functional_kernels(*system_);
@@ -157,7 +159,8 @@ void Backend::wrap_devices(const FaultPlan& faults) {
 
 std::unique_ptr<Backend> Backend::open_simulator(const RunConfig& config, BackendOptions options) {
   const auto& faults = chosen_faults(config, options);
-  auto backend = std::make_unique<SimulatorBackend>(config, options, options.faults_by_adaptor ? FaultPlan{} : faults.simulated_part());
+  auto backend = std::make_unique<SimulatorBackend>(config, options,
+                                                    options.faults_by_adaptor ? FaultPlan{} : faults.simulated_part());
   backend->wrap_devices(options.faults_by_adaptor ? faults : faults.adaptor_part());
   return backend;
 }
@@ -166,22 +169,25 @@ std::unique_ptr<Backend> Backend::open_cuda(const RunConfig& config, BackendOpti
   // Refused before anything else, so that a configuration says so in every build.
   const auto& faults = chosen_faults(config, options);
   if (faults.simulator_only()) {
-    throw ConfigError(fmt::format("{}: pcie_slowdown_factor is the simulator's alone (a GPU's link cannot be slowed); on a GPU, "
-                                  "copy_delay_ms delays each copy instead",
-                                  options.faults.any() ? std::string("BackendOptions::faults") : config.faults_where));
+    throw ConfigError(
+        fmt::format("{}: pcie_slowdown_factor is the simulator's alone (a GPU's link cannot be slowed); on a GPU, "
+                    "copy_delay_ms delays each copy instead",
+                    options.faults.any() ? std::string("BackendOptions::faults") : config.faults_where));
   }
 #if defined(STAGEHAND_HAVE_CUDA)
   if (cuda::device_count() == 0) {
-    throw std::runtime_error(fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config.source.string()));
+    throw std::runtime_error(
+        fmt::format("{}: backend = \"cuda\" but no CUDA device is present", config.source.string()));
   }
   // A GPU run with injected faults wraps each CudaDevice here (BackendOptions::faults).
   auto backend = std::make_unique<CudaBackend>(config, options);
   backend->wrap_devices(faults);
   return backend;
 #else
-  throw std::runtime_error(fmt::format(
-      "{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the simulator on the CPU)",
-      config.source.string()));
+  throw std::runtime_error(
+      fmt::format("{}: backend = \"cuda\": this stagehand was built without CUDA; use \"sim\" or \"auto\" (the "
+                  "simulator on the CPU)",
+                  config.source.string()));
 #endif
 }
 

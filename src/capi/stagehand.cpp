@@ -134,7 +134,9 @@ std::optional<stagehand::engine::SubmitOptions> options_of(const stagehand_submi
   out.when_full = when_full_by_default;
   if (options == nullptr) return out;
   if (options->struct_size < sizeof(stagehand_submit_options)) {
-    write_error(err, err_len, "options->struct_size is smaller than stagehand_submit_options: set it with stagehand_submit_options_init");
+    write_error(
+        err, err_len,
+        "options->struct_size is smaller than stagehand_submit_options: set it with stagehand_submit_options_init");
     return std::nullopt;
   }
   switch (options->priority) {
@@ -143,12 +145,15 @@ std::optional<stagehand::engine::SubmitOptions> options_of(const stagehand_submi
     case STAGEHAND_PRIORITY_HIGH: out.priority = Priority::high; break;
     case STAGEHAND_PRIORITY_CRITICAL: out.priority = Priority::critical; break;
     default:
-      write_error(err, err_len, "options->priority is not a STAGEHAND_PRIORITY_* value (-1 to 2): " + std::to_string(options->priority));
+      write_error(
+          err, err_len,
+          "options->priority is not a STAGEHAND_PRIORITY_* value (-1 to 2): " + std::to_string(options->priority));
       return std::nullopt;
   }
   if (options->request_id != nullptr) out.request_id = options->request_id;
   if (options->deadline_ms != 0) out.deadline = stagehand::engine::deadline_in(options->deadline_ms);
-  out.when_full = options->wait_when_full != 0 ? stagehand::engine::WhenFull::wait : stagehand::engine::WhenFull::refuse;
+  out.when_full =
+      options->wait_when_full != 0 ? stagehand::engine::WhenFull::wait : stagehand::engine::WhenFull::refuse;
   return out;
 }
 
@@ -156,7 +161,8 @@ std::optional<stagehand::engine::SubmitOptions> options_of(const stagehand_submi
 int write_timings(const ProofResult& result, stagehand_timings* timings, char* err, std::size_t err_len) {
   if (result.state == ProofState::queued || result.state == ProofState::running) return STAGEHAND_PENDING;
   if (timings->struct_size < sizeof(stagehand_timings)) {
-    write_error(err, err_len, "timings->struct_size is smaller than stagehand_timings: set it to sizeof(stagehand_timings)");
+    write_error(err, err_len,
+                "timings->struct_size is smaller than stagehand_timings: set it to sizeof(stagehand_timings)");
     return STAGEHAND_ERROR_ARGUMENT;
   }
   const auto& t = result.timings;
@@ -211,7 +217,8 @@ void stagehand_engine_destroy(stagehand_engine* engine) {
   }
 }
 
-int stagehand_key_load(stagehand_engine* engine, const char* key_name, const char* zkey_path, char* err, size_t err_len) {
+int stagehand_key_load(stagehand_engine* engine, const char* key_name, const char* zkey_path, char* err,
+                       size_t err_len) {
   return guarded(err, err_len, [&] {
     if (int status = check_engine(engine, err, err_len)) return status;
     if (int status = check_name(key_name, "key_name", err, err_len)) return status;
@@ -230,8 +237,8 @@ int stagehand_key_unload(stagehand_engine* engine, const char* key_name, char* e
   });
 }
 
-int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len, char** proof_json,
-                    char** public_json, char* err, size_t err_len) {
+int stagehand_prove(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                    char** proof_json, char** public_json, char* err, size_t err_len) {
   return stagehand_prove_ex(engine, key_name, wtns, wtns_len, nullptr, proof_json, public_json, nullptr, err, err_len);
 }
 
@@ -246,12 +253,14 @@ char* stagehand_status_json(stagehand_engine* engine) {
 
 void stagehand_free(void* p) { std::free(p); }
 
-int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len, int wait_when_full,
-                     stagehand_proof_callback callback, void* user_data, uint64_t* proof_id, char* err, size_t err_len) {
+int stagehand_submit(stagehand_engine* engine, const char* key_name, const uint8_t* wtns, size_t wtns_len,
+                     int wait_when_full, stagehand_proof_callback callback, void* user_data, uint64_t* proof_id,
+                     char* err, size_t err_len) {
   stagehand_submit_options options;
   stagehand_submit_options_init(&options);
   options.wait_when_full = wait_when_full;
-  return stagehand_submit_ex(engine, key_name, wtns, wtns_len, &options, callback, user_data, proof_id, nullptr, err, err_len);
+  return stagehand_submit_ex(engine, key_name, wtns, wtns_len, &options, callback, user_data, proof_id, nullptr, err,
+                             err_len);
 }
 
 void stagehand_submit_options_init(stagehand_submit_options* options) {
@@ -300,7 +309,8 @@ int stagehand_prove_ex(stagehand_engine* engine, const char* key_name, const uin
       return STAGEHAND_ERROR_ARGUMENT;
     }
     if (timings != nullptr && timings->struct_size < sizeof(stagehand_timings)) {
-      write_error(err, err_len, "timings->struct_size is smaller than stagehand_timings: set it to sizeof(stagehand_timings)");
+      write_error(err, err_len,
+                  "timings->struct_size is smaller than stagehand_timings: set it to sizeof(stagehand_timings)");
       return STAGEHAND_ERROR_ARGUMENT;
     }
     auto submit_options = options_of(options, stagehand::engine::WhenFull::wait, err, err_len);
@@ -312,7 +322,8 @@ int stagehand_prove_ex(stagehand_engine* engine, const char* key_name, const uin
   });
 }
 
-int stagehand_proof_timings(stagehand_engine* engine, uint64_t proof_id, stagehand_timings* timings, char* err, size_t err_len) {
+int stagehand_proof_timings(stagehand_engine* engine, uint64_t proof_id, stagehand_timings* timings, char* err,
+                            size_t err_len) {
   return guarded(err, err_len, [&] {
     if (int status = check_engine(engine, err, err_len)) return status;
     if (timings == nullptr) {
@@ -323,14 +334,16 @@ int stagehand_proof_timings(stagehand_engine* engine, uint64_t proof_id, stageha
   });
 }
 
-int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json, char* err, size_t err_len) {
+int stagehand_poll(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json, char* err,
+                   size_t err_len) {
   return guarded(err, err_len, [&] {
     if (int status = check_engine(engine, err, err_len)) return status;
     return answer(engine->engine->find(proof_id).result(), proof_json, public_json, err, err_len);
   });
 }
 
-int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json, char* err, size_t err_len) {
+int stagehand_wait(stagehand_engine* engine, uint64_t proof_id, char** proof_json, char** public_json, char* err,
+                   size_t err_len) {
   return guarded(err, err_len, [&] {
     if (int status = check_engine(engine, err, err_len)) return status;
     return answer(engine->engine->find(proof_id).wait(), proof_json, public_json, err, err_len);

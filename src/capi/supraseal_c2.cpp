@@ -252,7 +252,11 @@ void check_shape(const ParamsKey& key, const Assignment& raw, std::size_t circui
       density(raw.a_aux_density, raw.a_aux_bit_len, raw.a_aux_popcount, "a_aux", circuit),
       density(raw.b_inp_density, raw.b_inp_bit_len, raw.b_inp_popcount, "b_inp", circuit),
       density(raw.b_aux_density, raw.b_aux_bit_len, raw.b_aux_popcount, "b_aux", circuit),
-      raw.abc_size, raw.abc_size, raw.abc_size, raw.inp_assignment_size, raw.aux_assignment_size};
+      raw.abc_size,
+      raw.abc_size,
+      raw.abc_size,
+      raw.inp_assignment_size,
+      raw.aux_assignment_size};
   stagehand::groth16::check_assignment(key, shape, circuit);
 }
 
@@ -277,7 +281,11 @@ struct DecodedAssignment {
     return AssignmentView{density(raw.a_aux_density, raw.a_aux_bit_len, raw.a_aux_popcount, "a_aux", circuit),
                           density(raw.b_inp_density, raw.b_inp_bit_len, raw.b_inp_popcount, "b_inp", circuit),
                           density(raw.b_aux_density, raw.b_aux_bit_len, raw.b_aux_popcount, "b_aux", circuit),
-                          a, b, c, inputs, aux};
+                          a,
+                          b,
+                          c,
+                          inputs,
+                          aux};
   }
 };
 
@@ -319,8 +327,8 @@ RustError create_SRS(SRS* ret, const char* srs_path, bool use_cache) {
   return guarded("create_SRS", [&] {
     if (ret == nullptr) throw InputError("ret is NULL");
     if (srs_path == nullptr || *srs_path == '\0') throw InputError("srs_path is NULL or empty");
-    auto handle = std::make_unique<Handle>(use_cache ? cache().lookup(srs_path)
-                                                     : std::make_shared<const Parameters>(srs_path));
+    auto handle =
+        std::make_unique<Handle>(use_cache ? cache().lookup(srs_path) : std::make_shared<const Parameters>(srs_path));
     ret->ptr = handle.release();
   });
 }

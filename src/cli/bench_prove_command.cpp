@@ -63,22 +63,26 @@ int bench_prove(const BenchProveOptions& options) {
   const fs::path dir(options.out_dir);
   fs::create_directories(dir);
 
-  auto circuit = groth16::make_synthetic_circuit(groth16::synthetic_constraints_for_domain(options.domain_log2), options.circuit_seed,
-                                                 options.bits);
+  auto circuit = groth16::make_synthetic_circuit(groth16::synthetic_constraints_for_domain(options.domain_log2),
+                                                 options.circuit_seed, options.bits);
   groth16::check_synthetic_witness(circuit);
-  fmt::print(stderr, "stagehand bench prove: a synthetic circuit of {} constraints, {} wires{}, its witness checked against every "
-                     "constraint, in {:.2f} s\n",
-             circuit.r1cs.constraints.size(), circuit.r1cs.n_wires, options.bits ? " (mostly bits)" : "", seconds_since(start));
+  fmt::print(
+      stderr,
+      "stagehand bench prove: a synthetic circuit of {} constraints, {} wires{}, its witness checked against every "
+      "constraint, in {:.2f} s\n",
+      circuit.r1cs.constraints.size(), circuit.r1cs.n_wires, options.bits ? " (mostly bits)" : "",
+      seconds_since(start));
 
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto setup_start = std::chrono::steady_clock::now();
   const auto key = std::make_shared<const groth16::ProvingKey>(
       groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads)));
-  fmt::print(stderr, "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
-                     "multiplications on {}\n",
+  fmt::print(stderr,
+             "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
+             "multiplications on {}\n",
              key->domain_log2,
-             format_bytes(key->a.bytes().size() + key->b1.bytes().size() + key->b2.bytes().size() + key->c.bytes().size() +
-                          key->h.bytes().size()),
+             format_bytes(key->a.bytes().size() + key->b1.bytes().size() + key->b2.bytes().size() +
+                          key->c.bytes().size() + key->h.bytes().size()),
              seconds_since(setup_start), backend->describe());
   circuit.r1cs = {};  // gigabytes at 2^26, and the proofs do not need it
   backend.reset();
@@ -102,9 +106,11 @@ int bench_prove(const BenchProveOptions& options) {
       inputs.names.push_back(fmt::format("proof {}", i));
       inputs.outputs.push_back({run_dir / fmt::format("{}.proof.json", i), run_dir / fmt::format("{}.public.json", i)});
     }
-    fmt::print(stderr, "stagehand bench prove: {} proofs under {}, written to {} beside vk.json (check each with `snarkjs groth16 "
-                       "verify {}/vk.json {}/<i>.public.json {}/<i>.proof.json`)\n",
-               options.proofs, policy, run_dir.string(), run_dir.string(), run_dir.string(), run_dir.string());
+    fmt::print(
+        stderr,
+        "stagehand bench prove: {} proofs under {}, written to {} beside vk.json (check each with `snarkjs groth16 "
+        "verify {}/vk.json {}/<i>.public.json {}/<i>.proof.json`)\n",
+        options.proofs, policy, run_dir.string(), run_dir.string(), run_dir.string(), run_dir.string());
     auto run_options = options.run;
     run_options.policy = policy;
     // One trace per policy: <trace>.<policy>.json beside the one asked for.
@@ -121,31 +127,43 @@ int bench_prove(const BenchProveOptions& options) {
 void add_bench_prove_command(CLI::App* bench) {
   auto options = std::make_shared<BenchProveOptions>();
   auto* command = bench->add_subcommand(
-      "prove", "Proofs of a synthetic circuit made in memory with a TEST-ONLY key (sizes too large for key files); "
-               "writes vk.json and each proof for snarkjs");
+      "prove",
+      "Proofs of a synthetic circuit made in memory with a TEST-ONLY key (sizes too large for key files); "
+      "writes vk.json and each proof for snarkjs");
   command->add_option("--domain-log2", options->domain_log2, "The circuit's domain: 2^K - 5 constraints")
       ->required()
       ->check(CLI::Range(3u, static_cast<unsigned>(groth16::kMaxDomainLog2)));
-  command->add_option("--proofs", options->proofs, "How many proofs")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  command->add_option("--out-dir", options->out_dir, "Folder for vk.json and <i>.proof.json, <i>.public.json")->required();
+  command->add_option("--proofs", options->proofs, "How many proofs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("--out-dir", options->out_dir, "Folder for vk.json and <i>.proof.json, <i>.public.json")
+      ->required();
   command->add_flag("--bits", options->bits, "A witness mostly of 0s and 1s, as real circuits' are");
-  command->add_option("--circuit-seed", options->circuit_seed, "Seed of the circuit's constants and inputs")->capture_default_str();
-  command->add_option("--policy", options->policies, "Scheduling policy: serial, prestage, two-lock or budgeted (repeatable: each in "
-                                                   "turn on the same key, into DIR/<policy>/)")
+  command->add_option("--circuit-seed", options->circuit_seed, "Seed of the circuit's constants and inputs")
+      ->capture_default_str();
+  command
+      ->add_option("--policy", options->policies,
+                   "Scheduling policy: serial, prestage, two-lock or budgeted (repeatable: each in "
+                   "turn on the same key, into DIR/<policy>/)")
       ->capture_default_str()
       ->check(CLI::IsMember(policy_names()));
-  command->add_option("--format", options->format,
-                      "zkey: a synthetic circuit's snarkjs key and witness; params: PoRep-shaped Filecoin parameters of random "
-                      "points and one assignment, proved through the device path of SupraSeal C2's ABI (not checked: a "
-                      "random key has no circuit)")
+  command
+      ->add_option(
+          "--format", options->format,
+          "zkey: a synthetic circuit's snarkjs key and witness; params: PoRep-shaped Filecoin parameters of random "
+          "points and one assignment, proved through the device path of SupraSeal C2's ABI (not checked: a "
+          "random key has no circuit)")
       ->capture_default_str()
       ->check(CLI::IsMember({"zkey", "params"}));
-  command->add_option("--full-share", options->full_share,
-                      "--format params: the aux values' share of full scalars, the rest 0 or 1 (default: the PoRep "
-                      "partition's tail over its G1 query points)")
+  command
+      ->add_option("--full-share", options->full_share,
+                   "--format params: the aux values' share of full scalars, the rest 0 or 1 (default: the PoRep "
+                   "partition's tail over its G1 query points)")
       ->check(CLI::Range(0.0, 1.0));
   add_proof_run_options(command, options->run, false);
-  on_selected(command, [options] { return options->format == "params" ? bench_prove_params_from(*options) : bench_prove(*options); });
+  on_selected(command, [options] {
+    return options->format == "params" ? bench_prove_params_from(*options) : bench_prove(*options);
+  });
 }
 
 }  // namespace stagehand::cli

@@ -79,12 +79,14 @@ std::vector<Fr> random_scalars(Random& random, std::uint64_t count) {
 // Random multiples of the generator, computed on the device (the GPU's kernels, or the
 // simulator's host functions).
 template <class Points>
-Points random_points(Backend& backend, Random& random, groth16::SetupGroup group, std::uint64_t count, unsigned threads) {
+Points random_points(Backend& backend, Random& random, groth16::SetupGroup group, std::uint64_t count,
+                     unsigned threads) {
   Points points(count);
   const auto scalars = random_scalars(random, count);
   groth16::DeviceSetupOptions options;
   options.host_threads = threads;
-  backend.run(groth16::multiply_generator_on_device(*backend.devices().front(), group, scalars, points.mutable_bytes(), options));
+  backend.run(groth16::multiply_generator_on_device(*backend.devices().front(), group, scalars, points.mutable_bytes(),
+                                                    options));
   return points;
 }
 
@@ -115,8 +117,14 @@ struct SharedAssignment {
   std::uint64_t a_aux_popcount = 0, b_aux_popcount = 0;
 
   groth16::AssignmentView view() const {
-    return {{a_aux, aux.size(), a_aux_popcount}, {b_inp, inputs.size(), inputs.size()}, {b_aux, aux.size(), b_aux_popcount},
-            a, b, c, inputs, aux};
+    return {{a_aux, aux.size(), a_aux_popcount},
+            {b_inp, inputs.size(), inputs.size()},
+            {b_aux, aux.size(), b_aux_popcount},
+            a,
+            b,
+            c,
+            inputs,
+            aux};
   }
 };
 
@@ -131,7 +139,8 @@ SharedAssignment porep_assignment(const ParamsShape& shape, double full_share, s
   out.inputs = random_scalars(random, kInputs);
   out.inputs[0] = Fr::one();
   out.aux.resize(shape.aux);
-  for (auto& value : out.aux) value = random.uniform() < full_share ? random_fr(random) : Fr::from_uint64(random.next() & 1);
+  for (auto& value : out.aux)
+    value = random.uniform() < full_share ? random_fr(random) : Fr::from_uint64(random.next() & 1);
   return out;
 }
 
@@ -141,14 +150,17 @@ void print_params_figures(const RunReport& report, const ParamsBenchOptions& opt
              report.seconds_per_proof);
   fmt::print("  GPU seconds per partition  {:.4f}\n", report.gpu_seconds_per_partition);
   fmt::print("  compute busy               {:.1f}%\n", 100.0 * report.compute_busy_fraction);
-  fmt::print("  lock wait, upload wait     {:.3f} s, {:.3f} s (summed)\n", report.lock_wait_seconds, report.upload_wait_seconds);
+  fmt::print("  lock wait, upload wait     {:.3f} s, {:.3f} s (summed)\n", report.lock_wait_seconds,
+             report.upload_wait_seconds);
   fmt::print("  VRAM peak                  {}\n", format_bytes(report.vram_peak_bytes));
   fmt::print("  out of memory              {}\n", report.oom_count);
-  fmt::print("  PCIe pinned, pageable      {}, {}\n", format_bytes(report.pcie_bytes_pinned), format_bytes(report.pcie_bytes_pageable));
+  fmt::print("  PCIe pinned, pageable      {}, {}\n", format_bytes(report.pcie_bytes_pinned),
+             format_bytes(report.pcie_bytes_pageable));
 }
 
 // One run of the proofs under `policy`: its figures printed, its proofs written into `dir`.
-RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key, const std::vector<groth16::AssignmentView>& views,
+RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
+                            const std::vector<groth16::AssignmentView>& views,
                             const std::vector<groth16::ProofRandomness>& randomness, const RunConfig& config,
                             const std::string& policy, const ParamsBenchOptions& options, const fs::path& dir) {
   proving::AssignmentBatchSettings settings;
@@ -182,16 +194,19 @@ int bench_prove_params(const ParamsBenchOptions& options) {
   const double full_share = options.full_share >= 0 ? options.full_share : shape.tail_share;
   const auto key = random_params_key(*backend, shape, options.seed, options.run.threads);
   fmt::print(stderr,
-             "stagehand bench prove: a PoRep-shaped .params key of random points at 2^{} ({} aux, A {} and B {} of them, {} of "
+             "stagehand bench prove: a PoRep-shaped .params key of random points at 2^{} ({} aux, A {} and B {} of "
+             "them, {} of "
              "points) made on {} in {:.2f} s; its proofs cannot verify and are not checked\n",
              options.domain_log2, shape.aux, shape.a_aux_popcount, shape.b_aux_popcount,
              format_bytes(groth16::AssignmentWorkload::key_bytes(key)), backend->describe(), seconds_since(start));
   const auto assignment = porep_assignment(shape, full_share, options.seed + 1);
-  fmt::print(stderr, "stagehand bench prove: one assignment for every proof, {:.1f}% of its aux values full scalars{}\n",
+  fmt::print(stderr,
+             "stagehand bench prove: one assignment for every proof, {:.1f}% of its aux values full scalars{}\n",
              100.0 * full_share, options.full_share >= 0 ? "" : " (the PoRep partition's tail share, the default)");
   const std::vector<groth16::AssignmentView> views(static_cast<std::size_t>(options.proofs), assignment.view());
   std::vector<groth16::ProofRandomness> randomness;
-  for (int i = 0; i < options.proofs; ++i) randomness.push_back(groth16::ProofRandomness::from_seed(options.seed + 2 + i));
+  for (int i = 0; i < options.proofs; ++i)
+    randomness.push_back(groth16::ProofRandomness::from_seed(options.seed + 2 + i));
   int status = 0;
   for (const auto& policy : options.policies) {
     const fs::path dir = options.policies.size() == 1 ? fs::path(options.out_dir) : fs::path(options.out_dir) / policy;

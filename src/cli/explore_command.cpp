@@ -28,7 +28,8 @@ int explore_command(const ExploreCommandOptions& command) {
   options.jobs = command.jobs;
   options.jitter = command.jitter;
   options.on_progress = [](std::uint64_t done, std::uint64_t total, std::uint64_t failures) {
-    fmt::print(stderr, "\rexplore: {}/{} runs ({:.0f}%), {} failing under budgeted", done, total, 100.0 * done / total, failures);
+    fmt::print(stderr, "\rexplore: {}/{} runs ({:.0f}%), {} failing under budgeted", done, total, 100.0 * done / total,
+               failures);
     if (done == total) fmt::print(stderr, "\n");
   };
   auto summary = explore(options);
@@ -47,14 +48,16 @@ int explore_command(const ExploreCommandOptions& command) {
     if (!finding.failure) continue;
     if (shown++ == 0) fmt::print("\nFAILURES under budgeted:\n");
     if (shown > 20) break;
-    fmt::print("  {} seed {}: {}\n    replay: {}\n", finding.fixture, finding.seed, finding.what, finding.replay_command);
+    fmt::print("  {} seed {}: {}\n    replay: {}\n", finding.fixture, finding.seed, finding.what,
+               finding.replay_command);
   }
   int expected = 0;
   for (const auto& finding : summary.findings) {
     if (finding.failure) continue;
     if (expected++ == 0) fmt::print("\nexpected findings under the seed's policies (the incidents; a sample):\n");
     if (expected > 8) break;
-    fmt::print("  {} seed {}: {}\n    replay: {}\n", finding.fixture, finding.seed, finding.what, finding.replay_command);
+    fmt::print("  {} seed {}: {}\n    replay: {}\n", finding.fixture, finding.seed, finding.what,
+               finding.replay_command);
   }
   fmt::print("\n{} failures under budgeted, {} expected findings under the seed's policies\n", summary.failures,
              summary.expected_findings);
@@ -65,10 +68,13 @@ int explore_command(const ExploreCommandOptions& command) {
 
 void add_explore_command(CLI::App& app) {
   auto options = std::make_shared<ExploreCommandOptions>();
-  auto* command = app.add_subcommand("explore", "Run many seeds with jitter and faults over the fixtures and check invariants");
-  command->add_option("--fixture", options->fixtures, "A fixture (repeatable; default: all of fixtures/)")->check(CLI::ExistingFile);
+  auto* command =
+      app.add_subcommand("explore", "Run many seeds with jitter and faults over the fixtures and check invariants");
+  command->add_option("--fixture", options->fixtures, "A fixture (repeatable; default: all of fixtures/)")
+      ->check(CLI::ExistingFile);
   command->add_option("--seeds", options->seeds, "Seeds per fixture")->capture_default_str();
-  command->add_option("--faults", options->faults, "Fault kinds to draw from: alloc,pin,kernel,lost,slow or none")->capture_default_str();
+  command->add_option("--faults", options->faults, "Fault kinds to draw from: alloc,pin,kernel,lost,slow or none")
+      ->capture_default_str();
   command->add_option("--jobs", options->jobs, "Threads (default: every core)");
   command->add_option("--jitter", options->jitter, "Duration jitter of every run (at least)")->capture_default_str();
   on_selected(command, [options] { return explore_command(*options); });

@@ -38,7 +38,8 @@ std::string kernels_since(const KernelFigures& now, const KernelFigures& before,
     const auto launches = totals.launches - (earlier == before.kernels.end() ? 0 : earlier->second.launches);
     const auto busy = totals.busy_ns - (earlier == before.kernels.end() ? 0 : earlier->second.busy_ns);
     if (launches == 0) continue;
-    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name, static_cast<double>(busy) / per, launches);
+    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name, static_cast<double>(busy) / per,
+                        launches);
   }
   return line;
 }
@@ -46,7 +47,8 @@ std::string kernels_since(const KernelFigures& now, const KernelFigures& before,
 // Where the proofs' time went, summed over the completed proofs and shown per proof: the host's
 // steps from the coordinator's records, the kernels from the devices' counters since `set_up`
 // (the totals once the key was set up: the counters also hold the set-up's kernels).
-void print_time_breakdown(const proving::BatchFigures& figures, bool on_gpu, bool abc_on_host, const KernelFigures& set_up) {
+void print_time_breakdown(const proving::BatchFigures& figures, bool on_gpu, bool abc_on_host,
+                          const KernelFigures& set_up) {
   std::size_t proofs = 0;
   double prepare = 0, wait_lock = 0, held = 0, wait_inputs = 0, finish = 0;
   for (const auto& job : figures.report.jobs) {
@@ -60,13 +62,16 @@ void print_time_breakdown(const proving::BatchFigures& figures, bool on_gpu, boo
   }
   if (proofs == 0) return;
   const double per = 1e6 * static_cast<double>(proofs);  // ns summed -> ms per proof
-  fmt::print(stderr, "stagehand prove: per proof, mean of {}{}: host before the GPU (witness read, checks{}) {:.1f} ms; "
-                     "waiting for the GPU {:.1f} ms; GPU held {:.1f} ms (of which inputs still uploading {:.1f} ms); host after "
-                     "the GPU (assembly, check) {:.1f} ms\n",
-             proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per,
-             wait_lock / per, held / per, wait_inputs / per, finish / per);
+  fmt::print(
+      stderr,
+      "stagehand prove: per proof, mean of {}{}: host before the GPU (witness read, checks{}) {:.1f} ms; "
+      "waiting for the GPU {:.1f} ms; GPU held {:.1f} ms (of which inputs still uploading {:.1f} ms); host after "
+      "the GPU (assembly, check) {:.1f} ms\n",
+      proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per, wait_lock / per,
+      held / per, wait_inputs / per, finish / per);
   const std::string line = kernels_since(kernel_figures(figures.counters_after), set_up, per);
-  if (!line.empty()) fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
+  if (!line.empty())
+    fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
 }
 
 // The GPUs' time with proofs: from the first proof taking its GPU to the last giving it back, the
@@ -90,8 +95,9 @@ std::string describe_span(const proving::BatchFigures& figures, Nanoseconds busy
   Nanoseconds busy = -busy_before;
   for (const auto& counters : figures.counters_after) busy += counters.compute_busy_ns;
   const double busy_share = static_cast<double>(busy) / 1e9 / (seconds * devices);
-  return fmt::format(", compute engine busy {:.1f}% from the first proof's GPU start to the last's end ({:.3f} s: {:.3f} s a proof{})",
-                     100 * busy_share, seconds, per_proof, device_count > 1 ? " a GPU" : "");
+  return fmt::format(
+      ", compute engine busy {:.1f}% from the first proof's GPU start to the last's end ({:.3f} s: {:.3f} s a proof{})",
+      100 * busy_share, seconds, per_proof, device_count > 1 ? " a GPU" : "");
 }
 
 // Each device's counters once the key was set up on it (a device never set up: from the run's
@@ -99,7 +105,8 @@ std::string describe_span(const proving::BatchFigures& figures, Nanoseconds busy
 std::vector<DeviceCounters> counters_after_set_up(const proving::BatchFigures& figures) {
   auto counters = figures.counters_before;
   for (const auto& [device, after] : figures.counters_after_set_up) {
-    if (device >= 0 && static_cast<std::size_t>(device) < counters.size()) counters[static_cast<std::size_t>(device)] = after;
+    if (device >= 0 && static_cast<std::size_t>(device) < counters.size())
+      counters[static_cast<std::size_t>(device)] = after;
   }
   return counters;
 }
@@ -113,10 +120,13 @@ void print_memory(const proving::BatchFigures& figures) {
     const auto& before = figures.memory_before[i];
     const auto& after = figures.memory_after[i];
     if (!before.known || !after.known) continue;
-    fmt::print(stderr, "stagehand prove: GPU {}: the engine holds {} of device memory after the run, {} before{}; free {} before, {} after\n", i,
-               format_bytes(after.held_bytes), format_bytes(before.held_bytes),
-               after.held_bytes > before.held_bytes ? fmt::format(" ({} not given back)", format_bytes(after.held_bytes - before.held_bytes))
-                                                    : std::string(", nothing left behind"),
+    fmt::print(stderr,
+               "stagehand prove: GPU {}: the engine holds {} of device memory after the run, {} before{}; free {} "
+               "before, {} after\n",
+               i, format_bytes(after.held_bytes), format_bytes(before.held_bytes),
+               after.held_bytes > before.held_bytes
+                   ? fmt::format(" ({} not given back)", format_bytes(after.held_bytes - before.held_bytes))
+                   : std::string(", nothing left behind"),
                format_bytes(before.free_bytes), format_bytes(after.free_bytes));
   }
 }
@@ -125,7 +135,8 @@ void print_memory(const proving::BatchFigures& figures) {
 
 void print_proof_count(const ProvedSoFar& so_far, const proving::BatchFigures* figures) {
   std::string span;
-  if (figures != nullptr && so_far.on_gpu) span = describe_span(*figures, kernel_figures(counters_after_set_up(*figures)).busy_ns);
+  if (figures != nullptr && so_far.on_gpu)
+    span = describe_span(*figures, kernel_figures(counters_after_set_up(*figures)).busy_ns);
   const double in_all = std::chrono::duration<double>(std::chrono::steady_clock::now() - so_far.start).count();
   fmt::print(stderr, "stagehand prove: {} of {} proof{} in {:.3f} s ({:.3f} s per proof; {:.2f} s in all){}\n",
              so_far.proofs - so_far.failed, so_far.proofs, so_far.proofs == 1 ? "" : "s", so_far.proving_seconds,
@@ -134,15 +145,18 @@ void print_proof_count(const ProvedSoFar& so_far, const proving::BatchFigures* f
 
 void print_run_figures(const proving::BatchFigures& figures, const ProvedSoFar& so_far) {
   for (const auto& [device, seconds] : figures.set_up_seconds) {
-    fmt::print(stderr, "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
-                       "proof: MSM {}, H {}\n",
-               device, format_bytes(figures.resident_bytes), seconds, format_bytes(figures.msm_scratch_bytes),
-               format_bytes(figures.h_scratch_bytes));
+    fmt::print(
+        stderr,
+        "stagehand prove: GPU {}: the key ({} resident) on the device in {:.3f} s, before the first proof; scratch per "
+        "proof: MSM {}, H {}\n",
+        device, format_bytes(figures.resident_bytes), seconds, format_bytes(figures.msm_scratch_bytes),
+        format_bytes(figures.h_scratch_bytes));
   }
   const auto set_up = kernel_figures(counters_after_set_up(figures));
   const std::string set_up_kernels = kernels_since(set_up, kernel_figures(figures.counters_before), 1e6);
   if (!set_up_kernels.empty()) {
-    fmt::print(stderr, "stagehand prove: the key's set-up kernels{}, in all: {}\n", so_far.on_gpu ? "" : " (simulated clock)", set_up_kernels);
+    fmt::print(stderr, "stagehand prove: the key's set-up kernels{}, in all: {}\n",
+               so_far.on_gpu ? "" : " (simulated clock)", set_up_kernels);
   }
   print_time_breakdown(figures, so_far.on_gpu, so_far.abc_on_host, set_up);
   if (so_far.checked > 0) {

@@ -15,13 +15,13 @@ namespace stagehand::cli {
 struct ProvedSoFar {
   std::size_t proofs = 0;  // the command's proofs, made or not
   std::size_t failed = 0;
-  double proving_seconds = 0;  // from the first submit to the run's end
+  double proving_seconds = 0;                   // from the first submit to the run's end
   std::chrono::steady_clock::time_point start;  // of the whole command
   bool on_gpu = false;
   bool abc_on_host = false;
-  std::size_t checked = 0;  // proofs that passed the pairing check
+  std::size_t checked = 0;   // proofs that passed the pairing check
   double check_seconds = 0;  // their checks' seconds, summed
-  std::string r1cs_note;  // ", witnesses checked against ...", or empty
+  std::string r1cs_note;     // ", witnesses checked against ...", or empty
 };
 
 // "X of N proofs in ..." (also without a run: every witness was refused before one began).

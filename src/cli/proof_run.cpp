@@ -77,15 +77,17 @@ void ProofLines::ended(std::size_t index, const engine::ProofResult& result) {
     return failed(index, error.what());
   }
   // On the simulator the device's clock is virtual: only the wall clock means anything there.
-  const auto held = so_far_.on_gpu ? fmt::format(", GPU {} held {:.3f} s", result.gpu, result.timings.gpu_s) : std::string();
+  const auto held =
+      so_far_.on_gpu ? fmt::format(", GPU {} held {:.3f} s", result.gpu, result.timings.gpu_s) : std::string();
   std::string verified;
   if (verify_) {
     so_far_.check_seconds += result.timings.check_s;
     ++so_far_.checked;
     verified = fmt::format(", verified ({:.1f} ms)", 1e3 * result.timings.check_s);
   }
-  fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", ++ended_, inputs_.names.size(), inputs_.names[index],
-             seconds_since(proving_start_), held, verified, output.proof.string(), output.public_signals.string());
+  fmt::print(stderr, "  [{}/{}] {}: proof done at {:.3f} s{}{} -> {}, {}\n", ++ended_, inputs_.names.size(),
+             inputs_.names[index], seconds_since(proving_start_), held, verified, output.proof.string(),
+             output.public_signals.string());
 }
 
 // The figures of each run the engine reports (one for a command's proofs), and its trace and
@@ -107,8 +109,8 @@ class RunsSeen {
 };
 
 void RunsSeen::add(const engine::RunSummary& summary, std::size_t proofs) {
-  STAGEHAND_ASSERT(summary.figures != nullptr, "the engine reported run {} of key {} without its figures", summary.batch,
-                   summary.key);
+  STAGEHAND_ASSERT(summary.figures != nullptr, "the engine reported run {} of key {} without its figures",
+                   summary.batch, summary.key);
   figures_.push_back(*summary.figures);
   if (options_.trace.empty() || summary.trace == nullptr) return;
   try {
@@ -116,7 +118,8 @@ void RunsSeen::add(const engine::RunSummary& summary, std::size_t proofs) {
     proving::write_batch_trace(*summary.trace, summary.figures->report, {options_.trace, picture},
                                fmt::format("stagehand prove: {} proof{}, {}", proofs, proofs == 1 ? "" : "s",
                                            summary.on_gpu ? "CUDA" : "functional simulator"));
-    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options_.trace, picture.string());
+    fmt::print(stderr, "stagehand prove: trace: {} (open in https://ui.perfetto.dev), picture: {}\n", options_.trace,
+               picture.string());
   } catch (const std::exception& error) {
     trace_error_ = error.what();
   }
@@ -155,12 +158,12 @@ std::vector<engine::ProofHandle> submit_all(engine::Engine& engine, const ProofR
 void print_plan(const engine::EngineStatus& status, const engine::EngineConfig& config, std::size_t proofs) {
   STAGEHAND_ASSERT(status.keys.size() == 1, "a command's engine holds {} keys", status.keys.size());
   const auto& layout = status.keys.front().planned_layout;
-  fmt::print(stderr, "stagehand prove: the a/b/c step {} ({}); the key's sets: {}\n", groth16::describe(layout.abc_step), layout.reason,
-             layout.placement.describe());
+  fmt::print(stderr, "stagehand prove: the a/b/c step {} ({}); the key's sets: {}\n",
+             groth16::describe(layout.abc_step), layout.reason, layout.placement.describe());
   const auto settings = settings_for(config.run, config.engine.policy);
-  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c {}\n", proofs, proofs == 1 ? "" : "s",
-             status.backend, status.on_gpu ? "" : ", kernels on the CPU reference", to_string(settings.policy),
-             settings.workers_per_device, groth16::describe(layout.abc_step));
+  fmt::print(stderr, "stagehand prove: {} proof{} on {}{}, policy {}, {} workers per GPU, a/b/c {}\n", proofs,
+             proofs == 1 ? "" : "s", status.backend, status.on_gpu ? "" : ", kernels on the CPU reference",
+             to_string(settings.policy), settings.workers_per_device, groth16::describe(layout.abc_step));
 }
 
 }  // namespace
@@ -178,33 +181,41 @@ void add_proof_run_options(CLI::App* command, ProofRunOptions& options, bool wit
   }
   command->add_option("--trace", options.trace,
                       "Write a Chrome/Perfetto trace of the run to this file (and a picture of it beside, .svg)");
-  command->add_flag("--no-verify", options.no_verify,
-                    "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
-                    "verify fails its witness and is not written)");
-  command->add_option("--abc", options.abc,
-                      "Where the a/b/c step runs: device (the key's constraint matrix resident), streamed (on the device, "
-                      "the matrix uploaded in chunks for each proof through its stream buffers), host, or auto (device "
-                      "where the matrix fits, else streamed where a proof fits with its buffers, else host)")
+  command->add_flag(
+      "--no-verify", options.no_verify,
+      "Skip the check of each proof against the key's verification key (on by default: a proof that does not "
+      "verify fails its witness and is not written)");
+  command
+      ->add_option("--abc", options.abc,
+                   "Where the a/b/c step runs: device (the key's constraint matrix resident), streamed (on the device, "
+                   "the matrix uploaded in chunks for each proof through its stream buffers), host, or auto (device "
+                   "where the matrix fits, else streamed where a proof fits with its buffers, else host)")
       ->capture_default_str()
       ->check(CLI::IsMember(groth16::abc_step_choices(/*with_auto=*/true)));
-  command->add_option("--key-sets", options.key_sets,
-                      "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
-                      "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), precomputed (resident "
-                      "with the multiples of its points that its MSM's windows need, computed on the device once), or auto "
-                      "(resident what fits beside the proofs in flight, the rest streamed)")
+  command
+      ->add_option(
+          "--key-sets", options.key_sets,
+          "Where the key's point sets are during the proofs: resident (uploaded once), fetched-ahead (uploaded "
+          "whole per proof while a/b/c compute), streamed (uploaded per proof in batches), precomputed (resident "
+          "with the multiples of its points that its MSM's windows need, computed on the device once), or auto "
+          "(resident what fits beside the proofs in flight, the rest streamed)")
       ->capture_default_str()
       ->check(CLI::IsMember(groth16::set_placement_choices()));
-  command->add_flag("--precompute-bases", options.precompute_bases,
-                    "With --key-sets auto, also precompute the resident sets of 2^20 points or more whose multiples fit "
-                    "(12 to 16 times their memory and seconds of set-up, for MSMs 0.6-0.9x as long: for long runs)");
-  command->add_option("--stream-buffer-mib", options.stream_buffer_mib,
-                      "Each of the two buffers a proof streams its key sets through, in MiB")
+  command->add_flag(
+      "--precompute-bases", options.precompute_bases,
+      "With --key-sets auto, also precompute the resident sets of 2^20 points or more whose multiples fit "
+      "(12 to 16 times their memory and seconds of set-up, for MSMs 0.6-0.9x as long: for long runs)");
+  command
+      ->add_option("--stream-buffer-mib", options.stream_buffer_mib,
+                   "Each of the two buffers a proof streams its key sets through, in MiB")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 65536.0));
-  command->add_option("--seed", options.seed, "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
-  command->add_option("--workers", options.workers,
-                      "Workers per GPU (each holds one proof's inputs; 0 = the configuration's, 2 by default): more hide "
-                      "longer host steps behind the GPU")
+  command->add_option("--seed", options.seed,
+                      "Derive r and s from this seed instead of the system's CSPRNG (tests only)");
+  command
+      ->add_option("--workers", options.workers,
+                   "Workers per GPU (each holds one proof's inputs; 0 = the configuration's, 2 by default): more hide "
+                   "longer host steps behind the GPU")
       ->check(CLI::Range(0, 64));
   command->add_option("--threads", options.threads, "Host threads for the CPU math (0 = all)")->capture_default_str();
 }
@@ -234,12 +245,14 @@ groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads) {
   device_options.host_threads = threads;
   options.multiply_g1 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
     groth16::G1Points points(scalars.size());
-    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g1, scalars, points.mutable_bytes(), device_options));
+    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g1, scalars, points.mutable_bytes(),
+                                                      device_options));
     return points;
   };
   options.multiply_g2 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
     groth16::G2Points points(scalars.size());
-    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g2, scalars, points.mutable_bytes(), device_options));
+    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g2, scalars, points.mutable_bytes(),
+                                                      device_options));
     return points;
   };
   return options;
@@ -258,7 +271,7 @@ engine::EngineConfig proof_engine_config(const ProofRunOptions& options, const R
   settings.verify = !options.no_verify;
   settings.threads = options.threads;
   settings.seed = options.seed;
-  settings.abc_step = groth16::parse_abc_step(options.abc);             // nothing for "auto": planned
+  settings.abc_step = groth16::parse_abc_step(options.abc);            // nothing for "auto": planned
   settings.key_sets = groth16::parse_set_placement(options.key_sets);  // likewise
   settings.stream_buffer_bytes = static_cast<Bytes>(options.stream_buffer_mib * static_cast<double>(kMiB));
   settings.precompute_bases = options.precompute_bases;
@@ -274,10 +287,13 @@ engine::EngineConfig proof_engine_config(const ProofRunOptions& options, const R
 
 int run_proofs(const ProofRunOptions& options, const RunConfig& config, ProofRunInputs inputs) {
   if (options.seed) {
-    fmt::print(stderr, "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not zero-knowledge)\n",
+    fmt::print(stderr,
+               "stagehand prove: --seed {}: r and s are derived from the seed (tests only: such proofs are not "
+               "zero-knowledge)\n",
                *options.seed);
   }
-  if (options.no_verify) fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
+  if (options.no_verify)
+    fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
   std::string r1cs_note;
   if (inputs.key.r1cs != nullptr) {
     r1cs_note = fmt::format(", witnesses checked against the {} constraints of {}", inputs.key.r1cs->constraints.size(),
@@ -307,7 +323,8 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, ProofRun
     oom += figures.report.oom_count;
   }
   if (oom > 0 || so_far.failed > 0) {
-    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", so_far.failed, oom, oom == 1 ? "" : "s");
+    fmt::print(stderr, "stagehand prove: {} failed, {} out-of-memory error{} on the devices\n", so_far.failed, oom,
+               oom == 1 ? "" : "s");
   }
   return so_far.failed == 0 ? 0 : 1;
 }

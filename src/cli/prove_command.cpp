@@ -74,15 +74,17 @@ std::vector<fs::path> witness_files(const std::vector<std::string>& arguments) {
 std::vector<ProofOutputs> proof_outputs(const ProveOptions& options, const std::vector<fs::path>& files) {
   const bool many = files.size() > 1;
   if (many && (!options.proof.empty() || !options.public_signals.empty())) {
-    throw std::runtime_error("--proof and --public name one output each; with several witnesses use --out-dir "
-                             "(each witness W.wtns gives W.proof.json and W.public.json there)");
+    throw std::runtime_error(
+        "--proof and --public name one output each; with several witnesses use --out-dir "
+        "(each witness W.wtns gives W.proof.json and W.public.json there)");
   }
   const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
   if (!options.out_dir.empty()) fs::create_directories(out_dir);
   std::vector<ProofOutputs> outputs;
   for (const auto& file : files) {
     if (many) {
-      outputs.push_back({out_dir / (file.stem().string() + ".proof.json"), out_dir / (file.stem().string() + ".public.json")});
+      outputs.push_back(
+          {out_dir / (file.stem().string() + ".proof.json"), out_dir / (file.stem().string() + ".public.json")});
     } else {
       outputs.push_back({options.proof.empty() ? out_dir / "proof.json" : fs::path(options.proof),
                          options.public_signals.empty() ? out_dir / "public.json" : fs::path(options.public_signals)});
@@ -106,9 +108,10 @@ std::vector<ProofOutputs> proof_outputs(const ProveOptions& options, const std::
 int prove_bn254_on_cpu(const ProveOptions& options, const groth16::bn254::ProvingKey& key, double read_seconds,
                        const std::vector<fs::path>& files, const std::vector<ProofOutputs>& outputs) {
   namespace bn = groth16::bn254;
-  fmt::print(stderr, "stagehand prove: {} is a BN254 key: proving on the CPU reference (no GPU, no engine)\n", options.zkey);
-  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.n_vars,
-             key.n_public, key.domain_log2, read_seconds);
+  fmt::print(stderr, "stagehand prove: {} is a BN254 key: proving on the CPU reference (no GPU, no engine)\n",
+             options.zkey);
+  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey,
+             key.n_vars, key.n_public, key.domain_log2, read_seconds);
   std::optional<bn::R1cs> r1cs;
   if (!options.r1cs.empty()) {
     r1cs = bn::read_r1cs(options.r1cs, fmt::format("the key {} is BN254's", options.zkey));
@@ -122,8 +125,11 @@ int prove_bn254_on_cpu(const ProveOptions& options, const groth16::bn254::Provin
     bn::check_witness_matches(key, witness, options.zkey, files[i]);
     if (r1cs) {
       if (const auto failing = bn::first_unsatisfied_constraint(*r1cs, witness)) {
-        fmt::print(stderr, "stagehand prove: {}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made "
-                   "for it\n", files[i].string(), *failing, options.r1cs);
+        fmt::print(
+            stderr,
+            "stagehand prove: {}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made "
+            "for it\n",
+            files[i].string(), *failing, options.r1cs);
         ++failed;
         continue;
       }
@@ -141,8 +147,9 @@ int prove_bn254_on_cpu(const ProveOptions& options, const groth16::bn254::Provin
     }
     groth16::write_text_file(outputs[i].proof, bn::proof_json(proof));
     groth16::write_text_file(outputs[i].public_signals, bn::public_json(signals));
-    fmt::print(stderr, "stagehand prove: {}: {} in {:.2f} s on the CPU{}\n", files[i].string(), outputs[i].proof.string(),
-               seconds_since(proof_start), options.run.no_verify ? " (not verified)" : ", verified");
+    fmt::print(stderr, "stagehand prove: {}: {} in {:.2f} s on the CPU{}\n", files[i].string(),
+               outputs[i].proof.string(), seconds_since(proof_start),
+               options.run.no_verify ? " (not verified)" : ", verified");
   }
   return failed == 0 ? 0 : 1;
 }
@@ -153,8 +160,8 @@ groth16::CircuitAssignment params_assignment(const ProveOptions& options, const 
                                              const groth16::ParamsKey& key, const fs::path& file, std::size_t index) {
   const auto witness = groth16::read_wtns(file, options.run.threads);
   auto named = [&](const std::exception& error) {
-    return std::runtime_error(fmt::format("{} with {} against {}: {}", file.string(), options.r1cs, options.params,
-                                          error.what()));
+    return std::runtime_error(
+        fmt::format("{} with {} against {}: {}", file.string(), options.r1cs, options.params, error.what()));
   };
   try {
     auto assignment = groth16::circuit_assignment(r1cs, witness);
@@ -179,9 +186,10 @@ int prove_from_params(const ProveOptions& options, const std::vector<fs::path>& 
   const auto start = std::chrono::steady_clock::now();
   const auto key = groth16::read_params(options.params);
   const auto r1cs = groth16::read_r1cs(options.r1cs);
-  fmt::print(stderr, "stagehand prove: {}: {} inputs, {} aux, domain {}, read in {:.2f} s; proving on the CPU reference "
-             "of SupraSeal C2's prover (the C ABI's)\n", options.params, key.input_count(), key.aux_count(),
-             key.domain_size(), seconds_since(start));
+  fmt::print(stderr,
+             "stagehand prove: {}: {} inputs, {} aux, domain {}, read in {:.2f} s; proving on the CPU reference "
+             "of SupraSeal C2's prover (the C ABI's)\n",
+             options.params, key.input_count(), key.aux_count(), key.domain_size(), seconds_since(start));
   std::vector<groth16::CircuitAssignment> assignments;
   std::vector<groth16::AssignmentView> views;
   std::vector<groth16::ProofRandomness> randomness;
@@ -202,8 +210,9 @@ int prove_from_params(const ProveOptions& options, const std::vector<fs::path>& 
       const auto bytes = groth16::encode_filecoin_proof(proofs[i]);
       groth16::write_text_file(options.filecoin_proof, std::string(bytes.begin(), bytes.end()));
     }
-    fmt::print(stderr, "stagehand prove: {}: {}{} verified, {:.2f} s in all\n", files[i].string(), outputs[i].proof.string(),
-               options.filecoin_proof.empty() ? "" : " and " + options.filecoin_proof, seconds_since(start));
+    fmt::print(stderr, "stagehand prove: {}: {}{} verified, {:.2f} s in all\n", files[i].string(),
+               outputs[i].proof.string(), options.filecoin_proof.empty() ? "" : " and " + options.filecoin_proof,
+               seconds_since(start));
   }
   return 0;
 }
@@ -224,7 +233,8 @@ void check_params_options(const ProveOptions& options, std::size_t witnesses) {
     throw CLI::ValidationError("--filecoin-proof", "names one file: give one witness");
   }
   if (options.run.no_verify || !options.run.trace.empty() || !options.run.config.empty()) {
-    throw CLI::ValidationError("--params", "proves on the CPU reference, every proof checked: --no-verify, --trace and "
+    throw CLI::ValidationError("--params",
+                               "proves on the CPU reference, every proof checked: --no-verify, --trace and "
                                "--config do not apply");
   }
 }
@@ -252,8 +262,8 @@ int prove(const ProveOptions& options) {
   key.key = std::make_shared<const groth16::ProvingKey>(std::move(std::get<groth16::ProvingKey>(any_key)));
   key.path = options.zkey;
   key.read_seconds = seconds_since(inputs.start);
-  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey, key.key->n_vars,
-             key.key->n_public, key.key->domain_log2, key.read_seconds);
+  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey,
+             key.key->n_vars, key.key->n_public, key.key->domain_log2, key.read_seconds);
   // The checks: every proof against the key's verification key (the pairing equation) unless
   // --no-verify; with --r1cs every witness against every constraint as well.
   if (!options.r1cs.empty()) {
@@ -268,20 +278,27 @@ int prove(const ProveOptions& options) {
 
 void add_prove_command(CLI::App& app) {
   auto options = std::make_shared<ProveOptions>();
-  auto* command = app.add_subcommand("prove", "Make Groth16 proofs from a snarkjs .zkey and .wtns files (snarkjs's proof.json, public.json)");
-  command->add_option("--zkey", options->zkey, "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)");
+  auto* command = app.add_subcommand(
+      "prove", "Make Groth16 proofs from a snarkjs .zkey and .wtns files (snarkjs's proof.json, public.json)");
+  command->add_option("--zkey", options->zkey,
+                      "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)");
   command->add_option("--params", options->params,
                       "Filecoin Groth16 parameters (bellperson's .params) instead of --zkey: proves the assignment "
                       "synthesised from --r1cs and each witness, as the SupraSeal C2 ABI does");
-  command->add_option("--filecoin-proof", options->filecoin_proof,
-                      "With --params: also write the proof as filecoin-proofs stores it (192 bytes, zcash's compressed A, B, C)");
-  command->add_option("--wtns", options->wtns, "Witness file (snarkjs .wtns), or a directory of them; repeatable")->required();
+  command->add_option(
+      "--filecoin-proof", options->filecoin_proof,
+      "With --params: also write the proof as filecoin-proofs stores it (192 bytes, zcash's compressed A, B, C)");
+  command->add_option("--wtns", options->wtns, "Witness file (snarkjs .wtns), or a directory of them; repeatable")
+      ->required();
   command->add_option("--proof", options->proof, "Where to write the proof (one witness; default ./proof.json)");
-  command->add_option("--public", options->public_signals, "Where to write the public signals (one witness; default ./public.json)");
-  command->add_option("--out-dir", options->out_dir, "Folder for W.proof.json and W.public.json of each witness W.wtns (several witnesses)");
-  command->add_option("--r1cs", options->r1cs,
-                      "The circuit's constraint system (.r1cs): check each witness against every constraint and name the "
-                      "first one it does not satisfy");
+  command->add_option("--public", options->public_signals,
+                      "Where to write the public signals (one witness; default ./public.json)");
+  command->add_option("--out-dir", options->out_dir,
+                      "Folder for W.proof.json and W.public.json of each witness W.wtns (several witnesses)");
+  command->add_option(
+      "--r1cs", options->r1cs,
+      "The circuit's constraint system (.r1cs): check each witness against every constraint and name the "
+      "first one it does not satisfy");
   add_proof_run_options(command, options->run);
   on_selected(command, [options] { return prove(*options); });
 }

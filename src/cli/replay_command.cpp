@@ -45,7 +45,8 @@ void print_timeline(const Trace& trace) {
         fmt::print("  {:9.3f} s  {:>10}  {}{}\n", start, format_duration(event->end_ns - event->start_ns), name,
                    event->detail.empty() ? "" : "  (" + event->detail + ")");
       } else {
-        bool alarm = name.find("out of memory") != std::string_view::npos || name.find("failed") != std::string_view::npos;
+        bool alarm =
+            name.find("out of memory") != std::string_view::npos || name.find("failed") != std::string_view::npos;
         fmt::print("  {:9.3f} s  {:>10}  {}{}: {}\n", start, "", alarm ? "!! " : "", name, event->detail);
       }
     }
@@ -75,18 +76,20 @@ int replay(const ReplayCommandOptions& options) {
   fmt::print("\n");
   for (const auto& note : outcome.notes) fmt::print("measured: {}\n", note);
   if (outcome.backend) {
-    std::filesystem::path trace_path = options.trace.empty() ? fmt::format("out/traces/{}.trace.json", fixture.name) : options.trace;
+    std::filesystem::path trace_path =
+        options.trace.empty() ? fmt::format("out/traces/{}.trace.json", fixture.name) : options.trace;
     outcome.backend->trace().write_chrome_json(trace_path);
     auto picture = std::filesystem::path(trace_path).replace_extension("").replace_extension(".svg");
     PictureOptions picture_options;
     picture_options.worker_rows = true;
     // Workload fixtures have figures; the freed-but-pending scenario has only its trace.
-    auto figures = outcome.report.partitions > 0 ? fmt::format("{}: {}", outcome.report.policy, headline_figures(outcome.report))
-                                                 : std::string();
+    auto figures = outcome.report.partitions > 0
+                       ? fmt::format("{}: {}", outcome.report.policy, headline_figures(outcome.report))
+                       : std::string();
     write_svg_picture({PictureLane{fixture.name, figures, &outcome.backend->trace()}}, picture, fixture.description,
                       picture_options);
-    fmt::print("trace: {} (open in https://ui.perfetto.dev), picture: {}, hash {:016x}\n", trace_path.string(), picture.string(),
-               outcome.trace_hash);
+    fmt::print("trace: {} (open in https://ui.perfetto.dev), picture: {}, hash {:016x}\n", trace_path.string(),
+               picture.string(), outcome.trace_hash);
   }
   if (options.explore) {
     if (violations.empty()) {
@@ -110,12 +113,17 @@ int replay(const ReplayCommandOptions& options) {
 void add_replay_command(CLI::App& app) {
   auto options = std::make_shared<ReplayCommandOptions>();
   auto* command = app.add_subcommand("replay", "Replay one fixture: timeline, expectation check, trace");
-  command->add_option("fixture", options->fixture, "Fixture file (fixtures/*.toml)")->required()->check(CLI::ExistingFile);
+  command->add_option("fixture", options->fixture, "Fixture file (fixtures/*.toml)")
+      ->required()
+      ->check(CLI::ExistingFile);
   command->add_option("--seed", options->seed, "Replace the fixture's seed");
   command->add_option("--trace", options->trace, "Trace file (default out/traces/<fixture>.trace.json)");
-  command->add_flag("--explore", options->explore, "Replay the run `stagehand explore` made for --seed (jitter, faults)");
-  command->add_option("--faults", options->faults, "With --explore: the fault kinds exploration drew from")->capture_default_str();
-  command->add_option("--jitter", options->jitter, "With --explore: the exploration's duration jitter")->capture_default_str();
+  command->add_flag("--explore", options->explore,
+                    "Replay the run `stagehand explore` made for --seed (jitter, faults)");
+  command->add_option("--faults", options->faults, "With --explore: the fault kinds exploration drew from")
+      ->capture_default_str();
+  command->add_option("--jitter", options->jitter, "With --explore: the exploration's duration jitter")
+      ->capture_default_str();
   on_selected(command, [options] { return replay(*options); });
 }
 

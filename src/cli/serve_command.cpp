@@ -68,15 +68,17 @@ int serve(const ServeOptions& options) {
     engine.load_key(name, path);
     const auto status = engine.status();
     for (const auto& key : status.keys) {
-      if (key.name == name) fmt::print(stderr, "stagehand serve: key {}: {}, read in {:.2f} s\n", name, path, key.read_seconds);
+      if (key.name == name)
+        fmt::print(stderr, "stagehand serve: key {}: {}, read in {:.2f} s\n", name, path, key.read_seconds);
     }
   }
   service::Api api(engine, config.serve);
   service::HttpServer server(api, config.serve, address);
-  fmt::print(stderr, "stagehand serve: {}; listening on {} (at most {} connections, bodies up to {} bytes, read within {} s, "
+  fmt::print(stderr,
+             "stagehand serve: {}; listening on {} (at most {} connections, bodies up to {} bytes, read within {} s, "
              "idle for {} s; {})\n",
-             engine.status().backend, server.bound_address(), config.serve.max_connections, config.serve.max_request_bytes,
-             config.serve.read_timeout_s, config.serve.idle_timeout_s,
+             engine.status().backend, server.bound_address(), config.serve.max_connections,
+             config.serve.max_request_bytes, config.serve.read_timeout_s, config.serve.idle_timeout_s,
              config.serve.token.empty() ? "no token"
              : address.unix_socket      ? "no token on the Unix socket: its mode and group admit its callers"
                                         : "a bearer token on every request");
@@ -88,12 +90,15 @@ int serve(const ServeOptions& options) {
     engine.shutdown(drain);
   });
   const auto status = engine.status();
-  fmt::print(stderr, "stagehand serve: stopped: {} proofs done, {} failed, {} cancelled\n", status.done, status.failed, status.cancelled);
+  fmt::print(stderr, "stagehand serve: stopped: {} proofs done, {} failed, {} cancelled\n", status.done, status.failed,
+             status.cancelled);
   const auto connections = server.counters();
-  fmt::print(stderr, "stagehand serve: connections: {} accepted, {} closed to make room, {} timed out reading a request, {} idle, "
-             "{} refused without the token\n",
-             connections.accepted, connections.closed_for_room, connections.read_timeouts, connections.idle_timeouts,
-             connections.unauthorized);
+  fmt::print(
+      stderr,
+      "stagehand serve: connections: {} accepted, {} closed to make room, {} timed out reading a request, {} idle, "
+      "{} refused without the token\n",
+      connections.accepted, connections.closed_for_room, connections.read_timeouts, connections.idle_timeouts,
+      connections.unauthorized);
   return 0;
 }
 
@@ -101,14 +106,19 @@ int serve(const ServeOptions& options) {
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
-  auto* command = app.add_subcommand("serve", "Serve proofs over HTTP/JSON: keys loaded once, proofs queued from any client");
+  auto* command =
+      app.add_subcommand("serve", "Serve proofs over HTTP/JSON: keys loaded once, proofs queued from any client");
   command->add_option("--config", options->config,
                       "Deployment configuration (TOML): backend, devices, policy, and the [engine] and [serve] tables");
-  command->add_option("--listen", options->listen, "Where to listen: HOST:PORT (loopback, e.g. 127.0.0.1:8080; port 0 takes a free one) or unix:PATH")
+  command
+      ->add_option("--listen", options->listen,
+                   "Where to listen: HOST:PORT (loopback, e.g. 127.0.0.1:8080; port 0 takes a free one) or unix:PATH")
       ->required();
   command->add_option("--key", options->keys, "A proving key to load at start, NAME=ZKEY; repeatable");
-  command->add_option("--on-stop", options->on_stop,
-                      "On SIGTERM/SIGINT: 'fail' each queued proof with a clear error (the running ones finish), or 'finish' them all")
+  command
+      ->add_option("--on-stop", options->on_stop,
+                   "On SIGTERM/SIGINT: 'fail' each queued proof with a clear error (the running ones finish), or "
+                   "'finish' them all")
       ->capture_default_str()
       ->check(CLI::IsMember({"fail", "finish"}));
   command->footer(kApi);

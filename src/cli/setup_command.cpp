@@ -37,8 +37,10 @@ struct SetupOptions {
 // The output options the format needs, and none of the other's.
 void check_outputs(const SetupOptions& options) {
   const bool params = options.format == "params";
-  if (params && options.params.empty()) throw CLI::ValidationError("--params", "--format params writes to --params FILE: give it");
-  if (params && !options.zkey.empty()) throw CLI::ValidationError("--zkey", "--format params writes no .zkey (--params FILE)");
+  if (params && options.params.empty())
+    throw CLI::ValidationError("--params", "--format params writes to --params FILE: give it");
+  if (params && !options.zkey.empty())
+    throw CLI::ValidationError("--zkey", "--format params writes no .zkey (--params FILE)");
   if (!params && (options.zkey.empty() || options.vk.empty())) {
     throw CLI::ValidationError("--zkey", "--format zkey writes --zkey FILE and --vk FILE: give both");
   }
@@ -46,22 +48,25 @@ void check_outputs(const SetupOptions& options) {
 }
 
 // A BN254 circuit's key, on the CPU: the device's fixed-base kernels are BLS12-381's.
-int setup_bn254(const SetupOptions& options, const groth16::bn254::R1cs& r1cs, std::chrono::steady_clock::time_point start) {
+int setup_bn254(const SetupOptions& options, const groth16::bn254::R1cs& r1cs,
+                std::chrono::steady_clock::time_point start) {
   if (options.format == "params") {
-    throw std::runtime_error(fmt::format("{} is a BN254 circuit, and a .params key (bellperson's) is BLS12-381's: use --format zkey, "
-                                         "or compile the circuit with circom --prime bls12381",
-                                         options.r1cs));
+    throw std::runtime_error(
+        fmt::format("{} is a BN254 circuit, and a .params key (bellperson's) is BLS12-381's: use --format zkey, "
+                    "or compile the circuit with circom --prime bls12381",
+                    options.r1cs));
   }
   groth16::SetupOptions setup_options;
   setup_options.seed = options.seed;
   setup_options.thread_count = options.threads;
   const auto key = groth16::bn254::setup_from_r1cs(r1cs, setup_options);
-  fmt::print(stderr, "stagehand setup: BN254 (bn128), domain 2^{}, key computed at {:.2f} s (multiplications on the CPU)\n",
+  fmt::print(stderr,
+             "stagehand setup: BN254 (bn128), domain 2^{}, key computed at {:.2f} s (multiplications on the CPU)\n",
              key.domain_log2, seconds_since(start));
   groth16::bn254::write_zkey(options.zkey, key);
   groth16::write_text_file(options.vk, groth16::bn254::verification_key_json(key));
-  fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n", options.zkey,
-             options.vk, seconds_since(start));
+  fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n",
+             options.zkey, options.vk, seconds_since(start));
   return 0;
 }
 
@@ -74,8 +79,8 @@ int setup(const SetupOptions& options) {
   const auto circuit = groth16::read_any_r1cs(options.r1cs);
   std::visit(
       [&](const auto& r1cs) {
-        fmt::print(stderr, "stagehand setup: {}: {} constraints, {} wires, {} public signals (read in {:.2f} s)\n", options.r1cs,
-                   r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
+        fmt::print(stderr, "stagehand setup: {}: {} constraints, {} wires, {} public signals (read in {:.2f} s)\n",
+                   options.r1cs, r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
       },
       circuit);
   if (const auto* bn = std::get_if<groth16::bn254::R1cs>(&circuit)) return setup_bn254(options, *bn, start);
@@ -94,17 +99,17 @@ int setup(const SetupOptions& options) {
                std::countr_zero(key.domain_size()), elapsed(), backend->describe());
     groth16::write_params(options.params, key);
     if (!options.vk.empty()) groth16::write_text_file(options.vk, groth16::verification_key_json(key.vk));
-    fmt::print(stderr, "stagehand setup: wrote {}{} in {:.2f} s (a TEST-ONLY key: unsafe for real use)\n", options.params,
-               options.vk.empty() ? "" : " and " + options.vk, elapsed());
+    fmt::print(stderr, "stagehand setup: wrote {}{} in {:.2f} s (a TEST-ONLY key: unsafe for real use)\n",
+               options.params, options.vk.empty() ? "" : " and " + options.vk, elapsed());
     return 0;
   }
   const auto key = groth16::setup_from_r1cs(r1cs, setup_options);
-  fmt::print(stderr, "stagehand setup: domain 2^{}, key computed at {:.2f} s (multiplications on {})\n", key.domain_log2, elapsed(),
-             backend->describe());
+  fmt::print(stderr, "stagehand setup: domain 2^{}, key computed at {:.2f} s (multiplications on {})\n",
+             key.domain_log2, elapsed(), backend->describe());
   groth16::write_zkey(options.zkey, key);
   groth16::write_text_file(options.vk, groth16::verification_key_json(key));
-  fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n", options.zkey,
-             options.vk, elapsed());
+  fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n",
+             options.zkey, options.vk, elapsed());
   return 0;
 }
 
@@ -124,25 +129,35 @@ int export_vk(const std::string& params, const std::string& out) {
 
 void add_setup_command(CLI::App& app) {
   auto options = std::make_shared<SetupOptions>();
-  auto* command = app.add_subcommand("setup", "TEST-ONLY Groth16 setup from random toxic waste (unsafe for real use): .r1cs in, "
-                                               ".zkey and vk.json (or a Filecoin .params file) out");
-  command->add_option("--format", options->format, "zkey (snarkjs's .zkey and vk.json) or params (bellperson's .params)")
+  auto* command = app.add_subcommand("setup",
+                                     "TEST-ONLY Groth16 setup from random toxic waste (unsafe for real use): .r1cs in, "
+                                     ".zkey and vk.json (or a Filecoin .params file) out");
+  command
+      ->add_option("--format", options->format, "zkey (snarkjs's .zkey and vk.json) or params (bellperson's .params)")
       ->check(CLI::IsMember({"zkey", "params"}))
       ->capture_default_str();
-  command->add_option("--r1cs", options->r1cs, "circom constraint system (compiled with --prime bls12381, or --prime bn128: a BN254 key, made on the CPU)")->required()->check(CLI::ExistingFile);
+  command
+      ->add_option(
+          "--r1cs", options->r1cs,
+          "circom constraint system (compiled with --prime bls12381, or --prime bn128: a BN254 key, made on the CPU)")
+      ->required()
+      ->check(CLI::ExistingFile);
   command->add_option("--zkey", options->zkey, "Where to write the proving key (--format zkey)");
   command->add_option("--params", options->params, "Where to write the .params file (--format params)");
-  command->add_option("--vk", options->vk, "Where to write the verification key (snarkjs vk.json; optional with --format params)");
+  command->add_option("--vk", options->vk,
+                      "Where to write the verification key (snarkjs vk.json; optional with --format params)");
   command->add_option("--seed", options->seed, "Derive the toxic waste from this seed (reproducible tests)");
   command->add_option("--threads", options->threads, "Host threads (0 = all)")->capture_default_str();
-  command->add_option("--config", options->config, "Deployment configuration (TOML): the backend whose device multiplies the points");
+  command->add_option("--config", options->config,
+                      "Deployment configuration (TOML): the backend whose device multiplies the points");
   on_selected(command, [options] { return setup(*options); });
 }
 
 void add_export_vk_command(CLI::App& app) {
   auto params = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  auto* command = app.add_subcommand("export-vk", "The verification key of a Filecoin .params file as snarkjs's vk.json");
+  auto* command =
+      app.add_subcommand("export-vk", "The verification key of a Filecoin .params file as snarkjs's vk.json");
   command->add_option("--params", *params, "Filecoin Groth16 parameter file (bellperson's .params)")->required();
   command->add_option("--out", *out, "Where to write vk.json (default: standard output)");
   on_selected(command, [params, out] { return export_vk(*params, *out); });

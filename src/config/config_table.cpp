@@ -24,7 +24,10 @@ std::string_view type_name(const toml::node& node) {
 }  // namespace
 
 ConfigTable::ConfigTable(const toml::table& table, std::shared_ptr<const std::string> file, std::string prefix)
-    : table_(&table), file_(std::move(file)), prefix_(std::move(prefix)), read_(std::make_shared<std::set<std::string>>()) {}
+    : table_(&table),
+      file_(std::move(file)),
+      prefix_(std::move(prefix)),
+      read_(std::make_shared<std::set<std::string>>()) {}
 
 std::string ConfigTable::full_key(std::string_view key) const {
   return prefix_.empty() ? std::string(key) : fmt::format("{}.{}", prefix_, key);
@@ -133,11 +136,13 @@ double ConfigTable::number_in(std::string_view key, double fallback, double mini
 std::int64_t ConfigTable::integer_in(std::string_view key, std::int64_t fallback, std::int64_t minimum,
                                      std::int64_t maximum) const {
   auto value = integer(key).value_or(fallback);
-  if (value < minimum || value > maximum) fail(key, fmt::format("{} is out of range [{}, {}]", value, minimum, maximum));
+  if (value < minimum || value > maximum)
+    fail(key, fmt::format("{} is out of range [{}, {}]", value, minimum, maximum));
   return value;
 }
 
-std::string ConfigTable::choice(std::string_view key, std::string fallback, const std::vector<std::string>& choices) const {
+std::string ConfigTable::choice(std::string_view key, std::string fallback,
+                                const std::vector<std::string>& choices) const {
   auto value = string(key).value_or(std::move(fallback));
   for (const auto& candidate : choices) {
     if (candidate == value) return value;

@@ -40,7 +40,8 @@ class ConfigTable {
 
   // Range-checked readers: the value must lie in [minimum, maximum].
   double number_in(std::string_view key, double fallback, double minimum, double maximum) const;
-  std::int64_t integer_in(std::string_view key, std::int64_t fallback, std::int64_t minimum, std::int64_t maximum) const;
+  std::int64_t integer_in(std::string_view key, std::int64_t fallback, std::int64_t minimum,
+                          std::int64_t maximum) const;
   // One of `choices`.
   std::string choice(std::string_view key, std::string fallback, const std::vector<std::string>& choices) const;
 

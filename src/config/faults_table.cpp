@@ -14,7 +14,8 @@ std::uint64_t count_in(const ConfigTable& table, std::string_view key, std::uint
   return static_cast<std::uint64_t>(table.integer_in(key, static_cast<std::int64_t>(fallback), minimum, INT64_MAX));
 }
 
-Nanoseconds milliseconds_in(const ConfigTable& table, std::string_view key, Nanoseconds fallback, double minimum, double maximum) {
+Nanoseconds milliseconds_in(const ConfigTable& table, std::string_view key, Nanoseconds fallback, double minimum,
+                            double maximum) {
   const double ms = table.number_in(key, static_cast<double>(fallback) / 1e6, minimum, maximum);
   return static_cast<Nanoseconds>(ms * 1e6);
 }
@@ -22,7 +23,8 @@ Nanoseconds milliseconds_in(const ConfigTable& table, std::string_view key, Nano
 std::string kernel_in(const ConfigTable& table, std::string_view key) {
   auto name = table.string(key).value_or("");
   if (!name.empty() && !kernel::is_known(name)) {
-    table.fail(key, fmt::format("'{}' is not a kernel (src/device/kernel_abi.hpp declares: {})", name, fmt::join(kernel::kAll, ", ")));
+    table.fail(key, fmt::format("'{}' is not a kernel (src/device/kernel_abi.hpp declares: {})", name,
+                                fmt::join(kernel::kAll, ", ")));
   }
   return name;
 }
@@ -38,7 +40,8 @@ FaultPlan read_faults(const ConfigTable& table, int gpus) {
   const double lose_ms = table.number_in("lose_device_at_ms", -1, -1, 1e12);
   plan.lose_device_at_ns = lose_ms < 0 ? -1 : static_cast<Nanoseconds>(lose_ms * 1e6);
   plan.lose_device_at_launch = count_in(table, "lose_device_at_launch", plan.lose_device_at_launch, 0);
-  plan.allocation_failure_probability = table.number_in("allocation_failure_probability", plan.allocation_failure_probability, 0, 1);
+  plan.allocation_failure_probability =
+      table.number_in("allocation_failure_probability", plan.allocation_failure_probability, 0, 1);
   plan.kernel_error_name = kernel_in(table, "kernel_error_name");
   plan.kernel_error_occurrence = count_in(table, "kernel_error_occurrence", plan.kernel_error_occurrence, 1);
   plan.kernel_error_probability = table.number_in("kernel_error_probability", plan.kernel_error_probability, 0, 1);
@@ -56,8 +59,9 @@ FaultPlan read_faults(const ConfigTable& table, int gpus) {
 FaultPlan read_faults_table(const ConfigTable& root, int gpus) {
   // Refused rather than read as before: a table nothing reads would hide the faults it asks for.
   if (root.contains("device_faults")) {
-    root.fail("device_faults", "this table is now [faults], one table for every backend (its keys: config/default.toml; a "
-                               "kernel failure that fails one job while its GPU goes on is kernel_error_name)");
+    root.fail("device_faults",
+              "this table is now [faults], one table for every backend (its keys: config/default.toml; a "
+              "kernel failure that fails one job while its GPU goes on is kernel_error_name)");
   }
   auto table = root.table("faults");
   return table ? read_faults(*table, gpus) : FaultPlan{};

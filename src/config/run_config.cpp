@@ -18,7 +18,9 @@ Bytes mib_to_bytes(double mib) { return static_cast<Bytes>(std::llround(mib * st
 void read_run_table(const ConfigTable& run, RunConfig& config) {
   auto& coordinator = config.coordinator;
   auto backend = run.choice("backend", "auto", {"auto", "sim", "cuda"});
-  config.backend = backend == "sim" ? BackendKind::simulator : backend == "cuda" ? BackendKind::cuda : BackendKind::automatic;
+  config.backend = backend == "sim"    ? BackendKind::simulator
+                   : backend == "cuda" ? BackendKind::cuda
+                                       : BackendKind::automatic;
   if (auto names = run.string_array("policies")) {
     config.policies.clear();
     for (const auto& name : *names) {
@@ -30,7 +32,8 @@ void read_run_table(const ConfigTable& run, RunConfig& config) {
     }
     if (config.policies.empty()) run.fail("policies", "needs at least one policy");
   }
-  coordinator.seed = static_cast<std::uint64_t>(run.integer_in("seed", static_cast<std::int64_t>(coordinator.seed), 0, INT64_MAX));
+  coordinator.seed =
+      static_cast<std::uint64_t>(run.integer_in("seed", static_cast<std::int64_t>(coordinator.seed), 0, INT64_MAX));
   if (auto trace_dir = run.string("trace_dir")) config.trace_dir = *trace_dir;
   run.reject_unknown_keys();
 }
@@ -48,33 +51,37 @@ void read_sim_table(const ConfigTable& sim, RunConfig& config) {
 void read_gpus_table(const ConfigTable& gpus, RunConfig& config) {
   auto& coordinator = config.coordinator;
   config.gpus = static_cast<int>(gpus.integer_in("count", config.gpus, 1, 64));
-  coordinator.workers_per_device = static_cast<int>(gpus.integer_in("workers_per_device", coordinator.workers_per_device, 1, 64));
+  coordinator.workers_per_device =
+      static_cast<int>(gpus.integer_in("workers_per_device", coordinator.workers_per_device, 1, 64));
   coordinator.prestage_depth = static_cast<int>(gpus.integer_in("prestage_depth", coordinator.prestage_depth, 1, 64));
   coordinator.overlap_finish = gpus.boolean("overlap_finish").value_or(coordinator.overlap_finish);
-  coordinator.prestage_chunk_bytes =
-      mib_to_bytes(gpus.number_in("prestage_chunk_mib", static_cast<double>(coordinator.prestage_chunk_bytes) / kMiB, 1, 1 << 20));
+  coordinator.prestage_chunk_bytes = mib_to_bytes(
+      gpus.number_in("prestage_chunk_mib", static_cast<double>(coordinator.prestage_chunk_bytes) / kMiB, 1, 1 << 20));
   coordinator.prestage_chunks_in_flight =
       static_cast<int>(gpus.integer_in("prestage_chunks_in_flight", coordinator.prestage_chunks_in_flight, 1, 64));
-  config.vram_cap_bytes = gib_to_bytes(gpus.number_in("vram_cap_gib", static_cast<double>(config.vram_cap_bytes) / kGiB, 0, 1 << 20));
+  config.vram_cap_bytes =
+      gib_to_bytes(gpus.number_in("vram_cap_gib", static_cast<double>(config.vram_cap_bytes) / kGiB, 0, 1 << 20));
   if (gpus.contains("vram_cap_gib")) config.vram_cap_where = gpus.where("vram_cap_gib");
   if (gpus.contains("count")) config.gpus_where = gpus.where("count");
-  coordinator.safety_margin_bytes =
-      mib_to_bytes(gpus.number_in("safety_margin_mib", static_cast<double>(coordinator.safety_margin_bytes) / kMiB, 0, 1 << 24));
-  coordinator.resident_bytes = mib_to_bytes(gpus.number_in("resident_mib", static_cast<double>(coordinator.resident_bytes) / kMiB, 0, 1 << 24));
+  coordinator.safety_margin_bytes = mib_to_bytes(
+      gpus.number_in("safety_margin_mib", static_cast<double>(coordinator.safety_margin_bytes) / kMiB, 0, 1 << 24));
+  coordinator.resident_bytes =
+      mib_to_bytes(gpus.number_in("resident_mib", static_cast<double>(coordinator.resident_bytes) / kMiB, 0, 1 << 24));
   gpus.reject_unknown_keys();
 }
 
 // [host_staging]: how host memory is made ready for copies, and its budget.
 void read_host_staging_table(const ConfigTable& staging, RunConfig& config) {
   auto& coordinator = config.coordinator;
-  auto mode = staging.choice("mode", coordinator.host_staging == HostStagingMode::pinned_pool ? "pinned-pool" : "register",
-                             {"pinned-pool", "register"});
+  auto mode =
+      staging.choice("mode", coordinator.host_staging == HostStagingMode::pinned_pool ? "pinned-pool" : "register",
+                     {"pinned-pool", "register"});
   coordinator.host_staging = mode == "pinned-pool" ? HostStagingMode::pinned_pool : HostStagingMode::register_in_place;
-  coordinator.pinned_host_budget_bytes =
-      gib_to_bytes(staging.number_in("pinned_budget_gib", static_cast<double>(coordinator.pinned_host_budget_bytes) / kGiB, 0.001, 1 << 20));
+  coordinator.pinned_host_budget_bytes = gib_to_bytes(staging.number_in(
+      "pinned_budget_gib", static_cast<double>(coordinator.pinned_host_budget_bytes) / kGiB, 0.001, 1 << 20));
   coordinator.prewarm_pinned_pool = staging.boolean("prewarm").value_or(coordinator.prewarm_pinned_pool);
-  coordinator.host_staging_budget_bytes = gib_to_bytes(
-      staging.number_in("host_budget_gib", static_cast<double>(coordinator.host_staging_budget_bytes) / kGiB, 0.001, 1 << 20));
+  coordinator.host_staging_budget_bytes = gib_to_bytes(staging.number_in(
+      "host_budget_gib", static_cast<double>(coordinator.host_staging_budget_bytes) / kGiB, 0.001, 1 << 20));
   if (staging.contains("host_budget_gib")) coordinator.host_staging_budget_where = staging.where("host_budget_gib");
   staging.reject_unknown_keys();
 }
@@ -85,48 +92,59 @@ void read_groth16_workload(const ConfigTable& workload, RunConfig& config) {
                                    {std::string(to_string(Groth16KeyShape::synthetic_circuit)),
                                     std::string(to_string(Groth16KeyShape::porep_partition))});
   config.groth16.key = key == to_string(Groth16KeyShape::porep_partition) ? Groth16KeyShape::porep_partition
-                                                                           : Groth16KeyShape::synthetic_circuit;
+                                                                          : Groth16KeyShape::synthetic_circuit;
   const bool porep_key = config.groth16.key == Groth16KeyShape::porep_partition;
   if (!porep_key) {
     if (workload.contains("partitions_per_proof")) {
-      workload.fail("partitions_per_proof", "kind = \"groth16\" with the synthetic circuit's key makes one job of each proof: "
-                                            "partitions_per_proof is for kind = \"porep\" or key = \"porep-partition\"");
+      workload.fail("partitions_per_proof",
+                    "kind = \"groth16\" with the synthetic circuit's key makes one job of each proof: "
+                    "partitions_per_proof is for kind = \"porep\" or key = \"porep-partition\"");
     }
     config.workload.partitions_per_proof = 1;
   }
   // A PoRep partition's a, b and c come from the host: it has no constraint matrix.
   if (porep_key) config.groth16.abc_step = groth16::AbcStep::host;
-  const auto abc = workload.choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), groth16::abc_step_choices());
+  const auto abc =
+      workload.choice("abc", std::string(groth16::to_string(config.groth16.abc_step)), groth16::abc_step_choices());
   config.groth16.abc_step = *groth16::parse_abc_step(abc);
   if (porep_key && config.groth16.abc_step != groth16::AbcStep::host) {
-    workload.fail("abc", "key = \"porep-partition\" has no constraint matrix: its a, b and c come from the host (abc = \"host\")");
+    workload.fail(
+        "abc",
+        "key = \"porep-partition\" has no constraint matrix: its a, b and c come from the host (abc = \"host\")");
   }
-  if (workload.contains("full_scalar_share")) config.groth16.full_scalar_share = workload.number_in("full_scalar_share", 1.0, 0, 1);
+  if (workload.contains("full_scalar_share"))
+    config.groth16.full_scalar_share = workload.number_in("full_scalar_share", 1.0, 0, 1);
   const auto sets = workload.choice("key_sets", "auto", groth16::set_placement_choices());
   config.groth16.key_sets = groth16::parse_set_placement(sets);
   config.groth16.precompute_bases = workload.boolean("precompute_bases").value_or(config.groth16.precompute_bases);
   config.groth16.stream_buffer_bytes = static_cast<Bytes>(
-      workload.number_in("stream_buffer_mib", static_cast<double>(config.groth16.stream_buffer_bytes) / kMiB, 1, 1 << 16) *
+      workload.number_in("stream_buffer_mib", static_cast<double>(config.groth16.stream_buffer_bytes) / kMiB, 1,
+                         1 << 16) *
       static_cast<double>(kMiB));
 }
 
 // [workload]: the jobs' count and shape, and the partition program's switches.
 void read_workload_table(const ConfigTable& workload, RunConfig& config) {
-  const auto kind = workload.choice("kind", config.workload_kind == WorkloadKind::groth16 ? "groth16" : "porep", {"porep", "groth16"});
+  const auto kind = workload.choice("kind", config.workload_kind == WorkloadKind::groth16 ? "groth16" : "porep",
+                                    {"porep", "groth16"});
   config.workload_kind = kind == "groth16" ? WorkloadKind::groth16 : WorkloadKind::porep;
   if (config.workload_kind == WorkloadKind::groth16) read_groth16_workload(workload, config);
   config.workload.proofs = static_cast<int>(workload.integer_in("proofs", config.workload.proofs, 1, 100000));
-  config.workload.partitions_per_proof = static_cast<int>(workload.integer_in("partitions_per_proof", config.workload.partitions_per_proof, 1, 100000));
+  config.workload.partitions_per_proof =
+      static_cast<int>(workload.integer_in("partitions_per_proof", config.workload.partitions_per_proof, 1, 100000));
   // In 64 bits: 100000 x 100000 overflows the int that counts the jobs.
   const auto partitions = std::int64_t{config.workload.proofs} * config.workload.partitions_per_proof;
   if (partitions > kMaxPartitionsPerRun) {
-    workload.fail(workload.contains("partitions_per_proof") ? "partitions_per_proof" : "proofs",
-                  fmt::format("{} proofs x {} partitions = {} partitions, more than the {} a run may hold", config.workload.proofs,
-                              config.workload.partitions_per_proof, partitions, kMaxPartitionsPerRun));
+    workload.fail(
+        workload.contains("partitions_per_proof") ? "partitions_per_proof" : "proofs",
+        fmt::format("{} proofs x {} partitions = {} partitions, more than the {} a run may hold",
+                    config.workload.proofs, config.workload.partitions_per_proof, partitions, kMaxPartitionsPerRun));
   }
-  config.workload.shape.domain_log2 = static_cast<int>(workload.integer_in("domain_log2", config.workload.shape.domain_log2, 10, 27));
-  auto collect = workload.choice("msm_collect", config.workload.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
-                                 {"deferred", "synchronize"});
+  config.workload.shape.domain_log2 =
+      static_cast<int>(workload.integer_in("domain_log2", config.workload.shape.domain_log2, 10, 27));
+  auto collect = workload.choice(
+      "msm_collect", config.workload.program.msm_collect == MsmCollect::deferred ? "deferred" : "synchronize",
+      {"deferred", "synchronize"});
   config.workload.program.msm_collect = collect == "deferred" ? MsmCollect::deferred : MsmCollect::synchronize;
   auto& program = config.workload.program;
   const auto order = workload.choice("stream_order", program.stream_order == StreamOrder::mixed ? "mixed" : "in-order",
@@ -146,7 +164,8 @@ void read_policy_table(const ConfigTable& policy, RunConfig& config) {
   if (auto prestage = policy.table("prestage")) {
     auto& switches = coordinator.prestage;
     switches.free_memory_check = prestage->boolean("free_memory_check").value_or(switches.free_memory_check);
-    switches.margin_bytes = mib_to_bytes(prestage->number_in("margin_mib", static_cast<double>(switches.margin_bytes) / kMiB, 0, 1 << 24));
+    switches.margin_bytes =
+        mib_to_bytes(prestage->number_in("margin_mib", static_cast<double>(switches.margin_bytes) / kMiB, 0, 1 << 24));
     switches.synchronize_device = prestage->boolean("synchronize_device").value_or(switches.synchronize_device);
     switches.trim_pool = prestage->boolean("trim_pool").value_or(switches.trim_pool);
     prestage->reject_unknown_keys();
@@ -158,10 +177,12 @@ void read_policy_table(const ConfigTable& policy, RunConfig& config) {
   }
   if (auto budgeted = policy.table("budgeted")) {
     auto& rules = coordinator.budget_rules;
-    rules.release_after_free_event = budgeted->boolean("release_after_free_event").value_or(rules.release_after_free_event);
+    rules.release_after_free_event =
+        budgeted->boolean("release_after_free_event").value_or(rules.release_after_free_event);
     rules.admission_protects_lock_holder =
         budgeted->boolean("admission_protects_lock_holder").value_or(rules.admission_protects_lock_holder);
-    coordinator.grant_order_is_lock_order = budgeted->boolean("grant_order_is_lock_order").value_or(coordinator.grant_order_is_lock_order);
+    coordinator.grant_order_is_lock_order =
+        budgeted->boolean("grant_order_is_lock_order").value_or(coordinator.grant_order_is_lock_order);
     budgeted->reject_unknown_keys();
   }
   policy.reject_unknown_keys();

@@ -49,7 +49,8 @@ struct RunConfig {
   std::filesystem::path trace_dir = "out/traces";
   // The simulator.
   std::string device_model = "h200";
-  std::string device_model_where = "key 'sim.device_model'";  // "file:line: key 'sim.device_model'" where read from a file
+  std::string device_model_where =
+      "key 'sim.device_model'";  // "file:line: key 'sim.device_model'" where read from a file
   double duration_jitter = 0.0;
   bool functional = false;
   // The GPUs.
@@ -71,7 +72,6 @@ struct RunConfig {
   // [faults] (config/faults_table.hpp): injected into the devices the backend opens (none by default).
   FaultPlan faults;
   std::string faults_where = "table [faults]";  // "<file>:<line>: key 'faults'" where a file set it
-
 };
 
 // The most partitions (proofs x partitions_per_proof) one run may hold: every job keeps a record,

@@ -42,16 +42,17 @@ void create_budget(Lane& lane, Run& run) {
   lane.budget->set_log([&run](const std::string& line) { run.log.push_back(line); });
   // On the lane's own process, beside its workers' rows: Perfetto shows the two as counter tracks.
   auto track = run.trace.track(fmt::format("GPU {} coordinator", lane.index), "VRAM budget");
-  lane.budget->set_observer([&run, &lane, track, held_was = ~Bytes{0}, capacity_was = ~Bytes{0}](Bytes held,
-                                                                                                  Bytes capacity) mutable {
-    auto now = lane.device.now();
-    if (held != held_was) run.trace.counter(track, "VRAM reserved (budget)", "memory", now, static_cast<std::int64_t>(held));
-    if (capacity != capacity_was) {
-      run.trace.counter(track, "VRAM budget capacity", "memory", now, static_cast<std::int64_t>(capacity));
-    }
-    held_was = held;
-    capacity_was = capacity;
-  });
+  lane.budget->set_observer(
+      [&run, &lane, track, held_was = ~Bytes{0}, capacity_was = ~Bytes{0}](Bytes held, Bytes capacity) mutable {
+        auto now = lane.device.now();
+        if (held != held_was)
+          run.trace.counter(track, "VRAM reserved (budget)", "memory", now, static_cast<std::int64_t>(held));
+        if (capacity != capacity_was) {
+          run.trace.counter(track, "VRAM budget capacity", "memory", now, static_cast<std::int64_t>(capacity));
+        }
+        held_was = held;
+        capacity_was = capacity;
+      });
   if (run.hooks.on_budget) run.hooks.on_budget(lane.index, *lane.budget);
 }
 
@@ -73,13 +74,15 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
       const auto plan = run.workload.memory_plan(0);
       co_await lane.staging.prewarm(plan.input_bytes, settings.workers_per_device, plan.input_count);
       run.log.push_back(fmt::format("GPU {}: pinned pool prewarmed with {} in {}", lane.index,
-                                    format_bytes(lane.staging.pinned_bytes()), format_duration(lane.device.now() - began)));
+                                    format_bytes(lane.staging.pinned_bytes()),
+                                    format_duration(lane.device.now() - began)));
     }
   } catch (...) {
     failure = std::current_exception();
   }
   lane.setup_failure = failure;
-  if (failure) run.log.push_back(fmt::format("GPU {} could not be set up: {}; it takes no jobs", lane.index, describe(failure)));
+  if (failure)
+    run.log.push_back(fmt::format("GPU {} could not be set up: {}; it takes no jobs", lane.index, describe(failure)));
 }
 
 // What a run's coroutines share, owned by all of them (Run::keepalive): the run coroutine and
@@ -102,7 +105,9 @@ struct RunState {
 
 asio::awaitable<void> run_worker(std::shared_ptr<RunState> state, Worker& worker) { co_await worker.run(); }
 
-asio::awaitable<void> run_set_up(std::shared_ptr<RunState> state, Lane& lane) { co_await set_up_lane(lane, state->run); }
+asio::awaitable<void> run_set_up(std::shared_ptr<RunState> state, Lane& lane) {
+  co_await set_up_lane(lane, state->run);
+}
 
 // A coroutine to run beside others, on its executor.
 struct ConcurrentTask {
@@ -210,8 +215,8 @@ void JobFeed::close() {
   if (changed_) changed_();
 }
 
-asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
-                                           Trace& trace, CoordinatorHooks hooks, JobFeed* feed) {
+asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings,
+                                           Workload& workload, Trace& trace, CoordinatorHooks hooks, JobFeed* feed) {
   if (devices.empty()) throw std::invalid_argument("run_coordinator: no devices");
   if (workload.job_count() > 0) {
     check_workers_staging_fit(settings.workers_per_device, workload.memory_plan(0), settings.host_staging_budget_bytes,
@@ -241,7 +246,8 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   }
   auto& lanes = state->lanes;
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    lanes.push_back(std::make_unique<Lane>(*devices[i], static_cast<int>(i), settings, run.random, hooks.pageable_memory));
+    lanes.push_back(
+        std::make_unique<Lane>(*devices[i], static_cast<int>(i), settings, run.random, hooks.pageable_memory));
     run.lanes.push_back(lanes.back().get());
   }
   co_await set_up_lanes(state);
@@ -252,9 +258,11 @@ asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, Coordin
   for (auto& lane : lanes) co_await tear_down_lane(*lane, workload, run.hooks);
   std::vector<std::string> failures;
   for (const auto& lane : lanes) failures.push_back(lane_failure(*lane));
-  co_return summarise_run(RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks, std::move(failures)},
-                          devices, std::vector<JobRecord>(std::make_move_iterator(run.jobs.begin()), std::make_move_iterator(run.jobs.end())),
-                          std::move(run.log));
+  co_return summarise_run(
+      RunTotals{to_string(settings.policy), workload.proof_count(), end - start, run.fallbacks, std::move(failures)},
+      devices,
+      std::vector<JobRecord>(std::make_move_iterator(run.jobs.begin()), std::make_move_iterator(run.jobs.end())),
+      std::move(run.log));
 }
 
 }  // namespace stagehand

@@ -73,13 +73,13 @@ struct JobRecord {
   Nanoseconds prestage_copy_ns = 0;
   Nanoseconds prestage_started_ns = -1;  // its first input allocated before the lock
   int out_of_memory_errors = 0;
-  bool fell_back = false;  // meant to pre-stage, uploaded inside the lock instead
+  bool fell_back = false;    // meant to pre-stage, uploaded inside the lock instead
   std::string program_note;  // what its program told (JobTimes::note)
   // Runs on a GPU: 2 when the GPU of its first was lost under it and another took it again.
   int attempts = 0;
   int first_device = -1;      // where that first attempt ran
   std::string retried_after;  // its error, "GPU 1: ...", when it was retried
-  std::string error;       // empty: completed
+  std::string error;          // empty: completed
   bool completed() const { return error.empty(); }
 };
 
@@ -89,8 +89,8 @@ struct DeviceReport {
   std::string name;
   int jobs_completed = 0;
   int jobs_failed = 0;
-  int jobs_moved_away = 0;  // its GPU was lost under them: they completed or failed on another
-  double gpu_seconds_per_job = 0;  // compute-lock hold time, its completed jobs
+  int jobs_moved_away = 0;           // its GPU was lost under them: they completed or failed on another
+  double gpu_seconds_per_job = 0;    // compute-lock hold time, its completed jobs
   double compute_busy_fraction = 0;  // kernels running, its first kernel to its last
   Bytes vram_peak_bytes = 0;
   std::uint64_t oom_count = 0;
@@ -107,12 +107,12 @@ struct RunReport {
   Nanoseconds makespan_ns = 0;
   double seconds_per_proof = 0;
   double partitions_per_second = 0;
-  double gpu_seconds_per_partition = 0;  // compute-lock hold time, completed partitions
-  double compute_busy_fraction = 0;      // kernels running, first kernel to last
+  double gpu_seconds_per_partition = 0;           // compute-lock hold time, completed partitions
+  double compute_busy_fraction = 0;               // kernels running, first kernel to last
   double compute_idle_seconds_per_partition = 0;  // first kernel to last, kernels not running
-  double lock_wait_seconds = 0;          // summed over partitions
-  double upload_wait_seconds = 0;        // kernels waiting for inputs, summed
-  double prestage_gbps = 0;              // budgeted: pre-staged chunks' bytes over their copy time
+  double lock_wait_seconds = 0;                   // summed over partitions
+  double upload_wait_seconds = 0;                 // kernels waiting for inputs, summed
+  double prestage_gbps = 0;                       // budgeted: pre-staged chunks' bytes over their copy time
   Bytes pcie_bytes_pinned = 0;
   Bytes pcie_bytes_pageable = 0;
   Bytes vram_peak_bytes = 0;
@@ -161,18 +161,19 @@ class JobFeed {
 
  private:
   friend struct Run;
-  friend asio::awaitable<RunReport> run_coordinator(std::vector<Device*>, CoordinatorSettings, Workload&, Trace&, CoordinatorHooks,
-                                                    JobFeed*);
+  friend asio::awaitable<RunReport> run_coordinator(std::vector<Device*>, CoordinatorSettings, Workload&, Trace&,
+                                                    CoordinatorHooks, JobFeed*);
   int added_ = 0;  // joined, not yet in the run's queue
   bool closed_ = false;
-  bool ended_ = false;  // the run it fed is over
+  bool ended_ = false;             // the run it fed is over
   std::function<void()> changed_;  // the run's, while it runs
 };
 
 // Runs every job of `workload` on `devices` (and, with a feed, those that join while it runs)
 // and returns the report. Every job completes or fails with its error recorded; the devices are
 // left with nothing allocated.
-asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings, Workload& workload,
-                                           Trace& trace, CoordinatorHooks hooks, JobFeed* feed = nullptr);
+asio::awaitable<RunReport> run_coordinator(std::vector<Device*> devices, CoordinatorSettings settings,
+                                           Workload& workload, Trace& trace, CoordinatorHooks hooks,
+                                           JobFeed* feed = nullptr);
 
 }  // namespace stagehand

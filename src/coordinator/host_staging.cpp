@@ -18,7 +18,8 @@ Bytes worker_staging_bytes(const JobMemoryPlan& plan) {
   return static_cast<Bytes>(plan.input_count) * plan.input_bytes + 2 * plan.result_bytes;
 }
 
-void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes, std::string_view budget_where) {
+void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes,
+                               std::string_view budget_where) {
   STAGEHAND_ASSERT(workers >= 1, "{} workers", workers);
   const Bytes each = worker_staging_bytes(plan);
   const Bytes all = static_cast<Bytes>(workers) * each;
@@ -27,12 +28,14 @@ void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes bud
   // --workers option or [gpus] workers_per_device), fewer would change the run's concurrency
   // behind their back, and nothing has been allocated yet, so saying which count fits costs nothing.
   const Bytes fit = budget_bytes / each;
-  throw std::invalid_argument(fmt::format(
-      "{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}, two result buffers of {}), more "
-      "than the budget of {} per GPU: {}",
-      budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count, format_bytes(plan.input_bytes),
-      format_bytes(plan.result_bytes), format_bytes(budget_bytes),
-      fit == 0 ? std::string("not one worker fits") : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
+  throw std::invalid_argument(
+      fmt::format("{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}, two result buffers "
+                  "of {}), more "
+                  "than the budget of {} per GPU: {}",
+                  budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count,
+                  format_bytes(plan.input_bytes), format_bytes(plan.result_bytes), format_bytes(budget_bytes),
+                  fit == 0 ? std::string("not one worker fits")
+                           : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
 }
 
 HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,
@@ -109,7 +112,8 @@ asio::awaitable<StagedHostBuffers> HostStaging::pin_in_place(std::vector<HostRan
 asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, Bytes bytes) {
   for (auto& buffer : staged.buffers) {
     for (;;) {
-      auto idle = std::find_if(idle_.begin(), idle_.end(), [&](const HostRange& range) { return range.bytes == bytes; });
+      auto idle =
+          std::find_if(idle_.begin(), idle_.end(), [&](const HostRange& range) { return range.bytes == bytes; });
       if (idle != idle_.end()) {
         buffer = *idle;
         idle_.erase(idle);
@@ -137,7 +141,8 @@ asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, 
 asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
   for (auto& buffer : staged.buffers) {
     if (buffer.bytes == 0) continue;
-    STAGEHAND_ASSERT(in_use_bytes_ >= buffer.bytes, "releasing {} bytes of staging with {} in use", buffer.bytes, in_use_bytes_);
+    STAGEHAND_ASSERT(in_use_bytes_ >= buffer.bytes, "releasing {} bytes of staging with {} in use", buffer.bytes,
+                     in_use_bytes_);
     in_use_bytes_ -= buffer.bytes;
     if (staged.from_pool) {
       idle_.push_back(buffer);
@@ -152,7 +157,8 @@ asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
 
 asio::awaitable<void> HostStaging::prewarm(Bytes bytes, int sets, int count) {
   if (mode_ != HostStagingMode::pinned_pool) co_return;
-  for (int i = 0; i < count * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i) idle_.push_back(co_await allocate_pinned(bytes));
+  for (int i = 0; i < count * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i)
+    idle_.push_back(co_await allocate_pinned(bytes));
 }
 
 asio::awaitable<HostRange> HostStaging::allocate_pinned(Bytes bytes) {
@@ -203,7 +209,8 @@ std::vector<HostRange> HostStaging::take_idle() {
 
 void HostStaging::check_accounting() const {
   STAGEHAND_ASSERT(in_use_bytes_ <= pinned_bytes_ && pinned_bytes_ <= budget_bytes_,
-                   "pinned staging: {} bytes in use, {} pinned, budget {}", in_use_bytes_, pinned_bytes_, budget_bytes_);
+                   "pinned staging: {} bytes in use, {} pinned, budget {}", in_use_bytes_, pinned_bytes_,
+                   budget_bytes_);
 }
 
 }  // namespace stagehand

@@ -25,7 +25,8 @@ Bytes worker_staging_bytes(const JobMemoryPlan& plan);
 
 // Throws std::invalid_argument, naming `budget_where` (the budget's key) and the figures, when
 // `workers` workers of one GPU would stage jobs of `plan` in more than `budget_bytes`.
-void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes, std::string_view budget_where);
+void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes,
+                               std::string_view budget_where);
 
 // One job's a, b, c on the host, pinned.
 struct StagedHostBuffers {
@@ -76,8 +77,8 @@ class HostStaging {
   HostStagingMode mode_;
   Bytes budget_bytes_;
   std::function<HostRange(Bytes)> pageable_memory_;
-  Bytes pinned_bytes_ = 0;     // pinned now, pool included
-  Bytes in_use_bytes_ = 0;     // handed out
+  Bytes pinned_bytes_ = 0;       // pinned now, pool included
+  Bytes in_use_bytes_ = 0;       // handed out
   std::vector<HostRange> idle_;  // pool buffers not in use
   AsyncWaitList waiters_;
 };

@@ -77,8 +77,8 @@ struct LinkClaimHooks {
 
 // A host-to-device copy on `stream`, told to `link` (where it has the upload hooks) when it
 // starts and when it ends, so that pre-staging keeps off the link meanwhile.
-asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination,
-                                     HostRange source, StreamHandle stream);
+asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination, HostRange source,
+                                     StreamHandle stream);
 
 // What a job's program measured and tells the run.
 struct JobTimes {

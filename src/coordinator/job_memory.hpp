@@ -18,8 +18,13 @@ namespace stagehand {
 class BudgetedMemory final : public JobMemory {
  public:
   // The job's peak falls to `peak_after_b_and_c`, then `peak_after_a`, as it frees its inputs.
-  BudgetedMemory(Device& device, VramBudget& budget, ComputeLock::Ticket ticket, Bytes peak_after_b_and_c, Bytes peak_after_a)
-      : device_(device), budget_(budget), ticket_(ticket), peak_after_b_and_c_(peak_after_b_and_c), peak_after_a_(peak_after_a) {}
+  BudgetedMemory(Device& device, VramBudget& budget, ComputeLock::Ticket ticket, Bytes peak_after_b_and_c,
+                 Bytes peak_after_a)
+      : device_(device),
+        budget_(budget),
+        ticket_(ticket),
+        peak_after_b_and_c_(peak_after_b_and_c),
+        peak_after_a_(peak_after_a) {}
 
   // Reserves, then allocates on `stream`: the pre-staging path uses it for a, b and c.
   asio::awaitable<DevicePointer> allocate(Bytes bytes, StreamHandle stream) override;

@@ -19,13 +19,14 @@
 namespace stagehand {
 
 struct Lane {
-  Lane(Device& device, int index, const CoordinatorSettings& settings, Random& random, std::function<HostRange(Bytes)> pageable);
+  Lane(Device& device, int index, const CoordinatorSettings& settings, Random& random,
+       std::function<HostRange(Bytes)> pageable);
 
   Device& device;
   int index;
   asio::strand<asio::any_io_executor> strand{device.executor()};
   ComputeLock compute_lock;
-  ComputeLock memory_lock;  // two-lock only
+  ComputeLock memory_lock;             // two-lock only
   std::unique_ptr<VramBudget> budget;  // budgeted only
   HostStaging staging;
   // What stops the lane taking jobs: the workload's set-up failed, or the device was lost (its

@@ -28,7 +28,8 @@ class PageableArena {
 
   HostRange take(Bytes bytes) {
     if (!ring_bytes_) return range(blocks_.emplace_back(bytes));
-    if (bytes != ring_bytes_ || blocks_.empty()) throw std::logic_error("PageableArena: a ring hands out blocks of its one size");
+    if (bytes != ring_bytes_ || blocks_.empty())
+      throw std::logic_error("PageableArena: a ring hands out blocks of its one size");
     return range(blocks_[next_++ % blocks_.size()]);
   }
 

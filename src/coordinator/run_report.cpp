@@ -18,16 +18,20 @@ void add_job_figures(RunReport& report, const std::vector<JobRecord>& jobs) {
   auto completed = jobs | views::filter(&JobRecord::completed);
   report.partitions_completed = static_cast<int>(count_if(jobs, &JobRecord::completed));
   const Nanoseconds lock_held = accumulate(
-      completed | views::transform([](const JobRecord& job) { return job.lock_released_ns - job.lock_acquired_ns; }), Nanoseconds{0});
-  auto waited_for_lock = jobs | views::filter([](const JobRecord& job) { return job.lock_acquired_ns >= 0 && job.lock_requested_ns >= 0; }) |
-                         views::transform([](const JobRecord& job) { return seconds(job.lock_acquired_ns - job.lock_requested_ns); });
+      completed | views::transform([](const JobRecord& job) { return job.lock_released_ns - job.lock_acquired_ns; }),
+      Nanoseconds{0});
+  auto waited_for_lock =
+      jobs |
+      views::filter([](const JobRecord& job) { return job.lock_acquired_ns >= 0 && job.lock_requested_ns >= 0; }) |
+      views::transform([](const JobRecord& job) { return seconds(job.lock_acquired_ns - job.lock_requested_ns); });
   report.lock_wait_seconds = accumulate(waited_for_lock, 0.0);
   report.upload_wait_seconds =
       accumulate(jobs | views::transform([](const JobRecord& job) { return seconds(job.waited_for_inputs_ns); }), 0.0);
   const Bytes prestage_bytes = accumulate(jobs | views::transform(&JobRecord::prestage_copy_bytes), Bytes{0});
   const Nanoseconds prestage_ns = accumulate(jobs | views::transform(&JobRecord::prestage_copy_ns), Nanoseconds{0});
   report.prestage_gbps = prestage_ns > 0 ? static_cast<double>(prestage_bytes) / static_cast<double>(prestage_ns) : 0;
-  report.gpu_seconds_per_partition = report.partitions_completed > 0 ? seconds(lock_held) / report.partitions_completed : 0;
+  report.gpu_seconds_per_partition =
+      report.partitions_completed > 0 ? seconds(lock_held) / report.partitions_completed : 0;
 }
 
 // From a device's first kernel to its last (0 before any ran).

@@ -16,34 +16,38 @@ namespace stagehand {
 // Each GPU's share, where a run had several or one of them failed.
 void print_device_table(std::ostream& out, const std::vector<RunReport>& reports) {
   const bool wanted = std::any_of(reports.begin(), reports.end(), [](const RunReport& r) {
-    return r.per_device.size() > 1 || std::any_of(r.per_device.begin(), r.per_device.end(), [](const DeviceReport& d) { return !d.failure.empty(); });
+    return r.per_device.size() > 1 || std::any_of(r.per_device.begin(), r.per_device.end(),
+                                                  [](const DeviceReport& d) { return !d.failure.empty(); });
   });
   if (!wanted) return;
-  fmt::print(out, "\n{:<10} {:>4} {:>6} {:>7} {:>6} {:>10} {:>7} {:>10} {:>5}  {}\n", "per GPU", "GPU", "jobs", "failed", "moved",
-             "GPU s/job", "busy", "VRAM peak", "OOM", "state");
+  fmt::print(out, "\n{:<10} {:>4} {:>6} {:>7} {:>6} {:>10} {:>7} {:>10} {:>5}  {}\n", "per GPU", "GPU", "jobs",
+             "failed", "moved", "GPU s/job", "busy", "VRAM peak", "OOM", "state");
   for (const auto& r : reports) {
     for (const auto& d : r.per_device) {
-      fmt::print(out, "{:<10} {:>4} {:>6} {:>7} {:>6} {:>10.3f} {:>6.1f}% {:>10} {:>5}  {}\n", r.policy, d.device, d.jobs_completed,
-                 d.jobs_failed, d.jobs_moved_away, d.gpu_seconds_per_job, 100 * d.compute_busy_fraction, format_bytes(d.vram_peak_bytes),
-                 d.oom_count, d.failure.empty() ? "ok" : d.failure);
+      fmt::print(out, "{:<10} {:>4} {:>6} {:>7} {:>6} {:>10.3f} {:>6.1f}% {:>10} {:>5}  {}\n", r.policy, d.device,
+                 d.jobs_completed, d.jobs_failed, d.jobs_moved_away, d.gpu_seconds_per_job,
+                 100 * d.compute_busy_fraction, format_bytes(d.vram_peak_bytes), d.oom_count,
+                 d.failure.empty() ? "ok" : d.failure);
     }
   }
 }
 
 void print_report_table(std::ostream& out, const std::vector<RunReport>& reports) {
-  fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", "policy", "s/proof",
-             "parts/s", "GPU s/pt", "busy", "lock s", "upload s", "PCIe pin", "PCIe page", "VRAM peak", "OOM", "fallback",
-             "pre GB/s");
+  fmt::print(out, "{:<10} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", "policy",
+             "s/proof", "parts/s", "GPU s/pt", "busy", "lock s", "upload s", "PCIe pin", "PCIe page", "VRAM peak",
+             "OOM", "fallback", "pre GB/s");
   for (const auto& r : reports) {
-    fmt::print(out, "{:<10} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.1f}% {:>9.2f} {:>9.2f} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n", r.policy,
-               r.seconds_per_proof, r.partitions_per_second, r.gpu_seconds_per_partition, 100 * r.compute_busy_fraction,
-               r.lock_wait_seconds, r.upload_wait_seconds, format_bytes(r.pcie_bytes_pinned), format_bytes(r.pcie_bytes_pageable),
-               format_bytes(r.vram_peak_bytes), r.oom_count, r.fallback_count,
-               r.prestage_gbps > 0 ? fmt::format("{:.1f}", r.prestage_gbps) : std::string("-"));
+    fmt::print(
+        out, "{:<10} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.1f}% {:>9.2f} {:>9.2f} {:>10} {:>10} {:>10} {:>5} {:>9} {:>9}\n",
+        r.policy, r.seconds_per_proof, r.partitions_per_second, r.gpu_seconds_per_partition,
+        100 * r.compute_busy_fraction, r.lock_wait_seconds, r.upload_wait_seconds, format_bytes(r.pcie_bytes_pinned),
+        format_bytes(r.pcie_bytes_pageable), format_bytes(r.vram_peak_bytes), r.oom_count, r.fallback_count,
+        r.prestage_gbps > 0 ? fmt::format("{:.1f}", r.prestage_gbps) : std::string("-"));
   }
   print_device_table(out, reports);
   for (const auto& r : reports) {
-    if (r.jobs_retried > 0) fmt::print(out, "{}: {} partitions moved to another GPU when theirs was lost\n", r.policy, r.jobs_retried);
+    if (r.jobs_retried > 0)
+      fmt::print(out, "{}: {} partitions moved to another GPU when theirs was lost\n", r.policy, r.jobs_retried);
     if (r.partitions_completed < r.partitions) {
       fmt::print(out, "{}: {} of {} partitions failed", r.policy, r.partitions - r.partitions_completed, r.partitions);
       for (const auto& job : r.jobs) {
@@ -61,12 +65,13 @@ void print_kernel_table(std::ostream& out, const RunReport& report) {
   std::vector<std::pair<std::string, KernelTotals>> rows(report.kernel_totals.begin(), report.kernel_totals.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.busy_ns > b.second.busy_ns; });
   const double partitions = std::max(1, report.partitions_completed);
-  fmt::print(out, "{}: kernel time by kernel\n{:<22} {:>9} {:>14} {:>11} {:>13} {:>12}\n", report.policy, "kernel", "launches",
-             "work units", "total ms", "ms/partition", "ns/unit");
+  fmt::print(out, "{}: kernel time by kernel\n{:<22} {:>9} {:>14} {:>11} {:>13} {:>12}\n", report.policy, "kernel",
+             "launches", "work units", "total ms", "ms/partition", "ns/unit");
   for (const auto& [name, totals] : rows) {
     const double ms = static_cast<double>(totals.busy_ns) / 1e6;
     fmt::print(out, "{:<22} {:>9} {:>14} {:>11.1f} {:>13.2f} {:>12.4f}\n", name, totals.launches, totals.work_units, ms,
-               ms / partitions, totals.work_units ? static_cast<double>(totals.busy_ns) / static_cast<double>(totals.work_units) : 0.0);
+               ms / partitions,
+               totals.work_units ? static_cast<double>(totals.busy_ns) / static_cast<double>(totals.work_units) : 0.0);
   }
 }
 
@@ -123,14 +128,16 @@ void write_report_json(const std::filesystem::path& path, const std::vector<RunR
 
 std::string headline_figures(const RunReport& r) {
   // Small proofs take milliseconds: three significant digits there, the table's three decimals above.
-  auto per_proof = r.seconds_per_proof >= 0.1 ? fmt::format("{:.3f}", r.seconds_per_proof) : fmt::format("{:.3g}", r.seconds_per_proof);
+  auto per_proof = r.seconds_per_proof >= 0.1 ? fmt::format("{:.3f}", r.seconds_per_proof)
+                                              : fmt::format("{:.3g}", r.seconds_per_proof);
   std::string figures = fmt::format("{} s/proof, compute busy {:.1f}%, VRAM peak {}, OOM {}", per_proof,
                                     100 * r.compute_busy_fraction, format_bytes(r.vram_peak_bytes), r.oom_count);
   if (r.partitions_completed < r.partitions) {
     figures += fmt::format(", {} of {} partitions failed", r.partitions - r.partitions_completed, r.partitions);
   }
   if (r.jobs_retried > 0) figures += fmt::format(", {} moved to another GPU", r.jobs_retried);
-  if (r.fallback_count > 0) figures += fmt::format(", {} fallback{}", r.fallback_count, r.fallback_count == 1 ? "" : "s");
+  if (r.fallback_count > 0)
+    figures += fmt::format(", {} fallback{}", r.fallback_count, r.fallback_count == 1 ? "" : "s");
   return figures;
 }
 

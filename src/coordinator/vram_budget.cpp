@@ -71,8 +71,9 @@ VramBudget::VramBudget(Device& device, ComputeLock& lock, Bytes capacity_bytes, 
 
 void VramBudget::add_job(ComputeLock::Ticket ticket, Bytes peak_bytes) {
   if (peak_bytes > capacity_bytes_) {
-    throw std::runtime_error(fmt::format("a partition needs {} of device memory at its peak, but the budget holds only {}",
-                                         format_bytes(peak_bytes), format_bytes(capacity_bytes_)));
+    throw std::runtime_error(
+        fmt::format("a partition needs {} of device memory at its peak, but the budget holds only {}",
+                    format_bytes(peak_bytes), format_bytes(capacity_bytes_)));
   }
   jobs_[ticket] = Job{peak_bytes, 0};
 }
@@ -112,7 +113,9 @@ bool VramBudget::admissible(ComputeLock::Ticket ticket, Bytes bytes) const {
   auto room_of = [&](ComputeLock::Ticket other) {
     auto found = jobs_.find(other);
     if (found == jobs_.end()) return Bytes{0};
-    return found->second.peak_bytes > found->second.reserved_bytes ? found->second.peak_bytes - found->second.reserved_bytes : 0;
+    return found->second.peak_bytes > found->second.reserved_bytes
+               ? found->second.peak_bytes - found->second.reserved_bytes
+               : 0;
   };
   if (auto holder = lock_.holder(); holder && *holder != ticket) room_ahead += room_of(*holder);
   for (auto other : lock_.queue()) {
@@ -163,7 +166,9 @@ std::optional<Reservation> VramBudget::try_reserve(ComputeLock::Ticket ticket, B
 
 asio::awaitable<Reservation> VramBudget::reserve(ComputeLock::Ticket ticket, Bytes bytes) {
   if (auto now = try_reserve(ticket, bytes)) co_return std::move(*now);
-  co_await await_completion([&](Completion completion) { waiters_.push_back(Waiter{ticket, bytes, std::move(completion)}); });
+  co_await await_completion([&](Completion completion) {
+    waiters_.push_back(Waiter{ticket, bytes, std::move(completion)});
+  });
   // serve_waiters granted the bytes before completing us (device_lost completes with an error).
   co_return Reservation(this, ticket, bytes);
 }
@@ -202,26 +207,29 @@ void VramBudget::watch_free(Bytes bytes, StreamHandle stream) {
     return;
   }
   ++watchers_;
-  asio::co_spawn(executor_, [this, bytes, reached]() -> asio::awaitable<void> {
-    std::exception_ptr error;
-    try {
-      co_await device_.wait_event(reached);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    try {
-      device_.destroy_event(reached);
-    } catch (const DeviceError&) {
-    }
-    // Only a lost device takes the free with it: a kernel that failed on the stream before the free
-    // is the job's error (its own waits report it), and the stream still reached the free.
-    if (error && is_device_lost(error)) {
-      device_lost(error);
-    } else {
-      finish_pending(bytes);
-    }
-    if (--watchers_ == 0) drained_.notify_all();
-  }, asio::detached);
+  asio::co_spawn(
+      executor_,
+      [this, bytes, reached]() -> asio::awaitable<void> {
+        std::exception_ptr error;
+        try {
+          co_await device_.wait_event(reached);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        try {
+          device_.destroy_event(reached);
+        } catch (const DeviceError&) {
+        }
+        // Only a lost device takes the free with it: a kernel that failed on the stream before the free
+        // is the job's error (its own waits report it), and the stream still reached the free.
+        if (error && is_device_lost(error)) {
+          device_lost(error);
+        } else {
+          finish_pending(bytes);
+        }
+        if (--watchers_ == 0) drained_.notify_all();
+      },
+      asio::detached);
 }
 
 void VramBudget::set_observer(std::function<void(Bytes held_bytes, Bytes capacity_bytes)> observer) {
@@ -259,7 +267,8 @@ void VramBudget::reconcile() {
   if (capacity != capacity_bytes_) {
     if (log_) {
       log_(fmt::format("GPU {}: device memory info shows {} used outside this budget; capacity {} -> {}",
-                       device_.properties().ordinal, format_bytes(grown), format_bytes(capacity_bytes_), format_bytes(capacity)));
+                       device_.properties().ordinal, format_bytes(grown), format_bytes(capacity_bytes_),
+                       format_bytes(capacity)));
     }
     capacity_bytes_ = capacity;
     notify();

@@ -49,7 +49,8 @@ class Reservation {
 
  private:
   friend class VramBudget;
-  Reservation(VramBudget* budget, ComputeLock::Ticket ticket, Bytes bytes) : budget_(budget), ticket_(ticket), bytes_(bytes) {}
+  Reservation(VramBudget* budget, ComputeLock::Ticket ticket, Bytes bytes)
+      : budget_(budget), ticket_(ticket), bytes_(bytes) {}
   VramBudget* budget_ = nullptr;
   ComputeLock::Ticket ticket_ = 0;
   Bytes bytes_ = 0;

@@ -21,12 +21,18 @@ std::string describe(std::exception_ptr error) {
 namespace {
 
 // Runs `program` with `state` kept alive until its frame is gone.
-asio::awaitable<void> holding(std::shared_ptr<void> state, asio::awaitable<void> program) { co_await std::move(program); }
+asio::awaitable<void> holding(std::shared_ptr<void> state, asio::awaitable<void> program) {
+  co_await std::move(program);
+}
 
 }  // namespace
 
 Worker::Worker(Run& run, Lane& lane, int index)
-    : run_(run), workload_(run.workload), lane_(lane), device_(lane.device), index_(index),
+    : run_(run),
+      workload_(run.workload),
+      lane_(lane),
+      device_(lane.device),
+      index_(index),
       track_(run.trace.track(fmt::format("GPU {} coordinator", lane.index), fmt::format("worker {}", index))) {}
 
 asio::awaitable<void> Worker::run() {
@@ -41,7 +47,8 @@ asio::awaitable<void> Worker::run() {
     ++job.attempts;
     co_await run_one(job);
     if (!job.completed()) co_await clear_stream_errors();
-    STAGEHAND_ASSERT(run_.jobs_on_gpus > 0, "job {} left GPU {} with no job counted on the GPUs", job.index, lane_.index);
+    STAGEHAND_ASSERT(run_.jobs_on_gpus > 0, "job {} left GPU {} with no job counted on the GPUs", job.index,
+                     lane_.index);
     --run_.jobs_on_gpus;
     const bool retried = retry_elsewhere(job);
     run_.queue_changed.notify_all();
@@ -59,8 +66,8 @@ asio::awaitable<void> Worker::run() {
     }
     close(job);
   }
-  STAGEHAND_ASSERT(open_failure_ || lane_.workers_taking > 0, "worker {} of GPU {} stops taking jobs with none counted", index_,
-                   lane_.index);
+  STAGEHAND_ASSERT(open_failure_ || lane_.workers_taking > 0, "worker {} of GPU {} stops taking jobs with none counted",
+                   index_, lane_.index);
   if (!open_failure_) --lane_.workers_taking;
   // Workers elsewhere waiting for a job may be the last ones who can take it.
   run_.queue_changed.notify_all();
@@ -132,7 +139,8 @@ asio::awaitable<void> Worker::open_streams() {
     // This worker takes no jobs; the lane's others, and the other GPUs, take them.
     if (is_device_lost(open_failure_) && !lane_.lost) lane_.lost = open_failure_;
     if (!lane_.worker_failure) lane_.worker_failure = open_failure_;
-    run_.log.push_back(fmt::format("GPU {} worker {} could not start: {}; it takes no jobs", lane_.index, index_, describe(open_failure_)));
+    run_.log.push_back(fmt::format("GPU {} worker {} could not start: {}; it takes no jobs", lane_.index, index_,
+                                   describe(open_failure_)));
   }
 }
 

@@ -21,8 +21,12 @@ namespace stagehand {
 // What the workers of one run share.
 struct Run {
   Run(CoordinatorSettings run_settings, Workload& run_workload, Trace& run_trace, CoordinatorHooks run_hooks)
-      : settings(std::move(run_settings)), workload(run_workload), trace(run_trace), hooks(std::move(run_hooks)),
-        random(settings.seed ^ 0x5eed), total_jobs(workload.job_count()) {}
+      : settings(std::move(run_settings)),
+        workload(run_workload),
+        trace(run_trace),
+        hooks(std::move(run_hooks)),
+        random(settings.seed ^ 0x5eed),
+        total_jobs(workload.job_count()) {}
   CoordinatorSettings settings;
   Workload& workload;
   Trace& trace;

@@ -10,7 +10,8 @@ namespace stagehand {
 FaultyDevice::FaultyDevice(Device& inner, FaultPlan faults)
     : inner_(inner), faults_(std::move(faults)), random_(faults_.seed ^ 0xfa017ed0ULL) {
   // The backend refuses these with an error naming the configuration before it gets here.
-  STAGEHAND_ASSERT(!faults_.simulator_only(), "a FaultyDevice cannot slow a link ({}x asked for)", faults_.pcie_slowdown_factor);
+  STAGEHAND_ASSERT(!faults_.simulator_only(), "a FaultyDevice cannot slow a link ({}x asked for)",
+                   faults_.pcie_slowdown_factor);
 }
 
 bool FaultyDevice::lost() const {
@@ -20,8 +21,8 @@ bool FaultyDevice::lost() const {
 void FaultyDevice::check_lost(const char* call) const {
   if (lost()) {
     const auto when = !lost_at_launch_.empty() ? lost_at_launch_ : format_duration(faults_.lose_device_at_ns);
-    throw DeviceError(DeviceErrc::device_lost,
-                      fmt::format("{} on GPU {}: the device was lost at {} [injected fault]", call, properties().ordinal, when));
+    throw DeviceError(DeviceErrc::device_lost, fmt::format("{} on GPU {}: the device was lost at {} [injected fault]",
+                                                           call, properties().ordinal, when));
   }
 }
 
@@ -72,8 +73,8 @@ void FaultyDevice::report_kernel_error(std::uint32_t stream, const char* call, b
   // Sticky until the stream is synchronised: every wait on the stream's work sees the failure (the
   // budget's watchers of frees as much as the program), and the stream's owner clears it.
   if (!(clear ? failed_streams_.erase(stream) : failed_streams_.count(stream))) return;
-  fail(DeviceErrc::kernel_failed, fmt::format("{} on GPU {}: kernel '{}' failed [injected fault]", call, properties().ordinal,
-                                              failed_kernel_));
+  fail(DeviceErrc::kernel_failed,
+       fmt::format("{} on GPU {}: kernel '{}' failed [injected fault]", call, properties().ordinal, failed_kernel_));
 }
 
 asio::awaitable<void> FaultyDevice::wait_event(EventHandle event) {
@@ -146,8 +147,9 @@ asio::awaitable<void> FaultyDevice::free(DevicePointer pointer) { co_await inner
 asio::awaitable<DevicePointer> FaultyDevice::allocate_async(Bytes bytes, StreamHandle stream) {
   check_lost("allocate_async");
   if (allocation_fails(true)) {
-    fail(DeviceErrc::out_of_memory, fmt::format("allocate_async({}) on GPU {}: allocation {} out of memory [injected fault]",
-                                                format_bytes(bytes), properties().ordinal, allocations_));
+    fail(DeviceErrc::out_of_memory,
+         fmt::format("allocate_async({}) on GPU {}: allocation {} out of memory [injected fault]", format_bytes(bytes),
+                     properties().ordinal, allocations_));
   }
   co_return co_await inner_.allocate_async(bytes, stream);
 }
@@ -167,8 +169,8 @@ void FaultyDevice::pin_check(const char* call, Bytes bytes) {
   check_lost(call);
   ++pins_;
   if (faults_.fail_host_pin_number != 0 && pins_ == faults_.fail_host_pin_number) {
-    fail(DeviceErrc::host_pin_failed,
-         fmt::format("{}({}) on GPU {}: pinning {} failed [injected fault]", call, format_bytes(bytes), properties().ordinal, pins_));
+    fail(DeviceErrc::host_pin_failed, fmt::format("{}({}) on GPU {}: pinning {} failed [injected fault]", call,
+                                                  format_bytes(bytes), properties().ordinal, pins_));
   }
 }
 
@@ -195,8 +197,9 @@ void FaultyDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
   if (!faults_.fail_kernel_name.empty() && kernel.name == faults_.fail_kernel_name &&
       ++faulting_kernel_launches_ == faults_.fail_kernel_occurrence) {
     ++injected_;
-    lost_at_launch_ = fmt::format("launch {0} of kernel '{1}' (kernel '{1}' failed, and a failed kernel loses the device)",
-                                  faults_.fail_kernel_occurrence, kernel.name);
+    lost_at_launch_ =
+        fmt::format("launch {0} of kernel '{1}' (kernel '{1}' failed, and a failed kernel loses the device)",
+                    faults_.fail_kernel_occurrence, kernel.name);
     return;
   }
   const bool named = !faults_.kernel_error_name.empty() && kernel.name == faults_.kernel_error_name &&

@@ -65,12 +65,13 @@ KernelLaunch MsmLaunch::to_launch() const {
 }
 
 MsmLaunch MsmLaunch::from_launch(const KernelLaunch& launch) {
-  require(launch, 0, 2, 1, "arguments [threads] ([threads, window_bits] precomputed), reads [points, scalars] and writes "
-                           "[result, scratch]");
+  require(launch, 0, 2, 1,
+          "arguments [threads] ([threads, window_bits] precomputed), reads [points, scalars] and writes "
+          "[result, scratch]");
   std::optional<std::uint64_t> window_bits;
   if (launch.arguments.size() >= 2) window_bits = launch.arguments[1];
-  return {launch.name, launch.work_units, argument_or_zero(launch, 0), window_bits, launch.reads[0],
-          launch.reads[1],     launch.writes[0],  scratch_after(launch, 1),    launch.light_units};
+  return {launch.name,     launch.work_units, argument_or_zero(launch, 0), window_bits,       launch.reads[0],
+          launch.reads[1], launch.writes[0],  scratch_after(launch, 1),    launch.light_units};
 }
 
 KernelLaunch MsmBatchLaunch::to_launch() const {
@@ -82,8 +83,8 @@ KernelLaunch MsmBatchLaunch::to_launch() const {
 
 MsmBatchLaunch MsmBatchLaunch::from_launch(const KernelLaunch& launch) {
   require(launch, 3, 2, 0, "arguments [threads, capacity, add], reads [points, scalars] and writes [scratch]");
-  return {launch.name, launch.work_units, launch.arguments[0], launch.arguments[1], launch.arguments[2] != 0,
-          launch.reads[0],     launch.reads[1],   scratch_after(launch, 0), launch.light_units};
+  return {launch.name,     launch.work_units, launch.arguments[0],      launch.arguments[1], launch.arguments[2] != 0,
+          launch.reads[0], launch.reads[1],   scratch_after(launch, 0), launch.light_units};
 }
 
 KernelLaunch MsmReduceLaunch::to_launch() const {
@@ -98,7 +99,9 @@ MsmReduceLaunch MsmReduceLaunch::from_launch(const KernelLaunch& launch) {
   return {launch.name, launch.arguments[0], launch.writes[0], scratch_after(launch, 1), launch.light_units};
 }
 
-KernelLaunch PrecomputeLaunch::to_launch() const { return KernelLaunch{kernel, points, {window_bits}, {bases}, {copies}}; }
+KernelLaunch PrecomputeLaunch::to_launch() const {
+  return KernelLaunch{kernel, points, {window_bits}, {bases}, {copies}};
+}
 
 PrecomputeLaunch PrecomputeLaunch::from_launch(const KernelLaunch& launch) {
   require(launch, 1, 1, 1, "arguments [window_bits], reads [points] and writes [copies]");
@@ -115,12 +118,21 @@ KernelLaunch AbcLaunch::to_launch() const {
 }
 
 AbcLaunch AbcLaunch::from_launch(const KernelLaunch& launch) {
-  require(launch, 2, 2, 3,
-          "arguments [entries_a, entries_b, threads[, first_a, first_b]], reads [witness, matrix] and writes [a, b, c]");
+  require(
+      launch, 2, 2, 3,
+      "arguments [entries_a, entries_b, threads[, first_a, first_b]], reads [witness, matrix] and writes [a, b, c]");
   std::optional<ChunkStart> chunk;
   if (launch.arguments.size() > 4) chunk = ChunkStart{launch.arguments[3], launch.arguments[4]};
-  return {launch.work_units,  launch.arguments[0], launch.arguments[1], argument_or_zero(launch, 2), chunk,
-          launch.reads[0],    launch.reads[1],     launch.writes[0],    launch.writes[1],            launch.writes[2]};
+  return {launch.work_units,
+          launch.arguments[0],
+          launch.arguments[1],
+          argument_or_zero(launch, 2),
+          chunk,
+          launch.reads[0],
+          launch.reads[1],
+          launch.writes[0],
+          launch.writes[1],
+          launch.writes[2]};
 }
 
 }  // namespace stagehand::kernel

@@ -123,14 +123,39 @@ inline constexpr const char* setup_fixed_base_g2 = "setup_fixed_base_g2";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 33> kAll{
-    busy_wait,  ntt_domain_init, ntt_forward, ntt_inverse, coset_ntt,      coset_intt,     h_pointwise,
-    h_polynomial_snarkjs,        h_polynomial_classic,     msm_g1,         batch_addition_g1,
-    batch_addition_g2,           ntt_twiddles,             ntt,            msm_batch,      msm_reduce,
-    tail_msm,   tail_reduce,     groth16_h_evaluate,       groth16_h_combine, groth16_msm_g1, groth16_msm_g2, groth16_msm_g1_batch,
-    groth16_msm_g2_batch,        groth16_msm_g1_reduce,    groth16_msm_g2_reduce,          groth16_precompute_g1,
-    groth16_precompute_g2,       groth16_msm_g1_precomputed, groth16_msm_g2_precomputed,   groth16_abc,
-    setup_fixed_base_g1,         setup_fixed_base_g2};
+inline constexpr std::array<std::string_view, 33> kAll{busy_wait,
+                                                       ntt_domain_init,
+                                                       ntt_forward,
+                                                       ntt_inverse,
+                                                       coset_ntt,
+                                                       coset_intt,
+                                                       h_pointwise,
+                                                       h_polynomial_snarkjs,
+                                                       h_polynomial_classic,
+                                                       msm_g1,
+                                                       batch_addition_g1,
+                                                       batch_addition_g2,
+                                                       ntt_twiddles,
+                                                       ntt,
+                                                       msm_batch,
+                                                       msm_reduce,
+                                                       tail_msm,
+                                                       tail_reduce,
+                                                       groth16_h_evaluate,
+                                                       groth16_h_combine,
+                                                       groth16_msm_g1,
+                                                       groth16_msm_g2,
+                                                       groth16_msm_g1_batch,
+                                                       groth16_msm_g2_batch,
+                                                       groth16_msm_g1_reduce,
+                                                       groth16_msm_g2_reduce,
+                                                       groth16_precompute_g1,
+                                                       groth16_precompute_g2,
+                                                       groth16_msm_g1_precomputed,
+                                                       groth16_msm_g2_precomputed,
+                                                       groth16_abc,
+                                                       setup_fixed_base_g1,
+                                                       setup_fixed_base_g2};
 
 constexpr bool is_known(std::string_view name) { return std::find(kAll.begin(), kAll.end(), name) != kAll.end(); }
 

@@ -43,7 +43,8 @@ const char* to_string(Priority priority) {
 
 Clock::time_point deadline_in(std::int64_t ms) {
   if (ms > kDeadlineMostMs || ms < -kDeadlineMostMs) {
-    throw EngineError(ErrorKind::bad_request, fmt::format("a deadline {} ms from now: at most {} ms either way", ms, kDeadlineMostMs));
+    throw EngineError(ErrorKind::bad_request,
+                      fmt::format("a deadline {} ms from now: at most {} ms either way", ms, kDeadlineMostMs));
   }
   return Clock::now() + std::chrono::milliseconds(ms);
 }
@@ -57,8 +58,9 @@ std::optional<Priority> priority_from_string(std::string_view text) {
 
 namespace {
 std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
-  return key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() + key.h.bytes().size() +
-         key.ic.size() * sizeof(math::G1Affine) + key.coefficients.size() * sizeof(groth16::Coefficient);
+  return key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
+         key.h.bytes().size() + key.ic.size() * sizeof(math::G1Affine) +
+         key.coefficients.size() * sizeof(groth16::Coefficient);
 }
 }  // namespace
 
@@ -133,12 +135,13 @@ void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
     // Every key reaches the engine here: a BN254 key is refused rather than proved as BLS12-381's,
     // saying what the engine lacks for it (docs/snarkjs-formats.md says the same).
     if (error.found() == groth16::Curve::bn254) {
-      throw EngineError(ErrorKind::bad_key,
-                        fmt::format("{}: a BN254 key, which the engine does not prove yet: it lacks BN254's NTT, G1 and G2 MSM, "
-                                    "a/b/c and H kernels, a device layout for BN254's 32-byte coordinates and the curve in "
-                                    "the kernel ABI (its field and curve arithmetic is there); `stagehand prove` proves BN254 "
-                                    "keys on the CPU reference",
-                                    zkey_path.string()));
+      throw EngineError(
+          ErrorKind::bad_key,
+          fmt::format("{}: a BN254 key, which the engine does not prove yet: it lacks BN254's NTT, G1 and G2 MSM, "
+                      "a/b/c and H kernels, a device layout for BN254's 32-byte coordinates and the curve in "
+                      "the kernel ABI (its field and curve arithmetic is there); `stagehand prove` proves BN254 "
+                      "keys on the CPU reference",
+                      zkey_path.string()));
     }
     throw EngineError(ErrorKind::bad_key, error.what());
   } catch (const std::exception& error) {
@@ -165,10 +168,11 @@ void Engine::load_key(const std::string& name, KeyInMemory in_memory) {
     entry.layout = fmt::format("a/b/c {}; {}", groth16::describe(layout.abc_step), layout.placement.describe());
     entry.proof_bytes = groth16::proof_device_bytes(*entry.sizes, layout);
     const Bytes margins = settings.safety_margin_bytes + settings.resident_bytes;
-    check_vram_cap_fits(impl_->config.run, entry.proof_bytes + margins,
-                        fmt::format("a proof of {} (domain 2^{}) ({} with the key's resident sets and matrix, {} safety margin "
-                                    "and residents; key sets streamed keep less on the device)",
-                                    in_memory.path.string(), key.domain_log2, format_bytes(entry.proof_bytes), format_bytes(margins)));
+    check_vram_cap_fits(
+        impl_->config.run, entry.proof_bytes + margins,
+        fmt::format("a proof of {} (domain 2^{}) ({} with the key's resident sets and matrix, {} safety margin "
+                    "and residents; key sets streamed keep less on the device)",
+                    in_memory.path.string(), key.domain_log2, format_bytes(entry.proof_bytes), format_bytes(margins)));
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_key, error.what());
   }
@@ -210,7 +214,8 @@ bool Engine::has_key(const std::string& name) const {
   return found != impl_->keys.end() && !found->second.unloading;
 }
 
-ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t> wtns, WhenFull when_full, ProofCallback on_done) {
+ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t> wtns, WhenFull when_full,
+                           ProofCallback on_done) {
   SubmitOptions options;
   options.when_full = when_full;
   options.on_done = std::move(on_done);
@@ -219,12 +224,12 @@ ProofHandle Engine::submit(const std::string& key_name, std::vector<std::uint8_t
 
 namespace {
 // Refuses a deadline that has passed: the proof could not start in time.
-void check_deadline(const std::optional<Clock::time_point>& deadline, Clock::time_point now, const std::string& key_name,
-                    const char* when) {
+void check_deadline(const std::optional<Clock::time_point>& deadline, Clock::time_point now,
+                    const std::string& key_name, const char* when) {
   if (!deadline || *deadline > now) return;
   throw EngineError(ErrorKind::deadline_passed,
-                    fmt::format("a proof of key '{}': its deadline passed {:.3f} s before it {}: it is not queued", key_name,
-                                seconds_between(*deadline, now), when));
+                    fmt::format("a proof of key '{}': its deadline passed {:.3f} s before it {}: it is not queued",
+                                key_name, seconds_between(*deadline, now), when));
 }
 }  // namespace
 
@@ -236,7 +241,8 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
                            SubmitOptions options) {
   STAGEHAND_ASSERT(wtns != nullptr, "a proof of key {} submitted without its witness's bytes", key_name);
   if (options.request_id.size() > kRequestIdBytes) {
-    throw EngineError(ErrorKind::bad_request, fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));
+    throw EngineError(ErrorKind::bad_request,
+                      fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));
   }
   std::shared_ptr<const groth16::ProvingKey> key;
   std::filesystem::path key_path;
@@ -258,7 +264,8 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
   // once (a service answers 400) instead of failing later; prepare parses it into the proof's
   // own buffer. Checked, not converted: converting 2^20 values into a fresh vector here was a
   // third of the server's time for a lone request. On the engine's threads.
-  const std::string name = options.witness_name.empty() ? fmt::format("proof {} (key {})", id, key_name) : options.witness_name;
+  const std::string name =
+      options.witness_name.empty() ? fmt::format("proof {} (key {})", id, key_name) : options.witness_name;
   try {
     groth16::check_witness_count(*key, groth16::check_wtns(*wtns, name, impl_->config.engine.threads), key_path, name);
   } catch (const std::exception& error) {
@@ -336,7 +343,8 @@ bool Engine::cancel(std::uint64_t id) {
 ProofHandle Engine::find(std::uint64_t id) const {
   std::lock_guard lock(impl_->mutex);
   auto found = impl_->proofs.find(id);
-  if (found == impl_->proofs.end()) throw EngineError(ErrorKind::unknown_proof, fmt::format("no proof {} (unknown or forgotten)", id));
+  if (found == impl_->proofs.end())
+    throw EngineError(ErrorKind::unknown_proof, fmt::format("no proof {} (unknown or forgotten)", id));
   return ProofHandle(found->second);
 }
 

@@ -57,15 +57,15 @@ const char* to_string(ProofState state);
 
 // What went wrong, for callers that map errors to their own codes (HTTP statuses, C codes).
 enum class ErrorKind {
-  unknown_key,   // no key of that name (or it is being unloaded)
-  key_exists,    // a key of that name is loaded already
-  bad_key,       // the .zkey cannot be read or does not fit the devices
-  bad_witness,   // the .wtns is malformed or not for this key
-  queue_full,    // the queue is at its capacity and the caller chose not to wait
-  unknown_proof, // no proof of that id (or it was forgotten)
-  stopped,       // the engine is shutting down
-  no_gpu,        // every GPU of the engine is lost: no proof can run until it is restarted
-  bad_request,   // a submit option is invalid (an empty or too long request id)
+  unknown_key,       // no key of that name (or it is being unloaded)
+  key_exists,        // a key of that name is loaded already
+  bad_key,           // the .zkey cannot be read or does not fit the devices
+  bad_witness,       // the .wtns is malformed or not for this key
+  queue_full,        // the queue is at its capacity and the caller chose not to wait
+  unknown_proof,     // no proof of that id (or it was forgotten)
+  stopped,           // the engine is shutting down
+  no_gpu,            // every GPU of the engine is lost: no proof can run until it is restarted
+  bad_request,       // a submit option is invalid (an empty or too long request id)
   deadline_passed,   // the proof's deadline is already past at submit
   request_conflict,  // the request id names a proof of another key
 };
@@ -100,14 +100,14 @@ struct ProofTimings {
 
 struct ProofResult {
   ProofState state = ProofState::queued;
-  std::string proof_json;   // snarkjs's proof.json (done)
-  std::string public_json;  // snarkjs's public.json (done)
-  std::string error;        // why it failed or was cancelled
-  bool engine_stopped = false;  // failed because the engine shut down before it ran
-  bool deadline_missed = false; // failed because its deadline passed while it was queued
-  double seconds = 0;       // from submit to its end
-  ProofTimings timings;     // once it has ended
-  int gpu = -1;             // the GPU it ended on (-1: it never reached one)
+  std::string proof_json;        // snarkjs's proof.json (done)
+  std::string public_json;       // snarkjs's public.json (done)
+  std::string error;             // why it failed or was cancelled
+  bool engine_stopped = false;   // failed because the engine shut down before it ran
+  bool deadline_missed = false;  // failed because its deadline passed while it was queued
+  double seconds = 0;            // from submit to its end
+  ProofTimings timings;          // once it has ended
+  int gpu = -1;                  // the GPU it ended on (-1: it never reached one)
 };
 
 namespace detail {
@@ -124,7 +124,7 @@ class ProofHandle {
 
   std::uint64_t id() const;
   const std::string& key() const;
-  Priority priority() const;          // as submitted
+  Priority priority() const;              // as submitted
   const std::string& request_id() const;  // empty: none
   // This handle came from a submit that repeated an earlier one's request id: no new proof.
   bool repeated() const { return repeated_; }
@@ -181,23 +181,23 @@ std::chrono::steady_clock::time_point deadline_in(std::int64_t ms);
 struct TimingHistogram {
   std::string key;
   Priority priority = Priority::normal;
-  std::string part;  // "queue", "setup", "host_before", "gpu", "host_after", "check", "total"
+  std::string part;                   // "queue", "setup", "host_before", "gpu", "host_after", "check", "total"
   std::vector<std::uint64_t> counts;  // cumulative, per EngineStatus::timing_bounds; last = +Inf
   double sum = 0;
 };
 
 struct GpuStatus {
   int index = 0;
-  int running = 0;                    // proofs between prepare and their end on this GPU
-  std::uint64_t done = 0;             // proofs that ended on it (any outcome)
+  int running = 0;         // proofs between prepare and their end on this GPU
+  std::uint64_t done = 0;  // proofs that ended on it (any outcome)
   std::uint64_t vram_capacity_bytes = 0;
-  std::uint64_t vram_reserved_bytes = 0;  // the budget's reservations, when last sampled
-  std::uint64_t device_used_bytes = 0;    // what the device reports in use, when last sampled
+  std::uint64_t vram_reserved_bytes = 0;       // the budget's reservations, when last sampled
+  std::uint64_t device_used_bytes = 0;         // what the device reports in use, when last sampled
   std::uint64_t pinned_host_budget_bytes = 0;  // the configured cap on pinned staging memory
   std::uint64_t pinned_host_kept_bytes = 0;    // pinned staging buffers kept for the next batch
-  std::uint64_t pinned_host_allocations = 0;   // pinned staging buffers made since the engine started, when last sampled
-  double busy_seconds = 0;            // wall time with at least one proof running on it
-  bool lost = false;                  // the device was lost: its proofs go to the other GPUs
+  std::uint64_t pinned_host_allocations = 0;  // pinned staging buffers made since the engine started, when last sampled
+  double busy_seconds = 0;                    // wall time with at least one proof running on it
+  bool lost = false;                          // the device was lost: its proofs go to the other GPUs
 };
 
 struct KeyStatus {
@@ -207,12 +207,14 @@ struct KeyStatus {
   std::vector<std::string> resident;  // "host", and "gpu0", ... where it is set up on that GPU
   std::uint64_t device_set_ups = 0;   // device set-ups made of it (uploads of its sets and matrix) since it was loaded
   std::uint64_t device_bytes = 0;     // what it holds set up on a GPU (the most on any one): 0 when it is not
-  std::uint64_t proof_bytes = 0;      // one proof's device memory, the key's set-up included (planned at load; margins and kernel scratch on top)
+  std::uint64_t proof_bytes =
+      0;  // one proof's device memory, the key's set-up included (planned at load; margins and kernel scratch on top)
   std::size_t queued = 0;
   std::size_t running = 0;
   bool unloading = false;
   double read_seconds = 0;
-  std::string layout;  // where its proofs' a/b/c step runs and its sets live: "a/b/c on the device; H, A, B1, C, B2 resident"
+  std::string
+      layout;  // where its proofs' a/b/c step runs and its sets live: "a/b/c on the device; H, A, B1, C, B2 resident"
   groth16::ProofLayout planned_layout;  // the same as planned at load, with why the a/b/c step is where it is
 };
 
@@ -320,7 +322,8 @@ class Engine {
   // deadline_passed, request_conflict.
   ProofHandle submit(const std::string& key, std::vector<std::uint8_t> wtns, SubmitOptions options);
   // The same from bytes the caller shares (one witness for many proofs), held until the proof ends.
-  ProofHandle submit(const std::string& key, std::shared_ptr<const std::vector<std::uint8_t>> wtns, SubmitOptions options);
+  ProofHandle submit(const std::string& key, std::shared_ptr<const std::vector<std::uint8_t>> wtns,
+                     SubmitOptions options);
   // A queued proof is cancelled at once; a running one before its next step (prepare, the GPU
   // program, the host step after it), unless it ends first. False when it has already ended.
   // EngineError unknown_proof.

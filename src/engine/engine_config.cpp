@@ -37,9 +37,9 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   settings.verify = table.boolean("verify").value_or(true);
   settings.threads = static_cast<unsigned>(table.integer_in("threads", 0, 0, 4096));
   if (table.contains("seed")) settings.seed = static_cast<std::uint64_t>(table.integer_in("seed", 0, 0, INT64_MAX));
-  settings.abc_step = groth16::parse_abc_step(table.choice("abc", "auto", groth16::abc_step_choices(/*with_auto=*/true)));
-  settings.key_sets =
-      groth16::parse_set_placement(table.choice("key_sets", "auto", groth16::set_placement_choices()));
+  settings.abc_step =
+      groth16::parse_abc_step(table.choice("abc", "auto", groth16::abc_step_choices(/*with_auto=*/true)));
+  settings.key_sets = groth16::parse_set_placement(table.choice("key_sets", "auto", groth16::set_placement_choices()));
   settings.precompute_bases = table.boolean("precompute_bases").value_or(false);
   settings.keep_key_on_device = table.boolean("keep_key_on_device").value_or(true);
   if (auto dir = table.string("trace_dir")) {
@@ -48,7 +48,8 @@ void read_engine_table(const ConfigTable& table, EngineSettings& settings) {
   }
   settings.trace_runs = static_cast<std::size_t>(table.integer_in("trace_runs", 8, 1, 100'000));
   const double default_mib = static_cast<double>(settings.stream_buffer_bytes) / kMiB;
-  settings.stream_buffer_bytes = static_cast<Bytes>(table.number_in("stream_buffer_mib", default_mib, 1, 1 << 16) * kMiB);
+  settings.stream_buffer_bytes =
+      static_cast<Bytes>(table.number_in("stream_buffer_mib", default_mib, 1, 1 << 16) * kMiB);
   table.reject_unknown_keys();
 }
 
@@ -61,7 +62,8 @@ unsigned read_socket_mode(const ConfigTable& table) {
   if (text.empty() || text.size() > 4 || error != std::errc() || end != text.data() + text.size() || mode > 0777) {
     table.fail("socket_mode", fmt::format("'{}' is not a file mode: three or four octal digits, e.g. \"0660\"", text));
   }
-  if ((mode & 0600) != 0600) table.fail("socket_mode", fmt::format("{:04o} leaves the server's own user without read and write", mode));
+  if ((mode & 0600) != 0600)
+    table.fail("socket_mode", fmt::format("{:04o} leaves the server's own user without read and write", mode));
   return mode;
 }
 
@@ -96,7 +98,8 @@ std::string read_token_file(const ConfigTable& table, const std::filesystem::pat
   } else if (input_kind(file.get()) != InputKind::regular) {
     problem = "not a regular file";
   } else if ((info.st_mode & (S_IRWXO | S_IWGRP)) != 0) {
-    problem = fmt::format("its mode {:04o} lets other users read or change it (chmod 600 or 640)", info.st_mode & 07777);
+    problem =
+        fmt::format("its mode {:04o} lets other users read or change it (chmod 600 or 640)", info.st_mode & 07777);
   } else if (info.st_uid != ::geteuid() && info.st_uid != 0) {
     problem = fmt::format("it belongs to user {}, neither this process's user ({}) nor root", info.st_uid, ::geteuid());
   } else if ((count = ::read(file.get(), text.data(), text.size())) < 0) {
@@ -139,7 +142,8 @@ std::vector<std::filesystem::path> read_key_dirs(const ConfigTable& table) {
     std::error_code error;
     auto resolved = std::filesystem::canonical(dir, error);
     if (error) table.fail("key_dirs", fmt::format("'{}': {}", text, error.message()));
-    if (!std::filesystem::is_directory(resolved, error)) table.fail("key_dirs", fmt::format("'{}' is not a directory", text));
+    if (!std::filesystem::is_directory(resolved, error))
+      table.fail("key_dirs", fmt::format("'{}' is not a directory", text));
     dirs.push_back(std::move(resolved));
   }
   return dirs;
@@ -159,9 +163,10 @@ EngineConfig read_document(const ConfigDocument& document, const std::filesystem
   config.run.source = source;
   auto root = document.root();
   if (root.contains("workload")) {
-    root.fail("workload",
-              "the engine proves the proofs it is given, so it has no [workload]; the proofs' layout keys (abc, key_sets, "
-              "stream_buffer_mib) go in [engine]");
+    root.fail(
+        "workload",
+        "the engine proves the proofs it is given, so it has no [workload]; the proofs' layout keys (abc, key_sets, "
+        "stream_buffer_mib) go in [engine]");
   }
   read_run_config(root, config.run);
   if (auto table = root.table("engine")) read_engine_table(*table, config.engine);
@@ -172,7 +177,9 @@ EngineConfig read_document(const ConfigDocument& document, const std::filesystem
 
 }  // namespace
 
-EngineConfig load_engine_config(const std::filesystem::path& path) { return read_document(ConfigDocument::load(path), path); }
+EngineConfig load_engine_config(const std::filesystem::path& path) {
+  return read_document(ConfigDocument::load(path), path);
+}
 
 EngineConfig parse_engine_config(std::string_view text, const std::string& source_name) {
   return read_document(ConfigDocument::parse(text, source_name), source_name);

@@ -37,7 +37,9 @@ namespace stagehand::engine {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-inline double seconds_between(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+inline double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
 
 // Finished proofs kept for find() (a service's GET of a proof after it ended); older ones are
 // forgotten so that a long-lived engine's memory stays bounded.
@@ -47,9 +49,11 @@ constexpr std::size_t kFinishedKept = 4096;
 const std::vector<double> kHistogramBounds{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
 // Upper bounds of the timing histograms: a part of a proof's life may be a millisecond (a check
 // at 2^10) or minutes (a queue wait).
-const std::vector<double> kTimingBounds{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 600};
+const std::vector<double> kTimingBounds{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                        1,     2.5,   5,    10,    25,   60,  150,  600};
 // ProofTimings' parts in the order of TimingHistogram::part's names.
-constexpr std::array<const char*, 7> kTimingParts{"queue", "setup", "host_before", "gpu", "host_after", "check", "total"};
+constexpr std::array<const char*, 7> kTimingParts{"queue",      "setup", "host_before", "gpu",
+                                                  "host_after", "check", "total"};
 inline std::array<double, 7> timing_parts(const ProofTimings& t) {
   return {t.queue_s, t.setup_s, t.host_before_s, t.gpu_s, t.host_after_s, t.check_s, t.total_s};
 }
@@ -68,8 +72,10 @@ struct ProofRecord {
   std::string request_id;
   std::optional<Clock::time_point> deadline;
   std::shared_ptr<const std::vector<std::uint8_t>> wtns;
-  std::string name;  // what names its witness in messages: "proof N (key K)", or the caller's (SubmitOptions::witness_name)
-  std::uint64_t seed_index = 0;  // [engine] seed plus this gives its r and s (SubmitOptions::seed_index, or its id less one)
+  std::string
+      name;  // what names its witness in messages: "proof N (key K)", or the caller's (SubmitOptions::witness_name)
+  std::uint64_t seed_index =
+      0;  // [engine] seed plus this gives its r and s (SubmitOptions::seed_index, or its id less one)
   Clock::time_point submitted;
   EngineClock::time_point submitted_on_clock;  // the same on the engine's clock, which its deadline is on
   std::atomic<bool> cancel_requested{false};
@@ -87,7 +93,8 @@ struct ProofRecord {
   double check_seconds = 0;
 
   bool finished_locked() const {
-    return result.state == ProofState::done || result.state == ProofState::failed || result.state == ProofState::cancelled;
+    return result.state == ProofState::done || result.state == ProofState::failed ||
+           result.state == ProofState::cancelled;
   }
 };
 
@@ -102,7 +109,7 @@ struct Engine::Impl {
     std::filesystem::path path;
     std::uint64_t host_bytes = 0;
     double read_seconds = 0;
-    std::string layout;  // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
+    std::string layout;                   // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
     groth16::ProofLayout planned_layout;  // the same plan
     // Each witness also checked against this constraint system (null: none).
     std::shared_ptr<const groth16::R1cs> r1cs;
@@ -122,7 +129,7 @@ struct Engine::Impl {
     std::uint64_t capacity = 0;
     std::uint64_t reserved = 0;
     std::uint64_t used = 0;
-    std::uint64_t pinned_kept = 0;  // kept_pinned's bytes for it
+    std::uint64_t pinned_kept = 0;         // kept_pinned's bytes for it
     std::uint64_t pinned_allocations = 0;  // its device's pinned_host_allocations, when last sampled
     double busy_seconds = 0;
     Clock::time_point busy_since;
@@ -130,9 +137,11 @@ struct Engine::Impl {
   };
 
   Impl(EngineConfig engine_config, EngineHooks engine_hooks)
-      : config(std::move(engine_config)), hooks(std::move(engine_hooks)),
+      : config(std::move(engine_config)),
+        hooks(std::move(engine_hooks)),
         clock(hooks.clock != nullptr ? hooks.clock : steady_engine_clock()),
-        queue(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.engine.promote_after_s))) {}
+        queue(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(config.engine.promote_after_s))) {}
 
   EngineConfig config;
   EngineHooks hooks;
@@ -141,9 +150,9 @@ struct Engine::Impl {
   Clock::time_point started = Clock::now();
 
   mutable std::mutex mutex;
-  std::condition_variable work;     // the dispatcher: something queued, or stopping
-  std::condition_variable space;    // submitters waiting for room in the queue
-  std::condition_variable key_gone; // wait_key_gone
+  std::condition_variable work;       // the dispatcher: something queued, or stopping
+  std::condition_variable space;      // submitters waiting for room in the queue
+  std::condition_variable key_gone;   // wait_key_gone
   std::condition_variable deadlines;  // the deadline watcher: a deadline queued, proofs expired, or stopping
   ProofQueue queue;
   // Proofs whose deadline passed while queued, out of the queue and not yet failed: the deadline
@@ -198,8 +207,8 @@ struct Engine::Impl {
   // (a run that proofs join lets no later proof overtake another key's). They are running from
   // here on. Proofs whose deadline has passed go to the deadline watcher first, never to a run.
   // `now` is on the engine's clock.
-  std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most, bool leading_only,
-                                                               Clock::time_point now);
+  std::vector<std::shared_ptr<ProofRecord>> take_queued_locked(const std::string& name, std::size_t most,
+                                                               bool leading_only, Clock::time_point now);
   // A run whose proofs have all ended and whose key has none queued: waits up to [engine]
   // linger_ms for one of its key at the queue's front (engine mutex held by `lock`, released
   // while it waits) and takes up to `room` of them; none when the time passes, another key's
@@ -225,8 +234,8 @@ struct Engine::Impl {
     if (const auto lost = every_gpu_lost_locked(); !lost.empty()) throw EngineError(ErrorKind::no_gpu, lost);
     auto found = keys.find(name);
     if (found == keys.end() || found->second.unloading) {
-      throw EngineError(ErrorKind::unknown_key,
-                        fmt::format("no key named '{}' is loaded{}", name, found == keys.end() ? "" : " (it is being unloaded)"));
+      throw EngineError(ErrorKind::unknown_key, fmt::format("no key named '{}' is loaded{}", name,
+                                                            found == keys.end() ? "" : " (it is being unloaded)"));
     }
     return found->second;
   }
@@ -235,7 +244,8 @@ struct Engine::Impl {
   void check_loadable_locked(const std::string& name) const {
     if (name.empty()) throw EngineError(ErrorKind::bad_key, "a key needs a name");
     if (stopping) throw EngineError(ErrorKind::stopped, "the engine is shutting down");
-    if (keys.count(name) != 0) throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
+    if (keys.count(name) != 0)
+      throw EngineError(ErrorKind::key_exists, fmt::format("a key named '{}' is loaded already", name));
   }
   void check_loadable(const std::string& name) const {
     std::lock_guard lock(mutex);
@@ -250,7 +260,8 @@ struct Engine::Impl {
   std::string every_gpu_lost_locked() const {
     if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) { return !gpu.lost; })) return {};
     return fmt::format("{} lost: no proof can run until the engine is restarted",
-                       gpus.size() == 1 ? std::string("the engine's only GPU is") : fmt::format("all {} of the engine's GPUs are", gpus.size()));
+                       gpus.size() == 1 ? std::string("the engine's only GPU is")
+                                        : fmt::format("all {} of the engine's GPUs are", gpus.size()));
   }
   // Ends every queued proof with `error` (engine mutex held by `lock`, released meanwhile).
   void fail_queued(std::unique_lock<std::mutex>& lock, const std::string& error, bool engine_stopped) {
@@ -271,13 +282,14 @@ struct Engine::Impl {
   // waiting for the GPU, one in its host step after it). The rest stay queued, so that the
   // queue's capacity still holds submitters back and a queued proof is still cancelled at once.
   std::size_t run_room() const {
-    return 2 * static_cast<std::size_t>(std::max(1, config.run.coordinator.workers_per_device)) * std::max<std::size_t>(1, backend->devices().size());
+    return 2 * static_cast<std::size_t>(std::max(1, config.run.coordinator.workers_per_device)) *
+           std::max<std::size_t>(1, backend->devices().size());
   }
 
   // Ends a proof: its outcome and timings, the counters, then its waiters and its callbacks
   // (outside every lock). The caller holds no lock.
-  void end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof = {},
-                 std::string public_signals = {});
+  void end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error,
+                 std::string proof = {}, std::string public_signals = {});
   // The ended proof's figures (engine mutex held): the outcome counters, the histograms, the
   // finished proofs kept for find() and the request ids kept for repeats.
   void count_ended_locked(const std::shared_ptr<ProofRecord>& record, ProofState state, const ProofTimings& timings,
@@ -290,7 +302,8 @@ struct Engine::Impl {
     if (found == keys.end()) return;
     auto& key = found->second;
     auto& count = was_running ? key.running : key.queued;
-    STAGEHAND_ASSERT(count > 0, "a {} proof of key {} left with none counted", was_running ? "running" : "queued", name);
+    STAGEHAND_ASSERT(count > 0, "a {} proof of key {} left with none counted", was_running ? "running" : "queued",
+                     name);
     count -= 1;
     if (key.unloading && key.queued == 0 && key.running == 0) retire_key(found);
   }
@@ -308,7 +321,8 @@ struct Engine::Impl {
     keys.erase(found);
   }
   bool key_gone_locked(std::string_view name) const {
-    return keys.count(name) == 0 && std::none_of(retired.begin(), retired.end(), [&](const Retired& r) { return r.name == name; });
+    return keys.count(name) == 0 &&
+           std::none_of(retired.begin(), retired.end(), [&](const Retired& r) { return r.name == name; });
   }
 
   void gpu_started(int index) {  // engine mutex held
@@ -333,8 +347,8 @@ struct Engine::Impl {
     }
     for (const auto& gpu : gpus) on_gpus += static_cast<std::size_t>(gpu.running);
     STAGEHAND_ASSERT(queued_of_keys == queue.size() && running_of_keys == running && on_gpus <= running,
-                     "the keys count {} queued and {} running, the engine {} queued and {} running, the GPUs {}", queued_of_keys,
-                     running_of_keys, queue.size(), running, on_gpus);
+                     "the keys count {} queued and {} running, the engine {} queued and {} running, the GPUs {}",
+                     queued_of_keys, running_of_keys, queue.size(), running, on_gpus);
   }
   void gpu_ended(int index) {  // engine mutex held
     ++gpus.at(static_cast<std::size_t>(index)).done;
@@ -350,10 +364,11 @@ struct Engine::Impl {
   // before every batch, mostly with none): the buffers would be made again for that very batch.
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
                              bool with_kept_staging = false);
-  void give_back_retired();  // the retired keys' states (engine mutex not held)
+  void give_back_retired();      // the retired keys' states (engine mutex not held)
   std::uint64_t batch_number();  // the engine's count of batches (engine mutex not held)
   // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
-  void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs, bool on_gpu);
+  void write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs,
+                       bool on_gpu);
   // Each GPU's memory in use, and the budgets' reservations where a run has them (engine mutex held).
   void sample_devices(const std::map<int, const VramBudget*>& budgets);
   // The a/b/c step and the key's sets placed as `stagehand prove` places them (a key larger than
@@ -367,7 +382,8 @@ struct Engine::Impl {
   // holds, a batch of a key gives back before it runs: the fewest from the oldest such that the
   // rest, held back from its budget, leave its layout as planned with the devices to itself and a
   // proof of it (`proof_bytes`, Key::proof_bytes: planned so at load) still fits the smallest device.
-  std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes, const std::vector<Bytes>& held_oldest_first) const;
+  std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes,
+                                  const std::vector<Bytes>& held_oldest_first) const;
   // A batch's settings keep each GPU's pinned staging pool in kept_pinned between batches.
   void keep_staging(proving::BatchSettings& settings);
   // The engine's own steps before a run (the batch's first proof queued, the dispatch) in its trace.

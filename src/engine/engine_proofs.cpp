@@ -9,8 +9,8 @@ namespace {
 // reached is the next one it did, so the part it ended in runs to its end; each instant is at
 // least the one before, so the parts telescope to the total.
 ProofTimings timings_of(const ProofRecord& record, Clock::time_point end) {
-  std::array<std::optional<Clock::time_point>, 7> at{record.submitted, record.taken,         record.ready, record.prepared,
-                                                     record.program_started, record.program_ended, end};
+  std::array<std::optional<Clock::time_point>, 7> at{
+      record.submitted, record.taken, record.ready, record.prepared, record.program_started, record.program_ended, end};
   for (std::size_t i = at.size() - 1; i-- > 1;) {
     if (!at[i]) at[i] = at[i + 1];
   }
@@ -31,8 +31,8 @@ ProofTimings timings_of(const ProofRecord& record, Clock::time_point end) {
 
 }  // namespace
 
-void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error, std::string proof,
-                             std::string public_signals) {
+void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofState state, std::string error,
+                             std::string proof, std::string public_signals) {
   const auto end = Clock::now();
   std::vector<ProofCallback> callbacks;
   {
@@ -67,14 +67,15 @@ void Engine::Impl::end_proof(const std::shared_ptr<ProofRecord>& record, ProofSt
   }
 }
 
-void Engine::Impl::count_ended_locked(const std::shared_ptr<ProofRecord>& record, ProofState state, const ProofTimings& timings,
-                                      Clock::time_point end) {
+void Engine::Impl::count_ended_locked(const std::shared_ptr<ProofRecord>& record, ProofState state,
+                                      const ProofTimings& timings, Clock::time_point end) {
   // The record stays for find() among the last kFinishedKept; its witness (32 MiB at 2^20)
   // must not: kept, a service's memory grew by a witness a proof until 4,096 were held.
   record->wtns.reset();
   (state == ProofState::done ? done : state == ProofState::failed ? failed : cancelled) += 1;
   if (state != ProofState::cancelled) {
-    const auto bucket = std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), timings.total_s) - kHistogramBounds.begin();
+    const auto bucket =
+        std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), timings.total_s) - kHistogramBounds.begin();
     ++histogram[static_cast<std::size_t>(bucket)];
     histogram_sum += timings.total_s;
     // A key's histograms go with it: a proof that ends after its key has gone adds to none.
@@ -109,8 +110,9 @@ std::shared_ptr<ProofRecord> Engine::Impl::find_request_locked(const std::string
   const auto found = requests.find(request_id);
   if (found == requests.end()) return nullptr;
   if (found->second->key != key) {
-    throw EngineError(ErrorKind::request_conflict, fmt::format("request id '{}' names proof {} of key '{}', not a proof of key '{}'",
-                                                               request_id, found->second->id, found->second->key, key));
+    throw EngineError(ErrorKind::request_conflict,
+                      fmt::format("request id '{}' names proof {} of key '{}', not a proof of key '{}'", request_id,
+                                  found->second->id, found->second->key, key));
   }
   return found->second;
 }
@@ -154,7 +156,8 @@ void Engine::Impl::watch_deadlines() {
           record->result.deadline_missed = true;
         }
         end_proof(record, ProofState::failed,
-                  fmt::format("its deadline ({:.3f} s after its submit) passed while it was queued: it was not run", allowed));
+                  fmt::format("its deadline ({:.3f} s after its submit) passed while it was queued: it was not run",
+                              allowed));
       }
       lock.lock();
       continue;

@@ -12,7 +12,10 @@ namespace {
 class EngineBatch final : public proving::BatchListener {
  public:
   EngineBatch(Engine::Impl& engine, std::string key_name, const std::vector<std::shared_ptr<ProofRecord>>& batch)
-      : engine_(engine), key_name_(std::move(key_name)), proofs_(batch.begin(), batch.end()), ended_(batch.size(), false),
+      : engine_(engine),
+        key_name_(std::move(key_name)),
+        proofs_(batch.begin(), batch.end()),
+        ended_(batch.size(), false),
         set_up_ended_(engine.backend->devices().size()) {}
 
   // The jobs of the proofs it began with.
@@ -47,7 +50,8 @@ class EngineBatch final : public proving::BatchListener {
   }
   bool lost(int device) override {
     std::lock_guard lock(engine_.mutex);
-    return static_cast<std::size_t>(device) < engine_.gpus.size() && engine_.gpus[static_cast<std::size_t>(device)].lost;
+    return static_cast<std::size_t>(device) < engine_.gpus.size() &&
+           engine_.gpus[static_cast<std::size_t>(device)].lost;
   }
   // Ends, with `error`, each proof the batch did not: taken, and it never got the proof's job.
   void end_rest(const std::string& error) {
@@ -58,7 +62,8 @@ class EngineBatch final : public proving::BatchListener {
 
  private:
   groth16::ProofJob proof_job(const ProofRecord& record) const;
-  void end(std::size_t index, ProofState state, std::string error, std::string proof = {}, std::string public_signals = {});
+  void end(std::size_t index, ProofState state, std::string error, std::string proof = {},
+           std::string public_signals = {});
 
   Engine::Impl& engine_;
   const std::string key_name_;
@@ -73,7 +78,8 @@ groth16::ProofJob EngineBatch::proof_job(const ProofRecord& record) const {
   groth16::ProofJob job;
   job.wtns = record.name;
   const auto& seed = engine_.config.engine.seed;
-  job.randomness = seed ? groth16::ProofRandomness::from_seed(*seed + record.seed_index) : groth16::ProofRandomness::from_system();
+  job.randomness =
+      seed ? groth16::ProofRandomness::from_seed(*seed + record.seed_index) : groth16::ProofRandomness::from_system();
   job.wtns_bytes = record.wtns;
   return job;
 }
@@ -87,7 +93,8 @@ void EngineBatch::step(int job, proving::BatchStep step, int device) {
     STAGEHAND_ASSERT(record.taken.has_value(), "proof {} reached its host step without leaving the queue", record.id);
     if (!record.prepared) {
       Clock::time_point ready = *record.taken;
-      if (device >= 0 && set_up_ended_.at(static_cast<std::size_t>(device))) ready = *set_up_ended_[static_cast<std::size_t>(device)];
+      if (device >= 0 && set_up_ended_.at(static_cast<std::size_t>(device)))
+        ready = *set_up_ended_[static_cast<std::size_t>(device)];
       record.ready = std::clamp(ready, *record.taken, now);
       record.prepared = now;
     }
@@ -110,8 +117,9 @@ void EngineBatch::step(int job, proving::BatchStep step, int device) {
 
 void EngineBatch::ended(const proving::ProofEnd& end) {
   const auto index = static_cast<std::size_t>(end.job);
-  STAGEHAND_ASSERT(index < proofs_.size() && !ended_[index], "job {} of a run of key {} ({} proofs) ended twice or is unknown", end.job,
-                   key_name_, proofs_.size());
+  STAGEHAND_ASSERT(index < proofs_.size() && !ended_[index],
+                   "job {} of a run of key {} ({} proofs) ended twice or is unknown", end.job, key_name_,
+                   proofs_.size());
   auto& record = *proofs_[index];
   {
     std::lock_guard lock(record.mutex);
@@ -126,7 +134,8 @@ void EngineBatch::ended(const proving::ProofEnd& end) {
   }
 }
 
-void EngineBatch::end(std::size_t index, ProofState state, std::string error, std::string proof, std::string public_signals) {
+void EngineBatch::end(std::size_t index, ProofState state, std::string error, std::string proof,
+                      std::string public_signals) {
   STAGEHAND_ASSERT(!ended_[index], "proof {} of key {} ends a second time", proofs_[index]->id, key_name_);
   ended_[index] = true;
   const auto& record = proofs_[index];
@@ -152,7 +161,8 @@ void EngineBatch::end(std::size_t index, ProofState state, std::string error, st
 // of its proofs ends; kernels are not preempted, so one of another key waits for the run's
 // unended proofs (at most run_room) and then its own key's set-up, and no longer.
 proving::Joining EngineBatch::join(std::size_t jobs, std::size_t unended) {
-  STAGEHAND_ASSERT(jobs == proofs_.size(), "a run of key {} has {} jobs for {} proofs", key_name_, jobs, proofs_.size());
+  STAGEHAND_ASSERT(jobs == proofs_.size(), "a run of key {} has {} jobs for {} proofs", key_name_, jobs,
+                   proofs_.size());
   proving::Joining joining;
   std::vector<std::shared_ptr<ProofRecord>> taken;
   {
@@ -219,7 +229,8 @@ void Engine::Impl::give_back_retired() {
   release_device_states(states, true);
   std::lock_guard lock(mutex);
   std::erase_if(retired, [&](const Retired& entry) {
-    return std::any_of(gone.begin(), gone.end(), [&](const Retired& given) { return given.device_state == entry.device_state; });
+    return std::any_of(gone.begin(), gone.end(),
+                       [&](const Retired& given) { return given.device_state == entry.device_state; });
   });
   gone.clear();  // the keys' host bytes, now that nothing refers to them
   key_gone.notify_all();
@@ -272,7 +283,8 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   // (states_to_give_back); the least recently proved go first.
   std::vector<std::pair<std::uint64_t, std::shared_ptr<groth16::DeviceKeyState>>> others;
   for (const auto& [other_name, other] : keys) {
-    if (other_name != name && other.device_state->holds_anything()) others.emplace_back(other.last_batch, other.device_state);
+    if (other_name != name && other.device_state->holds_anything())
+      others.emplace_back(other.last_batch, other.device_state);
   }
   std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   lock.unlock();
@@ -329,7 +341,8 @@ std::size_t Engine::Impl::states_to_give_back(const groth16::KeySizes& sizes, By
     auto beside = settings;
     beside.resident_bytes += held;
     const auto layout = proof_layout(sizes, beside);
-    if (needed + held <= smallest && layout.abc_step == alone.abc_step && layout.placement == alone.placement) return first;
+    if (needed + held <= smallest && layout.abc_step == alone.abc_step && layout.placement == alone.placement)
+      return first;
   }
   return held_oldest_first.size();
 }
@@ -354,7 +367,8 @@ void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vecto
       settings.trace_kernels = true;
       traced = &backend->trace();
     }
-    const proving::BatchKey batch_key{of.key.get(), of.sizes.get(), of.path, config.engine.keep_key_on_device ? of.device_state : nullptr};
+    const proving::BatchKey batch_key{of.key.get(), of.sizes.get(), of.path,
+                                      config.engine.keep_key_on_device ? of.device_state : nullptr};
     const auto figures = proving::ProofBatch(*backend, batch_key, std::move(settings), listener).run(listener.jobs());
     listener.end_rest("the run ended without reporting this proof");
     if (run_trace) write_run_trace(*run_trace, figures.report, of.name, figures.proofs, on_gpu);
@@ -389,7 +403,8 @@ proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes hel
   // The key stays set up between its runs unless this one keeps other sets there (a GPU lost
   // since makes the plan smaller).
   const auto& layout = settings.layout;
-  if (!of.device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement)) release_device_states({of.device_state});
+  if (!of.device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement))
+    release_device_states({of.device_state});
   settings.checks.verify = config.engine.verify;
   settings.checks.r1cs = of.r1cs.get();
   settings.checks.r1cs_path = of.r1cs_path;
@@ -424,18 +439,21 @@ void Engine::Impl::trace_dispatch(Trace& trace, Clock::time_point first_submitte
   // The engine's own steps before the run, on the device's clock (a GPU's is the host's steady
   // clock; the simulator's is its own, which the engine's steps do not advance).
   const Nanoseconds now_ns = devices.front()->now();
-  const auto at = [&](Clock::time_point t) { return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count(); };
+  const auto at = [&](Clock::time_point t) {
+    return now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+  };
   const auto track = trace.track("engine", "dispatcher");
   trace.span(track, "queued (the batch's first proof)", "engine", at(first_submitted), at(dispatched));
   trace.span(track, "dispatch: other keys' states, the layout, the workload", "engine", at(dispatched), now_ns);
 }
 
-std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::unique_lock<std::mutex>& lock, const std::string& name,
-                                                                      std::size_t room) {
+std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::unique_lock<std::mutex>& lock,
+                                                                      const std::string& name, std::size_t room) {
   STAGEHAND_ASSERT(lock.owns_lock() && room > 0, "a run lingers for key {} with the engine unlocked or no room", name);
   std::vector<std::shared_ptr<ProofRecord>> joining;
   if (config.engine.linger_ms <= 0) return joining;
-  const auto until = clock->now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(config.engine.linger_ms));
+  const auto until = clock->now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double, std::milli>(config.engine.linger_ms));
   // The wait blocks the run's thread instead of waiting on the backend's loop: with none of the
   // run's proofs unended nothing else in the run can go on, and the simulator takes a program
   // that waits for news with no work of its own for a deadlock (backend.hpp). Submits, retiring a
@@ -444,12 +462,13 @@ std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::linger_locked(std::uniqu
     if (stopping || !retired.empty()) break;
     const auto now = clock->now();
     expire_locked(now);
-    if (queue.empty()) continue;  // what came had expired: the linger goes on
+    if (queue.empty()) continue;               // what came had expired: the linger goes on
     if (queue.front(now)->key != name) break;  // another key's proof runs next
     joining = take_queued_locked(name, room, true, now);
     break;
   }
-  STAGEHAND_ASSERT(joining.size() <= room, "a lingering run of key {} took {} proofs for {} places", name, joining.size(), room);
+  STAGEHAND_ASSERT(joining.size() <= room, "a lingering run of key {} took {} proofs for {} places", name,
+                   joining.size(), room);
   return joining;
 }
 
@@ -458,15 +477,16 @@ std::uint64_t Engine::Impl::batch_number() {
   return batches;
 }
 
-void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name, std::size_t proofs,
-                                   bool on_gpu) {
+void Engine::Impl::write_run_trace(const Trace& trace, const RunReport& report, const std::string& key_name,
+                                   std::size_t proofs, bool on_gpu) {
   const std::uint64_t number = batch_number();
   const auto& dir = config.engine.trace_dir;
   auto file = [&](std::uint64_t n, const char* extension) { return dir / fmt::format("run-{:06}{}", n, extension); };
   try {
-    proving::write_batch_trace(trace, report, {file(number, ".trace.json"), file(number, ".svg"), /*own_window=*/true},
-                               fmt::format("stagehand engine: batch {}, {} proof{} of key {}, {}", number, proofs,
-                                           proofs == 1 ? "" : "s", key_name, on_gpu ? "CUDA" : "simulator (the coordinator's rows)"));
+    proving::write_batch_trace(
+        trace, report, {file(number, ".trace.json"), file(number, ".svg"), /*own_window=*/true},
+        fmt::format("stagehand engine: batch {}, {} proof{} of key {}, {}", number, proofs, proofs == 1 ? "" : "s",
+                    key_name, on_gpu ? "CUDA" : "simulator (the coordinator's rows)"));
     if (number > config.engine.trace_runs) {
       std::error_code ignored;
       std::filesystem::remove(file(number - config.engine.trace_runs, ".trace.json"), ignored);

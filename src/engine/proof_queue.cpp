@@ -23,7 +23,8 @@ void ProofQueue::push(QueuedProof proof) {
 Priority ProofQueue::effective(const QueuedProof& proof, Clock::time_point now) const {
   const auto waited = std::max(Clock::duration::zero(), now - proof.queued_at);
   const auto steps = static_cast<std::size_t>(waited / promote_after_);
-  return static_cast<Priority>(std::min(index(Priority::critical), index(proof.priority) + std::min<std::size_t>(steps, 3)));
+  return static_cast<Priority>(
+      std::min(index(Priority::critical), index(proof.priority) + std::min<std::size_t>(steps, 3)));
 }
 
 bool ProofQueue::before(const QueuedProof& a, const QueuedProof& b, Clock::time_point now) const {
@@ -73,14 +74,16 @@ std::vector<QueuedProof> ProofQueue::take_batch(const std::string& key, std::siz
       if (proof.key == key && (!others || effective(proof, now) >= *others)) chosen.push_back(&proof);
     }
   }
-  std::sort(chosen.begin(), chosen.end(), [&](const QueuedProof* a, const QueuedProof* b) { return before(*a, *b, now); });
+  std::sort(chosen.begin(), chosen.end(),
+            [&](const QueuedProof* a, const QueuedProof* b) { return before(*a, *b, now); });
   chosen.resize(std::min(chosen.size(), most));
   std::vector<std::uint64_t> arrivals;
   for (const auto* proof : chosen) arrivals.push_back(proof->arrival);
   std::vector<QueuedProof> taken;
   for (const auto arrival : arrivals) {
     for (auto& proofs : by_class_) {
-      const auto found = std::find_if(proofs.begin(), proofs.end(), [&](const QueuedProof& p) { return p.arrival == arrival; });
+      const auto found =
+          std::find_if(proofs.begin(), proofs.end(), [&](const QueuedProof& p) { return p.arrival == arrival; });
       if (found == proofs.end()) continue;
       taken.push_back(std::move(*found));
       proofs.erase(found);
@@ -88,13 +91,15 @@ std::vector<QueuedProof> ProofQueue::take_batch(const std::string& key, std::siz
       break;
     }
   }
-  STAGEHAND_ASSERT(taken.size() == arrivals.size(), "took {} of the {} proofs chosen for key {}", taken.size(), arrivals.size(), key);
+  STAGEHAND_ASSERT(taken.size() == arrivals.size(), "took {} of the {} proofs chosen for key {}", taken.size(),
+                   arrivals.size(), key);
   return taken;
 }
 
 bool ProofQueue::remove(const detail::ProofRecord* record) {
   for (auto& proofs : by_class_) {
-    const auto found = std::find_if(proofs.begin(), proofs.end(), [&](const QueuedProof& p) { return p.record.get() == record; });
+    const auto found =
+        std::find_if(proofs.begin(), proofs.end(), [&](const QueuedProof& p) { return p.record.get() == record; });
     if (found == proofs.end()) continue;
     proofs.erase(found);
     --size_;
@@ -110,7 +115,8 @@ std::vector<QueuedProof> ProofQueue::take_all() {
     proofs.clear();
   }
   size_ = 0;
-  std::sort(taken.begin(), taken.end(), [](const QueuedProof& a, const QueuedProof& b) { return a.arrival < b.arrival; });
+  std::sort(taken.begin(), taken.end(),
+            [](const QueuedProof& a, const QueuedProof& b) { return a.arrival < b.arrival; });
   return taken;
 }
 

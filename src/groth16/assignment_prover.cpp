@@ -81,9 +81,8 @@ std::vector<Fr> query_scalars(const AssignmentView& assignment, const DensityVie
 }  // namespace
 
 AssignmentShape shape_of(const AssignmentView& assignment) {
-  return AssignmentShape{assignment.a_aux,        assignment.b_inp,         assignment.b_aux,
-                         assignment.a.size(),     assignment.b.size(),      assignment.c.size(),
-                         assignment.inputs.size(), assignment.aux.size()};
+  return AssignmentShape{assignment.a_aux,    assignment.b_inp,    assignment.b_aux,         assignment.a.size(),
+                         assignment.b.size(), assignment.c.size(), assignment.inputs.size(), assignment.aux.size()};
 }
 
 std::vector<Fr> a_query_scalars(const AssignmentView& assignment) {
@@ -102,8 +101,8 @@ Proof assemble_assignment_proof(const VerifyingKey& vk, const AssignmentSums& su
   const G1Projective proof_a = alpha1 + delta1.multiply(r) + sums.a;
   const G2Projective proof_b =
       G2Projective::from_affine(vk.beta2) + G2Projective::from_affine(vk.delta2).multiply(s) + sums.b2;
-  const G1Projective proof_c = sums.a.multiply(s) + sums.b1.multiply(r) + delta1.multiply(r * s) +
-                               alpha1.multiply(s) + G1Projective::from_affine(vk.beta1).multiply(r) + sums.h + sums.l;
+  const G1Projective proof_c = sums.a.multiply(s) + sums.b1.multiply(r) + delta1.multiply(r * s) + alpha1.multiply(s) +
+                               G1Projective::from_affine(vk.beta1).multiply(r) + sums.h + sums.l;
   return Proof{proof_a.to_affine(), proof_b.to_affine(), proof_c.to_affine()};
 }
 
@@ -146,8 +145,8 @@ void check_assignment(const ParamsKey& key, const AssignmentShape& shape, std::s
         fmt::format("circuit {}: a, b and c have {}, {} and {} values", circuit, shape.a, shape.b, shape.c));
   }
   if (shape.a > key.domain_size()) {
-    throw InputError(fmt::format("circuit {}: abc_size is {}, above the key's domain of {}", circuit, shape.a,
-                                 key.domain_size()));
+    throw InputError(
+        fmt::format("circuit {}: abc_size is {}, above the key's domain of {}", circuit, shape.a, key.domain_size()));
   }
 }
 
@@ -205,9 +204,10 @@ std::vector<Proof> AssignmentProver::prove_checked(std::span<const AssignmentVie
     const auto& assignment = assignments[circuit];
     proofs.push_back(prove(assignment, randomness[circuit]));
     if (const auto why = verifier.check(proofs.back(), assignment.inputs.subspan(1))) {
-      throw InputError(fmt::format("circuit {}: the proof does not verify against the key ({}): the assignment does "
-                                   "not satisfy the circuit",
-                                   circuit, *why));
+      throw InputError(
+          fmt::format("circuit {}: the proof does not verify against the key ({}): the assignment does "
+                      "not satisfy the circuit",
+                      circuit, *why));
     }
   }
   STAGEHAND_ASSERT(proofs.size() == assignments.size());
@@ -253,8 +253,8 @@ FilecoinProofBytes encode_filecoin_proof(const Proof& proof) {
   const auto out = std::span(bytes);
   encode_zcash_g1_compressed(proof.a, out.subspan<0, kZcashG1CompressedBytes>());
   encode_zcash_g2_compressed(proof.b, out.subspan<kZcashG1CompressedBytes, kZcashG2CompressedBytes>());
-  encode_zcash_g1_compressed(proof.c, out.subspan<kZcashG1CompressedBytes + kZcashG2CompressedBytes,
-                                                  kZcashG1CompressedBytes>());
+  encode_zcash_g1_compressed(proof.c,
+                             out.subspan<kZcashG1CompressedBytes + kZcashG2CompressedBytes, kZcashG1CompressedBytes>());
   return bytes;
 }
 

@@ -65,7 +65,8 @@ FileReadOutcome read_ranges(int descriptor, const std::vector<FileRange>& ranges
   auto read_range = [&](std::size_t begin, std::size_t end) {
     for (std::size_t offset = begin; offset < end;) {
       if (ended_early.load(std::memory_order_relaxed) || read_error.load(std::memory_order_relaxed) != 0) return;
-      const ssize_t got = ::pread(descriptor, destination + (offset - destination_offset), end - offset, static_cast<off_t>(offset));
+      const ssize_t got =
+          ::pread(descriptor, destination + (offset - destination_offset), end - offset, static_cast<off_t>(offset));
       if (got > 0) {
         offset += static_cast<std::size_t>(got);
       } else if (got == 0) {
@@ -90,7 +91,8 @@ FileReadOutcome read_ranges(int descriptor, const std::vector<FileRange>& ranges
     for (const auto& chunk : chunks) read_range(chunk.begin, chunk.end);
   } else {
     const unsigned threads = std::min(kMaxReadThreads, math::detail::resolve_thread_count(0));
-    math::detail::run_tasks(chunks.size(), threads, [&](std::size_t chunk) { read_range(chunks[chunk].begin, chunks[chunk].end); });
+    math::detail::run_tasks(chunks.size(), threads,
+                            [&](std::size_t chunk) { read_range(chunks[chunk].begin, chunks[chunk].end); });
   }
   return {ended_early.load(), read_error.load()};
 }
@@ -120,7 +122,8 @@ FileReadOutcome read_file_range(int descriptor, std::uint64_t offset, std::span<
 
 InputFile open_input(const std::filesystem::path& path, std::string_view kind) {
   auto descriptor = open_for_reading(path);
-  if (!descriptor.valid()) throw InputError(fmt::format("{}: cannot open the {} file: {}", path.string(), kind, std::strerror(errno)));
+  if (!descriptor.valid())
+    throw InputError(fmt::format("{}: cannot open the {} file: {}", path.string(), kind, std::strerror(errno)));
   return InputFile{std::move(descriptor), path};
 }
 
@@ -131,7 +134,8 @@ InputFile open_input(const std::filesystem::path& path, std::string_view kind) {
 // the read short: an InputError naming the file, and after the read the bytes cannot change.
 void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_version) {
   struct stat before {};
-  if (::fstat(descriptor_.get(), &before) != 0) fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
+  if (::fstat(descriptor_.get(), &before) != 0)
+    fail(fmt::format("cannot read the file's size: {}", std::strerror(errno)));
   opened_size_ = static_cast<std::size_t>(before.st_size);
   opened_modified_ = before.st_mtim;
   if (const auto hook = read_hook.load()) hook(path_);
@@ -171,7 +175,9 @@ void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_versio
     outcome = read_ranges(descriptor_.get(), {{0, 12}}, buffer, 0);
     const std::uint32_t count = load_u32(buffer + 8);
     std::size_t offset = 12;
-    for (std::uint32_t index = 0; index < std::min(count, kMaxWalkedSections) && !outcome.ended_early && outcome.error == 0 && size - offset >= 12; ++index) {
+    for (std::uint32_t index = 0; index < std::min(count, kMaxWalkedSections) && !outcome.ended_early &&
+                                  outcome.error == 0 && size - offset >= 12;
+         ++index) {
       outcome = read_ranges(descriptor_.get(), {{offset, offset + 12}}, buffer, 0);
       const std::uint32_t id = load_u32(buffer + offset);
       const std::uint64_t length = load_u64(buffer + offset + 4);
@@ -181,7 +187,8 @@ void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_versio
       offset += static_cast<std::size_t>(length);
     }
   }
-  if (!outcome.ended_early && outcome.error == 0) outcome = read_ranges(descriptor_.get(), complement(skipped, size), buffer, 0);
+  if (!outcome.ended_early && outcome.error == 0)
+    outcome = read_ranges(descriptor_.get(), complement(skipped, size), buffer, 0);
   if (outcome.error != 0) fail(fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
   try {
     check_unchanged(outcome.ended_early);
@@ -198,11 +205,13 @@ void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_versio
 void BinFile::check_unchanged(bool ended_early) const {
   struct stat after {};
   const bool seen = ::fstat(descriptor_.get(), &after) == 0;
-  if (ended_early || (seen && (static_cast<std::size_t>(after.st_size) != opened_size_ || !same_time(after.st_mtim, opened_modified_)))) {
+  if (ended_early || (seen && (static_cast<std::size_t>(after.st_size) != opened_size_ ||
+                               !same_time(after.st_mtim, opened_modified_)))) {
     const std::string now = seen ? fmt::format("{} bytes", after.st_size) : std::string("of unknown size");
-    fail(fmt::format("the file changed while it was read ({} bytes when opened, {} now{}): is another process writing or "
-                     "truncating it?",
-                     opened_size_, now, ended_early ? ", and it ended early" : ""));
+    fail(fmt::format(
+        "the file changed while it was read ({} bytes when opened, {} now{}): is another process writing or "
+        "truncating it?",
+        opened_size_, now, ended_early ? ", and it ended early" : ""));
   }
 }
 
@@ -225,17 +234,18 @@ void BinFile::read_stream(std::string_view magic, std::uint32_t max_version) {
         const std::uint32_t id = load_u32(stream_bytes_.data() + stream_bytes_.size() - 12);
         const std::uint64_t length = load_u64(stream_bytes_.data() + stream_bytes_.size() - 8);
         if (length > memory - std::min<std::uint64_t>(memory, stream_bytes_.size())) {
-          fail(fmt::format("section {} declares {} bytes, more than this machine's {} bytes of memory, which a pipe's bytes "
-                           "are read into: a damaged file",
-                           id, length, memory));
+          fail(fmt::format(
+              "section {} declares {} bytes, more than this machine's {} bytes of memory, which a pipe's bytes "
+              "are read into: a damaged file",
+              id, length, memory));
         }
         status = reader.append(stream_bytes_, length);
       }
       // Past the last section: the end, or one byte too many.
       if (status == PipeReader::Status::ok) status = reader.append(stream_bytes_, 1);
       if (status == PipeReader::Status::ok) {
-        fail(fmt::format("bytes follow the last of the {} sections (after {} bytes): a damaged or concatenated file", count,
-                         stream_bytes_.size() - 1));
+        fail(fmt::format("bytes follow the last of the {} sections (after {} bytes): a damaged or concatenated file",
+                         count, stream_bytes_.size() - 1));
       }
     }
   } catch (const std::bad_alloc&) {
@@ -245,13 +255,16 @@ void BinFile::read_stream(std::string_view magic, std::uint32_t max_version) {
   bytes_ = stream_bytes_;
 }
 
-BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind, std::uint32_t max_version,
-                 std::set<std::uint32_t> read_later)
+BinFile::BinFile(const std::filesystem::path& path, std::string_view magic, std::string_view kind,
+                 std::uint32_t max_version, std::set<std::uint32_t> read_later)
     : BinFile(open_input(path, kind), magic, kind, max_version, std::move(read_later)) {}
 
 BinFile::BinFile(InputFile file, std::string_view magic, std::string_view kind, std::uint32_t max_version,
                  std::set<std::uint32_t> read_later)
-    : path_(std::move(file.name)), kind_(kind), read_later_(std::move(read_later)), descriptor_(std::move(file.descriptor)) {
+    : path_(std::move(file.name)),
+      kind_(kind),
+      read_later_(std::move(read_later)),
+      descriptor_(std::move(file.descriptor)) {
   STAGEHAND_ASSERT(descriptor_.valid(), "BinFile: {} comes without an open descriptor", path_.string());
   // What the file is comes from its descriptor, not its name, so that it cannot change between
   // the look and the read. A directory reports a size of 2^63 - 1, a device none or a false one.
@@ -259,13 +272,15 @@ BinFile::BinFile(InputFile file, std::string_view magic, std::string_view kind, 
     case InputKind::regular: read_regular_file(magic, max_version); break;
     case InputKind::pipe: read_stream(magic, max_version); break;
     case InputKind::directory: fail(fmt::format("is a directory, not a {} file", kind_));
-    default: fail(fmt::format("is {}, not a {} file (those are read from regular files and pipes only)", describe(what), kind_));
+    default:
+      fail(fmt::format("is {}, not a {} file (those are read from regular files and pipes only)", describe(what),
+                       kind_));
   }
   parse(magic, max_version);
 }
 
-BinFile::BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic, std::string_view kind,
-                 std::uint32_t max_version)
+BinFile::BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic,
+                 std::string_view kind, std::uint32_t max_version)
     : path_(name), kind_(kind), bytes_(bytes) {
   parse(magic, max_version);
 }
@@ -273,9 +288,11 @@ BinFile::BinFile(std::span<const std::uint8_t> bytes, const std::string& name, s
 // The magic found is not quoted: a file of another kind may hold anything (a client of the
 // service naming /etc/passwd must not read its first bytes in the answer). Only the containers
 // of the same family are named, as a user who swapped two arguments needs to hear.
-std::uint32_t BinFile::check_header(std::span<const std::uint8_t> header, std::string_view magic, std::uint32_t max_version) const {
+std::uint32_t BinFile::check_header(std::span<const std::uint8_t> header, std::string_view magic,
+                                    std::uint32_t max_version) const {
   if (header.size() < 12) {
-    fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", header.size(), kind_, magic));
+    fail(fmt::format("truncated: {} bytes, not even a header (a {} file starts with \"{}\")", header.size(), kind_,
+                     magic));
   }
   if (std::memcmp(header.data(), magic.data(), 4) != 0) {
     std::string known;
@@ -286,7 +303,8 @@ std::uint32_t BinFile::check_header(std::span<const std::uint8_t> header, std::s
   }
   const std::uint32_t version = load_u32(header.data() + 4);
   if (version == 0 || version > max_version) {
-    fail(fmt::format("version {} of the {} format is not supported (snarkjs reads versions 1 to {})", version, kind_, max_version));
+    fail(fmt::format("version {} of the {} format is not supported (snarkjs reads versions 1 to {})", version, kind_,
+                     max_version));
   }
   return version;
 }
@@ -298,20 +316,23 @@ void BinFile::parse(std::string_view magic, std::uint32_t max_version) {
   std::size_t offset = 12;
   for (std::uint32_t index = 0; index < count; ++index) {
     if (size - offset < 12) {
-      fail(fmt::format("truncated: the header of section {} of {} runs past the end of the file ({} bytes)", index + 1, count, size));
+      fail(fmt::format("truncated: the header of section {} of {} runs past the end of the file ({} bytes)", index + 1,
+                       count, size));
     }
     const std::uint32_t id = load_u32(bytes_.data() + offset);
     const std::uint64_t length = load_u64(bytes_.data() + offset + 4);
     offset += 12;
     if (length > size - offset) {
-      fail(fmt::format("truncated: section {} declares {} bytes but only {} remain in the file", id, length, size - offset));
+      fail(fmt::format("truncated: section {} declares {} bytes but only {} remain in the file", id, length,
+                       size - offset));
     }
     sections_.emplace(id, std::span<const std::uint8_t>(bytes_.data() + offset, static_cast<std::size_t>(length)));
     offset += static_cast<std::size_t>(length);
   }
   if (offset != size) {
-    fail(fmt::format("{} bytes follow the last of the {} sections (the file is {} bytes): a damaged or concatenated file",
-                     size - offset, count, size));
+    fail(fmt::format(
+        "{} bytes follow the last of the {} sections (the file is {} bytes): a damaged or concatenated file",
+        size - offset, count, size));
   }
 }
 
@@ -323,16 +344,20 @@ std::span<const std::uint8_t> BinFile::find_section(std::uint32_t id, std::strin
 }
 
 std::span<const std::uint8_t> BinFile::section(std::uint32_t id, std::string_view name) const {
-  if (read_later_.count(id) != 0) throw std::logic_error(fmt::format("BinFile::section: section {} ({}) is read with read_section", id, name));
+  if (read_later_.count(id) != 0)
+    throw std::logic_error(fmt::format("BinFile::section: section {} ({}) is read with read_section", id, name));
   return find_section(id, name);
 }
 
-std::size_t BinFile::section_size(std::uint32_t id, std::string_view name) const { return find_section(id, name).size(); }
+std::size_t BinFile::section_size(std::uint32_t id, std::string_view name) const {
+  return find_section(id, name).size();
+}
 
 void BinFile::read_section(std::uint32_t id, std::string_view name, std::span<std::uint8_t> out) const {
   const auto bytes = find_section(id, name);
   if (out.size() != bytes.size()) {
-    throw std::logic_error(fmt::format("BinFile::read_section: section {} ({}) is {} bytes, not {}", id, name, bytes.size(), out.size()));
+    throw std::logic_error(
+        fmt::format("BinFile::read_section: section {} ({}) is {} bytes, not {}", id, name, bytes.size(), out.size()));
   }
   if (read_later_.count(id) != 0 && file_bytes_) {
     const auto offset = static_cast<std::size_t>(bytes.data() - bytes_.data());
@@ -385,7 +410,8 @@ BinFileWriter::BinFileWriter(const std::filesystem::path& path, std::string_view
   partial_path_ = path;
   partial_path_ += fmt::format(".partial-{}", ::getpid());
   descriptor_ = ::open(partial_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (descriptor_ < 0) throw std::runtime_error(fmt::format("{}: cannot create the file: {}", path.string(), std::strerror(errno)));
+  if (descriptor_ < 0)
+    throw std::runtime_error(fmt::format("{}: cannot create the file: {}", path.string(), std::strerror(errno)));
 }
 
 BinFileWriter::~BinFileWriter() {
@@ -430,7 +456,8 @@ void BinFileWriter::patch_u64(std::uint64_t at, std::uint64_t value, int width) 
     return;
   }
   // Written already: its bytes lie within one flushed piece or straddle into the buffer.
-  const auto in_file = static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(width), written_ - at));
+  const auto in_file =
+      static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(width), written_ - at));
   for (std::size_t done = 0; done < in_file;) {
     const ssize_t put = ::pwrite(descriptor_, bytes + done, in_file - done, static_cast<off_t>(at + done));
     if (put < 0) {
@@ -439,7 +466,8 @@ void BinFileWriter::patch_u64(std::uint64_t at, std::uint64_t value, int width) 
     }
     done += static_cast<std::size_t>(put);
   }
-  if (in_file < static_cast<std::size_t>(width)) std::memcpy(buffer_.data(), bytes + in_file, static_cast<std::size_t>(width) - in_file);
+  if (in_file < static_cast<std::size_t>(width))
+    std::memcpy(buffer_.data(), bytes + in_file, static_cast<std::size_t>(width) - in_file);
 }
 
 void BinFileWriter::begin_section(std::uint32_t id) {

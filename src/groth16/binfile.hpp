@@ -102,7 +102,8 @@ class BinFile {
   void parse(std::string_view magic, std::uint32_t max_version);
   // The checks of the first 12 bytes (`header`, fewer where the file is shorter): the magic and
   // the version, which it returns.
-  std::uint32_t check_header(std::span<const std::uint8_t> header, std::string_view magic, std::uint32_t max_version) const;
+  std::uint32_t check_header(std::span<const std::uint8_t> header, std::string_view magic,
+                             std::uint32_t max_version) const;
 
   std::filesystem::path path_;
   std::string kind_;

@@ -28,7 +28,11 @@ AssignmentView CircuitAssignment::view() const {
   return {{a_aux_words, aux.size(), a_aux_popcount},
           {b_inp_words, inputs.size(), b_inp_popcount},
           {b_aux_words, aux.size(), b_aux_popcount},
-          a, b, c, inputs, aux};
+          a,
+          b,
+          c,
+          inputs,
+          aux};
 }
 
 UsedColumns used_columns(const R1cs& r1cs) {

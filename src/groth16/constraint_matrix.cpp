@@ -14,7 +14,8 @@
 namespace stagehand::groth16 {
 namespace {
 
-static_assert(sizeof(math::Fr) == kernel::kFrBytes, "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
+static_assert(sizeof(math::Fr) == kernel::kFrBytes,
+              "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
 
 template <class T>
 T* at(std::span<std::byte> bytes, std::uint64_t offset) {
@@ -49,8 +50,9 @@ struct ChunkSummary {
 
 void outside_the_key(const Coefficient& entry) {
   // read_zkey refuses such records; a key built in memory might not have been checked.
-  throw std::invalid_argument(fmt::format("constraint matrix: record (matrix {}, constraint {}, signal {}) outside the key",
-                                          entry.matrix, entry.constraint, entry.signal));
+  throw std::invalid_argument(
+      fmt::format("constraint matrix: record (matrix {}, constraint {}, signal {}) outside the key", entry.matrix,
+                  entry.constraint, entry.signal));
 }
 
 // Records in any order: a counting sort by constraint on one thread (counts, their prefix sums,
@@ -156,7 +158,8 @@ JoinedChunks join_chunks(const std::vector<ChunkSummary>& summaries, const Recor
 // Not zeroed: the records fill every entry, so only the row offsets (counts first) and the
 // padding before the values start at 0. Zeroing a fresh buffer on one thread, with its page
 // faults, was most of the one-thread build.
-void zero_offsets_and_padding(const kernel::ConstraintMatrixLayout& layout, std::span<std::byte> bytes, unsigned thread_count) {
+void zero_offsets_and_padding(const kernel::ConstraintMatrixLayout& layout, std::span<std::byte> bytes,
+                              unsigned thread_count) {
   const std::uint64_t offset_bytes = layout.signals_a();  // both offset arrays, first in the layout
   math::detail::run_ranges(offset_bytes, thread_count, std::size_t{1} << 22, [&](std::size_t begin, std::size_t end) {
     std::memset(bytes.data() + begin, 0, end - begin);
@@ -167,10 +170,13 @@ void zero_offsets_and_padding(const kernel::ConstraintMatrixLayout& layout, std:
 
 // Records in order of constraint: each chunk placed on its own thread from the ranks it starts
 // at, the rows' counts then summed into offsets.
-void scatter_in_order(const CoefficientList& records, const kernel::ConstraintMatrixLayout& layout, std::span<std::byte> bytes,
-                      const RecordChunks& chunks, const JoinedChunks& joined, unsigned thread_count) {
-  const std::array<std::uint64_t*, 2> offsets{at<std::uint64_t>(bytes, layout.offsets_a()), at<std::uint64_t>(bytes, layout.offsets_b())};
-  const std::array<std::uint32_t*, 2> signals{at<std::uint32_t>(bytes, layout.signals_a()), at<std::uint32_t>(bytes, layout.signals_b())};
+void scatter_in_order(const CoefficientList& records, const kernel::ConstraintMatrixLayout& layout,
+                      std::span<std::byte> bytes, const RecordChunks& chunks, const JoinedChunks& joined,
+                      unsigned thread_count) {
+  const std::array<std::uint64_t*, 2> offsets{at<std::uint64_t>(bytes, layout.offsets_a()),
+                                              at<std::uint64_t>(bytes, layout.offsets_b())};
+  const std::array<std::uint32_t*, 2> signals{at<std::uint32_t>(bytes, layout.signals_a()),
+                                              at<std::uint32_t>(bytes, layout.signals_b())};
   const std::array<math::Fr*, 2> values{at<math::Fr>(bytes, layout.values_a()), at<math::Fr>(bytes, layout.values_b())};
   math::detail::run_tasks(chunks.chunk_count, thread_count, [&](std::size_t chunk) {
     auto next = joined.first_rank[chunk];
@@ -220,7 +226,8 @@ ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads
 void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, std::span<const std::byte> matrix,
                                 std::span<const math::Fr> witness, std::span<math::Fr> a, std::span<math::Fr> b,
                                 std::span<math::Fr> c, unsigned threads, std::uint64_t first_a, std::uint64_t first_b) {
-  if (matrix.size() < layout.total_bytes() || a.size() < layout.rows || b.size() < layout.rows || c.size() < layout.rows) {
+  if (matrix.size() < layout.total_bytes() || a.size() < layout.rows || b.size() < layout.rows ||
+      c.size() < layout.rows) {
     throw std::invalid_argument("evaluate_constraint_matrix: a buffer is smaller than the matrix says");
   }
   const auto* offsets_a = at<std::uint64_t>(matrix, layout.offsets_a());
@@ -229,14 +236,15 @@ void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, st
   const auto* signals_b = at<std::uint32_t>(matrix, layout.signals_b());
   const auto* values_a = at<math::Fr>(matrix, layout.values_a());
   const auto* values_b = at<math::Fr>(matrix, layout.values_b());
-  auto row_sum = [&](const std::uint64_t* offsets, std::uint64_t first, std::uint64_t entries, const std::uint32_t* signals,
-                     const math::Fr* values, std::uint64_t row) {
+  auto row_sum = [&](const std::uint64_t* offsets, std::uint64_t first, std::uint64_t entries,
+                     const std::uint32_t* signals, const math::Fr* values, std::uint64_t row) {
     math::Fr sum = math::Fr::zero();
     if (offsets[row] < first || offsets[row + 1] < offsets[row] || offsets[row + 1] - first > entries) {
       throw std::invalid_argument("evaluate_constraint_matrix: a row's entries outside the matrix");
     }
     for (std::uint64_t k = offsets[row] - first; k < offsets[row + 1] - first; ++k) {
-      if (signals[k] >= witness.size()) throw std::invalid_argument("evaluate_constraint_matrix: a signal outside the witness");
+      if (signals[k] >= witness.size())
+        throw std::invalid_argument("evaluate_constraint_matrix: a signal outside the witness");
       sum += values[k] * witness[signals[k]];
     }
     return sum;
@@ -260,8 +268,9 @@ std::array<MatrixChunk::Part, 6> MatrixChunk::parts(const kernel::ConstraintMatr
            {whole.values_b() + kernel::kFrBytes * first_b, own.values_b(), kernel::kFrBytes * entries_b}}};
 }
 
-std::vector<MatrixChunk> cut_constraint_matrix(std::uint64_t rows, std::uint64_t max_bytes,
-                                               const std::function<std::pair<std::uint64_t, std::uint64_t>(std::uint64_t)>& entries_before) {
+std::vector<MatrixChunk> cut_constraint_matrix(
+    std::uint64_t rows, std::uint64_t max_bytes,
+    const std::function<std::pair<std::uint64_t, std::uint64_t>(std::uint64_t)>& entries_before) {
   std::vector<MatrixChunk> chunks;
   auto chunk_of = [&](std::uint64_t first, std::uint64_t end) {
     const auto [first_a, first_b] = entries_before(first);
@@ -290,8 +299,9 @@ std::vector<MatrixChunk> cut_constraint_matrix(const ConstraintMatrix& matrix, s
   const std::span<const std::byte> bytes(matrix.bytes);
   const auto* offsets_a = at<std::uint64_t>(bytes, matrix.layout.offsets_a());
   const auto* offsets_b = at<std::uint64_t>(bytes, matrix.layout.offsets_b());
-  return cut_constraint_matrix(matrix.layout.rows, max_bytes,
-                               [&](std::uint64_t row) { return std::pair{offsets_a[row], offsets_b[row]}; });
+  return cut_constraint_matrix(matrix.layout.rows, max_bytes, [&](std::uint64_t row) {
+    return std::pair{offsets_a[row], offsets_b[row]};
+  });
 }
 
 }  // namespace stagehand::groth16

@@ -60,8 +60,9 @@ struct MatrixChunk {
 // The matrix cut into consecutive chunks of at most `max_bytes` each (a chunk of one row may be
 // larger: a row is never cut). entries_before(row) gives the A and B entries of the rows before
 // `row` (the matrix's offsets; row = rows gives the totals).
-std::vector<MatrixChunk> cut_constraint_matrix(std::uint64_t rows, std::uint64_t max_bytes,
-                                               const std::function<std::pair<std::uint64_t, std::uint64_t>(std::uint64_t)>& entries_before);
+std::vector<MatrixChunk> cut_constraint_matrix(
+    std::uint64_t rows, std::uint64_t max_bytes,
+    const std::function<std::pair<std::uint64_t, std::uint64_t>(std::uint64_t)>& entries_before);
 // The same from a built matrix's offsets.
 std::vector<MatrixChunk> cut_constraint_matrix(const ConstraintMatrix& matrix, std::uint64_t max_bytes);
 

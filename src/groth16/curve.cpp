@@ -22,7 +22,9 @@ std::string_view curve_name(Curve curve) { return curve == Curve::bn254 ? "BN254
 
 std::string_view snarkjs_curve_name(Curve curve) { return curve == Curve::bn254 ? "bn128" : "bls12381"; }
 
-std::string_view circom_prime_option(Curve curve) { return curve == Curve::bn254 ? "--prime bn128" : "--prime bls12381"; }
+std::string_view circom_prime_option(Curve curve) {
+  return curve == Curve::bn254 ? "--prime bn128" : "--prime bls12381";
+}
 
 std::optional<Curve> curve_of_scalar_prime(std::span<const std::uint8_t> r) {
   if (is_prime_of<math::Fr>(r)) return Curve::bls12_381;
@@ -40,9 +42,10 @@ void expect_curve(const SectionReader& reader, std::optional<Curve> found, Curve
                   std::string_view file_kind, std::string_view hint) {
   const std::string tail = hint.empty() ? std::string() : fmt::format(" ({})", hint);
   if (!found) {
-    reader.fail(fmt::format("{} is neither BLS12-381's nor BN254's: not a {} {} (a {} of another curve, one Stagehand does "
-                            "not know){}",
-                            prime, curve_name(expected), file_kind, file_kind, tail));
+    reader.fail(
+        fmt::format("{} is neither BLS12-381's nor BN254's: not a {} {} (a {} of another curve, one Stagehand does "
+                    "not know){}",
+                    prime, curve_name(expected), file_kind, file_kind, tail));
   }
   if (*found == expected) return;
   try {

@@ -38,12 +38,15 @@ std::size_t setup_point_bytes(SetupGroup group) { return group == SetupGroup::g1
 
 std::vector<std::uint8_t> fixed_base_table_bytes(SetupGroup group) {
   if (group == SetupGroup::g1) {
-    return encoded_table<math::G1Curve, kG1Bytes>([](const math::G1Affine& p, std::span<std::uint8_t, kG1Bytes> out) { encode_g1(p, out); });
+    return encoded_table<math::G1Curve, kG1Bytes>(
+        [](const math::G1Affine& p, std::span<std::uint8_t, kG1Bytes> out) { encode_g1(p, out); });
   }
-  return encoded_table<math::G2Curve, kG2Bytes>([](const math::G2Affine& p, std::span<std::uint8_t, kG2Bytes> out) { encode_g2(p, out); });
+  return encoded_table<math::G2Curve, kG2Bytes>(
+      [](const math::G2Affine& p, std::span<std::uint8_t, kG2Bytes> out) { encode_g2(p, out); });
 }
 
-std::uint64_t setup_chunk_points(SetupGroup group, std::uint64_t count, Bytes free_bytes, std::uint64_t max_chunk_points) {
+std::uint64_t setup_chunk_points(SetupGroup group, std::uint64_t count, Bytes free_bytes,
+                                 std::uint64_t max_chunk_points) {
   // Half the free memory: the rest is left to whatever else holds the device, and to the pool's
   // rounding of the four buffers.
   const Bytes usable = free_bytes / 2;
@@ -89,15 +92,16 @@ asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup gr
   const std::uint64_t count = scalars.size();
   const std::uint64_t point_bytes = setup_point_bytes(group);
   if (out.size() != count * point_bytes) {
-    throw std::invalid_argument(fmt::format("multiply_generator_on_device: {} points take {} bytes, the output has {}", count,
-                                            count * point_bytes, out.size()));
+    throw std::invalid_argument(fmt::format("multiply_generator_on_device: {} points take {} bytes, the output has {}",
+                                            count, count * point_bytes, out.size()));
   }
   if (options.max_chunk_points == 0) throw std::invalid_argument("multiply_generator_on_device: max_chunk_points is 0");
   if (count == 0) co_return;
   const Bytes free_bytes = device.memory_info().free_bytes;
   const std::uint64_t chunk = setup_chunk_points(group, count, free_bytes, options.max_chunk_points);
   if (chunk == 0) {
-    throw std::runtime_error(fmt::format("multiply_generator_on_device: {} bytes free on the device hold no chunk", free_bytes));
+    throw std::runtime_error(
+        fmt::format("multiply_generator_on_device: {} bytes free on the device hold no chunk", free_bytes));
   }
   const std::uint64_t chunks = (count + chunk - 1) / chunk;
   const char* kernel_name = group == SetupGroup::g1 ? kernel::setup_fixed_base_g1 : kernel::setup_fixed_base_g2;
@@ -126,19 +130,20 @@ asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup gr
       const std::uint64_t first = k * chunk, n = std::min(chunk, count - first), slot = k % 2;
       co_await device.copy_to_device(scalars_on_device[slot], host_range(scalars.data() + first, n * kernel::kFrBytes),
                                      streams[slot]);
-      device.launch(KernelLaunch{kernel_name,
-                                 n,
-                                 {options.host_threads},
-                                 {BufferUse{held.table, table.size()}, BufferUse{scalars_on_device[slot], n * kernel::kFrBytes}},
-                                 {BufferUse{points_on_device[slot], n * point_bytes}}},
-                    streams[slot]);
+      device.launch(
+          KernelLaunch{kernel_name,
+                       n,
+                       {options.host_threads},
+                       {BufferUse{held.table, table.size()}, BufferUse{scalars_on_device[slot], n * kernel::kFrBytes}},
+                       {BufferUse{points_on_device[slot], n * point_bytes}}},
+          streams[slot]);
     };
     co_await start(0);
     for (std::uint64_t k = 0; k < chunks; ++k) {
       if (k + 1 < chunks) co_await start(k + 1);
       const std::uint64_t first = k * chunk, n = std::min(chunk, count - first), slot = k % 2;
-      co_await device.copy_to_host(host_range(out.data() + first * point_bytes, n * point_bytes), points_on_device[slot],
-                                   streams[slot]);
+      co_await device.copy_to_host(host_range(out.data() + first * point_bytes, n * point_bytes),
+                                   points_on_device[slot], streams[slot]);
       co_await device.synchronize_stream(streams[slot]);
     }
   } catch (...) {

@@ -39,7 +39,8 @@ std::vector<std::uint8_t> fixed_base_table_bytes(SetupGroup group);
 // Points per chunk for `count` points when the device has `free_bytes` free: at most
 // max_chunk_points, and two chunks' scalars and points with the table in half of free_bytes
 // (0 where not even one point fits).
-std::uint64_t setup_chunk_points(SetupGroup group, std::uint64_t count, Bytes free_bytes, std::uint64_t max_chunk_points);
+std::uint64_t setup_chunk_points(SetupGroup group, std::uint64_t count, Bytes free_bytes,
+                                 std::uint64_t max_chunk_points);
 
 // scalars[i]·G encoded into out[i·setup_point_bytes(group), ...); out must hold every point.
 // Throws std::invalid_argument for an output of the wrong size, std::runtime_error where the

@@ -1,6 +1,5 @@
 #include "groth16/encoding.hpp"
 
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,11 +29,12 @@ void put_fq(const math::Fq& value, std::uint8_t* out) {
 
 // Decodes `count` fixed-size records over a few threads; returns the first bad index or -1.
 template <class Point, class Decode>
-std::vector<Point> decode_all(std::span<const std::uint8_t> bytes, std::size_t size, std::size_t count,
-                              Decode decode, std::size_t& bad_index) {
+std::vector<Point> decode_all(std::span<const std::uint8_t> bytes, std::size_t size, std::size_t count, Decode decode,
+                              std::size_t& bad_index) {
   std::vector<Point> points(count);
   std::atomic<std::size_t> first_bad{count};
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(count / 4096 + 1)));
+  const unsigned threads =
+      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(count / 4096 + 1)));
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
@@ -158,7 +158,8 @@ std::vector<math::G1Affine> read_g1_points(SectionReader& reader, std::size_t co
   auto bytes = reader.take(count * kG1Bytes);
   std::size_t bad = count;
   auto points = decode_all<math::G1Affine>(bytes, kG1Bytes, count, decode_g1, bad);
-  if (bad < count) reader.fail(fmt::format("{} point {} is not a point of G1 (unreduced coordinate or off the curve)", what, bad));
+  if (bad < count)
+    reader.fail(fmt::format("{} point {} is not a point of G1 (unreduced coordinate or off the curve)", what, bad));
   return points;
 }
 
@@ -166,7 +167,8 @@ std::vector<math::G2Affine> read_g2_points(SectionReader& reader, std::size_t co
   auto bytes = reader.take(count * kG2Bytes);
   std::size_t bad = count;
   auto points = decode_all<math::G2Affine>(bytes, kG2Bytes, count, decode_g2, bad);
-  if (bad < count) reader.fail(fmt::format("{} point {} is not a point of G2 (unreduced coordinate or off the curve)", what, bad));
+  if (bad < count)
+    reader.fail(fmt::format("{} point {} is not a point of G2 (unreduced coordinate or off the curve)", what, bad));
   return points;
 }
 

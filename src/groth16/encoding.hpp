@@ -63,7 +63,8 @@ struct Coordinates<math::BasicFq2<Base_>> {
 
 template <class Affine>
 inline constexpr std::size_t affine_bytes =
-    2 * detail::Coordinates<typename Affine::Field>::count * detail::Coordinates<typename Affine::Field>::Base::byte_count;
+    2 *
+    detail::Coordinates<typename Affine::Field>::count* detail::Coordinates<typename Affine::Field>::Base::byte_count;
 
 // nullopt when a coordinate is not reduced or the point is not on its curve.
 template <class Affine>
@@ -73,8 +74,8 @@ std::optional<Affine> decode_affine(std::span<const std::uint8_t> bytes) {
   if (std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; })) return Affine::identity();
   std::array<Base, 2 * Coordinates::count> c;
   for (std::size_t i = 0; i < c.size(); ++i) {
-    auto value = Base::from_montgomery_bytes(std::span<const std::uint8_t, Base::byte_count>(bytes.data() + i * Base::byte_count,
-                                                                                            Base::byte_count));
+    auto value = Base::from_montgomery_bytes(
+        std::span<const std::uint8_t, Base::byte_count>(bytes.data() + i * Base::byte_count, Base::byte_count));
     if (!value) return std::nullopt;
     c[i] = *value;
   }
@@ -112,7 +113,8 @@ void encode_affine(const Affine& point, std::vector<std::uint8_t>& out) {
 // Reads `count` points of either curve from the reader; fails naming the section, `group` ("G1")
 // and the index of a bad point.
 template <class Affine>
-std::vector<Affine> read_affine_points(SectionReader& reader, std::size_t count, const std::string& what, const char* group) {
+std::vector<Affine> read_affine_points(SectionReader& reader, std::size_t count, const std::string& what,
+                                       const char* group) {
   constexpr std::size_t size = affine_bytes<Affine>;
   if (reader.remaining() / size < count) {
     reader.fail(fmt::format("{} bytes left for {} {} points of {} bytes", reader.remaining(), count, group, size));
@@ -121,7 +123,9 @@ std::vector<Affine> read_affine_points(SectionReader& reader, std::size_t count,
   std::vector<Affine> points(count);
   for (std::size_t i = 0; i < count; ++i) {
     auto point = decode_affine<Affine>(bytes.subspan(i * size, size));
-    if (!point) reader.fail(fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, i, group));
+    if (!point)
+      reader.fail(
+          fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, i, group));
     points[i] = *point;
   }
   return points;

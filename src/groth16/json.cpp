@@ -67,7 +67,8 @@ std::string proof_json(const Proof& proof) { return proof_json_of(proof, Curve::
 std::string public_json(std::span<const math::Fr> signals) { return public_json_of(signals); }
 
 std::string verification_key_json(const ProvingKey& key) {
-  return verification_key_json(VerifyingKey{key.alpha1, key.beta1, key.delta1, key.beta2, key.gamma2, key.delta2, key.ic});
+  return verification_key_json(
+      VerifyingKey{key.alpha1, key.beta1, key.delta1, key.beta2, key.gamma2, key.delta2, key.ic});
 }
 
 std::string verification_key_json(const VerifyingKey& key) { return verification_key_json_of(key, Curve::bls12_381); }

@@ -114,7 +114,8 @@ Decoded<Affine> decode_zcash(std::span<const std::uint8_t> bytes) {
 template <class Affine>
 Decoded<Affine> decode_zcash_in_subgroup(std::span<const std::uint8_t> bytes) {
   auto decoded = decode_zcash<Affine>(bytes);
-  if (decoded.problem == nullptr && !decoded.point.is_in_subgroup()) decoded.problem = "is not in the subgroup of order r";
+  if (decoded.problem == nullptr && !decoded.point.is_in_subgroup())
+    decoded.problem = "is not in the subgroup of order r";
   return decoded;
 }
 
@@ -148,7 +149,9 @@ class ParamsFile {
   [[noreturn]] void fail(std::string_view section, const std::string& what) const {
     throw InputError(fmt::format("{}: section {}: {}", name_.string(), section, what));
   }
-  [[noreturn]] void fail(const std::string& what) const { throw InputError(fmt::format("{}: {}", name_.string(), what)); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("{}: {}", name_.string(), what));
+  }
 
  private:
   // Fails where the file is no longer what it was when opened, or `ended_early`.
@@ -183,7 +186,8 @@ ParamsFile::ParamsFile(const std::filesystem::path& path) {
 }
 
 std::uint32_t ParamsFile::count(std::string_view section) {
-  if (remaining() < 4) fail(section, fmt::format("truncated: the file ends before the section's count ({} bytes left)", remaining()));
+  if (remaining() < 4)
+    fail(section, fmt::format("truncated: the file ends before the section's count ({} bytes left)", remaining()));
   std::array<std::uint8_t, 4> bytes{};
   read(section, bytes);
   return static_cast<std::uint32_t>(bytes[0]) << 24 | static_cast<std::uint32_t>(bytes[1]) << 16 |
@@ -191,7 +195,8 @@ std::uint32_t ParamsFile::count(std::string_view section) {
 }
 
 void ParamsFile::read(std::string_view section, std::span<std::uint8_t> out) {
-  STAGEHAND_ASSERT(out.size() <= remaining(), "ParamsFile::read past the end: {} bytes at {} of {}", out.size(), offset_, size_);
+  STAGEHAND_ASSERT(out.size() <= remaining(), "ParamsFile::read past the end: {} bytes at {} of {}", out.size(),
+                   offset_, size_);
   const auto outcome = read_file_range(descriptor_.get(), offset_, out);
   if (outcome.error != 0) fail(section, fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
   check_unchanged(outcome.ended_early);
@@ -201,18 +206,20 @@ void ParamsFile::read(std::string_view section, std::span<std::uint8_t> out) {
 void ParamsFile::check_unchanged(bool ended_early) const {
   struct stat after {};
   const bool seen = ::fstat(descriptor_.get(), &after) == 0;
-  const bool same = seen && static_cast<std::uint64_t>(after.st_size) == size_ && after.st_mtim.tv_sec == modified_.tv_sec &&
-                    after.st_mtim.tv_nsec == modified_.tv_nsec;
+  const bool same = seen && static_cast<std::uint64_t>(after.st_size) == size_ &&
+                    after.st_mtim.tv_sec == modified_.tv_sec && after.st_mtim.tv_nsec == modified_.tv_nsec;
   if (ended_early || !same) {
-    fail(fmt::format("the file changed while it was read ({} bytes when opened, {} now): is another process writing or "
-                     "truncating it?",
-                     size_, seen ? fmt::format("{} bytes", after.st_size) : std::string("of unknown size")));
+    fail(
+        fmt::format("the file changed while it was read ({} bytes when opened, {} now): is another process writing or "
+                    "truncating it?",
+                    size_, seen ? fmt::format("{} bytes", after.st_size) : std::string("of unknown size")));
   }
 }
 
 void ParamsFile::expect_end() const {
   if (remaining() != 0) {
-    fail(fmt::format("{} bytes follow the b_g2 section (the file is {} bytes): a damaged or concatenated file", remaining(), size_));
+    fail(fmt::format("{} bytes follow the b_g2 section (the file is {} bytes): a damaged or concatenated file",
+                     remaining(), size_));
   }
 }
 
@@ -220,9 +227,10 @@ void ParamsFile::expect_end() const {
 // has left: a hostile count cannot reserve gigabytes.
 void expect_points(const ParamsFile& file, std::string_view section, std::uint64_t count, std::size_t point_bytes) {
   if (count * point_bytes > file.remaining()) {
-    file.fail(section, fmt::format("truncated: {} points of {} bytes declared ({} bytes), but only {} bytes remain (the file "
-                                   "ends in point {})",
-                                   count, point_bytes, count * point_bytes, file.remaining(), file.remaining() / point_bytes));
+    file.fail(section,
+              fmt::format("truncated: {} points of {} bytes declared ({} bytes), but only {} bytes remain (the file "
+                          "ends in point {})",
+                          count, point_bytes, count * point_bytes, file.remaining(), file.remaining() / point_bytes));
   }
 }
 
@@ -249,7 +257,8 @@ PointSet<Affine> read_point_set(ParamsFile& file, std::string_view section, std:
   if (bad < count) {
     const auto point = bytes.subspan(bad * kBytes, kBytes);
     const auto decoded = in_subgroup ? decode_zcash_in_subgroup<Affine>(point) : decode_zcash<Affine>(point);
-    STAGEHAND_ASSERT(decoded.problem != nullptr, "section {}: point {} failed its check once and passed it again", section, bad);
+    STAGEHAND_ASSERT(decoded.problem != nullptr, "section {}: point {} failed its check once and passed it again",
+                     section, bad);
     file.fail(section, fmt::format("point {} of {} {}", bad, count, decoded.problem));
   }
   return set;
@@ -259,7 +268,8 @@ PointSet<Affine> read_point_set(ParamsFile& file, std::string_view section, std:
 void read_vk_points(ParamsFile& file, VerifyingKey& vk) {
   constexpr std::string_view kSection = "vk";
   if (file.remaining() < kVkFixedBytes) {
-    file.fail(kSection, fmt::format("truncated: its six points are {} bytes, but the file has {}", kVkFixedBytes, file.remaining()));
+    file.fail(kSection, fmt::format("truncated: its six points are {} bytes, but the file has {}", kVkFixedBytes,
+                                    file.remaining()));
   }
   std::array<std::uint8_t, kVkFixedBytes> bytes{};
   file.read(kSection, bytes);
@@ -286,7 +296,8 @@ std::uint32_t read_h_count(ParamsFile& file) {
   const std::uint32_t count = file.count("h");
   const std::uint64_t domain = std::uint64_t{count} + 1;
   if (!std::has_single_bit(domain) || domain > (std::uint64_t{1} << kMaxDomainLog2)) {
-    file.fail("h", fmt::format("{} points, so a domain of {}: not a power of two up to 2^{}", count, domain, kMaxDomainLog2));
+    file.fail(
+        "h", fmt::format("{} points, so a domain of {}: not a power of two up to 2^{}", count, domain, kMaxDomainLog2));
   }
   return count;
 }
@@ -305,8 +316,9 @@ template <class Affine, class Write>
 void write_zcash_set(const PointSet<Affine>& set, Write&& write) {
   constexpr std::size_t kBytes = PointSet<Affine>::kPointBytes;
   const std::uint32_t count = static_cast<std::uint32_t>(set.size());
-  const std::array<std::uint8_t, 4> count_bytes{static_cast<std::uint8_t>(count >> 24), static_cast<std::uint8_t>(count >> 16),
-                                                static_cast<std::uint8_t>(count >> 8), static_cast<std::uint8_t>(count)};
+  const std::array<std::uint8_t, 4> count_bytes{
+      static_cast<std::uint8_t>(count >> 24), static_cast<std::uint8_t>(count >> 16),
+      static_cast<std::uint8_t>(count >> 8), static_cast<std::uint8_t>(count)};
   write(std::span<const std::uint8_t>(count_bytes));
   std::vector<std::uint8_t> piece;
   for (std::size_t first = 0; first < set.size(); first += kPointsPerPiece) {
@@ -333,7 +345,8 @@ class FileWriter {
   explicit FileWriter(const std::filesystem::path& path) : path_(path), partial_(path) {
     partial_ += fmt::format(".partial-{}", ::getpid());
     descriptor_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (descriptor_ < 0) throw std::runtime_error(fmt::format("{}: cannot create the file: {}", path_.string(), std::strerror(errno)));
+    if (descriptor_ < 0)
+      throw std::runtime_error(fmt::format("{}: cannot create the file: {}", path_.string(), std::strerror(errno)));
   }
   ~FileWriter() { discard(); }
   FileWriter(const FileWriter&) = delete;
@@ -487,7 +500,8 @@ ParamsKey read_params(const std::filesystem::path& path) {
   key.b_g1 = read_point_set<math::G1Affine>(file, "b_g1", read_query_count(file, "b_g1", variables), false);
   const std::uint32_t b_g2_count = file.count("b_g2");
   if (b_g2_count != key.b_g1.size()) {
-    file.fail("b_g2", fmt::format("{} points, but b_g1 has {}: both hold the same variables", b_g2_count, key.b_g1.size()));
+    file.fail("b_g2",
+              fmt::format("{} points, but b_g1 has {}: both hold the same variables", b_g2_count, key.b_g1.size()));
   }
   key.b_g2 = read_point_set<math::G2Affine>(file, "b_g2", b_g2_count, false);
   file.expect_end();
@@ -495,7 +509,8 @@ ParamsKey read_params(const std::filesystem::path& path) {
 }
 
 void write_params(const std::filesystem::path& path, const ParamsKey& key) {
-  STAGEHAND_ASSERT(key.b_g1.size() == key.b_g2.size(), "write_params: b_g1 has {} points, b_g2 {}", key.b_g1.size(), key.b_g2.size());
+  STAGEHAND_ASSERT(key.b_g1.size() == key.b_g2.size(), "write_params: b_g1 has {} points, b_g2 {}", key.b_g1.size(),
+                   key.b_g2.size());
   FileWriter out(path);
   auto write = [&](std::span<const std::uint8_t> bytes) { out.write(bytes); };
   // alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2: G1, G1, G2, G2, G1, G2.

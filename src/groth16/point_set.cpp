@@ -77,7 +77,8 @@ std::vector<Affine> PointSet<Affine>::decode(unsigned threads) const {
 namespace {
 
 template <class Affine>
-PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count, const char* group) {
+PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count,
+                          const char* group) {
   if (const auto wrong = wrong_record_count(file.section_size(id, what), count, PointSet<Affine>::kPointBytes,
                                             fmt::format("{} points", group))) {
     file.fail(id, what, *wrong);
@@ -85,7 +86,9 @@ PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::stri
   PointSet<Affine> set(count);
   file.read_section(id, what, set.mutable_bytes());
   if (const auto bad = set.first_invalid(); bad < count) {
-    file.fail(id, what, fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, bad, group));
+    file.fail(
+        id, what,
+        fmt::format("{} point {} is not a point of {} (unreduced coordinate or off the curve)", what, bad, group));
   }
   return set;
 }

@@ -77,9 +77,10 @@ template <class Key>
 void check_count_of(const Key& key, std::uint64_t count, const std::filesystem::path& zkey_path,
                     const std::filesystem::path& wtns_path) {
   if (count != key.n_vars) {
-    throw InputError(fmt::format("{}: section 1 (header): the witness has {} values but {} expects {} (nVars): a witness for "
-                                 "another circuit",
-                                 wtns_path.string(), count, zkey_path.string(), key.n_vars));
+    throw InputError(
+        fmt::format("{}: section 1 (header): the witness has {} values but {} expects {} (nVars): a witness for "
+                    "another circuit",
+                    wtns_path.string(), count, zkey_path.string(), key.n_vars));
   }
 }
 
@@ -93,8 +94,10 @@ void check_witness_of(const Key& key, std::span<const Fr> witness, const std::fi
 }
 
 template <class Key, class Fr>
-void evaluate_constraints_of(const Key& key, std::span<const Fr> witness, std::span<Fr> a, std::span<Fr> b, std::span<Fr> c) {
-  if (a.size() != key.domain_size || b.size() != key.domain_size || c.size() != key.domain_size || witness.size() != key.n_vars) {
+void evaluate_constraints_of(const Key& key, std::span<const Fr> witness, std::span<Fr> a, std::span<Fr> b,
+                             std::span<Fr> c) {
+  if (a.size() != key.domain_size || b.size() != key.domain_size || c.size() != key.domain_size ||
+      witness.size() != key.n_vars) {
     throw std::invalid_argument("evaluate_constraints: sizes do not match the key");
   }
   std::fill(a.begin(), a.end(), Fr::zero());
@@ -156,13 +159,13 @@ void check_witness_count(const ProvingKey& key, std::uint64_t count, const std::
   check_count_of(key, count, zkey_path, wtns_path);
 }
 
-void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness, const std::filesystem::path& zkey_path,
-                           const std::filesystem::path& wtns_path) {
+void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness,
+                           const std::filesystem::path& zkey_path, const std::filesystem::path& wtns_path) {
   check_witness_of(key, witness, zkey_path, wtns_path);
 }
 
-void evaluate_constraints(const ProvingKey& key, std::span<const math::Fr> witness, std::span<math::Fr> a, std::span<math::Fr> b,
-                          std::span<math::Fr> c) {
+void evaluate_constraints(const ProvingKey& key, std::span<const math::Fr> witness, std::span<math::Fr> a,
+                          std::span<math::Fr> b, std::span<math::Fr> c) {
   evaluate_constraints_of(key, witness, a, b, c);
 }
 

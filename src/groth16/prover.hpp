@@ -35,16 +35,16 @@ struct ProofRandomness {
 
 // InputError naming both files when the witness does not belong to the key (its length differs
 // from nVars) or does not start with the constant 1.
-void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness, const std::filesystem::path& zkey_path,
-                           const std::filesystem::path& wtns_path);
+void check_witness_matches(const ProvingKey& key, std::span<const math::Fr> witness,
+                           const std::filesystem::path& zkey_path, const std::filesystem::path& wtns_path);
 // The length part alone, for a witness already checked by check_wtns (its count of values).
 void check_witness_count(const ProvingKey& key, std::uint64_t count, const std::filesystem::path& zkey_path,
                          const std::filesystem::path& wtns_path);
 
 // The a/b/c step: a[c] = Σ coef·w[s] over the A records of constraint c, b likewise over the B
 // records, c[i] = a[i]·b[i]. Each output has domain_size entries (zero padded).
-void evaluate_constraints(const ProvingKey& key, std::span<const math::Fr> witness, std::span<math::Fr> a, std::span<math::Fr> b,
-                          std::span<math::Fr> c);
+void evaluate_constraints(const ProvingKey& key, std::span<const math::Fr> witness, std::span<math::Fr> a,
+                          std::span<math::Fr> b, std::span<math::Fr> c);
 
 // The results of the five MSMs (Jacobian), before blinding.
 struct MsmResults {

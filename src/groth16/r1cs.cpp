@@ -21,10 +21,12 @@ constexpr Curve kCurveOf = std::is_same_v<Fr, math::bn254::Fr> ? Curve::bn254 : 
 template <class Fr>
 void read_prime(SectionReader& header, const std::string& hint) {
   const auto n8 = header.u32();
-  if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 or BN254 circuit", n8));
+  if (n8 != 32)
+    header.fail(fmt::format("field elements of {} bytes, expected 32: not a BLS12-381 or BN254 circuit", n8));
   constexpr Curve expected = kCurveOf<Fr>;
   const std::string compile = fmt::format("compile the circuit with circom {}", circom_prime_option(expected));
-  expect_curve(header, curve_of_scalar_prime(header.take(32)), expected, "the prime r", "circuit", hint.empty() ? compile : hint);
+  expect_curve(header, curve_of_scalar_prime(header.take(32)), expected, "the prime r", "circuit",
+               hint.empty() ? compile : hint);
 }
 
 // The header: the field, the counts, and the domain they need; returns the constraint count.
@@ -42,13 +44,14 @@ std::uint32_t read_header(const BinFile& file, R1csType& r1cs, const std::string
   // In 64 bits: 2^31 outputs and 2^31 public inputs wrap to 0 in 32.
   const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
   if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
-    header.fail(fmt::format("{} wires cannot hold {} outputs, {} public and {} private inputs and the constant", r1cs.n_wires,
-                            r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
+    header.fail(fmt::format("{} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
+                            r1cs.n_wires, r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
   }
   const unsigned domain_log2 = domain_log2_for(constraint_count, r1cs.n_public());
   if (domain_log2 > kMaxDomainLog2) {
-    header.fail(fmt::format("{} constraints and {} public signals need a domain of 2^{}, more than the 2^{} Stagehand supports",
-                            constraint_count, r1cs.n_public(), domain_log2, kMaxDomainLog2));
+    header.fail(
+        fmt::format("{} constraints and {} public signals need a domain of 2^{}, more than the 2^{} Stagehand supports",
+                    constraint_count, r1cs.n_public(), domain_log2, kMaxDomainLog2));
   }
   return constraint_count;
 }
@@ -60,9 +63,10 @@ template <class R1csType>
 void check_wire_labels(const BinFile& file, const R1csType& r1cs) {
   SectionReader labels(file, 3, "wire labels");
   if (labels.size() != std::uint64_t{r1cs.n_wires} * 8) {
-    labels.fail(fmt::format("{} bytes, expected {} (one u64 label for each of the header's {} wires){}", labels.size(),
-                            std::uint64_t{r1cs.n_wires} * 8, r1cs.n_wires,
-                            labels.size() < std::uint64_t{r1cs.n_wires} * 8 ? ": truncated, or the header's nWires is wrong" : ""));
+    labels.fail(fmt::format(
+        "{} bytes, expected {} (one u64 label for each of the header's {} wires){}", labels.size(),
+        std::uint64_t{r1cs.n_wires} * 8, r1cs.n_wires,
+        labels.size() < std::uint64_t{r1cs.n_wires} * 8 ? ": truncated, or the header's nWires is wrong" : ""));
   }
 }
 
@@ -72,21 +76,24 @@ void read_constraints(const BinFile& file, R1csType& r1cs, std::uint32_t constra
   SectionReader section(file, 2, "constraints");
   // A constraint takes at least 12 bytes (three empty linear combinations).
   if (std::uint64_t{constraint_count} * 12 > section.size()) {
-    section.fail(fmt::format("{} bytes cannot hold the header's {} constraints (at least 12 bytes each): truncated, or the header's "
-                             "nConstraints is wrong",
-                             section.size(), constraint_count));
+    section.fail(fmt::format(
+        "{} bytes cannot hold the header's {} constraints (at least 12 bytes each): truncated, or the header's "
+        "nConstraints is wrong",
+        section.size(), constraint_count));
   }
   r1cs.constraints.resize(constraint_count);
   for (std::uint32_t index = 0; index < constraint_count; ++index) {
     auto read_lc = [&](BasicLinearCombination<Fr>& lc) {
       const auto terms = section.u32();
-      if (std::uint64_t{terms} * 36 > section.remaining()) section.fail(fmt::format("truncated in constraint {}", index));
+      if (std::uint64_t{terms} * 36 > section.remaining())
+        section.fail(fmt::format("truncated in constraint {}", index));
       lc.resize(terms);
       for (auto& term : lc) {
         term.wire = section.u32();
         auto value = Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(section.take(32).data(), 32));
         if (term.wire >= r1cs.n_wires || !value) {
-          section.fail(fmt::format("constraint {}: term on wire {} of {}{}", index, term.wire, r1cs.n_wires, value ? "" : " with a coefficient not below r"));
+          section.fail(fmt::format("constraint {}: term on wire {} of {}{}", index, term.wire, r1cs.n_wires,
+                                   value ? "" : " with a coefficient not below r"));
         }
         term.coefficient = *value;
       }
@@ -165,8 +172,9 @@ AnyR1cs read_any_r1cs(const std::filesystem::path& path) {
   // The header is read again by the reader of its curve, whose checks name what else is wrong.
   if (curve == Curve::bn254) return read_r1cs_from<bn254::R1cs>(file, {});
   if (curve == Curve::bls12_381 || n8 != 32) return read_r1cs_from<R1cs>(file, {});
-  header.fail("the prime r is neither BLS12-381's nor BN254's: a circuit of a curve Stagehand does not know (compile it with "
-              "circom --prime bn128 or --prime bls12381)");
+  header.fail(
+      "the prime r is neither BLS12-381's nor BN254's: a circuit of a curve Stagehand does not know (compile it with "
+      "circom --prime bn128 or --prime bls12381)");
 }
 
 }  // namespace stagehand::groth16

@@ -27,7 +27,8 @@ template <class Body>
 void parallel_ranges(std::size_t count, unsigned threads, Body&& body) {
   threads = static_cast<unsigned>(std::clamp<std::size_t>(count / 256, 1, threads));
   std::vector<std::thread> workers;
-  for (unsigned t = 1; t < threads; ++t) workers.emplace_back([&, t] { body(count * t / threads, count * (t + 1) / threads); });
+  for (unsigned t = 1; t < threads; ++t)
+    workers.emplace_back([&, t] { body(count * t / threads, count * (t + 1) / threads); });
   body(0, count / threads);
   for (auto& worker : workers) worker.join();
 }
@@ -125,8 +126,9 @@ template <class R1csType>
 void check_wires(const R1csType& r1cs) {
   const std::uint64_t signals = std::uint64_t{r1cs.n_outputs} + r1cs.n_public_inputs + r1cs.n_private_inputs + 1;
   if (r1cs.n_wires == 0 || signals > r1cs.n_wires) {
-    throw std::invalid_argument(fmt::format("setup: {} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
-                                            r1cs.n_wires, r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
+    throw std::invalid_argument(
+        fmt::format("setup: {} wires cannot hold {} outputs, {} public and {} private inputs and the constant",
+                    r1cs.n_wires, r1cs.n_outputs, r1cs.n_public_inputs, r1cs.n_private_inputs));
   }
 }
 
@@ -244,7 +246,8 @@ CombinedColumns<Fr> combine_columns(const Columns<Fr>& columns, const ToxicWaste
 // bellperson's A and B queries leave out the variables whose column is zero at τ.
 std::vector<math::Fr> nonzero(const std::vector<math::Fr>& values) {
   std::vector<math::Fr> kept;
-  std::copy_if(values.begin(), values.end(), std::back_inserter(kept), [](const math::Fr& value) { return !value.is_zero(); });
+  std::copy_if(values.begin(), values.end(), std::back_inserter(kept),
+               [](const math::Fr& value) { return !value.is_zero(); });
   return kept;
 }
 
@@ -274,8 +277,10 @@ BasicCoefficientList<Fr> coefficients_of(const BasicR1cs<Fr>& r1cs) {
   const std::size_t constraint_count = r1cs.constraints.size();
   for (std::size_t c = 0; c < constraint_count; ++c) {
     const auto& constraint = r1cs.constraints[c];
-    for (const auto& term : constraint.a) coefficients.push_back({0, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
-    for (const auto& term : constraint.b) coefficients.push_back({1, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
+    for (const auto& term : constraint.a)
+      coefficients.push_back({0, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
+    for (const auto& term : constraint.b)
+      coefficients.push_back({1, static_cast<std::uint32_t>(c), term.wire, term.coefficient});
   }
   // The extra A-only rows binding the public signals (and the constant) to the proof.
   for (std::uint32_t s = 0; s <= n_public; ++s) {
@@ -294,8 +299,8 @@ void size_key(Key& key, std::uint32_t n_wires, std::uint32_t n_public, std::size
   key.domain_log2 = domain_log2_for(constraint_count, key.n_public);
   const unsigned largest = std::min(kMaxDomainLog2, Fr::two_adicity - 1);
   if (key.domain_log2 > largest) {
-    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than the 2^{} of a {} key", key.domain_log2,
-                                         largest, curve_name(Key::curve)));
+    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than the 2^{} of a {} key",
+                                         key.domain_log2, largest, curve_name(Key::curve)));
   }
   key.domain_size = 1u << key.domain_log2;
 }
@@ -332,8 +337,9 @@ Key setup_key(const R1csType& r1cs, const SetupOptions& options) {
   std::vector<Fr> h_scalars(n);
   for (std::size_t j = 0; j < n; ++j) h_scalars[j] = lagrange_2n[2 * j + 1] * delta_inverse;
   key.h = multiply.g1(h_scalars);
-  STAGEHAND_ASSERT(key.h.size() == n && key.ic.size() == key.n_public + 1u, "setup: {} H points for a domain of {}, {} IC for {} public",
-                   key.h.size(), n, key.ic.size(), key.n_public);
+  STAGEHAND_ASSERT(key.h.size() == n && key.ic.size() == key.n_public + 1u,
+                   "setup: {} H points for a domain of {}, {} IC for {} public", key.h.size(), n, key.ic.size(),
+                   key.n_public);
   return key;
 }
 
@@ -341,10 +347,14 @@ Key setup_key(const R1csType& r1cs, const SetupOptions& options) {
 
 CoefficientList constraint_coefficients(const R1cs& r1cs) { return coefficients_of(r1cs); }
 
-ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) { return setup_key<ProvingKey>(r1cs, options); }
+ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
+  return setup_key<ProvingKey>(r1cs, options);
+}
 
 namespace bn254 {
-ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) { return setup_key<ProvingKey>(r1cs, options); }
+ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
+  return setup_key<ProvingKey>(r1cs, options);
+}
 }  // namespace bn254
 
 unsigned params_domain_log2_for(std::uint64_t constraint_count, std::uint64_t public_count) {
@@ -360,7 +370,8 @@ ParamsKey setup_params_from_r1cs(const R1cs& r1cs, const SetupOptions& options) 
   const std::size_t rows = r1cs.constraints.size() + inputs;
   const unsigned log_size = params_domain_log2_for(r1cs.constraints.size(), r1cs.n_public());
   if (log_size > kMaxDomainLog2) {
-    throw std::runtime_error(fmt::format("the circuit needs a domain of 2^{}: more than 2^{}", log_size, kMaxDomainLog2));
+    throw std::runtime_error(
+        fmt::format("the circuit needs a domain of 2^{}: more than 2^{}", log_size, kMaxDomainLog2));
   }
   const std::size_t m = std::size_t{1} << log_size;
   const auto waste = draw_toxic_waste<ProofRandomness>(options.seed);
@@ -372,11 +383,13 @@ ParamsKey setup_params_from_r1cs(const R1cs& r1cs, const SetupOptions& options) 
   set_fixed_points<math::Bls12_381>(key.vk, waste);
   const auto combined = combine_columns(columns, waste, inputs);
   // bellperson refuses an unconstrained aux variable: its L point would be the identity.
-  const auto unconstrained = std::find_if(combined.rest.begin(), combined.rest.end(), [](const math::Fr& value) { return value.is_zero(); });
+  const auto unconstrained =
+      std::find_if(combined.rest.begin(), combined.rest.end(), [](const math::Fr& value) { return value.is_zero(); });
   if (unconstrained != combined.rest.end()) {
-    throw std::invalid_argument(fmt::format("setup: wire {} is in no constraint, and a .params key has an L point (never the "
-                                            "identity) for every private wire",
-                                            inputs + static_cast<std::size_t>(unconstrained - combined.rest.begin())));
+    throw std::invalid_argument(
+        fmt::format("setup: wire {} is in no constraint, and a .params key has an L point (never the "
+                    "identity) for every private wire",
+                    inputs + static_cast<std::size_t>(unconstrained - combined.rest.begin())));
   }
   const SetMultiplier multiply(options, threads);
   key.vk.ic = multiply.g1_points(combined.ic);

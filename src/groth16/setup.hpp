@@ -30,8 +30,10 @@ struct SetupOptions {
 
 // What every command that runs this setup prints first.
 inline constexpr const char* kTestOnlySetupWarning =
-    "WARNING: `stagehand setup` is a TEST-ONLY trusted setup. Its toxic waste (tau, alpha, beta, gamma, delta) is drawn\n"
-    "WARNING: in this process with no ceremony: whoever ran it could forge proofs. The keys it writes are UNSAFE for any\n"
+    "WARNING: `stagehand setup` is a TEST-ONLY trusted setup. Its toxic waste (tau, alpha, beta, gamma, delta) is "
+    "drawn\n"
+    "WARNING: in this process with no ceremony: whoever ran it could forge proofs. The keys it writes are UNSAFE for "
+    "any\n"
     "WARNING: real use; they exist to benchmark and test proving. Use a snarkjs ceremony for real keys.\n";
 
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});

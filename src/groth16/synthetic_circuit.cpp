@@ -36,7 +36,8 @@ Term term(std::uint32_t wire) { return {wire, Fr::one()}; }
 
 SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uint64_t seed, bool bits) {
   if (constraint_count < kSyntheticMinimumConstraints) {
-    throw std::invalid_argument(fmt::format("a synthetic circuit needs at least {} constraints, not {}", kSyntheticMinimumConstraints, constraint_count));
+    throw std::invalid_argument(fmt::format("a synthetic circuit needs at least {} constraints, not {}",
+                                            kSyntheticMinimumConstraints, constraint_count));
   }
   Random random(seed);
   SyntheticCircuit circuit;
@@ -76,7 +77,8 @@ SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uin
       c.a = {term(z(i - 1)), term(kY, Fr::from_uint64(3)), term(kT, Fr::from_uint64(5)), term(kOne, k)};
       c.b = {term(z(i - 2)), term(kS, Fr::from_uint64(2))};
       c.c = {term(z(i))};
-      w[z(i)] = (w[z(i - 1)] + Fr::from_uint64(3) * w[kY] + Fr::from_uint64(5) * w[kT] + k) * (w[z(i - 2)] + Fr::from_uint64(2) * w[kS]);
+      w[z(i)] = (w[z(i - 1)] + Fr::from_uint64(3) * w[kY] + Fr::from_uint64(5) * w[kT] + k) *
+                (w[z(i - 2)] + Fr::from_uint64(2) * w[kS]);
     } else if (bits && i % 4 != 1) {
       c.a = {term(z(i))};
       c.b = {term(z(i))};
@@ -94,7 +96,8 @@ SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uin
   r1cs.constraints.push_back({{term(last)}, {term(kT)}, {term(kOut0)}});
   w[kOut0] = w[last] * w[kT];
   const Fr k = small(random);
-  r1cs.constraints.push_back({{}, {}, {term(kOut1, -Fr::one()), term(last), term(kX, Fr::from_uint64(2)), term(kY, k)}});
+  r1cs.constraints.push_back(
+      {{}, {}, {term(kOut1, -Fr::one()), term(last), term(kX, Fr::from_uint64(2)), term(kY, k)}});
   w[kOut1] = w[last] + Fr::from_uint64(2) * w[kX] + k * w[kY];
   return circuit;
 }
@@ -105,15 +108,16 @@ void check_synthetic_witness(const SyntheticCircuit& circuit) {
   for (std::size_t index = 0; index < constraints.size(); ++index) {
     const auto& c = constraints[index];
     if (evaluate<Fr>(c.a, circuit.witness) * evaluate<Fr>(c.b, circuit.witness) != evaluate<Fr>(c.c, circuit.witness)) {
-      throw std::logic_error(fmt::format("internal error: the witness does not satisfy constraint {} of {}", index, constraints.size()));
+      throw std::logic_error(
+          fmt::format("internal error: the witness does not satisfy constraint {} of {}", index, constraints.size()));
     }
   }
 }
 
-
 std::uint64_t synthetic_constraints_for_domain(unsigned domain_log2) {
   if (domain_log2 < 3 || domain_log2 > kMaxDomainLog2) {
-    throw std::invalid_argument(fmt::format("a domain of 2^{}: must be between 2^3 and 2^{}", domain_log2, kMaxDomainLog2));
+    throw std::invalid_argument(
+        fmt::format("a domain of 2^{}: must be between 2^3 and 2^{}", domain_log2, kMaxDomainLog2));
   }
   return (std::uint64_t{1} << domain_log2) - kSyntheticPublic - 1;
 }

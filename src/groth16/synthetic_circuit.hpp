@@ -19,7 +19,6 @@
 //   0 = -out1 + z_last + 2·x + k·y                                  (linear)
 // with k, k' small constants drawn from the seed, and x, y, s, t drawn from the seed too.
 
-
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
 #include "math/fr.hpp"

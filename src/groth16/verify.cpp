@@ -18,7 +18,8 @@ BasicProofVerifier<Key, Proof>::BasicProofVerifier(const Key& key)
       delta2_(math::Pairing<Description>::prepare_g2(key.delta2)) {}
 
 template <class Key, class Proof>
-std::optional<std::string> BasicProofVerifier<Key, Proof>::check(const Proof& proof, std::span<const Fr> public_signals) const {
+std::optional<std::string> BasicProofVerifier<Key, Proof>::check(const Proof& proof,
+                                                                 std::span<const Fr> public_signals) const {
   using G1Projective = math::ProjectivePoint<typename Description::G1>;
   using Pairing = math::Pairing<Description>;
   if (public_signals.size() != key_.n_public || key_.ic.size() != key_.n_public + 1) {
@@ -27,7 +28,8 @@ std::optional<std::string> BasicProofVerifier<Key, Proof>::check(const Proof& pr
   }
   if (!proof.a.is_on_curve() || !proof.c.is_on_curve()) return std::string("π_A or π_C is not a point of G1's curve");
   if (!proof.b.is_on_curve()) return std::string("π_B is not a point of G2's curve");
-  if (!proof.a.is_in_subgroup() || !proof.c.is_in_subgroup()) return std::string("π_A or π_C is not in G1's subgroup of order r");
+  if (!proof.a.is_in_subgroup() || !proof.c.is_in_subgroup())
+    return std::string("π_A or π_C is not in G1's subgroup of order r");
   if (!proof.b.is_in_subgroup()) return std::string("π_B is not in G2's subgroup of order r");
 
   G1Projective vk_x = G1Projective::from_affine(key_.ic[0]);
@@ -61,7 +63,9 @@ template <class Fr>
 std::optional<std::size_t> first_unsatisfied(const BasicR1cs<Fr>& r1cs, std::span<const Fr> witness) {
   for (std::size_t index = 0; index < r1cs.constraints.size(); ++index) {
     const auto& constraint = r1cs.constraints[index];
-    if (!(evaluate<Fr>(constraint.a, witness) * evaluate<Fr>(constraint.b, witness) == evaluate<Fr>(constraint.c, witness))) return index;
+    if (!(evaluate<Fr>(constraint.a, witness) * evaluate<Fr>(constraint.b, witness) ==
+          evaluate<Fr>(constraint.c, witness)))
+      return index;
   }
   return std::nullopt;
 }

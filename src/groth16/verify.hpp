@@ -69,8 +69,9 @@ void check_constraint_system(const R1csType& r1cs, const std::filesystem::path& 
                              const std::filesystem::path& zkey_path) {
   static_assert(std::is_same_v<typename R1csType::Fr, typename Key::Description::Fr>, "a circuit and key of one curve");
   if (r1cs.n_wires == key.n_vars && r1cs.n_public() == key.n_public) return;
-  throw InputError(fmt::format("{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
-                               r1cs_path.string(), r1cs.n_wires, r1cs.n_public(), zkey_path.string(), key.n_vars, key.n_public));
+  throw InputError(fmt::format(
+      "{}: {} wires ({} public) but {} has {} signals ({} public): the constraint system of another circuit",
+      r1cs_path.string(), r1cs.n_wires, r1cs.n_public(), zkey_path.string(), key.n_vars, key.n_public));
 }
 
 }  // namespace stagehand::groth16

@@ -22,7 +22,8 @@ template <class Fr>
 std::uint32_t read_header(const BinFile& file, Curve expected) {
   SectionReader header(file, 1, "header");
   const auto n8 = header.u32();
-  if (n8 != 32) header.fail(fmt::format("field elements of {} bytes, expected 32: not a {} witness", n8, curve_name(expected)));
+  if (n8 != 32)
+    header.fail(fmt::format("field elements of {} bytes, expected 32: not a {} witness", n8, curve_name(expected)));
   auto prime = header.take(32);
   const auto hint = fmt::format("compile with circom {}", circom_prime_option(expected));
   expect_curve(header, curve_of_scalar_prime(prime), expected, "the prime r", "witness", hint);
@@ -36,8 +37,8 @@ std::uint32_t read_header(const BinFile& file, Curve expected) {
 SectionReader values_section(const BinFile& file, std::uint32_t count) {
   SectionReader values(file, 2, "witness values");
   if (values.size() != std::uint64_t{count} * 32) {
-    values.fail(fmt::format("{} bytes, expected {} ({} values of 32 bytes){}", values.size(), std::uint64_t{count} * 32, count,
-                            values.size() < std::uint64_t{count} * 32 ? ": truncated" : ""));
+    values.fail(fmt::format("{} bytes, expected {} ({} values of 32 bytes){}", values.size(), std::uint64_t{count} * 32,
+                            count, values.size() < std::uint64_t{count} * 32 ? ": truncated" : ""));
   }
   return values;
 }
@@ -45,8 +46,8 @@ SectionReader values_section(const BinFile& file, std::uint32_t count) {
 // The index of the first of the section's `count` values not below r (the lowest of any
 // thread's), or none; `store` is given each value below r as it is met, by index.
 template <class Fr, class Store>
-std::optional<std::uint64_t> first_value_not_below_r(std::span<const std::uint8_t> bytes, std::uint32_t count, unsigned threads,
-                                                     const Store& store) {
+std::optional<std::uint64_t> first_value_not_below_r(std::span<const std::uint8_t> bytes, std::uint32_t count,
+                                                     unsigned threads, const Store& store) {
   std::atomic<std::uint64_t> first_bad{~std::uint64_t{0}};
   math::detail::run_ranges(count, threads, 1 << 16, [&](std::size_t begin, std::size_t end) {
     for (std::size_t index = begin; index < end; ++index) {
@@ -69,12 +70,14 @@ std::optional<std::uint64_t> first_value_not_below_r(std::span<const std::uint8_
 template <class Fr>
 void read_values(SectionReader& values, std::uint32_t count, std::optional<std::span<Fr>> out, unsigned threads) {
   const auto bytes = values.take(values.size());
-  const auto bad = first_value_not_below_r<Fr>(bytes, count, threads, [&](std::size_t index, std::span<const std::uint8_t, 32> value) {
-    if (out) (*out)[index] = *Fr::from_canonical_bytes(value);
-  });
+  const auto bad = first_value_not_below_r<Fr>(bytes, count, threads,
+                                               [&](std::size_t index, std::span<const std::uint8_t, 32> value) {
+                                                 if (out) (*out)[index] = *Fr::from_canonical_bytes(value);
+                                               });
   if (bad) values.fail(fmt::format("value {} is not below r", *bad));
   const auto one = Fr::one().to_canonical_bytes();
-  if (count == 0 || !std::equal(one.begin(), one.end(), bytes.begin())) values.fail("w[0] must be 1 (the constant signal)");
+  if (count == 0 || !std::equal(one.begin(), one.end(), bytes.begin()))
+    values.fail("w[0] must be 1 (the constant signal)");
 }
 
 constexpr std::string_view kMagic = "wtns";
@@ -93,8 +96,9 @@ std::vector<Fr> whole_witness(const BinFile& file, unsigned threads, Curve curve
 std::size_t witness_into(const BinFile& file, std::span<math::Fr> out, unsigned threads) {
   const std::uint32_t count = read_header<math::Fr>(file, Curve::bls12_381);
   if (count > out.size()) {
-    file.fail(1, "header", fmt::format("the witness has {} values, more than the {} expected: a witness for another circuit", count,
-                                       out.size()));
+    file.fail(1, "header",
+              fmt::format("the witness has {} values, more than the {} expected: a witness for another circuit", count,
+                          out.size()));
   }
   auto values = values_section(file, count);
   read_values<math::Fr>(values, count, out.first(count), threads);
@@ -166,7 +170,8 @@ std::vector<math::bn254::Fr> read_wtns(const std::filesystem::path& path, unsign
   return whole_witness<math::bn254::Fr>(BinFile(path, kMagic, kKind, kMaxVersion), threads, Curve::bn254);
 }
 
-std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads) {
+std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name,
+                                        unsigned threads) {
   return whole_witness<math::bn254::Fr>(BinFile(bytes, name, kMagic, kKind, kMaxVersion), threads, Curve::bn254);
 }
 

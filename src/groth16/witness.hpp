@@ -44,7 +44,8 @@ std::optional<Curve> wtns_curve(const std::filesystem::path& path);
 namespace bn254 {
 // read_wtns, parse_wtns and write_wtns of a BN254 witness (circom's default prime, bn128).
 std::vector<math::bn254::Fr> read_wtns(const std::filesystem::path& path, unsigned threads = 1);
-std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads = 1);
+std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name,
+                                        unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254::Fr>& witness);
 }  // namespace bn254
 

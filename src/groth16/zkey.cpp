@@ -37,8 +37,9 @@ void expect_size(SectionReader& reader, std::uint64_t count, std::size_t size, c
 namespace detail {
 
 template <class Fr>
-std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
-                                  std::span<BasicCoefficient<Fr>> out, unsigned threads, std::size_t minimum_range) {
+std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size,
+                                  std::uint32_t n_vars, std::span<BasicCoefficient<Fr>> out, unsigned threads,
+                                  std::size_t minimum_range) {
   const std::uint64_t count = out.size();
   std::atomic<std::uint64_t> first_bad{count};
   math::detail::run_ranges(count, threads, minimum_range, [&](std::size_t begin, std::size_t end) {
@@ -85,7 +86,9 @@ void read_protocol(const BinFile& file) {
   const auto id = protocol.u32();
   if (id != 1) {
     protocol.fail(fmt::format("protocol {} ({}), but Stagehand proves Groth16 (protocol 1)", id,
-                              id == 2 ? "PLONK" : id == 10 ? "FFLONK" : "unknown"));
+                              id == 2    ? "PLONK"
+                              : id == 10 ? "FFLONK"
+                                         : "unknown"));
   }
 }
 
@@ -108,7 +111,8 @@ void read_header(const BinFile& file, Key& key) {
   key.domain_size = header.u32();
   // In 64 bits: nPublic = 0xFFFFFFFF would wrap nPublic + 1 to 0.
   if (key.n_vars == 0 || std::uint64_t{key.n_public} + 1 > key.n_vars) {
-    header.fail(fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
+    header.fail(
+        fmt::format("nVars = {} and nPublic = {} are inconsistent (nPublic + 1 <= nVars)", key.n_vars, key.n_public));
   }
   if (!std::has_single_bit(key.domain_size) || (key.domain_size < 2) || key.domain_size > (1u << kMaxDomainLog2)) {
     header.fail(fmt::format("domain size {} is not a power of two in [2, 2^{}]", key.domain_size, kMaxDomainLog2));
@@ -141,8 +145,8 @@ void read_coefficients(const BinFile& file, Key& key) {
   SectionReader coefficients(file, kCoefficientSection, "coefficients");
   const auto count = coefficients.u32();
   if (coefficients.remaining() != std::uint64_t{count} * kCoefficientBytes) {
-    coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(), count,
-                                  std::uint64_t{count} * kCoefficientBytes));
+    coefficients.fail(fmt::format("{} bytes of records for {} coefficients, expected {}", coefficients.remaining(),
+                                  count, std::uint64_t{count} * kCoefficientBytes));
   }
   key.coefficients.resize(count);  // unwritten (PinnableAllocator): the decode writes each record
   // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
@@ -191,7 +195,8 @@ ProvingKey read_bls12_381_key(const BinFile& file) {
 
 // `count` points of section `id`, decoded; a point set's section is copied out of the file first.
 template <class Affine>
-std::vector<Affine> read_points(const BinFile& file, std::uint32_t id, const char* what, std::uint64_t count, const char* group) {
+std::vector<Affine> read_points(const BinFile& file, std::uint32_t id, const char* what, std::uint64_t count,
+                                const char* group) {
   auto decode = [&](SectionReader section) {
     expect_size(section, count, affine_bytes<Affine>, fmt::format("{} points", group));
     return read_affine_points<Affine>(section, count, what, group);
@@ -225,8 +230,9 @@ Curve header_curve(const BinFile& file) {
   const auto q = curve_of_base_prime(header.take(header.u32()));
   const auto r = curve_of_scalar_prime(header.take(header.u32()));
   if (!q || q != r) {
-    header.fail("the primes q and r are not those of BLS12-381 or BN254: a key of an unknown curve (Stagehand proves "
-                "BLS12-381 and BN254 keys)");
+    header.fail(
+        "the primes q and r are not those of BLS12-381 or BN254: a key of an unknown curve (Stagehand proves "
+        "BLS12-381 and BN254 keys)");
   }
   return *q;
 }
@@ -253,8 +259,8 @@ Curve zkey_curve(const std::filesystem::path& path) {
   // Every section but the header left unread: a large key's coefficients and points are read once,
   // by the reader of its curve.
   const BinFile file(open_zkey(path), "zkey", kKind, 2,
-                     {kProtocolSection, kIcSection, kCoefficientSection, kASection, kB1Section, kB2Section, kCSection, kHSection,
-                      kContributionSection});
+                     {kProtocolSection, kIcSection, kCoefficientSection, kASection, kB1Section, kB2Section, kCSection,
+                      kHSection, kContributionSection});
   return header_curve(file);
 }
 

@@ -116,10 +116,12 @@ namespace detail {
 // (a matrix other than 0 or 1, a constraint or signal past the key's, a value not below r), or
 // out.size(); the fields of that record are in `out`.
 template <class Fr>
-std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
-                                  std::span<BasicCoefficient<Fr>> out, unsigned threads, std::size_t minimum_range = 1 << 16);
-inline std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size, std::uint32_t n_vars,
-                                         std::span<Coefficient> out, unsigned threads, std::size_t minimum_range = 1 << 16) {
+std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size,
+                                  std::uint32_t n_vars, std::span<BasicCoefficient<Fr>> out, unsigned threads,
+                                  std::size_t minimum_range = 1 << 16);
+inline std::uint64_t decode_coefficients(std::span<const std::uint8_t> records, std::uint32_t domain_size,
+                                         std::uint32_t n_vars, std::span<Coefficient> out, unsigned threads,
+                                         std::size_t minimum_range = 1 << 16) {
   return decode_coefficients<math::Fr>(records, domain_size, n_vars, out, threads, minimum_range);
 }
 }  // namespace detail

@@ -22,9 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 template <class Field>
 Field random_element(std::mt19937_64& generator) {
@@ -86,7 +84,8 @@ int run_benchmark(std::ostream& out, const BenchmarkOptions& options) {
   const double bn254_fq_rate = multiplications_per_second<bn254::Fq>(multiplication_count, generator);
   out << fmt::format("{:<34} {:>14} {:>12.1f} M/s\n", "BN254 Fq multiplication (1 thread)", "", bn254_fq_rate / 1e6);
 
-  const std::vector<unsigned> ntt_log_sizes = options.quick ? std::vector<unsigned>{12, 14} : std::vector<unsigned>{16, 20};
+  const std::vector<unsigned> ntt_log_sizes =
+      options.quick ? std::vector<unsigned>{12, 14} : std::vector<unsigned>{16, 20};
   for (const unsigned log_size : ntt_log_sizes) {
     const Domain domain = Domain::snarkjs(log_size, thread_count);
     std::vector<Fr> values(domain.size());
@@ -98,7 +97,8 @@ int run_benchmark(std::ostream& out, const BenchmarkOptions& options) {
                        elapsed_seconds * 1e3, static_cast<double>(domain.size()) / elapsed_seconds / 1e6);
   }
 
-  const std::vector<unsigned> msm_log_sizes = options.quick ? std::vector<unsigned>{12, 14} : std::vector<unsigned>{16, 20};
+  const std::vector<unsigned> msm_log_sizes =
+      options.quick ? std::vector<unsigned>{12, 14} : std::vector<unsigned>{16, 20};
   for (const unsigned log_size : msm_log_sizes) {
     const std::size_t count = std::size_t{1} << log_size;
     const std::vector<G1Affine> points = random_g1_points(count, generator);

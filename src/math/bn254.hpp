@@ -86,11 +86,10 @@ struct G2Curve {
   static constexpr bool cofactor_is_one = false;
   // 3/(9 + u); the tests check it against @noble/curves and against 3 = b·(9 + u).
   static constexpr Fq2 b() {
-    constexpr Fq2 value{
-        *Fq::from_canonical_limbs(
-            detail::limbs_from_hex<4>("2b149d40ceb8aaae81be18991be06ac3b5b4c5e559dbefa33267e6dc24a138e5")),
-        *Fq::from_canonical_limbs(
-            detail::limbs_from_hex<4>("009713b03af0fed4cd2cafadeed8fdf4a74fa084e52d1852e4a2bd0685c315d2"))};
+    constexpr Fq2 value{*Fq::from_canonical_limbs(detail::limbs_from_hex<4>(
+                            "2b149d40ceb8aaae81be18991be06ac3b5b4c5e559dbefa33267e6dc24a138e5")),
+                        *Fq::from_canonical_limbs(detail::limbs_from_hex<4>(
+                            "009713b03af0fed4cd2cafadeed8fdf4a74fa084e52d1852e4a2bd0685c315d2"))};
     return value;
   }
   // EIP-197's generator (also snarkjs's).

@@ -28,9 +28,7 @@ struct AffinePoint {
   bool infinity = true;
 
   static constexpr AffinePoint identity() { return AffinePoint{}; }
-  static constexpr AffinePoint from_coordinates(const Field& x, const Field& y) {
-    return AffinePoint{x, y, false};
-  }
+  static constexpr AffinePoint from_coordinates(const Field& x, const Field& y) { return AffinePoint{x, y, false}; }
 
   constexpr bool is_identity() const { return infinity; }
 
@@ -159,8 +157,7 @@ struct ProjectivePoint {
     if (p.is_identity() || q.is_identity()) return p.is_identity() == q.is_identity();
     const Field z1_squared = p.z.squared();
     const Field z2_squared = q.z.squared();
-    return p.x * z2_squared == q.x * z1_squared &&
-           p.y * z2_squared * q.z == q.y * z1_squared * p.z;
+    return p.x * z2_squared == q.x * z1_squared && p.y * z2_squared * q.z == q.y * z1_squared * p.z;
   }
 
   // Scalar multiplication by a non-negative integer of any width, four bits at a time. Not
@@ -212,8 +209,8 @@ void batch_to_affine(std::span<const ProjectivePoint<Curve>> points, std::span<A
     const Field z_inverse = inverse * prefix[index];
     inverse *= point.z;
     const Field z_inverse_squared = z_inverse.squared();
-    affine[index] = AffinePoint<Curve>::from_coordinates(point.x * z_inverse_squared,
-                                                         point.y * z_inverse_squared * z_inverse);
+    affine[index] =
+        AffinePoint<Curve>::from_coordinates(point.x * z_inverse_squared, point.y * z_inverse_squared * z_inverse);
   }
 }
 

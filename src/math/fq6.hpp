@@ -37,8 +37,7 @@ struct BasicFq6 {
     const Fq2 t1 = a.c1 * b.c1;
     const Fq2 t2 = a.c2 * b.c2;
     return {t0 + multiply_by_xi((a.c1 + a.c2) * (b.c1 + b.c2) - t1 - t2),
-            (a.c0 + a.c1) * (b.c0 + b.c1) - t0 - t1 + multiply_by_xi(t2),
-            (a.c0 + a.c2) * (b.c0 + b.c2) - t0 - t2 + t1};
+            (a.c0 + a.c1) * (b.c0 + b.c1) - t0 - t1 + multiply_by_xi(t2), (a.c0 + a.c2) * (b.c0 + b.c2) - t0 - t2 + t1};
   }
   friend constexpr BasicFq6 operator*(const BasicFq6& a, const Fq2& scale) {
     return {a.c0 * scale, a.c1 * scale, a.c2 * scale};

@@ -7,8 +7,8 @@ namespace stagehand::math {
 
 struct FrParameters {
   static constexpr std::size_t limb_count = 4;
-  static constexpr Limbs<4> modulus = {0xffffffff00000001ULL, 0x53bda402fffe5bfeULL,
-                                       0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL};
+  static constexpr Limbs<4> modulus = {0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL,
+                                       0x73eda753299d7d48ULL};
 };
 
 // Elements of Fr: witness values, NTT values and MSM scalars. snarkjs's Montgomery form of Fr

@@ -18,8 +18,7 @@ void check_sizes(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain
 
 // Moves a, b and c from evaluations on the domain to evaluations on the coset.
 template <class Fr, class Domain>
-void evaluate_on_coset(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
-                       unsigned thread_count) {
+void evaluate_on_coset(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain, unsigned thread_count) {
   for (const std::span<Fr> values : {a, b, c}) {
     intt(values, domain, thread_count);
     coset_ntt(values, domain, thread_count);
@@ -28,8 +27,7 @@ void evaluate_on_coset(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const 
 
 // a[j] = (a[j]·b[j] - c[j])·factor.
 template <class Fr>
-void combine(std::span<Fr> a, std::span<const Fr> b, std::span<const Fr> c, const Fr& factor,
-             unsigned thread_count) {
+void combine(std::span<Fr> a, std::span<const Fr> b, std::span<const Fr> c, const Fr& factor, unsigned thread_count) {
   detail::run_ranges(a.size(), thread_count, std::size_t{1} << 13, [&](std::size_t begin, std::size_t end) {
     for (std::size_t index = begin; index < end; ++index) a[index] = (a[index] * b[index] - c[index]) * factor;
   });
@@ -61,21 +59,25 @@ void h_coefficients_classic_of(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c
 
 }  // namespace
 
-void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain, unsigned thread_count) {
+void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                           unsigned thread_count) {
   h_evaluations_snarkjs_of(a, b, c, domain, thread_count);
 }
 
-void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain, unsigned thread_count) {
+void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                            unsigned thread_count) {
   h_coefficients_classic_of(a, b, c, domain, thread_count);
 }
 
 namespace bn254 {
 
-void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain, unsigned thread_count) {
+void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                           unsigned thread_count) {
   h_evaluations_snarkjs_of(a, b, c, domain, thread_count);
 }
 
-void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain, unsigned thread_count) {
+void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
+                            unsigned thread_count) {
   h_coefficients_classic_of(a, b, c, domain, thread_count);
 }
 

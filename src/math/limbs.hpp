@@ -45,8 +45,7 @@ constexpr std::uint64_t subtract_with_borrow(std::uint64_t a, std::uint64_t b, s
 
 // Returns the low word of a * b + addend + carry and leaves the high word in `carry`. The sum
 // cannot overflow 128 bits: (2^64 - 1)^2 + 2 (2^64 - 1) = 2^128 - 1.
-constexpr std::uint64_t multiply_add(std::uint64_t a, std::uint64_t b, std::uint64_t addend,
-                                     std::uint64_t& carry) {
+constexpr std::uint64_t multiply_add(std::uint64_t a, std::uint64_t b, std::uint64_t addend, std::uint64_t& carry) {
   const Uint128 product = Uint128{a} * b + addend + carry;
   carry = static_cast<std::uint64_t>(product >> 64);
   return static_cast<std::uint64_t>(product);

@@ -37,8 +37,8 @@ namespace detail {
 
 template <std::size_t N>
 struct MontgomeryConstants {
-  Limbs<N> r_mod_modulus{};          // R mod p: the Montgomery form of 1
-  Limbs<N> r_squared_mod_modulus{};  // R^2 mod p: converts canonical values into Montgomery form
+  Limbs<N> r_mod_modulus{};                    // R mod p: the Montgomery form of 1
+  Limbs<N> r_squared_mod_modulus{};            // R^2 mod p: converts canonical values into Montgomery form
   std::uint64_t negative_modulus_inverse = 0;  // -p^-1 mod 2^64
 };
 
@@ -302,14 +302,14 @@ class MontgomeryField {
     constexpr std::uint64_t inverse = montgomery_constants.negative_modulus_inverse;
     LimbArray t{};
     // Full unrolling lets the compiler keep t in registers; without it GCC spills every limb.
-STAGEHAND_GCC_UNROLL_8
+    STAGEHAND_GCC_UNROLL_8
     for (std::size_t i = 0; i < limb_count; ++i) {
       std::uint64_t product_carry = 0;
       t[0] = detail::multiply_add(a[0], b[i], t[0], product_carry);
       const std::uint64_t m = t[0] * inverse;
       std::uint64_t reduction_carry = 0;
       (void)detail::multiply_add(m, modulus[0], t[0], reduction_carry);
-STAGEHAND_GCC_UNROLL_8
+      STAGEHAND_GCC_UNROLL_8
       for (std::size_t j = 1; j < limb_count; ++j) {
         t[j] = detail::multiply_add(a[j], b[i], t[j], product_carry);
         t[j - 1] = detail::multiply_add(m, modulus[j], t[j], reduction_carry);

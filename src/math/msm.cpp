@@ -102,9 +102,7 @@ class BatchAffineBuckets {
   }
 
   // The sum held by a bucket once every addition is done (call finish first).
-  Projective sum(std::size_t bucket_index) const {
-    return overflow_[bucket_index] + buckets_[bucket_index];
-  }
+  Projective sum(std::size_t bucket_index) const { return overflow_[bucket_index] + buckets_[bucket_index]; }
 
   void finish() { flush(); }
 
@@ -198,8 +196,8 @@ ProjectivePoint<Curve> window_sum_batch_affine(std::span<const AffinePoint<Curve
 // The same with projective buckets (mixed additions, no inversions).
 template <class Curve>
 ProjectivePoint<Curve> window_sum_projective(std::span<const AffinePoint<Curve>> points,
-                                             std::span<const ScalarLimbs> canonical, std::size_t begin,
-                                             std::size_t end, unsigned window, unsigned window_bits) {
+                                             std::span<const ScalarLimbs> canonical, std::size_t begin, std::size_t end,
+                                             unsigned window, unsigned window_bits) {
   const std::size_t bucket_count = std::size_t{1} << (window_bits - 1);
   std::vector<ProjectivePoint<Curve>> buckets(bucket_count);
   for (std::size_t index = begin; index < end; ++index) {
@@ -278,9 +276,9 @@ MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced
   const unsigned last_bits = forced_window_bits != 0 ? forced_window_bits : maximum_window_bits;
   for (unsigned window_bits = first_bits; window_bits <= last_bits; ++window_bits) {
     const unsigned window_count = window_count_for(scalar_bits, window_bits);
-    const bool batch_affine = accumulation == BucketAccumulation::batch_affine ||
-                              (accumulation == BucketAccumulation::automatic &&
-                               window_bits >= batch_affine_minimum_window_bits);
+    const bool batch_affine =
+        accumulation == BucketAccumulation::batch_affine ||
+        (accumulation == BucketAccumulation::automatic && window_bits >= batch_affine_minimum_window_bits);
     const double point_cost = batch_affine ? batch_affine_point_cost : jacobian_point_cost;
     const std::size_t chunk_limit = std::max<std::size_t>(1, std::min<std::size_t>(point_count, 4 * threads));
     for (std::size_t chunk_count = 1; chunk_count <= chunk_limit; ++chunk_count) {
@@ -288,7 +286,8 @@ MsmPlan plan_msm(std::size_t point_count, unsigned thread_count, unsigned forced
       const double rounds = static_cast<double>((task_count + threads - 1) / threads);
       const double points_per_chunk = static_cast<double>((point_count + chunk_count - 1) / chunk_count);
       const double bucket_cost = 2 * 1.6 * static_cast<double>(std::size_t{1} << (window_bits - 1));
-      const double cost = rounds * (point_cost * points_per_chunk + bucket_cost) + 1.6 * static_cast<double>(task_count);
+      const double cost =
+          rounds * (point_cost * points_per_chunk + bucket_cost) + 1.6 * static_cast<double>(task_count);
       if (cost < best_cost) {
         best_cost = cost;
         best = MsmPlan{window_bits, window_count, chunk_count, batch_affine};

@@ -43,14 +43,13 @@ inline void butterfly(Fr& low, Fr& high, const Fr& twiddle) {
 
 template <class Fr>
 void bit_reverse_permutation(std::span<Fr> values, unsigned log_size, unsigned thread_count) {
-  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
-                     [&](std::size_t begin, std::size_t end) {
-                       // Each pair is swapped by the range that holds its smaller index only.
-                       for (std::size_t index = begin; index < end; ++index) {
-                         const std::size_t partner = reverse_bits(index, log_size);
-                         if (index < partner) std::swap(values[index], values[partner]);
-                       }
-                     });
+  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread, [&](std::size_t begin, std::size_t end) {
+    // Each pair is swapped by the range that holds its smaller index only.
+    for (std::size_t index = begin; index < end; ++index) {
+      const std::size_t partner = reverse_bits(index, log_size);
+      if (index < partner) std::swap(values[index], values[partner]);
+    }
+  });
 }
 
 // Natural order in, natural order out: Σ_i values[i]·ω^(ij) into values[j]. Decimation in time
@@ -122,22 +121,20 @@ void inverse_transform_unscaled(std::span<Fr> values, const BasicDomain<Fr>& dom
 
 template <class Fr>
 void multiply_by_constant(std::span<Fr> values, const Fr& factor, unsigned thread_count) {
-  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
-                     [&](std::size_t begin, std::size_t end) {
-                       for (std::size_t index = begin; index < end; ++index) values[index] *= factor;
-                     });
+  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t index = begin; index < end; ++index) values[index] *= factor;
+  });
 }
 
 template <class Fr>
 void multiply_by_powers_of(std::span<Fr> values, const Fr& first, const Fr& ratio, unsigned thread_count) {
-  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread,
-                     [&](std::size_t begin, std::size_t end) {
-                       Fr factor = first * ratio.pow(begin);
-                       for (std::size_t index = begin; index < end; ++index) {
-                         values[index] *= factor;
-                         factor *= ratio;
-                       }
-                     });
+  detail::run_ranges(values.size(), thread_count, minimum_elements_per_thread, [&](std::size_t begin, std::size_t end) {
+    Fr factor = first * ratio.pow(begin);
+    for (std::size_t index = begin; index < end; ++index) {
+      values[index] *= factor;
+      factor *= ratio;
+    }
+  });
 }
 
 template <class Fr>
@@ -180,7 +177,8 @@ BasicDomain<Fr>::BasicDomain(unsigned log_size, const Fr& root, const Fr& coset_
   // ω must have order exactly n: ω^n = 1 and, for n > 1, ω^(n/2) = -1.
   const std::size_t size = std::size_t{1} << log_size;
   if (!root.pow(size).is_one() || (size > 1 && root.pow(size / 2) != -Fr::one())) {
-    throw std::invalid_argument("Domain: the root is not a primitive root of unity of order 2^" + std::to_string(log_size));
+    throw std::invalid_argument("Domain: the root is not a primitive root of unity of order 2^" +
+                                std::to_string(log_size));
   }
   // The coset must not meet the domain: g^n != 1, which also makes Z(x) = x^n - 1 invertible on it.
   if (coset_generator.is_zero() || coset_generator.pow(size).is_one()) {

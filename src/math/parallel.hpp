@@ -54,10 +54,10 @@ void run_tasks(std::size_t task_count, unsigned thread_count, Task&& task) {
 // Splits [0, count) into contiguous ranges of at least minimum_range_size elements (so small
 // inputs do not pay for threads) and runs range_task(begin, end) on each.
 template <class RangeTask>
-void run_ranges(std::size_t count, unsigned thread_count, std::size_t minimum_range_size,
-                RangeTask&& range_task) {
+void run_ranges(std::size_t count, unsigned thread_count, std::size_t minimum_range_size, RangeTask&& range_task) {
   const std::size_t threads = resolve_thread_count(thread_count);
-  std::size_t range_count = std::max<std::size_t>(1, std::min(threads, count / std::max<std::size_t>(1, minimum_range_size)));
+  std::size_t range_count =
+      std::max<std::size_t>(1, std::min(threads, count / std::max<std::size_t>(1, minimum_range_size)));
   const std::size_t range_size = (count + range_count - 1) / range_count;
   range_count = range_size == 0 ? 1 : (count + range_size - 1) / range_size;
   run_tasks(range_count, thread_count, [&](std::size_t range) {

@@ -24,8 +24,8 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
   std::vector<std::optional<groth16::Proof>> made(jobs.size());
   groth16::AssignmentWorkload workload(
       key, std::move(jobs), settings.threads,
-      [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; }, settings.verify,
-      settings.coordinator.safety_margin_bytes, settings.key_state);
+      [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; },
+      settings.verify, settings.coordinator.safety_margin_bytes, settings.key_state);
   PageableArena pageable;
   CoordinatorHooks hooks;
   hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };

@@ -9,9 +9,10 @@
 
 namespace stagehand::proving {
 
-void write_batch_trace(const Trace& trace, const RunReport& report, const BatchTraceFiles& files, const std::string& title) {
-  STAGEHAND_ASSERT(!files.trace.empty() && !files.picture.empty(), "a batch's trace of policy {} given no file to go to",
-                   report.policy);
+void write_batch_trace(const Trace& trace, const RunReport& report, const BatchTraceFiles& files,
+                       const std::string& title) {
+  STAGEHAND_ASSERT(!files.trace.empty() && !files.picture.empty(),
+                   "a batch's trace of policy {} given no file to go to", report.policy);
   trace.write_chrome_json(files.trace);
   PictureOptions options;
   options.worker_rows = true;

@@ -21,6 +21,7 @@ struct BatchTraceFiles {
 };
 
 // Throws std::runtime_error naming the file that cannot be written; parent folders are created.
-void write_batch_trace(const Trace& trace, const RunReport& report, const BatchTraceFiles& files, const std::string& title);
+void write_batch_trace(const Trace& trace, const RunReport& report, const BatchTraceFiles& files,
+                       const std::string& title);
 
 }  // namespace stagehand::proving

@@ -53,7 +53,9 @@ class ListenedWorkload final : public Workload {
     co_await inner_.set_up(device, device_index);
     listener_.set_up_ended(device_index);
   }
-  asio::awaitable<void> tear_down(Device& device, int device_index) override { return inner_.tear_down(device, device_index); }
+  asio::awaitable<void> tear_down(Device& device, int device_index) override {
+    return inner_.tear_down(device, device_index);
+  }
   asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override {
     listener_.step(job, BatchStep::prepare, index_of(device));
     co_await inner_.prepare(job, device, abc);
@@ -124,7 +126,13 @@ class BatchRun {
  public:
   BatchRun(Backend& backend, const BatchKey& key, const BatchSettings& settings, BatchListener& listener,
            groth16::Groth16Workload& workload, Workload& listened, Ends& ends)
-      : backend_(backend), key_(key), settings_(settings), listener_(listener), workload_(workload), listened_(listened), ends_(ends) {}
+      : backend_(backend),
+        key_(key),
+        settings_(settings),
+        listener_(listener),
+        workload_(workload),
+        listened_(listened),
+        ends_(ends) {}
 
   RunReport run(Trace& trace);
 
@@ -172,7 +180,8 @@ CoordinatorHooks BatchRun::hooks() {
 void BatchRun::end_reported(const JobRecord& record) {
   const auto job = static_cast<std::size_t>(record.index);
   STAGEHAND_ASSERT(record.index >= 0 && job < ends_.size() && !ends_.ended(job),
-                   "the coordinator reported job {} of a batch of {} that is unknown or has ended", record.index, ends_.size());
+                   "the coordinator reported job {} of a batch of {} that is unknown or has ended", record.index,
+                   ends_.size());
   ProofEnd end;
   end.job = record.index;
   end.record = &record;
@@ -192,8 +201,8 @@ void BatchRun::add_joining(std::vector<groth16::ProofJob> jobs) {
   for (auto& job : jobs) {
     const int index = workload_.add_job(std::move(job));
     ends_.add();
-    STAGEHAND_ASSERT(static_cast<std::size_t>(index) + 1 == ends_.size(), "a joining proof became job {} of a batch of {}", index,
-                     ends_.size());
+    STAGEHAND_ASSERT(static_cast<std::size_t>(index) + 1 == ends_.size(),
+                     "a joining proof became job {} of a batch of {}", index, ends_.size());
     if (!feed_.add()) ends_.fail(static_cast<std::size_t>(index), "the run ended before this proof could join it");
   }
 }
@@ -237,7 +246,8 @@ RunReport BatchRun::run(Trace& trace) {
     if (failure) std::rethrow_exception(failure);
     // A GPU lost in the run keeps nothing that could be freed: its part of the kept state goes.
     for (std::size_t i = 0; i < devices.size(); ++i) {
-      if (key_.device_state && listener_.lost(static_cast<int>(i))) co_await key_.device_state->release_device(static_cast<int>(i));
+      if (key_.device_state && listener_.lost(static_cast<int>(i)))
+        co_await key_.device_state->release_device(static_cast<int>(i));
     }
   }());
   return report;
@@ -247,7 +257,8 @@ RunReport BatchRun::run(Trace& trace) {
 
 ProofBatch::ProofBatch(Backend& backend, BatchKey key, BatchSettings settings, BatchListener& listener)
     : backend_(backend), key_(std::move(key)), settings_(std::move(settings)), listener_(listener) {
-  STAGEHAND_ASSERT(key_.key != nullptr && key_.sizes != nullptr, "a proof batch of {} without its key or its sizes", key_.path.string());
+  STAGEHAND_ASSERT(key_.key != nullptr && key_.sizes != nullptr, "a proof batch of {} without its key or its sizes",
+                   key_.path.string());
 }
 
 BatchFigures ProofBatch::run(std::vector<groth16::ProofJob> jobs) {
@@ -259,15 +270,18 @@ BatchFigures ProofBatch::run(std::vector<groth16::ProofJob> jobs) {
   figures.counters_before = counters_of(devices);
   try {
     // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
-    HostWork host_work(backend_.on_gpu() ? host_work_threads(settings_.coordinator.workers_per_device, devices.size()) : 0);
+    HostWork host_work(backend_.on_gpu() ? host_work_threads(settings_.coordinator.workers_per_device, devices.size())
+                                         : 0);
     auto on_proof = [&ends](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
       auto& texts = ends.texts(static_cast<std::size_t>(job));
-      STAGEHAND_ASSERT(!texts && !ends.ended(static_cast<std::size_t>(job)), "job {} made a proof twice or after its end", job);
+      STAGEHAND_ASSERT(!texts && !ends.ended(static_cast<std::size_t>(job)),
+                       "job {} made a proof twice or after its end", job);
       texts.emplace(groth16::proof_json(proof), groth16::public_json(signals));
     };
     const auto& layout = settings_.layout;
-    groth16::Groth16Workload workload(*key_.key, key_.path, std::move(jobs), host_work, settings_.threads, on_proof, settings_.checks,
-                                      layout.abc_step, layout.placement, key_.device_state, key_.sizes);
+    groth16::Groth16Workload workload(*key_.key, key_.path, std::move(jobs), host_work, settings_.threads, on_proof,
+                                      settings_.checks, layout.abc_step, layout.placement, key_.device_state,
+                                      key_.sizes);
     ListenedWorkload listened(workload, listener_, devices);
     Trace& trace = settings_.trace != nullptr ? *settings_.trace : backend_.trace();
     {

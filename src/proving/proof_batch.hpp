@@ -56,9 +56,9 @@ enum class BatchStep { prepare, program, program_ended, finish };
 struct ProofEnd {
   int job = 0;
   bool made = false;
-  std::string proof_json;   // snarkjs's proof.json (made)
-  std::string public_json;  // snarkjs's public.json (made)
-  std::string error;        // why not (made false)
+  std::string proof_json;             // snarkjs's proof.json (made)
+  std::string public_json;            // snarkjs's public.json (made)
+  std::string error;                  // why not (made false)
   const JobRecord* record = nullptr;  // the coordinator's record; null where the run ended without one
   double check_seconds = 0;           // its pairing check (0 where none ran)
 };

@@ -64,12 +64,15 @@ asio::awaitable<void> fill_synthetic_key(const PartitionShape& shape, const Prov
 
 using PinnableBytes = std::vector<std::byte, PinnableAllocator<std::byte>>;
 
-HostRange range_of(PinnableBytes& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+HostRange range_of(PinnableBytes& bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()};
+}
 
 // One polynomial of random Montgomery scalars, made on the device.
 std::vector<std::byte> random_polynomial(const PartitionShape& shape) {
   std::vector<std::byte> values(shape.polynomial_bytes());
-  cuda::fill_scalars(HostRange{reinterpret_cast<std::uintptr_t>(values.data()), values.size()}, shape.domain(), 1, true);
+  cuda::fill_scalars(HostRange{reinterpret_cast<std::uintptr_t>(values.data()), values.size()}, shape.domain(), 1,
+                     true);
   return values;
 }
 
@@ -150,34 +153,38 @@ void make_groth16_bench_data(PolicyBenchData& data, const PolicyBenchOptions& op
                              std::chrono::steady_clock::time_point start) {
   auto& config = data.config;
   if (config.groth16.abc_step != groth16::AbcStep::host) {
-    throw std::runtime_error(fmt::format("{}: bench policies runs the Groth16 program on synthetic bytes, which have no constraint "
-                                         "matrix: set [workload] abc = \"host\"",
-                                         config.source.string()));
+    throw std::runtime_error(
+        fmt::format("{}: bench policies runs the Groth16 program on synthetic bytes, which have no constraint "
+                    "matrix: set [workload] abc = \"host\"",
+                    config.source.string()));
   }
   if (options.full_scalar_share >= 0) config.groth16.full_scalar_share = options.full_scalar_share;
   const auto& jobs = data.groth16_jobs.emplace(groth16_timing_jobs(config));
   const auto& sizes = jobs.sizes;
   data.groth16_bytes.emplace(jobs);
-  fmt::print(stderr, "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
-             "of {} scalars, from {} on {:.1f}% uniform, the rest 0 or 1 ({} full), made in {:.1f} s\n",
-             to_string(config.groth16.key), sizes.set_points[groth16::kSetH], sizes.set_points[groth16::kSetA],
-             sizes.set_points[groth16::kSetB1], sizes.set_points[groth16::kSetB2], sizes.set_points[groth16::kSetC], sizes.n_vars,
-             jobs.bits_below, 100.0 * jobs.full_scalar_share, jobs.full_scalars(0, sizes.n_vars),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  fmt::print(
+      stderr,
+      "stagehand bench policies: the Groth16 program, key {} (sets H {}, A {}, B1 {}, B2 {}, C {} points), a witness "
+      "of {} scalars, from {} on {:.1f}% uniform, the rest 0 or 1 ({} full), made in {:.1f} s\n",
+      to_string(config.groth16.key), sizes.set_points[groth16::kSetH], sizes.set_points[groth16::kSetA],
+      sizes.set_points[groth16::kSetB1], sizes.set_points[groth16::kSetB2], sizes.set_points[groth16::kSetC],
+      sizes.n_vars, jobs.bits_below, 100.0 * jobs.full_scalar_share, jobs.full_scalars(0, sizes.n_vars),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 // The workload of one policy's run on `backend`: the Groth16 program's timing jobs, or the PoRep
 // partitions.
-std::unique_ptr<Workload> make_bench_workload(PolicyBenchData& data, const CoordinatorSettings& settings, Backend& backend,
-                                              HostWork& host_work, const std::string& name) {
+std::unique_ptr<Workload> make_bench_workload(PolicyBenchData& data, const CoordinatorSettings& settings,
+                                              Backend& backend, HostWork& host_work, const std::string& name) {
   const auto& config = data.config;
   const auto& shape = config.workload.shape;
   if (config.workload_kind == WorkloadKind::groth16) {
     auto jobs = *data.groth16_jobs;
     jobs.data = data.groth16_bytes->data(std::span<const std::byte>(data.polynomial), host_work);
-    const auto layout = groth16::plan_proof_layout(jobs.sizes, backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
-                                                   settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,
-                                                   config.groth16.stream_buffer_bytes, config.groth16.precompute_bases);
+    const auto layout = groth16::plan_proof_layout(
+        jobs.sizes, backend.devices(), settings.safety_margin_bytes + settings.resident_bytes,
+        settings.workers_per_device, config.groth16.abc_step, config.groth16.key_sets,
+        config.groth16.stream_buffer_bytes, config.groth16.precompute_bases);
     fmt::print(stderr, "  {:<9} key sets: {}\n", name, layout.placement.describe());
     return std::make_unique<groth16::Groth16TimingWorkload>(std::move(jobs), layout.abc_step, layout.placement);
   }
@@ -201,7 +208,8 @@ void write_bench_trace(Trace& trace, const PolicyBenchOptions& options, const st
   fmt::print(stderr, "  {:<9} trace: {}, picture: {}\n", name, trace_file.string(), picture.string());
 }
 
-RunReport run_bench_policy(PolicyBenchData& data, Policy policy, const PolicyBenchOptions& options, HostWork& host_work) {
+RunReport run_bench_policy(PolicyBenchData& data, Policy policy, const PolicyBenchOptions& options,
+                           HostWork& host_work) {
   const auto& config = data.config;
   const auto& porep = config.workload;
   const auto name = to_string(policy);
@@ -211,10 +219,12 @@ RunReport run_bench_policy(PolicyBenchData& data, Policy policy, const PolicyBen
   // A fresh device for each policy, held to the cap by a ballast allocation.
   auto backend = Backend::open_cuda(config);
   auto& device = *backend->devices().front();
-  fmt::print(stderr, "stagehand bench policies: {} on {} x {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers per GPU\n",
-             name, backend->devices().size(), device.properties().name, format_bytes(device.properties().total_memory_bytes),
-             config.vram_cap_bytes ? "a capped card" : "the card", porep.proofs, porep.partitions_per_proof, porep.shape.domain_log2,
-             settings.workers_per_device);
+  fmt::print(stderr,
+             "stagehand bench policies: {} on {} x {} ({} of {}), {} proofs x {} partitions at domain 2^{}, {} workers "
+             "per GPU\n",
+             name, backend->devices().size(), device.properties().name,
+             format_bytes(device.properties().total_memory_bytes), config.vram_cap_bytes ? "a capped card" : "the card",
+             porep.proofs, porep.partitions_per_proof, porep.shape.domain_log2, settings.workers_per_device);
   auto workload_holder = make_bench_workload(data, settings, *backend, host_work, name);
   auto& workload = *workload_holder;
   // Only the policies that pin in place or upload from pageable memory take from it.
@@ -228,8 +238,8 @@ RunReport run_bench_policy(PolicyBenchData& data, Policy policy, const PolicyBen
   int done = 0;
   hooks.on_job_done = [&](const JobRecord& job) {
     ++done;
-    fmt::print(stderr, "  {:<9} {:>3}/{} partition {} {} at {:.2f} s (lock held {:.3f} s){}\n", name, done, total, job.index,
-               job.completed() ? "done" : "FAILED", static_cast<double>(job.finished_ns) / 1e9,
+    fmt::print(stderr, "  {:<9} {:>3}/{} partition {} {} at {:.2f} s (lock held {:.3f} s){}\n", name, done, total,
+               job.index, job.completed() ? "done" : "FAILED", static_cast<double>(job.finished_ns) / 1e9,
                job.lock_released_ns >= 0 ? static_cast<double>(job.lock_released_ns - job.lock_acquired_ns) / 1e9 : 0.0,
                job.completed() ? "" : ": " + job.error);
   };

@@ -30,7 +30,8 @@ std::vector<FaultKind> parse_fault_kinds(const std::string& list) {
     const auto& names = fault_kind_names();
     auto found = std::find(names.begin(), names.end(), name);
     if (found == names.end()) {
-      throw std::invalid_argument(fmt::format("unknown fault '{}' (one of: {}, or none)", name, fmt::join(names, ", ")));
+      throw std::invalid_argument(
+          fmt::format("unknown fault '{}' (one of: {}, or none)", name, fmt::join(names, ", ")));
     }
     kinds.push_back(static_cast<FaultKind>(found - names.begin()));
     if (end == std::string::npos) break;
@@ -39,7 +40,8 @@ std::vector<FaultKind> parse_fault_kinds(const std::string& list) {
   return kinds;
 }
 
-Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const std::vector<FaultKind>& faults, double jitter) {
+Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const std::vector<FaultKind>& faults,
+                            double jitter) {
   auto variant = fixture;
   variant.config.coordinator.seed = seed;
   if (fixture.kind != "workload") return variant;  // scripted device facts: no jitter, no faults
@@ -48,7 +50,8 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
   // Half of the runs get one fault, drawn from the allowed kinds.
   if (!faults.empty() && random.below(2) == 0) {
     auto& plan = variant.config.faults;
-    auto partitions = static_cast<std::uint64_t>(fixture.config.workload.proofs * fixture.config.workload.partitions_per_proof);
+    auto partitions =
+        static_cast<std::uint64_t>(fixture.config.workload.proofs * fixture.config.workload.partitions_per_proof);
     switch (faults[random.below(faults.size())]) {
       case FaultKind::allocation: plan.fail_allocation_number = 1 + random.below(12 * partitions); break;
       case FaultKind::pinning: plan.fail_host_pin_number = 1 + random.below(4 + 3 * partitions); break;
@@ -57,15 +60,18 @@ Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const st
         plan.fail_kernel_occurrence = 1 + random.below(7 * partitions);
         break;
       case FaultKind::device_lost:
-        plan.lose_device_at_ns = static_cast<Nanoseconds>(random.below(static_cast<std::uint64_t>(partitions) * 2 * kSecond));
+        plan.lose_device_at_ns =
+            static_cast<Nanoseconds>(random.below(static_cast<std::uint64_t>(partitions) * 2 * kSecond));
         break;
       case FaultKind::slow_link:
         plan.pcie_slowdown_factor = 1.5 + 3 * random.uniform();
-        plan.pcie_slowdown_from_ns = static_cast<Nanoseconds>(random.below(static_cast<std::uint64_t>(partitions) * kSecond));
+        plan.pcie_slowdown_from_ns =
+            static_cast<Nanoseconds>(random.below(static_cast<std::uint64_t>(partitions) * kSecond));
         break;
     }
     // With several GPUs the fault strikes one of them, as it does in a farm.
-    if (fixture.config.gpus > 1) plan.device = static_cast<int>(random.below(static_cast<std::uint64_t>(fixture.config.gpus)));
+    if (fixture.config.gpus > 1)
+      plan.device = static_cast<int>(random.below(static_cast<std::uint64_t>(fixture.config.gpus)));
   }
   return variant;
 }
@@ -75,24 +81,30 @@ std::string describe_faults(const FaultPlan& faults) {
   if (faults.fail_allocation_number) parts.push_back(fmt::format("fail allocation {}", faults.fail_allocation_number));
   if (faults.fail_host_pin_number) parts.push_back(fmt::format("fail host pinning {}", faults.fail_host_pin_number));
   if (!faults.fail_kernel_name.empty()) {
-    parts.push_back(fmt::format("fail launch {} of kernel '{}'", faults.fail_kernel_occurrence, faults.fail_kernel_name));
+    parts.push_back(
+        fmt::format("fail launch {} of kernel '{}'", faults.fail_kernel_occurrence, faults.fail_kernel_name));
   }
-  if (faults.lose_device_at_ns >= 0) parts.push_back(fmt::format("lose the device at {}", format_duration(faults.lose_device_at_ns)));
+  if (faults.lose_device_at_ns >= 0)
+    parts.push_back(fmt::format("lose the device at {}", format_duration(faults.lose_device_at_ns)));
   if (faults.pcie_slowdown_factor != 1.0) {
-    parts.push_back(fmt::format("PCIe {:.1f}x slower from {}", faults.pcie_slowdown_factor, format_duration(faults.pcie_slowdown_from_ns)));
+    parts.push_back(fmt::format("PCIe {:.1f}x slower from {}", faults.pcie_slowdown_factor,
+                                format_duration(faults.pcie_slowdown_from_ns)));
   }
   // A fixture's own faults may name what only FaultyDevice injects; exploration draws none of these.
-  if (faults.lose_device_at_launch) parts.push_back(fmt::format("lose the device at launch {}", faults.lose_device_at_launch));
+  if (faults.lose_device_at_launch)
+    parts.push_back(fmt::format("lose the device at launch {}", faults.lose_device_at_launch));
   if (faults.allocation_failure_probability > 0) {
     parts.push_back(fmt::format("fail allocations with probability {}", faults.allocation_failure_probability));
   }
   if (!faults.kernel_error_name.empty()) {
-    parts.push_back(fmt::format("kernel error at launch {} of '{}'", faults.kernel_error_occurrence, faults.kernel_error_name));
-  }
-  if (faults.kernel_error_probability > 0) parts.push_back(fmt::format("kernel errors with probability {}", faults.kernel_error_probability));
-  if (faults.copy_delay_ns > 0) {
     parts.push_back(
-        fmt::format("copies {} late from {}", format_duration(faults.copy_delay_ns), format_duration(faults.copy_delay_from_ns)));
+        fmt::format("kernel error at launch {} of '{}'", faults.kernel_error_occurrence, faults.kernel_error_name));
+  }
+  if (faults.kernel_error_probability > 0)
+    parts.push_back(fmt::format("kernel errors with probability {}", faults.kernel_error_probability));
+  if (faults.copy_delay_ns > 0) {
+    parts.push_back(fmt::format("copies {} late from {}", format_duration(faults.copy_delay_ns),
+                                format_duration(faults.copy_delay_from_ns)));
   }
   if (faults.device >= 0 && !parts.empty()) return fmt::format("on GPU {}: {}", faults.device, fmt::join(parts, ", "));
   return fmt::format("{}", fmt::join(parts, ", "));
@@ -102,21 +114,25 @@ std::string describe_faults(const FaultPlan& faults) {
 // (it fell back to uploading inside the lock, and completed) has no error of its own: say what
 // happened instead of printing an empty message.
 std::string describe_out_of_memory(const JobRecord& job) {
-  const auto count = fmt::format("{} out-of-memory error{}", job.out_of_memory_errors, job.out_of_memory_errors == 1 ? "" : "s");
+  const auto count =
+      fmt::format("{} out-of-memory error{}", job.out_of_memory_errors, job.out_of_memory_errors == 1 ? "" : "s");
   if (!job.error.empty()) return fmt::format("{} ({})", job.error, count);
-  return fmt::format("{}, recovered: the partition {}completed", count, job.fell_back ? "fell back to uploading inside the lock and " : "");
+  return fmt::format("{}, recovered: the partition {}completed", count,
+                     job.fell_back ? "fell back to uploading inside the lock and " : "");
 }
 
 std::vector<std::string> check_invariants(const Fixture& variant, const FixtureOutcome& outcome,
                                           const std::vector<std::string>& accounting_errors) {
   std::vector<std::string> violations;
   for (const auto& failure : outcome.failures) {
-    if (failure.rfind("the run did not finish", 0) == 0 || failure.rfind("checker: ", 0) == 0) violations.push_back(failure);
+    if (failure.rfind("the run did not finish", 0) == 0 || failure.rfind("checker: ", 0) == 0)
+      violations.push_back(failure);
   }
   if (variant.kind != "workload" || !outcome.system) return violations;
   const auto& report = outcome.report;
   if (static_cast<int>(report.jobs.size()) != report.partitions) {
-    violations.push_back(fmt::format("job lost: {} of {} partitions accounted for", report.jobs.size(), report.partitions));
+    violations.push_back(
+        fmt::format("job lost: {} of {} partitions accounted for", report.jobs.size(), report.partitions));
   }
   for (const auto& job : report.jobs) {
     if (job.finished_ns < 0) violations.push_back(fmt::format("job lost: partition {} never finished", job.index));
@@ -124,7 +140,8 @@ std::vector<std::string> check_invariants(const Fixture& variant, const FixtureO
   if (variant.policy == Policy::budgeted) {
     for (const auto& job : report.jobs) {
       if (job.out_of_memory_errors > 0 && job.error.find("[injected fault]") == std::string::npos) {
-        violations.push_back(fmt::format("out of memory under budgeted: partition {}: {}", job.index, describe_out_of_memory(job)));
+        violations.push_back(
+            fmt::format("out of memory under budgeted: partition {}: {}", job.index, describe_out_of_memory(job)));
         break;
       }
     }
@@ -132,8 +149,8 @@ std::vector<std::string> check_invariants(const Fixture& variant, const FixtureO
   } else {
     for (const auto& job : report.jobs) {
       if (job.out_of_memory_errors > 0 && job.error.find("[injected fault]") == std::string::npos) {
-        violations.push_back(
-            fmt::format("out of memory under {}: partition {}: {}", to_string(variant.policy), job.index, describe_out_of_memory(job)));
+        violations.push_back(fmt::format("out of memory under {}: partition {}: {}", to_string(variant.policy),
+                                         job.index, describe_out_of_memory(job)));
         break;
       }
     }
@@ -158,7 +175,9 @@ FixtureOutcome replay_exploration(const Fixture& fixture, std::uint64_t seed, co
   options.keep_trace_events = keep_trace_events;
   options.check_expectations = false;
   options.time_limit_ns = 3600 * kSecond;
-  options.on_budget = [&](int, const VramBudget& budget, const sim::SimDevice& device) { budgets.push_back({&budget, &device}); };
+  options.on_budget = [&](int, const VramBudget& budget, const sim::SimDevice& device) {
+    budgets.push_back({&budget, &device});
+  };
   options.on_budget_gone = [&](int, const VramBudget& budget) {
     auto found = std::find_if(budgets.begin(), budgets.end(), [&](const Watched& w) { return w.budget == &budget; });
     if (found == budgets.end()) return;
@@ -174,12 +193,14 @@ FixtureOutcome replay_exploration(const Fixture& fixture, std::uint64_t seed, co
       // before a job allocates (the call takes host time, and may fail) and learns that a free
       // was reached one callback later. So at every step it may count more, never less, and
       // the device never holds more than the budget's capacity; when the run is over both are 0.
-      Bytes truth = device->synchronous_allocated_bytes() + device->pool_stats().used_bytes + device->pool_pending_bytes();
+      Bytes truth =
+          device->synchronous_allocated_bytes() + device->pool_stats().used_bytes + device->pool_pending_bytes();
       Bytes held = budget->held_bytes();
       if (held < truth || truth > budget->capacity_bytes()) {
-        accounting_errors.push_back(fmt::format("budget accounting: GPU {} at {}: the budget holds {} of {}, the device {}",
-                                                device->properties().ordinal, format_duration(device->now()), format_bytes(held),
-                                                format_bytes(budget->capacity_bytes()), format_bytes(truth)));
+        accounting_errors.push_back(
+            fmt::format("budget accounting: GPU {} at {}: the budget holds {} of {}, the device {}",
+                        device->properties().ordinal, format_duration(device->now()), format_bytes(held),
+                        format_bytes(budget->capacity_bytes()), format_bytes(truth)));
       }
     }
   };
@@ -232,8 +253,8 @@ ExploreSummary explore(const ExploreOptions& options) {
           auto kind = violation.substr(0, violation.find(':'));
           ++counts[kind];
           ExploreFinding finding{fixture.name, seed, budgeted, violation,
-                                 fmt::format("stagehand replay {} --seed {} --explore --faults {} --jitter {}", fixture.path.string(),
-                                             seed, fault_list, options.jitter)};
+                                 fmt::format("stagehand replay {} --seed {} --explore --faults {} --jitter {}",
+                                             fixture.path.string(), seed, fault_list, options.jitter)};
           if (budgeted) {
             ++summary.failures;
             if (summary.findings.size() < 200) summary.findings.insert(summary.findings.begin(), finding);
@@ -245,7 +266,8 @@ ExploreSummary explore(const ExploreOptions& options) {
         if (budgeted && !violations.empty()) ++failures;
       }
       auto finished = ++done;
-      if (options.on_progress && (finished % 200 == 0 || finished == total)) options.on_progress(finished, total, failures);
+      if (options.on_progress && (finished % 200 == 0 || finished == total))
+        options.on_progress(finished, total, failures);
     }
   };
   auto start = std::chrono::steady_clock::now();

@@ -30,7 +30,8 @@ struct ExploreOptions {
 
 // The variant of `fixture` that exploration runs for `seed`: jitter and, where the seed draws
 // one, a fault. A pure function of its arguments, so `replay --explore` gets the same run.
-Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const std::vector<FaultKind>& faults, double jitter);
+Fixture exploration_variant(const Fixture& fixture, std::uint64_t seed, const std::vector<FaultKind>& faults,
+                            double jitter);
 
 struct ExploreFinding {
   std::string fixture;

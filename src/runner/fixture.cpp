@@ -23,14 +23,16 @@ void read_optional(std::optional<T>& into, std::optional<T> value) {
 // Every [expect] value range-checked: an integer that does not fit (2^40 + 1 truncated to 1), a
 // negative count (shown as 18446744073709551615) or a NaN would make an expectation that
 // silently means something else, or nothing.
-std::optional<std::int64_t> optional_integer_in(const ConfigTable& table, std::string_view key, std::int64_t minimum, std::int64_t maximum) {
+std::optional<std::int64_t> optional_integer_in(const ConfigTable& table, std::string_view key, std::int64_t minimum,
+                                                std::int64_t maximum) {
   if (!table.contains(key)) {
     table.accept(key);
     return std::nullopt;
   }
   return table.integer_in(key, 0, minimum, maximum);
 }
-std::optional<double> optional_number_in(const ConfigTable& table, std::string_view key, double minimum, double maximum) {
+std::optional<double> optional_number_in(const ConfigTable& table, std::string_view key, double minimum,
+                                         double maximum) {
   if (!table.contains(key)) {
     table.accept(key);
     return std::nullopt;
@@ -43,21 +45,28 @@ Expectations read_expectations(const ConfigTable& table) {
   constexpr double kMaxSeconds = 1e9;
   Expectations expect;
   expect.out_of_memory = table.boolean("out_of_memory");
-  if (auto value = optional_integer_in(table, "first_failed_partition", 0, kMaxCount)) expect.first_failed_partition = static_cast<int>(*value);
-  if (auto value = optional_integer_in(table, "partitions_failed", 0, kMaxCount)) expect.partitions_failed = static_cast<int>(*value);
-  if (auto value = optional_integer_in(table, "partitions_moved_min", 0, kMaxCount)) expect.partitions_moved_min = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "first_failed_partition", 0, kMaxCount))
+    expect.first_failed_partition = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "partitions_failed", 0, kMaxCount))
+    expect.partitions_failed = static_cast<int>(*value);
+  if (auto value = optional_integer_in(table, "partitions_moved_min", 0, kMaxCount))
+    expect.partitions_moved_min = static_cast<int>(*value);
   if (auto value = optional_integer_in(table, "gpus_failed", 0, 64)) expect.gpus_failed = static_cast<int>(*value);
   expect.every_fallback_failed = table.boolean("every_fallback_failed");
   expect.overtaken = table.boolean("overtaken");
-  if (auto value = optional_integer_in(table, "fallbacks_min", 0, kMaxCount)) expect.fallbacks_min = static_cast<std::uint64_t>(*value);
-  if (auto value = optional_integer_in(table, "fallbacks_max", 0, kMaxCount)) expect.fallbacks_max = static_cast<std::uint64_t>(*value);
+  if (auto value = optional_integer_in(table, "fallbacks_min", 0, kMaxCount))
+    expect.fallbacks_min = static_cast<std::uint64_t>(*value);
+  if (auto value = optional_integer_in(table, "fallbacks_max", 0, kMaxCount))
+    expect.fallbacks_max = static_cast<std::uint64_t>(*value);
   expect.compute_busy_min = optional_number_in(table, "compute_busy_min", 0, 1);
   expect.compute_busy_max = optional_number_in(table, "compute_busy_max", 0, 1);
   expect.seconds_per_proof_max = optional_number_in(table, "seconds_per_proof_max", 0, kMaxSeconds);
   expect.gpu_seconds_per_partition_min = optional_number_in(table, "gpu_seconds_per_partition_min", 0, kMaxSeconds);
   expect.gpu_seconds_per_partition_max = optional_number_in(table, "gpu_seconds_per_partition_max", 0, kMaxSeconds);
-  expect.compute_idle_ms_per_partition_min = optional_number_in(table, "compute_idle_ms_per_partition_min", 0, 1e3 * kMaxSeconds);
-  expect.compute_idle_ms_per_partition_max = optional_number_in(table, "compute_idle_ms_per_partition_max", 0, 1e3 * kMaxSeconds);
+  expect.compute_idle_ms_per_partition_min =
+      optional_number_in(table, "compute_idle_ms_per_partition_min", 0, 1e3 * kMaxSeconds);
+  expect.compute_idle_ms_per_partition_max =
+      optional_number_in(table, "compute_idle_ms_per_partition_max", 0, 1e3 * kMaxSeconds);
   expect.vram_peak_gib_max = optional_number_in(table, "vram_peak_gib_max", 0, 1 << 20);
   expect.seconds_per_proof_no_worse_than = table.string("seconds_per_proof_no_worse_than");
   expect.malloc_fails_while_free_pending = table.boolean("malloc_fails_while_free_pending");
@@ -89,60 +98,66 @@ void replay_freed_but_pending(const Fixture& fixture, FixtureOutcome& outcome, c
   auto gib = [](double value) { return static_cast<Bytes>(value * static_cast<double>(kGiB)); };
   bool failed_while_pending = false;
   bool succeeded_after = false;
-  outcome.backend->run([&]() -> asio::awaitable<void> {
-    // Hold the rest of the card, as the measurement did, so that it looks like `card_gib`.
-    DevicePointer ballast;
-    auto free = device.memory_info().free_bytes;
-    if (free > gib(scenario.card_gib)) ballast = co_await device.allocate(free - gib(scenario.card_gib));
-    auto stream = device.create_stream();
-    auto block = co_await device.allocate_async(gib(scenario.freed_gib), stream);
-    device.launch(busy_wait(static_cast<Nanoseconds>(scenario.kernel_ms * 1e6)), stream);
-    device.free_async(block, stream);
-    try {
-      auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
-      co_await device.free(pointer);
-    } catch (const DeviceError& error) {
-      failed_while_pending = error.errc() == DeviceErrc::out_of_memory;
-      outcome.notes.push_back(fmt::format("while the free was pending: {}", error.what()));
-    }
-    co_await device.synchronize_stream(stream);
-    try {
-      auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
-      succeeded_after = true;
-      outcome.notes.push_back(fmt::format("after the stream synchronised (at {}): cudaMalloc of {} succeeded",
-                                          format_duration(device.now()), format_bytes(gib(scenario.malloc_gib))));
-      co_await device.free(pointer);
-    } catch (const DeviceError& error) {
-      outcome.notes.push_back(fmt::format("after the stream synchronised: {}", error.what()));
-    }
-    device.destroy_stream(stream);
-    if (ballast) co_await device.free(ballast);
-  }(), options.time_limit_ns);
+  outcome.backend->run(
+      [&]() -> asio::awaitable<void> {
+        // Hold the rest of the card, as the measurement did, so that it looks like `card_gib`.
+        DevicePointer ballast;
+        auto free = device.memory_info().free_bytes;
+        if (free > gib(scenario.card_gib)) ballast = co_await device.allocate(free - gib(scenario.card_gib));
+        auto stream = device.create_stream();
+        auto block = co_await device.allocate_async(gib(scenario.freed_gib), stream);
+        device.launch(busy_wait(static_cast<Nanoseconds>(scenario.kernel_ms * 1e6)), stream);
+        device.free_async(block, stream);
+        try {
+          auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
+          co_await device.free(pointer);
+        } catch (const DeviceError& error) {
+          failed_while_pending = error.errc() == DeviceErrc::out_of_memory;
+          outcome.notes.push_back(fmt::format("while the free was pending: {}", error.what()));
+        }
+        co_await device.synchronize_stream(stream);
+        try {
+          auto pointer = co_await device.allocate(gib(scenario.malloc_gib));
+          succeeded_after = true;
+          outcome.notes.push_back(fmt::format("after the stream synchronised (at {}): cudaMalloc of {} succeeded",
+                                              format_duration(device.now()), format_bytes(gib(scenario.malloc_gib))));
+          co_await device.free(pointer);
+        } catch (const DeviceError& error) {
+          outcome.notes.push_back(fmt::format("after the stream synchronised: {}", error.what()));
+        }
+        device.destroy_stream(stream);
+        if (ballast) co_await device.free(ballast);
+      }(),
+      options.time_limit_ns);
   const auto& expect = fixture.expect;
   if (!options.check_expectations) return;
   if (expect.malloc_fails_while_free_pending) {
     check(outcome.failures, failed_while_pending == *expect.malloc_fails_while_free_pending,
-          fmt::format("expected malloc_fails_while_free_pending = {}, got {}", *expect.malloc_fails_while_free_pending, failed_while_pending));
+          fmt::format("expected malloc_fails_while_free_pending = {}, got {}", *expect.malloc_fails_while_free_pending,
+                      failed_while_pending));
   }
   if (expect.malloc_succeeds_after_free_completes) {
     check(outcome.failures, succeeded_after == *expect.malloc_succeeds_after_free_completes,
-          fmt::format("expected malloc_succeeds_after_free_completes = {}, got {}", *expect.malloc_succeeds_after_free_completes,
-                      succeeded_after));
+          fmt::format("expected malloc_succeeds_after_free_completes = {}, got {}",
+                      *expect.malloc_succeeds_after_free_completes, succeeded_after));
   }
   auto report = device.check();
   outcome.checker_findings = report.leaks;
-  outcome.checker_findings.insert(outcome.checker_findings.end(), report.unsynchronized_reads.begin(), report.unsynchronized_reads.end());
+  outcome.checker_findings.insert(outcome.checker_findings.end(), report.unsynchronized_reads.begin(),
+                                  report.unsynchronized_reads.end());
   outcome.trace_hash = outcome.system->trace().hash();
 }
 
 // The run's figures, as the fixture's notes give them.
 std::string describe_run(const RunReport& r) {
   return fmt::format(
-      "{} of {} partitions completed{}; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute busy "
+      "{} of {} partitions completed{}; OOM errors {}; fallbacks {}; {:.3f} s/proof; {:.3f} GPU s/partition; compute "
+      "busy "
       "{:.1f}%, idle {:.1f} ms/partition; VRAM peak {}",
-      r.partitions_completed, r.partitions, r.jobs_retried > 0 ? fmt::format(" ({} moved to another GPU)", r.jobs_retried) : "",
-      r.oom_count, r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition,
-      100 * r.compute_busy_fraction, 1e3 * r.compute_idle_seconds_per_partition, format_bytes(r.vram_peak_bytes));
+      r.partitions_completed, r.partitions,
+      r.jobs_retried > 0 ? fmt::format(" ({} moved to another GPU)", r.jobs_retried) : "", r.oom_count,
+      r.fallback_count, r.seconds_per_proof, r.gpu_seconds_per_partition, 100 * r.compute_busy_fraction,
+      1e3 * r.compute_idle_seconds_per_partition, format_bytes(r.vram_peak_bytes));
 }
 
 // A partition that had not pre-staged took the compute lock and ran out of memory in it, while
@@ -182,15 +197,18 @@ void check_failures(const Expectations& e, const RunReport& r, std::vector<std::
                       first_failed < 0 ? std::string("none") : std::to_string(first_failed)));
   }
   if (e.partitions_failed) {
-    check(failures, failed == *e.partitions_failed, fmt::format("expected partitions_failed = {}, got {}", *e.partitions_failed, failed));
+    check(failures, failed == *e.partitions_failed,
+          fmt::format("expected partitions_failed = {}, got {}", *e.partitions_failed, failed));
   }
   if (e.partitions_moved_min) {
     check(failures, r.jobs_retried >= *e.partitions_moved_min,
           fmt::format("expected partitions_moved_min = {}, got {}", *e.partitions_moved_min, r.jobs_retried));
   }
   if (e.gpus_failed) {
-    const auto gpus_failed = std::count_if(r.per_device.begin(), r.per_device.end(), [](const DeviceReport& d) { return !d.failure.empty(); });
-    check(failures, gpus_failed == *e.gpus_failed, fmt::format("expected gpus_failed = {}, got {}", *e.gpus_failed, gpus_failed));
+    const auto gpus_failed = std::count_if(r.per_device.begin(), r.per_device.end(),
+                                           [](const DeviceReport& d) { return !d.failure.empty(); });
+    check(failures, gpus_failed == *e.gpus_failed,
+          fmt::format("expected gpus_failed = {}, got {}", *e.gpus_failed, gpus_failed));
   }
   if (e.every_fallback_failed) {
     bool all = true;
@@ -202,8 +220,12 @@ void check_failures(const Expectations& e, const RunReport& r, std::vector<std::
     const bool overtaken = was_overtaken(r);
     check(failures, overtaken == *e.overtaken, fmt::format("expected overtaken = {}, got {}", *e.overtaken, overtaken));
   }
-  if (e.fallbacks_min) check(failures, r.fallback_count >= *e.fallbacks_min, fmt::format("expected fallbacks_min = {}, got {}", *e.fallbacks_min, r.fallback_count));
-  if (e.fallbacks_max) check(failures, r.fallback_count <= *e.fallbacks_max, fmt::format("expected fallbacks_max = {}, got {}", *e.fallbacks_max, r.fallback_count));
+  if (e.fallbacks_min)
+    check(failures, r.fallback_count >= *e.fallbacks_min,
+          fmt::format("expected fallbacks_min = {}, got {}", *e.fallbacks_min, r.fallback_count));
+  if (e.fallbacks_max)
+    check(failures, r.fallback_count <= *e.fallbacks_max,
+          fmt::format("expected fallbacks_max = {}, got {}", *e.fallbacks_max, r.fallback_count));
 }
 
 // The expectations that bound a figure from below or above.
@@ -218,9 +240,12 @@ void check_bounds(const Expectations& e, const RunReport& r, std::vector<std::st
   bound(e.seconds_per_proof_max, r.seconds_per_proof, false, "seconds_per_proof_max");
   bound(e.gpu_seconds_per_partition_min, r.gpu_seconds_per_partition, true, "gpu_seconds_per_partition_min");
   bound(e.gpu_seconds_per_partition_max, r.gpu_seconds_per_partition, false, "gpu_seconds_per_partition_max");
-  bound(e.compute_idle_ms_per_partition_min, 1e3 * r.compute_idle_seconds_per_partition, true, "compute_idle_ms_per_partition_min");
-  bound(e.compute_idle_ms_per_partition_max, 1e3 * r.compute_idle_seconds_per_partition, false, "compute_idle_ms_per_partition_max");
-  bound(e.vram_peak_gib_max, static_cast<double>(r.vram_peak_bytes) / static_cast<double>(kGiB), false, "vram_peak_gib_max");
+  bound(e.compute_idle_ms_per_partition_min, 1e3 * r.compute_idle_seconds_per_partition, true,
+        "compute_idle_ms_per_partition_min");
+  bound(e.compute_idle_ms_per_partition_max, 1e3 * r.compute_idle_seconds_per_partition, false,
+        "compute_idle_ms_per_partition_max");
+  bound(e.vram_peak_gib_max, static_cast<double>(r.vram_peak_bytes) / static_cast<double>(kGiB), false,
+        "vram_peak_gib_max");
 }
 
 // seconds_per_proof_no_worse_than: the fixture it names, replayed with the same seed.
@@ -241,8 +266,8 @@ void check_no_worse_than(const Fixture& fixture, FixtureOutcome& outcome, const 
                                                  baseline.report.partitions - baseline.report.partitions_completed,
                                                  baseline.report.partitions));
   check(failures, r.seconds_per_proof <= reference_seconds * 1.01,
-        fmt::format("expected seconds per proof no worse than {} ({:.3f} s), got {:.3f} s", reference.name, reference_seconds,
-                    r.seconds_per_proof));
+        fmt::format("expected seconds per proof no worse than {} ({:.3f} s), got {:.3f} s", reference.name,
+                    reference_seconds, r.seconds_per_proof));
 }
 
 void check_workload(const Fixture& fixture, FixtureOutcome& outcome, const ReplayOptions& options) {
@@ -316,7 +341,8 @@ Fixture load_fixture(const std::filesystem::path& path) {
     if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
       fail(fmt::format("the references go round in a cycle: {}", fmt::join(shown, " -> ")));
     }
-    if (chain.size() >= kMaxChain) fail(fmt::format("more than {} fixtures in a chain of references: {}", kMaxChain, fmt::join(shown, " -> ")));
+    if (chain.size() >= kMaxChain)
+      fail(fmt::format("more than {} fixtures in a chain of references: {}", kMaxChain, fmt::join(shown, " -> ")));
     chain.push_back(name);
     std::optional<ConfigDocument> next_document;
     try {
@@ -328,12 +354,12 @@ Fixture load_fixture(const std::filesystem::path& path) {
   return fixture;
 }
 
-
 std::vector<std::filesystem::path> fixture_files(const std::filesystem::path& folder) {
   if (!std::filesystem::is_directory(folder)) {
-    throw std::runtime_error(fmt::format("{}: no fixtures folder here (run from the repository root, or name fixtures "
-                                         "with --fixture)",
-                                         folder.string()));
+    throw std::runtime_error(
+        fmt::format("{}: no fixtures folder here (run from the repository root, or name fixtures "
+                    "with --fixture)",
+                    folder.string()));
   }
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder)) {

@@ -19,13 +19,13 @@
 namespace stagehand {
 
 struct Expectations {
-  std::optional<bool> out_of_memory;              // any OOM error at all
-  std::optional<int> first_failed_partition;      // the lowest partition index that failed
-  std::optional<int> partitions_failed;           // exactly this many
-  std::optional<int> partitions_moved_min;        // at least this many moved to another GPU when theirs was lost
-  std::optional<int> gpus_failed;                 // exactly this many GPUs lost or not set up
-  std::optional<bool> every_fallback_failed;      // each partition that fell back failed
-  std::optional<bool> overtaken;                  // a partition that had not pre-staged got the lock first and failed
+  std::optional<bool> out_of_memory;          // any OOM error at all
+  std::optional<int> first_failed_partition;  // the lowest partition index that failed
+  std::optional<int> partitions_failed;       // exactly this many
+  std::optional<int> partitions_moved_min;    // at least this many moved to another GPU when theirs was lost
+  std::optional<int> gpus_failed;             // exactly this many GPUs lost or not set up
+  std::optional<bool> every_fallback_failed;  // each partition that fell back failed
+  std::optional<bool> overtaken;              // a partition that had not pre-staged got the lock first and failed
   std::optional<std::uint64_t> fallbacks_min, fallbacks_max;
   std::optional<double> compute_busy_min, compute_busy_max;
   std::optional<double> seconds_per_proof_max;
@@ -78,9 +78,9 @@ Fixture load_fixture(const std::filesystem::path& path);
 std::vector<std::filesystem::path> fixture_files(const std::filesystem::path& folder = "fixtures");
 
 struct ReplayOptions {
-  std::optional<std::uint64_t> seed;    // replaces the fixture's
+  std::optional<std::uint64_t> seed;  // replaces the fixture's
   bool keep_trace_events = true;
-  bool check_expectations = true;        // false: run only (exploration checks invariants instead)
+  bool check_expectations = true;  // false: run only (exploration checks invariants instead)
   std::function<void(int device, const VramBudget&, const sim::SimDevice&)> on_budget;
   std::function<void(int device, const VramBudget&)> on_budget_gone;
   std::function<void()> on_settled;

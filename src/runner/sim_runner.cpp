@@ -30,9 +30,9 @@ std::unique_ptr<Workload> simulated_workload(const RunConfig& config, const Coor
   auto jobs = groth16_timing_jobs(config);
   jobs.host_memory = [&system](Bytes bytes) { return system.virtual_host_range(bytes); };
   const auto& groth16 = config.groth16;
-  const auto layout = groth16::plan_proof_layout(jobs.sizes, devices, settings.safety_margin_bytes + settings.resident_bytes,
-                                                 settings.workers_per_device, groth16.abc_step, groth16.key_sets,
-                                                 groth16.stream_buffer_bytes, groth16.precompute_bases);
+  const auto layout = groth16::plan_proof_layout(
+      jobs.sizes, devices, settings.safety_margin_bytes + settings.resident_bytes, settings.workers_per_device,
+      groth16.abc_step, groth16.key_sets, groth16.stream_buffer_bytes, groth16.precompute_bases);
   return std::make_unique<groth16::Groth16TimingWorkload>(std::move(jobs), layout.abc_step, layout.placement);
 }
 
@@ -49,7 +49,9 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   hooks.on_job_done = options.on_job_done;
   hooks.pageable_memory = [&system](Bytes bytes) { return system.virtual_host_range(bytes); };
   if (options.on_budget) {
-    hooks.on_budget = [&](int device, const VramBudget& budget) { options.on_budget(device, budget, system.device(static_cast<std::size_t>(device))); };
+    hooks.on_budget = [&](int device, const VramBudget& budget) {
+      options.on_budget(device, budget, system.device(static_cast<std::size_t>(device)));
+    };
   }
   hooks.on_budget_gone = options.on_budget_gone;
   if (options.on_settled) system.set_settled_observer(options.on_settled);
@@ -58,7 +60,8 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
         [&]() -> asio::awaitable<void> {
           const auto settings = settings_for(config, policy);
           auto workload = simulated_workload(config, settings, result.backend->devices(), system);
-          result.report = co_await run_coordinator(result.backend->devices(), settings, *workload, system.trace(), hooks);
+          result.report =
+              co_await run_coordinator(result.backend->devices(), settings, *workload, system.trace(), hooks);
         }(),
         options.time_limit_ns);
   } catch (const std::exception& error) {
@@ -67,8 +70,8 @@ SimulatedRun run_on_simulator(const RunConfig& config, Policy policy, SimulatedR
   for (std::size_t i = 0; i < system.device_count(); ++i) {
     auto report = system.device(i).check();
     result.checker.leaks.insert(result.checker.leaks.end(), report.leaks.begin(), report.leaks.end());
-    result.checker.unsynchronized_reads.insert(result.checker.unsynchronized_reads.end(), report.unsynchronized_reads.begin(),
-                                               report.unsynchronized_reads.end());
+    result.checker.unsynchronized_reads.insert(result.checker.unsynchronized_reads.end(),
+                                               report.unsynchronized_reads.begin(), report.unsynchronized_reads.end());
   }
   result.trace_hash = system.trace().hash();
   return result;

@@ -17,7 +17,7 @@ namespace stagehand {
 
 struct SimulatedRunOptions {
   bool keep_trace_events = true;
-  FaultPlan faults;  // none set: the configuration's (BackendOptions::faults says who injects what)
+  FaultPlan faults;                // none set: the configuration's (BackendOptions::faults says who injects what)
   bool faults_by_adaptor = false;  // BackendOptions::faults_by_adaptor
   std::function<void(const JobRecord&)> on_job_done;
   // A GPU's budget was created: checkers keep it beside its simulated device.

@@ -89,7 +89,8 @@ std::map<std::string, std::string, std::less<>> query_parameters(std::string_vie
     const auto pair = query.substr(0, amp);
     const auto eq = pair.find('=');
     if (!pair.empty()) {
-      parameters[percent_decoded(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : percent_decoded(pair.substr(eq + 1));
+      parameters[percent_decoded(pair.substr(0, eq))] =
+          eq == std::string_view::npos ? "" : percent_decoded(pair.substr(eq + 1));
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
@@ -105,9 +106,10 @@ std::optional<std::uint64_t> parse_id(std::string_view text) {
 }
 
 json timings_json(const engine::ProofTimings& timings) {
-  return json{{"queue_s", timings.queue_s},       {"setup_s", timings.setup_s},           {"host_before_s", timings.host_before_s},
-              {"gpu_s", timings.gpu_s},           {"host_after_s", timings.host_after_s}, {"check_s", timings.check_s},
-              {"total_s", timings.total_s}};
+  return json{
+      {"queue_s", timings.queue_s}, {"setup_s", timings.setup_s},           {"host_before_s", timings.host_before_s},
+      {"gpu_s", timings.gpu_s},     {"host_after_s", timings.host_after_s}, {"check_s", timings.check_s},
+      {"total_s", timings.total_s}};
 }
 
 // The proof's JSON for GET, for wait=true and for a submit's answer.
@@ -185,7 +187,8 @@ class TemporaryFile {
   explicit TemporaryFile(const std::vector<std::uint8_t>& bytes) {
     auto pattern = (std::filesystem::temp_directory_path() / "stagehand-key-XXXXXX").string();
     const int fd = ::mkstemp(pattern.data());
-    if (fd < 0) throw std::runtime_error(fmt::format("cannot make a temporary file for the key: {}", std::strerror(errno)));
+    if (fd < 0)
+      throw std::runtime_error(fmt::format("cannot make a temporary file for the key: {}", std::strerror(errno)));
     path_ = pattern;
     std::size_t written = 0;
     while (written < bytes.size()) {
@@ -213,7 +216,9 @@ class TemporaryFile {
 
 }  // namespace
 
-HttpResponse error_response(unsigned status, const std::string& message) { return json_response(status, json{{"error", message}}); }
+HttpResponse error_response(unsigned status, const std::string& message) {
+  return json_response(status, json{{"error", message}});
+}
 
 Api::Api(engine::Engine& engine, engine::ServeSettings settings) : engine_(engine), settings_(settings) {}
 
@@ -258,7 +263,8 @@ HttpResponse Api::route(HttpRequest& request) {
   if (path.substr(0, keys_prefix.size()) == keys_prefix) {
     const std::string name = percent_decoded(path.substr(keys_prefix.size()));
     if (!valid_key_name(name)) {
-      return error_response(400, fmt::format("'{}' is not a key name (1 to 128 letters, digits, '.', '_' or '-')", name));
+      return error_response(400,
+                            fmt::format("'{}' is not a key name (1 to 128 letters, digits, '.', '_' or '-')", name));
     }
     if (method == "POST") return load_key(name, request);
     if (method == "DELETE") {
@@ -285,7 +291,8 @@ HttpResponse Api::route(HttpRequest& request) {
 
 HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) {
   // JSON {"path": ...} when it says so or looks so; otherwise the .zkey's bytes.
-  const bool is_json = request.content_type.find("json") != std::string::npos || (!request.body.empty() && request.body[0] == '{');
+  const bool is_json =
+      request.content_type.find("json") != std::string::npos || (!request.body.empty() && request.body[0] == '{');
   if (is_json) {
     const auto body = json::parse(request.body.begin(), request.body.end(), nullptr, false);
     if (body.is_discarded() || !body.is_object() || !body.contains("path") || !body["path"].is_string()) {
@@ -300,14 +307,16 @@ HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) 
     }
     engine_.load_key(name, std::move(file));
   } else {
-    if (request.body.empty()) return error_response(400, "an empty body: send the .zkey's bytes or JSON {\"path\": ...}");
+    if (request.body.empty())
+      return error_response(400, "an empty body: send the .zkey's bytes or JSON {\"path\": ...}");
     TemporaryFile file(request.body);
     try {
       engine_.load_key(name, file.path());
     } catch (const EngineError& error) {
       // The temporary file's name means nothing to the caller: call it the request body.
       std::string message = error.what();
-      for (auto at = message.find(file.path().string()); at != std::string::npos; at = message.find(file.path().string())) {
+      for (auto at = message.find(file.path().string()); at != std::string::npos;
+           at = message.find(file.path().string())) {
         message.replace(at, file.path().string().size(), "the request body");
       }
       throw EngineError(error.kind(), message);
@@ -315,7 +324,9 @@ HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) 
   }
   const auto status = engine_.status();
   for (const auto& key : status.keys) {
-    if (key.name == name) return json_response(201, json{{"key", name}, {"host_bytes", key.host_bytes}, {"read_seconds", key.read_seconds}});
+    if (key.name == name)
+      return json_response(201,
+                           json{{"key", name}, {"host_bytes", key.host_bytes}, {"read_seconds", key.read_seconds}});
   }
   return json_response(201, json{{"key", name}});
 }
@@ -324,11 +335,13 @@ HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
   const auto parameters = query_parameters(query);
   for (const auto& [name, value] : parameters) {
     if (name != "key" && name != "wait" && name != "priority" && name != "request_id" && name != "deadline_ms") {
-      return error_response(400, fmt::format("unknown query parameter '{}' (key, wait, priority, request_id, deadline_ms)", name));
+      return error_response(
+          400, fmt::format("unknown query parameter '{}' (key, wait, priority, request_id, deadline_ms)", name));
     }
   }
   const auto key = parameters.find("key");
-  if (key == parameters.end() || key->second.empty()) return error_response(400, "the query must name the key: /v1/proofs?key=NAME");
+  if (key == parameters.end() || key->second.empty())
+    return error_response(400, "the query must name the key: /v1/proofs?key=NAME");
   bool wait = false;
   if (auto found = parameters.find("wait"); found != parameters.end()) {
     if (found->second != "true" && found->second != "false") {
@@ -344,9 +357,11 @@ HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(settings_.request_timeout_s * 1000));
   const auto result = handle.wait_for(timeout);
   if (!result) {
-    return json_response(504, json{{"id", std::to_string(handle.id())},
-                                   {"error", fmt::format("proof {} is not done after {} s (serve.request_timeout_s); GET /v1/proofs/{} later",
-                                                         handle.id(), settings_.request_timeout_s, handle.id())}});
+    return json_response(
+        504,
+        json{{"id", std::to_string(handle.id())},
+             {"error", fmt::format("proof {} is not done after {} s (serve.request_timeout_s); GET /v1/proofs/{} later",
+                                   handle.id(), settings_.request_timeout_s, handle.id())}});
   }
   const unsigned status = result->state == ProofState::done        ? 200
                           : result->state == ProofState::cancelled ? 409
@@ -360,9 +375,11 @@ HttpResponse Api::proof(std::uint64_t id, bool cancel) {
   auto handle = engine_.find(id);
   if (!cancel) return json_response(200, proof_body(handle, handle.result()));
   if (!engine_.cancel(id)) {
-    return error_response(409, fmt::format("proof {} has ended ({}): nothing to cancel", id, engine::to_string(handle.state())));
+    return error_response(
+        409, fmt::format("proof {} has ended ({}): nothing to cancel", id, engine::to_string(handle.state())));
   }
-  return json_response(200, json{{"id", std::to_string(id)}, {"cancelled", true}, {"state", engine::to_string(handle.state())}});
+  return json_response(
+      200, json{{"id", std::to_string(id)}, {"cancelled", true}, {"state", engine::to_string(handle.state())}});
 }
 
 namespace {
@@ -373,19 +390,23 @@ void append_metric_head(std::string& out, const char* name, const char* type, co
 
 // The queue's depth by priority class and the timing histograms by key, priority and part.
 void append_priority_metrics(std::string& out, const engine::EngineStatus& status) {
-  append_metric_head(out, "stagehand_queue_depth_by_priority", "gauge", "Proofs accepted and not yet running, by the priority they were submitted with.");
-  for (const auto priority : {engine::Priority::critical, engine::Priority::high, engine::Priority::normal, engine::Priority::low}) {
+  append_metric_head(out, "stagehand_queue_depth_by_priority", "gauge",
+                     "Proofs accepted and not yet running, by the priority they were submitted with.");
+  for (const auto priority :
+       {engine::Priority::critical, engine::Priority::high, engine::Priority::normal, engine::Priority::low}) {
     out += fmt::format("stagehand_queue_depth_by_priority{{priority=\"{}\"}} {}\n", engine::to_string(priority),
                        status.queued_by_priority.at(static_cast<std::size_t>(priority)));
   }
-  append_metric_head(out, "stagehand_proof_timing_seconds", "histogram",
-                     "Each part of the life of the proofs that were done or failed (queue, setup, host_before, gpu, host_after, "
-                     "check, and their total), by key and priority.");
+  append_metric_head(
+      out, "stagehand_proof_timing_seconds", "histogram",
+      "Each part of the life of the proofs that were done or failed (queue, setup, host_before, gpu, host_after, "
+      "check, and their total), by key and priority.");
   for (const auto& histogram : status.timing_histograms) {
     const auto labels = fmt::format("key=\"{}\",priority=\"{}\",part=\"{}\"", label_value(histogram.key),
                                     engine::to_string(histogram.priority), histogram.part);
     for (std::size_t i = 0; i < status.timing_bounds.size(); ++i) {
-      out += fmt::format("stagehand_proof_timing_seconds_bucket{{{},le=\"{}\"}} {}\n", labels, status.timing_bounds[i], histogram.counts.at(i));
+      out += fmt::format("stagehand_proof_timing_seconds_bucket{{{},le=\"{}\"}} {}\n", labels, status.timing_bounds[i],
+                         histogram.counts.at(i));
     }
     const auto count = histogram.counts.empty() ? 0 : histogram.counts.back();
     out += fmt::format("stagehand_proof_timing_seconds_bucket{{{},le=\"+Inf\"}} {}\n", labels, count);
@@ -398,7 +419,9 @@ void append_priority_metrics(std::string& out, const engine::EngineStatus& statu
 
 std::string prometheus_metrics(const engine::EngineStatus& status) {
   std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help) { append_metric_head(out, name, type, help); };
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    append_metric_head(out, name, type, help);
+  };
   metric("stagehand_proofs_accepted_total", "counter", "Proofs accepted into the queue.");
   out += fmt::format("stagehand_proofs_accepted_total {}\n", status.accepted);
   metric("stagehand_proofs_total", "counter", "Proofs that ended, by outcome.");
@@ -416,25 +439,38 @@ std::string prometheus_metrics(const engine::EngineStatus& status) {
   metric("stagehand_keys_loaded", "gauge", "Proving keys held in host memory.");
   out += fmt::format("stagehand_keys_loaded {}\n", status.keys.size());
   metric("stagehand_gpu_busy_seconds_total", "counter", "Wall seconds with at least one proof running on the GPU.");
-  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_busy_seconds_total{{gpu=\"{}\"}} {:.6f}\n", gpu.index, gpu.busy_seconds);
+  for (const auto& gpu : status.gpus)
+    out += fmt::format("stagehand_gpu_busy_seconds_total{{gpu=\"{}\"}} {:.6f}\n", gpu.index, gpu.busy_seconds);
   metric("stagehand_gpu_busy_ratio", "gauge", "The GPU's busy seconds over the engine's uptime.");
   for (const auto& gpu : status.gpus) {
     out += fmt::format("stagehand_gpu_busy_ratio{{gpu=\"{}\"}} {:.6f}\n", gpu.index,
                        status.uptime_seconds > 0 ? gpu.busy_seconds / status.uptime_seconds : 0.0);
   }
-  metric("stagehand_gpu_proofs_running", "gauge", "Proofs between their host step before the GPU and their end, by GPU.");
-  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_proofs_running{{gpu=\"{}\"}} {}\n", gpu.index, gpu.running);
+  metric("stagehand_gpu_proofs_running", "gauge",
+         "Proofs between their host step before the GPU and their end, by GPU.");
+  for (const auto& gpu : status.gpus)
+    out += fmt::format("stagehand_gpu_proofs_running{{gpu=\"{}\"}} {}\n", gpu.index, gpu.running);
   metric("stagehand_gpu_vram_reserved_bytes", "gauge", "Device memory the VRAM budget had reserved when last sampled.");
-  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_vram_reserved_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_reserved_bytes);
+  for (const auto& gpu : status.gpus)
+    out += fmt::format("stagehand_gpu_vram_reserved_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_reserved_bytes);
   metric("stagehand_gpu_vram_capacity_bytes", "gauge", "The device memory the GPU offers (its cap where one is set).");
-  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_vram_capacity_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_capacity_bytes);
-  metric("stagehand_gpu_pinned_kept_bytes", "gauge", "Pinned staging buffers kept for the GPU's next batch (freed when a key is unloaded).");
-  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_pinned_kept_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.pinned_host_kept_bytes);
-  metric("stagehand_gpu_pinned_allocations_total", "counter", "Pinned host buffers made for the GPU (staging buffers, and each run's small result buffers), when last sampled.");
-  for (const auto& gpu : status.gpus) out += fmt::format("stagehand_gpu_pinned_allocations_total{{gpu=\"{}\"}} {}\n", gpu.index, gpu.pinned_host_allocations);
-  metric("stagehand_proof_seconds", "histogram", "Seconds from submit to the end of each proof that was done or failed.");
+  for (const auto& gpu : status.gpus)
+    out += fmt::format("stagehand_gpu_vram_capacity_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_capacity_bytes);
+  metric("stagehand_gpu_pinned_kept_bytes", "gauge",
+         "Pinned staging buffers kept for the GPU's next batch (freed when a key is unloaded).");
+  for (const auto& gpu : status.gpus)
+    out += fmt::format("stagehand_gpu_pinned_kept_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.pinned_host_kept_bytes);
+  metric("stagehand_gpu_pinned_allocations_total", "counter",
+         "Pinned host buffers made for the GPU (staging buffers, and each run's small result buffers), when last "
+         "sampled.");
+  for (const auto& gpu : status.gpus)
+    out += fmt::format("stagehand_gpu_pinned_allocations_total{{gpu=\"{}\"}} {}\n", gpu.index,
+                       gpu.pinned_host_allocations);
+  metric("stagehand_proof_seconds", "histogram",
+         "Seconds from submit to the end of each proof that was done or failed.");
   for (std::size_t i = 0; i < status.histogram_bounds.size(); ++i) {
-    out += fmt::format("stagehand_proof_seconds_bucket{{le=\"{}\"}} {}\n", status.histogram_bounds[i], status.histogram_counts.at(i));
+    out += fmt::format("stagehand_proof_seconds_bucket{{le=\"{}\"}} {}\n", status.histogram_bounds[i],
+                       status.histogram_counts.at(i));
   }
   const auto count = status.histogram_counts.empty() ? 0 : status.histogram_counts.back();
   out += fmt::format("stagehand_proof_seconds_bucket{{le=\"+Inf\"}} {}\n", count);

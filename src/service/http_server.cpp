@@ -95,7 +95,10 @@ struct HttpServer::Impl {
   std::list<std::thread> threads;  // one per request being handled, and the drain's
 
   Impl(Api& api, const engine::ServeSettings& settings, const ListenAddress& address)
-      : api(api), settings(settings), address(address), token_required(!address.unix_socket && !settings.token.empty()) {}
+      : api(api),
+        settings(settings),
+        address(address),
+        token_required(!address.unix_socket && !settings.token.empty()) {}
 
   void listen_on_unix_socket();
   void listen_on_tcp();
@@ -123,7 +126,8 @@ namespace {
 template <class Socket>
 class Session final : public Connection, public std::enable_shared_from_this<Session<Socket>> {
  public:
-  Session(HttpServer::Impl& server, Socket socket) : server_(server), socket_(std::move(socket)), deadline_(server.io) {}
+  Session(HttpServer::Impl& server, Socket socket)
+      : server_(server), socket_(std::move(socket)), deadline_(server.io) {}
 
   void start() { await_request(); }
   // Answers at once and closes: for a connection there is no room for.
@@ -162,14 +166,15 @@ void Session<Socket>::await_request() {
   phase = Phase::idle;
   server_.mark_waiting(*this);
   arm(server_.settings.idle_timeout_s);
-  socket_.async_read_some(buffer_.prepare(4096), [self = this->shared_from_this()](beast::error_code error, std::size_t count) {
-    if (self->closed_) return;
-    self->buffer_.commit(count);
-    if (self->timed_out_) ++self->server_.counters.idle_timeouts;
-    // Gone, or idle past idle_timeout_s: no request was begun, so there is nothing to answer.
-    if (error) return self->close();
-    self->read_head();
-  });
+  socket_.async_read_some(buffer_.prepare(4096),
+                          [self = this->shared_from_this()](beast::error_code error, std::size_t count) {
+                            if (self->closed_) return;
+                            self->buffer_.commit(count);
+                            if (self->timed_out_) ++self->server_.counters.idle_timeouts;
+                            // Gone, or idle past idle_timeout_s: no request was begun, so there is nothing to answer.
+                            if (error) return self->close();
+                            self->read_head();
+                          });
 }
 
 template <class Socket>
@@ -179,8 +184,9 @@ void Session<Socket>::read_head() {
   arm(server_.settings.read_timeout_s);
   parser_.emplace();
   parser_->body_limit(server_.settings.max_request_bytes);
-  http::async_read_header(socket_, buffer_, *parser_,
-                          [self = this->shared_from_this()](beast::error_code error, std::size_t) { self->on_head(error); });
+  http::async_read_header(
+      socket_, buffer_, *parser_,
+      [self = this->shared_from_this()](beast::error_code error, std::size_t) { self->on_head(error); });
 }
 
 template <class Socket>
@@ -199,11 +205,12 @@ void Session<Socket>::on_head(beast::error_code error) {
   // curl and others wait for this before sending a large body.
   if (beast::iequals(header[http::field::expect], "100-continue")) {
     auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_, header.version());
-    return http::async_write(socket_, *go_on, [self = this->shared_from_this(), go_on](beast::error_code error, std::size_t) {
-      if (self->closed_) return;
-      if (error) return self->close();
-      self->read_body();
-    });
+    return http::async_write(socket_, *go_on,
+                             [self = this->shared_from_this(), go_on](beast::error_code error, std::size_t) {
+                               if (self->closed_) return;
+                               if (error) return self->close();
+                               self->read_body();
+                             });
   }
   read_body();
 }
@@ -234,7 +241,8 @@ void Session<Socket>::on_body(beast::error_code error) {
                                         keep_alive = message.keep_alive()](HttpResponse response) {
     // Nothing closes a connection whose request is being handled: it holds no deadline, and
     // neither the room for new connections nor a stop takes it.
-    STAGEHAND_ASSERT(self->phase == Phase::busy && !self->closed_ && !self->waiting, "a connection left its request's handling");
+    STAGEHAND_ASSERT(self->phase == Phase::busy && !self->closed_ && !self->waiting,
+                     "a connection left its request's handling");
     self->answer(std::move(response), version, keep_alive);
   });
 }
@@ -250,9 +258,11 @@ void Session<Socket>::read_failed(beast::error_code error) {
   }
   if (timed_out_) {
     ++server_.counters.read_timeouts;
-    return answer(error_response(408, fmt::format("the request was not received within {} s of its first byte (serve.read_timeout_s)",
-                                                  server_.settings.read_timeout_s)),
-                  version, false);
+    return answer(
+        error_response(408,
+                       fmt::format("the request was not received within {} s of its first byte (serve.read_timeout_s)",
+                                   server_.settings.read_timeout_s)),
+        version, false);
   }
   answer(error_response(400, fmt::format("malformed request: {}", error.message())), version, false);
 }
@@ -263,7 +273,8 @@ void Session<Socket>::answer(HttpResponse response, unsigned version, bool keep_
   keep_alive = keep_alive && !server_.stopping;
   phase = Phase::busy;
   server_.mark_busy(*this);
-  auto message = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), version);
+  auto message =
+      std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), version);
   message->set(http::field::server, "stagehand");
   message->set(http::field::content_type, response.content_type);
   for (const auto& [name, value] : response.headers) message->set(name, value);
@@ -272,12 +283,13 @@ void Session<Socket>::answer(HttpResponse response, unsigned version, bool keep_
   message->prepare_payload();
   // A client that does not read its answer loses its connection like one that does not send.
   arm(server_.settings.read_timeout_s);
-  http::async_write(socket_, *message, [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
-    if (self->closed_) return;
-    if (error) return self->close();
-    if (!keep_alive) return self->linger();
-    self->await_request();
-  });
+  http::async_write(socket_, *message,
+                    [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
+                      if (self->closed_) return;
+                      if (error) return self->close();
+                      if (!keep_alive) return self->linger();
+                      self->await_request();
+                    });
 }
 
 // After an answer that closes the connection the client may still be sending (a body not read
@@ -297,13 +309,14 @@ void Session<Socket>::linger() {
 
 template <class Socket>
 void Session<Socket>::drop_until_closed() {
-  socket_.async_read_some(buffer_.prepare(65536), [self = this->shared_from_this()](beast::error_code error, std::size_t count) {
-    if (self->closed_) return;
-    self->buffer_.commit(count);
-    self->buffer_.consume(self->buffer_.size());
-    if (error) return self->close();
-    self->drop_until_closed();
-  });
+  socket_.async_read_some(buffer_.prepare(65536),
+                          [self = this->shared_from_this()](beast::error_code error, std::size_t count) {
+                            if (self->closed_) return;
+                            self->buffer_.commit(count);
+                            self->buffer_.consume(self->buffer_.size());
+                            if (error) return self->close();
+                            self->drop_until_closed();
+                          });
 }
 
 // The connection's one deadline, for its current wait: on expiry the pending read or write ends
@@ -368,8 +381,9 @@ void HttpServer::Impl::adopt(Socket socket) {
   connections.emplace(session.get(), session);
   if (connections.size() <= limit) return session->start();
   // The one left waiting went busy while this connection was being accepted.
-  session->refuse(error_response(503, fmt::format("all {} connections (serve.max_connections) are busy with requests; try again",
-                                                  settings.max_connections)));
+  session->refuse(
+      error_response(503, fmt::format("all {} connections (serve.max_connections) are busy with requests; try again",
+                                      settings.max_connections)));
 }
 
 void HttpServer::Impl::on_accept_error(const beast::error_code& error) {
@@ -393,7 +407,8 @@ void HttpServer::Impl::on_accept_error(const beast::error_code& error) {
 // first; then the one whose request has been arriving longest.
 bool HttpServer::Impl::close_longest_waiting() {
   if (waiting.empty()) return false;
-  const auto idle = std::find_if(waiting.begin(), waiting.end(), [](const Connection* c) { return c->phase != Phase::reading; });
+  const auto idle =
+      std::find_if(waiting.begin(), waiting.end(), [](const Connection* c) { return c->phase != Phase::reading; });
   (idle != waiting.end() ? *idle : waiting.front())->close();
   return true;
 }
@@ -442,9 +457,10 @@ void HttpServer::Impl::dispatch(HttpRequest request, std::function<void(HttpResp
 std::optional<std::string> HttpServer::Impl::refusal(std::string_view authorization) {
   if (!token_required) return std::nullopt;
   constexpr std::string_view scheme = "bearer ";
-  if (authorization.empty()) return "this server asks for a token: send \"Authorization: Bearer <the token in serve.token_file>\"";
-  if (authorization.size() < scheme.size() ||
-      !beast::iequals(beast::string_view(authorization.data(), scheme.size()), beast::string_view(scheme.data(), scheme.size()))) {
+  if (authorization.empty())
+    return "this server asks for a token: send \"Authorization: Bearer <the token in serve.token_file>\"";
+  if (authorization.size() < scheme.size() || !beast::iequals(beast::string_view(authorization.data(), scheme.size()),
+                                                              beast::string_view(scheme.data(), scheme.size()))) {
     return "the Authorization header is not \"Bearer <token>\"";
   }
   auto given = authorization.substr(scheme.size());
@@ -505,12 +521,13 @@ void HttpServer::Impl::listen_on_unix_socket() {
   // Before listen() no client can connect: the mode and group hold from the first connection on.
   try {
     if (::chmod(address.path.c_str(), settings.socket_mode) != 0) {
-      throw std::runtime_error(
-          fmt::format("cannot set its mode to {:04o} (serve.socket_mode): {}", settings.socket_mode, std::strerror(errno)));
+      throw std::runtime_error(fmt::format("cannot set its mode to {:04o} (serve.socket_mode): {}",
+                                           settings.socket_mode, std::strerror(errno)));
     }
     if (settings.socket_group && ::chown(address.path.c_str(), static_cast<uid_t>(-1), *settings.socket_group) != 0) {
-      throw std::runtime_error(fmt::format("cannot give it the group {} (serve.socket_group; the server's user must be a member): {}",
-                                           *settings.socket_group, std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("cannot give it the group {} (serve.socket_group; the server's user must be a member): {}",
+                      *settings.socket_group, std::strerror(errno)));
     }
     local_acceptor->listen();
   } catch (...) {
@@ -523,8 +540,9 @@ void HttpServer::Impl::listen_on_tcp() {
   const tcp::endpoint endpoint(asio::ip::make_address(address.host), address.port);
   // The API loads files its callers name: it is for this machine only.
   if (!endpoint.address().is_loopback()) {
-    throw std::runtime_error("not a loopback address: serve listens on loopback (127.0.0.1, ::1) or a Unix socket only, "
-                             "since its callers may name files on this machine; put a proxy in front for remote callers");
+    throw std::runtime_error(
+        "not a loopback address: serve listens on loopback (127.0.0.1, ::1) or a Unix socket only, "
+        "since its callers may name files on this machine; put a proxy in front for remote callers");
   }
   tcp_acceptor.emplace(io);
   tcp_acceptor->open(endpoint.protocol());
@@ -543,9 +561,9 @@ HttpServer::HttpServer(Api& api, const engine::ServeSettings& settings, const Li
       impl_->listen_on_tcp();
     }
   } catch (const std::exception& error) {
-    throw std::runtime_error(fmt::format("cannot listen on {}: {}",
-                                         address.unix_socket ? "unix:" + address.path : fmt::format("{}:{}", address.host, address.port),
-                                         error.what()));
+    throw std::runtime_error(fmt::format(
+        "cannot listen on {}: {}",
+        address.unix_socket ? "unix:" + address.path : fmt::format("{}:{}", address.host, address.port), error.what()));
   }
 }
 
@@ -573,8 +591,9 @@ void HttpServer::run(std::function<void()> drain) {
   // Runs until the acceptor is closed, the signals cancelled, the engine drained and every
   // connection closed.
   impl_->io.run();
-  STAGEHAND_ASSERT(impl_->threads.empty() && impl_->connections.empty(), "{} threads and {} connections left at the server's end",
-                   impl_->threads.size(), impl_->connections.size());
+  STAGEHAND_ASSERT(impl_->threads.empty() && impl_->connections.empty(),
+                   "{} threads and {} connections left at the server's end", impl_->threads.size(),
+                   impl_->connections.size());
 }
 
 void HttpServer::stop() {

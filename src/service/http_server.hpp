@@ -26,7 +26,6 @@
 
 namespace stagehand::service {
 
-
 class HttpServer {
  public:
   // Binds and listens (a Unix socket gets its mode and group before it listens); raises the open
@@ -50,10 +49,10 @@ class HttpServer {
   // What the connections did, for the log: read once run() has returned.
   struct Counters {
     std::uint64_t accepted = 0;
-    std::uint64_t closed_for_room = 0;    // waiting for a request's bytes when max_connections was reached
-    std::uint64_t read_timeouts = 0;      // a request not read within read_timeout_s (408)
-    std::uint64_t idle_timeouts = 0;      // no request begun within idle_timeout_s
-    std::uint64_t unauthorized = 0;       // 401
+    std::uint64_t closed_for_room = 0;  // waiting for a request's bytes when max_connections was reached
+    std::uint64_t read_timeouts = 0;    // a request not read within read_timeout_s (408)
+    std::uint64_t idle_timeouts = 0;    // no request begun within idle_timeout_s
+    std::uint64_t unauthorized = 0;     // 401
   };
   Counters counters() const;
 

@@ -49,15 +49,17 @@ std::optional<fs::path> opened_path(int descriptor) {
 }
 
 [[noreturn]] void refuse_kind(const std::string& requested, InputKind kind) {
-  refuse(400, fmt::format("{}: is {}, not a regular file: keys are read from regular files only", requested, describe(kind)));
+  refuse(400, fmt::format("{}: is {}, not a regular file: keys are read from regular files only", requested,
+                          describe(kind)));
 }
 
 }  // namespace
 
 groth16::InputFile open_key_path(const std::string& requested, const std::vector<fs::path>& key_dirs) {
   if (key_dirs.empty()) {
-    refuse(403, "loading keys by path is off: list the directories keys may be read from in the configuration's [serve] "
-                "key_dirs, or send the .zkey's bytes as the body");
+    refuse(403,
+           "loading keys by path is off: list the directories keys may be read from in the configuration's [serve] "
+           "key_dirs, or send the .zkey's bytes as the body");
   }
   if (requested.find('\0') != std::string::npos) refuse(400, "the key's path holds a NUL character");
   const fs::path path(requested);
@@ -74,7 +76,8 @@ groth16::InputFile open_key_path(const std::string& requested, const std::vector
     refuse(errno == ELOOP ? 403 : 400, fmt::format("{}: cannot open the key: {}", requested, std::strerror(errno)));
   }
   const auto opened = opened_path(descriptor.get());
-  if (!opened) refuse(403, fmt::format("{}: where the opened file lies cannot be told (/proc/self/fd): not read", requested));
+  if (!opened)
+    refuse(403, fmt::format("{}: where the opened file lies cannot be told (/proc/self/fd): not read", requested));
   if (!lies_below_any(*opened, key_dirs)) refuse_outside(requested, key_dirs);
   if (const auto kind = input_kind(descriptor.get()); kind != InputKind::regular) refuse_kind(requested, kind);
   return groth16::InputFile{std::move(descriptor), path};

@@ -17,12 +17,14 @@ ListenAddress ListenAddress::parse(const std::string& text) {
   if (text.rfind("unix:", 0) == 0) {
     address.unix_socket = true;
     address.path = text.substr(5);
-    if (address.path.empty()) throw std::invalid_argument(fmt::format("--listen {}: the socket's path is missing", text));
+    if (address.path.empty())
+      throw std::invalid_argument(fmt::format("--listen {}: the socket's path is missing", text));
     return address;
   }
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    throw std::invalid_argument(fmt::format("--listen {}: expected HOST:PORT (e.g. 127.0.0.1:8080) or unix:PATH", text));
+    throw std::invalid_argument(
+        fmt::format("--listen {}: expected HOST:PORT (e.g. 127.0.0.1:8080) or unix:PATH", text));
   }
   address.host = text.substr(0, colon);
   if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
@@ -44,16 +46,16 @@ void ensure_descriptors(int max_connections) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= needed) return;
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
-    throw std::runtime_error(fmt::format("serve.max_connections = {} needs {} open files, and this process may open at most {} "
-                                         "(ulimit -Hn): lower max_connections or raise the limit",
-                                         max_connections, needed, limit.rlim_max));
+    throw std::runtime_error(
+        fmt::format("serve.max_connections = {} needs {} open files, and this process may open at most {} "
+                    "(ulimit -Hn): lower max_connections or raise the limit",
+                    max_connections, needed, limit.rlim_max));
   }
   limit.rlim_cur = needed;
   if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    throw std::runtime_error(fmt::format("cannot raise the open files' limit to {} for serve.max_connections: {}", needed,
-                                         std::strerror(errno)));
+    throw std::runtime_error(fmt::format("cannot raise the open files' limit to {} for serve.max_connections: {}",
+                                         needed, std::strerror(errno)));
   }
 }
-
 
 }  // namespace stagehand::service

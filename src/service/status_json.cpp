@@ -18,7 +18,10 @@ std::string status_json(const EngineStatus& status) {
                   {"capacity", status.queue_capacity},
                   {"running", status.running},
                   {"witness_bytes", status.witness_bytes}};
-  out["proofs"] = {{"accepted", status.accepted}, {"done", status.done}, {"failed", status.failed}, {"cancelled", status.cancelled},
+  out["proofs"] = {{"accepted", status.accepted},
+                   {"done", status.done},
+                   {"failed", status.failed},
+                   {"cancelled", status.cancelled},
                    {"batches", status.batches}};
   out["gpus"] = nlohmann::json::array();
   for (const auto& gpu : status.gpus) {

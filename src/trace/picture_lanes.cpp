@@ -129,8 +129,8 @@ void add_device_span(GpuView& gpu, const TraceEvent& event, std::string_view cat
 }
 
 // A coordinator span: on its worker's row, and on its job's where it names one.
-void add_worker_span(LaneView& view, int gpu_index, const TraceEvent& event, std::string_view thread, std::string_view name,
-                     std::unordered_map<std::uint32_t, std::vector<Box>>& unattributed) {
+void add_worker_span(LaneView& view, int gpu_index, const TraceEvent& event, std::string_view thread,
+                     std::string_view name, std::unordered_map<std::uint32_t, std::vector<Box>>& unattributed) {
   auto style = coordinator_style(name);
   auto& row = worker_row(view.gpus[gpu_index], thread);
   row.boxes.push_back(Box{event.start_ns, event.end_ns, style,
@@ -150,7 +150,8 @@ void add_worker_span(LaneView& view, int gpu_index, const TraceEvent& event, std
   unnamed.clear();
   bool program = name.find("GPU program") != std::string_view::npos;
   if (program) job_view.programs.emplace_back(event.start_ns, event.end_ns);
-  job_view.boxes.push_back(Box{event.start_ns, event.end_ns, program ? kProgram : style, fmt::format("{}: {}", name, event.detail), program});
+  job_view.boxes.push_back(Box{event.start_ns, event.end_ns, program ? kProgram : style,
+                               fmt::format("{}: {}", name, event.detail), program});
 }
 
 // An out-of-memory: the device's (the size it was asked for), or a worker's mark on its row.
@@ -214,8 +215,8 @@ LaneView gather(const PictureLane& lane) {
         auto found = async_open.find(event.id);
         if (found == async_open.end()) break;
         const auto& begin = *found->second;
-        gpu.host_calls.boxes.push_back(Box{begin.start_ns, event.end_ns, kHostCall,
-                                           fmt::format("{} {}", trace.string(begin.name), begin.detail)});
+        gpu.host_calls.boxes.push_back(
+            Box{begin.start_ns, event.end_ns, kHostCall, fmt::format("{} {}", trace.string(begin.name), begin.detail)});
         async_open.erase(found);
         break;
       }
@@ -228,8 +229,8 @@ LaneView gather(const PictureLane& lane) {
   attribute_kernels(view);
   std::erase_if(view.gpus, [](const auto& entry) {
     const auto& gpu = entry.second;
-    return gpu.compute.boxes.empty() && gpu.to_device.boxes.empty() && gpu.to_host.boxes.empty() && gpu.workers.empty() &&
-           gpu.counters.empty() && gpu.host_calls.boxes.empty();
+    return gpu.compute.boxes.empty() && gpu.to_device.boxes.empty() && gpu.to_host.boxes.empty() &&
+           gpu.workers.empty() && gpu.counters.empty() && gpu.host_calls.boxes.empty();
   });
   return view;
 }

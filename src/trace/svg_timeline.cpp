@@ -33,7 +33,6 @@ constexpr int kLaneGap = 12;
 // Width of one character of the 11 px sans-serif labels, generous so that labels fit.
 constexpr double kCharWidth = 6.6;
 
-
 constexpr const char* kHeld = "#c6dbef";
 constexpr const char* kInUse = "#6baed6";
 constexpr const char* kReserved = "#f28e2b";
@@ -74,7 +73,8 @@ class Picture {
     for (const auto& lane : lanes_) {
       for (const auto& [index, gpu] : lane.gpus) {
         longest = std::max(longest, gpu_label(index).size() + 22);
-        for (const auto& [key, row] : gpu.workers) longest = std::max(longest, gpu_label(index).size() + 1 + row.label.size());
+        for (const auto& [key, row] : gpu.workers)
+          longest = std::max(longest, gpu_label(index).size() + 1 + row.label.size());
       }
     }
     label_width_ = static_cast<int>(static_cast<double>(longest) * kCharWidth) + 16;
@@ -83,8 +83,8 @@ class Picture {
       for (const auto& [index, gpu] : lane.gpus) {
         for (const auto& [name, steps] : gpu.counters) memory_scale_ = std::max<double>(memory_scale_, peak_of(&steps));
         for (const auto& oom : gpu.ooms) {
-          memory_scale_ = std::max(memory_scale_, static_cast<double>(value_at(counter(gpu, "VRAM held"), oom.at_ns)) +
-                                                      oom.requested_bytes);
+          memory_scale_ = std::max(
+              memory_scale_, static_cast<double>(value_at(counter(gpu, "VRAM held"), oom.at_ns)) + oom.requested_bytes);
         }
         for (const auto* copies : {&gpu.copies_to_device, &gpu.copies_to_host}) {
           for (double rate : link_rates(*copies)) link_scale_ = std::max(link_scale_, rate);
@@ -110,7 +110,8 @@ class Picture {
     for (const auto& [label, swatch] : legend_order_) {
       int x = 10 + (entry % legend_columns) * legend_column_width;
       int ly = (entry / legend_columns) * 16;
-      legend += fmt::format("<g transform=\"translate({},{})\">{}<text x=\"22\" y=\"9\">{}</text></g>\n", x, ly, swatch, escape(label));
+      legend += fmt::format("<g transform=\"translate({},{})\">{}<text x=\"22\" y=\"9\">{}</text></g>\n", x, ly, swatch,
+                            escape(label));
       ++entry;
     }
     const int legend_height = ((entry + legend_columns - 1) / legend_columns) * 16;
@@ -125,10 +126,12 @@ class Picture {
 
     std::string out;
     out += fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-family=\"DejaVu Sans, "
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+        "font-family=\"DejaVu Sans, "
         "Verdana, sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
         width, height, width, height);
-    out += fmt::format("<text class=\"title\" x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", escape(title_));
+    out += fmt::format("<text class=\"title\" x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
+                       escape(title_));
     out += fmt::format(
         "<text x=\"10\" y=\"38\" fill=\"#555\">{} on one time axis: seconds of device time from {:.3f} s. Per GPU: the "
         "compute engine, the copy engines, the PCIe link's rate, device memory against the card's capacity.</text>\n",
@@ -138,8 +141,9 @@ class Picture {
     out += fmt::format("<g class=\"axis\" data-from-ns=\"{}\" data-to-ns=\"{}\">\n", from_ns_, to_ns_);
     const double span_s = static_cast<double>(to_ns_ - from_ns_) / 1e9;
     double step = 1e-6;
-    for (double candidate : {1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2,
-                             0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0}) {
+    for (double candidate :
+         {1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 0.001, 0.002, 0.005, 0.01,  0.02,
+          0.05, 0.1,  0.2,  0.5,  1.0,  2.0,  5.0,  10.0, 20.0, 50.0,  100.0, 200.0, 500.0, 1000.0}) {
       step = candidate;
       if (span_s / candidate <= 14) break;
     }
@@ -192,7 +196,8 @@ class Picture {
   }
 
   void draw_row_label(std::string& out, int y, const std::string& text) const {
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_width_ - 8, y + kRowHeight - 3, escape(text));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_width_ - 8, y + kRowHeight - 3,
+                       escape(text));
   }
 
   // Boxes of one row; neighbours of one colour closer than a pixel are merged, which keeps the
@@ -200,8 +205,8 @@ class Picture {
   int draw_row(std::string& out, const Row& row, int y, const std::string& label, int gpu) {
     out += fmt::format("<g class=\"row\" data-kind=\"{}\" data-gpu=\"{}\">\n", row.kind, gpu);
     draw_row_label(out, y, label);
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f7f7f7\"/>\n", label_width_, y + 1, kPlotWidth,
-                       kRowHeight - 2);
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f7f7f7\"/>\n", label_width_, y + 1,
+                       kPlotWidth, kRowHeight - 2);
     std::vector<const Box*> boxes;
     for (const auto& box : row.boxes) {
       if (box.end_ns >= from_ns_ && box.start_ns <= to_ns_) boxes.push_back(&box);
@@ -220,8 +225,8 @@ class Picture {
       use(box->style);
       double x0 = x_of(box->start_ns);
       double x1 = std::max(x0 + 0.6, x_of(box->end_ns));
-      if (!runs.empty() && runs.back().box->style.colour == box->style.colour && runs.back().box->background == box->background &&
-          x0 <= runs.back().x1 + 0.8) {
+      if (!runs.empty() && runs.back().box->style.colour == box->style.colour &&
+          runs.back().box->background == box->background && x0 <= runs.back().x1 + 0.8) {
         runs.back().x1 = std::max(runs.back().x1, x1);
         ++runs.back().merged;
         continue;
@@ -230,26 +235,28 @@ class Picture {
     }
     for (const auto& run : runs) {
       int inset = run.box->background ? 1 : 2;
-      std::string title = run.merged > 1 ? fmt::format("{} (and {} more)", run.box->title, run.merged - 1) : run.box->title;
-      out += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{}</title></rect>\n", run.x0,
-                         y + inset, run.x1 - run.x0, kRowHeight - 2 * inset, run.box->style.colour,
-                         run.merged == 1 && !run.box->background && run.x1 - run.x0 > 3 ? " stroke=\"white\" stroke-width=\"0.5\"" : "",
-                         escape(title));
+      std::string title =
+          run.merged > 1 ? fmt::format("{} (and {} more)", run.box->title, run.merged - 1) : run.box->title;
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{}</title></rect>\n", run.x0,
+          y + inset, run.x1 - run.x0, kRowHeight - 2 * inset, run.box->style.colour,
+          run.merged == 1 && !run.box->background && run.x1 - run.x0 > 3 ? " stroke=\"white\" stroke-width=\"0.5\""
+                                                                         : "",
+          escape(title));
     }
     for (const auto& [at, detail] : row.oom_marks) {
       out += fmt::format(
           "<g class=\"job-oom\" data-at-ns=\"{}\"><text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\" "
           "text-anchor=\"middle\">✕</text><title>{}</title></g>\n",
           at, x_of(at), y + kRowHeight - 3, kOom, escape(detail));
-      use("out of memory (✕; on the memory chart, the failed request above what was held)", fmt::format("<text x=\"8\" y=\"9\" fill=\"{}\" font-weight=\"bold\" text-anchor=\"middle\">✕</text>", kOom));
+      use("out of memory (✕; on the memory chart, the failed request above what was held)",
+          fmt::format("<text x=\"8\" y=\"9\" fill=\"{}\" font-weight=\"bold\" text-anchor=\"middle\">✕</text>", kOom));
     }
     out += "</g>\n";
     return y + kRowHeight;
   }
 
-  double y_of_bytes(int top, double bytes) const {
-    return top + kMemoryHeight - bytes / memory_scale_ * kMemoryHeight;
-  }
+  double y_of_bytes(int top, double bytes) const { return top + kMemoryHeight - bytes / memory_scale_ * kMemoryHeight; }
 
   // A step series as a path over the window, one point pair per change; within one pixel the
   // highest value is kept, so that a peak never disappears between columns.
@@ -282,8 +289,10 @@ class Picture {
         last_y = y;
       }
     }
-    path += fmt::format("L{:.1f},{:.1f}", static_cast<double>(label_width_ + kPlotWidth), last_y < 0 ? y_of_bytes(top, 0) : last_y);
-    if (area) path += fmt::format("L{:.1f},{:.1f}Z", static_cast<double>(label_width_ + kPlotWidth), y_of_bytes(top, 0));
+    path += fmt::format("L{:.1f},{:.1f}", static_cast<double>(label_width_ + kPlotWidth),
+                        last_y < 0 ? y_of_bytes(top, 0) : last_y);
+    if (area)
+      path += fmt::format("L{:.1f},{:.1f}Z", static_cast<double>(label_width_ + kPlotWidth), y_of_bytes(top, 0));
     return path;
   }
 
@@ -295,14 +304,16 @@ class Picture {
     const int top = y + 4;
     const auto peak_held = peak_of(held);
     const auto cap = peak_of(capacity);
-    out += fmt::format("<g class=\"memory\" data-gpu=\"{}\" data-peak-held-bytes=\"{}\" data-cap-bytes=\"{}\" data-peak-reserved-bytes=\"{}\" data-oom-count=\"{}\">\n",
-                       gpu_index, peak_held, cap, peak_of(reserved), gpu.ooms.size());
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} device memory</text>\n", label_width_ - 8, top + 11,
-                       gpu_label(gpu_index));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777\">0 to {}</text>\n", label_width_ - 8, top + 25,
-                       format_bytes(static_cast<Bytes>(memory_scale_)));
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#ddd\"/>\n", label_width_, top,
-                       kPlotWidth, kMemoryHeight);
+    out += fmt::format(
+        "<g class=\"memory\" data-gpu=\"{}\" data-peak-held-bytes=\"{}\" data-cap-bytes=\"{}\" "
+        "data-peak-reserved-bytes=\"{}\" data-oom-count=\"{}\">\n",
+        gpu_index, peak_held, cap, peak_of(reserved), gpu.ooms.size());
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} device memory</text>\n", label_width_ - 8,
+                       top + 11, gpu_label(gpu_index));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777\">0 to {}</text>\n", label_width_ - 8,
+                       top + 25, format_bytes(static_cast<Bytes>(memory_scale_)));
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#ddd\"/>\n",
+                       label_width_, top, kPlotWidth, kMemoryHeight);
     draw_memory_lines(out, gpu, top);
     if (held) draw_memory_peak(out, *held, peak_held, top);
     draw_ooms(out, gpu, held, top);
@@ -326,7 +337,8 @@ class Picture {
     }
     if (in_use) {
       out += fmt::format("<path class=\"in-use\" d=\"{}\" fill=\"{}\"/>\n", step_path(*in_use, top, true), kInUse);
-      use("device memory in use (not cached or pending in the pool)", fmt::format("<rect width=\"16\" height=\"10\" fill=\"{}\"/>", kInUse));
+      use("device memory in use (not cached or pending in the pool)",
+          fmt::format("<rect width=\"16\" height=\"10\" fill=\"{}\"/>", kInUse));
     }
     if (reserved) {
       out += fmt::format("<path class=\"reserved\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\"/>\n",
@@ -335,16 +347,20 @@ class Picture {
           fmt::format("<line x1=\"0\" y1=\"5\" x2=\"16\" y2=\"5\" stroke=\"{}\" stroke-width=\"2\"/>", kReserved));
     }
     if (budget) {
-      out += fmt::format("<path class=\"budget-capacity\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1\" stroke-dasharray=\"2,2\"/>\n",
-                         step_path(*budget, top, false), kReserved);
+      out += fmt::format(
+          "<path class=\"budget-capacity\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1\" "
+          "stroke-dasharray=\"2,2\"/>\n",
+          step_path(*budget, top, false), kReserved);
       use("the budget's capacity (cap less margin and residents)",
-          fmt::format("<line x1=\"0\" y1=\"5\" x2=\"16\" y2=\"5\" stroke=\"{}\" stroke-dasharray=\"2,2\"/>", kReserved));
+          fmt::format("<line x1=\"0\" y1=\"5\" x2=\"16\" y2=\"5\" stroke=\"{}\" stroke-dasharray=\"2,2\"/>",
+                      kReserved));
     }
     if (capacity) {
       // A step line: another process's memory lowers what this one can get.
       const auto last = static_cast<double>(capacity->back().bytes);
       out += fmt::format(
-          "<path class=\"cap\" data-bytes=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\" stroke-dasharray=\"6,3\"/>"
+          "<path class=\"cap\" data-bytes=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.2\" "
+          "stroke-dasharray=\"6,3\"/>"
           "<text x=\"{}\" y=\"{:.1f}\" fill=\"{}\">cap {}</text>\n",
           cap, step_path(*capacity, top, false), kCap, label_width_ + kPlotWidth + 6, y_of_bytes(top, last) + 4, kCap,
           format_bytes(static_cast<Bytes>(last)));
@@ -364,7 +380,8 @@ class Picture {
     }
     double py = y_of_bytes(top, static_cast<double>(peak_held));
     out += fmt::format(
-        "<g class=\"peak\" data-bytes=\"{}\" data-at-ns=\"{}\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#08519c\"/>"
+        "<g class=\"peak\" data-bytes=\"{}\" data-at-ns=\"{}\"><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" "
+        "fill=\"#08519c\"/>"
         "<text x=\"{}\" y=\"{}\" fill=\"#08519c\">peak {}</text></g>\n",
         peak_held, peak_at, x_of(peak_at), py, label_width_ + kPlotWidth + 6, top + kMemoryHeight - 4,
         format_bytes(static_cast<Bytes>(peak_held)));
@@ -378,10 +395,12 @@ class Picture {
       double y0 = y_of_bytes(top, base);
       double y1 = y_of_bytes(top, base + oom.requested_bytes);
       out += fmt::format(
-          "<g class=\"oom\" data-at-ns=\"{}\" data-held-bytes=\"{:.0f}\" data-requested-bytes=\"{:.0f}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"4\" height=\"{:.1f}\" "
+          "<g class=\"oom\" data-at-ns=\"{}\" data-held-bytes=\"{:.0f}\" data-requested-bytes=\"{:.0f}\"><rect "
+          "x=\"{:.1f}\" y=\"{:.1f}\" width=\"4\" height=\"{:.1f}\" "
           "fill=\"{}\" fill-opacity=\"0.55\"/><text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" font-weight=\"bold\" "
           "text-anchor=\"middle\">✕</text><title>{}</title></g>\n",
-          oom.at_ns, base, oom.requested_bytes, x - 2, y1, std::max(1.0, y0 - y1), kOom, x, y1 - 1, kOom, escape(oom.detail));
+          oom.at_ns, base, oom.requested_bytes, x - 2, y1, std::max(1.0, y0 - y1), kOom, x, y1 - 1, kOom,
+          escape(oom.detail));
       use("out of memory (✕; on the memory chart, the failed request above what was held)",
           fmt::format("<text x=\"8\" y=\"9\" fill=\"{}\" font-weight=\"bold\" text-anchor=\"middle\">✕</text>", kOom));
     }
@@ -394,39 +413,46 @@ class Picture {
     auto back = link_rates(gpu.copies_to_host);
     double peak_in = *std::max_element(in.begin(), in.end());
     double peak_back = *std::max_element(back.begin(), back.end());
-    out += fmt::format("<g class=\"link\" data-gpu=\"{}\" data-peak-htod-gbps=\"{:.2f}\" data-peak-dtoh-gbps=\"{:.2f}\">\n", gpu_index,
-                       peak_in, peak_back);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} PCIe link, GB/s</text>\n", label_width_ - 8, top + 12,
-                       gpu_label(gpu_index));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777\">0 to {:.3g}</text>\n", label_width_ - 8, top + 25,
-                       link_scale_);
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#ddd\"/>\n", label_width_, top,
-                       kPlotWidth, kLinkHeight);
+    out += fmt::format(
+        "<g class=\"link\" data-gpu=\"{}\" data-peak-htod-gbps=\"{:.2f}\" data-peak-dtoh-gbps=\"{:.2f}\">\n", gpu_index,
+        peak_in, peak_back);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} PCIe link, GB/s</text>\n", label_width_ - 8,
+                       top + 12, gpu_label(gpu_index));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#777\">0 to {:.3g}</text>\n",
+                       label_width_ - 8, top + 25, link_scale_);
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#ddd\"/>\n",
+                       label_width_, top, kPlotWidth, kLinkHeight);
     auto area = [&](const std::vector<double>& rates, const char* colour, const char* css) {
       std::string path = fmt::format("M{},{}", label_width_, top + kLinkHeight);
       for (int c = 0; c < kPlotWidth; ++c) {
         double h = link_scale_ > 0 ? rates[static_cast<std::size_t>(c)] / link_scale_ * kLinkHeight : 0;
-        path += fmt::format("L{},{:.1f}L{},{:.1f}", label_width_ + c, top + kLinkHeight - h, label_width_ + c + 1, top + kLinkHeight - h);
+        path += fmt::format("L{},{:.1f}L{},{:.1f}", label_width_ + c, top + kLinkHeight - h, label_width_ + c + 1,
+                            top + kLinkHeight - h);
       }
       path += fmt::format("L{},{}Z", label_width_ + kPlotWidth, top + kLinkHeight);
       out += fmt::format("<path class=\"{}\" d=\"{}\" fill=\"{}\" fill-opacity=\"0.6\"/>\n", css, path, colour);
     };
     area(in, kLinkIn, "htod");
     area(back, kLinkOut, "dtoh");
-    use("PCIe rate, host to device", fmt::format("<rect width=\"16\" height=\"10\" fill=\"{}\" fill-opacity=\"0.6\"/>", kLinkIn));
-    use("PCIe rate, device to host", fmt::format("<rect width=\"16\" height=\"10\" fill=\"{}\" fill-opacity=\"0.6\"/>", kLinkOut));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">max {:.1f} / {:.1f}</text>\n", label_width_ + kPlotWidth + 6, top + 12,
-                       peak_in, peak_back);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#777\">in / out GB/s</text>\n", label_width_ + kPlotWidth + 6, top + 25);
+    use("PCIe rate, host to device",
+        fmt::format("<rect width=\"16\" height=\"10\" fill=\"{}\" fill-opacity=\"0.6\"/>", kLinkIn));
+    use("PCIe rate, device to host",
+        fmt::format("<rect width=\"16\" height=\"10\" fill=\"{}\" fill-opacity=\"0.6\"/>", kLinkOut));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">max {:.1f} / {:.1f}</text>\n",
+                       label_width_ + kPlotWidth + 6, top + 12, peak_in, peak_back);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#777\">in / out GB/s</text>\n", label_width_ + kPlotWidth + 6,
+                       top + 25);
     out += "</g>\n";
     return top + kLinkHeight + 2;
   }
 
   int draw_lane_header(std::string& out, const LaneView& lane, int y) {
-    out += fmt::format("<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef1f5\"/>\n", y, label_width_ + kPlotWidth + kRightMargin,
-                       kLaneHeader - 4);
-    out += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"13\"><tspan font-weight=\"bold\">{}</tspan><tspan fill=\"#333\" dx=\"12\">{}</tspan></text>\n",
-                       y + 13, escape(lane.name), escape(lane.figures));
+    out += fmt::format("<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef1f5\"/>\n", y,
+                       label_width_ + kPlotWidth + kRightMargin, kLaneHeader - 4);
+    out += fmt::format(
+        "<text x=\"10\" y=\"{}\" font-size=\"13\"><tspan font-weight=\"bold\">{}</tspan><tspan fill=\"#333\" "
+        "dx=\"12\">{}</tspan></text>\n",
+        y + 13, escape(lane.name), escape(lane.figures));
     return y + kLaneHeader;
   }
 
@@ -435,12 +461,17 @@ class Picture {
     if (!lane.name.empty() || !lane.figures.empty()) y = draw_lane_header(out, lane, y);
     for (const auto& [index, gpu] : lane.gpus) {
       const auto prefix = gpu_label(index);
-      if (!gpu.compute.boxes.empty()) y = draw_row(out, gpu.compute, y, fmt::format("{} compute engine", prefix), index);
-      if (!gpu.to_device.boxes.empty()) y = draw_row(out, gpu.to_device, y, fmt::format("{} copy engine, to device", prefix), index);
-      if (!gpu.to_host.boxes.empty()) y = draw_row(out, gpu.to_host, y, fmt::format("{} copy engine, to host", prefix), index);
+      if (!gpu.compute.boxes.empty())
+        y = draw_row(out, gpu.compute, y, fmt::format("{} compute engine", prefix), index);
+      if (!gpu.to_device.boxes.empty())
+        y = draw_row(out, gpu.to_device, y, fmt::format("{} copy engine, to device", prefix), index);
+      if (!gpu.to_host.boxes.empty())
+        y = draw_row(out, gpu.to_host, y, fmt::format("{} copy engine, to host", prefix), index);
       if (options_.worker_rows) {
-        for (const auto& [key, row] : gpu.workers) y = draw_row(out, row, y, fmt::format("{} {}", prefix, row.label), index);
-        if (!gpu.host_calls.boxes.empty()) y = draw_row(out, gpu.host_calls, y, fmt::format("{} host calls", prefix), index);
+        for (const auto& [key, row] : gpu.workers)
+          y = draw_row(out, row, y, fmt::format("{} {}", prefix, row.label), index);
+        if (!gpu.host_calls.boxes.empty())
+          y = draw_row(out, gpu.host_calls, y, fmt::format("{} host calls", prefix), index);
       }
       y = draw_link(out, gpu, index, y);
       y = draw_memory(out, gpu, index, y);
@@ -469,7 +500,8 @@ class Picture {
 
 }  // namespace
 
-std::string svg_picture(const std::vector<PictureLane>& lanes, const std::string& title, const PictureOptions& options) {
+std::string svg_picture(const std::vector<PictureLane>& lanes, const std::string& title,
+                        const PictureOptions& options) {
   std::vector<LaneView> views;
   for (const auto& lane : lanes) {
     if (lane.trace) views.push_back(gather(lane));
@@ -477,8 +509,8 @@ std::string svg_picture(const std::vector<PictureLane>& lanes, const std::string
   return Picture(std::move(views), title, options).draw();
 }
 
-void write_svg_picture(const std::vector<PictureLane>& lanes, const std::filesystem::path& path, const std::string& title,
-                       const PictureOptions& options) {
+void write_svg_picture(const std::vector<PictureLane>& lanes, const std::filesystem::path& path,
+                       const std::string& title, const PictureOptions& options) {
   auto svg = svg_picture(lanes, title, options);
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   std::ofstream out(path);
@@ -487,8 +519,8 @@ void write_svg_picture(const std::vector<PictureLane>& lanes, const std::filesys
   if (!out) throw std::runtime_error(fmt::format("writing '{}' failed", path.string()));
 }
 
-void write_svg_timeline(const Trace& trace, const std::filesystem::path& path, const std::string& title, Nanoseconds from_ns,
-                        Nanoseconds to_ns) {
+void write_svg_timeline(const Trace& trace, const std::filesystem::path& path, const std::string& title,
+                        Nanoseconds from_ns, Nanoseconds to_ns) {
   PictureOptions options;
   options.worker_rows = true;
   options.from_ns = from_ns;

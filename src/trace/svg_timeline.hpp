@@ -38,9 +38,10 @@ struct PictureOptions {
 
 // Writes the SVG, creating parent folders. Throws std::runtime_error naming the path when it
 // cannot write.
-void write_svg_picture(const std::vector<PictureLane>& lanes, const std::filesystem::path& path, const std::string& title,
-                       const PictureOptions& options = {});
-std::string svg_picture(const std::vector<PictureLane>& lanes, const std::string& title, const PictureOptions& options = {});
+void write_svg_picture(const std::vector<PictureLane>& lanes, const std::filesystem::path& path,
+                       const std::string& title, const PictureOptions& options = {});
+std::string svg_picture(const std::vector<PictureLane>& lanes, const std::string& title,
+                        const PictureOptions& options = {});
 
 // One trace on its own, with its worker rows: the per-policy and per-fixture pictures.
 void write_svg_timeline(const Trace& trace, const std::filesystem::path& path, const std::string& title,

@@ -97,7 +97,8 @@ void Trace::record(TraceEvent event) {
 
 void Trace::span(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds start_ns,
                  Nanoseconds end_ns, std::string detail) {
-  record(TraceEvent{TracePhase::span, track.id, intern(name), intern(category), start_ns, end_ns, 0, std::move(detail)});
+  record(
+      TraceEvent{TracePhase::span, track.id, intern(name), intern(category), start_ns, end_ns, 0, std::move(detail)});
 }
 
 void Trace::instant(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds at_ns,
@@ -118,7 +119,8 @@ void Trace::async_span(TraceTrack track, std::string_view name, std::string_view
   auto id = next_flow_id_++;
   auto name_index = intern(name);
   auto category_index = intern(category);
-  record(TraceEvent{TracePhase::async_begin, track.id, name_index, category_index, start_ns, start_ns, id, std::move(detail)});
+  record(TraceEvent{TracePhase::async_begin, track.id, name_index, category_index, start_ns, start_ns, id,
+                    std::move(detail)});
   record(TraceEvent{TracePhase::async_end, track.id, name_index, category_index, end_ns, end_ns, id, {}});
 }
 
@@ -154,7 +156,8 @@ void Trace::write_chrome_json(std::ostream& out) const {
     write_json_string(out, strings_[event.name]);
     out << ",\"cat\":";
     write_json_string(out, strings_[event.category]);
-    out << ",\"pid\":" << info.process_id << ",\"tid\":" << info.thread_id << ",\"ts\":" << microseconds(event.start_ns);
+    out << ",\"pid\":" << info.process_id << ",\"tid\":" << info.thread_id
+        << ",\"ts\":" << microseconds(event.start_ns);
     switch (event.phase) {
       case TracePhase::span: out << ",\"ph\":\"X\",\"dur\":" << microseconds(event.end_ns - event.start_ns); break;
       case TracePhase::instant: out << ",\"ph\":\"i\",\"s\":\"t\""; break;

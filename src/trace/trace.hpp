@@ -54,7 +54,8 @@ class Trace {
   // A number of bytes over time, e.g. the device memory held: `value` from `at_ns` until the next
   // sample of the same name on the same process. Perfetto draws a counter track per process and
   // name, so names must be unique within a process.
-  void counter(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds at_ns, std::int64_t value);
+  void counter(TraceTrack track, std::string_view name, std::string_view category, Nanoseconds at_ns,
+               std::int64_t value);
 
   std::uint64_t hash() const { return hash_; }
   std::uint64_t event_count() const { return event_count_; }

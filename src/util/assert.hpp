@@ -51,7 +51,7 @@ std::string assertion_message(fmt::format_string<Args...> format, Args&&... args
 
 }  // namespace stagehand
 
-#define STAGEHAND_ASSERT(condition, ...)                                                                      \
-  ((condition) ? static_cast<void>(0)                                                                         \
+#define STAGEHAND_ASSERT(condition, ...)                                                                   \
+  ((condition) ? static_cast<void>(0)                                                                      \
                : ::stagehand::assertion_failed(::stagehand::AssertionSite{#condition, __FILE__, __LINE__}, \
                                                ::stagehand::detail::assertion_message(__VA_ARGS__)))

@@ -24,7 +24,9 @@ std::atomic<std::int64_t> idle_wait_ms{PipeWaits{}.idle.count()};
 // what arrived, whatever size a header declares.
 constexpr std::size_t kPipeChunkBytes = std::size_t{1} << 20;
 
-std::string seconds_text(std::chrono::milliseconds wait) { return fmt::format("{:g} s", static_cast<double>(wait.count()) / 1000); }
+std::string seconds_text(std::chrono::milliseconds wait) {
+  return fmt::format("{:g} s", static_cast<double>(wait.count()) / 1000);
+}
 
 }  // namespace
 
@@ -163,8 +165,11 @@ std::string PipeReader::problem(Status status) const {
   switch (status) {
     case Status::ok:
     case Status::ended: return "";
-    case Status::no_writer: return fmt::format("no process opened it for writing within {} (a FIFO's writer must be started with the reader)", seconds_text(waits_.writer));
-    case Status::idle: return fmt::format("no byte arrived for {}: its writer holds it open without sending", seconds_text(waits_.idle));
+    case Status::no_writer:
+      return fmt::format("no process opened it for writing within {} (a FIFO's writer must be started with the reader)",
+                         seconds_text(waits_.writer));
+    case Status::idle:
+      return fmt::format("no byte arrived for {}: its writer holds it open without sending", seconds_text(waits_.idle));
     case Status::failed: return fmt::format("cannot read it: {}", std::strerror(error_));
   }
   return "";

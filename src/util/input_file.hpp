@@ -43,8 +43,8 @@ FileDescriptor open_for_reading(const std::filesystem::path& path, bool no_follo
 
 // What an open file is, as far as a reader cares.
 enum class InputKind {
-  regular,      // a regular file: read at its size
-  pipe,         // a FIFO or a pipe: read as its bytes arrive (PipeReader)
+  regular,  // a regular file: read at its size
+  pipe,     // a FIFO or a pipe: read as its bytes arrive (PipeReader)
   directory,
   kernel_file,  // a regular file of /proc or /sys: its size is not its content's
   device,       // a character or block device (/dev/zero, /dev/urandom, a disk)

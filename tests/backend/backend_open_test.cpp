@@ -19,8 +19,9 @@ BOOST_AUTO_TEST_CASE(a_vram_cap_the_card_cannot_meet_names_the_key) {
     Backend::open_simulator(config, {});
     BOOST_ERROR("no error");
   } catch (const ConfigError& error) {
-    BOOST_TEST(std::string(error.what()).find("deploy.toml:4: key 'gpus.vram_cap_gib': a cap of 500.00 GiB is more than the simulated "
-                                              "h200 has") == 0,
+    BOOST_TEST(std::string(error.what())
+                       .find("deploy.toml:4: key 'gpus.vram_cap_gib': a cap of 500.00 GiB is more than the simulated "
+                             "h200 has") == 0,
                error.what());
   }
 }
@@ -33,7 +34,9 @@ BOOST_AUTO_TEST_CASE(an_unknown_device_model_names_the_file_line_and_key) {
     Backend::open_simulator(config, {});
     BOOST_ERROR("no error");
   } catch (const ConfigError& error) {
-    BOOST_TEST(std::string(error.what()).find("deploy.toml:2: key 'sim.device_model': device model 'h201' not found") == 0, error.what());
+    BOOST_TEST(
+        std::string(error.what()).find("deploy.toml:2: key 'sim.device_model': device model 'h201' not found") == 0,
+        error.what());
   }
 }
 

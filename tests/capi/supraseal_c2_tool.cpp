@@ -42,7 +42,7 @@ void write_assignment(const std::string& r1cs_path, const std::string& wtns_path
   const auto witness = groth16::read_wtns(wtns_path);
   const auto assignment = testing::filecoin_assignment(r1cs, witness);
   std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  const std::uint64_t header[] = {assignment.inputs.size(), assignment.aux.size(), assignment.a.size(),
+  const std::uint64_t header[] = {assignment.inputs.size(),  assignment.aux.size(),     assignment.a.size(),
                                   assignment.a_aux_popcount, assignment.b_inp_popcount, assignment.b_aux_popcount};
   write_all(out, header, sizeof(header));
   for (const auto* words : {&assignment.a_aux_words, &assignment.b_inp_words, &assignment.b_aux_words}) {
@@ -59,9 +59,8 @@ void write_proof_json(const std::string& proof_path, std::size_t index, const st
   std::ifstream in(proof_path, std::ios::binary);
   const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (bytes.size() < (index + 1) * groth16::kSuprasealProofBytes) throw std::runtime_error(proof_path + ": too short");
-  const auto proof = groth16::decode_supraseal_proof(
-      std::span<const std::uint8_t, groth16::kSuprasealProofBytes>(bytes.data() + index * groth16::kSuprasealProofBytes,
-                                                                   groth16::kSuprasealProofBytes));
+  const auto proof = groth16::decode_supraseal_proof(std::span<const std::uint8_t, groth16::kSuprasealProofBytes>(
+      bytes.data() + index * groth16::kSuprasealProofBytes, groth16::kSuprasealProofBytes));
   std::ofstream(out_path) << groth16::proof_json(proof);
 }
 

@@ -14,15 +14,19 @@ using namespace stagehand;
 using namespace stagehand::testing;
 
 BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
-  BOOST_TEST(config_error_of("[gpus]\nworkers_per_devices = 2\n") == "deploy.toml:2: unknown key 'gpus.workers_per_devices'");
-  BOOST_TEST(config_error_of("[run]\npolicies = [\"fifo\"]\n").find("deploy.toml:2: key 'run.policies': unknown policy 'fifo'") == 0,
+  BOOST_TEST(config_error_of("[gpus]\nworkers_per_devices = 2\n") ==
+             "deploy.toml:2: unknown key 'gpus.workers_per_devices'");
+  BOOST_TEST(config_error_of("[run]\npolicies = [\"fifo\"]\n")
+                     .find("deploy.toml:2: key 'run.policies': unknown policy 'fifo'") == 0,
              config_error_of("[run]\npolicies = [\"fifo\"]\n"));
-  BOOST_TEST(config_error_of("[workload]\ndomain_log2 = 30\n") == "deploy.toml:2: key 'workload.domain_log2': 30 is out of range [10, 27]");
+  BOOST_TEST(config_error_of("[workload]\ndomain_log2 = 30\n") ==
+             "deploy.toml:2: key 'workload.domain_log2': 30 is out of range [10, 27]");
   BOOST_TEST(config_error_of("[host_staging]\nmode = \"mmap\"\n") ==
              "deploy.toml:2: key 'host_staging.mode': 'mmap' is not one of: pinned-pool, register");
   BOOST_TEST(config_error_of("[host_staging]\nhost_budget_gib = 0\n") ==
              "deploy.toml:2: key 'host_staging.host_budget_gib': 0 is out of range [0.001, 1048576]");
-  BOOST_TEST(config_error_of("[sim]\nfunctional = 1\n") == "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
+  BOOST_TEST(config_error_of("[sim]\nfunctional = 1\n") ==
+             "deploy.toml:2: key 'sim.functional': expected true or false, found an integer");
   BOOST_TEST(config_error_of("[gpus]\noverlap_finish = \"yes\"\n") ==
              "deploy.toml:2: key 'gpus.overlap_finish': expected true or false, found a string");
 }
@@ -31,9 +35,11 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
 // run_command.cpp and porep_workload.hpp); 2e9 jobs ended in bad_alloc naming nothing.
 BOOST_AUTO_TEST_CASE(too_many_partitions_are_an_error_naming_the_key) {
   BOOST_TEST(config_error_of("[workload]\nproofs = 100000\npartitions_per_proof = 100000\n") ==
-             "deploy.toml:3: key 'workload.partitions_per_proof': 100000 proofs x 100000 partitions = 10000000000 partitions, more "
+             "deploy.toml:3: key 'workload.partitions_per_proof': 100000 proofs x 100000 partitions = 10000000000 "
+             "partitions, more "
              "than the 100000 a run may hold");
-  BOOST_TEST(config_error_of("[workload]\nproofs = 50000\n").find("deploy.toml:2: key 'workload.proofs': 50000 proofs x 10 partitions") == 0,
+  BOOST_TEST(config_error_of("[workload]\nproofs = 50000\n")
+                     .find("deploy.toml:2: key 'workload.proofs': 50000 proofs x 10 partitions") == 0,
              config_error_of("[workload]\nproofs = 50000\n"));
   BOOST_TEST(config_error_of("[workload]\nproofs = 1000\npartitions_per_proof = 100\n") == "no error");
 }
@@ -58,8 +64,9 @@ BOOST_AUTO_TEST_CASE(a_vram_cap_the_work_cannot_meet_names_the_key) {
     check_vram_cap_fits(config, kGiB, "a proof");
     BOOST_ERROR("no error");
   } catch (const ConfigError& error) {
-    BOOST_TEST(std::string(error.what()) == "deploy.toml:2: key 'gpus.vram_cap_gib': a cap of 512.0 MiB is too small: a proof needs 1.00 GiB "
-                                            "of device memory",
+    BOOST_TEST(std::string(error.what()) ==
+                   "deploy.toml:2: key 'gpus.vram_cap_gib': a cap of 512.0 MiB is too small: a proof needs 1.00 GiB "
+                   "of device memory",
                error.what());
   }
 }

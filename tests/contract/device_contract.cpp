@@ -17,7 +17,9 @@
 namespace stagehand::contract {
 namespace {
 
-double gigabytes_per_second(Bytes bytes, Nanoseconds elapsed) { return static_cast<double>(bytes) / static_cast<double>(elapsed); }
+double gigabytes_per_second(Bytes bytes, Nanoseconds elapsed) {
+  return static_cast<double>(bytes) / static_cast<double>(elapsed);
+}
 double ms(Nanoseconds duration) { return static_cast<double>(duration) / 1e6; }
 double gib(Bytes bytes) { return static_cast<double>(bytes) / static_cast<double>(kGiB); }
 
@@ -127,7 +129,8 @@ asio::awaitable<void> both_directions_at_once_reach_100_gbps(Device& device, Dev
   device.destroy_stream(down);
 }
 
-asio::awaitable<void> pageable_copy_is_seven_times_slower_and_blocks_the_host(Device& device, DeviceExpectations expect) {
+asio::awaitable<void> pageable_copy_is_seven_times_slower_and_blocks_the_host(Device& device,
+                                                                              DeviceExpectations expect) {
   constexpr Bytes bytes = 2 * kGiB;
   auto stream = device.create_stream();
   auto after_copy = device.create_event();
@@ -263,7 +266,8 @@ asio::awaitable<void> registering_does_not_wait_for_a_kernel(Device& device, Dev
   auto [busy_ns, busy_unregister_ns] = co_await time_pinning(device, 2 * kGiB, expect);
   // 78 ms measured beside the kernel: its own cost, not the kernel's 300 ms.
   BOOST_CHECK_LT(ms(busy_ns), 200.0);
-  BOOST_CHECK_LT(static_cast<double>(busy_ns), (1 + expect.host_tolerance_percent / 100) * static_cast<double>(idle_ns));
+  BOOST_CHECK_LT(static_cast<double>(busy_ns),
+                 (1 + expect.host_tolerance_percent / 100) * static_cast<double>(idle_ns));
   co_await finish_kernel(device, kernel);
 }
 
@@ -434,8 +438,8 @@ asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it(Device& devi
   co_await check_reached_time(device, expect, false);
 }
 
-asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy(Device& device,
-                                                                                             DeviceExpectations expect) {
+asio::awaitable<void> a_callback_is_told_when_its_stream_reached_it_while_the_thread_is_busy(
+    Device& device, DeviceExpectations expect) {
   co_await check_reached_time(device, expect, true);
 }
 
@@ -452,7 +456,8 @@ asio::awaitable<void> check_lost(const std::string& what, const std::function<as
     errc = error.errc();
     message = error.what();
   }
-  BOOST_CHECK_MESSAGE(errc == DeviceErrc::device_lost, what << (errc ? " failed otherwise: " + message : " did not fail"));
+  BOOST_CHECK_MESSAGE(errc == DeviceErrc::device_lost,
+                      what << (errc ? " failed otherwise: " + message : " did not fail"));
 }
 }  // namespace
 
@@ -469,7 +474,8 @@ asio::awaitable<void> a_failed_kernel_loses_the_device_for_every_later_call(Devi
   for (int time = 1; time <= 2; ++time) {  // the second time as the first: nothing cleared it
     const auto nth = fmt::format(" (time {})", time);
     co_await check_lost("wait_event after the kernel" + nth, [&] { return device.wait_event(failed); });
-    co_await check_lost("synchronize_stream of the kernel's stream" + nth, [&] { return device.synchronize_stream(failing); });
+    co_await check_lost("synchronize_stream of the kernel's stream" + nth,
+                        [&] { return device.synchronize_stream(failing); });
     co_await check_lost("synchronize_stream of another stream" + nth, [&] { return device.synchronize_stream(other); });
     co_await check_lost("synchronize_device" + nth, [&] { return device.synchronize_device(); });
   }
@@ -486,7 +492,8 @@ asio::awaitable<void> a_failed_kernel_loses_the_device_for_every_later_call(Devi
     co_return;
   });
   co_await check_lost("allocate", [&]() -> asio::awaitable<void> { co_await device.allocate(kMiB); });
-  co_await check_lost("allocate_async", [&]() -> asio::awaitable<void> { co_await device.allocate_async(kMiB, other); });
+  co_await check_lost("allocate_async",
+                      [&]() -> asio::awaitable<void> { co_await device.allocate_async(kMiB, other); });
   // A lost device may refuse to destroy its handles too; there is nothing left to give back.
   for (auto destroy : std::initializer_list<std::function<void()>>{[&] { device.destroy_event(failed); },
                                                                    [&] { device.destroy_stream(failing); },

@@ -32,7 +32,8 @@ using stagehand::faulting_busy_wait;
 asio::awaitable<void> pinned_copy_to_device_runs_at_55_gbps(Device& device, DeviceExpectations expect);
 asio::awaitable<void> pinned_copy_to_host_runs_at_55_gbps(Device& device, DeviceExpectations expect);
 asio::awaitable<void> both_directions_at_once_reach_100_gbps(Device& device, DeviceExpectations expect);
-asio::awaitable<void> pageable_copy_is_seven_times_slower_and_blocks_the_host(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pageable_copy_is_seven_times_slower_and_blocks_the_host(Device& device,
+                                                                              DeviceExpectations expect);
 asio::awaitable<void> registered_memory_copies_at_the_pinned_rate(Device& device, DeviceExpectations expect);
 asio::awaitable<void> registering_costs_41_ms_per_gib(Device& device, DeviceExpectations expect);
 asio::awaitable<void> unregistering_costs_17_ms_per_gib(Device& device, DeviceExpectations expect);
@@ -48,7 +49,8 @@ asio::awaitable<void> pool_allocation_costs_milliseconds_when_growing(Device& de
 // ---- The stream-ordered pool against plain cudaMalloc, on a card held to 16 GiB ----
 asio::awaitable<void> default_release_threshold_is_zero(Device& device, DeviceExpectations expect);
 asio::awaitable<void> pending_free_blocks_malloc_until_the_stream_syncs(Device& device, DeviceExpectations expect);
-asio::awaitable<void> pool_allocation_reuses_a_pending_free_from_another_stream(Device& device, DeviceExpectations expect);
+asio::awaitable<void> pool_allocation_reuses_a_pending_free_from_another_stream(Device& device,
+                                                                                DeviceExpectations expect);
 asio::awaitable<void> high_threshold_hides_free_memory_from_memory_info(Device& device, DeviceExpectations expect);
 asio::awaitable<void> trim_releases_idle_pool_memory_at_once(Device& device, DeviceExpectations expect);
 

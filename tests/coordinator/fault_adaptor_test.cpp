@@ -109,7 +109,10 @@ BOOST_AUTO_TEST_CASE(fails_the_nth_allocation_and_allocates_nothing_for_it) {
 BOOST_AUTO_TEST_CASE(fails_allocations_with_a_probability_the_same_way_for_a_seed) {
   auto failures = [](std::uint64_t seed) {
     SimHarness h("h200");
-    FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.allocation_failure_probability = 0.3; f.seed = seed; }));
+    FaultyDevice device(h.device, faults([&](FaultPlan& f) {
+                          f.allocation_failure_probability = 0.3;
+                          f.seed = seed;
+                        }));
     std::string pattern;
     h.run([&](SimHarness&) -> asio::awaitable<void> {
       auto stream = device.create_stream();
@@ -151,7 +154,10 @@ BOOST_AUTO_TEST_CASE(fails_the_nth_pinning) {
 
 BOOST_AUTO_TEST_CASE(fails_a_named_kernel_at_its_streams_waits_until_synchronised) {
   SimHarness h("h200");
-  FaultyDevice device(h.device, faults([&](FaultPlan& f) { f.kernel_error_name = std::string(kernel::busy_wait); f.kernel_error_occurrence = 2; }));
+  FaultyDevice device(h.device, faults([&](FaultPlan& f) {
+                        f.kernel_error_name = std::string(kernel::busy_wait);
+                        f.kernel_error_occurrence = 2;
+                      }));
   h.run([&](SimHarness&) -> asio::awaitable<void> {
     auto stream = device.create_stream();
     auto buffer = co_await device.allocate_async(kMiB, stream);
@@ -255,7 +261,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(coordinator_under_budgeted)
 
 BOOST_AUTO_TEST_CASE(without_faults_every_partition_completes) {
-  auto result = run_with(faults([&](FaultPlan& f) { f.copy_delay_ns = 1; }));  // the adaptor in place, a negligible delay
+  auto result =
+      run_with(faults([&](FaultPlan& f) { f.copy_delay_ns = 1; }));  // the adaptor in place, a negligible delay
   BOOST_TEST(failed_jobs(result.report).empty());
 }
 
@@ -265,7 +272,8 @@ BOOST_AUTO_TEST_CASE(a_failed_allocation_fails_exactly_its_job) {
     auto failed = failed_jobs(result.report);
     BOOST_TEST_CONTEXT("allocation " << n) {
       BOOST_TEST_REQUIRE(failed.size() == 1u, errors(failed));
-      BOOST_TEST(has(failed[0]->error, fmt::format("allocation {} out of memory [injected fault]", n)), failed[0]->error);
+      BOOST_TEST(has(failed[0]->error, fmt::format("allocation {} out of memory [injected fault]", n)),
+                 failed[0]->error);
     }
   }
 }
@@ -276,7 +284,10 @@ BOOST_AUTO_TEST_CASE(a_failed_pinning_fails_exactly_its_job_or_names_itself) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_kernel_fails_exactly_its_job) {
-  auto result = run_with(faults([&](FaultPlan& f) { f.kernel_error_name = std::string(kernel::msm_reduce); f.kernel_error_occurrence = 3; }));
+  auto result = run_with(faults([&](FaultPlan& f) {
+    f.kernel_error_name = std::string(kernel::msm_reduce);
+    f.kernel_error_occurrence = 3;
+  }));
   auto failed = failed_jobs(result.report);
   BOOST_TEST_REQUIRE(failed.size() == 1u, errors(failed));
   BOOST_TEST(has(failed[0]->error, "kernel 'msm_reduce' failed [injected fault]"), failed[0]->error);

@@ -30,8 +30,10 @@ bool begins(const std::string& text, const std::string& start) { return text.rfi
 BOOST_AUTO_TEST_SUITE(faults_table)
 
 BOOST_AUTO_TEST_CASE(its_errors_name_the_file_line_and_key) {
-  BOOST_TEST(config_error_of("[faults]\nfail_kernel_nam = \"ntt\"\n") == "deploy.toml:2: unknown key 'faults.fail_kernel_nam'");
-  BOOST_TEST(config_error_of("[faults]\nseed = \"7\"\n") == "deploy.toml:2: key 'faults.seed': expected an integer, found a string");
+  BOOST_TEST(config_error_of("[faults]\nfail_kernel_nam = \"ntt\"\n") ==
+             "deploy.toml:2: unknown key 'faults.fail_kernel_nam'");
+  BOOST_TEST(config_error_of("[faults]\nseed = \"7\"\n") ==
+             "deploy.toml:2: key 'faults.seed': expected an integer, found a string");
   BOOST_TEST(config_error_of("[faults]\nkernel_error_probability = 1.5\n") ==
              "deploy.toml:2: key 'faults.kernel_error_probability': 1.5 is out of range [0, 1]");
   BOOST_TEST(config_error_of("[faults]\nfail_kernel_occurrence = 0\n") ==
@@ -40,7 +42,8 @@ BOOST_AUTO_TEST_CASE(its_errors_name_the_file_line_and_key) {
   BOOST_TEST(config_error_of("[gpus]\ncount = 2\n[faults]\ndevice = 2\n") ==
              "deploy.toml:4: key 'faults.device': 2 is out of range [-1, 1]");
   const auto unknown_kernel = config_error_of("[faults]\nkernel_error_name = \"nttt\"\n");
-  BOOST_TEST(begins(unknown_kernel, "deploy.toml:2: key 'faults.kernel_error_name': 'nttt' is not a kernel"), unknown_kernel);
+  BOOST_TEST(begins(unknown_kernel, "deploy.toml:2: key 'faults.kernel_error_name': 'nttt' is not a kernel"),
+             unknown_kernel);
 }
 
 // Silently reading nothing from the old name would hide the faults it asks for.
@@ -101,20 +104,22 @@ BOOST_AUTO_TEST_SUITE(backends)
 // The slower link is the simulator's alone: a GPU run refuses it, naming the table, before it
 // looks for a GPU (so the error is the same in every build).
 BOOST_AUTO_TEST_CASE(the_gpu_backend_refuses_a_simulator_only_fault) {
-  const auto config = parse_run_config("[run]\nbackend = \"cuda\"\n[faults]\npcie_slowdown_factor = 2\n", "deploy.toml");
+  const auto config =
+      parse_run_config("[run]\nbackend = \"cuda\"\n[faults]\npcie_slowdown_factor = 2\n", "deploy.toml");
   try {
     Backend::open(config, {});
     BOOST_ERROR("no error");
   } catch (const ConfigError& error) {
-    BOOST_TEST(begins(error.what(), "deploy.toml:3: key 'faults': pcie_slowdown_factor is the simulator's alone"), error.what());
+    BOOST_TEST(begins(error.what(), "deploy.toml:3: key 'faults': pcie_slowdown_factor is the simulator's alone"),
+               error.what());
   }
 }
 
 // On the simulator SimDevice injects what it models and a FaultyDevice around it the rest; a plan
 // of simulated faults alone leaves the devices unwrapped.
 BOOST_AUTO_TEST_CASE(the_simulator_splits_a_plan_between_its_injectors) {
-  auto config = parse_run_config("[gpus]\ncount = 2\n[faults]\ndevice = 1\nfail_host_pin_number = 2\nlose_device_at_launch = 9\n",
-                                 "deploy.toml");
+  auto config = parse_run_config(
+      "[gpus]\ncount = 2\n[faults]\ndevice = 1\nfail_host_pin_number = 2\nlose_device_at_launch = 9\n", "deploy.toml");
   auto backend = Backend::open_simulator(config, {});
   BOOST_REQUIRE(backend->devices().size() == 2u);
   BOOST_TEST(dynamic_cast<FaultyDevice*>(backend->devices()[0]) == nullptr);  // the plan is GPU 1's

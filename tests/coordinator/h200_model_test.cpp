@@ -41,21 +41,25 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_run) {
   // pageable memory at the host's rate (5.8-7.4 GB/s on the machines measured, the model 7.2), to
   // 10%. Prestage and two-lock were last measured with the inlined item sums (bench/RESULTS.md,
   // 2026-11-30, within 10% of the model then) and are not held here.
-  const Measured measured[] = {{Policy::serial, 13.700, 2.163, 10, 10, 7.04}, {Policy::budgeted, 7.173, 1.070, 5, 5, 15.65}};
+  const Measured measured[] = {{Policy::serial, 13.700, 2.163, 10, 10, 7.04},
+                               {Policy::budgeted, 7.173, 1.070, 5, 5, 15.65}};
   const double measured_prestage_gbps = 54.0;  // budgeted
   // ms per partition of budgeted's run.
-  const std::pair<const char*, double> kernels[] = {{kernel::msm_batch, 505.52}, {kernel::tail_msm, 253.34}, {kernel::ntt, 170.66},
-                                                    {kernel::batch_addition_g1, 44.57}, {kernel::batch_addition_g2, 31.70},
-                                                    {kernel::msm_reduce, 17.44},        {kernel::tail_reduce, 20.26}};
+  const std::pair<const char*, double> kernels[] = {
+      {kernel::msm_batch, 505.52},        {kernel::tail_msm, 253.34},         {kernel::ntt, 170.66},
+      {kernel::batch_addition_g1, 44.57}, {kernel::batch_addition_g2, 31.70}, {kernel::msm_reduce, 17.44},
+      {kernel::tail_reduce, 20.26}};
   std::map<Policy, RunReport> reports;
   for (const auto& real : measured) {
     const auto& report = reports[real.policy] = run(config, real.policy).report;
     BOOST_TEST_CONTEXT(to_string(real.policy)) {
       BOOST_CHECK_EQUAL(report.partitions_completed, report.partitions);
       BOOST_CHECK_CLOSE(report.seconds_per_proof, real.seconds_per_proof, real.seconds_per_proof_tolerance_percent);
-      BOOST_CHECK_CLOSE(report.gpu_seconds_per_partition, real.gpu_seconds_per_partition, real.gpu_seconds_tolerance_percent);
+      BOOST_CHECK_CLOSE(report.gpu_seconds_per_partition, real.gpu_seconds_per_partition,
+                        real.gpu_seconds_tolerance_percent);
       // The memory each policy holds at most, the launchers' MSM scratch included.
-      BOOST_CHECK_CLOSE(static_cast<double>(report.vram_peak_bytes) / static_cast<double>(kGiB), real.vram_peak_gib, 5.0);
+      BOOST_CHECK_CLOSE(static_cast<double>(report.vram_peak_bytes) / static_cast<double>(kGiB), real.vram_peak_gib,
+                        5.0);
       if (real.policy == Policy::budgeted) BOOST_CHECK_CLOSE(report.prestage_gbps, measured_prestage_gbps, 10.0);
       for (const auto& [name, ms] : kernels) {
         const auto& totals = report.kernel_totals.at(name);
@@ -84,7 +88,8 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_porep_partitions_on_the_gr
   auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / "config/h200-porep.toml");
   BOOST_REQUIRE(config.groth16.key == Groth16KeyShape::porep_partition && config.jobs() == 6);
   std::map<Policy, RunReport> reports;
-  for (const auto& [policy, gpu_seconds, tolerance] : {std::tuple{Policy::serial, 2.140, 10.0}, std::tuple{Policy::budgeted, 1.094, 5.0}}) {
+  for (const auto& [policy, gpu_seconds, tolerance] :
+       {std::tuple{Policy::serial, 2.140, 10.0}, std::tuple{Policy::budgeted, 1.094, 5.0}}) {
     const auto& report = reports[policy] = run(config, policy).report;
     BOOST_TEST_CONTEXT(to_string(policy)) {
       BOOST_CHECK_EQUAL(report.partitions_completed, 6);
@@ -93,12 +98,14 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_porep_partitions_on_the_gr
     }
   }
   const auto& budgeted = reports.at(Policy::budgeted);
-  const std::pair<const char*, double> kernels[] = {
-      {kernel::groth16_msm_g1_batch, 799.91}, {kernel::groth16_msm_g2_batch, 42.48}, {kernel::groth16_msm_g2_reduce, 1.33},
-      {kernel::groth16_h_evaluate, 146.62}};
+  const std::pair<const char*, double> kernels[] = {{kernel::groth16_msm_g1_batch, 799.91},
+                                                    {kernel::groth16_msm_g2_batch, 42.48},
+                                                    {kernel::groth16_msm_g2_reduce, 1.33},
+                                                    {kernel::groth16_h_evaluate, 146.62}};
   for (const auto& [name, ms] : kernels) {
     BOOST_TEST_CONTEXT(name) {
-      BOOST_CHECK_CLOSE(static_cast<double>(budgeted.kernel_totals.at(name).busy_ns) / 1e6 / budgeted.partitions_completed, ms, 5.0);
+      BOOST_CHECK_CLOSE(
+          static_cast<double>(budgeted.kernel_totals.at(name).busy_ns) / 1e6 / budgeted.partitions_completed, ms, 5.0);
     }
   }
   // The H200's budgeted kept the GPU 98.7% busy.
@@ -132,7 +139,8 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_proofs_at_2_26) {
                                                     {kernel::groth16_msm_g2_reduce, 79.64}};
   for (const auto& [name, ms] : kernels) {
     BOOST_TEST_CONTEXT(name) {
-      BOOST_CHECK_CLOSE(static_cast<double>(report.kernel_totals.at(name).busy_ns) / 1e6 / report.partitions_completed, ms, 5.0);
+      BOOST_CHECK_CLOSE(static_cast<double>(report.kernel_totals.at(name).busy_ns) / 1e6 / report.partitions_completed,
+                        ms, 5.0);
     }
   }
   BOOST_CHECK_CLOSE(report.compute_busy_fraction, 0.951, 3.0);
@@ -141,7 +149,8 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_the_real_proofs_at_2_26) {
   // upload opening the program instead 0.31.
   Nanoseconds kernels_ns = 0;
   for (const auto& [name, totals] : report.kernel_totals) kernels_ns += totals.busy_ns;
-  const double beyond = report.gpu_seconds_per_partition - static_cast<double>(kernels_ns) / 1e9 / report.partitions_completed;
+  const double beyond =
+      report.gpu_seconds_per_partition - static_cast<double>(kernels_ns) / 1e9 / report.partitions_completed;
   BOOST_TEST_MESSAGE("GPU held beyond the kernels: " << beyond << " s per proof");
   BOOST_CHECK_LT(beyond, 0.15);
 }
@@ -180,12 +189,13 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_predicts_whole_card_proofs_with_pre
     const char* kernel;  // an MSM over copies held to 5%, with its ms per proof (nullptr: none)
     double kernel_ms;
   };
-  const Measured runs[] = {{20, 16, false, 0.1364, nullptr, 0},
-                           {20, 16, true, 0.0974, kernel::groth16_msm_g1_precomputed, 36.52},  // 3 sets: C is 5 points short of 2^20
-                           {22, 16, false, 0.3540, nullptr, 0},
-                           {22, 16, true, 0.2807, kernel::groth16_msm_g2_precomputed, 112.76},
-                           {24, 4, false, 1.0817, nullptr, 0},
-                           {24, 4, true, 0.9321, kernel::groth16_msm_g1_precomputed, 491.38}};
+  const Measured runs[] = {
+      {20, 16, false, 0.1364, nullptr, 0},
+      {20, 16, true, 0.0974, kernel::groth16_msm_g1_precomputed, 36.52},  // 3 sets: C is 5 points short of 2^20
+      {22, 16, false, 0.3540, nullptr, 0},
+      {22, 16, true, 0.2807, kernel::groth16_msm_g2_precomputed, 112.76},
+      {24, 4, false, 1.0817, nullptr, 0},
+      {24, 4, true, 0.9321, kernel::groth16_msm_g1_precomputed, 491.38}};
   for (const auto& measured : runs) {
     BOOST_TEST_CONTEXT("2^" << measured.domain_log2 << ", precompute_bases = " << measured.precompute) {
       const auto config = parse_run_config(fmt::format(R"(
@@ -207,7 +217,8 @@ precompute_bases = {}
       BOOST_CHECK_CLOSE(report.gpu_seconds_per_partition, measured.gpu_seconds_per_proof, 10.0);
       BOOST_CHECK_EQUAL(report.kernel_totals.count(kernel::groth16_msm_g2_precomputed), measured.precompute ? 1u : 0u);
       if (measured.kernel != nullptr) {
-        const double ms = static_cast<double>(report.kernel_totals.at(measured.kernel).busy_ns) / 1e6 / report.partitions_completed;
+        const double ms =
+            static_cast<double>(report.kernel_totals.at(measured.kernel).busy_ns) / 1e6 / report.partitions_completed;
         BOOST_CHECK_CLOSE(ms, measured.kernel_ms, 5.0);
       }
     }

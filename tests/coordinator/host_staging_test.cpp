@@ -42,9 +42,10 @@ constexpr Bytes kG2Sum = 3 * 2 * 48;
 constexpr Bytes kResults = 4 * kG1Sum + kG2Sum;
 
 std::string staging_config(int workers, double budget_gib) {
-  return fmt::format("[gpus]\nworkers_per_device = {}\n[host_staging]\nhost_budget_gib = {}\n"
-                     "[workload]\nkind = \"groth16\"\ndomain_log2 = 10\nproofs = 2\n[sim]\ndevice_model = \"h200-measured\"\n",
-                     workers, budget_gib);
+  return fmt::format(
+      "[gpus]\nworkers_per_device = {}\n[host_staging]\nhost_budget_gib = {}\n"
+      "[workload]\nkind = \"groth16\"\ndomain_log2 = 10\nproofs = 2\n[sim]\ndevice_model = \"h200-measured\"\n",
+      workers, budget_gib);
 }
 
 }  // namespace
@@ -71,20 +72,23 @@ BOOST_AUTO_TEST_CASE(a_2_10_keys_staging_per_worker_is_sized_from_the_key) {
 BOOST_AUTO_TEST_CASE(a_worker_count_the_budget_cannot_hold_is_refused_naming_the_key_and_the_figures) {
   const Bytes each = kFr * groth16::KeySizes::synthetic(10).n_vars + 2 * kResults;
   const double budget_gib = 0.001;
-  const auto refused = run_on_simulator(parse_run_config(staging_config(64, budget_gib), "staging.toml"), Policy::budgeted);
-  const auto budget = parse_run_config(staging_config(64, budget_gib), "staging.toml").coordinator.host_staging_budget_bytes;
+  const auto refused =
+      run_on_simulator(parse_run_config(staging_config(64, budget_gib), "staging.toml"), Policy::budgeted);
+  const auto budget =
+      parse_run_config(staging_config(64, budget_gib), "staging.toml").coordinator.host_staging_budget_bytes;
   const auto fit = budget / each;
   BOOST_REQUIRE_LT(fit, 64u);
-  const auto expected = fmt::format("staging.toml:4: key 'host_staging.host_budget_gib': 64 workers stage {} of host memory "
-                                    "per GPU, {} each (a job's inputs 1 x {}, two result buffers of {}), more than the budget "
-                                    "of {} per GPU: at most {} workers per GPU fit",
-                                    format_bytes(64 * each), format_bytes(each), format_bytes(each - 2 * kResults),
-                                    format_bytes(kResults), format_bytes(budget), fit);
+  const auto expected = fmt::format(
+      "staging.toml:4: key 'host_staging.host_budget_gib': 64 workers stage {} of host memory "
+      "per GPU, {} each (a job's inputs 1 x {}, two result buffers of {}), more than the budget "
+      "of {} per GPU: at most {} workers per GPU fit",
+      format_bytes(64 * each), format_bytes(each), format_bytes(each - 2 * kResults), format_bytes(kResults),
+      format_bytes(budget), fit);
   BOOST_TEST(refused.error == expected);
   BOOST_TEST(refused.report.jobs.empty());  // refused before any job ran
 
-  const auto accepted = run_on_simulator(parse_run_config(staging_config(static_cast<int>(fit), budget_gib), "staging.toml"),
-                                         Policy::budgeted);
+  const auto accepted = run_on_simulator(
+      parse_run_config(staging_config(static_cast<int>(fit), budget_gib), "staging.toml"), Policy::budgeted);
   BOOST_TEST(accepted.error.empty(), accepted.error);
   BOOST_CHECK_EQUAL(accepted.report.jobs.size(), 2u);
   for (const auto& job : accepted.report.jobs) BOOST_TEST(job.completed(), job.error);
@@ -111,12 +115,16 @@ BOOST_AUTO_TEST_CASE(the_refusal_says_which_count_fits_or_that_none_does) {
   plan.result_bytes = kKiB;
   const Bytes each = 3 * kMiB + 2 * kKiB;
   BOOST_CHECK_NO_THROW(check_workers_staging_fit(4, plan, 4 * each, "key 'k'"));
-  const auto starts = fmt::format("key 'k': 5 workers stage {} of host memory per GPU, {} each (a job's inputs 3 x 1.0 MiB, "
-                                  "two result buffers of 1.0 KiB)", format_bytes(5 * each), format_bytes(each));
-  BOOST_CHECK_EXCEPTION(check_workers_staging_fit(5, plan, 4 * each, "key 'k'"), std::invalid_argument, [&](const auto& error) {
-    const std::string what = error.what();
-    return what.find(starts) == 0 && what.find("at most 4 workers per GPU fit") != std::string::npos;
-  });
-  BOOST_CHECK_EXCEPTION(check_workers_staging_fit(1, plan, each - 1, "key 'k'"), std::invalid_argument,
-                        [](const auto& error) { return std::string(error.what()).find("not one worker fits") != std::string::npos; });
+  const auto starts = fmt::format(
+      "key 'k': 5 workers stage {} of host memory per GPU, {} each (a job's inputs 3 x 1.0 MiB, "
+      "two result buffers of 1.0 KiB)",
+      format_bytes(5 * each), format_bytes(each));
+  BOOST_CHECK_EXCEPTION(
+      check_workers_staging_fit(5, plan, 4 * each, "key 'k'"), std::invalid_argument, [&](const auto& error) {
+        const std::string what = error.what();
+        return what.find(starts) == 0 && what.find("at most 4 workers per GPU fit") != std::string::npos;
+      });
+  BOOST_CHECK_EXCEPTION(
+      check_workers_staging_fit(1, plan, each - 1, "key 'k'"), std::invalid_argument,
+      [](const auto& error) { return std::string(error.what()).find("not one worker fits") != std::string::npos; });
 }

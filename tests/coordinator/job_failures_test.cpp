@@ -25,7 +25,9 @@ BOOST_AUTO_TEST_CASE(a_job_failing_half_way_releases_everything_it_held) {
     auto result = run_on_simulator(config, policy, options);
     BOOST_TEST(result.checker.clean(), result.checker.describe());
     BOOST_CHECK_EQUAL(failed(result.report), 1);
-    BOOST_TEST(result.report.jobs[1].error.find(fmt::format("kernel '{}' failed", kernel::msm_batch)) != std::string::npos, result.report.jobs[1].error);
+    BOOST_TEST(
+        result.report.jobs[1].error.find(fmt::format("kernel '{}' failed", kernel::msm_batch)) != std::string::npos,
+        result.report.jobs[1].error);
     for (std::size_t device = 0; device < result.system->device_count(); ++device) {
       BOOST_CHECK_EQUAL(result.system->device(device).memory_held_bytes(), 0u);
     }

@@ -140,8 +140,8 @@ void check_scaling(ConfigFor config_for, double split_slack) {
       const auto many = run(config_for(gpus)).report;
       BOOST_TEST(failed(many) == 0);
       const double scaling = many.partitions_per_second / one.partitions_per_second;
-      BOOST_TEST_MESSAGE(fmt::format("{} GPUs: {:.3f} jobs/s against one GPU's {:.3f}: {:.3f} x", gpus, many.partitions_per_second,
-                                     one.partitions_per_second, scaling));
+      BOOST_TEST_MESSAGE(fmt::format("{} GPUs: {:.3f} jobs/s against one GPU's {:.3f}: {:.3f} x", gpus,
+                                     many.partitions_per_second, one.partitions_per_second, scaling));
       BOOST_TEST(scaling >= 0.97 * gpus, "throughput " << scaling << " x one GPU's");
       BOOST_TEST(scaling <= 1.01 * gpus, "throughput " << scaling << " x one GPU's");
       check_even_split(many, split_slack);
@@ -202,13 +202,13 @@ BOOST_AUTO_TEST_SUITE(lost_gpu)
 
 BOOST_AUTO_TEST_CASE(a_lost_gpus_jobs_finish_on_the_others) {
   for (int gpus : {2, 4}) {
-    BOOST_TEST_CONTEXT(gpus << " GPUs") {
-      check_lost_gpu_run(run_losing(porep_config(gpus, 2), 1).report, 1);
-    }
+    BOOST_TEST_CONTEXT(gpus << " GPUs") { check_lost_gpu_run(run_losing(porep_config(gpus, 2), 1).report, 1); }
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_finish_on_the_other) { check_lost_gpu_run(run_losing(groth16_config(2, 3), 1).report, 1); }
+BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_finish_on_the_other) {
+  check_lost_gpu_run(run_losing(groth16_config(2, 3), 1).report, 1);
+}
 
 // The GPU that registered the key's sets for all the others is the one lost: they are
 // unregistered through another, and no registration is left on the host. (The pinned buffers

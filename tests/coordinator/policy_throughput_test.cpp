@@ -24,7 +24,8 @@ BOOST_AUTO_TEST_CASE(the_default_run_has_budgeted_best) {
   const auto& budgeted = reports.at(Policy::budgeted);
   for (const auto& [policy, report] : reports) {
     BOOST_TEST_MESSAGE(fmt::format("{}: {:.3f} s/proof, {:.3f} GPU s/partition, {:.1f}% busy", report.policy,
-                                   report.seconds_per_proof, report.gpu_seconds_per_partition, 100 * report.compute_busy_fraction));
+                                   report.seconds_per_proof, report.gpu_seconds_per_partition,
+                                   100 * report.compute_busy_fraction));
     if (policy != Policy::budgeted) BOOST_CHECK_LT(budgeted.seconds_per_proof, report.seconds_per_proof);
   }
   BOOST_CHECK_EQUAL(budgeted.oom_count, 0u);
@@ -87,7 +88,7 @@ BOOST_AUTO_TEST_CASE(the_program_fetches_ahead_the_set_its_kernels_leave_most_pc
     const char* later;
   };
   for (const auto& [file, first, later] : {Case{"config/default.toml", "tail fetched ahead", "tail+L fetched ahead"},
-                                          Case{"config/h200-measured.toml", "", "L+A fetched ahead"}}) {
+                                           Case{"config/h200-measured.toml", "", "L+A fetched ahead"}}) {
     auto config = load_run_config(std::filesystem::path(STAGEHAND_SOURCE_DIR) / file);
     const auto report = run(config, Policy::budgeted).report;
     BOOST_TEST_CONTEXT(file) {
@@ -104,6 +105,7 @@ BOOST_AUTO_TEST_CASE(two_gpus_give_budgeted_nearly_twice_the_throughput) {
   auto one = run(config, Policy::budgeted).report;
   config.gpus = 2;
   auto two = run(config, Policy::budgeted).report;
-  BOOST_TEST_MESSAGE(fmt::format("1 GPU {:.3f} partitions/s, 2 GPUs {:.3f}", one.partitions_per_second, two.partitions_per_second));
+  BOOST_TEST_MESSAGE(
+      fmt::format("1 GPU {:.3f} partitions/s, 2 GPUs {:.3f}", one.partitions_per_second, two.partitions_per_second));
   BOOST_CHECK_GE(two.partitions_per_second, 1.9 * one.partitions_per_second);
 }

@@ -20,7 +20,8 @@ using testing::SimHarness;
 namespace {
 
 struct BudgetBench {
-  explicit BudgetBench(Bytes capacity, VramBudgetRules rules = {}) : harness("h200"), budget(harness.device, lock, capacity, rules) {}
+  explicit BudgetBench(Bytes capacity, VramBudgetRules rules = {})
+      : harness("h200"), budget(harness.device, lock, capacity, rules) {}
   void run(const std::function<asio::awaitable<void>(BudgetBench&)>& program) {
     sim::run_to_completion(harness.system, program(*this));
   }
@@ -36,12 +37,13 @@ struct Granted {
 };
 
 void reserve_later(BudgetBench& bench, ComputeLock::Ticket ticket, Bytes bytes, Granted& granted) {
-  asio::co_spawn(bench.harness.system.io(),
-                 [&bench, ticket, bytes, &granted]() -> asio::awaitable<void> {
-                   granted.reservation = co_await bench.budget.reserve(ticket, bytes);
-                   granted.at_ns = bench.harness.device.now();
-                 },
-                 asio::detached);
+  asio::co_spawn(
+      bench.harness.system.io(),
+      [&bench, ticket, bytes, &granted]() -> asio::awaitable<void> {
+        granted.reservation = co_await bench.budget.reserve(ticket, bytes);
+        granted.at_ns = bench.harness.device.now();
+      },
+      asio::detached);
 }
 
 }  // namespace
@@ -240,9 +242,10 @@ BOOST_AUTO_TEST_CASE(another_process_taking_memory_shrinks_the_capacity) {
 BOOST_AUTO_TEST_CASE(a_peak_beyond_the_capacity_is_refused_with_a_clear_error) {
   BudgetBench bench(8 * kGiB);
   auto ticket = bench.lock.take_ticket();
-  BOOST_CHECK_EXCEPTION(bench.budget.add_job(ticket, 9 * kGiB), std::runtime_error, [](const std::runtime_error& error) {
-    return std::string(error.what()).find("needs 9.00 GiB") != std::string::npos;
-  });
+  BOOST_CHECK_EXCEPTION(bench.budget.add_job(ticket, 9 * kGiB), std::runtime_error,
+                        [](const std::runtime_error& error) {
+                          return std::string(error.what()).find("needs 9.00 GiB") != std::string::npos;
+                        });
 }
 
 // ---- Invariants stay checked in Release builds (STAGEHAND_ASSERT) ----
@@ -298,7 +301,8 @@ BOOST_AUTO_TEST_CASE(by_default_a_failed_assertion_prints_where_and_aborts) {
   close(error_pipe[1]);
   std::string printed;
   char buffer[512];
-  for (ssize_t got; (got = read(error_pipe[0], buffer, sizeof buffer)) > 0;) printed.append(buffer, static_cast<std::size_t>(got));
+  for (ssize_t got; (got = read(error_pipe[0], buffer, sizeof buffer)) > 0;)
+    printed.append(buffer, static_cast<std::size_t>(got));
   close(error_pipe[0]);
   int status = 0;
   waitpid(child, &status, 0);

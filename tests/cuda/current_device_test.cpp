@@ -85,10 +85,14 @@ class GpuZeroFirst final : public Device {
   EventHandle create_event() override { return zero_then(inner_).create_event(); }
   void destroy_event(EventHandle event) override { zero_then(inner_).destroy_event(event); }
   void record_event(EventHandle event, StreamHandle stream) override { zero_then(inner_).record_event(event, stream); }
-  void stream_wait_event(StreamHandle stream, EventHandle event) override { zero_then(inner_).stream_wait_event(stream, event); }
+  void stream_wait_event(StreamHandle stream, EventHandle event) override {
+    zero_then(inner_).stream_wait_event(stream, event);
+  }
   bool event_complete(EventHandle event) override { return zero_then(inner_).event_complete(event); }
   asio::awaitable<void> wait_event(EventHandle event) override { co_await zero_then(inner_).wait_event(event); }
-  asio::awaitable<void> synchronize_stream(StreamHandle stream) override { co_await zero_then(inner_).synchronize_stream(stream); }
+  asio::awaitable<void> synchronize_stream(StreamHandle stream) override {
+    co_await zero_then(inner_).synchronize_stream(stream);
+  }
   asio::awaitable<void> synchronize_device() override { co_await zero_then(inner_).synchronize_device(); }
 
   asio::awaitable<void> copy_to_device(DevicePointer destination, HostRange source, StreamHandle stream) override {
@@ -101,12 +105,16 @@ class GpuZeroFirst final : public Device {
     zero_then(inner_).memset_async(destination, value, bytes, stream);
   }
 
-  asio::awaitable<DevicePointer> allocate(Bytes bytes) override { co_return co_await zero_then(inner_).allocate(bytes); }
+  asio::awaitable<DevicePointer> allocate(Bytes bytes) override {
+    co_return co_await zero_then(inner_).allocate(bytes);
+  }
   asio::awaitable<void> free(DevicePointer pointer) override { co_await zero_then(inner_).free(pointer); }
   asio::awaitable<DevicePointer> allocate_async(Bytes bytes, StreamHandle stream) override {
     co_return co_await zero_then(inner_).allocate_async(bytes, stream);
   }
-  void free_async(DevicePointer pointer, StreamHandle stream) override { zero_then(inner_).free_async(pointer, stream); }
+  void free_async(DevicePointer pointer, StreamHandle stream) override {
+    zero_then(inner_).free_async(pointer, stream);
+  }
   void set_pool_release_threshold(Bytes bytes) override { zero_then(inner_).set_pool_release_threshold(bytes); }
   void trim_pool(Bytes keep_bytes) override { zero_then(inner_).trim_pool(keep_bytes); }
   PoolStats pool_stats() const override { return zero_then(inner_).pool_stats(); }
@@ -118,7 +126,9 @@ class GpuZeroFirst final : public Device {
   asio::awaitable<HostRange> allocate_pinned_host(Bytes bytes) override {
     co_return co_await zero_then(inner_).allocate_pinned_host(bytes);
   }
-  asio::awaitable<void> free_pinned_host(HostRange range) override { co_await zero_then(inner_).free_pinned_host(range); }
+  asio::awaitable<void> free_pinned_host(HostRange range) override {
+    co_await zero_then(inner_).free_pinned_host(range);
+  }
 
   void launch(const KernelLaunch& kernel, StreamHandle stream) override { zero_then(inner_).launch(kernel, stream); }
   Bytes kernel_scratch_bytes(const std::string& kernel, std::uint64_t work_units) const override {
@@ -196,7 +206,9 @@ class LastGpu {
   std::unique_ptr<GpuZeroFirst> gpu_;
 };
 
-HostRange range_of(std::vector<std::byte>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+HostRange range_of(std::vector<std::byte>& bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()};
+}
 
 // n Fr values spread over the field, in the kernels' layout (Montgomery limbs).
 std::vector<math::Fr> sample_fr(std::size_t n, std::uint64_t seed) {
@@ -210,7 +222,8 @@ std::vector<math::Fr> sample_fr(std::size_t n, std::uint64_t seed) {
 
 std::vector<std::byte> bytes_of(const std::vector<math::Fr>& values) {
   std::vector<std::byte> bytes(values.size() * 32);
-  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(bytes.data() + 32 * i, values[i].montgomery_limbs().data(), 32);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    std::memcpy(bytes.data() + 32 * i, values[i].montgomery_limbs().data(), 32);
   return bytes;
 }
 
@@ -219,8 +232,8 @@ bool holds(const std::byte* bytes, const std::vector<math::Fr>& expected) {
 }
 
 // h_pointwise over n elements on `stream`: a[i] = (a[i]·b[i] − c[i])·factor.
-void launch_h_pointwise(Device& gpu, std::size_t n, const math::Fr& factor, DevicePointer a, DevicePointer b, DevicePointer c,
-                        StreamHandle stream) {
+void launch_h_pointwise(Device& gpu, std::size_t n, const math::Fr& factor, DevicePointer a, DevicePointer b,
+                        DevicePointer c, StreamHandle stream) {
   const Bytes bytes = n * 32;
   KernelLaunch pointwise;
   pointwise.name = kernel::h_pointwise;
@@ -379,7 +392,8 @@ BOOST_AUTO_TEST_CASE(copies_memset_and_a_kernel_compute_the_right_values) {
 
     gpu.memset_async(device_c, 0x5a, bytes, compute);
     co_await gpu.copy_to_host(range_of(pageable_out), device_c, compute);
-    BOOST_TEST(std::all_of(pageable_out.begin(), pageable_out.end(), [](std::byte value) { return value == std::byte{0x5a}; }));
+    BOOST_TEST(std::all_of(pageable_out.begin(), pageable_out.end(),
+                           [](std::byte value) { return value == std::byte{0x5a}; }));
 
     co_await gpu.synchronize_device();
     const auto& totals = gpu.counters().kernel_totals;
@@ -409,7 +423,8 @@ bool init_unit_test() {
 int main(int argc, char* argv[]) {
   const int count = stagehand::cuda::device_count();
   if (count < 2) {
-    std::printf("cuda_current_device: %d CUDA device%s present, the test needs 2: skipped\n", count, count == 1 ? "" : "s");
+    std::printf("cuda_current_device: %d CUDA device%s present, the test needs 2: skipped\n", count,
+                count == 1 ? "" : "s");
     return 77;
   }
   return boost::unit_test::unit_test_main(&init_unit_test, argc, argv);

@@ -37,8 +37,8 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
   BOOST_CHECK_EQUAL(example.engine.promote_after_s, EngineSettings{}.promote_after_s);
   BOOST_CHECK_EQUAL(example.engine.request_id_retention_s, EngineSettings{}.request_id_retention_s);
   BOOST_CHECK_EQUAL(example.serve.max_connections, 512);
-  const auto good = parse_engine_config("[engine]\nqueue_capacity = 3\nmax_batch = 2\n[serve]\nmax_request_mib = 1\nmax_connections = 5\n",
-                                        "t.toml");
+  const auto good = parse_engine_config(
+      "[engine]\nqueue_capacity = 3\nmax_batch = 2\n[serve]\nmax_request_mib = 1\nmax_connections = 5\n", "t.toml");
   BOOST_CHECK_EQUAL(good.engine.queue_capacity, 3u);
   BOOST_CHECK_EQUAL(good.engine.max_batch, 2u);
   BOOST_CHECK_EQUAL(good.serve.max_request_bytes, std::size_t{1} << 20);
@@ -51,17 +51,21 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
     }
     return std::string("no error");
   };
-  BOOST_CHECK_MESSAGE(message_of("[engine]\nqueue_capacity = 0\n").find("t.toml:2: key 'engine.queue_capacity'") != std::string::npos,
-                      message_of("[engine]\nqueue_capacity = 0\n"));
+  BOOST_CHECK_MESSAGE(
+      message_of("[engine]\nqueue_capacity = 0\n").find("t.toml:2: key 'engine.queue_capacity'") != std::string::npos,
+      message_of("[engine]\nqueue_capacity = 0\n"));
   BOOST_CHECK_MESSAGE(message_of("[serve]\nmax_conections = 5\n").find("serve.max_conections") != std::string::npos,
                       message_of("[serve]\nmax_conections = 5\n"));
   // The run configuration's [faults] (config/faults_table.hpp), its old name refused.
-  BOOST_CHECK_EQUAL(parse_engine_config("[faults]\nkernel_error_name = \"ntt\"\n", "t.toml").run.faults.kernel_error_name, "ntt");
-  BOOST_CHECK_MESSAGE(message_of("[device_faults]\nseed = 2\n").find("t.toml:1: key 'device_faults': this table is now [faults]") == 0,
-                      message_of("[device_faults]\nseed = 2\n"));
+  BOOST_CHECK_EQUAL(
+      parse_engine_config("[faults]\nkernel_error_name = \"ntt\"\n", "t.toml").run.faults.kernel_error_name, "ntt");
+  BOOST_CHECK_MESSAGE(
+      message_of("[device_faults]\nseed = 2\n").find("t.toml:1: key 'device_faults': this table is now [faults]") == 0,
+      message_of("[device_faults]\nseed = 2\n"));
   const auto promote = message_of("[engine]\npromote_after_s = 0\n");
   BOOST_CHECK_MESSAGE(promote.find("t.toml:2: key 'engine.promote_after_s'") != std::string::npos, promote);
-  const auto timing = parse_engine_config("[engine]\npromote_after_s = 0.5\nrequest_id_retention_s = 30\nlinger_ms = 0\n", "t.toml");
+  const auto timing =
+      parse_engine_config("[engine]\npromote_after_s = 0.5\nrequest_id_retention_s = 30\nlinger_ms = 0\n", "t.toml");
   BOOST_CHECK_EQUAL(timing.engine.promote_after_s, 0.5);
   BOOST_CHECK_EQUAL(timing.engine.request_id_retention_s, 30.0);
   BOOST_CHECK_EQUAL(timing.engine.linger_ms, 0.0);
@@ -72,25 +76,29 @@ BOOST_AUTO_TEST_CASE(the_configuration_tables_are_checked) {
   // The proofs' layout, as `stagehand prove` takes it; no precomputed sets, no [workload].
   BOOST_CHECK(!example.engine.abc_step.has_value());
   BOOST_CHECK(!example.engine.key_sets.has_value());
-  const auto layout = parse_engine_config("[engine]\nabc = \"host\"\nkey_sets = \"streamed\"\nstream_buffer_mib = 2\n", "t.toml");
+  const auto layout =
+      parse_engine_config("[engine]\nabc = \"host\"\nkey_sets = \"streamed\"\nstream_buffer_mib = 2\n", "t.toml");
   BOOST_CHECK(layout.engine.abc_step == std::optional{groth16::AbcStep::host});
   BOOST_CHECK(layout.engine.key_sets == std::optional{groth16::SetPlacement::streamed});
   BOOST_CHECK_EQUAL(layout.engine.stream_buffer_bytes, 2 * kMiB);
-  const auto precomputed = parse_engine_config("[engine]\nkey_sets = \"precomputed\"\nprecompute_bases = true\n", "t.toml");
+  const auto precomputed =
+      parse_engine_config("[engine]\nkey_sets = \"precomputed\"\nprecompute_bases = true\n", "t.toml");
   BOOST_CHECK(precomputed.engine.key_sets == std::optional{groth16::SetPlacement::precomputed});
   BOOST_CHECK(precomputed.engine.precompute_bases);
   BOOST_CHECK(!example.engine.precompute_bases);
   const auto bad_sets = message_of("[engine]\nkey_sets = \"everywhere\"\n");
   BOOST_CHECK_MESSAGE(bad_sets.find("t.toml:2: key 'engine.key_sets'") != std::string::npos, bad_sets);
   const auto workload = message_of("[gpus]\ncount = 1\n[workload]\nproofs = 2\n");
-  BOOST_CHECK_MESSAGE(workload.find("t.toml:3: key 'workload'") != std::string::npos && workload.find("[engine]") != std::string::npos,
-                      workload);
+  BOOST_CHECK_MESSAGE(
+      workload.find("t.toml:3: key 'workload'") != std::string::npos && workload.find("[engine]") != std::string::npos,
+      workload);
 }
 
 // The layout asked for in [engine] is the one the proofs take: a/b/c on the host and every set
 // streamed from pinned memory, fetched ahead, or precomputed still give the CPU reference's proofs.
 BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
-  for (const auto sets : {groth16::SetPlacement::streamed, groth16::SetPlacement::fetched_ahead, groth16::SetPlacement::precomputed}) {
+  for (const auto sets :
+       {groth16::SetPlacement::streamed, groth16::SetPlacement::fetched_ahead, groth16::SetPlacement::precomputed}) {
     BOOST_TEST_CONTEXT(groth16::to_string(sets)) {
       auto engine_config = config();
       engine_config.engine.abc_step = groth16::AbcStep::host;
@@ -101,11 +109,13 @@ BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
       const auto status = engine.status();
       BOOST_REQUIRE_EQUAL(status.keys.size(), 1u);
       const auto& layout = status.keys[0].layout;
-      BOOST_CHECK_MESSAGE(layout.starts_with("a/b/c on the host;") && layout.find(groth16::to_string(sets)) != std::string::npos &&
+      BOOST_CHECK_MESSAGE(layout.starts_with("a/b/c on the host;") &&
+                              layout.find(groth16::to_string(sets)) != std::string::npos &&
                               layout.find(" resident") == std::string::npos,
                           layout);
       std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
-      for (std::uint64_t x = 2; x < 5; ++x) handles.emplace_back(engine.submit("small", files().wtns(x, 7), WhenFull::wait), x);
+      for (std::uint64_t x = 2; x < 5; ++x)
+        handles.emplace_back(engine.submit("small", files().wtns(x, 7), WhenFull::wait), x);
       for (const auto& [handle, x] : handles) check_done(handle, x, 7);
     }
   }
@@ -154,7 +164,8 @@ BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_wi
   wrong.r1cs_path = "other.r1cs";
   std::string message;
   BOOST_CHECK(error_kind_of([&] { engine.load_key("wrong", wrong); }, &message) == ErrorKind::bad_key);
-  BOOST_CHECK_MESSAGE(message.find("other.r1cs") != std::string::npos && message.find("another circuit") != std::string::npos, message);
+  BOOST_CHECK_MESSAGE(
+      message.find("other.r1cs") != std::string::npos && message.find("another circuit") != std::string::npos, message);
   BOOST_CHECK(!engine.has_key("wrong"));
   key.r1cs = std::make_shared<const groth16::R1cs>(testing::multiplier_circuit());
   key.r1cs_path = "multiplier.r1cs";
@@ -173,6 +184,7 @@ BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_wi
   BOOST_CHECK_EQUAL(numbered.proof_json, files().expected_proof(11, 5, 7));
   // A witness of the wrong length is refused naming it as the caller does.
   auto short_witness = groth16::wtns_bytes(std::vector<Fr>{Fr::one()});
-  BOOST_CHECK(error_kind_of([&] { engine.submit("memory", short_witness, options); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("memory", short_witness, options); }, &message) ==
+              ErrorKind::bad_witness);
   BOOST_CHECK_MESSAGE(message.starts_with("w.wtns: ") && message.find("another circuit") != std::string::npos, message);
 }

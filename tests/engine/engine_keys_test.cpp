@@ -87,7 +87,8 @@ BOOST_AUTO_TEST_CASE(keys_stay_set_up_between_batches_beside_each_other) {
   BOOST_CHECK_EQUAL(engine.unload_key("other"), 0u);
   engine.wait_key_gone("other");
   BOOST_CHECK(engine.status().keys.empty());
-  BOOST_CHECK_MESSAGE(gpu_memory_is_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+  BOOST_CHECK_MESSAGE(gpu_memory_is_back(engine),
+                      engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
   BOOST_CHECK_EQUAL(engine.status().gpus.at(0).pinned_host_kept_bytes, 0u);
 }
 
@@ -112,7 +113,8 @@ BOOST_AUTO_TEST_CASE(two_gpus_keep_both_keys_set_up) {
   engine.wait_key_gone("small");
   BOOST_CHECK_EQUAL(engine.unload_key("other"), 0u);
   engine.wait_key_gone("other");
-  BOOST_CHECK_MESSAGE(gpu_memory_is_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on GPU 0");
+  BOOST_CHECK_MESSAGE(gpu_memory_is_back(engine),
+                      engine.status().gpus.at(0).device_used_bytes << " bytes left on GPU 0");
 }
 
 // Two GPUs with one worker each, proofs submitted together: both GPUs prove, each keeps a pinned
@@ -208,7 +210,8 @@ BOOST_AUTO_TEST_CASE(each_batch_writes_its_trace_the_newest_kept) {
   } catch (const std::exception& error) {
     message = error.what();
   }
-  BOOST_CHECK_MESSAGE(message.find("t.toml") != std::string::npos && message.find("trace_dir") != std::string::npos, message);
+  BOOST_CHECK_MESSAGE(message.find("t.toml") != std::string::npos && message.find("trace_dir") != std::string::npos,
+                      message);
 }
 
 // keep_key_on_device = false: each batch sets the key up and frees it at its end.
@@ -225,6 +228,7 @@ BOOST_AUTO_TEST_CASE(without_keep_key_on_device_each_batch_frees_the_key) {
   BOOST_CHECK(status.keys[0].resident == std::vector<std::string>{"host"});
   BOOST_CHECK_EQUAL(status.gpus.at(0).pinned_host_kept_bytes, 0u);
   run_ends.wait_all(engine);
-  BOOST_CHECK_MESSAGE(gpu_memory_is_back(engine), engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
+  BOOST_CHECK_MESSAGE(gpu_memory_is_back(engine),
+                      engine.status().gpus.at(0).device_used_bytes << " bytes left on the GPU");
   BOOST_CHECK(!parse_engine_config("[engine]\nkeep_key_on_device = false\n", "t.toml").engine.keep_key_on_device);
 }

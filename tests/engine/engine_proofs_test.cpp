@@ -40,7 +40,8 @@ BOOST_AUTO_TEST_CASE(proofs_from_several_threads_match_the_cpu_reference) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         const std::uint64_t x = 10 + static_cast<std::uint64_t>(t * kEach + i);
-        handles[static_cast<std::size_t>(t)].emplace_back(engine.submit("small", files().wtns(x, 5), WhenFull::wait), x);
+        handles[static_cast<std::size_t>(t)].emplace_back(engine.submit("small", files().wtns(x, 5), WhenFull::wait),
+                                                          x);
       }
     });
   }
@@ -88,7 +89,7 @@ BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_pro
   const auto cancelled = third.wait();
   BOOST_CHECK(cancelled.state == ProofState::cancelled);
   BOOST_CHECK_EQUAL(cancelled.error, "cancelled while queued");
-  BOOST_CHECK(!engine.cancel(third.id()));  // it has ended
+  BOOST_CHECK(!engine.cancel(third.id()));                             // it has ended
   BOOST_CHECK_EQUAL(engine.status().witness_bytes, 2 * witness_size);  // the second's and the waiter's
   gate.open();
   check_done(first, 2, 3);
@@ -162,9 +163,8 @@ BOOST_AUTO_TEST_CASE(unload_while_proofs_are_queued_finishes_them_first) {
   auto holder = engine.submit("other", files().wtns(2, 3), WhenFull::refuse, other_gate.callback());
   other_gate.wait_entered();
   std::atomic<std::size_t> left_when_unloaded{0};
-  auto running_first = engine.submit("other", files().wtns(3, 4), WhenFull::refuse, [&](const ProofHandle&) {
-    left_when_unloaded = engine.unload_key("other");
-  });
+  auto running_first = engine.submit("other", files().wtns(3, 4), WhenFull::refuse,
+                                     [&](const ProofHandle&) { left_when_unloaded = engine.unload_key("other"); });
   auto running_second = engine.submit("other", files().wtns(5, 6));
   other_gate.open();
   check_done(holder, 2, 3);
@@ -231,7 +231,8 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
   truncated.resize(truncated.size() - 5);
   std::string message;
   BOOST_CHECK(error_kind_of([&] { engine.submit("small", truncated); }, &message) == ErrorKind::bad_witness);
-  BOOST_CHECK_MESSAGE(message.find("(key small)") != std::string::npos && message.find("section") != std::string::npos, message);
+  BOOST_CHECK_MESSAGE(message.find("(key small)") != std::string::npos && message.find("section") != std::string::npos,
+                      message);
   BOOST_CHECK(error_kind_of([&] { engine.submit("small", {}); }) == ErrorKind::bad_witness);
   // Checked at submit without being converted: a value not below r, a first value other than 1,
   // a witness of another length, each named.
@@ -242,11 +243,13 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_itself) {
   BOOST_CHECK_MESSAGE(message.find(fmt::format("value {} is not below r", last)) != std::string::npos, message);
   auto values = witness(2, 3);
   values[0] = Fr::from_uint64(2);
-  BOOST_CHECK(error_kind_of([&] { engine.submit("small", groth16::wtns_bytes(values)); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", groth16::wtns_bytes(values)); }, &message) ==
+              ErrorKind::bad_witness);
   BOOST_CHECK_MESSAGE(message.find("w[0] must be 1") != std::string::npos, message);
   values[0] = Fr::one();
   values.push_back(Fr::one());
-  BOOST_CHECK(error_kind_of([&] { engine.submit("small", groth16::wtns_bytes(values)); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", groth16::wtns_bytes(values)); }, &message) ==
+              ErrorKind::bad_witness);
   BOOST_CHECK_MESSAGE(message.find("another circuit") != std::string::npos, message);
   BOOST_CHECK(error_kind_of([&] { engine.submit("nope", files().wtns(2, 3)); }) == ErrorKind::unknown_key);
   // Well formed but not satisfying the circuit (out ≠ x·y): its proof fails the pairing check in
@@ -299,7 +302,8 @@ BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_are_made_on_the_other) {
   Engine engine(engine_config, options);
   engine.load_key("small", files().zkey);
   std::vector<std::pair<ProofHandle, std::uint64_t>> handles;
-  for (std::uint64_t x = 2; x < 8; ++x) handles.emplace_back(engine.submit("small", files().wtns(x, 5), WhenFull::wait), x);
+  for (std::uint64_t x = 2; x < 8; ++x)
+    handles.emplace_back(engine.submit("small", files().wtns(x, 5), WhenFull::wait), x);
   for (const auto& [handle, x] : handles) check_done(handle, x, 5);
   const auto status = engine.status();
   BOOST_CHECK_EQUAL(status.done, 6u);

@@ -72,13 +72,15 @@ BOOST_AUTO_TEST_CASE(the_queue_orders_by_class_then_arrival_and_promotes_with_ag
   // promote_after after its arrival; from then on it is ahead of every later arrival.
   ProofQueue stream(kOneSecond);
   stream.push(queued("low", Priority::low, t0));
-  for (int i = 1; i <= 5; ++i) stream.push(queued(fmt::format("normal{}", i), Priority::normal, t0 + i * kOneSecond / 10));
+  for (int i = 1; i <= 5; ++i)
+    stream.push(queued(fmt::format("normal{}", i), Priority::normal, t0 + i * kOneSecond / 10));
   const auto low_critical = t0 + 3 * kOneSecond;
   BOOST_CHECK(stream.effective(*stream.front(t0), t0) == Priority::normal);
   BOOST_CHECK_EQUAL(order_at(stream, low_critical - std::chrono::nanoseconds(1)).back(), "low");
   BOOST_CHECK_EQUAL(order_at(stream, low_critical).front(), "low");
   BOOST_CHECK(stream.effective(queued("x", Priority::low, t0), low_critical) == Priority::critical);
-  BOOST_CHECK(stream.effective(queued("x", Priority::low, t0), low_critical - std::chrono::nanoseconds(1)) == Priority::high);
+  BOOST_CHECK(stream.effective(queued("x", Priority::low, t0), low_critical - std::chrono::nanoseconds(1)) ==
+              Priority::high);
   // A proof submitted critical stays so; a promoted one goes no higher.
   BOOST_CHECK(stream.effective(queued("x", Priority::critical, t0), t0 + 100 * kOneSecond) == Priority::critical);
 }
@@ -212,7 +214,8 @@ BOOST_AUTO_TEST_CASE(a_low_proof_is_not_starved_by_a_stream_of_normal_proofs) {
   BOOST_CHECK(low.priority() == Priority::low);
   engine.shutdown(Drain::finish);  // every callback has run once it returns
   std::lock_guard lock(mutex);
-  BOOST_CHECK_MESSAGE(low_ended.load() && stream_when_low_ended.load() < kStreamCap, "the low proof waited for the stream's end");
+  BOOST_CHECK_MESSAGE(low_ended.load() && stream_when_low_ended.load() < kStreamCap,
+                      "the low proof waited for the stream's end");
   for (const auto& handle : stream) check_done(handle, 4, 4);
 }
 
@@ -237,8 +240,10 @@ BOOST_AUTO_TEST_CASE(a_repeated_request_id_yields_one_proof) {
   BOOST_CHECK(while_queued.repeated());
   BOOST_CHECK_EQUAL(while_queued.id(), first.id());
   std::string message;
-  BOOST_CHECK(error_kind_of([&] { engine.submit("other", files().wtns(3, 4), options); }, &message) == ErrorKind::request_conflict);
-  BOOST_CHECK_MESSAGE(message.find("job-7") != std::string::npos && message.find("key 'small'") != std::string::npos, message);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("other", files().wtns(3, 4), options); }, &message) ==
+              ErrorKind::request_conflict);
+  BOOST_CHECK_MESSAGE(message.find("job-7") != std::string::npos && message.find("key 'small'") != std::string::npos,
+                      message);
   gate.open();
   check_done(holder, 2, 3);
   check_done(first, 3, 4);
@@ -258,7 +263,8 @@ BOOST_AUTO_TEST_CASE(a_repeated_request_id_yields_one_proof) {
   std::vector<std::thread> threads;
   SubmitOptions race;
   race.request_id = "race";
-  for (auto& handle : racing) threads.emplace_back([&engine, &race, to = &handle] { *to = engine.submit("small", files().wtns(5, 5), race); });
+  for (auto& handle : racing)
+    threads.emplace_back([&engine, &race, to = &handle] { *to = engine.submit("small", files().wtns(5, 5), race); });
   for (auto& thread : threads) thread.join();
   for (const auto& handle : racing) {
     BOOST_CHECK_EQUAL(handle.id(), racing[0].id());
@@ -295,8 +301,10 @@ BOOST_AUTO_TEST_CASE(a_deadline_in_the_past_is_refused_and_one_that_passes_in_th
   std::string message;
   SubmitOptions past;
   past.deadline = QueueClock::now() - std::chrono::milliseconds(1);
-  BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(3, 4), past); }, &message) == ErrorKind::deadline_passed);
-  BOOST_CHECK_MESSAGE(message.find("deadline passed") != std::string::npos && message.find("not queued") != std::string::npos, message);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(3, 4), past); }, &message) ==
+              ErrorKind::deadline_passed);
+  BOOST_CHECK_MESSAGE(
+      message.find("deadline passed") != std::string::npos && message.find("not queued") != std::string::npos, message);
   past.deadline = deadline_in(0);
   BOOST_CHECK(error_kind_of([&] { engine.submit("small", files().wtns(3, 4), past); }) == ErrorKind::deadline_passed);
   BOOST_CHECK(error_kind_of([&] { deadline_in(kDeadlineMostMs + 1); }) == ErrorKind::bad_request);
@@ -314,7 +322,9 @@ BOOST_AUTO_TEST_CASE(a_deadline_in_the_past_is_refused_and_one_that_passes_in_th
   const auto result = late.wait();  // while the gate still holds the run ahead of it
   BOOST_CHECK(result.state == ProofState::failed);
   BOOST_CHECK(result.deadline_missed);
-  BOOST_CHECK_MESSAGE(result.error.find("deadline") != std::string::npos && result.error.find("not run") != std::string::npos, result.error);
+  BOOST_CHECK_MESSAGE(
+      result.error.find("deadline") != std::string::npos && result.error.find("not run") != std::string::npos,
+      result.error);
   BOOST_CHECK_EQUAL(result.timings.queue_s, result.timings.total_s);
   BOOST_CHECK_EQUAL(result.timings.gpu_s, 0.0);
   gate.open();

@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(a_proof_that_arrives_while_its_key_runs_joins_the_run_unles
   const auto joining_wtns = files().wtns(4, 5);
   std::mutex mutex;
   std::vector<ProofHandle> submitted;  // from the callbacks
-  Counter callbacks_done;  // a callback runs a little after its proof's handle has answered
+  Counter callbacks_done;              // a callback runs a little after its proof's handle has answered
   auto submitting = [&](std::vector<std::pair<std::string, std::vector<std::uint8_t>>> proofs) {
     return [&, proofs](const ProofHandle&) {
       {
@@ -54,7 +54,8 @@ BOOST_AUTO_TEST_CASE(a_proof_that_arrives_while_its_key_runs_joins_the_run_unles
     std::lock_guard lock(mutex);
     return submitted.size();
   };
-  const auto first = engine.submit("small", files().wtns(2, 3), WhenFull::refuse, submitting({{"small", joining_wtns}}));
+  const auto first =
+      engine.submit("small", files().wtns(2, 3), WhenFull::refuse, submitting({{"small", joining_wtns}}));
   check_done(first, 2, 3);
   callbacks_done.wait_for_at_least(1);
   BOOST_REQUIRE_EQUAL(count_submitted(), 1u);
@@ -123,7 +124,8 @@ BOOST_AUTO_TEST_CASE(a_proof_of_another_key_ends_the_linger) {
   check_done(engine.submit("small", files().wtns(2, 3)), 2, 3);
   const auto other = engine.submit("other", files().wtns(4, 5));
   const auto result = other.wait();
-  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, "the other key's proof: " << to_string(result.state) << ": " << result.error);
+  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done,
+                        "the other key's proof: " << to_string(result.state) << ": " << result.error);
   BOOST_REQUIRE_MESSAGE(clock->now() == started, "the linger's clock moved");
   check_done(other, 4, 5);
   BOOST_CHECK_EQUAL(engine.status().batches, 2u);
@@ -147,7 +149,8 @@ BOOST_AUTO_TEST_CASE(every_timing_is_present_and_the_parts_add_up_to_the_total) 
     const auto result = handle.result();
     const auto& t = result.timings;
     BOOST_TEST_CONTEXT("proof " << handle.id()) {
-      for (const double part : {t.queue_s, t.setup_s, t.host_before_s, t.gpu_s, t.host_after_s, t.check_s}) BOOST_CHECK_GE(part, 0.0);
+      for (const double part : {t.queue_s, t.setup_s, t.host_before_s, t.gpu_s, t.host_after_s, t.check_s})
+        BOOST_CHECK_GE(part, 0.0);
       BOOST_CHECK_GT(t.host_before_s, 0.0);
       BOOST_CHECK_GT(t.gpu_s, 0.0);
       BOOST_CHECK_GT(t.check_s, 0.0);
@@ -158,14 +161,16 @@ BOOST_AUTO_TEST_CASE(every_timing_is_present_and_the_parts_add_up_to_the_total) 
   }
   BOOST_CHECK_GT(handles.front().result().timings.setup_s, 0.0);
   const auto status = engine.status();
-  const auto gpu = std::find_if(status.timing_histograms.begin(), status.timing_histograms.end(),
-                                [](const TimingHistogram& h) { return h.key == "small" && h.priority == Priority::high && h.part == "gpu"; });
+  const auto gpu = std::find_if(
+      status.timing_histograms.begin(), status.timing_histograms.end(),
+      [](const TimingHistogram& h) { return h.key == "small" && h.priority == Priority::high && h.part == "gpu"; });
   BOOST_REQUIRE(gpu != status.timing_histograms.end());
   BOOST_CHECK_EQUAL(gpu->counts.size(), status.timing_bounds.size() + 1);
   BOOST_CHECK_EQUAL(gpu->counts.back(), handles.size());
   BOOST_CHECK_GT(gpu->sum, 0.0);
   BOOST_CHECK_EQUAL(status.timing_histograms.size(), 7u);  // one key, one priority, seven parts
-  BOOST_CHECK(status_json(status).find("\"queued_by_priority\":{\"critical\":0,\"high\":0,\"low\":0,\"normal\":0}") != std::string::npos);
+  BOOST_CHECK(status_json(status).find("\"queued_by_priority\":{\"critical\":0,\"high\":0,\"low\":0,\"normal\":0}") !=
+              std::string::npos);
   // A proof cancelled in the queue spent its whole life there.
   Gate gate;
   const auto holder = hold_dispatcher(engine, gate);

@@ -35,8 +35,8 @@ inline const std::filesystem::path& scratch_path(const char* target, const char*
   return path;
 }
 
-inline const std::filesystem::path& write_scratch(const char* target, const char* extension,
-                                                  const std::uint8_t* data, std::size_t size) {
+inline const std::filesystem::path& write_scratch(const char* target, const char* extension, const std::uint8_t* data,
+                                                  std::size_t size) {
   const auto& path = scratch_path(target, extension);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));

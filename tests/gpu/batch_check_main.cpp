@@ -21,11 +21,16 @@ int main(int argc, char** argv) {
   std::string groups = "both";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--max-log") max_log = std::atoi(argv[i + 1]);
-    else if (flag == "--bench") bench_log = std::atoi(argv[i + 1]);
-    else if (flag == "--reps") repetitions = std::max(1, std::atoi(argv[i + 1]));
-    else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--group") groups = argv[i + 1];
+    if (flag == "--max-log")
+      max_log = std::atoi(argv[i + 1]);
+    else if (flag == "--bench")
+      bench_log = std::atoi(argv[i + 1]);
+    else if (flag == "--reps")
+      repetitions = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--seed")
+      seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--group")
+      groups = argv[i + 1];
     else {
       std::cerr << "unknown flag " << flag << std::endl;
       return 2;

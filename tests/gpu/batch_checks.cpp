@@ -191,13 +191,16 @@ void launch(const DeviceBuffer& points, std::uint64_t first, std::uint64_t count
   }
   const KernelLauncher* launcher = find_launcher(Group::name);
   if (launcher == nullptr) throw std::logic_error(std::string(Group::name) + " is not registered");
-  KernelLaunch kernel{Group::name, count, std::move(arguments), {points.use(first * point_bytes, count * point_bytes)},
+  KernelLaunch kernel{Group::name,
+                      count,
+                      std::move(arguments),
+                      {points.use(first * point_bytes, count * point_bytes)},
                       {write.use(0, write.bytes)}};
   (*launcher)(kernel, stream);
 }
 
-using check_support::report;
 using check_support::rejects;
+using check_support::report;
 
 // The accumulator at `offset` equals `expected`, and every byte outside it and the scratch region
 // is still `background` (the poison, or zero for a zeroed buffer).
@@ -213,8 +216,10 @@ bool accumulator_is(std::ostream& out, const std::vector<std::uint8_t>& bytes, s
   }
   const bool equal = point && *point == expected;
   std::ostringstream detail;
-  if (!point) detail << "accumulator does not decode to a point (unwritten or unreduced)";
-  else if (!equal) detail << "accumulator differs from the CPU sum";
+  if (!point)
+    detail << "accumulator does not decode to a point (unwritten or unreduced)";
+  else if (!equal)
+    detail << "accumulator differs from the CPU sum";
   if (!untouched) detail << (detail.str().empty() ? "" : "; ") << "bytes outside accumulator and scratch were written";
   if (equal && expected.is_identity()) detail << "(infinity)";
   return report(out, equal && untouched, std::string(Group::name) + " " + what, detail.str());
@@ -227,8 +232,8 @@ bool group_rejects(std::ostream& out, const std::string& what, const std::functi
 
 // Sizes, poisoned output, start = 1 and the accumulator at offsets 0 and 4096.
 template <class Group>
-Result check_sizes(std::ostream& out, const std::vector<typename Group::Affine>& walk,
-                   const DeviceBuffer& points, DeviceBuffer& write, std::uint64_t big) {
+Result check_sizes(std::ostream& out, const std::vector<typename Group::Affine>& walk, const DeviceBuffer& points,
+                   DeviceBuffer& write, std::uint64_t big) {
   Result result;
   const std::uint64_t sizes[] = {1, 2, 1000, big};
   for (std::uint64_t n : sizes) {
@@ -279,8 +284,7 @@ Result check_accumulation(std::ostream& out, const std::vector<typename Group::A
 // Edge-case sets: equal points (doublings in the threads and in the tree), P/-P pairs, all at
 // infinity, one point at infinity.
 template <class Group>
-Result check_edge_cases(std::ostream& out, const std::vector<typename Group::Affine>& walk,
-                        DeviceBuffer& write) {
+Result check_edge_cases(std::ostream& out, const std::vector<typename Group::Affine>& walk, DeviceBuffer& write) {
   using Affine = typename Group::Affine;
   const std::uint64_t point_bytes = batch_point_bytes(Group::group);
   Result result;
@@ -312,24 +316,25 @@ Result check_edge_cases(std::ostream& out, const std::vector<typename Group::Aff
     upload_points<Group>(set_points, item.set);
     write.fill(0xff);
     launch<Group>(set_points, 0, item.set.size(), write, {1});
-    result.add(accumulator_is<Group>(out, write.download(), 0, cpu_sum<Group>(item.set, 0, item.set.size()), 0xff,
-                                     item.name));
+    result.add(
+        accumulator_is<Group>(out, write.download(), 0, cpu_sum<Group>(item.set, 0, item.set.size()), 0xff, item.name));
   }
   return result;
 }
 
 // Arguments that do not fit are refused before anything runs.
 template <class Group>
-Result check_refusals(std::ostream& out, const std::vector<typename Group::Affine>& walk,
-                      const DeviceBuffer& points, DeviceBuffer& write) {
+Result check_refusals(std::ostream& out, const std::vector<typename Group::Affine>& walk, const DeviceBuffer& points,
+                      DeviceBuffer& write) {
   const std::uint64_t point_bytes = batch_point_bytes(Group::group);
   Result result;
   const std::uint64_t accumulator_bytes = batch_accumulator_bytes(Group::group);
   DeviceBuffer small(batch_write_bytes(Group::group, 0) - 16);
-  result.add(group_rejects<Group>(out, "a write buffer without room for the scratch", [&] {
-    launch<Group>(points, 0, 10, small, {1});
+  result.add(group_rejects<Group>(out, "a write buffer without room for the scratch",
+                                  [&] { launch<Group>(points, 0, 10, small, {1}); }));
+  result.add(group_rejects<Group>(out, "an offset that is no multiple of 16", [&] {
+    launch<Group>(points, 0, 10, write, {1, 8});
   }));
-  result.add(group_rejects<Group>(out, "an offset that is no multiple of 16", [&] { launch<Group>(points, 0, 10, write, {1, 8}); }));
   result.add(group_rejects<Group>(out, "an accumulator overlapping the scratch", [&] {
     launch<Group>(points, 0, 10, write, {1, kWriteBytes - kBatchAdditionScratchBytes - accumulator_bytes + 16});
   }));
@@ -378,8 +383,8 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
     std::vector<std::uint8_t> bytes(tile * point_bytes);
     for (std::uint64_t i = 0; i < tile; ++i) encode(walk[i], bytes.data() + i * point_bytes);
     for (std::uint64_t first = 0; first < n; first += tile) {
-      STAGEHAND_CUDA_CHECK(cudaMemcpy(static_cast<std::uint8_t*>(points.pointer) + first * point_bytes, bytes.data(), bytes.size(),
-                            cudaMemcpyHostToDevice));
+      STAGEHAND_CUDA_CHECK(cudaMemcpy(static_cast<std::uint8_t*>(points.pointer) + first * point_bytes, bytes.data(),
+                                      bytes.size(), cudaMemcpyHostToDevice));
     }
   }
   STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
@@ -396,13 +401,15 @@ Result bench_group(std::ostream& out, unsigned log_size, int repetitions, std::u
   std::snprintf(line, sizeof line,
                 "bench %s 2^%u points: median %.3f ms (min %.3f, max %.3f, %d runs), %.1f Mpoints/s, %.3f ns/point, "
                 "%u blocks",
-                Group::name, log_size, median, timing.min, timing.max, repetitions,
-                n / median / 1e3, median * 1e6 / n, batch_addition_blocks(Group::group, n, checked_arithmetic));
+                Group::name, log_size, median, timing.min, timing.max, repetitions, n / median / 1e3, median * 1e6 / n,
+                batch_addition_blocks(Group::group, n, checked_arithmetic));
   out << line << std::endl;
   return result;
 }
 
-const char* arithmetic_name(BatchArithmetic arithmetic) { return arithmetic == BatchArithmetic::f64 ? "f64" : "integer"; }
+const char* arithmetic_name(BatchArithmetic arithmetic) {
+  return arithmetic == BatchArithmetic::f64 ? "f64" : "integer";
+}
 
 // Runs `body` with `arithmetic` under check.
 template <class Body>

@@ -28,8 +28,8 @@ using namespace stagehand::cuda::checks;
 
 struct CheckOptions {
   unsigned max_log = 22, big = 26;
-  unsigned g2_log = 22;  // the G2 MSM: 2^1..2^g2_log (0: none)
-  bool msm_only = false;  // leave out the NTT and H checks (for MSM work that touches neither)
+  unsigned g2_log = 22;     // the G2 MSM: 2^1..2^g2_log (0: none)
+  bool msm_only = false;    // leave out the NTT and H checks (for MSM work that touches neither)
   unsigned setup_log = 12;  // the setup kernels' check: 2^setup_log scalars (0: none)
   bool setup_bench = false, setup_only = false;
   // Which checks run at 2^big: the NTT kinds, the H forms and the MSM (the CPU-side NTT references
@@ -44,29 +44,45 @@ CheckOptions parse_options(int argc, char** argv) {
   CheckOptions o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--max-log") o.max_log = std::atoi(argv[i + 1]);
-    else if (flag == "--big") o.big = std::atoi(argv[i + 1]);
-    else if (flag == "--seed") o.seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--msm-only") o.msm_only = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0) o.big_parts = "msm";
-    else if (flag == "--big-parts") o.big_parts = argv[i + 1];
-    else if (flag == "--g2-log") o.g2_log = std::atoi(argv[i + 1]);
-    else if (flag == "--setup-log") o.setup_log = std::atoi(argv[i + 1]);
-    else if (flag == "--setup-bench") o.setup_bench = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--setup-only") o.setup_only = std::atoi(argv[i + 1]) != 0;
-    else if (flag == "--only") o.only = argv[i + 1];
-    else if (flag == "--tunings-log") o.tunings_log = std::atoi(argv[i + 1]);
-    else if (flag == "--streamed-log") o.streamed_log = std::atoi(argv[i + 1]);
+    if (flag == "--max-log")
+      o.max_log = std::atoi(argv[i + 1]);
+    else if (flag == "--big")
+      o.big = std::atoi(argv[i + 1]);
+    else if (flag == "--seed")
+      o.seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--msm-only")
+      o.msm_only = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--big-ntt" && std::atoi(argv[i + 1]) == 0)
+      o.big_parts = "msm";
+    else if (flag == "--big-parts")
+      o.big_parts = argv[i + 1];
+    else if (flag == "--g2-log")
+      o.g2_log = std::atoi(argv[i + 1]);
+    else if (flag == "--setup-log")
+      o.setup_log = std::atoi(argv[i + 1]);
+    else if (flag == "--setup-bench")
+      o.setup_bench = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--setup-only")
+      o.setup_only = std::atoi(argv[i + 1]) != 0;
+    else if (flag == "--only")
+      o.only = argv[i + 1];
+    else if (flag == "--tunings-log")
+      o.tunings_log = std::atoi(argv[i + 1]);
+    else if (flag == "--streamed-log")
+      o.streamed_log = std::atoi(argv[i + 1]);
   }
   return o;
 }
 
-bool listed(const std::string& list, const std::string& part) { return ("," + list + ",").find("," + part + ",") != std::string::npos; }
+bool listed(const std::string& list, const std::string& part) {
+  return ("," + list + ",").find("," + part + ",") != std::string::npos;
+}
 
 // False, with the reason on stderr, for options that would check nothing or too little.
 bool options_valid(const CheckOptions& o) {
-  static const char* const kParts[] = {"setup", "launchers", "partition", "abc", "groth16-h", "g2", "groth16-streamed", "msm-edge", "msm-precomputed", "msm-tunings", "ntt",
-                                       "h", "msm", "msm-streamed", "msm-streamed-20", "big"};
+  static const char* const kParts[] = {
+      "setup",           "launchers",   "partition", "abc", "groth16-h", "g2",           "groth16-streamed", "msm-edge",
+      "msm-precomputed", "msm-tunings", "ntt",       "h",   "msm",       "msm-streamed", "msm-streamed-20",  "big"};
   if (!o.only.empty()) {
     // A misspelt part would otherwise run nothing and pass.
     std::string rest = o.only + ",";

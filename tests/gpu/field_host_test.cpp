@@ -82,18 +82,14 @@ BOOST_AUTO_TEST_CASE(fr_matches_reference) { check_field<cuda::Fr, math::Fr>(); 
 BOOST_AUTO_TEST_CASE(fq_matches_reference) { check_field<cuda::Fq, math::Fq>(); }
 // The FP64-product multiplication's integer side (columns, biases, quotients, carries), with the
 // products split on the host as the device's FMAs split them (field_f64.cuh).
-BOOST_AUTO_TEST_CASE(fq_with_f64_products_matches_reference) {
-  check_field<cuda::FqF64, math::Fq>();
-}
+BOOST_AUTO_TEST_CASE(fq_with_f64_products_matches_reference) { check_field<cuda::FqF64, math::Fq>(); }
 // The form whose products are calls on the device (the G2 item sums' FqCalled).
 BOOST_AUTO_TEST_CASE(fq_with_called_products_matches_reference) {
   check_field<cuda::FqCalled, math::Fq>();
   check_field<cuda::FqF64Called, math::Fq>();
 }
 // Fr's FP64 form: 52-bit limbs and a last quotient of 48 bits (R = 2^256).
-BOOST_AUTO_TEST_CASE(fr_with_f64_products_matches_reference) {
-  check_field<cuda::FrF64, math::Fr>();
-}
+BOOST_AUTO_TEST_CASE(fr_with_f64_products_matches_reference) { check_field<cuda::FrF64, math::Fr>(); }
 // A factor given as its FP64 limbs (the NTT's twiddles) multiplies as its words do.
 BOOST_AUTO_TEST_CASE(fr_factor_limbs_multiply_as_words) {
   std::mt19937_64 engine(11);
@@ -114,7 +110,8 @@ BOOST_AUTO_TEST_CASE(fr_factor_limbs_multiply_as_words) {
 BOOST_AUTO_TEST_CASE(xyzz_formulas_match_reference) {
   const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
   std::vector<math::G1Affine> points;
-  for (std::uint64_t i = 1; i <= 12; ++i) points.push_back(generator.multiply(math::Fr::from_uint64(977 * i * i + 3)).to_affine());
+  for (std::uint64_t i = 1; i <= 12; ++i)
+    points.push_back(generator.multiply(math::Fr::from_uint64(977 * i * i + 3)).to_affine());
   cuda::G1Xyzz sum = cuda::G1Xyzz::infinity();
   math::G1Projective expected = math::G1Projective::identity();
   for (const auto& point : points) {
@@ -193,8 +190,8 @@ std::vector<math::G2Affine> random_g2_points(std::size_t count, std::uint64_t se
 BOOST_AUTO_TEST_CASE(fq2_matches_reference) {
   std::mt19937_64 engine(11);
   const math::Fq2 u{math::Fq::zero(), math::Fq::one()};
-  const math::Fq2 specials[] = {math::Fq2::zero(), math::Fq2::one(), -math::Fq2::one(), u, -u,
-                                math::Fq2{-math::Fq::one(), -math::Fq::one()}};
+  const math::Fq2 specials[] = {
+      math::Fq2::zero(), math::Fq2::one(), -math::Fq2::one(), u, -u, math::Fq2{-math::Fq::one(), -math::Fq::one()}};
   constexpr int kSpecials = 6;
   int inverses = 0;
   for (int i = 0; i < 10000; ++i) {
@@ -227,8 +224,12 @@ BOOST_AUTO_TEST_CASE(fq2_matches_reference) {
 // Fq2 over FqCalled (inline Karatsuba around called Fq products): the same values in the same words.
 BOOST_AUTO_TEST_CASE(fq2_over_called_products_matches_reference) {
   std::mt19937_64 engine(12);
-  auto called = [](const cuda::Fq2& value) { return cuda::Fq2Called{cuda::same_words<cuda::FqCalled>(value.c0), cuda::same_words<cuda::FqCalled>(value.c1)}; };
-  auto plain = [](const cuda::Fq2Called& value) { return cuda::Fq2{cuda::same_words<cuda::Fq>(value.c0), cuda::same_words<cuda::Fq>(value.c1)}; };
+  auto called = [](const cuda::Fq2& value) {
+    return cuda::Fq2Called{cuda::same_words<cuda::FqCalled>(value.c0), cuda::same_words<cuda::FqCalled>(value.c1)};
+  };
+  auto plain = [](const cuda::Fq2Called& value) {
+    return cuda::Fq2{cuda::same_words<cuda::Fq>(value.c0), cuda::same_words<cuda::Fq>(value.c1)};
+  };
   for (int i = 0; i < 2000; ++i) {
     const math::Fq2 a = random_fq2(engine), b = random_fq2(engine);
     const cuda::Fq2Called da = called(fq2(a)), db = called(fq2(b));
@@ -309,7 +310,8 @@ BOOST_AUTO_TEST_CASE(g2_xyzz_matches_reference) {
 BOOST_AUTO_TEST_CASE(xyzz_template_over_fq_matches_g1) {
   const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
   std::vector<math::G1Affine> points;
-  for (std::uint64_t i = 1; i <= 8; ++i) points.push_back(generator.multiply(math::Fr::from_uint64(31 * i * i + 5)).to_affine());
+  for (std::uint64_t i = 1; i <= 8; ++i)
+    points.push_back(generator.multiply(math::Fr::from_uint64(31 * i * i + 5)).to_affine());
   cuda::XyzzPoint<cuda::Fq> sum = cuda::XyzzPoint<cuda::Fq>::infinity();
   math::G1Projective expected = math::G1Projective::identity();
   for (const auto& point : points) {

@@ -38,7 +38,8 @@ struct Reference<fb::G2> {
 // Canonical values that stress the digits: zero, one, r - 1, r - 2, every single window alone
 // (2^(8w)), every digit 255 below the top window (2^248 - 1), the top window alone.
 std::vector<math::Fr> edge_scalars() {
-  std::vector<math::Fr> scalars{math::Fr::zero(), math::Fr::one(), -math::Fr::one(), -math::Fr::from_uint64(2),
+  std::vector<math::Fr> scalars{math::Fr::zero(),           math::Fr::one(),
+                                -math::Fr::one(),           -math::Fr::from_uint64(2),
                                 math::Fr::from_uint64(255), math::Fr::from_uint64(256)};
   math::Fr power = math::Fr::one();
   for (int w = 0; w < 32; ++w) {
@@ -78,7 +79,9 @@ void check_against_reference(const std::vector<math::Fr>& scalars) {
     std::memset(got, 0xff, sizeof got);  // never a reduced coordinate
     fb::multiply_point<C>(table.data(), scalar, got);
     put(generator.multiply(scalars[i]).to_affine(), expected);
-    BOOST_TEST_CONTEXT("scalar " << i << " = " << scalars[i].to_decimal()) { BOOST_TEST(std::memcmp(got, expected, sizeof got) == 0); }
+    BOOST_TEST_CONTEXT("scalar " << i << " = " << scalars[i].to_decimal()) {
+      BOOST_TEST(std::memcmp(got, expected, sizeof got) == 0);
+    }
   }
 }
 

@@ -32,7 +32,8 @@ const KernelLauncher& launcher(const char* name) {
 
 // The 288-byte Jacobian G2 result; a poisoned coordinate gives a point off the curve.
 math::G2Projective g2_from(const std::vector<std::uint8_t>& bytes) {
-  return g2_from_jacobian_bytes(bytes.data()).value_or(math::G2Projective{math::Fq2::zero(), math::Fq2::zero(), math::Fq2::one()});
+  return g2_from_jacobian_bytes(bytes.data())
+      .value_or(math::G2Projective{math::Fq2::zero(), math::Fq2::zero(), math::Fq2::one()});
 }
 
 std::vector<math::G2Affine> g2_points_from(const std::vector<std::uint8_t>& bytes, std::uint64_t count) {
@@ -55,13 +56,17 @@ std::vector<math::G2Affine> g2_points_from(const std::vector<std::uint8_t>& byte
 // groth16_msm_g2 through the launcher, as the Groth16 program launches it (Montgomery scalars).
 math::G2Projective device_g2_msm(const std::vector<std::uint8_t>& points, const std::vector<std::uint8_t>& scalars,
                                  std::uint64_t n) {
-  DeviceBuffer device_points(std::max<std::uint64_t>(n * kG2AffineBytes, 16)), device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)),
-      result(kG2JacobianBytes), scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(kernel::groth16_msm_g2, n), 16));
+  DeviceBuffer device_points(std::max<std::uint64_t>(n * kG2AffineBytes, 16)),
+      device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)), result(kG2JacobianBytes),
+      scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(kernel::groth16_msm_g2, n), 16));
   if (n > 0) {
     STAGEHAND_CUDA_CHECK(cudaMemcpy(device_points.pointer, points.data(), n * kG2AffineBytes, cudaMemcpyHostToDevice));
     STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
   }
-  KernelLaunch launch{kernel::groth16_msm_g2, n, {0}, {device_points.use(0, n * kG2AffineBytes), device_scalars.use(0, n * kFrBytes)},
+  KernelLaunch launch{kernel::groth16_msm_g2,
+                      n,
+                      {0},
+                      {device_points.use(0, n * kG2AffineBytes), device_scalars.use(0, n * kFrBytes)},
                       {result.use(0, kG2JacobianBytes), scratch.use(0, scratch.bytes)}};
   launcher(kernel::groth16_msm_g2)(launch, nullptr);
   STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
@@ -71,10 +76,11 @@ math::G2Projective device_g2_msm(const std::vector<std::uint8_t>& points, const 
 // A streamed set's MSM as the Groth16 program launches it: batches of at most `capacity` points
 // through groth16_msm_g*_batch (the first afresh), then groth16_msm_g*_reduce; the result bytes.
 std::vector<std::uint8_t> device_streamed_msm(MsmGroup group, const std::vector<std::uint8_t>& points,
-                                              const std::vector<std::uint8_t>& scalars, std::uint64_t n, std::uint64_t capacity,
-                                              DeviceBuffer& scratch) {
+                                              const std::vector<std::uint8_t>& scalars, std::uint64_t n,
+                                              std::uint64_t capacity, DeviceBuffer& scratch) {
   const bool g1 = group == MsmGroup::g1;
-  const std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes, result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
+  const std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes,
+                      result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
   const char* batch_kernel = g1 ? kernel::groth16_msm_g1_batch : kernel::groth16_msm_g2_batch;
   const char* reduce_kernel = g1 ? kernel::groth16_msm_g1_reduce : kernel::groth16_msm_g2_reduce;
   DeviceBuffer device_points(n * point_bytes), device_scalars(n * kFrBytes), result(result_bytes);
@@ -82,8 +88,11 @@ std::vector<std::uint8_t> device_streamed_msm(MsmGroup group, const std::vector<
   STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * kFrBytes, cudaMemcpyHostToDevice));
   for (std::uint64_t first = 0; first < n; first += capacity) {
     const std::uint64_t count = std::min(capacity, n - first);
-    KernelLaunch launch{batch_kernel, count, {0, capacity, first == 0 ? 0u : 1u},
-                        {device_points.use(first * point_bytes, count * point_bytes), device_scalars.use(first * kFrBytes, count * kFrBytes)},
+    KernelLaunch launch{batch_kernel,
+                        count,
+                        {0, capacity, first == 0 ? 0u : 1u},
+                        {device_points.use(first * point_bytes, count * point_bytes),
+                         device_scalars.use(first * kFrBytes, count * kFrBytes)},
                         {scratch.use(0, scratch.bytes)}};
     launcher(batch_kernel)(launch, nullptr);
   }
@@ -119,30 +128,41 @@ Result check_precomputed_groth16_msms(std::ostream& out, std::uint64_t seed) {
   // whose program width (20) differs from G1's (16).
   for (const MsmGroup group : {MsmGroup::g1, MsmGroup::g2}) {
     const bool g1 = group == MsmGroup::g1;
-    const std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes, result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
+    const std::uint64_t point_bytes = g1 ? kG1AffineBytes : kG2AffineBytes,
+                        result_bytes = g1 ? kG1JacobianBytes : kG2JacobianBytes;
     const char* precompute = g1 ? kernel::groth16_precompute_g1 : kernel::groth16_precompute_g2;
     const char* msm = g1 ? kernel::groth16_msm_g1_precomputed : kernel::groth16_msm_g2_precomputed;
     std::vector<std::uint64_t> sizes{0, 1, 1500};
     if (!g1) sizes.push_back(std::uint64_t{1} << 20);
     for (const std::uint64_t n : sizes) {
       const unsigned bits = kernel::precomputed_window_bits(n, group);
-      const std::uint64_t copies_bytes = std::max<std::uint64_t>(kernel::precomputed_copies(bits) * n * point_bytes, 16);
+      const std::uint64_t copies_bytes =
+          std::max<std::uint64_t>(kernel::precomputed_copies(bits) * n * point_bytes, 16);
       std::vector<std::uint8_t> points(n * point_bytes), montgomery(n * kFrBytes), canonical(n * kFrBytes);
       const PointWalk walk = g1 ? fill_sample_points(points, n, seed + n) : fill_sample_g2_points(points, n, seed + n);
       fill_sample_scalars(montgomery, n, seed * 5 + n, true);
       const auto scalars = scalars_from_bytes(montgomery.data(), n, true);
-      for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
+      for (std::uint64_t i = 0; i < n; ++i)
+        std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
       DeviceBuffer copies(copies_bytes), device_scalars(std::max<std::uint64_t>(n * kFrBytes, 16)), sum(result_bytes),
           scratch(std::max<std::uint64_t>(groth16_kernel_scratch_bytes(msm, n), 16));
       STAGEHAND_CUDA_CHECK(cudaMemset(copies.pointer, 0xff, copies_bytes));
       STAGEHAND_CUDA_CHECK(cudaMemset(sum.pointer, 0xff, result_bytes));
       if (n > 0) {
         STAGEHAND_CUDA_CHECK(cudaMemcpy(copies.pointer, points.data(), n * point_bytes, cudaMemcpyHostToDevice));
-        STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, montgomery.data(), n * kFrBytes, cudaMemcpyHostToDevice));
+        STAGEHAND_CUDA_CHECK(
+            cudaMemcpy(device_scalars.pointer, montgomery.data(), n * kFrBytes, cudaMemcpyHostToDevice));
       }
-      KernelLaunch fill{precompute, n, {bits}, {copies.use(0, std::max<std::uint64_t>(n * point_bytes, 16))}, {copies.use(0, copies_bytes)}};
+      KernelLaunch fill{precompute,
+                        n,
+                        {bits},
+                        {copies.use(0, std::max<std::uint64_t>(n * point_bytes, 16))},
+                        {copies.use(0, copies_bytes)}};
       launcher(precompute)(fill, nullptr);
-      KernelLaunch launch{msm, n, {0, bits}, {copies.use(0, copies_bytes), device_scalars.use(0, device_scalars.bytes)},
+      KernelLaunch launch{msm,
+                          n,
+                          {0, bits},
+                          {copies.use(0, copies_bytes), device_scalars.use(0, device_scalars.bytes)},
                           {sum.use(0, result_bytes), scratch.use(0, scratch.bytes)}};
       launcher(msm)(launch, nullptr);
       STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
@@ -164,17 +184,23 @@ Result check_streamed_groth16_msms(std::ostream& out, std::uint64_t seed) {
     const bool g1 = group == MsmGroup::g1;
     const char* batch_kernel = g1 ? kernel::groth16_msm_g1_batch : kernel::groth16_msm_g2_batch;
     std::uint64_t scratch_bytes = 0;
-    for (const auto& [n, capacity] : cases) scratch_bytes = std::max(scratch_bytes, groth16_kernel_scratch_bytes(batch_kernel, capacity));
+    for (const auto& [n, capacity] : cases)
+      scratch_bytes = std::max(scratch_bytes, groth16_kernel_scratch_bytes(batch_kernel, capacity));
     DeviceBuffer scratch(scratch_bytes);
     for (const auto& [n, capacity] : cases) {
-      std::vector<std::uint8_t> points(n * (g1 ? kG1AffineBytes : kG2AffineBytes)), montgomery(n * kFrBytes), canonical(n * kFrBytes);
+      std::vector<std::uint8_t> points(n * (g1 ? kG1AffineBytes : kG2AffineBytes)), montgomery(n * kFrBytes),
+          canonical(n * kFrBytes);
       const PointWalk walk = g1 ? fill_sample_points(points, n, seed + n) : fill_sample_g2_points(points, n, seed + n);
       fill_sample_scalars(montgomery, n, seed * 7 + n, true);
       const auto scalars = scalars_from_bytes(montgomery.data(), n, true);
-      for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
-      const bool ok = equals_walk_msm(group, device_streamed_msm(group, points, montgomery, n, capacity, scratch), canonical, n, walk);
-      result.add(report(out, ok, std::string(batch_kernel) + " " + std::to_string(n) + " points in batches of " + std::to_string(capacity),
-                        "c=" + std::to_string(msm_batch_plan(capacity, 0, group).window_bits) + " vs discrete logs"));
+      for (std::uint64_t i = 0; i < n; ++i)
+        std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
+      const bool ok = equals_walk_msm(group, device_streamed_msm(group, points, montgomery, n, capacity, scratch),
+                                      canonical, n, walk);
+      result.add(report(
+          out, ok,
+          std::string(batch_kernel) + " " + std::to_string(n) + " points in batches of " + std::to_string(capacity),
+          "c=" + std::to_string(msm_batch_plan(capacity, 0, group).window_bits) + " vs discrete logs"));
     }
   }
   return result;
@@ -192,16 +218,18 @@ Result check_msm_g2(std::ostream& out, unsigned max_log, unsigned reference_max_
     std::vector<std::uint8_t> montgomery(n * kFrBytes), canonical(n * kFrBytes);
     fill_sample_scalars(montgomery, n, seed * 31 + log, true);
     const auto scalars = scalars_from_bytes(montgomery.data(), n, true);
-    for (std::uint64_t i = 0; i < n; ++i) std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
+    for (std::uint64_t i = 0; i < n; ++i)
+      std::memcpy(canonical.data() + 32 * i, scalars[i].to_canonical_limbs().data(), 32);
     const bool against_math = log <= reference_max_log;
     const auto started = Clock::now();
-    const math::G2Projective expected = against_math ? math::msm(g2_points_from(points, n), scalars)
-                                                     : expected_walk_g2_msm(canonical, n, walk);
+    const math::G2Projective expected =
+        against_math ? math::msm(g2_points_from(points, n), scalars) : expected_walk_g2_msm(canonical, n, walk);
     const double cpu = seconds_since(started);
     const auto got = device_g2_msm(points, montgomery, n);
     result.add(report(out, got == expected && got.is_on_curve(), "msm_g2 2^" + std::to_string(log),
                       "c=" + std::to_string(msm_plan(n, 0, MsmGroup::g2).window_bits) +
-                          (against_math ? " vs math::msm" : " vs discrete logs") + " (cpu " + std::to_string(cpu).substr(0, 5) + " s)"));
+                          (against_math ? " vs math::msm" : " vs discrete logs") + " (cpu " +
+                          std::to_string(cpu).substr(0, 5) + " s)"));
   }
   // The empty sum, zero scalars and points at infinity among the points.
   result.add(report(out, device_g2_msm(points, {}, 0).is_identity(), "msm_g2 of no points is infinity"));
@@ -210,10 +238,12 @@ Result check_msm_g2(std::ostream& out, unsigned max_log, unsigned reference_max_
     std::vector<std::uint8_t> some = std::vector<std::uint8_t>(points.begin(), points.begin() + n * kG2AffineBytes);
     std::vector<std::uint8_t> scalars(n * kFrBytes);
     fill_sample_scalars(scalars, n, seed + 5, true);
-    for (std::uint64_t i = 0; i < n; i += 7) std::memset(some.data() + i * kG2AffineBytes, 0, kG2AffineBytes);  // infinity
-    for (std::uint64_t i = 3; i < n; i += 11) std::memset(scalars.data() + i * kFrBytes, 0, kFrBytes);          // zero
+    for (std::uint64_t i = 0; i < n; i += 7)
+      std::memset(some.data() + i * kG2AffineBytes, 0, kG2AffineBytes);                                 // infinity
+    for (std::uint64_t i = 3; i < n; i += 11) std::memset(scalars.data() + i * kFrBytes, 0, kFrBytes);  // zero
     const auto expected = math::msm(g2_points_from(some, n), scalars_from_bytes(scalars.data(), n, true));
-    result.add(report(out, device_g2_msm(some, scalars, n) == expected, "msm_g2 with points at infinity and zero scalars"));
+    result.add(
+        report(out, device_g2_msm(some, scalars, n) == expected, "msm_g2 with points at infinity and zero scalars"));
   }
   return result;
 }
@@ -227,7 +257,8 @@ Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed) {
   std::vector<std::uint64_t> offsets[2];
   std::vector<std::uint32_t> signal_of[2];
   std::vector<math::Fr> value_of[2];
-  std::vector<math::Fr> expected[3] = {std::vector<math::Fr>(rows), std::vector<math::Fr>(rows), std::vector<math::Fr>(rows)};
+  std::vector<math::Fr> expected[3] = {std::vector<math::Fr>(rows), std::vector<math::Fr>(rows),
+                                       std::vector<math::Fr>(rows)};
   for (int m = 0; m < 2; ++m) {
     offsets[m].push_back(0);
     for (std::uint64_t row = 0; row < rows; ++row) {
@@ -257,10 +288,13 @@ Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed) {
   put(layout.values_a(), limbs_of(value_of[0]).data(), 32 * value_of[0].size());
   put(layout.values_b(), limbs_of(value_of[1]).data(), 32 * value_of[1].size());
   DeviceBuffer device_matrix(layout.total_bytes()), device_witness(signals * kFrBytes);
-  DeviceBuffer outputs[3] = {DeviceBuffer((rows + kGuard) * 32), DeviceBuffer((rows + kGuard) * 32), DeviceBuffer((rows + kGuard) * 32)};
+  DeviceBuffer outputs[3] = {DeviceBuffer((rows + kGuard) * 32), DeviceBuffer((rows + kGuard) * 32),
+                             DeviceBuffer((rows + kGuard) * 32)};
   device_matrix.upload(matrix);
   device_witness.upload(limbs_of(witness));
-  KernelLaunch launch{kernel::groth16_abc, rows, {layout.entries_a, layout.entries_b, 0},
+  KernelLaunch launch{kernel::groth16_abc,
+                      rows,
+                      {layout.entries_a, layout.entries_b, 0},
                       {device_witness.use(0, signals * kFrBytes), device_matrix.use(0, layout.total_bytes())},
                       {outputs[0].use(0, rows * 32), outputs[1].use(0, rows * 32), outputs[2].use(0, rows * 32)}};
   launcher(kernel::groth16_abc)(launch, nullptr);
@@ -280,22 +314,28 @@ Result check_abc(std::ostream& out, std::uint64_t rows, std::uint64_t seed) {
 Result check_groth16_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
   const std::uint64_t n = std::uint64_t{1} << log_size;
   std::vector<math::Fr> values[3] = {random_fr(n, seed), random_fr(n, seed + 1), random_fr(n, seed + 2)};
-  DeviceBuffer buffers[3] = {DeviceBuffer((n + kGuard) * 32), DeviceBuffer((n + kGuard) * 32), DeviceBuffer((n + kGuard) * 32)};
+  DeviceBuffer buffers[3] = {DeviceBuffer((n + kGuard) * 32), DeviceBuffer((n + kGuard) * 32),
+                             DeviceBuffer((n + kGuard) * 32)};
   for (int k = 0; k < 3; ++k) buffers[k].upload(limbs_of(values[k]));
   const std::uint64_t scratch_bytes = groth16_kernel_scratch_bytes(kernel::groth16_h_evaluate, n);
   DeviceBuffer scratch(std::max<std::uint64_t>(scratch_bytes, 16));
   for (auto& buffer : buffers) {
-    KernelLaunch launch{kernel::groth16_h_evaluate, n, {log_size, 0}, {}, {buffer.use(0, n * 32), scratch.use(0, scratch_bytes)}};
+    KernelLaunch launch{
+        kernel::groth16_h_evaluate, n, {log_size, 0}, {}, {buffer.use(0, n * 32), scratch.use(0, scratch_bytes)}};
     launcher(kernel::groth16_h_evaluate)(launch, nullptr);
   }
-  KernelLaunch combine{kernel::groth16_h_combine, n, {log_size, 0}, {buffers[1].use(0, n * 32), buffers[2].use(0, n * 32)},
+  KernelLaunch combine{kernel::groth16_h_combine,
+                       n,
+                       {log_size, 0},
+                       {buffers[1].use(0, n * 32), buffers[2].use(0, n * 32)},
                        {buffers[0].use(0, n * 32)}};
   launcher(kernel::groth16_h_combine)(combine, nullptr);
   STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   math::h_evaluations_snarkjs(values[0], values[1], values[2], math::Domain::snarkjs(log_size));
   Result result;
   const long long bad = first_mismatch(buffers[0].download<FrLimbs>(n), values[0]);
-  result.add(report(out, bad < 0 && guard_intact(buffers[0], n), "groth16_h_evaluate x3 + groth16_h_combine 2^" + std::to_string(log_size),
+  result.add(report(out, bad < 0 && guard_intact(buffers[0], n),
+                    "groth16_h_evaluate x3 + groth16_h_combine 2^" + std::to_string(log_size),
                     bad >= 0 ? "first mismatch at " + std::to_string(bad) : ""));
   return result;
 }

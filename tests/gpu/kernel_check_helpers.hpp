@@ -52,8 +52,8 @@ inline double seconds_since(Clock::time_point begin) {
   return std::chrono::duration<double>(Clock::now() - begin).count();
 }
 
-using check_support::report;
 using check_support::rejects;
+using check_support::report;
 
 // A buffer of `count` Fr plus guard elements behind it: poisoned, then the input copied in; the
 // guard must still hold the poison after the kernel.
@@ -61,7 +61,7 @@ inline constexpr std::uint64_t kGuard = 64;
 inline bool guard_intact(const DeviceBuffer& buffer, std::uint64_t count) {
   std::vector<std::uint8_t> bytes(kGuard * 32);
   STAGEHAND_CUDA_CHECK(cudaMemcpy(bytes.data(), static_cast<std::uint8_t*>(buffer.pointer) + count * 32, bytes.size(),
-                        cudaMemcpyDeviceToHost));
+                                  cudaMemcpyDeviceToHost));
   for (std::uint8_t byte : bytes) {
     if (byte != 0xff) return false;
   }
@@ -71,7 +71,8 @@ inline bool guard_intact(const DeviceBuffer& buffer, std::uint64_t count) {
 // An unreduced coordinate (poison) gives (0, 0, 1), which is not on the curve and so never
 // equals an expected point.
 inline math::G1Projective point_from(const G1JacobianBytes& bytes) {
-  return g1_from_jacobian_bytes(bytes.bytes).value_or(math::G1Projective{math::Fq::zero(), math::Fq::zero(), math::Fq::one()});
+  return g1_from_jacobian_bytes(bytes.bytes)
+      .value_or(math::G1Projective{math::Fq::zero(), math::Fq::zero(), math::Fq::one()});
 }
 
 inline std::vector<math::G1Affine> affine_from_bytes(const std::uint8_t* bytes, std::uint64_t count) {
@@ -84,7 +85,8 @@ inline std::vector<math::G1Affine> affine_from_bytes(const std::uint8_t* bytes, 
         std::all_of(y.begin(), y.end(), [](auto l) { return l == 0; })) {
       points[i] = math::G1Affine::identity();
     } else {
-      points[i] = math::G1Affine::from_coordinates(*math::Fq::from_montgomery_limbs(x), *math::Fq::from_montgomery_limbs(y));
+      points[i] =
+          math::G1Affine::from_coordinates(*math::Fq::from_montgomery_limbs(x), *math::Fq::from_montgomery_limbs(y));
     }
   }
   return points;

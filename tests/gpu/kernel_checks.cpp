@@ -63,10 +63,10 @@ void make_edge_cases(std::vector<std::uint8_t>& points, std::vector<std::uint8_t
   const math::Fr minus_one = -math::Fr::one();
   for (std::uint64_t i = 0; i < n; ++i) {
     switch (i % 16) {
-      case 0: std::memset(scalars.data() + 32 * i, 0, 32); break;             // zero scalar
-      case 1: std::memset(points.data() + 96 * i, 0, 96); break;              // point at infinity
+      case 0: std::memset(scalars.data() + 32 * i, 0, 32); break;                            // zero scalar
+      case 1: std::memset(points.data() + 96 * i, 0, 96); break;                             // point at infinity
       case 2: std::memcpy(points.data() + 96 * i, points.data() + 96 * (i - 2), 96); break;  // repeated point
-      case 3: {                                                               // opposite point
+      case 3: {                                                                              // opposite point
         const auto p = affine_from_bytes(points.data() + 96 * (i - 1), 1)[0];
         const auto negative = (-p).y.montgomery_limbs();
         std::memcpy(points.data() + 96 * i, points.data() + 96 * (i - 1), 48);
@@ -79,11 +79,15 @@ void make_edge_cases(std::vector<std::uint8_t>& points, std::vector<std::uint8_t
         std::memcpy(scalars.data() + 32 * i, limbs.data(), 32);
         break;
       }
-      case 5: std::memset(scalars.data() + 32 * i, 0, 32); scalars[32 * i] = 1; break;  // one
+      case 5:
+        std::memset(scalars.data() + 32 * i, 0, 32);
+        scalars[32 * i] = 1;
+        break;  // one
       default: break;
     }
   }
-  for (std::uint64_t i = n / 2; i < n / 2 + n / 8; ++i) std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (n / 2), 32);
+  for (std::uint64_t i = n / 2; i < n / 2 + n / 8; ++i)
+    std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (n / 2), 32);
   for (std::uint64_t i = n - 324; i < n - 316; ++i) {
     std::memcpy(points.data() + 96 * i, points.data() + 96 * (n - 324), 96);
     std::memcpy(scalars.data() + 32 * i, scalars.data() + 32 * (n - 324), 32);
@@ -222,10 +226,11 @@ Result check_msm(std::ostream& out, unsigned log_size, std::uint64_t seed, bool 
     const double cpu_seconds = seconds_since(begin);
     const G1JacobianBytes got = device_msm(set->bytes.data(), scalar_bytes.data(), n, montgomery, 0);
     const MsmPlan plan = msm_plan(n);
-    result.add(report(out, point_from(got) == expected,
-                      std::string("msm_g1 ") + (montgomery ? "montgomery" : "canonical") + " 2^" + std::to_string(log_size),
-                      "c=" + std::to_string(plan.window_bits) + (use_reference ? " vs math::msm" : " vs discrete logs") +
-                          " (cpu " + std::to_string(cpu_seconds).substr(0, 5) + " s)"));
+    result.add(
+        report(out, point_from(got) == expected,
+               std::string("msm_g1 ") + (montgomery ? "montgomery" : "canonical") + " 2^" + std::to_string(log_size),
+               "c=" + std::to_string(plan.window_bits) + (use_reference ? " vs math::msm" : " vs discrete logs") +
+                   " (cpu " + std::to_string(cpu_seconds).substr(0, 5) + " s)"));
   }
   // Scalars of 0 and 1, as most of a real witness: about half the points land in one bucket of
   // the first window, a heavy bucket cut into slices over the SMs (at c = 20 from 2^21 its slices
@@ -241,8 +246,8 @@ Result check_msm(std::ostream& out, unsigned log_size, std::uint64_t seed, bool 
   for (unsigned bits : {0u, 20u}) {
     const G1JacobianBytes got = device_msm(set->bytes.data(), bit_scalars.data(), n, false, bits);
     result.add(report(out, point_from(got) == expected_bits,
-                      "msm_g1 scalars of 0 and 1 2^" + std::to_string(log_size) + " c=" +
-                          std::to_string(msm_plan(n, bits).window_bits),
+                      "msm_g1 scalars of 0 and 1 2^" + std::to_string(log_size) +
+                          " c=" + std::to_string(msm_plan(n, bits).window_bits),
                       "vs the sum of the points whose scalar is 1"));
   }
   return result;
@@ -253,14 +258,17 @@ Result check_msm_edge_cases(std::ostream& out, std::uint64_t seed) {
   const std::uint64_t n = 1024;
   std::vector<std::uint8_t> points, scalars;
   make_edge_cases(points, scalars, n, seed);
-  const math::G1Projective expected = math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
+  const math::G1Projective expected =
+      math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
   for (unsigned bits : {0u, 2u, 4u, 7u, 11u, 13u, 16u, 18u, 20u}) {
     const G1JacobianBytes got = device_msm(points.data(), scalars.data(), n, false, bits);
-    result.add(report(out, point_from(got) == expected, "msm_g1 edge cases c=" + std::to_string(msm_plan(n, bits).window_bits)));
+    result.add(report(out, point_from(got) == expected,
+                      "msm_g1 edge cases c=" + std::to_string(msm_plan(n, bits).window_bits)));
   }
   // All scalars zero: the identity.
   std::vector<std::uint8_t> zeros(n * 32, 0);
-  result.add(report(out, point_from(device_msm(points.data(), zeros.data(), n, false, 0)).is_identity(), "msm_g1 all-zero scalars"));
+  result.add(report(out, point_from(device_msm(points.data(), zeros.data(), n, false, 0)).is_identity(),
+                    "msm_g1 all-zero scalars"));
   return result;
 }
 
@@ -271,7 +279,8 @@ Result check_msm_precomputed(std::ostream& out, std::uint64_t seed) {
   const std::uint64_t n = 1024;
   std::vector<std::uint8_t> points, scalars;
   make_edge_cases(points, scalars, n, seed);
-  const math::G1Projective expected = math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
+  const math::G1Projective expected =
+      math::msm(affine_from_bytes(points.data(), n), scalars_from_bytes(scalars.data(), n, false));
   for (unsigned bits : {0u, 2u, 5u, 8u, 13u, 16u, 20u, 22u, 23u, 24u}) {
     const MsmPlan plan = msm_precomputed_plan(n, bits);
     const G1JacobianBytes got = device_msm(points.data(), scalars.data(), false, plan);
@@ -280,7 +289,8 @@ Result check_msm_precomputed(std::ostream& out, std::uint64_t seed) {
                           std::to_string(plan.window_count) + " group=" + std::to_string(plan.windows_per_group)));
   }
   std::vector<std::uint8_t> zeros(n * 32, 0);
-  result.add(report(out, point_from(device_msm(points.data(), zeros.data(), false, msm_precomputed_plan(n))).is_identity(),
+  result.add(report(out,
+                    point_from(device_msm(points.data(), zeros.data(), false, msm_precomputed_plan(n))).is_identity(),
                     "msm_g1 precomputed all-zero scalars"));
   const std::uint64_t odd = (std::uint64_t{1} << 14) + 3;
   const PointSet& set = shared_points(std::uint64_t{1} << 15);
@@ -314,7 +324,8 @@ Result check_msm_precomputed(std::ostream& out, std::uint64_t seed) {
       STAGEHAND_CUDA_CHECK(cudaMemset(copies.pointer, 0xff, msm_precomputed_bytes(plan)));
       STAGEHAND_CUDA_CHECK(cudaMemset(combined.pointer, 0xff, kG2JacobianBytes));
       STAGEHAND_CUDA_CHECK(cudaMemcpy(bases.pointer, g2_points.data(), count * kG2AffineBytes, cudaMemcpyHostToDevice));
-      STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, canonical.data(), count * kFrBytes, cudaMemcpyHostToDevice));
+      STAGEHAND_CUDA_CHECK(
+          cudaMemcpy(device_scalars.pointer, canonical.data(), count * kFrBytes, cudaMemcpyHostToDevice));
       msm_precompute_bases(plan, bases.pointer, copies.pointer, nullptr);
       msm_g2_windows(copies.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, nullptr);
       msm_g2_combine_windows_on_device(sums.pointer, msm_sum_count(plan), plan.window_bits, combined.pointer, nullptr);
@@ -341,7 +352,8 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
   fill_sample_scalars(scalars, n, seed + 9, false);
   DeviceBuffer device_scalars(n * 32);
   STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * 32, cudaMemcpyHostToDevice));
-  const math::G1Projective expected = math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, false));
+  const math::G1Projective expected =
+      math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, false));
   cudaStream_t compute, copy;
   STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
   STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
@@ -353,11 +365,13 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
     const auto short_points = affine_from_bytes(set.bytes.data(), n - 3);
     const auto short_scalars = scalars_from_bytes(scalars.data(), n - 3, false);
     const math::G1Projective expected_short = math::msm(short_points, short_scalars);
-    result.add(report(out, point_from(got) == expected_short,
-                      "msm_g1 streamed 2^" + std::to_string(log_size) + "-3 in batches of 2^" + std::to_string(batch_log)));
+    result.add(
+        report(out, point_from(got) == expected_short,
+               "msm_g1 streamed 2^" + std::to_string(log_size) + "-3 in batches of 2^" + std::to_string(batch_log)));
     const auto got_full = streamed.run(pinned, device_scalars.pointer, n, false, compute, copy);
-    result.add(report(out, point_from(got_full) == expected,
-                      "msm_g1 streamed 2^" + std::to_string(log_size) + " in batches of 2^" + std::to_string(batch_log)));
+    result.add(
+        report(out, point_from(got_full) == expected,
+               "msm_g1 streamed 2^" + std::to_string(log_size) + " in batches of 2^" + std::to_string(batch_log)));
   }
   {
     // Window width 20 (its sparse top window cut into items in every batch), Montgomery scalars,
@@ -375,8 +389,8 @@ Result check_msm_streamed(std::ostream& out, unsigned log_size, unsigned batch_l
       StreamedMsm streamed(batch, bits);
       const auto got = streamed.run(pinned, heavy_scalars.pointer, n, true, compute, copy);
       result.add(report(out, point_from(got) == expected_heavy,
-                        "msm_g1 streamed 2^" + std::to_string(log_size) + " c=" +
-                            std::to_string(msm_plan(batch, bits).window_bits) +
+                        "msm_g1 streamed 2^" + std::to_string(log_size) +
+                            " c=" + std::to_string(msm_plan(batch, bits).window_bits) +
                             " Montgomery, a quarter equal scalars, batches of 2^" + std::to_string(batch_log) + "+5"));
     }
   }

@@ -113,8 +113,8 @@ BOOST_AUTO_TEST_CASE(biased_digits_equal_carried_digits_for_every_window_width) 
   std::vector<math::Fr> scalars = {math::Fr::zero(), math::Fr::one(), -math::Fr::one(), -math::Fr::from_uint64(2)};
   // Word patterns whose windows sit at half, just under or over it, or are all ones, so that
   // carries run through many windows (kept below r by their top word).
-  for (std::uint32_t pattern : {0x80008000u, 0x80808080u, 0x88888888u, 0xaaaaaaaau, 0x7fff7fffu, 0xffffffffu,
-                                0x00080008u, 0x40000000u}) {
+  for (std::uint32_t pattern :
+       {0x80008000u, 0x80808080u, 0x88888888u, 0xaaaaaaaau, 0x7fff7fffu, 0xffffffffu, 0x00080008u, 0x40000000u}) {
     math::Fr::LimbArray limbs;
     for (auto& limb : limbs) limb = (std::uint64_t{pattern} << 32) | pattern;
     limbs[3] &= 0x0fffffffffffffffull;
@@ -154,15 +154,14 @@ BOOST_AUTO_TEST_CASE(batches_group_windows_up_to_2_24_pairs_and_2_21_buckets) {
 }
 
 BOOST_AUTO_TEST_CASE(the_planner_takes_the_fewest_windows_whose_buckets_get_ten_points) {
-  using stagehand::cuda::MsmGroup;
   using stagehand::cuda::msm_plan;
+  using stagehand::cuda::MsmGroup;
   // The widths the H200 ran fastest (bench/RESULTS.md): 8 bits at 2^12, 11 at 2^14, 13 at 2^16
   // and 2^18, 16 at 2^20 and 2^22, 20 from 2^24; the switches where n reaches 10·2^(c-1).
   const std::pair<std::uint64_t, unsigned> widths[] = {
-      {1, 8},          {1ull << 12, 8},  {10239, 8},         {10240, 11},       {1ull << 14, 11},
-      {40959, 11},     {40960, 13},      {1ull << 16, 13},   {1ull << 18, 13},  {327679, 13},
-      {327680, 16},    {1ull << 20, 16}, {1ull << 22, 16},   {5242879, 16},     {5242880, 20},
-      {1ull << 24, 20}, {1ull << 26, 20}};
+      {1, 8},           {1ull << 12, 8},  {10239, 8},       {10240, 11},      {1ull << 14, 11}, {40959, 11},
+      {40960, 13},      {1ull << 16, 13}, {1ull << 18, 13}, {327679, 13},     {327680, 16},     {1ull << 20, 16},
+      {1ull << 22, 16}, {5242879, 16},    {5242880, 20},    {1ull << 24, 20}, {1ull << 26, 20}};
   for (const auto& [points, bits] : widths) {
     for (const auto group : {MsmGroup::g1, MsmGroup::g2}) {
       BOOST_TEST_CONTEXT(points << " points, " << (group == MsmGroup::g1 ? "G1" : "G2")) {
@@ -173,11 +172,11 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_fewest_windows_whose_buckets_get_ten_
 }
 
 BOOST_AUTO_TEST_CASE(precomputed_plans_share_one_set_of_buckets_and_keep_their_copies_below_2_30_points) {
-  using stagehand::cuda::MsmGroup;
   using stagehand::cuda::msm_precomputed_bytes;
   using stagehand::cuda::msm_precomputed_plan;
   using stagehand::cuda::msm_result_bytes;
   using stagehand::cuda::msm_sum_count;
+  using stagehand::cuda::MsmGroup;
   // 2^26 points: c = 22 (the H200's fastest), its 12 copies 12·2^26 points (under 2^30), its
   // sorts of at most 2^28 pairs (4 windows a group), one sum; 2^22 points: c = 20, one group.
   const auto plan = msm_precomputed_plan(std::uint64_t{1} << 26);
@@ -273,7 +272,8 @@ BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {
   using stagehand::cuda::ntt_domain_bytes;
   using stagehand::cuda::partition_kernel_scratch_bytes;
   for (unsigned log_size = stagehand::cuda::kNttMinLogSize; log_size <= stagehand::cuda::kNttMaxLogSize; ++log_size) {
-    BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, std::uint64_t{1} << log_size) == ntt_domain_bytes(log_size));
+    BOOST_TEST(partition_kernel_scratch_bytes(kernel::ntt_twiddles, std::uint64_t{1} << log_size) ==
+               ntt_domain_bytes(log_size));
   }
   // Up to 2^22 the domain holds an exact twiddle for every element (the last pass reads its
   // twiddles from it): one polynomial's 32 bytes per element and a little more, twice the

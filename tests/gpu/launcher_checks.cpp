@@ -70,9 +70,7 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   (*find_launcher(kernel::ntt_domain_init))(init, stream);
   const auto input = random_fr(n, seed + 3);
   values.upload(limbs_of(input));
-  KernelLaunch forward{kernel::coset_ntt, n, {log_size},
-                       {table.use(0, table.bytes)},
-                       {values.use(0, values.bytes)}};
+  KernelLaunch forward{kernel::coset_ntt, n, {log_size}, {table.use(0, table.bytes)}, {values.use(0, values.bytes)}};
   (*find_launcher(kernel::coset_ntt))(forward, stream);
   STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<math::Fr> expected = input;
@@ -92,16 +90,15 @@ Result check_launchers(std::ostream& out, std::uint64_t seed) {
   DeviceBuffer points(n * 96), device_scalars(n * 32), sums(msm_result_bytes(plan)), scratch(msm_scratch_bytes(plan));
   STAGEHAND_CUDA_CHECK(cudaMemcpy(points.pointer, set.bytes.data(), n * 96, cudaMemcpyHostToDevice));
   STAGEHAND_CUDA_CHECK(cudaMemcpy(device_scalars.pointer, scalars.data(), n * 32, cudaMemcpyHostToDevice));
-  auto use = [](const DeviceBuffer& buffer) {
-    return buffer.use(0, buffer.bytes);
-  };
+  auto use = [](const DeviceBuffer& buffer) { return buffer.use(0, buffer.bytes); };
   KernelLaunch msm_launch{kernel::msm_g1, n, {1, 0}, {use(points), use(device_scalars)}, {use(sums), use(scratch)}};
   (*find_launcher(kernel::msm_g1))(msm_launch, stream);
   STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<std::uint8_t> host(msm_result_bytes(plan));
   STAGEHAND_CUDA_CHECK(cudaMemcpy(host.data(), sums.pointer, host.size(), cudaMemcpyDeviceToHost));
   const auto got = msm_combine_windows({host.data()}, plan.window_count, plan.window_bits);
-  const auto expected_msm = math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, true));
+  const auto expected_msm =
+      math::msm(affine_from_bytes(set.bytes.data(), n), scalars_from_bytes(scalars.data(), n, true));
   result.add(report(out, point_from(got) == expected_msm, "launcher msm_g1 2^12 (Montgomery scalars)"));
 
   cudaStreamDestroy(stream);
@@ -137,7 +134,8 @@ math::G1Projective point_from_xyzz(const std::uint8_t* bytes) {
 }
 
 // ntt_twiddles, then each kind of ntt on fresh random values, against math (snarkjs's domain).
-Result check_partition_ntts(std::ostream& out, unsigned log_size, std::uint64_t seed, cudaStream_t stream, const std::string& size) {
+Result check_partition_ntts(std::ostream& out, unsigned log_size, std::uint64_t seed, cudaStream_t stream,
+                            const std::string& size) {
   Result result;
   const std::uint64_t n = std::uint64_t{1} << log_size;
   const math::Domain domain = math::Domain::snarkjs(log_size);
@@ -148,22 +146,24 @@ Result check_partition_ntts(std::ostream& out, unsigned log_size, std::uint64_t 
     const auto input = random_fr(n, seed + 11 * kind);
     STAGEHAND_CUDA_CHECK(cudaMemset(values.pointer, 0xff, values.bytes));
     values.upload(limbs_of(input));
-    launch_through_table(KernelLaunch{kernel::ntt, n, {log_size, kind}, {use_of(values), use_of(twiddles)}, {use_of(values)}}, stream);
+    launch_through_table(
+        KernelLaunch{kernel::ntt, n, {log_size, kind}, {use_of(values), use_of(twiddles)}, {use_of(values)}}, stream);
     STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<math::Fr> expected = input;
     if (kind == 0) math::ntt(expected, domain);
     if (kind == 1) math::intt(expected, domain);
     if (kind == 2) math::coset_ntt(expected, domain);
     if (kind == 3) math::coset_intt(expected, domain);
-    result.add(report(out, first_mismatch(values.download<FrLimbs>(n), expected) < 0, std::string("partition ntt ") + kinds[kind] + size));
+    result.add(report(out, first_mismatch(values.download<FrLimbs>(n), expected) < 0,
+                      std::string("partition ntt ") + kinds[kind] + size));
   }
   return result;
 }
 
 // tail_msm: items of a point and a canonical scalar, accumulated over launches into the tail's
 // buckets, then tail_reduce into an accumulator at 1 KiB; the same scratch restarted; an empty tail.
-Result check_partition_tail(std::ostream& out, const PointSet& set, std::uint64_t capacity, std::uint64_t seed, cudaStream_t stream,
-                            const std::string& size) {
+Result check_partition_tail(std::ostream& out, const PointSet& set, std::uint64_t capacity, std::uint64_t seed,
+                            cudaStream_t stream, const std::string& size) {
   Result result;
   const std::uint64_t tail_capacity = capacity;
   const std::uint64_t tail_total = tail_capacity + tail_capacity / 3;
@@ -173,20 +173,25 @@ Result check_partition_tail(std::ostream& out, const PointSet& set, std::uint64_
     std::memcpy(items.data() + 128 * i, set.bytes.data() + 96 * i, 96);
     std::memcpy(items.data() + 128 * i + 96, tail_scalars.data() + 32 * i, 32);
   }
-  DeviceBuffer device_items(tail_total * 128), sums(8 << 20), tail_scratch(kernel_scratch_bytes(kernel::tail_msm, tail_capacity));
+  DeviceBuffer device_items(tail_total * 128), sums(8 << 20),
+      tail_scratch(kernel_scratch_bytes(kernel::tail_msm, tail_capacity));
   STAGEHAND_CUDA_CHECK(cudaMemcpy(device_items.pointer, items.data(), items.size(), cudaMemcpyHostToDevice));
   const std::uint64_t offset = 1024;
   auto tail_msm = [&](std::uint64_t total) {
     std::uint64_t first = 0;
     do {  // one launch (of no items) even for an empty tail
       const std::uint64_t count = std::min(tail_capacity, total - first);
-      launch_through_table(KernelLaunch{kernel::tail_msm, count, {first == 0 ? 1u : 0u, tail_capacity},
-                                        {use_of(device_items, first * 128, count * 128)}, {use_of(tail_scratch)}},
+      launch_through_table(KernelLaunch{kernel::tail_msm,
+                                        count,
+                                        {first == 0 ? 1u : 0u, tail_capacity},
+                                        {use_of(device_items, first * 128, count * 128)},
+                                        {use_of(tail_scratch)}},
                            stream);
       first += tail_capacity;
     } while (first < total);
-    launch_through_table(KernelLaunch{kernel::tail_reduce, 1, {offset, tail_capacity}, {}, {use_of(sums), use_of(tail_scratch)}},
-                         stream);
+    launch_through_table(
+        KernelLaunch{kernel::tail_reduce, 1, {offset, tail_capacity}, {}, {use_of(sums), use_of(tail_scratch)}},
+        stream);
     STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<std::uint8_t> sum_bytes(sums.bytes);
     STAGEHAND_CUDA_CHECK(cudaMemcpy(sum_bytes.data(), sums.pointer, sum_bytes.size(), cudaMemcpyDeviceToHost));
@@ -218,8 +223,10 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   const std::string size = " 2^" + std::to_string(log_size);
   cudaStream_t stream;
   STAGEHAND_CUDA_CHECK(cudaStreamCreate(&stream));
-  result.add(report(out, kernel_scratch_bytes(kernel::ntt, 1u << log_size) == 0 && kernel_scratch_bytes(kernel::msm_batch, 1024) > 0 &&
-                             kernel_scratch_bytes(kernel::tail_msm, 1024) > 0,
+  result.add(report(out,
+                    kernel_scratch_bytes(kernel::ntt, 1u << log_size) == 0 &&
+                        kernel_scratch_bytes(kernel::msm_batch, 1024) > 0 &&
+                        kernel_scratch_bytes(kernel::tail_msm, 1024) > 0,
                     "scratch query: none for ntt, some for msm_batch and tail_msm"));
 
   const std::uint64_t n = std::uint64_t{1} << log_size;
@@ -240,14 +247,18 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   auto streamed_msm = [&](std::uint64_t count) {
     for (std::uint64_t first = 0; first < count; first += capacity) {
       const std::uint64_t batch = std::min(capacity, count - first);
-      launch_through_table(KernelLaunch{kernel::msm_batch, batch, {first, capacity, first == 0 ? 1u : 0u},
+      launch_through_table(KernelLaunch{kernel::msm_batch,
+                                        batch,
+                                        {first, capacity, first == 0 ? 1u : 0u},
                                         {use_of(points, first * 96, batch * 96), use_of(scalars)},
                                         {use_of(results), use_of(scratch)}},
                            stream);
     }
     STAGEHAND_CUDA_CHECK(cudaMemset(results.pointer, 0xff, results.bytes));
-    launch_through_table(KernelLaunch{kernel::msm_reduce, 1, {capacity}, {use_of(results), use_of(other)}, {use_of(results), use_of(scratch)}},
-                         stream);
+    launch_through_table(
+        KernelLaunch{
+            kernel::msm_reduce, 1, {capacity}, {use_of(results), use_of(other)}, {use_of(results), use_of(scratch)}},
+        stream);
     STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<std::uint8_t> host(msm_result_bytes(plan));
     STAGEHAND_CUDA_CHECK(cudaMemcpy(host.data(), results.pointer, host.size(), cudaMemcpyDeviceToHost));
@@ -256,14 +267,19 @@ Result check_partition_launchers(std::ostream& out, unsigned log_size, std::uint
   auto reference = [&](std::uint64_t count) {
     return math::msm(affine_from_bytes(set.bytes.data(), count), scalars_from_bytes(scalar_bytes.data(), count, true));
   };
-  result.add(report(out, streamed_msm(total) == reference(total),
-                    "partition msm_batch x3 (last short) + msm_reduce" + size + " (c=" + std::to_string(plan.window_bits) + ")"));
-  result.add(report(out, streamed_msm(capacity + 7) == reference(capacity + 7), "partition msm_batch restarted on the same scratch" + size));
+  result.add(report(
+      out, streamed_msm(total) == reference(total),
+      "partition msm_batch x3 (last short) + msm_reduce" + size + " (c=" + std::to_string(plan.window_bits) + ")"));
+  result.add(report(out, streamed_msm(capacity + 7) == reference(capacity + 7),
+                    "partition msm_batch restarted on the same scratch" + size));
 
   result.add(check_partition_tail(out, set, capacity, seed, stream, size));
 
   result.add(rejects(out, "partition msm_batch refuses a batch above its capacity", [&] {
-    launch_through_table(KernelLaunch{kernel::msm_batch, capacity + 1, {0, capacity, 1}, {use_of(points), use_of(scalars)},
+    launch_through_table(KernelLaunch{kernel::msm_batch,
+                                      capacity + 1,
+                                      {0, capacity, 1},
+                                      {use_of(points), use_of(scalars)},
                                       {use_of(results), use_of(scratch)}},
                          stream);
   }));

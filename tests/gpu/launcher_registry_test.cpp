@@ -31,8 +31,8 @@ BOOST_AUTO_TEST_CASE(no_launcher_for_a_kernel_outside_the_abi) {
 }
 
 BOOST_AUTO_TEST_CASE(lookup_finds_each_tables_own_entry) {
-  for (auto table : {core_launchers(), batch_addition_launchers(), partition_launchers(), groth16_launchers(),
-                     setup_launchers()}) {
+  for (auto table :
+       {core_launchers(), batch_addition_launchers(), partition_launchers(), groth16_launchers(), setup_launchers()}) {
     BOOST_TEST(!table.empty());
     for (const LauncherEntry& entry : table) {
       BOOST_TEST(entry.launcher != nullptr, entry.name);

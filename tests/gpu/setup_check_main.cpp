@@ -24,13 +24,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const unsigned value = static_cast<unsigned>(std::atoi(argv[i + 1]));
-    if (flag == "--log") log = value;
-    else if (flag == "--g1") g1 = value;
-    else if (flag == "--g1-large") g1_large = value;
-    else if (flag == "--g2") g2 = value;
-    else if (flag == "--g2-large") g2_large = value;
-    else if (flag == "--reps") repetitions = std::max(1, std::atoi(argv[i + 1]));
-    else if (flag == "--only") only = argv[i + 1];
+    if (flag == "--log")
+      log = value;
+    else if (flag == "--g1")
+      g1 = value;
+    else if (flag == "--g1-large")
+      g1_large = value;
+    else if (flag == "--g2")
+      g2 = value;
+    else if (flag == "--g2-large")
+      g2_large = value;
+    else if (flag == "--reps")
+      repetitions = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--only")
+      only = argv[i + 1];
     else {
       std::cerr << "unknown flag " << flag << std::endl;
       return 2;

@@ -24,10 +24,10 @@
 namespace stagehand::cuda::setup_checks {
 namespace {
 
-using checks::Clock;
-using checks::seconds_since;
 using check_support::rejects;
 using check_support::report;
+using checks::Clock;
+using checks::seconds_since;
 
 constexpr std::uint64_t kGuardPoints = 16;
 
@@ -79,7 +79,8 @@ void add_random_scalars(std::vector<math::Fr>& scalars, std::uint64_t count, std
 
 std::vector<std::uint8_t> montgomery_bytes(const std::vector<math::Fr>& scalars) {
   std::vector<std::uint8_t> bytes(scalars.size() * 32);
-  for (std::size_t i = 0; i < scalars.size(); ++i) std::memcpy(bytes.data() + 32 * i, scalars[i].montgomery_limbs().data(), 32);
+  for (std::size_t i = 0; i < scalars.size(); ++i)
+    std::memcpy(bytes.data() + 32 * i, scalars[i].montgomery_limbs().data(), 32);
   return bytes;
 }
 
@@ -95,7 +96,10 @@ const KernelLauncher& launcher(FixedBaseGroup group) {
 
 KernelLaunch launch_of(FixedBaseGroup group, std::uint64_t n, const DeviceBuffer& table, const DeviceBuffer& scalars,
                        const DeviceBuffer& points) {
-  return KernelLaunch{kernel_name(group), n, {0}, {use(table, table.bytes), use(scalars, n * 32)},
+  return KernelLaunch{kernel_name(group),
+                      n,
+                      {0},
+                      {use(table, table.bytes), use(scalars, n * 32)},
                       {use(points, n * fixed_base_point_bytes(group))}};
 }
 
@@ -129,19 +133,25 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
       ++bad;
     }
   }
-  result.add(report(out, bad == 0, name + " " + std::to_string(n) + " points (2^" + std::to_string(log) + " random + edge cases) vs math",
-                    bad == 0 ? "(gpu " + std::to_string(gpu_seconds).substr(0, 5) + " s)"
-                             : std::to_string(bad) + " wrong, the first at " + std::to_string(first_bad)));
-  result.add(report(out, all_poison(got.data() + n * point_bytes, kGuardPoints * point_bytes), name + " leaves the guard alone"));
+  result.add(
+      report(out, bad == 0,
+             name + " " + std::to_string(n) + " points (2^" + std::to_string(log) + " random + edge cases) vs math",
+             bad == 0 ? "(gpu " + std::to_string(gpu_seconds).substr(0, 5) + " s)"
+                      : std::to_string(bad) + " wrong, the first at " + std::to_string(first_bad)));
+  result.add(report(out, all_poison(got.data() + n * point_bytes, kGuardPoints * point_bytes),
+                    name + " leaves the guard alone"));
   // A zero scalar gives infinity: all zeros (point 0 of the set is the scalar 0).
-  result.add(report(out, std::all_of(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(point_bytes), [](std::uint8_t b) { return b == 0; }),
+  result.add(report(out,
+                    std::all_of(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(point_bytes),
+                                [](std::uint8_t b) { return b == 0; }),
                     name + " of the scalar 0 is all zeros"));
 
   // No points: nothing written, even with buffers too small for any.
   DeviceBuffer untouched(point_bytes);
   launcher(group)(launch_of(group, 0, device_table, device_scalars, untouched), nullptr);
   STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
-  result.add(report(out, all_poison(untouched.download<std::uint8_t>(point_bytes).data(), point_bytes), name + " of no points writes nothing"));
+  result.add(report(out, all_poison(untouched.download<std::uint8_t>(point_bytes).data(), point_bytes),
+                    name + " of no points writes nothing"));
 
   // Buffers that do not fit.
   const std::uint64_t m = 100;
@@ -174,7 +184,8 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
   return result;
 }
 
-Result time_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, int repetitions, double& points_per_second) {
+Result time_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, int repetitions,
+                       double& points_per_second) {
   Result result;
   points_per_second = 0;
   const std::string name = kernel_name(group);
@@ -186,34 +197,38 @@ Result time_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, in
   const auto distinct_bytes = montgomery_bytes(distinct);
   std::vector<std::uint8_t> scalar_bytes(n * 32);
   for (std::uint64_t at = 0; at < scalar_bytes.size(); at += distinct_bytes.size()) {
-    std::memcpy(scalar_bytes.data() + at, distinct_bytes.data(), std::min<std::uint64_t>(distinct_bytes.size(), scalar_bytes.size() - at));
+    std::memcpy(scalar_bytes.data() + at, distinct_bytes.data(),
+                std::min<std::uint64_t>(distinct_bytes.size(), scalar_bytes.size() - at));
   }
   const auto table = table_of(group);
   DeviceBuffer device_table(table.size()), device_scalars(n * 32), points(n * point_bytes);
   device_table.upload(table);
   device_scalars.upload(scalar_bytes);
   const KernelLaunch launch = launch_of(group, n, device_table, device_scalars, points);
-  const auto timing = check_support::time_launches(repetitions, [&](cudaStream_t stream) { launcher(group)(launch, stream); });
+  const auto timing =
+      check_support::time_launches(repetitions, [&](cudaStream_t stream) { launcher(group)(launch, stream); });
   points_per_second = static_cast<double>(n) / (timing.median / 1000.0);
   // A sample spread over the whole output, the last point included.
   std::uint64_t bad = 0;
   std::vector<std::uint8_t> got(point_bytes);
   for (std::uint64_t k = 0; k <= 64; ++k) {
     const std::uint64_t i = k == 64 ? n - 1 : (n / 64) * k + (k * 7919) % std::max<std::uint64_t>(1, n / 64);
-    STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), static_cast<std::uint8_t*>(points.pointer) + i * point_bytes, point_bytes, cudaMemcpyDeviceToHost));
+    STAGEHAND_CUDA_CHECK(cudaMemcpy(got.data(), static_cast<std::uint8_t*>(points.pointer) + i * point_bytes,
+                                    point_bytes, cudaMemcpyDeviceToHost));
     if (got != expected_point(group, distinct[i % distinct.size()])) ++bad;
   }
   if (bad != 0) points_per_second = 0;
   char line[256];
-  std::snprintf(line, sizeof line, "median %.2f ms (min %.2f, max %.2f, %d runs): %.2f M points/s", timing.median, timing.min,
-                timing.max, repetitions, static_cast<double>(n) / (timing.median / 1000.0) / 1e6);
+  std::snprintf(line, sizeof line, "median %.2f ms (min %.2f, max %.2f, %d runs): %.2f M points/s", timing.median,
+                timing.min, timing.max, repetitions, static_cast<double>(n) / (timing.median / 1000.0) / 1e6);
   out << "time  " << name << " 2^" << log << ": " << line << std::endl;
   result.add(report(out, bad == 0, name + " 2^" + std::to_string(log) + " timed output, 65 points vs math",
                     bad == 0 ? "" : std::to_string(bad) + " wrong"));
   return result;
 }
 
-Result bench(std::ostream& out, unsigned g1_small, unsigned g1_large, unsigned g2_small, unsigned g2_large, int repetitions) {
+Result bench(std::ostream& out, unsigned g1_small, unsigned g1_large, unsigned g2_small, unsigned g2_large,
+             int repetitions) {
   Result result;
   double g1_rate = 0, g2_rate = 0, rate = 0;
   for (unsigned log : {g1_small, g1_large}) {
@@ -230,7 +245,8 @@ Result bench(std::ostream& out, unsigned g1_small, unsigned g1_large, unsigned g
     const double g1_seconds = static_cast<double>(std::uint64_t{1} << 28) / g1_rate;
     const double g2_seconds = static_cast<double>(std::uint64_t{1} << 26) / g2_rate;
     char line[256];
-    std::snprintf(line, sizeof line, "2^28 G1 %.1f s + 2^26 G2 %.1f s = %.1f s of kernels (transfers and the host's share not included)",
+    std::snprintf(line, sizeof line,
+                  "2^28 G1 %.1f s + 2^26 G2 %.1f s = %.1f s of kernels (transfers and the host's share not included)",
                   g1_seconds, g2_seconds, g1_seconds + g2_seconds);
     out << "time  projected 2^26 setup: " << line << std::endl;
   }

@@ -30,7 +30,8 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
 // The kernel alone at 2^log points (scalars on the device), median of `repetitions` runs timed
 // with CUDA events: milliseconds and points per second; a sample of the points (the last
 // included) checked against src/math. Sets `points_per_second` (0 when the check failed).
-Result time_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, int repetitions, double& points_per_second);
+Result time_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, int repetitions,
+                       double& points_per_second);
 
 // The timings at the given sizes (0 skips one), then the kernels' time for a 2^26 setup (about
 // 2^28 G1 and 2^26 G2 multiplications) at the rates of the largest size of each group.

@@ -24,13 +24,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const unsigned value = static_cast<unsigned>(std::atoi(argv[i + 1]));
-    if (flag == "--max-log") max_log = value;
-    else if (flag == "--g1") sizes.g1_log = value;
-    else if (flag == "--g2") sizes.g2_log = value;
-    else if (flag == "--scalars") sizes.scalars_log = value;
-    else if (flag == "--tail") sizes.tail_log = value;
-    else if (flag == "--reps") sizes.repetitions = std::max(1, std::atoi(argv[i + 1]));
-    else if (flag == "--only") only = argv[i + 1];
+    if (flag == "--max-log")
+      max_log = value;
+    else if (flag == "--g1")
+      sizes.g1_log = value;
+    else if (flag == "--g2")
+      sizes.g2_log = value;
+    else if (flag == "--scalars")
+      sizes.scalars_log = value;
+    else if (flag == "--tail")
+      sizes.tail_log = value;
+    else if (flag == "--reps")
+      sizes.repetitions = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--only")
+      only = argv[i + 1];
     else {
       std::cerr << "unknown flag " << flag << std::endl;
       return 2;

@@ -27,7 +27,7 @@ namespace stagehand::cuda::synthetic_checks {
 namespace {
 
 constexpr std::uint8_t kPoison = DeviceBuffer::kPoison;  // what every fresh DeviceBuffer holds
-constexpr std::uint64_t kGuardBytes = 4 * 192;  // after every output
+constexpr std::uint64_t kGuardBytes = 4 * 192;           // after every output
 
 // ---- the two groups ------------------------------------------------------------------------------
 
@@ -116,8 +116,8 @@ std::vector<std::uint8_t> reference_points(std::uint64_t count, std::uint64_t fi
   return bytes;
 }
 
-using check_support::report;
 using check_support::rejects;
+using check_support::report;
 
 // "N word" when N is not zero, for a report's detail.
 std::string how_many(std::uint64_t n, const char* word) { return n == 0 ? "" : std::to_string(n) + " " + word; }
@@ -200,8 +200,8 @@ struct GenerateCase {
 // What one call made: every point reduced, on the curve, equal to the CPU's, distinct, and nothing
 // past them written.
 template <class Group>
-Result check_points(std::ostream& out, const std::vector<std::uint8_t>& bytes, const GenerateCase& c, std::uint64_t chunk,
-                    const std::string& what) {
+Result check_points(std::ostream& out, const std::vector<std::uint8_t>& bytes, const GenerateCase& c,
+                    std::uint64_t chunk, const std::string& what) {
   Result result;
   const std::uint64_t output_bytes = c.count * Group::bytes;
   // Every point decodes (reduced coordinates: the poison is not) and lies on the curve.
@@ -237,14 +237,15 @@ Result check_points(std::ostream& out, const std::vector<std::uint8_t>& bytes, c
   detail.clear();
   result.add(report(out, all_distinct(bytes.data(), c.count, Group::bytes, Group::bytes, detail),
                     what + ": no two points equal", detail));
-  result.add(report(out, all_bytes(bytes, output_bytes, bytes.size(), kPoison), what + ": guard after the output untouched"));
+  result.add(
+      report(out, all_bytes(bytes, output_bytes, bytes.size(), kPoison), what + ": guard after the output untouched"));
   return result;
 }
 
 // Deterministic: a second run over zeros gives the same bytes.
 template <class Group>
-Result check_rerun(std::ostream& out, DeviceBuffer& buffer, const std::vector<std::uint8_t>& bytes, const GenerateCase& c,
-                   const std::string& what) {
+Result check_rerun(std::ostream& out, DeviceBuffer& buffer, const std::vector<std::uint8_t>& bytes,
+                   const GenerateCase& c, const std::string& what) {
   Result result;
   const std::uint64_t output_bytes = c.count * Group::bytes;
   buffer.fill(0);
@@ -272,7 +273,8 @@ Result check_chunks_and_segments(std::ostream& out, DeviceBuffer& buffer, const 
       chunks += " " + std::to_string(explicit_chunk);
     }
   }
-  result.add(report(out, same, what + ": chunks 1, 7, 33 give the same bytes", same ? "" : "differs at chunk" + chunks));
+  result.add(
+      report(out, same, what + ": chunks 1, 7, 33 give the same bytes", same ? "" : "differs at chunk" + chunks));
   // Two segments (first_index = the segment's start) give the same bytes as one call.
   const std::uint64_t head = c.count / 3 + 1;
   buffer.fill(kPoison);
@@ -287,7 +289,8 @@ Result check_chunks_and_segments(std::ostream& out, DeviceBuffer& buffer, const 
 
 // A 128-byte stride (tail items' layout) writes the same points and leaves bytes 96.. alone.
 template <class Group>
-Result check_stride(std::ostream& out, const std::vector<std::uint8_t>& bytes, const GenerateCase& c, const std::string& what) {
+Result check_stride(std::ostream& out, const std::vector<std::uint8_t>& bytes, const GenerateCase& c,
+                    const std::string& what) {
   Result result;
   const std::uint64_t stride = Group::bytes + 32;
   DeviceBuffer strided(c.count * stride + kGuardBytes);
@@ -296,11 +299,12 @@ Result check_stride(std::ostream& out, const std::vector<std::uint8_t>& bytes, c
   const auto wide = strided.download();
   bool points_same = true, spare_untouched = all_bytes(wide, c.count * stride, wide.size(), 0x5a);
   for (std::uint64_t i = 0; i < c.count; ++i) {
-    points_same = points_same && std::memcmp(wide.data() + i * stride, bytes.data() + i * Group::bytes, Group::bytes) == 0;
+    points_same =
+        points_same && std::memcmp(wide.data() + i * stride, bytes.data() + i * Group::bytes, Group::bytes) == 0;
     spare_untouched = spare_untouched && all_bytes(wide, i * stride + Group::bytes, (i + 1) * stride, 0x5a);
   }
-  result.add(report(out, points_same && spare_untouched, what + ": stride " + std::to_string(stride) +
-                                                             " writes the same points, spare bytes untouched"));
+  result.add(report(out, points_same && spare_untouched,
+                    what + ": stride " + std::to_string(stride) + " writes the same points, spare bytes untouched"));
   return result;
 }
 
@@ -309,10 +313,11 @@ Result check_group(std::ostream& out, unsigned max_log) {
   Result result;
   const std::uint64_t big = (std::uint64_t{1} << max_log) - 3;  // no multiple of any plan's chunk
   const std::uint64_t odd = 1234567;
-  const GenerateCase cases[] = {{1, odd}, {7, odd}, {1000, odd}, {big, odd}, {1000, 0}, {7, 0}, {1000, (std::uint64_t{1} << 63) + 1}};
+  const GenerateCase cases[] = {
+      {1, odd}, {7, odd}, {1000, odd}, {big, odd}, {1000, 0}, {7, 0}, {1000, (std::uint64_t{1} << 63) + 1}};
   for (const GenerateCase& c : cases) {
-    const std::string what = std::string(Group::name) + " n=" + std::to_string(c.count) +
-                             " first_index=" + std::to_string(c.first_index);
+    const std::string what =
+        std::string(Group::name) + " n=" + std::to_string(c.count) + " first_index=" + std::to_string(c.first_index);
     const std::uint64_t output_bytes = c.count * Group::bytes;
     const std::uint64_t chunk = synthetic_default_chunk(Group::group, c.count);
     DeviceBuffer buffer(output_bytes + kGuardBytes);
@@ -384,8 +389,7 @@ Result check_scalars(std::ostream& out, unsigned max_log) {
         if (value->to_canonical_limbs()[3] >= (math::Fr::modulus[3] >> 1)) ++upper;
       }
     });
-    result.add(report(out, not_below_r == 0, what + ": every canonical scalar below r",
-                      how_many(not_below_r, "not")));
+    result.add(report(out, not_below_r == 0, what + ": every canonical scalar below r", how_many(not_below_r, "not")));
     result.add(report(out, bad_montgomery == 0, what + ": Montgomery output round-trips to the canonical value",
                       how_many(bad_montgomery, "differ")));
     result.add(report(out, not_emulated == 0, what + ": equal to the host emulation of the generator",
@@ -393,7 +397,8 @@ Result check_scalars(std::ostream& out, unsigned max_log) {
     result.add(report(out, equal_across_seeds == 0, what + ": seed + 1 differs at every index",
                       how_many(equal_across_seeds, "equal")));
     std::string detail;
-    result.add(report(out, all_distinct(canonical.data(), count, 32, 32, detail), what + ": no two scalars equal", detail));
+    result.add(
+        report(out, all_distinct(canonical.data(), count, 32, 32, detail), what + ": no two scalars equal", detail));
     bool again_guard = true;
     result.add(report(out, scalars_on_device(count, seed, false, 0, again_guard) == canonical,
                       what + ": a second run gives the same bytes"));
@@ -401,7 +406,8 @@ Result check_scalars(std::ostream& out, unsigned max_log) {
       // Uniform below r: about half of them at or above ~r/2 (6 standard deviations of slack).
       const double fraction = double(upper.load()) / double(count);
       const double slack = 6 * 0.5 / std::sqrt(double(count));
-      result.add(report(out, std::abs(fraction - 0.5) < slack, what + ": fraction above r/2 " + std::to_string(fraction)));
+      result.add(
+          report(out, std::abs(fraction - 0.5) < slack, what + ": fraction above r/2 " + std::to_string(fraction)));
       // first_index: a slice of the run from 0.
       const std::uint64_t from = count / 2 + 1;
       bool slice_guard = true;
@@ -440,7 +446,8 @@ Result check_tail_items(std::ostream& out, unsigned max_log) {
     result.add(report(out, sample_matches<G1>(bytes.data(), kSyntheticTailItemBytes, count, first_index, count, detail),
                       what + ": sampled points equal (first_index+i+1)·G", detail));
     bool scalars_below_r = true;
-    for (std::uint64_t i = 0; i < count; ++i) scalars_below_r = scalars_below_r && canonical_at(bytes.data() + i * 128 + 96);
+    for (std::uint64_t i = 0; i < count; ++i)
+      scalars_below_r = scalars_below_r && canonical_at(bytes.data() + i * 128 + 96);
     result.add(report(out, scalars_below_r, what + ": every item's scalar below r"));
   }
   return result;
@@ -456,11 +463,14 @@ Result check_arguments(std::ostream& out) {
   refused("a null point buffer", [&] { generate_g1_points(nullptr, 10, 0, nullptr); });
   refused("a misaligned point buffer", [&] { generate_g2_points(buffer.at(8), 10, 0, nullptr); });
   refused("first_index + count beyond 2^64 - 1", [&] { generate_g1_points(buffer.pointer, 2, top - 1, nullptr); });
-  refused("a stride below the point", [&] { generate_points(SyntheticGroup::g2, buffer.pointer, 96, 4, 0, 0, nullptr); });
-  refused("a stride no multiple of 16", [&] { generate_points(SyntheticGroup::g1, buffer.pointer, 100, 4, 0, 0, nullptr); });
+  refused("a stride below the point",
+          [&] { generate_points(SyntheticGroup::g2, buffer.pointer, 96, 4, 0, 0, nullptr); });
+  refused("a stride no multiple of 16",
+          [&] { generate_points(SyntheticGroup::g1, buffer.pointer, 100, 4, 0, 0, nullptr); });
   refused("a null scalar buffer", [&] { generate_scalars(nullptr, 10, 1, false, nullptr); });
   refused("a misaligned tail buffer", [&] { generate_tail_items(buffer.at(4), 10, 0, 1, nullptr); });
-  refused("tail first_index + count beyond 2^64 - 1", [&] { generate_tail_items(buffer.pointer, 3, top - 2, 1, nullptr); });
+  refused("tail first_index + count beyond 2^64 - 1",
+          [&] { generate_tail_items(buffer.pointer, 3, top - 2, 1, nullptr); });
   // Nothing to do is no error, even without a buffer; the last valid scalar, 2^64 - 1, is accepted.
   bool accepted = true;
   try {
@@ -473,7 +483,8 @@ Result check_arguments(std::ostream& out) {
   }
   const auto bytes = buffer.download();
   const auto last = G1::decode(bytes.data());
-  result.add(report(out, accepted && last && *last == multiple<G1>(top), "count 0 without a buffer, and scalar 2^64 - 1"));
+  result.add(
+      report(out, accepted && last && *last == multiple<G1>(top), "count 0 without a buffer, and scalar 2^64 - 1"));
   return result;
 }
 
@@ -491,9 +502,9 @@ void print_timing(std::ostream& out, const std::string& what, unsigned log, cons
                   const std::string& extra) {
   const double n = double(std::uint64_t{1} << log);
   char line[320];
-  std::snprintf(line, sizeof line, "bench %s 2^%u: median %.3f ms (min %.3f, max %.3f, %d runs), %.1f M/s, %.3f ns each%s",
-                what.c_str(), log, t.median, t.min, t.max, repetitions, n / t.median / 1e3,
-                t.median * 1e6 / n, extra.c_str());
+  std::snprintf(line, sizeof line,
+                "bench %s 2^%u: median %.3f ms (min %.3f, max %.3f, %d runs), %.1f M/s, %.3f ns each%s", what.c_str(),
+                log, t.median, t.min, t.max, repetitions, n / t.median / 1e3, t.median * 1e6 / n, extra.c_str());
   out << line << std::endl;
 }
 
@@ -508,16 +519,16 @@ Result bench_points(std::ostream& out, unsigned log, int repetitions, double& se
   const std::uint64_t n = std::uint64_t{1} << log;
   const std::uint64_t first_index = 3;
   DeviceBuffer buffer(n * Group::bytes);
-  const Timing t = time_runs(repetitions, [&](cudaStream_t stream) {
-    generate<Group>(buffer, 0, Group::bytes, n, first_index, 0, stream);
-  });
+  const Timing t = time_runs(
+      repetitions, [&](cudaStream_t stream) { generate<Group>(buffer, 0, Group::bytes, n, first_index, 0, stream); });
   seconds_per_point = t.median * 1e-3 / double(n);
   print_timing(out, Group::name, log, t, repetitions,
                ", chunk " + std::to_string(synthetic_default_chunk(Group::group, n)));
   const auto bytes = buffer.download();
   std::string detail;
-  result.add(report(out, sample_matches<Group>(bytes.data(), Group::bytes, n, first_index,
-                                               synthetic_default_chunk(Group::group, n), detail),
+  result.add(report(out,
+                    sample_matches<Group>(bytes.data(), Group::bytes, n, first_index,
+                                          synthetic_default_chunk(Group::group, n), detail),
                     std::string(Group::name) + " 2^" + std::to_string(log) + " (timed runs): sampled points correct",
                     detail));
   return result;
@@ -535,26 +546,30 @@ Result bench(std::ostream& out, const BenchSizes& sizes) {
     const std::uint64_t n = std::uint64_t{1} << sizes.scalars_log;
     DeviceBuffer buffer(n * 32);
     for (bool montgomery : {false, true}) {
-      const Timing t = time_runs(reps, [&](cudaStream_t stream) { generate_scalars(buffer.pointer, n, 5, montgomery, stream); });
-      print_timing(out, montgomery ? "generate_scalars (Montgomery)" : "generate_scalars", sizes.scalars_log, t, reps, "");
+      const Timing t =
+          time_runs(reps, [&](cudaStream_t stream) { generate_scalars(buffer.pointer, n, 5, montgomery, stream); });
+      print_timing(out, montgomery ? "generate_scalars (Montgomery)" : "generate_scalars", sizes.scalars_log, t, reps,
+                   "");
       if (montgomery) rates.scalar = t.median * 1e-3 / double(n);
     }
     const auto bytes = buffer.download();
     bool ok = true;
     for (std::uint64_t i = 0; i < n; i += 4099) ok = ok && montgomery_at(bytes.data() + 32 * i);
-    result.add(report(out, ok, "generate_scalars 2^" + std::to_string(sizes.scalars_log) + " (timed runs): sample reduced"));
+    result.add(
+        report(out, ok, "generate_scalars 2^" + std::to_string(sizes.scalars_log) + " (timed runs): sample reduced"));
   }
   if (sizes.tail_log != 0) {
     const std::uint64_t n = std::uint64_t{1} << sizes.tail_log;
     DeviceBuffer buffer(n * kSyntheticTailItemBytes);
-    const Timing t = time_runs(reps, [&](cudaStream_t stream) { generate_tail_items(buffer.pointer, n, 11, 5, stream); });
+    const Timing t =
+        time_runs(reps, [&](cudaStream_t stream) { generate_tail_items(buffer.pointer, n, 11, 5, stream); });
     print_timing(out, "generate_tail_items", sizes.tail_log, t, reps, "");
     rates.tail = t.median * 1e-3 / double(n);
     const auto bytes = buffer.download();
     std::string detail;
-    result.add(report(out, sample_matches<G1>(bytes.data(), kSyntheticTailItemBytes, n, 11, n, detail),
-                      "generate_tail_items 2^" + std::to_string(sizes.tail_log) + " (timed runs): sampled points correct",
-                      detail));
+    result.add(report(
+        out, sample_matches<G1>(bytes.data(), kSyntheticTailItemBytes, n, 11, n, detail),
+        "generate_tail_items 2^" + std::to_string(sizes.tail_log) + " (timed runs): sampled points correct", detail));
   }
   // The 2^26 partition's key, with PartitionShape's set sizes (src/coordinator/partition.hpp:
   // 2.19, 2.30, 1.07 GiB of G1, 2.14 GiB of G2 and 3.9 GiB of tail items at 2^26), at the rates
@@ -587,8 +602,8 @@ Result bench(std::ostream& out, const BenchSizes& sizes) {
     out << line << std::endl;
   }
   char line[200];
-  std::snprintf(line, sizeof line, "projection 2^26 partition key (H, L, A, B_G1, B_G2, tail): %.1f ms%s", key_seconds * 1e3,
-                complete ? "" : " (sets not timed left out)");
+  std::snprintf(line, sizeof line, "projection 2^26 partition key (H, L, A, B_G1, B_G2, tail): %.1f ms%s",
+                key_seconds * 1e3, complete ? "" : " (sets not timed left out)");
   out << line << std::endl;
   return result;
 }

@@ -70,7 +70,8 @@ std::vector<std::uint8_t> host_launch(std::uint64_t count, std::uint64_t first_i
   for (std::uint64_t i = 0; i <= count; ++i) std::memset(buffer.data() + i * stride + Group<F>::bytes, kSentinel, 32);
   const std::uint64_t threads = syn::chunk_count(count, chunk);
   // One thread more than needed: it must do nothing.
-  for (std::uint64_t t = 0; t <= threads; ++t) syn::generate_chunk<F>(buffer.data(), stride, count, first_index, chunk, t);
+  for (std::uint64_t t = 0; t <= threads; ++t)
+    syn::generate_chunk<F>(buffer.data(), stride, count, first_index, chunk, t);
   return buffer;
 }
 
@@ -83,7 +84,8 @@ void check_launch(const std::vector<std::uint8_t>& buffer, std::uint64_t count, 
     const std::uint8_t* slot = buffer.data() + i * stride;
     const auto point = Group<F>::decode(slot);
     BOOST_REQUIRE(point.is_on_curve());
-    BOOST_REQUIRE_MESSAGE(point == reference_point<F>(first_index + i + 1), "point " << i << " of first_index " << first_index);
+    BOOST_REQUIRE_MESSAGE(point == reference_point<F>(first_index + i + 1),
+                          "point " << i << " of first_index " << first_index);
     for (int b = 0; b < 32; ++b) BOOST_REQUIRE(slot[Group<F>::bytes + b] == kSentinel);
   }
   const std::uint8_t* guard = buffer.data() + count * stride;
@@ -117,7 +119,7 @@ BOOST_AUTO_TEST_CASE(chunk_planning) {
   BOOST_TEST(syn::plan_chunk(0, h200) == syn::kMinChunk);
   BOOST_TEST(syn::plan_chunk(1, h200) == syn::kMinChunk);
   BOOST_TEST(syn::plan_chunk(1u << 20, h200) == syn::kMinChunk);  // 21 per chunk would be overhead-bound
-  BOOST_TEST(syn::plan_chunk(1u << 24, h200) == 331u);             // ceil(2^24 / 50688)
+  BOOST_TEST(syn::plan_chunk(1u << 24, h200) == 331u);            // ceil(2^24 / 50688)
   BOOST_TEST(syn::plan_chunk(1u << 24, syn::kTargetChunks) == 256u);
   BOOST_TEST(syn::plan_chunk((1u << 24) + 1, syn::kTargetChunks) == 257u);
   BOOST_TEST(syn::plan_chunk(std::uint64_t{1} << 26, h200) == syn::kMaxChunk);
@@ -144,8 +146,8 @@ BOOST_AUTO_TEST_CASE(chunk_planning) {
 
 BOOST_AUTO_TEST_CASE(multiple_of_generator_matches_reference) {
   const auto gx = syn::Generator<cuda::Fq>::x(), gy = syn::Generator<cuda::Fq>::y();
-  for (std::uint64_t s : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{1000003},
-                          ~std::uint64_t{0}}) {
+  for (std::uint64_t s :
+       {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{1000003}, ~std::uint64_t{0}}) {
     const auto j = syn::multiple_of_generator<cuda::Fq>(s, gx, gy).to_jacobian();
     const math::G1Projective p{fq_of(j.x), fq_of(j.y), fq_of(j.z)};
     BOOST_TEST((p.to_affine() == reference_point<cuda::Fq>(s)), s);
@@ -158,8 +160,15 @@ BOOST_AUTO_TEST_CASE(g1_runs_match_reference) {
     std::uint64_t first_index, count, chunk;
   };
   const std::uint64_t top = ~std::uint64_t{0};
-  const Run runs[] = {{0, 1, 1},   {0, 2, 2},         {0, 5, 32},          {1, 1, 1},        {1, 9, 32},
-                      {12345677, 40, 40}, {(std::uint64_t{1} << 63) + 5, 9, 9}, {top - 4, 4, 32}, {top - 1, 1, 1}};
+  const Run runs[] = {{0, 1, 1},
+                      {0, 2, 2},
+                      {0, 5, 32},
+                      {1, 1, 1},
+                      {1, 9, 32},
+                      {12345677, 40, 40},
+                      {(std::uint64_t{1} << 63) + 5, 9, 9},
+                      {top - 4, 4, 32},
+                      {top - 1, 1, 1}};
   for (const Run& run : runs) {
     BOOST_TEST_CONTEXT("first_index " << run.first_index << " count " << run.count << " chunk " << run.chunk) {
       check_launch<cuda::Fq>(host_launch<cuda::Fq>(run.count, run.first_index, run.chunk), run.count, run.first_index);

@@ -53,7 +53,9 @@ struct BitHeavy {
 // The shape's values drawn at random; with `bit_heavy`, three aux values in four are 0 or 1.
 FilecoinAssignment random_assignment(const FilecoinAssignment& shape, std::uint64_t seed, bool bit_heavy) {
   Random random(seed);
-  auto full = [&] { return Fr::from_uint64(random.next()) * Fr::from_uint64(random.next()) + Fr::from_uint64(random.next()); };
+  auto full = [&] {
+    return Fr::from_uint64(random.next()) * Fr::from_uint64(random.next()) + Fr::from_uint64(random.next());
+  };
   FilecoinAssignment out = shape;
   for (auto* values : {&out.a, &out.b, &out.c, &out.inputs}) {
     for (auto& value : *values) value = full();
@@ -113,7 +115,8 @@ BOOST_AUTO_TEST_CASE(random_assignments_give_the_cpu_references_bytes) {
     for (const bool bit_heavy : {false, true}) {
       BOOST_TEST_CONTEXT(circuits << " circuits, " << (bit_heavy ? "bit-heavy" : "full") << " aux") {
         std::vector<FilecoinAssignment> assignments;
-        for (std::size_t i = 0; i < circuits; ++i) assignments.push_back(random_assignment(satisfied, 10 * circuits + i, bit_heavy));
+        for (std::size_t i = 0; i < circuits; ++i)
+          assignments.push_back(random_assignment(satisfied, 10 * circuits + i, bit_heavy));
         const auto randomness = randomness_for(circuits, 7);
         const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false);
         BOOST_REQUIRE_EQUAL(proofs.size(), circuits);
@@ -136,7 +139,8 @@ BOOST_AUTO_TEST_CASE(every_policy_gives_the_same_bytes) {
       const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false, 0, policy);
       BOOST_REQUIRE_EQUAL(proofs.size(), assignments.size());
       for (std::size_t i = 0; i < proofs.size(); ++i) {
-        BOOST_TEST(encode_supraseal_proof(proofs[i]) == encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])));
+        BOOST_TEST(encode_supraseal_proof(proofs[i]) ==
+                   encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])));
       }
     }
   }
@@ -146,10 +150,12 @@ BOOST_AUTO_TEST_CASE(two_devices_share_the_circuits_and_give_the_same_bytes) {
   std::vector<FilecoinAssignment> assignments;
   for (std::uint64_t i = 0; i < 5; ++i) assignments.push_back(random_assignment(satisfied, 90 + i, i % 2 == 0));
   const auto randomness = randomness_for(5, 100);
-  const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false, 0, Policy::budgeted, /*two_devices=*/true);
+  const auto proofs =
+      prove_on_device(key, assignments, randomness, /*verify=*/false, 0, Policy::budgeted, /*two_devices=*/true);
   BOOST_REQUIRE_EQUAL(proofs.size(), assignments.size());
   for (std::size_t i = 0; i < proofs.size(); ++i) {
-    BOOST_TEST(encode_supraseal_proof(proofs[i]) == encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])));
+    BOOST_TEST(encode_supraseal_proof(proofs[i]) ==
+               encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])));
   }
 }
 

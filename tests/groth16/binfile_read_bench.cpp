@@ -113,10 +113,14 @@ int main(int argc, char** argv) {
   fs::path dir = tmp && *tmp ? tmp : "/tmp";
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--cold") cold = true;
-    else if (i + 1 < argc && flag == "--mib") mib = std::strtoull(argv[++i], nullptr, 10);
-    else if (i + 1 < argc && flag == "--rounds") rounds = std::max(1, std::atoi(argv[++i]));
-    else if (i + 1 < argc && flag == "--dir") dir = argv[++i];
+    if (flag == "--cold")
+      cold = true;
+    else if (i + 1 < argc && flag == "--mib")
+      mib = std::strtoull(argv[++i], nullptr, 10);
+    else if (i + 1 < argc && flag == "--rounds")
+      rounds = std::max(1, std::atoi(argv[++i]));
+    else if (i + 1 < argc && flag == "--dir")
+      dir = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--mib N] [--rounds R] [--dir D] [--cold]\n", argv[0]);
       return 2;
@@ -144,7 +148,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("file: %zu MiB, %u hardware threads, %s cache\n", mib, std::thread::hardware_concurrency(), cold ? "cold" : "warm");
+  std::printf("file: %zu MiB, %u hardware threads, %s cache\n", mib, std::thread::hardware_concurrency(),
+              cold ? "cold" : "warm");
   std::uint64_t sink = 0;
   if (!cold) {  // the page cache filled once, for both ways alike
     read_binfile(path, sink);
@@ -155,14 +160,15 @@ int main(int argc, char** argv) {
     const auto a = mapped(path, sink);
     if (cold) drop_from_cache(path);
     const auto b = read_binfile(path, sink);
-    std::printf("round %d: mapped %.3f s (+ pass: %.3f s); BinFile read %.3f s (+ pass: %.3f s)\n", round + 1, a.read, a.total,
-                b.read, b.total);
+    std::printf("round %d: mapped %.3f s (+ pass: %.3f s); BinFile read %.3f s (+ pass: %.3f s)\n", round + 1, a.read,
+                a.total, b.read, b.total);
     map_read.push_back(a.read), map_total.push_back(a.total);
     pread_read.push_back(b.read), pread_total.push_back(b.total);
   }
-  std::printf("median of %d: mapped %.3f s, with the pass %.3f s; BinFile (pread) %.3f s, with the pass %.3f s (%llu)\n", rounds,
-              median(map_read), median(map_total), median(pread_read), median(pread_total),
-              static_cast<unsigned long long>(sink % 10));
+  std::printf(
+      "median of %d: mapped %.3f s, with the pass %.3f s; BinFile (pread) %.3f s, with the pass %.3f s (%llu)\n",
+      rounds, median(map_read), median(map_total), median(pread_read), median(pread_total),
+      static_cast<unsigned long long>(sink % 10));
   fs::remove(path);
   return 0;
 }

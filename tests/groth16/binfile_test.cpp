@@ -61,7 +61,8 @@ std::uint8_t pattern(std::size_t offset) { return static_cast<std::uint8_t>((off
 std::vector<std::uint8_t> container_bytes(std::size_t data_size) {
   std::vector<std::uint8_t> bytes(12 + 12 + data_size);
   auto put = [&](std::size_t at, std::uint64_t value, int width) {
-    for (int i = 0; i < width; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
+    for (int i = 0; i < width; ++i)
+      bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
   };
   bytes[0] = 't', bytes[1] = 'e', bytes[2] = 's', bytes[3] = 't';
   put(4, 1, 4);
@@ -114,7 +115,9 @@ Change hook_change = Change::none;
 void change_the_file(const fs::path& path) {
   switch (hook_change) {
     case Change::none: return;
-    case Change::truncate_to_half: BOOST_REQUIRE(::truncate(path.c_str(), static_cast<off_t>(fs::file_size(path) / 2)) == 0); return;
+    case Change::truncate_to_half:
+      BOOST_REQUIRE(::truncate(path.c_str(), static_cast<off_t>(fs::file_size(path) / 2)) == 0);
+      return;
     case Change::truncate_to_zero: BOOST_REQUIRE(::truncate(path.c_str(), 0) == 0); return;
     case Change::append: {
       std::ofstream out(path, std::ios::binary | std::ios::app);
@@ -177,8 +180,9 @@ BOOST_AUTO_TEST_CASE(a_file_that_shrinks_while_it_is_read_is_an_error_naming_it)
       const auto message = error_of([&] { open_container(path); });
       BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
       BOOST_CHECK(contains(message, std::to_string(bytes) + " bytes when opened"));
-      BOOST_CHECK(contains(message, (change == Change::truncate_to_zero ? std::string("0") : std::to_string(bytes / 2)) +
-                                        " bytes now, and it ended early"));
+      BOOST_CHECK(
+          contains(message, (change == Change::truncate_to_zero ? std::string("0") : std::to_string(bytes / 2)) +
+                                " bytes now, and it ended early"));
     }
   }
 }
@@ -197,7 +201,8 @@ BOOST_AUTO_TEST_CASE(a_file_that_grows_or_is_rewritten_while_it_is_read_is_an_er
       const auto message = error_of([&] { open_container(path); });
       BOOST_CHECK(contains(message, path.string() + ": the file changed while it was read"));
       const auto now = change == Change::append ? bytes + 4 : bytes;
-      BOOST_CHECK(contains(message, std::to_string(bytes) + " bytes when opened, " + std::to_string(now) + " bytes now)"));
+      BOOST_CHECK(
+          contains(message, std::to_string(bytes) + " bytes when opened, " + std::to_string(now) + " bytes now)"));
     }
   }
 }
@@ -343,7 +348,8 @@ BOOST_AUTO_TEST_CASE(a_writer_to_a_file_writes_what_a_writer_in_memory_holds) {
   BOOST_CHECK_EQUAL(file.section(2, "two").size(), std::size_t{12} << 20);
   BOOST_CHECK_EQUAL(file.section(3, "three").size(), std::size_t{24} << 20);
   BOOST_CHECK_EQUAL(file.section(4, "four").size(), 0u);
-  BOOST_CHECK_EQUAL(std::distance(fs::directory_iterator(scratch.dir), fs::directory_iterator()), 1);  // no partial file left
+  BOOST_CHECK_EQUAL(std::distance(fs::directory_iterator(scratch.dir), fs::directory_iterator()),
+                    1);  // no partial file left
 }
 
 BOOST_AUTO_TEST_CASE(a_writer_to_a_file_left_unfinished_leaves_the_file_as_it_was) {
@@ -373,7 +379,8 @@ namespace {
 enum class After { close, repeat, hold };
 
 // A writer of `bytes` to `fifo`, opened once the reader has it open (so not waiting).
-std::thread fifo_writer(const fs::path& fifo, std::vector<std::uint8_t> bytes, After after, std::shared_future<void> release) {
+std::thread fifo_writer(const fs::path& fifo, std::vector<std::uint8_t> bytes, After after,
+                        std::shared_future<void> release) {
   return std::thread([=] {
     const int descriptor = ::open(fifo.c_str(), O_WRONLY);
     if (descriptor < 0) return;
@@ -417,21 +424,26 @@ std::string read_fed(const Fifo& fifo, std::vector<std::uint8_t> bytes, After af
 
 BOOST_AUTO_TEST_CASE(devices_and_the_kernels_files_are_refused_unread) {
   for (const std::string path : {"/dev/zero", "/dev/urandom", "/dev/null"}) {
-    BOOST_CHECK_EQUAL(error_of([&] { open_container(path); }),
-                      path + ": is a character or block device, not a test container file (those are read from regular files "
-                             "and pipes only)");
+    BOOST_CHECK_EQUAL(
+        error_of([&] { open_container(path); }),
+        path +
+            ": is a character or block device, not a test container file (those are read from regular files "
+            "and pipes only)");
   }
   BOOST_CHECK(contains(error_of([&] { open_container("/proc/self/environ"); }),
                        "/proc/self/environ: is a file of the kernel's /proc or /sys, not a test container file"));
   Scratch scratch;
-  BOOST_CHECK_EQUAL(error_of([&] { open_container(scratch.dir); }), scratch.dir.string() + ": is a directory, not a test container file");
+  BOOST_CHECK_EQUAL(error_of([&] { open_container(scratch.dir); }),
+                    scratch.dir.string() + ": is a directory, not a test container file");
 }
 
 BOOST_AUTO_TEST_CASE(a_fifo_without_a_writer_is_an_error_not_a_wait) {
   Scratch scratch;
   const Fifo fifo(scratch, "lonely");
-  BOOST_CHECK_EQUAL(error_of([&] { open_container(fifo.path); }),
-                    fifo.path.string() + ": no process opened it for writing within 0.5 s (a FIFO's writer must be started with the reader)");
+  BOOST_CHECK_EQUAL(
+      error_of([&] { open_container(fifo.path); }),
+      fifo.path.string() +
+          ": no process opened it for writing within 0.5 s (a FIFO's writer must be started with the reader)");
 }
 
 BOOST_AUTO_TEST_CASE(a_fifo_is_read_as_its_header_declares_and_no_further) {
@@ -452,12 +464,14 @@ BOOST_AUTO_TEST_CASE(a_fifo_is_read_as_its_header_declares_and_no_further) {
   // An endless writer: of the container again and again, of bytes of another kind, of a header
   // declaring more than the machine holds. Each is refused as soon as its header says so.
   BOOST_CHECK_EQUAL(read_fed(fifo, container_bytes(100), After::repeat),
-                    fifo.path.string() + ": bytes follow the last of the 1 sections (after 124 bytes): a damaged or concatenated file");
+                    fifo.path.string() +
+                        ": bytes follow the last of the 1 sections (after 124 bytes): a damaged or concatenated file");
   BOOST_CHECK_EQUAL(read_fed(fifo, std::vector<std::uint8_t>(4096, 0), After::repeat),
                     fifo.path.string() + ": not a test container file (its magic is not \"test\")");
   auto huge = container_bytes(0);
   for (int i = 0; i < 8; ++i) huge[16 + static_cast<std::size_t>(i)] = i == 7 ? 0x40 : 0;  // 2^62 bytes
-  BOOST_CHECK(contains(read_fed(fifo, huge, After::repeat), "section 1 declares 4611686018427387904 bytes, more than this machine's"));
+  BOOST_CHECK(contains(read_fed(fifo, huge, After::repeat),
+                       "section 1 declares 4611686018427387904 bytes, more than this machine's"));
 }
 
 BOOST_AUTO_TEST_CASE(a_fifo_whose_writer_falls_silent_is_an_error) {
@@ -471,7 +485,8 @@ BOOST_AUTO_TEST_CASE(a_fifo_whose_writer_falls_silent_is_an_error) {
   const auto silent_midway = read_fed(fifo, half, After::hold);
   const auto silent_after = read_fed(fifo, container_bytes(1000), After::hold);
   stagehand::detail::set_pipe_waits({});
-  BOOST_CHECK_EQUAL(silent_midway, fifo.path.string() + ": no byte arrived for 0.1 s: its writer holds it open without sending");
+  BOOST_CHECK_EQUAL(silent_midway,
+                    fifo.path.string() + ": no byte arrived for 0.1 s: its writer holds it open without sending");
   BOOST_CHECK_EQUAL(silent_after, silent_midway);
 }
 
@@ -493,5 +508,6 @@ BOOST_AUTO_TEST_CASE(a_file_larger_than_the_memory_is_refused_before_it_is_read)
   write_container(path, 0);
   const auto size = stagehand::physical_memory_bytes() + 1;
   BOOST_REQUIRE(::truncate(path.c_str(), static_cast<off_t>(size)) == 0);
-  BOOST_CHECK(contains(error_of([&] { open_container(path); }), path.string() + ": " + std::to_string(size) + " bytes, more than this machine's"));
+  BOOST_CHECK(contains(error_of([&] { open_container(path); }),
+                       path.string() + ": " + std::to_string(size) + " bytes, more than this machine's"));
 }

@@ -59,7 +59,8 @@ BOOST_AUTO_TEST_CASE(the_first_unsatisfied_constraint_is_named) {
   const auto r1cs = small_circuit();
   BOOST_CHECK(!first_unsatisfied_constraint(r1cs, small_witness()).has_value());
   BOOST_CHECK_EQUAL(first_unsatisfied_constraint(r1cs, flipped(small_witness(), 3)).value_or(99), 0u);  // y: x·y = out
-  BOOST_CHECK_EQUAL(first_unsatisfied_constraint(r1cs, flipped(small_witness(), 4)).value_or(99), 1u);  // t: (x + 3y)·1 = t
+  BOOST_CHECK_EQUAL(first_unsatisfied_constraint(r1cs, flipped(small_witness(), 4)).value_or(99),
+                    1u);  // t: (x + 3y)·1 = t
   BOOST_CHECK_THROW(first_unsatisfied_constraint(r1cs, std::vector<Fr>{Fr::one()}), std::invalid_argument);
 }
 
@@ -68,14 +69,16 @@ BOOST_AUTO_TEST_CASE(a_witness_that_does_not_satisfy_the_circuit_yields_no_proof
   const auto key = read_zkey(files.zkey);
   const fs::path bad = files.dir / "flipped.wtns";
   write_wtns(bad, flipped(small_witness(), 3));
-  std::vector<ProofJob> jobs{ProofJob{files.wtns, ProofRandomness::from_seed(1)}, ProofJob{bad, ProofRandomness::from_seed(2)}};
+  std::vector<ProofJob> jobs{ProofJob{files.wtns, ProofRandomness::from_seed(1)},
+                             ProofJob{bad, ProofRandomness::from_seed(2)}};
 
   // The pairing check (on by default): the bad proof fails its job and is never handed out.
   auto result = prove_through_coordinator(key, files.zkey, jobs, Policy::budgeted);
   BOOST_CHECK_EQUAL(result.report.partitions_completed, 1);
   BOOST_CHECK(result.proofs[0].has_value());
   BOOST_CHECK(!result.proofs[1].has_value());
-  BOOST_CHECK(contains(result.report.jobs[1].error, "the proof does not verify") && contains(result.report.jobs[1].error, "flipped.wtns"));
+  BOOST_CHECK(contains(result.report.jobs[1].error, "the proof does not verify") &&
+              contains(result.report.jobs[1].error, "flipped.wtns"));
   BOOST_CHECK(verify_proof(key, *result.proofs[0], public_signals(key, small_witness())));
   BOOST_CHECK_EQUAL(result.memory_left, 0u);
 
@@ -170,7 +173,6 @@ BOOST_AUTO_TEST_CASE(public_json_is_the_public_signals_in_decimal) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
-
 
 BOOST_AUTO_TEST_CASE(the_devices_jacobian_sums_round_trip_and_refuse_unreduced_coordinates) {
   const auto g1 = math::G1Projective::from_affine(math::G1Curve::generator()).multiply(Fr::from_uint64(12345));

@@ -67,15 +67,17 @@ struct GroupOf<math::G2Curve> {
 
 // multiply_generator_on_device on a fresh functional simulated H200 (optionally held to
 // `memory_bytes`); the race checker must be clean and every byte freed.
-std::vector<std::uint8_t> on_simulator(SetupGroup group, const std::vector<math::Fr>& scalars, DeviceSetupOptions options,
-                                       Bytes memory_bytes = 0) {
+std::vector<std::uint8_t> on_simulator(SetupGroup group, const std::vector<math::Fr>& scalars,
+                                       DeviceSetupOptions options, Bytes memory_bytes = 0) {
   sim::SimOptions sim_options;
   sim_options.functional = true;
   SimHarness harness("h200", sim_options);
   if (memory_bytes != 0) harness.device.set_memory_bytes(memory_bytes);
   sim::register_setup_kernels(harness.system);
   std::vector<std::uint8_t> points;
-  harness.run([&](SimHarness& h) -> asio::awaitable<void> { points = co_await multiply_generator_on_device(h.device, group, scalars, options); });
+  harness.run([&](SimHarness& h) -> asio::awaitable<void> {
+    points = co_await multiply_generator_on_device(h.device, group, scalars, options);
+  });
   BOOST_TEST(harness.device.check().clean(), harness.device.check().describe());
   const auto memory = harness.device.memory_info();
   BOOST_TEST(memory.free_bytes == memory.total_bytes);
@@ -132,9 +134,12 @@ BOOST_AUTO_TEST_CASE(the_table_holds_the_generators_multiples) {
         const math::Fr scalar = window * math::Fr::from_uint64(d);
         const std::vector<std::uint8_t> entry(table.begin() + static_cast<std::ptrdiff_t>((256 * w + d) * bytes),
                                               table.begin() + static_cast<std::ptrdiff_t>((256 * w + d + 1) * bytes));
-        const auto expected = group == SetupGroup::g1
-                                  ? GroupOf<math::G1Curve>::encode(math::G1Projective::from_affine(math::G1Curve::generator()).multiply(scalar).to_affine())
-                                  : GroupOf<math::G2Curve>::encode(math::G2Projective::from_affine(math::G2Curve::generator()).multiply(scalar).to_affine());
+        const auto expected =
+            group == SetupGroup::g1
+                ? GroupOf<math::G1Curve>::encode(
+                      math::G1Projective::from_affine(math::G1Curve::generator()).multiply(scalar).to_affine())
+                : GroupOf<math::G2Curve>::encode(
+                      math::G2Projective::from_affine(math::G2Curve::generator()).multiply(scalar).to_affine());
         BOOST_TEST((entry == expected), "window " << w << " digit " << d);
       }
     }
@@ -144,7 +149,8 @@ BOOST_AUTO_TEST_CASE(the_table_holds_the_generators_multiples) {
 BOOST_AUTO_TEST_CASE(chunks_fit_half_the_free_memory) {
   const Bytes g1_table = kernel::kFixedBaseTableEntries * 96, g2_table = kernel::kFixedBaseTableEntries * 192;
   BOOST_TEST(setup_chunk_points(SetupGroup::g1, 1000, 100 * kGiB, std::uint64_t{1} << 24) == 1000u);
-  BOOST_TEST(setup_chunk_points(SetupGroup::g1, std::uint64_t{1} << 28, 100 * kGiB, std::uint64_t{1} << 24) == std::uint64_t{1} << 24);
+  BOOST_TEST(setup_chunk_points(SetupGroup::g1, std::uint64_t{1} << 28, 100 * kGiB, std::uint64_t{1} << 24) ==
+             std::uint64_t{1} << 24);
   // Two chunks of 128 bytes (G1) or 224 bytes (G2) a point beside the table in half the memory.
   BOOST_TEST(setup_chunk_points(SetupGroup::g1, 1u << 20, 2 * (g1_table + 2 * 128 * 1000), 1u << 24) == 1000u);
   BOOST_TEST(setup_chunk_points(SetupGroup::g2, 1u << 20, 2 * (g2_table + 2 * 224 * 1000) + 1, 1u << 24) == 1000u);

@@ -39,15 +39,21 @@ int main(int argc, char** argv) {
   std::string out;
   std::uint64_t seed = 1;
   bool bits = false;
-  auto* constraints_option = app.add_option("--constraints", constraints, fmt::format("Number of constraints (at least {})", groth16::kSyntheticMinimumConstraints));
-  auto* log2_option = app.add_option("--domain-log2", domain_log2, "Instead of --constraints: the most constraints whose Groth16 domain is 2^K");
+  auto* constraints_option =
+      app.add_option("--constraints", constraints,
+                     fmt::format("Number of constraints (at least {})", groth16::kSyntheticMinimumConstraints));
+  auto* log2_option = app.add_option("--domain-log2", domain_log2,
+                                     "Instead of --constraints: the most constraints whose Groth16 domain is 2^K");
   constraints_option->excludes(log2_option);
-  app.add_option("--out", out, "Directory to write circuit.r1cs and circuit.wtns into (created if missing)")->required();
+  app.add_option("--out", out, "Directory to write circuit.r1cs and circuit.wtns into (created if missing)")
+      ->required();
   app.add_option("--seed", seed, "Seed of the constants and inputs")->capture_default_str();
-  app.add_flag("--bits", bits, "Most of the square chain's rows as bit decompositions (b·b = b): a witness mostly of 0s and 1s");
+  app.add_flag("--bits", bits,
+               "Most of the square chain's rows as bit decompositions (b·b = b): a witness mostly of 0s and 1s");
   try {
     app.parse(argc, argv);
-    if (!constraints && !domain_log2) throw CLI::ValidationError("one of --constraints N or --domain-log2 K is required");
+    if (!constraints && !domain_log2)
+      throw CLI::ValidationError("one of --constraints N or --domain-log2 K is required");
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   }
@@ -56,12 +62,14 @@ int main(int argc, char** argv) {
       constraints = groth16::synthetic_constraints_for_domain(*domain_log2);
     }
     if (*constraints < groth16::kSyntheticMinimumConstraints) {
-      throw std::invalid_argument(fmt::format("--constraints {}: the circuit needs at least {}", *constraints, groth16::kSyntheticMinimumConstraints));
+      throw std::invalid_argument(fmt::format("--constraints {}: the circuit needs at least {}", *constraints,
+                                              groth16::kSyntheticMinimumConstraints));
     }
     const unsigned log2 = groth16::domain_log2_for(*constraints, groth16::kSyntheticPublic);
     if (log2 > groth16::kMaxDomainLog2) {
-      throw std::invalid_argument(fmt::format("--constraints {}: needs a domain of 2^{}, more than the 2^{} `stagehand setup` accepts",
-                                              *constraints, log2, groth16::kMaxDomainLog2));
+      throw std::invalid_argument(
+          fmt::format("--constraints {}: needs a domain of 2^{}, more than the 2^{} `stagehand setup` accepts",
+                      *constraints, log2, groth16::kMaxDomainLog2));
     }
     const auto start = std::chrono::steady_clock::now();
     const auto circuit = groth16::make_synthetic_circuit(*constraints, seed, bits);
@@ -70,12 +78,13 @@ int main(int argc, char** argv) {
     fs::create_directories(dir);
     groth16::write_r1cs(dir / "circuit.r1cs", circuit.r1cs);
     groth16::write_wtns(dir / "circuit.wtns", circuit.witness);
-    fmt::print(stderr,
-               "stagehand_make_circuit: {} constraints, {} wires, {} public signals (2 outputs, 2 inputs), domain 2^{}; "
-               "witness checked against every constraint; wrote {} and {} in {:.2f} s\n",
-               circuit.r1cs.constraints.size(), circuit.r1cs.n_wires, groth16::kSyntheticPublic, log2, (dir / "circuit.r1cs").string(),
-               (dir / "circuit.wtns").string(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    fmt::print(
+        stderr,
+        "stagehand_make_circuit: {} constraints, {} wires, {} public signals (2 outputs, 2 inputs), domain 2^{}; "
+        "witness checked against every constraint; wrote {} and {} in {:.2f} s\n",
+        circuit.r1cs.constraints.size(), circuit.r1cs.n_wires, groth16::kSyntheticPublic, log2,
+        (dir / "circuit.r1cs").string(), (dir / "circuit.wtns").string(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr, "stagehand_make_circuit: error: {}\n", error.what());

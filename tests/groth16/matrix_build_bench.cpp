@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     bytes = matrix.bytes.size();
   }
   std::sort(seconds.begin(), seconds.end());
-  std::printf("2^%u: %zu records, matrix %.2f GiB, built in %.3f s (median of 3; %.3f-%.3f)\n", log2, key.coefficients.size(),
-              static_cast<double>(bytes) / (1u << 30), seconds[1], seconds[0], seconds[2]);
+  std::printf("2^%u: %zu records, matrix %.2f GiB, built in %.3f s (median of 3; %.3f-%.3f)\n", log2,
+              key.coefficients.size(), static_cast<double>(bytes) / (1u << 30), seconds[1], seconds[0], seconds[2]);
   return 0;
 }

@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(its_vk_is_the_snarkjs_setups_but_for_ic) {
 
 BOOST_AUTO_TEST_CASE(a_truncated_section_is_named) {
   const Layout at(key);
-  const std::pair<const char*, std::size_t> sections[] = {{"ic", at.ic}, {"h", at.h}, {"l", at.l},
+  const std::pair<const char*, std::size_t> sections[] = {{"ic", at.ic}, {"h", at.h},       {"l", at.l},
                                                           {"a", at.a},   {"b_g1", at.b_g1}, {"b_g2", at.b_g2}};
   for (const auto& section : sections) {
     // Named, not bound: clang 14 does not capture structured bindings in lambdas.
@@ -199,7 +199,8 @@ BOOST_AUTO_TEST_CASE(a_truncated_section_is_named) {
     BOOST_TEST_INFO(name);
     // In the count, and after the count within the second point.
     auto in_count = error_after([&](auto& b) { b.resize(offset + 2); });
-    BOOST_TEST(contains(in_count, fmt::format("section {}: truncated: the file ends before the section's count", name)));
+    BOOST_TEST(
+        contains(in_count, fmt::format("section {}: truncated: the file ends before the section's count", name)));
     auto in_points = error_after([&](auto& b) { b.resize(offset + 4 + (name == "b_g2" ? 192 : 96) + 10); });
     BOOST_TEST(contains(in_points, fmt::format("section {}: truncated:", name)));
     BOOST_TEST(contains(in_points, "the file ends in point 1"));
@@ -211,7 +212,8 @@ BOOST_AUTO_TEST_CASE(a_truncated_section_is_named) {
 BOOST_AUTO_TEST_CASE(bad_flags_are_named_with_the_point) {
   const Layout at(key);
   const std::size_t h1 = at.h + 4 + 96;  // h's point 1
-  BOOST_TEST(contains(error_after([&](auto& b) { b[h1] |= 0x80; }), "section h: point 1 of 7 has the compression flag set"));
+  BOOST_TEST(
+      contains(error_after([&](auto& b) { b[h1] |= 0x80; }), "section h: point 1 of 7 has the compression flag set"));
   BOOST_TEST(contains(error_after([&](auto& b) { b[h1] |= 0x20; }), "section h: point 1 of 7 has the sign flag set"));
   BOOST_TEST(contains(error_after([&](auto& b) { b[h1] |= 0x40; }),
                       "section h: point 1 of 7 has the infinity flag set with other bits non-zero"));
@@ -221,14 +223,18 @@ BOOST_AUTO_TEST_CASE(bad_flags_are_named_with_the_point) {
                         b[b2_1] = 0x40;
                       }),
                       "section b_g2: point 1 of 2 is the point at infinity"));
-  BOOST_TEST(contains(error_after([&](auto& b) { b[0] |= 0x80; }), "section vk: point 0 (alpha_g1) has the compression flag set"));
+  BOOST_TEST(contains(error_after([&](auto& b) { b[0] |= 0x80; }),
+                      "section vk: point 0 (alpha_g1) has the compression flag set"));
 }
 
 BOOST_AUTO_TEST_CASE(points_off_the_curve_or_unreduced_are_named) {
   const Layout at(key);
-  BOOST_TEST(contains(error_after([&](auto& b) { b[at.l + 4 + 96 + 95] ^= 1; }), "section l: point 1 of 2 is not on the curve"));
-  BOOST_TEST(contains(error_after([&](auto& b) { b[at.b_g2 + 4 + 191] ^= 1; }), "section b_g2: point 0 of 2 is not on the curve"));
-  BOOST_TEST(contains(error_after([&](auto& b) { b[at.a + 4 + 3 * 96 + 95] ^= 1; }), "section a: point 3 of 4 is not on the curve"));
+  BOOST_TEST(contains(error_after([&](auto& b) { b[at.l + 4 + 96 + 95] ^= 1; }),
+                      "section l: point 1 of 2 is not on the curve"));
+  BOOST_TEST(contains(error_after([&](auto& b) { b[at.b_g2 + 4 + 191] ^= 1; }),
+                      "section b_g2: point 0 of 2 is not on the curve"));
+  BOOST_TEST(contains(error_after([&](auto& b) { b[at.a + 4 + 3 * 96 + 95] ^= 1; }),
+                      "section a: point 3 of 4 is not on the curve"));
   // x = p: the top flag bits clear, every coordinate byte p's (big-endian).
   const auto p = modulus_bytes<math::Fq>();
   BOOST_TEST(contains(error_after([&](auto& b) {
@@ -242,12 +248,17 @@ BOOST_AUTO_TEST_CASE(vk_points_outside_the_subgroup_are_refused) {
   std::array<std::uint8_t, kZcashG1Bytes> outside{};
   groth16::detail::encode_zcash_g1(point_outside_subgroup(), outside);
   // delta_g1 is the fifth point: after two G1 and two G2 points.
-  BOOST_TEST(contains(error_after([&](auto& b) { std::copy(outside.begin(), outside.end(), b.begin() + 2 * 96 + 2 * 192); }),
-                      "section vk: point 4 (delta_g1) is not in the subgroup of order r"));
-  BOOST_TEST(contains(error_after([&](auto& b) { std::copy(outside.begin(), outside.end(), b.begin() + static_cast<long>(at.ic + 4 + 96)); }),
+  BOOST_TEST(
+      contains(error_after([&](auto& b) { std::copy(outside.begin(), outside.end(), b.begin() + 2 * 96 + 2 * 192); }),
+               "section vk: point 4 (delta_g1) is not in the subgroup of order r"));
+  BOOST_TEST(contains(error_after([&](auto& b) {
+                        std::copy(outside.begin(), outside.end(), b.begin() + static_cast<long>(at.ic + 4 + 96));
+                      }),
                       "section ic: point 1 of 3 is not in the subgroup of order r"));
   // A query point outside the subgroup is on the curve, and read (bellperson's prover does too).
-  BOOST_TEST(error_after([&](auto& b) { std::copy(outside.begin(), outside.end(), b.begin() + static_cast<long>(at.l + 4)); }) == "no error");
+  BOOST_TEST(error_after([&](auto& b) {
+               std::copy(outside.begin(), outside.end(), b.begin() + static_cast<long>(at.l + 4));
+             }) == "no error");
 }
 
 BOOST_AUTO_TEST_CASE(huge_or_inconsistent_counts_are_refused_before_allocating) {
@@ -255,11 +266,16 @@ BOOST_AUTO_TEST_CASE(huge_or_inconsistent_counts_are_refused_before_allocating) 
   // 2^32 - 1 points of 96 bytes would be 384 GiB: refused against the file's size.
   BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.l, 0xFFFFFFFF); }),
                       "section l: truncated: 4294967295 points of 96 bytes declared (412316860320 bytes)"));
-  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.ic, 0xFFFFFFFF); }), "section ic: truncated: 4294967295 points"));
-  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.h, 0xFFFFFFFF); }), "section h: 4294967295 points, so a domain of 4294967296"));
-  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.h, 6); }), "section h: 6 points, so a domain of 7: not a power of two"));
-  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.a, 6); }), "section a: 6 points, more than the key's 5 variables"));
-  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.b_g2, 1); }), "section b_g2: 1 points, but b_g1 has 2"));
+  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.ic, 0xFFFFFFFF); }),
+                      "section ic: truncated: 4294967295 points"));
+  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.h, 0xFFFFFFFF); }),
+                      "section h: 4294967295 points, so a domain of 4294967296"));
+  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.h, 6); }),
+                      "section h: 6 points, so a domain of 7: not a power of two"));
+  BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.a, 6); }),
+                      "section a: 6 points, more than the key's 5 variables"));
+  BOOST_TEST(
+      contains(error_after([&](auto& b) { put_count(b, at.b_g2, 1); }), "section b_g2: 1 points, but b_g1 has 2"));
   BOOST_TEST(contains(error_after([&](auto& b) { put_count(b, at.ic, 0); }), "section ic: no points"));
 }
 
@@ -269,15 +285,16 @@ BOOST_AUTO_TEST_CASE(only_regular_files_are_read) {
   // A FIFO that no process writes to: refused at once, neither waited on nor read.
   const auto fifo = dir / "fifo.params";
   BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  BOOST_TEST(contains(error_of([&] { read_params(fifo); }), "is a FIFO or pipe, not a Filecoin parameters (.params) file"));
+  BOOST_TEST(
+      contains(error_of([&] { read_params(fifo); }), "is a FIFO or pipe, not a Filecoin parameters (.params) file"));
 }
 
 BOOST_AUTO_TEST_CASE(an_unconstrained_private_wire_has_no_params_key) {
   auto r1cs = testing::multiplier_circuit();
   r1cs.n_wires = 6;  // wire 5 in no constraint
-  BOOST_CHECK_EXCEPTION(setup_params_from_r1cs(r1cs, seeded()), std::invalid_argument, [](const std::invalid_argument& error) {
-    return contains(error.what(), "wire 5 is in no constraint");
-  });
+  BOOST_CHECK_EXCEPTION(
+      setup_params_from_r1cs(r1cs, seeded()), std::invalid_argument,
+      [](const std::invalid_argument& error) { return contains(error.what(), "wire 5 is in no constraint"); });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

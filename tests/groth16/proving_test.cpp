@@ -24,23 +24,24 @@ BOOST_AUTO_TEST_CASE(proofs_through_the_coordinator_match_the_cpu_prover_under_e
   const auto key = read_zkey(files.zkey);
   const auto witness = read_wtns(files.wtns);
   for (auto abc_step : {AbcStep::device, AbcStep::host})
-  for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
-    BOOST_TEST_CONTEXT("policy " << to_string(policy) << ", a/b/c on the " << (abc_step == AbcStep::device ? "device" : "host")) {
-      std::vector<ProofJob> jobs;
-      for (std::uint64_t seed : {7, 8, 9}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
-      auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step);
-      check_matches_cpu_prover(result, jobs, key, witness);
-      for (std::size_t i = 0; i < jobs.size(); ++i) {
-        BOOST_REQUIRE(result.proofs[i].has_value());
-        const auto& proof = *result.proofs[i];
-        BOOST_CHECK(proof.a.is_on_curve() && proof.b.is_on_curve() && proof.c.is_on_curve());
-        BOOST_CHECK(!proof.a.infinity);
-        BOOST_CHECK(result.public_signals[i] == public_signals(key, witness));
+    for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
+      BOOST_TEST_CONTEXT("policy " << to_string(policy) << ", a/b/c on the "
+                                   << (abc_step == AbcStep::device ? "device" : "host")) {
+        std::vector<ProofJob> jobs;
+        for (std::uint64_t seed : {7, 8, 9}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
+        auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step);
+        check_matches_cpu_prover(result, jobs, key, witness);
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+          BOOST_REQUIRE(result.proofs[i].has_value());
+          const auto& proof = *result.proofs[i];
+          BOOST_CHECK(proof.a.is_on_curve() && proof.b.is_on_curve() && proof.c.is_on_curve());
+          BOOST_CHECK(!proof.a.infinity);
+          BOOST_CHECK(result.public_signals[i] == public_signals(key, witness));
+        }
+        // Distinct randomness: distinct proofs of the same witness.
+        BOOST_CHECK(!(result.proofs[0]->a == result.proofs[1]->a));
       }
-      // Distinct randomness: distinct proofs of the same witness.
-      BOOST_CHECK(!(result.proofs[0]->a == result.proofs[1]->a));
     }
-  }
 }
 
 // The same proofs wherever the key's sets are: resident, with their bases precomputed on the
@@ -57,11 +58,12 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
   mixed.sets[kSetB2] = SetPlacement::streamed;
   mixed.sets[kSetC] = SetPlacement::fetched_ahead;
   mixed.sets[kSetB1] = SetPlacement::precomputed;
-  std::vector<std::pair<std::string, KeyPlacement>> placements{{"resident", KeyPlacement::all(SetPlacement::resident)},
-                                                               {"precomputed", KeyPlacement::all(SetPlacement::precomputed)},
-                                                               {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
-                                                               {"streamed", KeyPlacement::all(SetPlacement::streamed)},
-                                                               {"mixed", mixed}};
+  std::vector<std::pair<std::string, KeyPlacement>> placements{
+      {"resident", KeyPlacement::all(SetPlacement::resident)},
+      {"precomputed", KeyPlacement::all(SetPlacement::precomputed)},
+      {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
+      {"streamed", KeyPlacement::all(SetPlacement::streamed)},
+      {"mixed", mixed}};
   // The same two with the MSMs' memory (and, a/b/c on the host, the witness) taken after H.
   for (const auto& [name, placement] : std::vector(placements.begin() + 3, placements.end())) {
     auto late = placement;
@@ -70,32 +72,33 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
   }
   for (auto& [name, placement] : placements) placement.stream_buffer_bytes = 2 * kG1Bytes;
   for (const auto& [name, placement] : placements)
-  for (auto abc_step : {AbcStep::device, AbcStep::streamed, AbcStep::host})
-  for (auto policy : {Policy::serial, Policy::budgeted}) {
-    // Streamed, the matrix's chunks take the buffers first: a row's chunk must fit one.
-    if (abc_step == AbcStep::streamed && placement.msm_memory_after_h) continue;
-    BOOST_TEST_CONTEXT("sets " << name << ", policy " << to_string(policy) << ", a/b/c " << to_string(abc_step)) {
-      std::vector<ProofJob> jobs;
-      for (std::uint64_t seed : {11, 12}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
-      auto chosen = placement;
-      if (abc_step == AbcStep::streamed) chosen.stream_buffer_bytes = 4 * kG1Bytes;
-      auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step, chosen);
-      check_matches_cpu_prover(result, jobs, key, witness);
-      // The job's record says where the sets were, when any travelled with the proof.
-      const auto& note = result.report.jobs.at(0).program_note;
-      BOOST_CHECK_EQUAL(note.empty(), (name == "resident" || name == "precomputed") && abc_step != AbcStep::streamed);
-      if (abc_step == AbcStep::streamed) BOOST_CHECK(contains(note, "the constraint matrix streamed"));
-      // Several chunks, so that the buffers take turns between them (the circuit's matrix is
-      // larger than four G1 points).
-      if (abc_step == AbcStep::streamed) BOOST_CHECK(!contains(note, "(1 chunk)"));
-      if (name == "streamed") BOOST_CHECK(contains(note, "H, A, B1, B2, C streamed"));
-      BOOST_CHECK_EQUAL(contains(note, "MSM memory after H"), placement.msm_memory_after_h);
-      // The program keeps about two batches ahead of the device, whatever their number: at most
-      // 36 operations were queued on one stream at once here, against 50-81 with every batch
-      // enqueued at the start (on a GPU a queue that deep blocks the executor's thread).
-      BOOST_CHECK_LE(result.most_operations_queued, 40u);
-    }
-  }
+    for (auto abc_step : {AbcStep::device, AbcStep::streamed, AbcStep::host})
+      for (auto policy : {Policy::serial, Policy::budgeted}) {
+        // Streamed, the matrix's chunks take the buffers first: a row's chunk must fit one.
+        if (abc_step == AbcStep::streamed && placement.msm_memory_after_h) continue;
+        BOOST_TEST_CONTEXT("sets " << name << ", policy " << to_string(policy) << ", a/b/c " << to_string(abc_step)) {
+          std::vector<ProofJob> jobs;
+          for (std::uint64_t seed : {11, 12}) jobs.push_back(ProofJob{files.wtns, ProofRandomness::from_seed(seed)});
+          auto chosen = placement;
+          if (abc_step == AbcStep::streamed) chosen.stream_buffer_bytes = 4 * kG1Bytes;
+          auto result = prove_through_coordinator(key, files.zkey, jobs, policy, {}, abc_step, chosen);
+          check_matches_cpu_prover(result, jobs, key, witness);
+          // The job's record says where the sets were, when any travelled with the proof.
+          const auto& note = result.report.jobs.at(0).program_note;
+          BOOST_CHECK_EQUAL(note.empty(),
+                            (name == "resident" || name == "precomputed") && abc_step != AbcStep::streamed);
+          if (abc_step == AbcStep::streamed) BOOST_CHECK(contains(note, "the constraint matrix streamed"));
+          // Several chunks, so that the buffers take turns between them (the circuit's matrix is
+          // larger than four G1 points).
+          if (abc_step == AbcStep::streamed) BOOST_CHECK(!contains(note, "(1 chunk)"));
+          if (name == "streamed") BOOST_CHECK(contains(note, "H, A, B1, B2, C streamed"));
+          BOOST_CHECK_EQUAL(contains(note, "MSM memory after H"), placement.msm_memory_after_h);
+          // The program keeps about two batches ahead of the device, whatever their number: at most
+          // 36 operations were queued on one stream at once here, against 50-81 with every batch
+          // enqueued at the start (on a GPU a queue that deep blocks the executor's thread).
+          BOOST_CHECK_LE(result.most_operations_queued, 40u);
+        }
+      }
   // Several batches per set, and their sums added: the streamed key's shape.
   const auto shape = shape_key_program(KeySizes::of(key), placements[3].second);
   BOOST_CHECK_GT(shape.sets[kSetA].batches, 1u);
@@ -146,7 +149,8 @@ BOOST_AUTO_TEST_CASE(the_placement_plan_precomputes_resident_sets_where_asked_it
   BOOST_CHECK(KeyPlacement::plan(sizes, budget).sets == KeyPlacement::all(SetPlacement::resident).sets);  // not asked
   budget.precompute = true;
   auto placement = KeyPlacement::plan(sizes, budget);
-  BOOST_CHECK(placement.sets[kSetA] == SetPlacement::precomputed && placement.sets[kSetB1] == SetPlacement::precomputed);
+  BOOST_CHECK(placement.sets[kSetA] == SetPlacement::precomputed &&
+              placement.sets[kSetB1] == SetPlacement::precomputed);
   BOOST_CHECK(placement.sets[kSetC] == SetPlacement::resident && placement.sets[kSetH] == SetPlacement::resident);
   BOOST_CHECK(placement.sets[kSetB2] == SetPlacement::resident);
   const auto shape = shape_key_program(sizes, placement);
@@ -208,22 +212,28 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_built_on_threads_is_the_counting_sort
   // Row 7's A records moved behind row 8's: out of order, each row's records as they were.
   auto swapped = key;
   auto& records = swapped.coefficients;
-  const auto in_row = [](std::uint32_t row) { return [row](const Coefficient& e) { return e.matrix == 0 && e.constraint == row; }; };
+  const auto in_row = [](std::uint32_t row) {
+    return [row](const Coefficient& e) { return e.matrix == 0 && e.constraint == row; };
+  };
   const auto first7 = std::find_if(records.begin(), records.end(), in_row(7));
   const auto past8 = std::find_if(std::find_if(records.begin(), records.end(), in_row(8)), records.end(),
                                   [](const Coefficient& e) { return e.constraint > 8; });
   BOOST_REQUIRE(first7 != records.end());
   std::stable_partition(first7, past8, [](const Coefficient& e) { return !(e.matrix == 0 && e.constraint == 7); });
-  BOOST_REQUIRE(std::find_if(records.begin(), records.end(), in_row(8)) < std::find_if(records.begin(), records.end(), in_row(7)));
+  BOOST_REQUIRE(std::find_if(records.begin(), records.end(), in_row(8)) <
+                std::find_if(records.begin(), records.end(), in_row(7)));
   const auto counted = build_constraint_matrix(swapped, 4);
-  BOOST_CHECK(counted.layout.entries_a == threaded.layout.entries_a && counted.layout.entries_b == threaded.layout.entries_b);
+  BOOST_CHECK(counted.layout.entries_a == threaded.layout.entries_a &&
+              counted.layout.entries_b == threaded.layout.entries_b);
   BOOST_CHECK(counted.bytes == threaded.bytes);
 
   auto bad = key;
   bad.coefficients[bad.coefficients.size() / 2 + 5].signal = key.n_vars;  // in a middle chunk
-  BOOST_CHECK_EXCEPTION(build_constraint_matrix(bad, 4), std::invalid_argument, [&](const std::invalid_argument& error) {
-    return std::string(error.what()).find(fmt::format("signal {}) outside the key", key.n_vars)) != std::string::npos;
-  });
+  BOOST_CHECK_EXCEPTION(
+      build_constraint_matrix(bad, 4), std::invalid_argument, [&](const std::invalid_argument& error) {
+        return std::string(error.what()).find(fmt::format("signal {}) outside the key", key.n_vars)) !=
+               std::string::npos;
+      });
 }
 
 // A streamed matrix's chunks: consecutive, covering every row and entry, each within its bound
@@ -237,7 +247,8 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_in_chunks_computes_what_it_does_whole
   const std::size_t n = key.domain_size;
   std::vector<Fr> a(n), b(n), c(n);
   evaluate_constraint_matrix(matrix.layout, matrix.bytes, witness, a, b, c, 2);
-  for (std::uint64_t max_bytes : {std::uint64_t{1}, std::uint64_t{200}, std::uint64_t{600}, matrix.layout.total_bytes()}) {
+  for (std::uint64_t max_bytes :
+       {std::uint64_t{1}, std::uint64_t{200}, std::uint64_t{600}, matrix.layout.total_bytes()}) {
     BOOST_TEST_CONTEXT("chunks of at most " << max_bytes << " bytes") {
       const auto chunks = cut_constraint_matrix(matrix, max_bytes);
       BOOST_REQUIRE(!chunks.empty());
@@ -277,7 +288,8 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_in_chunks_computes_what_it_does_whole
   const auto& last = chunks.back();
   BOOST_REQUIRE(last.first_a + last.first_b > 0);
   std::vector<std::byte> own(last.layout().total_bytes());
-  for (const auto& part : last.parts(matrix.layout)) std::memcpy(own.data() + part.destination, matrix.bytes.data() + part.source, part.bytes);
+  for (const auto& part : last.parts(matrix.layout))
+    std::memcpy(own.data() + part.destination, matrix.bytes.data() + part.source, part.bytes);
   std::vector<Fr> a2(last.rows), b2(last.rows), c2(last.rows);
   BOOST_CHECK_THROW(evaluate_constraint_matrix(last.layout(), own, witness, a2, b2, c2, 2), std::invalid_argument);
   // The chunks take the stream buffers from the program's start: a placement whose buffers come
@@ -285,7 +297,8 @@ BOOST_AUTO_TEST_CASE(the_constraint_matrix_in_chunks_computes_what_it_does_whole
   auto late = KeyPlacement::all(SetPlacement::streamed);
   late.msm_memory_after_h = true;
   HostWork host_work(0);
-  BOOST_CHECK_THROW(Groth16Workload(key, files.zkey, {}, host_work, 1, {}, {}, AbcStep::streamed, late), std::invalid_argument);
+  BOOST_CHECK_THROW(Groth16Workload(key, files.zkey, {}, host_work, 1, {}, {}, AbcStep::streamed, late),
+                    std::invalid_argument);
   BOOST_CHECK_NO_THROW(Groth16Workload(key, files.zkey, {}, host_work, 1, {}, {}, AbcStep::device, late));
 }
 

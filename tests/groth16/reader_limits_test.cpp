@@ -83,7 +83,8 @@ BOOST_AUTO_TEST_CASE(a_file_truncated_while_it_is_read_is_an_error_in_every_read
 BOOST_AUTO_TEST_CASE(a_file_of_another_kind_is_named_not_quoted) {
   Files files;
   const auto path = files.dir / "passwd";
-  save(path, std::vector<std::uint8_t>{'r', 'o', 'o', 't', ':', 'x', ':', '0', ':', '0', ':', ':', '/', 'r', 'o', 'o', 't', '\n'});
+  save(path, std::vector<std::uint8_t>{'r', 'o', 'o', 't', ':', 'x', ':', '0', ':', '0', ':', ':', '/', 'r', 'o', 'o',
+                                       't', '\n'});
   const std::pair<std::string, std::string> expected[] = {
       {error_of([&] { read_zkey(path); }), "not a snarkjs proving key (.zkey) file (its magic is not \"zkey\")"},
       {error_of([&] { read_wtns(path); }), "not a snarkjs witness (.wtns) file (its magic is not \"wtns\")"},
@@ -107,7 +108,8 @@ BOOST_AUTO_TEST_CASE(an_unknown_version_is_refused_in_every_format) {
         if (path == files.wtns) read_wtns(path);
         if (path == files.r1cs) read_r1cs(path);
       });
-      BOOST_CHECK(contains(message, path.string()) && contains(message, "version 4294967295") && contains(message, "not supported"));
+      BOOST_CHECK(contains(message, path.string()) && contains(message, "version 4294967295") &&
+                  contains(message, "not supported"));
       put_u32(bytes, 4, 0);
       save(path, bytes);
       message = error_of([&] {
@@ -164,7 +166,8 @@ BOOST_AUTO_TEST_CASE(a_huge_constraint_count_is_refused_before_allocating) {
       put_u32(bytes, header + kR1csConstraints, count);
       save(files.r1cs, bytes);
       auto message = error_of([&] { read_r1cs(files.r1cs); });
-      BOOST_CHECK(contains(message, "section 1 (header)") && contains(message, "more than the 2^28 Stagehand supports"));
+      BOOST_CHECK(contains(message, "section 1 (header)") &&
+                  contains(message, "more than the 2^28 Stagehand supports"));
     }
   }
 }

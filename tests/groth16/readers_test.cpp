@@ -27,7 +27,8 @@ BOOST_AUTO_TEST_CASE(what_the_writers_wrote_reads_back) {
   BOOST_CHECK_EQUAL(key.n_public, 2u);
   BOOST_CHECK_EQUAL(key.domain_size, 8u);  // 3 constraints + 2 public -> 2^(floor(log2 5) + 1)
   BOOST_CHECK_EQUAL(key.coefficients.size(), files.key.coefficients.size());
-  for (std::size_t i = 0; i < key.coefficients.size(); ++i) BOOST_CHECK(key.coefficients[i].value == files.key.coefficients[i].value);
+  for (std::size_t i = 0; i < key.coefficients.size(); ++i)
+    BOOST_CHECK(key.coefficients[i].value == files.key.coefficients[i].value);
   BOOST_CHECK(key.a == files.key.a);
   BOOST_CHECK(key.b2 == files.key.b2);
   BOOST_CHECK(key.h == files.key.h);
@@ -70,7 +71,8 @@ BOOST_AUTO_TEST_CASE(a_truncated_witness_names_the_section) {
   bytes.resize(bytes.size() - 32);
   save(files.wtns, bytes);
   auto message = error_of([&] { read_wtns(files.wtns); });
-  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "section 2 (witness values)") && contains(message, "truncated"));
+  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, "section 2 (witness values)") &&
+              contains(message, "truncated"));
 }
 
 // A header count far beyond the values section is an error about the section, found before
@@ -89,11 +91,14 @@ BOOST_AUTO_TEST_CASE(a_witness_count_beyond_its_values_is_refused_before_allocat
 BOOST_AUTO_TEST_CASE(the_wrong_magic_says_what_the_file_is_not) {
   Files files;
   auto message = error_of([&] { read_zkey(files.wtns); });
-  BOOST_CHECK_EQUAL(message, files.wtns.string() + ": not a snarkjs proving key (.zkey) file (its magic is not \"zkey\": it is a .wtns file)");
+  BOOST_CHECK_EQUAL(
+      message,
+      files.wtns.string() + ": not a snarkjs proving key (.zkey) file (its magic is not \"zkey\": it is a .wtns file)");
   message = error_of([&] { read_wtns(files.zkey); });
   BOOST_CHECK(contains(message, "not a snarkjs witness (.wtns) file (its magic is not \"wtns\": it is a .zkey file)"));
   message = error_of([&] { read_r1cs(files.zkey); });
-  BOOST_CHECK(contains(message, "not a circom constraint system (.r1cs) file (its magic is not \"r1cs\": it is a .zkey file)"));
+  BOOST_CHECK(
+      contains(message, "not a circom constraint system (.r1cs) file (its magic is not \"r1cs\": it is a .zkey file)"));
 }
 
 BOOST_AUTO_TEST_CASE(another_curve_is_refused_in_the_header) {
@@ -169,7 +174,8 @@ BOOST_AUTO_TEST_CASE(a_bn254_witness_is_read_by_its_curve_and_refused_by_the_oth
   error = curve_error_of([&] { groth16::bn254::read_wtns(files.wtns); });
   BOOST_CHECK(error.found() == Curve::bls12_381 && error.expected() == Curve::bn254);
   message = error.what();
-  BOOST_CHECK_MESSAGE(contains(message, files.wtns.string()) && contains(message, "a witness of BLS12-381, where BN254 is expected") &&
+  BOOST_CHECK_MESSAGE(contains(message, files.wtns.string()) &&
+                          contains(message, "a witness of BLS12-381, where BN254 is expected") &&
                           contains(message, "--prime bn128"),
                       message);
 }
@@ -196,7 +202,8 @@ BOOST_AUTO_TEST_CASE(a_key_of_the_other_curve_or_of_none_is_refused_naming_the_c
   message = error_of([&] { zkey_curve(files.zkey); });
   BOOST_CHECK_MESSAGE(contains(message, files.zkey.string()) && contains(message, "unknown curve"), message);
   message = error_of([&] { groth16::bn254::read_zkey(files.zkey); });
-  BOOST_CHECK_MESSAGE(contains(message, "neither BLS12-381's nor BN254's") && contains(message, "not a BN254 key"), message);
+  BOOST_CHECK_MESSAGE(contains(message, "neither BLS12-381's nor BN254's") && contains(message, "not a BN254 key"),
+                      message);
 }
 
 namespace {
@@ -214,11 +221,13 @@ bn254::R1cs bn254_small_circuit() {
     bn254::LinearCombination out;
     for (const auto& term : lc) {
       const auto bytes = term.coefficient.to_canonical_bytes();
-      out.push_back({term.wire, *math::bn254::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(bytes.data(), 32))});
+      out.push_back(
+          {term.wire, *math::bn254::Fr::from_canonical_bytes(std::span<const std::uint8_t, 32>(bytes.data(), 32))});
     }
     return out;
   };
-  for (const auto& constraint : source.constraints) r1cs.constraints.push_back({convert(constraint.a), convert(constraint.b), convert(constraint.c)});
+  for (const auto& constraint : source.constraints)
+    r1cs.constraints.push_back({convert(constraint.a), convert(constraint.b), convert(constraint.c)});
   return r1cs;
 }
 
@@ -242,7 +251,8 @@ BOOST_AUTO_TEST_CASE(a_bn254_circuit_gets_a_key_that_round_trips_and_proves) {
   const auto error = curve_error_of([&] { read_r1cs(bn_r1cs, "the key k.zkey is BLS12-381's"); });
   BOOST_CHECK(error.found() == Curve::bn254 && error.expected() == Curve::bls12_381);
   const std::string message = error.what();
-  BOOST_CHECK_MESSAGE(contains(message, bn_r1cs.string() + ": section 1 (header)") && contains(message, "the key k.zkey is BLS12-381's") &&
+  BOOST_CHECK_MESSAGE(contains(message, bn_r1cs.string() + ": section 1 (header)") &&
+                          contains(message, "the key k.zkey is BLS12-381's") &&
                           contains(message, "a circuit of BN254, where BLS12-381 is expected"),
                       message);
   BOOST_CHECK(contains(error_of([&] { bn254::read_r1cs(files.r1cs); }), "--prime bn128"));
@@ -260,7 +270,8 @@ BOOST_AUTO_TEST_CASE(a_bn254_circuit_gets_a_key_that_round_trips_and_proves) {
   BOOST_CHECK(read.alpha1 == key.alpha1 && read.beta2 == key.beta2 && read.delta2 == key.delta2 && read.ic == key.ic);
   BOOST_CHECK(read.a == key.a && read.b1 == key.b1 && read.b2 == key.b2 && read.c == key.c && read.h == key.h);
   BOOST_REQUIRE(read.coefficients.size() == key.coefficients.size());
-  for (std::size_t i = 0; i < key.coefficients.size(); ++i) BOOST_REQUIRE(read.coefficients[i].value == key.coefficients[i].value);
+  for (std::size_t i = 0; i < key.coefficients.size(); ++i)
+    BOOST_REQUIRE(read.coefficients[i].value == key.coefficients[i].value);
   BOOST_CHECK(std::holds_alternative<ProvingKey>(read_any_zkey(files.zkey)));
 
   const auto x = BnFr::from_uint64(6), y = BnFr::from_uint64(7);
@@ -301,7 +312,6 @@ BOOST_AUTO_TEST_CASE(a_bn254_key_is_read_once_from_a_pipe) {
   BOOST_REQUIRE(std::holds_alternative<bn254::ProvingKey>(any));
   BOOST_CHECK(std::get<bn254::ProvingKey>(any).h == key.h && std::get<bn254::ProvingKey>(any).b2 == key.b2);
 }
-
 
 BOOST_AUTO_TEST_CASE(another_protocol_is_refused) {
   Files files;
@@ -348,7 +358,8 @@ BOOST_AUTO_TEST_CASE(section_sizes_must_agree_with_the_header) {
 BOOST_AUTO_TEST_CASE(the_first_bad_coefficient_record_is_named_however_the_records_are_split) {
   constexpr std::uint64_t kRecords = 10000;
   std::vector<std::uint8_t> records(kRecords * 44);
-  const auto put = [&](std::uint64_t index, std::uint32_t matrix, std::uint32_t constraint, std::uint32_t signal, std::uint8_t fill) {
+  const auto put = [&](std::uint64_t index, std::uint32_t matrix, std::uint32_t constraint, std::uint32_t signal,
+                       std::uint8_t fill) {
     std::uint8_t* record = records.data() + index * 44;
     for (int k = 0; k < 4; ++k) {
       record[k] = static_cast<std::uint8_t>(matrix >> (8 * k));
@@ -358,13 +369,16 @@ BOOST_AUTO_TEST_CASE(the_first_bad_coefficient_record_is_named_however_the_recor
     std::memset(record + 12, 0, 32);
     record[12] = fill;  // a small value, below r
   };
-  for (std::uint64_t i = 0; i < kRecords; ++i) put(i, static_cast<std::uint32_t>(i % 2), static_cast<std::uint32_t>(i % 64), 3, 1);
+  for (std::uint64_t i = 0; i < kRecords; ++i)
+    put(i, static_cast<std::uint32_t>(i % 2), static_cast<std::uint32_t>(i % 64), 3, 1);
   std::vector<Coefficient> out(kRecords);
   BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 4, 100) == kRecords);
   BOOST_TEST(out[777].matrix == 1u);
   BOOST_TEST(out[777].constraint == 777u % 64);
   BOOST_TEST(out[777].signal == 3u);
-  BOOST_TEST((out[777].value == Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(records.data() + 777 * 44 + 12, 32)).value()));
+  BOOST_TEST((
+      out[777].value ==
+      Fr::from_double_montgomery_bytes(std::span<const std::uint8_t, 32>(records.data() + 777 * 44 + 12, 32)).value()));
   put(7777, 0, 0, 5, 1);  // signal 5 of 5
   BOOST_TEST(groth16::detail::decode_coefficients(records, 64, 5, out, 4, 100) == 7777u);
   put(3333, 2, 0, 0, 1);  // matrix 2
@@ -391,8 +405,8 @@ BOOST_AUTO_TEST_CASE(a_witness_for_another_circuit_is_refused) {
   write_wtns(files.wtns, witness);
   const auto key = read_zkey(files.zkey);
   auto message = error_of([&] { check_witness_matches(key, read_wtns(files.wtns), files.zkey, files.wtns); });
-  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, files.zkey.string()) && contains(message, "another circuit") &&
-              contains(message, "6 values") && contains(message, "expects 5"));
+  BOOST_CHECK(contains(message, files.wtns.string()) && contains(message, files.zkey.string()) &&
+              contains(message, "another circuit") && contains(message, "6 values") && contains(message, "expects 5"));
 }
 
 BOOST_AUTO_TEST_CASE(a_witness_value_not_below_r_is_refused) {

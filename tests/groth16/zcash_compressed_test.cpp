@@ -25,7 +25,8 @@ template <std::size_t N>
 std::array<std::uint8_t, N> bytes_from_hex(const std::string& text) {
   BOOST_TEST_REQUIRE(text.size() == 2 * N);
   std::array<std::uint8_t, N> bytes{};
-  for (std::size_t i = 0; i < N; ++i) bytes[i] = static_cast<std::uint8_t>(std::stoul(text.substr(2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < N; ++i)
+    bytes[i] = static_cast<std::uint8_t>(std::stoul(text.substr(2 * i, 2), nullptr, 16));
   return bytes;
 }
 
@@ -81,7 +82,8 @@ BOOST_AUTO_TEST_CASE(a_filecoin_proof_is_a_b_c_compressed_and_round_trips) {
   const Proof proof{math::test::g1_from(g1.at(0).at("point")), math::test::g2_from(g2.at(1).at("point")),
                     math::test::g1_from(g1.at(3).at("point"))};
   const auto bytes = encode_filecoin_proof(proof);
-  const std::string expected = g1.at(0).at("compressed").get<std::string>() + g2.at(1).at("compressed").get<std::string>() +
+  const std::string expected = g1.at(0).at("compressed").get<std::string>() +
+                               g2.at(1).at("compressed").get<std::string>() +
                                g1.at(3).at("compressed").get<std::string>();
   BOOST_TEST((bytes == bytes_from_hex<kFilecoinProofBytes>(expected)));
   const auto decoded = decode_filecoin_proof(bytes);
@@ -100,7 +102,8 @@ BOOST_AUTO_TEST_CASE(malformed_compressed_points_are_refused_with_the_reason) {
 
   auto uncompressed = generator;
   uncompressed[0] &= 0x7f;
-  BOOST_TEST(refusal([&] { decode_zcash_g1_compressed(uncompressed); }).find("compression flag is clear") != std::string::npos);
+  BOOST_TEST(refusal([&] { decode_zcash_g1_compressed(uncompressed); }).find("compression flag is clear") !=
+             std::string::npos);
 
   G1Bytes not_below_p{};
   not_below_p.fill(0xff);
@@ -109,7 +112,8 @@ BOOST_AUTO_TEST_CASE(malformed_compressed_points_are_refused_with_the_reason) {
 
   G1Bytes infinity_and_more{};
   infinity_and_more[0] = 0xc0, infinity_and_more[47] = 1;
-  BOOST_TEST(refusal([&] { decode_zcash_g1_compressed(infinity_and_more); }).find("infinity flag") != std::string::npos);
+  BOOST_TEST(refusal([&] { decode_zcash_g1_compressed(infinity_and_more); }).find("infinity flag") !=
+             std::string::npos);
 
   // Some x below p has no y (about half of them): the first such small x.
   std::string no_point;
@@ -119,5 +123,6 @@ BOOST_AUTO_TEST_CASE(malformed_compressed_points_are_refused_with_the_reason) {
     no_point = refusal([&] { decode_zcash_g1_compressed(bytes); });
   }
   BOOST_TEST((no_point.find("not the x-coordinate") != std::string::npos ||
-              no_point.find("not in the subgroup") != std::string::npos), no_point);
+              no_point.find("not in the subgroup") != std::string::npos),
+             no_point);
 }

@@ -24,7 +24,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -76,10 +78,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "a record out of range in a key read_zkey accepted\n");
       return 1;
     }
-    std::printf("%-6d %12.1f %12.1f %18.1f %18.1f\n", round + 1, file_ms.back(), key_ms.back(), one_ms.back(), all_ms.back());
+    std::printf("%-6d %12.1f %12.1f %18.1f %18.1f\n", round + 1, file_ms.back(), key_ms.back(), one_ms.back(),
+                all_ms.back());
   }
-  std::printf("%-6s %12.1f %12.1f %18.1f %18.1f   (%zu records)\n", "median", median(file_ms), median(key_ms), median(one_ms),
-              median(all_ms), record_count);
+  std::printf("%-6s %12.1f %12.1f %18.1f %18.1f   (%zu records)\n", "median", median(file_ms), median(key_ms),
+              median(one_ms), median(all_ms), record_count);
   std::printf("peak resident memory after the first read_zkey: %.2f GiB\n", peak_gib);
   return 0;
 }

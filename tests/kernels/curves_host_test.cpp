@@ -28,7 +28,8 @@ struct CurvePair {
   using D = Device;
   using R = Reference;
 };
-using Curves = boost::mpl::list<CurvePair<cuda::Bls12_381Curve, math::Bls12_381>, CurvePair<cuda::Bn254Curve, math::Bn254>>;
+using Curves =
+    boost::mpl::list<CurvePair<cuda::Bls12_381Curve, math::Bls12_381>, CurvePair<cuda::Bn254Curve, math::Bn254>>;
 
 template <class Device, class Reference>
 Device device_of(const Reference& value) {

@@ -144,7 +144,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(curve_and_subgroup_checks_match_noble, Case, Curve
     const bool on_curve = entry.at("on_curve").template get<bool>();
     const bool in_subgroup = entry.at("in_subgroup").template get<bool>();
     BOOST_CHECK_MESSAGE(point.is_on_curve() == on_curve, "is_on_curve of " << describe(point));
-    BOOST_CHECK_MESSAGE(rescaled(point, index++).is_on_curve() == on_curve, "projective is_on_curve of " << describe(point));
+    BOOST_CHECK_MESSAGE(rescaled(point, index++).is_on_curve() == on_curve,
+                        "projective is_on_curve of " << describe(point));
     BOOST_CHECK_MESSAGE(point.is_in_subgroup() == in_subgroup, "is_in_subgroup of " << describe(point));
     if (on_curve && !in_subgroup) ++outside_subgroup;
     if (Curve::cofactor_is_one && on_curve) {

@@ -59,7 +59,8 @@ std::span<const std::uint8_t, Field::byte_count> as_span(const std::array<std::u
 template <class Field>
 std::array<std::uint8_t, Field::byte_count> bytes_of(const typename Field::LimbArray& limbs) {
   std::array<std::uint8_t, Field::byte_count> bytes{};
-  for (std::size_t index = 0; index < bytes.size(); ++index) bytes[index] = static_cast<std::uint8_t>(limbs[index / 8] >> (8 * (index % 8)));
+  for (std::size_t index = 0; index < bytes.size(); ++index)
+    bytes[index] = static_cast<std::uint8_t>(limbs[index / 8] >> (8 * (index % 8)));
   return bytes;
 }
 
@@ -136,9 +137,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(constants_match_noble, Case, CurveFieldCases) {
   BOOST_TEST((Fq::modulus == limbs_from<Fq>(constants.at("fq_modulus"))));
   // Derived Montgomery constants: R mod p is the Montgomery form of one, R^2 mod p converts in.
   BOOST_TEST((Fr::one().montgomery_limbs() == limbs_from<Fr>(constants.at("fr_montgomery_r"))));
-  BOOST_TEST((Fr::montgomery_constants.r_squared_mod_modulus == limbs_from<Fr>(constants.at("fr_montgomery_r_squared"))));
+  BOOST_TEST(
+      (Fr::montgomery_constants.r_squared_mod_modulus == limbs_from<Fr>(constants.at("fr_montgomery_r_squared"))));
   BOOST_TEST((Fq::one().montgomery_limbs() == limbs_from<Fq>(constants.at("fq_montgomery_r"))));
-  BOOST_TEST((Fq::montgomery_constants.r_squared_mod_modulus == limbs_from<Fq>(constants.at("fq_montgomery_r_squared"))));
+  BOOST_TEST(
+      (Fq::montgomery_constants.r_squared_mod_modulus == limbs_from<Fq>(constants.at("fq_montgomery_r_squared"))));
   // -p^-1 mod 2^64 times p is -1 mod 2^64.
   BOOST_TEST(Fr::montgomery_constants.negative_modulus_inverse * Fr::modulus[0] == ~std::uint64_t{0});
   BOOST_TEST(Fq::montgomery_constants.negative_modulus_inverse * Fq::modulus[0] == ~std::uint64_t{0});
@@ -160,8 +163,10 @@ std::size_t check_prime_field_arithmetic(const nlohmann::json& section) {
     const Field a = field_from<Field>(entry.at("a"));
     const Field b = field_from<Field>(entry.at("b"));
     BOOST_CHECK_MESSAGE(a + b == field_from<Field>(entry.at("sum")), "sum of " << to_hex(a) << " and " << to_hex(b));
-    BOOST_CHECK_MESSAGE(a - b == field_from<Field>(entry.at("difference")), "difference of " << to_hex(a) << " and " << to_hex(b));
-    BOOST_CHECK_MESSAGE(a * b == field_from<Field>(entry.at("product")), "product of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a - b == field_from<Field>(entry.at("difference")),
+                        "difference of " << to_hex(a) << " and " << to_hex(b));
+    BOOST_CHECK_MESSAGE(a * b == field_from<Field>(entry.at("product")),
+                        "product of " << to_hex(a) << " and " << to_hex(b));
     Field accumulated = a;
     accumulated *= b;
     BOOST_CHECK(accumulated == a * b);
@@ -180,7 +185,8 @@ std::size_t check_prime_field_arithmetic(const nlohmann::json& section) {
     const std::vector<std::uint8_t> exponent_bytes =
         test::little_endian_bytes_from_hex(entry.at("exponent").template get<std::string>(), 32);
     Limbs<4> exponent{};
-    for (std::size_t index = 0; index < 32; ++index) exponent[index / 8] |= std::uint64_t{exponent_bytes[index]} << (8 * (index % 8));
+    for (std::size_t index = 0; index < 32; ++index)
+      exponent[index / 8] |= std::uint64_t{exponent_bytes[index]} << (8 * (index % 8));
     BOOST_CHECK_MESSAGE(a.pow(exponent) == field_from<Field>(entry.at("power")), "power of " << to_hex(a));
     ++checked;
   }

@@ -94,11 +94,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(msm_matches_noble_for_every_thread_count_and_windo
     }
     for (const MsmOptions& options : variants) {
       const auto result = msm(points, msm_case.scalars, options);
-      BOOST_CHECK_MESSAGE(result.to_affine() == msm_case.expected,
-                          "msm '" << msm_case.name << "' with " << options.thread_count << " threads, window "
-                                  << options.window_bits << ", "
-                                  << (options.accumulation == BucketAccumulation::jacobian ? "Jacobian" : "batch-affine")
-                                  << " buckets");
+      BOOST_CHECK_MESSAGE(
+          result.to_affine() == msm_case.expected,
+          "msm '" << msm_case.name << "' with " << options.thread_count << " threads, window " << options.window_bits
+                  << ", " << (options.accumulation == BucketAccumulation::jacobian ? "Jacobian" : "batch-affine")
+                  << " buckets");
     }
   }
 }

@@ -92,7 +92,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(roots_of_unity_match_noble_and_have_exact_order, C
     BOOST_REQUIRE_EQUAL(roots.size(), Fr::two_adicity + 1);
     for (unsigned log_size = 0; log_size <= Fr::two_adicity; ++log_size) {
       const Fr expected = field_from<Fr>(roots.at(log_size));
-      const Fr root = Fr::from_uint64(generator).pow(detail::shift_right(detail::subtract_small(Fr::modulus, 1), log_size));
+      const Fr root =
+          Fr::from_uint64(generator).pow(detail::shift_right(detail::subtract_small(Fr::modulus, 1), log_size));
       BOOST_CHECK_MESSAGE(root == expected, "root of order 2^" << log_size << " from " << generator);
       // Exact order 2^k: squaring k - 1 times gives -1, once more gives 1.
       Fr power = root;
@@ -118,7 +119,7 @@ BOOST_AUTO_TEST_CASE(five_and_seven_are_non_residues_and_seven_generates_fr) {
   BOOST_TEST(Fr::from_uint64(4).is_square());
   // 7 generates Fr*: 7^((r-1)/p) != 1 for every prime p dividing r - 1. The factorisation is
   // checked here (the product is r - 1 and every factor is prime), not trusted.
-  const std::vector<std::uint64_t> odd_factors = {3,      11,     19,      10177,    125527,    859267,   906349,
+  const std::vector<std::uint64_t> odd_factors = {3,      11,      19,      10177,    125527,    859267,   906349,
                                                   906349, 2508409, 2529403, 52437899, 254760293, 254760293};
   Limbs<4> remaining = detail::subtract_small(Fr::modulus, 1);
   for (int power = 0; power < 32; ++power) BOOST_REQUIRE_EQUAL(divide_in_place(remaining, 2), 0u);
@@ -154,7 +155,8 @@ BOOST_AUTO_TEST_CASE(five_generates_bn254_fr_and_seven_is_a_non_residue) {
   for (const std::uint64_t factor : small_factors) BOOST_REQUIRE_EQUAL(divide_in_place(remaining, factor), 0u);
   BOOST_REQUIRE((remaining == largest));
   const Fr five = Fr::from_uint64(5);
-  for (const std::uint64_t prime : {2ULL, 3ULL, 13ULL, 29ULL, 983ULL, 11003ULL, 237073ULL, 405928799ULL, 1670836401704629ULL}) {
+  for (const std::uint64_t prime :
+       {2ULL, 3ULL, 13ULL, 29ULL, 983ULL, 11003ULL, 237073ULL, 405928799ULL, 1670836401704629ULL}) {
     Limbs<4> exponent = detail::subtract_small(Fr::modulus, 1);
     divide_in_place(exponent, prime);
     BOOST_CHECK_MESSAGE(!five.pow(exponent).is_one(), "5^((r-1)/" << prime << ") != 1");
@@ -175,7 +177,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_noble_and_direct_evaluation, Case
     const std::string label = convention + " 2^" + std::to_string(log_size);
     const Domain domain = domain_for<Fr>(convention, log_size);
     BOOST_CHECK_MESSAGE(domain.root() == field_from<Fr>(entry.at("root")), "root " << label);
-    BOOST_CHECK_MESSAGE(domain.coset_generator() == field_from<Fr>(entry.at("coset_generator")), "coset generator " << label);
+    BOOST_CHECK_MESSAGE(domain.coset_generator() == field_from<Fr>(entry.at("coset_generator")),
+                        "coset generator " << label);
 
     const std::vector<Fr> coefficients = scalars_from<Fr>(entry.at("coefficients"));
     const std::vector<Fr> values = scalars_from<Fr>(entry.at("values"));
@@ -183,27 +186,32 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_noble_and_direct_evaluation, Case
       const std::string variant = label + " on " + std::to_string(threads) + " threads";
       std::vector<Fr> evaluations = coefficients;
       ntt(evaluations, domain, threads);
-      BOOST_CHECK_MESSAGE(first_difference(evaluations, scalars_from<Fr>(entry.at("evaluations"))) == -1, "ntt " << variant);
+      BOOST_CHECK_MESSAGE(first_difference(evaluations, scalars_from<Fr>(entry.at("evaluations"))) == -1,
+                          "ntt " << variant);
       std::vector<Fr> coset_evaluations = coefficients;
       coset_ntt(coset_evaluations, domain, threads);
       std::vector<Fr> interpolated = values;
       intt(interpolated, domain, threads);
-      BOOST_CHECK_MESSAGE(first_difference(interpolated, scalars_from<Fr>(entry.at("interpolated"))) == -1, "intt " << variant);
+      BOOST_CHECK_MESSAGE(first_difference(interpolated, scalars_from<Fr>(entry.at("interpolated"))) == -1,
+                          "intt " << variant);
       std::vector<Fr> coset_interpolated = values;
       coset_intt(coset_interpolated, domain, threads);
       if (!entry.at("coset_evaluations").is_null()) {
         BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, scalars_from<Fr>(entry.at("coset_evaluations"))) == -1,
                             "coset_ntt " << variant);
-        BOOST_CHECK_MESSAGE(first_difference(coset_interpolated, scalars_from<Fr>(entry.at("coset_interpolated"))) == -1,
-                            "coset_intt " << variant);
+        BOOST_CHECK_MESSAGE(
+            first_difference(coset_interpolated, scalars_from<Fr>(entry.at("coset_interpolated"))) == -1,
+            "coset_intt " << variant);
       }
       // Direct evaluation (Horner's rule in noble's field) at sampled positions.
       for (const auto& sample : entry.at("samples")) {
         const auto index = sample.at("index").template get<std::size_t>();
-        BOOST_CHECK_MESSAGE(evaluations[index] == field_from<Fr>(sample.at("evaluation")), "ntt sample " << index << " " << variant);
+        BOOST_CHECK_MESSAGE(evaluations[index] == field_from<Fr>(sample.at("evaluation")),
+                            "ntt sample " << index << " " << variant);
         BOOST_CHECK_MESSAGE(coset_evaluations[index] == field_from<Fr>(sample.at("coset_evaluation")),
                             "coset_ntt sample " << index << " " << variant);
-        BOOST_CHECK_MESSAGE(interpolated[index] == field_from<Fr>(sample.at("coefficient")), "intt sample " << index << " " << variant);
+        BOOST_CHECK_MESSAGE(interpolated[index] == field_from<Fr>(sample.at("coefficient")),
+                            "intt sample " << index << " " << variant);
         BOOST_CHECK_MESSAGE(coset_interpolated[index] == field_from<Fr>(sample.at("coset_coefficient")),
                             "coset_intt sample " << index << " " << variant);
       }
@@ -211,7 +219,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_match_noble_and_direct_evaluation, Case
       intt(evaluations, domain, threads);
       BOOST_CHECK_MESSAGE(first_difference(evaluations, coefficients) == -1, "intt after ntt " << variant);
       coset_intt(coset_evaluations, domain, threads);
-      BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, coefficients) == -1, "coset_intt after coset_ntt " << variant);
+      BOOST_CHECK_MESSAGE(first_difference(coset_evaluations, coefficients) == -1,
+                          "coset_intt after coset_ntt " << variant);
     }
     ++entries;
   }

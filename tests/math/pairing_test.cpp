@@ -214,7 +214,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(random_pairs_match_noble_and_are_bilinear, Case, P
     BOOST_CHECK_MESSAGE(value == Case::fq12_from(entry.at("value")), describe(value));
     BOOST_CHECK(value == base.pow((a * b).to_canonical_limbs()));
     // e(aP, Q) = e(P, aQ), and e(-P, Q) = e(P, Q)^-1 = conj(e(P, Q)).
-    BOOST_CHECK(pairing(G1Projective::from_affine(G1Curve::generator()).multiply(a * b).to_affine(), G2Curve::generator()) == value);
+    BOOST_CHECK(pairing(G1Projective::from_affine(G1Curve::generator()).multiply(a * b).to_affine(),
+                        G2Curve::generator()) == value);
     BOOST_CHECK(pairing(-p, q) == value.conjugate());
     BOOST_CHECK(pairing(p, -q) == value.conjugate());
   }
@@ -286,7 +287,8 @@ BOOST_AUTO_TEST_CASE(the_cost_of_a_four_pairing_product) {
   const auto prepare_done = std::chrono::steady_clock::now();
   const double product_ms = std::chrono::duration<double, std::milli>(loop_done - start).count() / rounds;
   const double prepare_ms = std::chrono::duration<double, std::milli>(prepare_done - loop_done).count() / rounds;
-  BOOST_TEST_MESSAGE("four-pairing product (prepared G2): " << product_ms << " ms; prepare_g2: " << prepare_ms << " ms");
+  BOOST_TEST_MESSAGE("four-pairing product (prepared G2): " << product_ms << " ms; prepare_g2: " << prepare_ms
+                                                            << " ms");
   std::printf("four-pairing product (prepared G2): %.2f ms; prepare_g2: %.2f ms\n", product_ms, prepare_ms);
   BOOST_CHECK(!sink.is_zero());
 }

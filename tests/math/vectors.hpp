@@ -28,7 +28,8 @@ std::vector<std::uint8_t> little_endian_bytes_from_hex(const std::string& text, 
 template <class Field>
 Field field_from(const nlohmann::json& text) {
   const std::vector<std::uint8_t> bytes = little_endian_bytes_from_hex(text.get<std::string>(), Field::byte_count);
-  const auto value = Field::from_canonical_bytes(std::span<const std::uint8_t, Field::byte_count>(bytes.data(), Field::byte_count));
+  const auto value =
+      Field::from_canonical_bytes(std::span<const std::uint8_t, Field::byte_count>(bytes.data(), Field::byte_count));
   if (!value) throw std::runtime_error("vector value not below the modulus: " + text.get<std::string>());
   return *value;
 }
@@ -37,7 +38,8 @@ template <class Field>
 typename Field::LimbArray limbs_from(const nlohmann::json& text) {
   const std::vector<std::uint8_t> bytes = little_endian_bytes_from_hex(text.get<std::string>(), Field::byte_count);
   typename Field::LimbArray limbs{};
-  for (std::size_t index = 0; index < bytes.size(); ++index) limbs[index / 8] |= std::uint64_t{bytes[index]} << (8 * (index % 8));
+  for (std::size_t index = 0; index < bytes.size(); ++index)
+    limbs[index / 8] |= std::uint64_t{bytes[index]} << (8 * (index % 8));
   return limbs;
 }
 

@@ -77,8 +77,9 @@ BatchSettings settings_for(Backend& backend) {
   BatchSettings settings;
   settings.coordinator.workers_per_device = 2;
   settings.threads = 1;
-  settings.layout = groth16::plan_proof_layout(test_key().sizes, backend.devices(), settings.coordinator.safety_margin_bytes,
-                                               settings.coordinator.workers_per_device, std::nullopt, std::nullopt);
+  settings.layout =
+      groth16::plan_proof_layout(test_key().sizes, backend.devices(), settings.coordinator.safety_margin_bytes,
+                                 settings.coordinator.workers_per_device, std::nullopt, std::nullopt);
   return settings;
 }
 
@@ -131,7 +132,8 @@ class Recorder : public BatchListener {
 
 void check_each_ended_once(const Recorder& recorder, std::size_t jobs) {
   BOOST_REQUIRE_EQUAL(recorder.ends.size(), jobs);
-  for (const auto& [job, end] : recorder.ends) BOOST_CHECK_MESSAGE(end.count == 1, "job " << job << " ended " << end.count << " times");
+  for (const auto& [job, end] : recorder.ends)
+    BOOST_CHECK_MESSAGE(end.count == 1, "job " << job << " ended " << end.count << " times");
 }
 
 }  // namespace
@@ -157,7 +159,8 @@ BOOST_AUTO_TEST_CASE(a_batch_makes_the_cpu_references_proofs_and_gives_back_its_
     // The key's resident sets and matrix, as a workload of the same layout holds them.
     const auto layout = settings_for(*backend).layout;
     HostWork host_work(0);
-    const groth16::Groth16Workload same(test_key().key, "small.zkey", {}, host_work, 1, {}, {}, layout.abc_step, layout.placement);
+    const groth16::Groth16Workload same(test_key().key, "small.zkey", {}, host_work, 1, {}, {}, layout.abc_step,
+                                        layout.placement);
     BOOST_CHECK_EQUAL(figures.resident_bytes, same.resident_bytes());
     BOOST_CHECK_GT(figures.resident_bytes, 0u);
   }
@@ -189,7 +192,8 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_and_a_proof_its_listener_stops_fail_alone) {
   BOOST_CHECK(!recorder.ends[1].made && recorder.ends[1].reported);
   BOOST_CHECK_MESSAGE(recorder.ends[1].error.find("proof 1") != std::string::npos, recorder.ends[1].error);
   BOOST_CHECK(!recorder.ends[2].made);
-  BOOST_CHECK_MESSAGE(recorder.ends[2].error.find("stopped by its listener") != std::string::npos, recorder.ends[2].error);
+  BOOST_CHECK_MESSAGE(recorder.ends[2].error.find("stopped by its listener") != std::string::npos,
+                      recorder.ends[2].error);
   BOOST_CHECK(figures.failure.empty());
   BOOST_CHECK_EQUAL(figures.memory_after[0].held_bytes, figures.memory_before[0].held_bytes);
 }
@@ -246,7 +250,8 @@ BOOST_AUTO_TEST_CASE(the_trace_goes_to_the_sink_and_a_kept_key_stays_set_up_betw
   BOOST_CHECK_EQUAL(state->set_ups(), 1u);
   BOOST_CHECK_GT(sink.events().size(), 0u);
   bool prepare_span = false;
-  for (const auto& event : sink.events()) prepare_span = prepare_span || sink.string(event.name).find("prepare") != std::string::npos;
+  for (const auto& event : sink.events())
+    prepare_span = prepare_span || sink.string(event.name).find("prepare") != std::string::npos;
   BOOST_CHECK_MESSAGE(prepare_span, "no prepare span among the sink's " << sink.events().size() << " events");
   {
     Recorder recorder;
@@ -266,7 +271,8 @@ BOOST_AUTO_TEST_CASE(proof_device_bytes_is_the_workloads_peak_and_resident_bytes
   const auto& key = test_key();
   HostWork host_work(0);
   for (const auto abc : {groth16::AbcStep::device, groth16::AbcStep::streamed, groth16::AbcStep::host}) {
-    for (const auto sets : {groth16::SetPlacement::resident, groth16::SetPlacement::fetched_ahead, groth16::SetPlacement::streamed}) {
+    for (const auto sets :
+         {groth16::SetPlacement::resident, groth16::SetPlacement::fetched_ahead, groth16::SetPlacement::streamed}) {
       groth16::ProofLayout layout;
       layout.abc_step = abc;
       layout.placement = groth16::KeyPlacement::all(sets);
@@ -276,7 +282,8 @@ BOOST_AUTO_TEST_CASE(proof_device_bytes_is_the_workloads_peak_and_resident_bytes
       groth16::Groth16Workload workload(key.key, "small.zkey", {}, host_work, 1, {}, no_checks, abc, layout.placement);
       const Bytes expected = workload.memory_plan(0).peak_bytes + workload.resident_bytes();
       BOOST_CHECK_MESSAGE(groth16::proof_device_bytes(key.sizes, layout) == expected,
-                          groth16::to_string(abc) << ", sets " << groth16::to_string(sets) << ": " << groth16::proof_device_bytes(key.sizes, layout)
+                          groth16::to_string(abc) << ", sets " << groth16::to_string(sets) << ": "
+                                                  << groth16::proof_device_bytes(key.sizes, layout)
                                                   << " against the workload's " << expected);
       BOOST_CHECK_GT(expected, 0u);
     }

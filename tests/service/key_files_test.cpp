@@ -90,8 +90,9 @@ BOOST_AUTO_TEST_CASE(loading_by_path_is_off_without_key_dirs) {
   const Tree tree;
   const auto [status, message] = refusal(tree.key.string(), {});
   BOOST_CHECK_EQUAL(status, 403u);
-  BOOST_CHECK_EQUAL(message, "loading keys by path is off: list the directories keys may be read from in the configuration's "
-                             "[serve] key_dirs, or send the .zkey's bytes as the body");
+  BOOST_CHECK_EQUAL(message,
+                    "loading keys by path is off: list the directories keys may be read from in the configuration's "
+                    "[serve] key_dirs, or send the .zkey's bytes as the body");
 }
 
 BOOST_AUTO_TEST_CASE(paths_outside_the_key_dirs_are_refused_403_without_the_files_bytes) {
@@ -115,7 +116,9 @@ BOOST_AUTO_TEST_CASE(paths_outside_the_key_dirs_are_refused_403_without_the_file
     BOOST_TEST_CONTEXT(path) {
       const auto [status, message] = refusal(path, tree.key_dirs);
       BOOST_CHECK_EQUAL(status, 403u);
-      BOOST_CHECK_EQUAL(message, path + ": outside the directories keys may be read from once symbolic links and '..' are resolved " + listed);
+      BOOST_CHECK_EQUAL(
+          message,
+          path + ": outside the directories keys may be read from once symbolic links and '..' are resolved " + listed);
     }
   }
 }
@@ -136,11 +139,15 @@ BOOST_AUTO_TEST_CASE(what_is_not_a_regular_file_under_the_key_dirs_is_refused_40
   const auto absent = (tree.keys / "absent.zkey").string();
   check(absent, absent + ": cannot open the key: No such file or directory", tree.key_dirs);
   check("keys/small.zkey", "'keys/small.zkey' is not an absolute path", tree.key_dirs);
-  check(tree.key.string() + std::string(1, '\0') + "/../../secret", "the key's path holds a NUL character", tree.key_dirs);
+  check(tree.key.string() + std::string(1, '\0') + "/../../secret", "the key's path holds a NUL character",
+        tree.key_dirs);
   // A configuration that lists /dev or /proc still reads no device and no kernel file.
-  check("/dev/zero", "/dev/zero: is a character or block device, not a regular file: keys are read from regular files only", {"/dev"});
+  check("/dev/zero",
+        "/dev/zero: is a character or block device, not a regular file: keys are read from regular files only",
+        {"/dev"});
   check("/proc/self/environ",
-        "/proc/self/environ: is a file of the kernel's /proc or /sys, not a regular file: keys are read from regular files only",
+        "/proc/self/environ: is a file of the kernel's /proc or /sys, not a regular file: keys are read from regular "
+        "files only",
         {"/proc"});
 }
 
@@ -159,7 +166,8 @@ BOOST_AUTO_TEST_CASE(a_key_under_the_key_dirs_and_a_link_to_it_there_are_read) {
 
 BOOST_AUTO_TEST_CASE(the_configurations_key_dirs_are_resolved_and_checked) {
   const Tree tree;
-  const auto config = engine::parse_engine_config(fmt::format("[serve]\nkey_dirs = [\"{}\"]\n", (tree.keys / "folder" / "..").string()), "t.toml");
+  const auto config = engine::parse_engine_config(
+      fmt::format("[serve]\nkey_dirs = [\"{}\"]\n", (tree.keys / "folder" / "..").string()), "t.toml");
   BOOST_CHECK(config.serve.key_dirs == tree.key_dirs);
   BOOST_CHECK(engine::parse_engine_config("", "t.toml").serve.key_dirs.empty());
   auto message_of = [](const std::string& dirs) {
@@ -172,7 +180,8 @@ BOOST_AUTO_TEST_CASE(the_configurations_key_dirs_are_resolved_and_checked) {
   };
   BOOST_CHECK_EQUAL(message_of("[\"keys\"]"), "t.toml:2: key 'serve.key_dirs': 'keys' is not an absolute path");
   const auto absent = (tree.dir / "absent").string();
-  BOOST_CHECK_EQUAL(message_of(fmt::format("[\"{}\"]", absent)), fmt::format("t.toml:2: key 'serve.key_dirs': '{}': No such file or directory", absent));
+  BOOST_CHECK_EQUAL(message_of(fmt::format("[\"{}\"]", absent)),
+                    fmt::format("t.toml:2: key 'serve.key_dirs': '{}': No such file or directory", absent));
   BOOST_CHECK_EQUAL(message_of(fmt::format("[\"{}\"]", tree.key.string())),
                     fmt::format("t.toml:2: key 'serve.key_dirs': '{}' is not a directory", tree.key.string()));
   BOOST_CHECK(message_of("\"/tmp\"").starts_with("t.toml:2: key 'serve.key_dirs'"));
@@ -188,7 +197,8 @@ engine::EngineConfig engine_config() {
   return config;
 }
 
-service::HttpResponse post(service::Api& api, const std::string& target, const std::string& content_type, std::vector<std::uint8_t> body) {
+service::HttpResponse post(service::Api& api, const std::string& target, const std::string& content_type,
+                           std::vector<std::uint8_t> body) {
   service::HttpRequest request;
   request.method = "POST";
   request.target = target;
@@ -219,7 +229,9 @@ BOOST_AUTO_TEST_CASE(the_key_route_refuses_and_keeps_serving_after_a_key_truncat
   BOOST_CHECK_EQUAL(load_by_path(closed, "k", tree.key).status, 403u);
   const auto secret = load_by_path(api, "k", tree.keys / "passwd");  // inside, but no key
   BOOST_CHECK_EQUAL(secret.status, 400u);
-  BOOST_CHECK_MESSAGE(secret.body.find("its magic is not") != std::string::npos && secret.body.find("root") == std::string::npos, secret.body);
+  BOOST_CHECK_MESSAGE(
+      secret.body.find("its magic is not") != std::string::npos && secret.body.find("root") == std::string::npos,
+      secret.body);
   const auto linked = load_by_path(api, "k", tree.keys / "secret");
   BOOST_CHECK_EQUAL(linked.status, 403u);
   BOOST_CHECK_MESSAGE(linked.body.find("root") == std::string::npos, linked.body);
@@ -233,7 +245,8 @@ BOOST_AUTO_TEST_CASE(the_key_route_refuses_and_keeps_serving_after_a_key_truncat
   const auto truncated = load_by_path(api, "k", copy);
   groth16::detail::set_binfile_read_hook(nullptr);
   BOOST_CHECK_EQUAL(truncated.status, 400u);
-  BOOST_CHECK_MESSAGE(truncated.body.find(copy.string() + ": the file changed while it was read") != std::string::npos, truncated.body);
+  BOOST_CHECK_MESSAGE(truncated.body.find(copy.string() + ": the file changed while it was read") != std::string::npos,
+                      truncated.body);
 
   service::HttpRequest status_request{"GET", "/v1/status", "", {}};
   BOOST_CHECK_EQUAL(api.handle(std::move(status_request)).status, 200u);

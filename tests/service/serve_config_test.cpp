@@ -68,7 +68,8 @@ BOOST_AUTO_TEST_CASE(the_transport_keys_default_as_documented) {
     BOOST_CHECK(serve.token.empty());
     BOOST_CHECK(serve.token_file.empty());
   }
-  const auto set = parse_engine_config("[serve]\nread_timeout_s = 2.5\nidle_timeout_s = 1\nmax_connections = 3\n", "t.toml");
+  const auto set =
+      parse_engine_config("[serve]\nread_timeout_s = 2.5\nidle_timeout_s = 1\nmax_connections = 3\n", "t.toml");
   BOOST_CHECK_EQUAL(set.serve.read_timeout_s, 2.5);
   BOOST_CHECK_EQUAL(set.serve.idle_timeout_s, 1);
   BOOST_CHECK_EQUAL(set.serve.max_connections, 3);
@@ -93,13 +94,15 @@ BOOST_AUTO_TEST_CASE(the_socket_mode_is_an_octal_string_and_the_group_a_name_or_
   const auto numbered = parse_engine_config("[serve]\nsocket_group = \"4242\"\n", "t.toml");
   BOOST_CHECK(numbered.serve.socket_group == std::optional<unsigned>(4242));
   const auto unknown = message_of("[serve]\n\nsocket_group = \"no-such-group-here\"\n");
-  BOOST_CHECK_MESSAGE(contains(unknown, "t.toml:3: key 'serve.socket_group'") && contains(unknown, "no group named"), unknown);
+  BOOST_CHECK_MESSAGE(contains(unknown, "t.toml:3: key 'serve.socket_group'") && contains(unknown, "no group named"),
+                      unknown);
 }
 
 BOOST_AUTO_TEST_CASE(the_token_is_the_first_line_of_a_file_only_its_owner_may_change) {
   Folder folder;
   const std::string token = "0123456789abcdef-token";
-  const auto good = folder.file("token", token + "\nthe second line is not the token\n", fs::perms::owner_read | fs::perms::owner_write);
+  const auto good = folder.file("token", token + "\nthe second line is not the token\n",
+                                fs::perms::owner_read | fs::perms::owner_write);
   const auto read = parse_engine_config(token_config(good), "t.toml");
   BOOST_CHECK_EQUAL(read.serve.token, token);
   BOOST_CHECK(read.serve.token_file == good);
@@ -113,8 +116,10 @@ BOOST_AUTO_TEST_CASE(the_token_is_the_first_line_of_a_file_only_its_owner_may_ch
     // No error quotes the token.
     BOOST_CHECK_MESSAGE(!contains(message, "0123456789abcdef"), message);
   };
-  refused(folder.file("world", token, fs::perms::owner_read | fs::perms::others_read), "lets other users read or change it");
-  refused(folder.file("group-writes", token, fs::perms::owner_read | fs::perms::group_write), "lets other users read or change it");
+  refused(folder.file("world", token, fs::perms::owner_read | fs::perms::others_read),
+          "lets other users read or change it");
+  refused(folder.file("group-writes", token, fs::perms::owner_read | fs::perms::group_write),
+          "lets other users read or change it");
   refused(folder.file("short", "0123456789\n", fs::perms::owner_read), "16 to 4096 visible");
   refused(folder.file("blank", "\n" + token, fs::perms::owner_read), "16 to 4096 visible");
   refused(folder.file("spaces", "0123456789abcdef token\n", fs::perms::owner_read), "not visible");

@@ -60,7 +60,9 @@ std::vector<math::Fr> spaced_scalars(std::size_t count, std::uint64_t step, std:
   return scalars;
 }
 
-HostRange host_range(std::vector<std::byte>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+HostRange host_range(std::vector<std::byte>& bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()};
+}
 
 }  // namespace
 
@@ -85,8 +87,11 @@ BOOST_AUTO_TEST_CASE(groth16_msm_g1_on_the_simulator_equals_math_msm) {
     auto on_result = co_await device.allocate(result.size());
     co_await device.copy_to_device(on_points, host_range(point_bytes), stream);
     co_await device.copy_to_device(on_scalars, host_range(scalar_bytes), stream);
-    KernelLaunch launch{kernel::groth16_msm_g1, points.size(), {1},
-                        {{on_points, point_bytes.size()}, {on_scalars, scalar_bytes.size()}}, {{on_result, result.size()}}};
+    KernelLaunch launch{kernel::groth16_msm_g1,
+                        points.size(),
+                        {1},
+                        {{on_points, point_bytes.size()}, {on_scalars, scalar_bytes.size()}},
+                        {{on_result, result.size()}}};
     device.launch(launch, stream);
     co_await device.copy_to_host(host_range(result), on_result, stream);
     co_await device.synchronize_stream(stream);
@@ -129,13 +134,16 @@ BOOST_AUTO_TEST_CASE(a_streamed_msm_in_batches_on_the_simulator_equals_math_msm)
     co_await device.copy_to_device(on_scratch, host_range(garbage), stream);
     for (std::uint64_t first = 0; first < points.size(); first += 4) {
       const std::uint64_t count = std::min<std::uint64_t>(4, points.size() - first);
-      KernelLaunch batch{kernel::groth16_msm_g1_batch, count, {1, 4, first == 0 ? 0u : 1u},
+      KernelLaunch batch{kernel::groth16_msm_g1_batch,
+                         count,
+                         {1, 4, first == 0 ? 0u : 1u},
                          {{on_points + first * kernel::kG1AffineBytes, count * kernel::kG1AffineBytes},
                           {on_scalars + first * kernel::kFrBytes, count * kernel::kFrBytes}},
                          {{on_scratch, scratch_bytes}}};
       device.launch(batch, stream);
     }
-    KernelLaunch reduce{kernel::groth16_msm_g1_reduce, 1, {4}, {}, {{on_result, result.size()}, {on_scratch, scratch_bytes}}};
+    KernelLaunch reduce{
+        kernel::groth16_msm_g1_reduce, 1, {4}, {}, {{on_result, result.size()}, {on_scratch, scratch_bytes}}};
     device.launch(reduce, stream);
     co_await device.copy_to_host(host_range(result), on_result, stream);
     co_await device.synchronize_stream(stream);

@@ -18,7 +18,9 @@ namespace {
 
 BufferUse buffer(std::uint64_t address, std::uint64_t bytes) { return BufferUse{DevicePointer{address}, bytes}; }
 
-bool same(const BufferUse& a, const BufferUse& b) { return a.pointer.address == b.pointer.address && a.bytes == b.bytes; }
+bool same(const BufferUse& a, const BufferUse& b) {
+  return a.pointer.address == b.pointer.address && a.bytes == b.bytes;
+}
 
 bool refused_naming(const KernelLaunch& launch, void (*read)(const KernelLaunch&)) {
   try {
@@ -32,9 +34,15 @@ bool refused_naming(const KernelLaunch& launch, void (*read)(const KernelLaunch&
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(msm_positions_and_round_trip) {
-  const kernel::MsmLaunch msm{.kernel = kernel::groth16_msm_g1_precomputed, .points = 7, .threads = 3, .window_bits = 12,
-                              .bases = buffer(0x1000, 96 * 7), .scalars = buffer(0x2000, 32 * 7),
-                              .result = buffer(0x3000, 144), .scratch = buffer(0x4000, 512), .light_units = 2};
+  const kernel::MsmLaunch msm{.kernel = kernel::groth16_msm_g1_precomputed,
+                              .points = 7,
+                              .threads = 3,
+                              .window_bits = 12,
+                              .bases = buffer(0x1000, 96 * 7),
+                              .scalars = buffer(0x2000, 32 * 7),
+                              .result = buffer(0x3000, 144),
+                              .scratch = buffer(0x4000, 512),
+                              .light_units = 2};
   const KernelLaunch launch = msm.to_launch();
   BOOST_TEST(launch.name == kernel::groth16_msm_g1_precomputed);
   BOOST_TEST(launch.work_units == 7u);
@@ -58,8 +66,12 @@ BOOST_AUTO_TEST_CASE(msm_positions_and_round_trip) {
 }
 
 BOOST_AUTO_TEST_CASE(plain_msm_has_no_window_bits_or_scratch_unless_given) {
-  const kernel::MsmLaunch msm{.kernel = kernel::groth16_msm_g2, .points = 4, .threads = 1, .bases = buffer(0x10, 768),
-                              .scalars = buffer(0x20, 128), .result = buffer(0x30, 288)};
+  const kernel::MsmLaunch msm{.kernel = kernel::groth16_msm_g2,
+                              .points = 4,
+                              .threads = 1,
+                              .bases = buffer(0x10, 768),
+                              .scalars = buffer(0x20, 128),
+                              .result = buffer(0x30, 288)};
   const KernelLaunch launch = msm.to_launch();
   BOOST_TEST((launch.arguments == std::vector<std::uint64_t>{1}));
   BOOST_TEST(launch.writes.size() == 1u);
@@ -69,8 +81,13 @@ BOOST_AUTO_TEST_CASE(plain_msm_has_no_window_bits_or_scratch_unless_given) {
 }
 
 BOOST_AUTO_TEST_CASE(batch_reduce_and_h_positions) {
-  const kernel::MsmBatchLaunch batch{.kernel = kernel::groth16_msm_g1_batch, .points = 5, .threads = 2, .capacity = 8,
-                                     .add = true, .bases = buffer(0x100, 480), .scalars = buffer(0x200, 160),
+  const kernel::MsmBatchLaunch batch{.kernel = kernel::groth16_msm_g1_batch,
+                                     .points = 5,
+                                     .threads = 2,
+                                     .capacity = 8,
+                                     .add = true,
+                                     .bases = buffer(0x100, 480),
+                                     .scalars = buffer(0x200, 160),
                                      .scratch = buffer(0x300, 4096)};
   const KernelLaunch batch_launch = batch.to_launch();
   BOOST_TEST((batch_launch.arguments == std::vector<std::uint64_t>{2, 8, 1}));  // [threads, capacity, add]
@@ -80,8 +97,10 @@ BOOST_AUTO_TEST_CASE(batch_reduce_and_h_positions) {
   BOOST_TEST(batch_back.add);
   BOOST_TEST(batch_back.capacity == 8u);
 
-  const kernel::MsmReduceLaunch reduce{.kernel = kernel::groth16_msm_g1_reduce, .capacity = 8,
-                                       .result = buffer(0x400, 144), .scratch = buffer(0x300, 4096)};
+  const kernel::MsmReduceLaunch reduce{.kernel = kernel::groth16_msm_g1_reduce,
+                                       .capacity = 8,
+                                       .result = buffer(0x400, 144),
+                                       .scratch = buffer(0x300, 4096)};
   const KernelLaunch reduce_launch = reduce.to_launch();
   BOOST_TEST(reduce_launch.work_units == 1u);
   BOOST_TEST((reduce_launch.arguments == std::vector<std::uint64_t>{8}));
@@ -91,8 +110,8 @@ BOOST_AUTO_TEST_CASE(batch_reduce_and_h_positions) {
   const KernelLaunch evaluate_launch = evaluate.to_launch();
   BOOST_TEST(evaluate_launch.work_units == 16u);
   BOOST_TEST((evaluate_launch.arguments == std::vector<std::uint64_t>{4, 2}));  // [log_size, threads]
-  const kernel::HCombineLaunch combine{.log_size = 4, .threads = 2, .a = buffer(0x500, 512), .b = buffer(0x700, 512),
-                                       .c = buffer(0x900, 512)};
+  const kernel::HCombineLaunch combine{
+      .log_size = 4, .threads = 2, .a = buffer(0x500, 512), .b = buffer(0x700, 512), .c = buffer(0x900, 512)};
   const KernelLaunch combine_launch = combine.to_launch();
   BOOST_TEST(same(combine_launch.writes.at(0), combine.a));
   BOOST_TEST(same(combine_launch.reads.at(0), combine.b));
@@ -100,8 +119,14 @@ BOOST_AUTO_TEST_CASE(batch_reduce_and_h_positions) {
 }
 
 BOOST_AUTO_TEST_CASE(abc_chunk_arguments_follow_the_threads) {
-  kernel::AbcLaunch abc{.rows = 16, .entries_a = 5, .entries_b = 6, .threads = 3, .witness = buffer(0x10, 64),
-                        .matrix = buffer(0x20, 256), .a = buffer(0x30, 512), .b = buffer(0x40, 512),
+  kernel::AbcLaunch abc{.rows = 16,
+                        .entries_a = 5,
+                        .entries_b = 6,
+                        .threads = 3,
+                        .witness = buffer(0x10, 64),
+                        .matrix = buffer(0x20, 256),
+                        .a = buffer(0x30, 512),
+                        .b = buffer(0x40, 512),
                         .c = buffer(0x50, 512)};
   BOOST_TEST((abc.to_launch().arguments == std::vector<std::uint64_t>{5, 6, 3}));
   BOOST_TEST(!kernel::AbcLaunch::from_launch(abc.to_launch()).chunk.has_value());

@@ -114,8 +114,9 @@ BOOST_AUTO_TEST_CASE(reports_a_planted_leak_of_each_kind) {
   BOOST_TEST_MESSAGE(report.describe());
   BOOST_REQUIRE_EQUAL(report.leaks.size(), 6u);
   auto text = report.describe();
-  for (const char* expected : {"synchronous device allocation of 1.0 MiB", "stream-ordered device allocation of 2.0 MiB",
-                               "stream 1 never destroyed", "event 1 never destroyed", "4.0 MiB", "never unregistered"}) {
+  for (const char* expected :
+       {"synchronous device allocation of 1.0 MiB", "stream-ordered device allocation of 2.0 MiB",
+        "stream 1 never destroyed", "event 1 never destroyed", "4.0 MiB", "never unregistered"}) {
     BOOST_TEST(text.find(expected) != std::string::npos, "missing: " << expected);
   }
 }
@@ -197,7 +198,8 @@ BOOST_AUTO_TEST_CASE(fails_the_nth_allocation) {
       ++succeeded;
     }
   }),
-                        DeviceError, [](const DeviceError& error) { return error.errc() == DeviceErrc::out_of_memory; });
+                        DeviceError,
+                        [](const DeviceError& error) { return error.errc() == DeviceErrc::out_of_memory; });
   BOOST_CHECK_EQUAL(succeeded, 2);
   BOOST_CHECK_EQUAL(harness.device.stats().out_of_memory_count, 1u);
 }
@@ -209,7 +211,8 @@ BOOST_AUTO_TEST_CASE(fails_host_pinning) {
   BOOST_CHECK_EXCEPTION(harness.run([](SimHarness& h) -> asio::awaitable<void> {
     co_await h.device.register_host(h.system.virtual_host_range(1 * kGiB));
   }),
-                        DeviceError, [](const DeviceError& error) { return error.errc() == DeviceErrc::host_pin_failed; });
+                        DeviceError,
+                        [](const DeviceError& error) { return error.errc() == DeviceErrc::host_pin_failed; });
   BOOST_CHECK(harness.device.check().leaks.empty());  // nothing was pinned
 }
 
@@ -324,7 +327,8 @@ BOOST_AUTO_TEST_CASE(an_unknown_kernel_is_an_error_at_launch) {
     h.device.launch(KernelLaunch{"no_such_kernel", 1, {}, {}, {}}, h.device.create_stream());
     co_return;
   }),
-                        DeviceError, [](const DeviceError& error) { return error.errc() == DeviceErrc::unknown_kernel; });
+                        DeviceError,
+                        [](const DeviceError& error) { return error.errc() == DeviceErrc::unknown_kernel; });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

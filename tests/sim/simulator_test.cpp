@@ -65,7 +65,9 @@ BOOST_AUTO_TEST_CASE(a_wrong_type_names_the_line_and_the_key) {
   text.replace(line_start, text.find('\n', line_start) - line_start, "memory_gib = \"lots\"");
   auto error = error_of(text);
   int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(line_start), '\n'));
-  BOOST_TEST(error.find("bad.toml:" + std::to_string(line) + ": key 'device.memory_gib': expected a number, found a string") == 0, error);
+  BOOST_TEST(error.find("bad.toml:" + std::to_string(line) +
+                        ": key 'device.memory_gib': expected a number, found a string") == 0,
+             error);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_key_out_of_range_value_and_syntax_error_are_named) {
@@ -73,11 +75,13 @@ BOOST_AUTO_TEST_CASE(a_missing_key_out_of_range_value_and_syntax_error_are_named
   auto missing = text;
   auto at = missing.find("malloc_reclaims_idle_pool");
   missing.erase(at, missing.find('\n', at) - at);
-  BOOST_TEST(error_of(missing).find("'memory.malloc_reclaims_idle_pool': missing") != std::string::npos, error_of(missing));
+  BOOST_TEST(error_of(missing).find("'memory.malloc_reclaims_idle_pool': missing") != std::string::npos,
+             error_of(missing));
   auto negative = text;
   at = negative.find("register_ms_per_gib = ");
   negative.replace(at, negative.find('\n', at) - at, "register_ms_per_gib = -3");
-  BOOST_TEST(error_of(negative).find("'host.register_ms_per_gib': -3 is out of range") != std::string::npos, error_of(negative));
+  BOOST_TEST(error_of(negative).find("'host.register_ms_per_gib': -3 is out of range") != std::string::npos,
+             error_of(negative));
   BOOST_TEST(error_of("[device\nname = 1").find("bad.toml:1:") == 0, error_of("[device\nname = 1"));
 }
 
@@ -147,7 +151,8 @@ BOOST_AUTO_TEST_CASE(exports_chrome_trace_json_with_named_tracks_and_dependencie
   BOOST_CHECK_EQUAL(kernels, 1);
   BOOST_CHECK_EQUAL(flow_starts, 1);
   BOOST_CHECK_EQUAL(hidden, 1);
-  BOOST_CHECK(thread_names.contains("stream 1") && thread_names.contains("stream 2") && thread_names.contains("host calls"));
+  BOOST_CHECK(thread_names.contains("stream 1") && thread_names.contains("stream 2") &&
+              thread_names.contains("host calls"));
 
   // The same trace as a picture: one bar for the kernel on the compute engine's row.
   auto svg_path = std::filesystem::temp_directory_path() / "stagehand-trace-test.svg";
@@ -253,7 +258,9 @@ BOOST_AUTO_TEST_CASE(pinning_holds_launches_where_the_model_says_so) {
 BOOST_AUTO_TEST_CASE(a_pinned_allocation_holds_launches_where_the_model_says_so) {
   HostRange host;
   check_pinning_holds_a_launch(
-      [&](SimHarness& harness) -> asio::awaitable<void> { host = co_await harness.device.allocate_pinned_host(2 * kGiB); },
+      [&](SimHarness& harness) -> asio::awaitable<void> {
+        host = co_await harness.device.allocate_pinned_host(2 * kGiB);
+      },
       [&](SimHarness& harness) -> asio::awaitable<void> { co_await harness.device.free_pinned_host(host); });
 }
 
@@ -308,8 +315,9 @@ BOOST_AUTO_TEST_CASE(a_deadlock_is_reported_and_its_suspended_frames_destroyed) 
   int alive = 0;
   {
     sim::SimSystem system;
-    BOOST_CHECK_EXCEPTION(sim::run_to_completion(system, deadlocked_parent(&alive)), std::runtime_error,
-                          [](const std::runtime_error& error) { return std::string(error.what()).find("deadlock") == 0; });
+    BOOST_CHECK_EXCEPTION(
+        sim::run_to_completion(system, deadlocked_parent(&alive)), std::runtime_error,
+        [](const std::runtime_error& error) { return std::string(error.what()).find("deadlock") == 0; });
     BOOST_TEST(alive == 0, alive << " frames of the deadlocked program are still alive");
   }
   BOOST_TEST(alive == 0);

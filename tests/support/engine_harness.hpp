@@ -61,7 +61,8 @@ inline std::vector<std::uint8_t> load(const std::filesystem::path& path) {
 
 // A key and witnesses on disk for the whole suite.
 struct Files {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("stagehand_engine_test_" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("stagehand_engine_test_" + std::to_string(::getpid()));
   std::filesystem::path zkey = dir / "small.zkey";
   groth16::ProvingKey key;
   Files() {
@@ -74,7 +75,8 @@ struct Files {
   }
   ~Files() { std::filesystem::remove_all(dir); }
   std::vector<std::uint8_t> wtns(std::uint64_t x, std::uint64_t y) const {
-    const auto path = dir / fmt::format("w_{}_{}_{}.wtns", x, y, std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    const auto path =
+        dir / fmt::format("w_{}_{}_{}.wtns", x, y, std::hash<std::thread::id>{}(std::this_thread::get_id()));
     groth16::write_wtns(path, witness(x, y));
     auto bytes = load(path);
     std::filesystem::remove(path);
@@ -83,7 +85,8 @@ struct Files {
   // What the CPU reference makes for proof `id` of witness (x, y): the engine's proof ids count from
   // 1, its seeds (as prove's) from 0.
   std::string expected_proof(std::uint64_t id, std::uint64_t x, std::uint64_t y) const {
-    return groth16::proof_json(groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id - 1), 1));
+    return groth16::proof_json(
+        groth16::prove_on_cpu(key, witness(x, y), groth16::ProofRandomness::from_seed(kSeed + id - 1), 1));
   }
 };
 
@@ -149,9 +152,11 @@ inline ProofHandle hold_dispatcher(Engine& engine, Gate& gate) {
 
 inline void check_done(const ProofHandle& handle, std::uint64_t x, std::uint64_t y) {
   const auto result = handle.wait();
-  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, "proof " << handle.id() << ": " << to_string(result.state) << ": " << result.error);
+  BOOST_REQUIRE_MESSAGE(result.state == ProofState::done,
+                        "proof " << handle.id() << ": " << to_string(result.state) << ": " << result.error);
   BOOST_CHECK_EQUAL(result.proof_json, files().expected_proof(handle.id(), x, y));
-  BOOST_CHECK_EQUAL(result.public_json, groth16::public_json(std::vector<Fr>{Fr::from_uint64(x * y), Fr::from_uint64(x)}));
+  BOOST_CHECK_EQUAL(result.public_json,
+                    groth16::public_json(std::vector<Fr>{Fr::from_uint64(x * y), Fr::from_uint64(x)}));
 }
 
 template <class Action>
@@ -272,7 +277,9 @@ inline KeyStatus key_status(const Engine& engine, const std::string& name) {
   return KeyStatus{};
 }
 
-inline bool on_gpu(const KeyStatus& key) { return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end(); }
+inline bool on_gpu(const KeyStatus& key) {
+  return std::find(key.resident.begin(), key.resident.end(), "gpu0") != key.resident.end();
+}
 
 // Whether every GPU's memory in use, as the engine last sampled it, is 0. After RunEnds::wait_all
 // and wait_key_gone: the engine samples at each run's end and when it gives a key's device state

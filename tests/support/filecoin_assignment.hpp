@@ -58,7 +58,8 @@ inline groth16::Proof prove_bellperson(const groth16::ParamsKey& key, const grot
   const auto delta1 = G1Projective::from_affine(key.vk.delta1);
   const auto proof_a = G1Projective::from_affine(key.vk.alpha1) + sum_a + delta1.multiply(rs.r);
   const auto proof_b1 = G1Projective::from_affine(key.vk.beta1) + sum_b1 + delta1.multiply(rs.s);
-  const auto proof_b2 = G2Projective::from_affine(key.vk.beta2) + sum_b2 + G2Projective::from_affine(key.vk.delta2).multiply(rs.s);
+  const auto proof_b2 =
+      G2Projective::from_affine(key.vk.beta2) + sum_b2 + G2Projective::from_affine(key.vk.delta2).multiply(rs.s);
   const auto proof_c = sum_l + sum_h + proof_a.multiply(rs.s) + proof_b1.multiply(rs.r) - delta1.multiply(rs.r * rs.s);
   return groth16::Proof{proof_a.to_affine(), proof_b2.to_affine(), proof_c.to_affine()};
 }

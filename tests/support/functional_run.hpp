@@ -9,7 +9,8 @@
 
 namespace stagehand::testing {
 
-inline RunReport run_functional(sim::SimSystem& system, Device& device, const CoordinatorSettings& settings, Workload& workload) {
+inline RunReport run_functional(sim::SimSystem& system, Device& device, const CoordinatorSettings& settings,
+                                Workload& workload) {
   PageableArena pageable;
   CoordinatorHooks hooks;
   hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };

@@ -123,21 +123,22 @@ struct CoordinatedProofs {
   std::size_t most_operations_queued = 0;  // on one stream at once
 };
 
-inline CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::path& zkey_path, std::vector<ProofJob> jobs,
-                                            Policy policy, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
-                                            KeyPlacement placement = {}) {
+inline CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const fs::path& zkey_path,
+                                                   std::vector<ProofJob> jobs, Policy policy, ProofChecks checks = {},
+                                                   AbcStep abc_step = AbcStep::device, KeyPlacement placement = {}) {
   CoordinatedProofs result;
   result.proofs.resize(jobs.size());
   result.public_signals.resize(jobs.size());
   testing::FunctionalGroth16Device h200;
   auto& [system, device] = h200;
   HostWork host_work(0);
-  Groth16Workload workload(key, zkey_path, std::move(jobs), host_work, 2,
-                           [&](int job, const Proof& proof, const std::vector<Fr>& public_signals) {
-                             result.proofs.at(static_cast<std::size_t>(job)) = proof;
-                             result.public_signals.at(static_cast<std::size_t>(job)) = public_signals;
-                           },
-                           checks, abc_step, placement);
+  Groth16Workload workload(
+      key, zkey_path, std::move(jobs), host_work, 2,
+      [&](int job, const Proof& proof, const std::vector<Fr>& public_signals) {
+        result.proofs.at(static_cast<std::size_t>(job)) = proof;
+        result.public_signals.at(static_cast<std::size_t>(job)) = public_signals;
+      },
+      checks, abc_step, placement);
   CoordinatorSettings settings;
   settings.policy = policy;
   result.report = testing::run_functional(system, device, settings, workload);
@@ -148,8 +149,8 @@ inline CoordinatedProofs prove_through_coordinator(const ProvingKey& key, const 
 
 // Every job completed, nothing ran out of memory or was left on the device, and each proof is the
 // CPU prover's for the job's randomness.
-inline void check_matches_cpu_prover(const CoordinatedProofs& result, const std::vector<ProofJob>& jobs, const ProvingKey& key,
-                              const std::vector<Fr>& witness) {
+inline void check_matches_cpu_prover(const CoordinatedProofs& result, const std::vector<ProofJob>& jobs,
+                                     const ProvingKey& key, const std::vector<Fr>& witness) {
   BOOST_CHECK_EQUAL(result.report.partitions_completed, static_cast<int>(jobs.size()));
   BOOST_CHECK_EQUAL(result.report.oom_count, 0u);
   BOOST_CHECK_EQUAL(result.memory_left, 0u);

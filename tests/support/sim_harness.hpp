@@ -14,7 +14,8 @@ namespace stagehand::testing {
 
 struct SimHarness {
   explicit SimHarness(const std::string& model, sim::SimOptions options = {}, FaultPlan faults = {})
-      : system(options), device(system.add_device(sim::load_device_model(sim::find_device_model(model)), std::move(faults))) {}
+      : system(options),
+        device(system.add_device(sim::load_device_model(sim::find_device_model(model)), std::move(faults))) {}
 
   void run(const std::function<boost::asio::awaitable<void>(SimHarness&)>& program) {
     sim::run_to_completion(system, program(*this));

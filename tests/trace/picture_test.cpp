@@ -105,7 +105,8 @@ struct DefaultRun {
       runs.push_back(run_on_simulator(config, policy));
       BOOST_REQUIRE_MESSAGE(runs.back().error.empty(), runs.back().error);
     }
-    for (const auto& run : runs) lanes.push_back(PictureLane{run.report.policy, headline_figures(run.report), &run.system->trace()});
+    for (const auto& run : runs)
+      lanes.push_back(PictureLane{run.report.policy, headline_figures(run.report), &run.system->trace()});
     svg = svg_picture(lanes, "default run");
   }
 };
@@ -135,7 +136,8 @@ BOOST_AUTO_TEST_CASE(the_run_picture_has_one_lane_per_policy_on_one_axis) {
   BOOST_CHECK_EQUAL(elements(run.svg, "axis").size(), 1u);
   auto lanes = elements(run.svg, "lane");
   BOOST_REQUIRE_EQUAL(lanes.size(), run.config.policies.size());
-  for (std::size_t i = 0; i < lanes.size(); ++i) BOOST_CHECK_EQUAL(lanes[i]["data-name"], to_string(run.config.policies[i]));
+  for (std::size_t i = 0; i < lanes.size(); ++i)
+    BOOST_CHECK_EQUAL(lanes[i]["data-name"], to_string(run.config.policies[i]));
   // The common axis reaches the end of the slowest policy's run.
   auto axis = elements(run.svg, "axis").front();
   Nanoseconds longest = 0;
@@ -161,7 +163,8 @@ BOOST_AUTO_TEST_CASE(each_lanes_memory_peak_is_the_reports_vram_peak_under_the_c
     BOOST_REQUIRE_EQUAL(charts.size(), static_cast<std::size_t>(run.config.gpus));
     std::uint64_t peak = 0;
     for (auto& chart : charts) peak = std::max(peak, number(chart, "data-peak-held-bytes"));
-    BOOST_CHECK_MESSAGE(peak == report.vram_peak_bytes, report.policy << ": chart peak " << peak << ", report " << report.vram_peak_bytes);
+    BOOST_CHECK_MESSAGE(peak == report.vram_peak_bytes,
+                        report.policy << ": chart peak " << peak << ", report " << report.vram_peak_bytes);
     auto caps = elements(lanes[i], "cap");
     BOOST_REQUIRE_EQUAL(caps.size(), static_cast<std::size_t>(run.config.gpus));
     for (auto& cap : caps) BOOST_CHECK_EQUAL(number(cap, "data-bytes"), run.config.vram_cap_bytes);

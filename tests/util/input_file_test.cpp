@@ -111,7 +111,8 @@ BOOST_AUTO_TEST_CASE(a_fifo_no_process_writes_to_is_no_writer) {
   const auto status = reader.append(out, 12);
   BOOST_CHECK(status == Status::no_writer);
   BOOST_CHECK(out.empty());
-  BOOST_CHECK_EQUAL(reader.problem(status), "no process opened it for writing within 0.5 s (a FIFO's writer must be started with the reader)");
+  BOOST_CHECK_EQUAL(reader.problem(status),
+                    "no process opened it for writing within 0.5 s (a FIFO's writer must be started with the reader)");
 }
 
 BOOST_AUTO_TEST_CASE(a_writer_that_comes_after_the_reader_is_read_to_its_end) {
@@ -121,7 +122,7 @@ BOOST_AUTO_TEST_CASE(a_writer_that_comes_after_the_reader_is_read_to_its_end) {
   const auto descriptor = open_for_reading(fifo);
   BOOST_REQUIRE(descriptor.valid());
   std::promise<void> release;
-  release.set_value();  // closes as soon as it has written: the end follows the bytes
+  release.set_value();                     // closes as soon as it has written: the end follows the bytes
   const auto bytes = some_bytes(300'000);  // more than a pipe holds: written as it is read
   auto feeding = writer(fifo, bytes, release.get_future().share());
   PipeReader reader(descriptor.get());
@@ -189,11 +190,15 @@ BOOST_AUTO_TEST_CASE(a_small_input_is_bounded_and_devices_are_refused) {
   BOOST_CHECK_EQUAL(read.problem, "");
   BOOST_CHECK_EQUAL(read.bytes, "a = 1\n");
   BOOST_CHECK_EQUAL(read_small_input(small, 5, "TOML file").problem, "more than 5 bytes: not a TOML file");
-  BOOST_CHECK_EQUAL(read_small_input("/dev/zero", 100, "TOML file").problem, "is a character or block device, not a TOML file");
-  BOOST_CHECK_EQUAL(read_small_input("/dev/urandom", 100, "TOML file").problem, "is a character or block device, not a TOML file");
+  BOOST_CHECK_EQUAL(read_small_input("/dev/zero", 100, "TOML file").problem,
+                    "is a character or block device, not a TOML file");
+  BOOST_CHECK_EQUAL(read_small_input("/dev/urandom", 100, "TOML file").problem,
+                    "is a character or block device, not a TOML file");
   BOOST_CHECK_EQUAL(read_small_input(scratch.dir, 100, "TOML file").problem, "is a directory, not a TOML file");
   BOOST_CHECK_EQUAL(read_small_input("/proc/self/environ", 100, "TOML file").problem,
                     "is a file of the kernel's /proc or /sys, not a TOML file");
-  BOOST_CHECK(read_small_input(scratch.fifo("no-writer.toml"), 100, "TOML file").problem.starts_with("no process opened it for writing"));
-  BOOST_CHECK(read_small_input(scratch.dir / "absent.toml", 100, "TOML file").problem.starts_with("cannot open file: No such file"));
+  BOOST_CHECK(read_small_input(scratch.fifo("no-writer.toml"), 100, "TOML file")
+                  .problem.starts_with("no process opened it for writing"));
+  BOOST_CHECK(read_small_input(scratch.dir / "absent.toml", 100, "TOML file")
+                  .problem.starts_with("cannot open file: No such file"));
 }

@@ -29,11 +29,11 @@ struct Seen {
   std::map<std::string, int> launches;
   std::vector<std::string> problems;
   int inverse_ntts_on_the_template = 0;
-  std::map<std::uint64_t, int> sum_starts;  // by sum slot (batch additions, tail MSM): sums begun
+  std::map<std::uint64_t, int> sum_starts;              // by sum slot (batch additions, tail MSM): sums begun
   std::uint64_t smallest_twiddles = ~std::uint64_t{0};  // bytes of the twiddle buffers kernels got
-  std::uint64_t tail_items = 0;              // accumulated since the tail MSM last began
-  std::uint64_t h_scratch = 0;               // the H MSM's scratch, which the tail MSM takes over
-  bool h_reduced = false;                    // msm_reduce consumed the H MSM's buckets
+  std::uint64_t tail_items = 0;                         // accumulated since the tail MSM last began
+  std::uint64_t h_scratch = 0;                          // the H MSM's scratch, which the tail MSM takes over
+  bool h_reduced = false;                               // msm_reduce consumed the H MSM's buckets
   int key_fills = 0;
 
   void expect(bool ok, const std::string& what) {
@@ -42,7 +42,8 @@ struct Seen {
 };
 
 // The NTT phase: twiddles, the NTTs of a, b and c, and H on the coset.
-void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input, Seen& seen) {
+void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input,
+                         Seen& seen) {
   const std::uint64_t n = shape.domain();
   const auto log_size = static_cast<std::uint64_t>(shape.domain_log2);
   system.register_kernel(kernel::ntt_twiddles, [&seen, log_size](sim::KernelContext& context) {
@@ -55,10 +56,12 @@ void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, co
   system.register_kernel(kernel::ntt, [&seen, &input, log_size, n](sim::KernelContext& context) {
     ++seen.launches[kernel::ntt];
     const auto& launch = context.launch();
-    seen.expect(launch.arguments.size() == 2 && context.argument(0) == log_size && context.argument(1) >= 1 && context.argument(1) <= 3,
+    seen.expect(launch.arguments.size() == 2 && context.argument(0) == log_size && context.argument(1) >= 1 &&
+                    context.argument(1) <= 3,
                 "ntt: [log_size, kind 1..3]");
-    seen.expect(launch.reads.size() == 2 && launch.writes.size() == 1 && launch.reads[0].pointer == launch.writes[0].pointer,
-                "ntt: reads [values, twiddles], writes [values]");
+    seen.expect(
+        launch.reads.size() == 2 && launch.writes.size() == 1 && launch.reads[0].pointer == launch.writes[0].pointer,
+        "ntt: reads [values, twiddles], writes [values]");
     if (launch.reads.size() == 2) seen.smallest_twiddles = std::min(seen.smallest_twiddles, launch.reads[1].bytes);
     // The stand-ins change nothing, so every inverse NTT of a, b or c still sees the host's data.
     if (context.argument(1) == 1 && context.write(0).size() >= 32 * n &&
@@ -68,7 +71,8 @@ void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, co
   });
   system.register_kernel(kernel::h_pointwise, [&seen](sim::KernelContext& context) {
     ++seen.launches[kernel::h_pointwise];
-    seen.expect(context.launch().reads.size() == 2 && context.launch().writes.size() == 1, "h_pointwise: reads [b, c], writes [a]");
+    seen.expect(context.launch().reads.size() == 2 && context.launch().writes.size() == 1,
+                "h_pointwise: reads [b, c], writes [a]");
   });
 }
 
@@ -84,14 +88,16 @@ void register_msm_checks(sim::SimSystem& system, const PartitionShape& shape, Se
     seen.expect(launch.work_units <= context.argument(1), "msm_batch: a batch within the capacity");
     seen.expect(first + launch.work_units <= n, "msm_batch: scalars within the polynomial");
     seen.expect((context.argument(2) == 1) == (first == 0), "msm_batch: start exactly on the first batch");
-    seen.expect(launch.reads.size() == 2 && context.read(1).size() >= 32 * (first + launch.work_units), "msm_batch: reads [points, scalars]");
+    seen.expect(launch.reads.size() == 2 && context.read(1).size() >= 32 * (first + launch.work_units),
+                "msm_batch: reads [points, scalars]");
     seen.expect(launch.writes.size() == 2, "msm_batch: writes [results, scratch]");
     if (launch.writes.size() == 2) seen.h_scratch = launch.writes.back().pointer.address;
     if (context.argument(2) == 1) seen.h_reduced = false;
   });
   system.register_kernel(kernel::msm_reduce, [&seen, &shape](sim::KernelContext& context) {
     ++seen.launches[kernel::msm_reduce];
-    seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(), "msm_reduce: [capacity]");
+    seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(),
+                "msm_reduce: [capacity]");
     seen.h_reduced = true;
   });
 }
@@ -126,13 +132,15 @@ void register_sum_checks(sim::SimSystem& system, const PartitionShape& shape, Se
     // One scratch buffer serves both MSMs: the tail takes it over once msm_reduce is done with
     // the H MSM's buckets (both on the compute stream, in this order).
     seen.expect(launch.writes.size() == 1, "tail_msm: writes only its scratch");
-    if (launch.writes.size() == 1) seen.expect(launch.writes[0].pointer.address == seen.h_scratch, "tail_msm: in the H MSM's scratch");
+    if (launch.writes.size() == 1)
+      seen.expect(launch.writes[0].pointer.address == seen.h_scratch, "tail_msm: in the H MSM's scratch");
     seen.expect(seen.h_reduced, "tail_msm: after msm_reduce consumed the H MSM's buckets");
   });
   system.register_kernel(kernel::tail_reduce, [&seen, &shape](sim::KernelContext& context) {
     ++seen.launches[kernel::tail_reduce];
     const auto& launch = context.launch();
-    if (launch.arguments.size() != 2 || launch.writes.empty()) return seen.expect(false, "tail_reduce: [offset, capacity], writes [sums]");
+    if (launch.arguments.size() != 2 || launch.writes.empty())
+      return seen.expect(false, "tail_reduce: [offset, capacity], writes [sums]");
     seen.expect(seen.tail_items == shape.tail_points(), "tail_reduce: after every tail item was accumulated");
     seen.tail_items = 0;
     const auto offset = context.argument(0);
@@ -157,7 +165,8 @@ struct Outcome {
 
 // twiddle_bytes: what the device's kernels ask for the NTT domain (0: the shape's 16 bytes per
 // element suffice, as on the simulator's models).
-Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes = 0, StreamOrder order = StreamOrder::in_order) {
+Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes = 0,
+                       StreamOrder order = StreamOrder::in_order) {
   Outcome outcome;
   PartitionShape shape;
   shape.domain_log2 = domain_log2;
@@ -203,7 +212,8 @@ Outcome run_partitions(Policy policy, int domain_log2 = 12, Bytes twiddle_bytes 
 
 // In either stream order: the mixed one places every set's points in each half beside the others'.
 BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
-  const std::pair<StreamOrder, const char*> orders[] = {{StreamOrder::in_order, "in order"}, {StreamOrder::mixed, "mixed"}};
+  const std::pair<StreamOrder, const char*> orders[] = {{StreamOrder::in_order, "in order"},
+                                                        {StreamOrder::mixed, "mixed"}};
   for (const auto& [order, order_name] : orders) {
     for (auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
       BOOST_TEST_CONTEXT(to_string(policy) << ", " << order_name) {
@@ -214,8 +224,9 @@ BOOST_AUTO_TEST_CASE(every_kernel_launch_carries_what_the_real_kernels_need) {
         BOOST_CHECK_EQUAL(seen.key_fills, 1);
         // a, b and c of every partition reached the device as the host step wrote them.
         BOOST_CHECK_EQUAL(seen.inverse_ntts_on_the_template, 3 * 3);
-        for (const char* name : {kernel::ntt_twiddles, kernel::ntt, kernel::h_pointwise, kernel::msm_batch, kernel::msm_reduce, kernel::batch_addition_g1,
-                                 kernel::batch_addition_g2, kernel::tail_msm, kernel::tail_reduce}) {
+        for (const char* name :
+             {kernel::ntt_twiddles, kernel::ntt, kernel::h_pointwise, kernel::msm_batch, kernel::msm_reduce,
+              kernel::batch_addition_g1, kernel::batch_addition_g2, kernel::tail_msm, kernel::tail_reduce}) {
           BOOST_TEST(seen.launches.count(name) == 1, name << " launched");
         }
         BOOST_CHECK_EQUAL(seen.launches.at(kernel::msm_reduce), 3);
@@ -241,7 +252,8 @@ BOOST_AUTO_TEST_CASE(the_twiddles_take_what_the_device_asks_for_beyond_the_shape
     BOOST_TEST_CONTEXT(to_string(policy)) {
       const auto outcome = run_partitions(policy, shape.domain_log2, asked);
       BOOST_CHECK_EQUAL(outcome.report.partitions_completed, 3);
-      BOOST_TEST(outcome.seen.problems.empty(), (outcome.seen.problems.empty() ? std::string() : outcome.seen.problems.front()));
+      BOOST_TEST(outcome.seen.problems.empty(),
+                 (outcome.seen.problems.empty() ? std::string() : outcome.seen.problems.front()));
       BOOST_CHECK_EQUAL(outcome.seen.smallest_twiddles, asked);
       // The plan holds the extra twiddle bytes in every phase.
       const auto plain = run_partitions(policy, shape.domain_log2).plan;

@@ -55,9 +55,14 @@ domain_log2 = 20
   BOOST_CHECK_EQUAL(report.proofs, 2);
 
   const std::string device_abc = "[workload]\nkind = \"groth16\"\nkey = \"porep-partition\"\nabc = \"device\"\n";
-  BOOST_TEST(config_error_of(device_abc).find("deploy.toml:4: key 'workload.abc': key = \"porep-partition\" has no constraint matrix") == 0,
-             config_error_of(device_abc));
-  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\npartitions_per_proof = 3\n").find("deploy.toml:3: key 'workload.partitions_per_proof'") == 0);
-  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\nkey = \"porep\"\n").find("deploy.toml:3: key 'workload.key': 'porep' is not one of") == 0);
-  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\nfull_scalar_share = 1.5\n").find("deploy.toml:3: key 'workload.full_scalar_share'") == 0);
+  BOOST_TEST(
+      config_error_of(device_abc)
+              .find("deploy.toml:4: key 'workload.abc': key = \"porep-partition\" has no constraint matrix") == 0,
+      config_error_of(device_abc));
+  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\npartitions_per_proof = 3\n")
+                 .find("deploy.toml:3: key 'workload.partitions_per_proof'") == 0);
+  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\nkey = \"porep\"\n")
+                 .find("deploy.toml:3: key 'workload.key': 'porep' is not one of") == 0);
+  BOOST_TEST(config_error_of("[workload]\nkind = \"groth16\"\nfull_scalar_share = 1.5\n")
+                 .find("deploy.toml:3: key 'workload.full_scalar_share'") == 0);
 }

@@ -21,7 +21,9 @@ std::vector<std::uint8_t> pattern(std::size_t bytes, std::uint8_t seed) {
   return out;
 }
 
-HostRange range_of(std::vector<std::uint8_t>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+HostRange range_of(std::vector<std::uint8_t>& bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()};
+}
 
 sim::SimOptions functional() {
   sim::SimOptions options;
@@ -35,12 +37,14 @@ BOOST_AUTO_TEST_CASE(every_byte_lands_where_it_was_sent) {
   SimHarness harness("h200-measured", functional());
   HostWork host_work(0);
   // Sizes below, at and across the chunk (1000 bytes), and an empty one.
-  std::vector<std::vector<std::uint8_t>> sources{pattern(1000, 1), pattern(2500, 2), pattern(0, 3), pattern(999, 4), pattern(7, 5)};
+  std::vector<std::vector<std::uint8_t>> sources{pattern(1000, 1), pattern(2500, 2), pattern(0, 3), pattern(999, 4),
+                                                 pattern(7, 5)};
   std::vector<std::vector<std::uint8_t>> landed(sources.size());
   harness.run([&](SimHarness& h) -> asio::awaitable<void> {
     auto& device = h.device;
     std::vector<groth16::PageableUpload> uploads;
-    for (auto& source : sources) uploads.push_back({co_await device.allocate(std::max<Bytes>(source.size(), 1)), range_of(source)});
+    for (auto& source : sources)
+      uploads.push_back({co_await device.allocate(std::max<Bytes>(source.size(), 1)), range_of(source)});
     co_await groth16::upload_through_pinned(device, host_work, uploads, 1000);
     auto stream = device.create_stream();
     for (std::size_t i = 0; i < sources.size(); ++i) {

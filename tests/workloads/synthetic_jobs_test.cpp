@@ -53,7 +53,9 @@ std::vector<std::byte> multiples(std::uint64_t first, std::uint64_t count, Bytes
   return bytes;
 }
 
-HostRange range_of(std::vector<std::byte>& bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()}; }
+HostRange range_of(std::vector<std::byte>& bytes) {
+  return HostRange{reinterpret_cast<std::uintptr_t>(bytes.data()), bytes.size()};
+}
 
 // A PoRep partition's key, witness and polynomial for the CPU and the device alike.
 struct PartitionData {
@@ -68,7 +70,8 @@ PartitionData make_partition_data(const KeySizes& sizes) {
   PartitionData data;
   // The key's sets: distinct multiples of G across the G1 sets.
   std::uint64_t next = 1;
-  for (auto [set, affine] : {std::pair{kSetH, &data.h}, std::pair{kSetA, &data.a}, std::pair{kSetB1, &data.b1}, std::pair{kSetC, &data.c}}) {
+  for (auto [set, affine] :
+       {std::pair{kSetH, &data.h}, std::pair{kSetA, &data.a}, std::pair{kSetB1, &data.b1}, std::pair{kSetC, &data.c}}) {
     data.set_bytes[set] = multiples<math::G1Curve>(next, sizes.set_points[set], kG1Bytes, *affine);
     next += sizes.set_points[set];
   }
@@ -78,7 +81,8 @@ PartitionData make_partition_data(const KeySizes& sizes) {
   auto& witness = data.witness;
   witness.resize(sizes.n_vars);
   for (std::uint64_t i = 0; i < witness.size(); ++i) {
-    witness[i] = i % 3 == 0 ? math::Fr::from_uint64(0x9e3779b97f4a7c15ull * (i + 1)).squared() : math::Fr::from_uint64((i / 3) % 2);
+    witness[i] = i % 3 == 0 ? math::Fr::from_uint64(0x9e3779b97f4a7c15ull * (i + 1)).squared()
+                            : math::Fr::from_uint64((i / 3) % 2);
   }
   data.polynomial.resize(sizes.domain_size());
   for (std::uint64_t i = 0; i < data.polynomial.size(); ++i) data.polynomial[i] = math::Fr::from_uint64(i * i + 7);
@@ -187,8 +191,9 @@ BOOST_AUTO_TEST_CASE(synthetic_data_short_of_a_set_is_refused_naming_it) {
   }
   auto device_jobs = porep_timing_jobs(porep);
   device_jobs.data = data;
-  BOOST_CHECK_THROW(Groth16TimingWorkload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
-                    std::invalid_argument);
+  BOOST_CHECK_THROW(
+      Groth16TimingWorkload(std::move(device_jobs), AbcStep::device, KeyPlacement::all(SetPlacement::streamed)),
+      std::invalid_argument);
 }
 
 namespace {
@@ -213,7 +218,9 @@ BOOST_AUTO_TEST_CASE(the_programs_hand_offs_fire_assertions_naming_the_job_and_t
   porep.shape.host_prepare_ns_per_element = 0;
   porep.shape.host_finish_ns_per_element = 0;
   auto jobs = porep_timing_jobs(porep);
-  jobs.host_memory = [](Bytes bytes) { return HostRange{std::uintptr_t{1} << 40, bytes}; };  // never read: no set-up runs
+  jobs.host_memory = [](Bytes bytes) {
+    return HostRange{std::uintptr_t{1} << 40, bytes};
+  };  // never read: no set-up runs
   testing::FunctionalGroth16Device h200;
   auto& [system, device] = h200;
   Groth16TimingWorkload workload(std::move(jobs), AbcStep::host, KeyPlacement::all(SetPlacement::resident));
@@ -242,6 +249,7 @@ BOOST_AUTO_TEST_CASE(the_programs_hand_offs_fire_assertions_naming_the_job_and_t
   BOOST_TEST(messages[0].find("prepare of job 2, of 2 jobs") != std::string::npos, messages[0]);
   BOOST_TEST(messages[1].find("finish of job 0, which is not in hand") != std::string::npos, messages[1]);
   BOOST_TEST(messages[2].find("job 0 is prepared while still in hand") != std::string::npos, messages[2]);
-  BOOST_TEST(messages[3].find("finish of job 0 at the wrong step (its program has not run)") != std::string::npos, messages[3]);
+  BOOST_TEST(messages[3].find("finish of job 0 at the wrong step (its program has not run)") != std::string::npos,
+             messages[3]);
   BOOST_CHECK_EQUAL(messages[4], "no assertion");
 }

@@ -45,7 +45,9 @@ void row(std::ostream& out, const std::string& name, unsigned log_size, const St
 
 struct PinnedBuffer {
   void* pointer = nullptr;
-  explicit PinnedBuffer(std::uint64_t bytes) { STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault)); }
+  explicit PinnedBuffer(std::uint64_t bytes) {
+    STAGEHAND_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault));
+  }
   ~PinnedBuffer() { cudaFreeHost(pointer); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -55,7 +57,8 @@ struct PinnedBuffer {
 // The MSM's sample scalars (canonical, 32 bytes each) in the options' distribution: the uniform
 // ones, with every one (bits) or nine in ten (mostly-bits) replaced by 0 or 1, chosen by a hash of
 // the index so that the set is the same in every run.
-std::vector<std::uint8_t> msm_sample_scalars(std::uint64_t n, std::uint64_t seed, const KernelBenchmarkOptions& options) {
+std::vector<std::uint8_t> msm_sample_scalars(std::uint64_t n, std::uint64_t seed,
+                                             const KernelBenchmarkOptions& options) {
   std::vector<std::uint8_t> scalars(n * kFrBytes);
   fill_sample_scalars(scalars, n, seed, false);
   using Scalars = KernelBenchmarkOptions::Scalars;
@@ -111,7 +114,8 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
   const std::uint64_t n = std::uint64_t{1} << log_size;
   const std::uint64_t bytes = n * kFrBytes;
   // Rotate over enough buffers that repeated runs do not find their data in the 60 MB L2.
-  const unsigned buffer_count = static_cast<unsigned>(std::clamp<std::uint64_t>((std::uint64_t{256} << 20) / bytes, 1, 8));
+  const unsigned buffer_count =
+      static_cast<unsigned>(std::clamp<std::uint64_t>((std::uint64_t{256} << 20) / bytes, 1, 8));
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::vector<std::uint8_t> host(bytes);
   fill_sample_scalars(host, n, options.seed + log_size, true);
@@ -145,8 +149,8 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
       row(out, std::string("ntt_forward ") + ntt_variant_name(variant), log_size, stats, options.ntt_repetitions);
     }
   }
-  for (const auto& [name, form] :
-       {std::pair{kernel::h_polynomial_snarkjs, HForm::snarkjs}, std::pair{kernel::h_polynomial_classic, HForm::classic}}) {
+  for (const auto& [name, form] : {std::pair{kernel::h_polynomial_snarkjs, HForm::snarkjs},
+                                   std::pair{kernel::h_polynomial_classic, HForm::classic}}) {
     if (buffer_count < 3 && log_size > 24) continue;  // 3 x 2 GiB more at 2^26 buys nothing new
     std::vector<std::unique_ptr<DeviceBuffer>> abc;
     for (int i = 0; i < 3; ++i) {
@@ -166,8 +170,9 @@ void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
 // result checked by `verdict`. `msm` runs one MSM of the plan into `sums` and combines them into
 // the group's one result on the device or the host; it returns nothing, `verdict` reads the result.
 template <class RunMsm, class Verdict>
-void bench_precomputed(std::ostream& out, const char* name, unsigned log_size, MsmGroup group, const void* device_points,
-                       const KernelBenchmarkOptions& options, cudaStream_t stream, RunMsm msm, Verdict verdict) {
+void bench_precomputed(std::ostream& out, const char* name, unsigned log_size, MsmGroup group,
+                       const void* device_points, const KernelBenchmarkOptions& options, cudaStream_t stream,
+                       RunMsm msm, Verdict verdict) {
   const std::uint64_t n = std::uint64_t{1} << log_size;
   for (const unsigned width : options.precomputed_window_bits) {
     const MsmPlan plan = msm_precomputed_plan(n, width, group);
@@ -189,13 +194,12 @@ void bench_precomputed(std::ostream& out, const char* name, unsigned log_size, M
     msm_precompute_bases(plan, device_points, copies.pointer, stream);
     STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
     const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-    const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
-      msm(plan, copies.pointer, scratch.pointer, sums.pointer);
-    });
+    const Stats stats = time_events(options.msm_repetitions, stream,
+                                    [&](unsigned) { msm(plan, copies.pointer, scratch.pointer, sums.pointer); });
     row(out, name, log_size, stats, options.msm_repetitions,
         note + " bases=" + std::to_string(msm_precomputed_bytes(plan) >> 20) + "MiB (computed in " +
-            std::to_string(setup_ms).substr(0, std::to_string(setup_ms).find('.') + 2) + " ms) scratch=" +
-            std::to_string(msm_scratch_bytes(plan) >> 20) + "MiB, " + verdict(plan, sums.pointer));
+            std::to_string(setup_ms).substr(0, std::to_string(setup_ms).find('.') + 2) +
+            " ms) scratch=" + std::to_string(msm_scratch_bytes(plan) >> 20) + "MiB, " + verdict(plan, sums.pointer));
   }
 }
 
@@ -251,8 +255,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
     const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
       msm_g1_windows(device_points.pointer, device_scalars.pointer, false, variant_plan, sums.pointer, scratch.pointer,
                      stream);
-      STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(variant_plan), cudaMemcpyDeviceToHost,
-                                 stream));
+      STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums.pointer, sums.pointer, msm_result_bytes(variant_plan),
+                                           cudaMemcpyDeviceToHost, stream));
     });
     // The host's share: combining the window sums (after the timed device work).
     const auto begin = std::chrono::steady_clock::now();
@@ -274,7 +278,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         out, "msm_g1 (precomputed)", log_size, MsmGroup::g1, device_points.pointer, options, stream,
         [&](const MsmPlan& precomputed, void* copies, void* scratch, void* sums) {
           msm_g1_windows(copies, device_scalars.pointer, false, precomputed, sums, scratch, stream);
-          STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums.pointer, sums, kG1JacobianBytes, cudaMemcpyDeviceToHost, stream));
+          STAGEHAND_CUDA_CHECK(
+              cudaMemcpyAsync(host_sums.pointer, sums, kG1JacobianBytes, cudaMemcpyDeviceToHost, stream));
         },
         [&](const MsmPlan& precomputed, void*) {
           return verdict(msm_combine_windows({host_sums.pointer}, msm_sum_count(precomputed), precomputed.window_bits));
@@ -298,7 +303,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         streamed_runs.push_back({n / 8, MsmTuning{}, ""});
       }
       streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64, true}, " f64, no prefetch"});
-      streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::integer_prefetch, true}, " int, prefetch"});
+      streamed_runs.push_back(
+          {default_batch, MsmTuning{true, true, ItemSum::integer_prefetch, true}, " int, prefetch"});
       streamed_runs.push_back({default_batch, MsmTuning{true, true, ItemSum::f64_prefetch, true}, " f64, prefetch"});
     }
     for (const auto& [batch, tuning, label] : streamed_runs) {
@@ -322,8 +328,8 @@ void bench_msm(std::ostream& out, unsigned log_size, const KernelBenchmarkOption
         MsmProfile profile;
         STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
         streamed.run(points.pointer, device_scalars.pointer, n, false, stream, copy_stream, &profile);
-        out << "    msm_g1 (streamed)" << label << " " << log_size << " " << batch_note << ": " << phases_text(profile.collect())
-            << std::endl;
+        out << "    msm_g1 (streamed)" << label << " " << log_size << " " << batch_note << ": "
+            << phases_text(profile.collect()) << std::endl;
       }
     }
   }
@@ -352,12 +358,9 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
   if (widths.empty()) widths.push_back(0);
   std::vector<std::pair<std::string, ItemSum>> item_sums = {{"", msm_plan(n, 0, MsmGroup::g2).tuning.item_sum}};
   if (options.g2_variants) {
-    item_sums = {{" int, prefetch", ItemSum::integer_prefetch},
-                 {" int", ItemSum::integer},
-                 {" int, called", ItemSum::integer_called},
-                 {" f64, called", ItemSum::f64_called},
-                 {" f64, prefetch", ItemSum::f64_prefetch},
-                 {" f64", ItemSum::f64}};
+    item_sums = {{" int, prefetch", ItemSum::integer_prefetch}, {" int", ItemSum::integer},
+                 {" int, called", ItemSum::integer_called},     {" f64, called", ItemSum::f64_called},
+                 {" f64, prefetch", ItemSum::f64_prefetch},     {" f64", ItemSum::f64}};
   }
   for (const unsigned width : widths) {
     for (const auto& [label, item_sum] : item_sums) {
@@ -366,7 +369,8 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
       DeviceBuffer scratch(msm_scratch_bytes(plan)), sums(msm_result_bytes(plan));
       STAGEHAND_CUDA_CHECK(cudaMemset(result.pointer, 0xff, kG2JacobianBytes));  // poison
       const Stats stats = time_events(options.msm_repetitions, stream, [&](unsigned) {
-        msm_g2_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer, stream);
+        msm_g2_windows(device_points.pointer, device_scalars.pointer, false, plan, sums.pointer, scratch.pointer,
+                       stream);
         msm_g2_combine_windows_on_device(sums.pointer, msm_sum_count(plan), plan.window_bits, result.pointer, stream);
       });
       row(out, "msm_g2 (device)" + label, log_size, stats, options.msm_repetitions,

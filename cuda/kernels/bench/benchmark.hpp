@@ -14,14 +14,14 @@ struct KernelBenchmarkOptions {
   bool ntt = true;
   bool msm = true;
   bool msm_streamed = true;
-  unsigned msm_window_bits = 0;        // 0 = the plan's choice
-  unsigned streamed_batch_log = 0;     // 0 = n/4 points per batch (at least 2^18)
-  bool ntt_variants = false;           // also time the forward NTT's multiplication forms (NttVariant)
-  bool msm_variants = false;           // also time the MSM's tuning switches (MsmTuning) against each other
-  bool msm_profile = false;            // also print each MSM's time per phase (one extra, untimed run)
-  bool msm_g2 = true;                  // the G2 MSM (points on the device), beside G1's
+  unsigned msm_window_bits = 0;          // 0 = the plan's choice
+  unsigned streamed_batch_log = 0;       // 0 = n/4 points per batch (at least 2^18)
+  bool ntt_variants = false;             // also time the forward NTT's multiplication forms (NttVariant)
+  bool msm_variants = false;             // also time the MSM's tuning switches (MsmTuning) against each other
+  bool msm_profile = false;              // also print each MSM's time per phase (one extra, untimed run)
+  bool msm_g2 = true;                    // the G2 MSM (points on the device), beside G1's
   std::vector<unsigned> g2_window_bits;  // the G2 MSM at each of these widths (empty: the plan's choice)
-  bool g2_variants = false;            // also time G2's item sums (integer and FP64, with and without prefetch)
+  bool g2_variants = false;              // also time G2's item sums (integer and FP64, with and without prefetch)
   // The G1 and G2 MSMs over precomputed bases (msm_precompute_bases) at each of these widths (0:
   // the plan's choice), beside the others; empty: not run. Sizes whose copies do not fit the
   // device's free memory print a line saying so.

@@ -19,8 +19,8 @@ __device__ __forceinline__ Fr row_sum(const std::uint64_t* offsets, std::uint64_
 
 __global__ void abc_kernel(const std::uint64_t* offsets_a, const std::uint32_t* signals_a, const Fr* values_a,
                            const std::uint64_t* offsets_b, const std::uint32_t* signals_b, const Fr* values_b,
-                           std::uint64_t first_a, std::uint64_t first_b, const Fr* witness, std::uint64_t rows, Fr* a, Fr* b,
-                           Fr* c) {
+                           std::uint64_t first_a, std::uint64_t first_b, const Fr* witness, std::uint64_t rows, Fr* a,
+                           Fr* b, Fr* c) {
   const std::uint64_t row = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (row >= rows) return;
   const Fr sum_a = row_sum(offsets_a, first_a, signals_a, values_a, witness, row);
@@ -32,17 +32,20 @@ __global__ void abc_kernel(const std::uint64_t* offsets_a, const std::uint32_t* 
 
 }  // namespace
 
-void evaluate_constraints_on_device(const kernel::ConstraintMatrixLayout& layout, const void* matrix, const void* witness,
-                                    void* a, void* b, void* c, cudaStream_t stream, std::uint64_t first_a,
-                                    std::uint64_t first_b) {
+void evaluate_constraints_on_device(const kernel::ConstraintMatrixLayout& layout, const void* matrix,
+                                    const void* witness, void* a, void* b, void* c, cudaStream_t stream,
+                                    std::uint64_t first_a, std::uint64_t first_b) {
   if (layout.rows == 0) return;
   const auto* bytes = static_cast<const std::uint8_t*>(matrix);
   auto part = [&](std::uint64_t offset) { return bytes + offset; };
   abc_kernel<<<blocks_for(layout.rows, 256), 256, 0, stream>>>(
-      reinterpret_cast<const std::uint64_t*>(part(layout.offsets_a())), reinterpret_cast<const std::uint32_t*>(part(layout.signals_a())),
-      reinterpret_cast<const Fr*>(part(layout.values_a())), reinterpret_cast<const std::uint64_t*>(part(layout.offsets_b())),
-      reinterpret_cast<const std::uint32_t*>(part(layout.signals_b())), reinterpret_cast<const Fr*>(part(layout.values_b())),
-      first_a, first_b, static_cast<const Fr*>(witness), layout.rows, static_cast<Fr*>(a), static_cast<Fr*>(b), static_cast<Fr*>(c));
+      reinterpret_cast<const std::uint64_t*>(part(layout.offsets_a())),
+      reinterpret_cast<const std::uint32_t*>(part(layout.signals_a())),
+      reinterpret_cast<const Fr*>(part(layout.values_a())),
+      reinterpret_cast<const std::uint64_t*>(part(layout.offsets_b())),
+      reinterpret_cast<const std::uint32_t*>(part(layout.signals_b())),
+      reinterpret_cast<const Fr*>(part(layout.values_b())), first_a, first_b, static_cast<const Fr*>(witness),
+      layout.rows, static_cast<Fr*>(a), static_cast<Fr*>(b), static_cast<Fr*>(c));
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -128,8 +128,8 @@ void run(const void* points, std::uint64_t count, void* write, std::uint64_t wri
   unsigned blocks = 0;
   if (count != 0) {
     blocks = blocks_for_count<T>(count);
-    batch_partials_kernel<T><<<blocks, T::kThreads, 0, stream>>>(static_cast<const typename T::Affine*>(points), count,
-                                                                  partials);
+    batch_partials_kernel<T>
+        <<<blocks, T::kThreads, 0, stream>>>(static_cast<const typename T::Affine*>(points), count, partials);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
   batch_fold_kernel<T><<<1, T::kThreads, 0, stream>>>(partials, blocks, accumulator, start);
@@ -177,7 +177,8 @@ void batch_addition(BatchGroup group, const void* points, std::uint64_t count, v
   if (offset > write_bytes || write_bytes < batch_write_bytes(group, offset) ||
       offset + batch_accumulator_bytes(group) > ((write_bytes - kBatchAdditionScratchBytes) & ~std::uint64_t{15})) {
     fail("write buffer of " + std::to_string(write_bytes) + " bytes is too small for an accumulator at offset " +
-         std::to_string(offset) + " and " + std::to_string(kBatchAdditionScratchBytes) + " bytes of scratch at its end");
+         std::to_string(offset) + " and " + std::to_string(kBatchAdditionScratchBytes) +
+         " bytes of scratch at its end");
   }
   const bool f64 = arithmetic.value_or(default_batch_arithmetic(group)) == BatchArithmetic::f64;
   if (group == BatchGroup::g1) {

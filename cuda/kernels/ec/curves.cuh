@@ -72,19 +72,18 @@ struct Bls12_381Curve : CurveFields<FrParams, FqParams> {
   SH_HD static Fq2 g2_b() { return Fq2{four(), four()}; }
   // The generators' coordinates: G1 x, G1 y, G2 x.c0, x.c1, y.c0, y.c1.
   SH_HD static constexpr std::uint32_t generator_word(int coordinate, int i) {
-    constexpr std::uint32_t v[6][12] = {
-        {0xfd530c16, 0x5cb38790, 0x9976fff5, 0x7817fc67, 0x143ba1c1, 0x154f95c7, 0xf3d0e747, 0xf0ae6acd, 0x21dbf440,
-         0xedce6ecc, 0x9e0bfb75, 0x12017741},
-        {0x0ce72271, 0xbaac93d5, 0x7918fd8e, 0x8c22631a, 0x570725ce, 0xdd595f13, 0x50405194, 0x51ac5829, 0xad0059c0,
-         0x0e1c8c3f, 0x5008a26a, 0x0bbc3efc},
-        {0x02940a10, 0xf5f28fa2, 0x87b4961a, 0xb3f5fb26, 0x3e2ae580, 0xa1a893b5, 0x1a3caee9, 0x9894999d, 0x1863366b,
-         0x6f67b763, 0x4350bcd7, 0x05819192},
-        {0x9e23f606, 0xa5a9c075, 0xbccd60c3, 0xaaa0c59d, 0xe2867806, 0x3bb17e18, 0x8541b367, 0x1b1ab6cc, 0xf2158547,
-         0xc2b6ed0e, 0x7360edf3, 0x11922a09},
-        {0x60494c4a, 0x4c730af8, 0x5e369c5a, 0x597cfa1f, 0xaa0a635a, 0xe7e6856c, 0x6e0d495f, 0xbbefb5e9, 0xf0ef25a2,
-         0x07d3a975, 0x7e80dae5, 0x0083fd8e},
-        {0xdf64b05d, 0xadc0fc92, 0x2b1461dc, 0x18aa270a, 0x3be4eba0, 0x86adac6a, 0xc93da33a, 0x79495c4e, 0xa43ccaed,
-         0xe7175850, 0x63de1bf2, 0x0b2bc2a1}};
+    constexpr std::uint32_t v[6][12] = {{0xfd530c16, 0x5cb38790, 0x9976fff5, 0x7817fc67, 0x143ba1c1, 0x154f95c7,
+                                         0xf3d0e747, 0xf0ae6acd, 0x21dbf440, 0xedce6ecc, 0x9e0bfb75, 0x12017741},
+                                        {0x0ce72271, 0xbaac93d5, 0x7918fd8e, 0x8c22631a, 0x570725ce, 0xdd595f13,
+                                         0x50405194, 0x51ac5829, 0xad0059c0, 0x0e1c8c3f, 0x5008a26a, 0x0bbc3efc},
+                                        {0x02940a10, 0xf5f28fa2, 0x87b4961a, 0xb3f5fb26, 0x3e2ae580, 0xa1a893b5,
+                                         0x1a3caee9, 0x9894999d, 0x1863366b, 0x6f67b763, 0x4350bcd7, 0x05819192},
+                                        {0x9e23f606, 0xa5a9c075, 0xbccd60c3, 0xaaa0c59d, 0xe2867806, 0x3bb17e18,
+                                         0x8541b367, 0x1b1ab6cc, 0xf2158547, 0xc2b6ed0e, 0x7360edf3, 0x11922a09},
+                                        {0x60494c4a, 0x4c730af8, 0x5e369c5a, 0x597cfa1f, 0xaa0a635a, 0xe7e6856c,
+                                         0x6e0d495f, 0xbbefb5e9, 0xf0ef25a2, 0x07d3a975, 0x7e80dae5, 0x0083fd8e},
+                                        {0xdf64b05d, 0xadc0fc92, 0x2b1461dc, 0x18aa270a, 0x3be4eba0, 0x86adac6a,
+                                         0xc93da33a, 0x79495c4e, 0xa43ccaed, 0xe7175850, 0x63de1bf2, 0x0b2bc2a1}};
     return v[coordinate][i];
   }
   SH_HD static G1Affine g1_generator() { return CurveGenerators<Bls12_381Curve>::g1(); }
@@ -122,6 +121,7 @@ struct Bn254Curve : CurveFields<bn254::FrParams, bn254::FqParams> {
   SH_HD static G1Affine g1_generator() { return CurveGenerators<Bn254Curve>::g1(); }
   SH_HD static G2Affine g2_generator() { return CurveGenerators<Bn254Curve>::g2(); }
 };
-static_assert(sizeof(Bn254Curve::G1Affine) == 64 && sizeof(Bn254Curve::G2Affine) == 128 && sizeof(Bn254Curve::G1Xyzz) == 128);
+static_assert(sizeof(Bn254Curve::G1Affine) == 64 && sizeof(Bn254Curve::G2Affine) == 128 &&
+              sizeof(Bn254Curve::G1Xyzz) == 128);
 
 }  // namespace stagehand::cuda

@@ -47,12 +47,16 @@ struct Fq2Over {
   SH_HD Fq2Over doubled() const { return Fq2Over{c0.doubled(), c1.doubled()}; }
 
   SH_HD friend Fq2Over operator*(const Fq2Over& a, const Fq2Over& b) {
-    if constexpr (B::Params::called_products) return karatsuba(a, b);
-    else return fq2_multiply(a, b);
+    if constexpr (B::Params::called_products)
+      return karatsuba(a, b);
+    else
+      return fq2_multiply(a, b);
   }
   SH_HD Fq2Over squared() const {
-    if constexpr (B::Params::called_products) return square_of(*this);
-    else return fq2_square(*this);
+    if constexpr (B::Params::called_products)
+      return square_of(*this);
+    else
+      return fq2_square(*this);
   }
   // Karatsuba, as src/math: three Fq multiplications. The sums a0 + a1 are reduced (< q), which
   // is what the CIOS multiplication needs of its inputs.
@@ -63,7 +67,9 @@ struct Fq2Over {
     return Fq2Over{real_product - imaginary_product, cross - real_product - imaginary_product};
   }
   // (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two multiplications.
-  SH_HD static Fq2Over square_of(const Fq2Over& a) { return Fq2Over{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).doubled()}; }
+  SH_HD static Fq2Over square_of(const Fq2Over& a) {
+    return Fq2Over{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).doubled()};
+  }
   SH_HD Fq2Over& operator*=(const Fq2Over& o) { return *this = *this * o; }
   SH_HD Fq2Over& operator+=(const Fq2Over& o) { return *this = *this + o; }
   SH_HD Fq2Over& operator-=(const Fq2Over& o) { return *this = *this - o; }

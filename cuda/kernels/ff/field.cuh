@@ -345,7 +345,8 @@ struct Field {
       }
       t[N] = carry::addc(t[N], 0);
     }
-    add_odd_products(t, [&](int j) { return x[j]; }, y);
+    add_odd_products(
+        t, [&](int j) { return x[j]; }, y);
   }
 
   // t += m·p with m = t[0]·(-p^-1) mod 2^32, which clears t[0]; then t /= 2^32.
@@ -362,7 +363,8 @@ struct Field {
       t[j + 1] = carry::addc_cc(t[j + 1], static_cast<std::uint32_t>(p >> 32));
     }
     t[N] = carry::addc(t[N], 0);
-    add_odd_products(t, [](int j) { return P::modulus(j); }, m);
+    add_odd_products(
+        t, [](int j) { return P::modulus(j); }, m);
 #pragma unroll
     for (int j = 0; j < N; ++j) t[j] = t[j + 1];
     t[N] = 0;
@@ -462,11 +464,11 @@ struct Field {
     std::uint32_t t[2 * N];
 #pragma unroll
     for (int i = 0; i < 2 * N; ++i) t[i] = 0;
-    // Cross products, row i: a_i·a_j for j > i into words i+j and i+j+1, in two chains (j - i odd,
-    // then even). After row i the sum so far is below 2^(32(i+N+1)) (rows up to i hold
-    // Σ a_k·2^(32k)·(Σ_(j>k) a_j·2^(32j)) < 2^(32N)·2^(32(i+1))), so a chain that ends at word i+N
-    // carries nothing out, and one that ends at i+N-1 carries into word i+N, which earlier rows
-    // have not reached.
+      // Cross products, row i: a_i·a_j for j > i into words i+j and i+j+1, in two chains (j - i odd,
+      // then even). After row i the sum so far is below 2^(32(i+N+1)) (rows up to i hold
+      // Σ a_k·2^(32k)·(Σ_(j>k) a_j·2^(32j)) < 2^(32N)·2^(32(i+1))), so a chain that ends at word i+N
+      // carries nothing out, and one that ends at i+N-1 carries into word i+N, which earlier rows
+      // have not reached.
 #pragma unroll
     for (int i = 0; i < N - 1; ++i) {
 #pragma unroll
@@ -567,13 +569,13 @@ struct FrParams {
   static constexpr int words = 8;
   SH_HD static constexpr std::uint32_t modulus(int i) {
     constexpr std::uint32_t v[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
-                                               0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
     return v[i];
   }
   // R mod r with R = 2^256.
   SH_HD static constexpr std::uint32_t one(int i) {
     constexpr std::uint32_t v[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
-                                           0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+                                    0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
     return v[i];
   }
   static constexpr std::uint32_t inverse = 0xffffffff;  // -r^-1 mod 2^32
@@ -584,16 +586,14 @@ struct FrParams {
 struct FqParams {
   static constexpr int words = 12;
   SH_HD static constexpr std::uint32_t modulus(int i) {
-    constexpr std::uint32_t v[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
-                                                0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
-                                                0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+    constexpr std::uint32_t v[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+                                     0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
     return v[i];
   }
   // R mod q with R = 2^384.
   SH_HD static constexpr std::uint32_t one(int i) {
-    constexpr std::uint32_t v[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b,
-                                            0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853,
-                                            0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+    constexpr std::uint32_t v[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
+                                     0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
     return v[i];
   }
   static constexpr std::uint32_t inverse = 0xfffcfffd;  // -q^-1 mod 2^32
@@ -674,7 +674,8 @@ using FqF64 = Field<FqF64Params>;
 using FqCalled = Field<FqCalledParams>;
 using FqF64Called = Field<FqF64CalledParams>;
 using FrF64 = Field<FrF64Params>;
-static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48 && sizeof(FrF64) == 32 && sizeof(FqCalled) == 48);
+static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48 && sizeof(FqF64) == 48 && sizeof(FrF64) == 32 &&
+              sizeof(FqCalled) == 48);
 
 // By value, so that the operands travel in registers rather than through the stack.
 template <class P>

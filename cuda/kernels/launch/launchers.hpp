@@ -14,7 +14,7 @@
 //   ω a primitive 2^log_size-th root, g the coset generator, each four 64-bit Montgomery words;
 //   domain takes ntt_domain_bytes(log_size) (ntt.hpp). Build once per (size, ω, g).
 // ntt_forward            2^log_size     [log_size]                             [domain]              [values]
-// ntt_inverse            (same)                                                                            
+// ntt_inverse            (same)
 // coset_ntt              (same)          coefficients -> evaluations on g·⟨ω⟩
 // coset_intt             (same)          evaluations on g·⟨ω⟩ -> coefficients
 //   in place on values (32·2^log_size bytes), natural order in and out.

@@ -114,8 +114,8 @@ void launch_tail_msm(const KernelLaunch& launch, cudaStream_t stream) {
   }
   const MsmPlan plan = batch_plan(launch, n, capacity);
   const auto* items = static_cast<const std::uint8_t*>(address(launch, launch.reads[0], n * kTailItemBytes));
-  split_items_kernel<<<blocks_for(n * 8, 256), 256, 0, stream>>>(items, n, reinterpret_cast<uint4*>(scratch + layout.points),
-                                                                  reinterpret_cast<uint4*>(scratch + layout.scalars));
+  split_items_kernel<<<blocks_for(n * 8, 256), 256, 0, stream>>>(
+      items, n, reinterpret_cast<uint4*>(scratch + layout.points), reinterpret_cast<uint4*>(scratch + layout.scalars));
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
   msm_g1_accumulate(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan, !start,
                     scratch + layout.msm, stream);
@@ -129,10 +129,12 @@ void launch_tail_reduce(const KernelLaunch& launch, cudaStream_t stream) {
   if (capacity == 0) reject(launch, "capacity must be positive");
   const MsmPlan plan = msm_plan(capacity);
   const TailLayout layout = tail_layout(plan);
-  auto* accumulator = static_cast<std::uint8_t*>(address(launch, launch.writes[0], offset + 2 * kG1AffineBytes)) + offset;
+  auto* accumulator =
+      static_cast<std::uint8_t*>(address(launch, launch.writes[0], offset + 2 * kG1AffineBytes)) + offset;
   auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
   msm_g1_reduce(plan, scratch + layout.sums, scratch + layout.msm, stream);
-  msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, /*start=*/true, stream);
+  msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, /*start=*/true,
+                        stream);
 }
 
 constexpr LauncherEntry kPartitionLaunchers[] = {

@@ -2,7 +2,6 @@
 // setup/fixed_base.hpp's kernel.
 #include "launch/setup_launchers.hpp"
 
-
 #include "device/kernel_abi.hpp"
 #include "launch/launch_args.hpp"
 #include "setup/fixed_base.hpp"

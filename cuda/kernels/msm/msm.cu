@@ -134,7 +134,8 @@ MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, Ms
   }
   // The width the H200 ran fastest (device/kernel_abi.hpp, which the Groth16 program shares).
   if (window_bits == 0) window_bits = kernel::precomputed_window_bits(point_count, group);
-  if (window_bits < 2 || window_bits > 24) throw std::invalid_argument("msm_precomputed_plan: window_bits outside 2..24");
+  if (window_bits < 2 || window_bits > 24)
+    throw std::invalid_argument("msm_precomputed_plan: window_bits outside 2..24");
   MsmPlan plan;
   plan.point_count = point_count;
   plan.group = group;
@@ -148,8 +149,8 @@ MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, Ms
   }
   // The windows share their buckets, so grouping them adds no parallelism: as many per group
   // as keep a group's sort at 2^28 pairs.
-  plan.windows_per_group = static_cast<unsigned>(std::clamp<std::uint64_t>(
-      (std::uint64_t{1} << 28) / point_count, 1, plan.window_count));
+  plan.windows_per_group =
+      static_cast<unsigned>(std::clamp<std::uint64_t>((std::uint64_t{1} << 28) / point_count, 1, plan.window_count));
   return plan;
 }
 
@@ -170,7 +171,9 @@ std::uint64_t msm_scratch_bytes(const MsmPlan& plan) {
   return plan.group == MsmGroup::g1 ? layout_for<G1Curve>(plan).total : msm_g2_scratch_bytes(plan);
 }
 
-std::uint64_t msm_kernel_stack_bytes() { return std::max(pipeline_stack_bytes<G1Curve>(), msm_g2_kernel_stack_bytes()); }
+std::uint64_t msm_kernel_stack_bytes() {
+  return std::max(pipeline_stack_bytes<G1Curve>(), msm_g2_kernel_stack_bytes());
+}
 
 void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
@@ -181,8 +184,8 @@ void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgo
 void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                        bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
   if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_accumulate: a plan for G2");
-  accumulate_batch<G1Curve>("msm_g1_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch, stream,
-                            profile);
+  accumulate_batch<G1Curve>("msm_g1_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch,
+                            stream, profile);
 }
 
 void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
@@ -190,20 +193,20 @@ void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaSt
   reduce_batches<G1Curve>("msm_g1_reduce", plan, window_sums, scratch, stream, profile);
 }
 
-
 void msm_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
                                    void* result_jacobian, cudaStream_t stream) {
-  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
-                                              static_cast<G1Jacobian*>(result_jacobian), nullptr, false);
+  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count,
+                                                       window_bits, static_cast<G1Jacobian*>(result_jacobian), nullptr,
+                                                       false);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
                            bool start, cudaStream_t stream) {
-  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count, window_bits,
-                                              nullptr, static_cast<G1Xyzz*>(accumulator_xyzz), start);
+  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count,
+                                                       window_bits, nullptr, static_cast<G1Xyzz*>(accumulator_xyzz),
+                                                       start);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace stagehand::cuda
-

@@ -234,8 +234,7 @@ class StreamedMsm {
   // host_points: pinned (cudaHostAlloc / cudaHostRegister) point_count·96 bytes;
   // device_scalars: point_count scalars on the device. Blocks until the result is known.
   G1JacobianBytes run(const void* host_points, const void* device_scalars, std::uint64_t point_count,
-                      bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy,
-                      MsmProfile* profile = nullptr);
+                      bool scalars_montgomery, cudaStream_t compute, cudaStream_t copy, MsmProfile* profile = nullptr);
 
   std::uint64_t device_bytes() const { return device_bytes_; }
   const MsmPlan& plan() const { return plan_; }

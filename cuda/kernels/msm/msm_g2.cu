@@ -45,8 +45,8 @@ void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgo
 void msm_g2_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
                        bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
   if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_accumulate: a plan for G1");
-  accumulate_batch<G2Curve>("msm_g2_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch, stream,
-                            profile);
+  accumulate_batch<G2Curve>("msm_g2_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch,
+                            stream, profile);
 }
 
 void msm_g2_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {

@@ -138,7 +138,7 @@ G1JacobianBytes StreamedMsm::run(const void* host_points, const void* device_sca
     // The copy may overwrite this slot's points only once batch - 2 has finished reading them.
     STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(copy, consumed_[slot], 0));
     STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(device_points_[slot], points + first * kG1AffineBytes, count * kG1AffineBytes,
-                               cudaMemcpyHostToDevice, copy));
+                                         cudaMemcpyHostToDevice, copy));
     STAGEHAND_CUDA_CHECK(cudaEventRecord(copied_[slot], copy));
     STAGEHAND_CUDA_CHECK(cudaStreamWaitEvent(compute, copied_[slot], 0));
     if (profile != nullptr) profile->mark("wait_copy", compute);
@@ -150,7 +150,8 @@ G1JacobianBytes StreamedMsm::run(const void* host_points, const void* device_sca
   }
   // One reduction of the buckets of all batches, one copy back, one wait.
   msm_g1_reduce(plan_, device_sums_, scratch_, compute, profile);
-  STAGEHAND_CUDA_CHECK(cudaMemcpyAsync(host_sums_, device_sums_, msm_result_bytes(plan_), cudaMemcpyDeviceToHost, compute));
+  STAGEHAND_CUDA_CHECK(
+      cudaMemcpyAsync(host_sums_, device_sums_, msm_result_bytes(plan_), cudaMemcpyDeviceToHost, compute));
   STAGEHAND_CUDA_CHECK(cudaEventRecord(sums_ready_, compute));
   STAGEHAND_CUDA_CHECK(cudaEventSynchronize(sums_ready_));
   std::vector<math::G1Projective> running(plan_.window_count, math::G1Projective::identity());

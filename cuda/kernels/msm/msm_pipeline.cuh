@@ -31,7 +31,7 @@ using AffineOf = typename C::Affine;
 template <class C>
 using JacobianOf = typename C::Jacobian;
 
-constexpr unsigned kReduceThreads = 128;   // each reduction block folds 256 inputs into one
+constexpr unsigned kReduceThreads = 128;  // each reduction block folds 256 inputs into one
 constexpr std::uint64_t kAlign = 256;
 
 std::uint64_t align_up(std::uint64_t value) { return (value + kAlign - 1) / kAlign * kAlign; }
@@ -48,13 +48,13 @@ struct ScratchLayout {
   std::uint64_t buckets = 0, partials_a = 0, partials_b = 0;
   std::uint64_t digit_words = 0, keys_in = 0, keys_out = 0, values_in = 0, values_out = 0;
   std::uint64_t bucket_start = 0, bucket_end = 0;
-  std::uint64_t chunk_count = 0, chunk_offset = 0, item_first = 0, item_len_in = 0, item_len_out = 0,
-                item_index_in = 0, item_index_out = 0, item_sums = 0;
+  std::uint64_t chunk_count = 0, chunk_offset = 0, item_first = 0, item_len_in = 0, item_len_out = 0, item_index_in = 0,
+                item_index_out = 0, item_sums = 0;
   std::uint64_t sort_temp = 0, sort_temp_bytes = 0, total = 0;
   std::uint64_t pairs = 0, buckets_per_window = 0, buckets_per_group = 0, bucket_windows = 0;
   std::uint64_t segments_per_window = 0, reduce_windows = 0;
   bool split_reduction = false;
-  std::uint64_t item_limit = 0;  // upper bound of the work items of one group
+  std::uint64_t item_limit = 0;   // upper bound of the work items of one group
   std::uint32_t item_points = 0;  // K: the most points one work item sums
   unsigned end_bit = 0, item_end_bit = 0;
 };
@@ -110,8 +110,9 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   // Items: Σ ceil(m_b/K) <= buckets + pairs/K, and pairs/K <= buckets/2 since K >= 2n/2^(c-1).
   // The bound used grows with the point count (so a scratch sized for a batch fits every
   // smaller one), whatever K is. Precomputed plans (never batches) take their own K's bound.
-  s.item_limit = plan.precomputed ? s.buckets_per_group + s.pairs / s.item_points
-                                  : std::min(s.buckets_per_group + s.buckets_per_group / 2, s.buckets_per_group + s.pairs / 8);
+  s.item_limit = plan.precomputed
+                     ? s.buckets_per_group + s.pairs / s.item_points
+                     : std::min(s.buckets_per_group + s.buckets_per_group / 2, s.buckets_per_group + s.pairs / 8);
   std::uint64_t offset = 0;
   auto take = [&](std::uint64_t bytes) {
     const std::uint64_t at = offset;
@@ -129,11 +130,10 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.bucket_start = take((sentinel + 1) * 4);
   s.bucket_end = take((sentinel + 1) * 4);
   std::size_t temp_bytes = 0;
-  STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const std::uint32_t*>(nullptr),
-                                             static_cast<std::uint32_t*>(nullptr),
-                                             static_cast<const std::uint32_t*>(nullptr),
-                                             static_cast<std::uint32_t*>(nullptr), static_cast<std::int64_t>(s.pairs),
-                                             0, static_cast<int>(s.end_bit)));
+  STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, temp_bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<std::int64_t>(s.pairs), 0, static_cast<int>(s.end_bit)));
   if (plan.tuning.balanced) {
     s.chunk_count = take((sentinel + 2) * 4);  // then the combine lists and their two counts
     s.chunk_offset = take((sentinel + 1) * 4);
@@ -150,8 +150,8 @@ ScratchLayout layout_for(const MsmPlan& plan) {
         static_cast<std::int64_t>(s.item_limit), 0, 32));  // the most any K needs
     std::size_t scan_temp = 0;
     STAGEHAND_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp, static_cast<const std::uint32_t*>(nullptr),
-                                             static_cast<std::uint32_t*>(nullptr),
-                                             static_cast<std::int64_t>(sentinel + 1)));
+                                                       static_cast<std::uint32_t*>(nullptr),
+                                                       static_cast<std::int64_t>(sentinel + 1)));
     temp_bytes = std::max({temp_bytes, item_temp, scan_temp});
   }
   s.sort_temp_bytes = temp_bytes;
@@ -225,9 +225,9 @@ __device__ __forceinline__ void add_signed_point(XyzzPoint<F>& sum, const Affine
 
 // The baseline kernel (tuning.balanced off): one thread per bucket.
 template <class C>
-__global__ void __launch_bounds__(128) accumulate_kernel(const AffineOf<C>* points, const std::uint32_t* values,
-                                                         const std::uint32_t* start, const std::uint32_t* end,
-                                                         std::uint32_t bucket_count, BucketOf<C>* buckets) {
+__global__ void __launch_bounds__(128)
+    accumulate_kernel(const AffineOf<C>* points, const std::uint32_t* values, const std::uint32_t* start,
+                      const std::uint32_t* end, std::uint32_t bucket_count, BucketOf<C>* buckets) {
   const std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= bucket_count) return;
   BucketOf<C> sum = BucketOf<C>::infinity();
@@ -372,7 +372,8 @@ ItemSumKernel<C> item_sum_for(ItemSum item_sum, bool add_to_buckets) {
     if (item_sum == ItemSum::f64_prefetch) return item_sum_kernel_for<C, true, typename C::F64Field>(add_to_buckets);
     if (item_sum == ItemSum::f64) return item_sum_kernel_for<C, false, typename C::F64Field>(add_to_buckets);
   }
-  if (item_sum == ItemSum::integer_called) return item_sum_kernel_for<C, false, typename C::CalledField>(add_to_buckets);
+  if (item_sum == ItemSum::integer_called)
+    return item_sum_kernel_for<C, false, typename C::CalledField>(add_to_buckets);
   if (item_sum == ItemSum::f64_called) return item_sum_kernel_for<C, false, typename C::CalledF64Field>(add_to_buckets);
   if (item_sum == ItemSum::integer_prefetch) return item_sum_kernel_for<C, true, typename C::Field>(add_to_buckets);
   if (item_sum == ItemSum::integer) return item_sum_kernel_for<C, false, typename C::Field>(add_to_buckets);
@@ -391,9 +392,9 @@ ItemSumKernel<C> item_sum_for(ItemSum item_sum, bool add_to_buckets) {
 // (bench/RESULTS.md).
 constexpr unsigned kCombineBlocks = 2 * 132;
 template <class C>
-__global__ void __launch_bounds__(128) bucket_combine_kernel(const BucketOf<C>* sums, const std::uint32_t* offset,
-                                                             const std::uint32_t* combine_list,
-                                                             const std::uint32_t* combine_count, BucketOf<C>* buckets) {
+__global__ void __launch_bounds__(128)
+    bucket_combine_kernel(const BucketOf<C>* sums, const std::uint32_t* offset, const std::uint32_t* combine_list,
+                          const std::uint32_t* combine_count, BucketOf<C>* buckets) {
   const std::uint32_t count = *combine_count;
   for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
     const std::uint32_t b = combine_list[i];
@@ -413,7 +414,7 @@ __global__ void __launch_bounds__(128) bucket_combine_kernel(const BucketOf<C>* 
 // bucket of the first window) to one SM's chains: 39.4 ms of a 58.3 ms G1 MSM at 2^24 on the
 // H200 (bench/RESULTS.md).
 constexpr unsigned kHeavyThreads = 128, kHeavyBlocks = 132;
-constexpr std::uint32_t kHeavySlices = kHeavyThreads;  // the combine folds one slice sum a thread
+constexpr std::uint32_t kHeavySlices = kHeavyThreads;          // the combine folds one slice sum a thread
 constexpr std::uint32_t kHeavySliceItems = 2 * kHeavyThreads;  // the least items a slice holds
 constexpr unsigned kHeavyTaskBlocks = 8 * kHeavyBlocks;
 
@@ -445,19 +446,19 @@ __device__ __forceinline__ void for_heavy_slices(const std::uint32_t* offset, co
 // items_kernel's work for the heavy buckets: item j of bucket b starts at point start[b] + (j -
 // offset[b])·K, tagged as its first when it is the bucket's first (a heavy bucket is never one
 // item).
-__global__ void __launch_bounds__(kHeavyThreads) heavy_items_kernel(const std::uint32_t* start, const std::uint32_t* end,
-                                                                    const std::uint32_t* offset, const std::uint32_t* combine_list,
-                                                                    std::uint32_t capacity, const std::uint32_t* heavy_count,
-                                                                    std::uint32_t item_points, std::uint32_t* first,
-                                                                    std::uint32_t* lengths) {
-  for_heavy_slices(offset, combine_list, capacity, heavy_count, [&](std::uint32_t b, std::uint32_t begin, std::uint32_t stop) {
-    const std::uint32_t from = start[b], to = end[b];
-    for (std::uint32_t item = begin + threadIdx.x; item < stop; item += kHeavyThreads) {
-      const std::uint32_t p = from + (item - offset[b]) * item_points;
-      first[item] = p | (p == from ? kFirstItem : 0u);
-      lengths[item] = min(item_points, to - p);
-    }
-  });
+__global__ void __launch_bounds__(kHeavyThreads)
+    heavy_items_kernel(const std::uint32_t* start, const std::uint32_t* end, const std::uint32_t* offset,
+                       const std::uint32_t* combine_list, std::uint32_t capacity, const std::uint32_t* heavy_count,
+                       std::uint32_t item_points, std::uint32_t* first, std::uint32_t* lengths) {
+  for_heavy_slices(offset, combine_list, capacity, heavy_count,
+                   [&](std::uint32_t b, std::uint32_t begin, std::uint32_t stop) {
+                     const std::uint32_t from = start[b], to = end[b];
+                     for (std::uint32_t item = begin + threadIdx.x; item < stop; item += kHeavyThreads) {
+                       const std::uint32_t p = from + (item - offset[b]) * item_points;
+                       first[item] = p | (p == from ? kFirstItem : 0u);
+                       lengths[item] = min(item_points, to - p);
+                     }
+                   });
 }
 
 // The block's 128 sums folded by a tree in `shared`; the total is returned to thread 0.
@@ -477,23 +478,25 @@ __device__ __forceinline__ BucketOf<C> block_total(BucketOf<C> (&shared)[kHeavyT
 // Each slice's item sums added, the total written over the slice's first item sum (this task
 // alone reads and writes the slice).
 template <class C>
-__global__ void __launch_bounds__(kHeavyThreads) heavy_slices_kernel(BucketOf<C>* sums, const std::uint32_t* offset,
-                                                                     const std::uint32_t* combine_list, std::uint32_t capacity,
-                                                                     const std::uint32_t* heavy_count) {
+__global__ void __launch_bounds__(kHeavyThreads)
+    heavy_slices_kernel(BucketOf<C>* sums, const std::uint32_t* offset, const std::uint32_t* combine_list,
+                        std::uint32_t capacity, const std::uint32_t* heavy_count) {
   __shared__ BucketOf<C> shared[kHeavyThreads];
-  for_heavy_slices(offset, combine_list, capacity, heavy_count, [&](std::uint32_t, std::uint32_t begin, std::uint32_t stop) {
-    BucketOf<C> sum = BucketOf<C>::infinity();
-    for (std::uint32_t item = begin + threadIdx.x; item < stop; item += kHeavyThreads) sum = sum + load(sums + item);
-    const BucketOf<C> total = block_total<C>(shared, sum);
-    if (threadIdx.x == 0) store(sums + begin, total);
-  });
+  for_heavy_slices(offset, combine_list, capacity, heavy_count,
+                   [&](std::uint32_t, std::uint32_t begin, std::uint32_t stop) {
+                     BucketOf<C> sum = BucketOf<C>::infinity();
+                     for (std::uint32_t item = begin + threadIdx.x; item < stop; item += kHeavyThreads)
+                       sum = sum + load(sums + item);
+                     const BucketOf<C> total = block_total<C>(shared, sum);
+                     if (threadIdx.x == 0) store(sums + begin, total);
+                   });
 }
 
 // One block per heavy bucket: thread s takes slice s's sum, then the block's tree.
 template <class C>
-__global__ void __launch_bounds__(kHeavyThreads) heavy_combine_kernel(const BucketOf<C>* sums, const std::uint32_t* offset,
-                                                                      const std::uint32_t* combine_list, std::uint32_t capacity,
-                                                                      const std::uint32_t* heavy_count, BucketOf<C>* buckets) {
+__global__ void __launch_bounds__(kHeavyThreads)
+    heavy_combine_kernel(const BucketOf<C>* sums, const std::uint32_t* offset, const std::uint32_t* combine_list,
+                         std::uint32_t capacity, const std::uint32_t* heavy_count, BucketOf<C>* buckets) {
   __shared__ BucketOf<C> shared[kHeavyThreads];
   const std::uint32_t count = *heavy_count;
   for (std::uint32_t i = blockIdx.x; i < count; i += gridDim.x) {
@@ -509,9 +512,9 @@ __global__ void __launch_bounds__(kHeavyThreads) heavy_combine_kernel(const Buck
 // Thread (window w, segment s) over buckets [s·L, (s+1)·L): Σ (b+1)·B_b restricted to them,
 // written as Σ_local (b - s·L + 1)·B_b + s·L·Σ_local B_b.
 template <class C>
-__global__ void __launch_bounds__(128) segment_kernel(const BucketOf<C>* buckets, std::uint32_t buckets_per_window,
-                                                      std::uint32_t segments_per_window, std::uint32_t windows,
-                                                      BucketOf<C>* partials) {
+__global__ void __launch_bounds__(128)
+    segment_kernel(const BucketOf<C>* buckets, std::uint32_t buckets_per_window, std::uint32_t segments_per_window,
+                   std::uint32_t windows, BucketOf<C>* partials) {
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
   if (index >= segments_per_window * windows) return;
   const std::uint32_t window = index / segments_per_window;
@@ -537,8 +540,9 @@ __global__ void __launch_bounds__(128) segment_kernel(const BucketOf<C>* buckets
 // next bucket ahead of each addition was measured slower on the H200 (2^26: 20.8
 // against 17.7 ms for the reduction).
 template <class C>
-__global__ void __launch_bounds__(128, C::kSplitBlocks) suffix_kernel(BucketOf<C>* buckets, std::uint32_t buckets_per_window,
-                                                        std::uint32_t segments_per_window, std::uint32_t windows) {
+__global__ void __launch_bounds__(128, C::kSplitBlocks)
+    suffix_kernel(BucketOf<C>* buckets, std::uint32_t buckets_per_window, std::uint32_t segments_per_window,
+                  std::uint32_t windows) {
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
   if (index >= segments_per_window * windows) return;
   const std::uint32_t window = index / segments_per_window;
@@ -553,9 +557,9 @@ __global__ void __launch_bounds__(128, C::kSplitBlocks) suffix_kernel(BucketOf<C
 }
 
 template <class C>
-__global__ void __launch_bounds__(128, C::kSplitBlocks) segment_total_kernel(const BucketOf<C>* suffixes, std::uint32_t buckets_per_window,
-                                                               std::uint32_t segments_per_window, std::uint32_t windows,
-                                                               BucketOf<C>* weighted) {
+__global__ void __launch_bounds__(128, C::kSplitBlocks)
+    segment_total_kernel(const BucketOf<C>* suffixes, std::uint32_t buckets_per_window,
+                         std::uint32_t segments_per_window, std::uint32_t windows, BucketOf<C>* weighted) {
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
   if (index >= segments_per_window * windows) return;
   const std::uint32_t window = index / segments_per_window;
@@ -568,9 +572,9 @@ __global__ void __launch_bounds__(128, C::kSplitBlocks) segment_total_kernel(con
 }
 
 template <class C>
-__global__ void __launch_bounds__(128) segment_scale_kernel(BucketOf<C>* weighted, const BucketOf<C>* suffixes,
-                                                            std::uint32_t buckets_per_window,
-                                                            std::uint32_t segments_per_window, std::uint32_t windows) {
+__global__ void __launch_bounds__(128)
+    segment_scale_kernel(BucketOf<C>* weighted, const BucketOf<C>* suffixes, std::uint32_t buckets_per_window,
+                         std::uint32_t segments_per_window, std::uint32_t windows) {
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
   if (index >= segments_per_window * windows) return;
   const std::uint32_t window = index / segments_per_window;
@@ -583,8 +587,8 @@ __global__ void __launch_bounds__(128) segment_scale_kernel(BucketOf<C>* weighte
 
 // Block (window, chunk): folds up to 256 consecutive partials of one window into one.
 template <class C>
-__global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const BucketOf<C>* in, std::uint32_t per_window,
-                                                                BucketOf<C>* out, std::uint32_t out_per_window) {
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const BucketOf<C>* in, std::uint32_t per_window, BucketOf<C>* out, std::uint32_t out_per_window) {
   __shared__ BucketOf<C> shared[kReduceThreads];
   const std::uint32_t window = blockIdx.x / out_per_window;
   const std::uint32_t chunk = blockIdx.x % out_per_window;
@@ -625,11 +629,11 @@ void reduce_buckets(const ScratchLayout& s, std::uint8_t* scratch, BucketOf<C>* 
   if (s.split_reduction) {
     suffix_kernel<C><<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
-    segment_total_kernel<C><<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows,
-                                                             partials_a);
+    segment_total_kernel<C>
+        <<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows, partials_a);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
-    segment_scale_kernel<C><<<segment_blocks, 128, 0, stream>>>(partials_a, buckets, buckets_per_window, per_window,
-                                                             windows);
+    segment_scale_kernel<C>
+        <<<segment_blocks, 128, 0, stream>>>(partials_a, buckets, buckets_per_window, per_window, windows);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
   } else {
     segment_kernel<C><<<segment_blocks, 128, 0, stream>>>(buckets, buckets_per_window, per_window, windows, partials_a);
@@ -690,14 +694,14 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
     mark(profile, "digits", stream);
     // A short last group uses a smaller sentinel; it is still the largest key of that group.
     std::size_t temp_bytes = s.sort_temp_bytes;
-    STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out, values_in,
-                                               values_out, static_cast<std::int64_t>(pairs), 0,
-                                               static_cast<int>(s.end_bit), stream));
+    STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch + s.sort_temp, temp_bytes, keys_in, keys_out,
+                                                         values_in, values_out, static_cast<std::int64_t>(pairs), 0,
+                                                         static_cast<int>(s.end_bit), stream));
     mark(profile, "sort", stream);
     STAGEHAND_CUDA_CHECK(cudaMemsetAsync(bucket_start, 0, (sentinel + 1) * 4, stream));
     STAGEHAND_CUDA_CHECK(cudaMemsetAsync(bucket_end, 0, (sentinel + 1) * 4, stream));
     bucket_bounds_kernel<<<blocks_for(pairs, 256), 256, 0, stream>>>(keys_out, pairs, bucket_count, bucket_start,
-                                                                      bucket_end);
+                                                                     bucket_end);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
     mark(profile, "bounds", stream);
     BucketOf<C>* group_buckets =
@@ -705,7 +709,7 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
     if (!plan.tuning.balanced) {
       if (add) throw std::logic_error("msm: adding to buckets needs the balanced accumulation");
       accumulate_kernel<C><<<blocks_for(bucket_count, 128), 128, 0, stream>>>(points, values_out, bucket_start,
-                                                                            bucket_end, bucket_count, group_buckets);
+                                                                              bucket_end, bucket_count, group_buckets);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
       mark(profile, "accumulate", stream);
     } else {
@@ -720,11 +724,11 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       const std::uint64_t limit = std::uint64_t{bucket_count} + pairs / s.item_points;
       if (limit > s.item_limit) throw std::logic_error("msm: work items exceed their bound");
       chunk_count_kernel<<<blocks_for(bucket_count + 1, 256), 256, 0, stream>>>(bucket_start, bucket_end, bucket_count,
-                                                                                 s.item_points, chunk_count);
+                                                                                s.item_points, chunk_count);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
       temp_bytes = s.sort_temp_bytes;
       STAGEHAND_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch + s.sort_temp, temp_bytes, chunk_count, chunk_offset,
-                                               static_cast<std::int64_t>(bucket_count + 1), stream));
+                                                         static_cast<std::int64_t>(bucket_count + 1), stream));
       items_init_kernel<<<blocks_for(limit, 256), 256, 0, stream>>>(item_len_in, item_index_in, limit);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
       // The chunk counts are spent once scanned: their array holds the combine passes' lists of
@@ -734,20 +738,18 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       std::uint32_t* combine_count = chunk_count + sentinel;
       std::uint32_t* heavy_count = chunk_count + sentinel + 1;
       STAGEHAND_CUDA_CHECK(cudaMemsetAsync(combine_count, 0, 2 * sizeof(std::uint32_t), stream));
-      items_kernel<C><<<blocks_for(bucket_count, 256), 256, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
-                                                                       bucket_count, s.item_points, item_first,
-                                                                       item_len_in, combine_list, sentinel, combine_count,
-                                                                       heavy_count, !add, group_buckets);
+      items_kernel<C><<<blocks_for(bucket_count, 256), 256, 0, stream>>>(
+          bucket_start, bucket_end, chunk_offset, bucket_count, s.item_points, item_first, item_len_in, combine_list,
+          sentinel, combine_count, heavy_count, !add, group_buckets);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
-      heavy_items_kernel<<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(bucket_start, bucket_end, chunk_offset, combine_list,
-                                                                        sentinel, heavy_count, s.item_points, item_first,
-                                                                        item_len_in);
+      heavy_items_kernel<<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(bucket_start, bucket_end, chunk_offset,
+                                                                         combine_list, sentinel, heavy_count,
+                                                                         s.item_points, item_first, item_len_in);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
       temp_bytes = s.sort_temp_bytes;
-      STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(scratch + s.sort_temp, temp_bytes, item_len_in,
-                                                           item_len_out, item_index_in, item_index_out,
-                                                           static_cast<std::int64_t>(limit), 0,
-                                                           static_cast<int>(s.item_end_bit), stream));
+      STAGEHAND_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+          scratch + s.sort_temp, temp_bytes, item_len_in, item_len_out, item_index_in, item_index_out,
+          static_cast<std::int64_t>(limit), 0, static_cast<int>(s.item_end_bit), stream));
       mark(profile, "balance", stream);
       const auto item_sum = item_sum_for<C>(plan.tuning.item_sum, add);
       item_sum<<<blocks_for(limit, 128), 128, 0, stream>>>(points, values_out, keys_out, item_first, item_len_out,
@@ -757,18 +759,17 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
       bucket_combine_kernel<C><<<std::min(kCombineBlocks, blocks_for(bucket_count, 128)), 128, 0, stream>>>(
           item_sums, chunk_offset, combine_list, combine_count, group_buckets);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
-      heavy_slices_kernel<C><<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
-                                                                            heavy_count);
+      heavy_slices_kernel<C><<<kHeavyTaskBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list,
+                                                                             sentinel, heavy_count);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
-      heavy_combine_kernel<C><<<kHeavyBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list, sentinel,
-                                                                        heavy_count, group_buckets);
+      heavy_combine_kernel<C><<<kHeavyBlocks, kHeavyThreads, 0, stream>>>(item_sums, chunk_offset, combine_list,
+                                                                          sentinel, heavy_count, group_buckets);
       STAGEHAND_CUDA_CHECK(cudaGetLastError());
       mark(profile, "combine", stream);
     }
     if (!deferred) reduce_buckets<C>(s, scratch, group_buckets, windows, window_sums + first, stream, profile);
   }
 }
-
 
 // Jacobian (X/Z^2, Y/Z^3) as XYZZ: ZZ = Z^2, ZZZ = Z^3 (Z = 0, infinity, gives ZZ = 0).
 template <class C>
@@ -808,8 +809,10 @@ std::uint64_t pipeline_stack_bytes() {
   using F = typename C::Field;
   for (const void* kernel :
        {reinterpret_cast<const void*>(accumulate_kernel<C>), reinterpret_cast<const void*>(items_kernel<C>),
-        reinterpret_cast<const void*>(item_sum_kernel<C, true, false, F>), reinterpret_cast<const void*>(item_sum_kernel<C, true, true, F>),
-        reinterpret_cast<const void*>(item_sum_kernel<C, false, false, F>), reinterpret_cast<const void*>(item_sum_kernel<C, false, true, F>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, true, false, F>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, true, true, F>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, false, F>),
+        reinterpret_cast<const void*>(item_sum_kernel<C, false, true, F>),
         reinterpret_cast<const void*>(bucket_combine_kernel<C>), reinterpret_cast<const void*>(heavy_combine_kernel<C>),
         reinterpret_cast<const void*>(segment_kernel<C>), reinterpret_cast<const void*>(suffix_kernel<C>),
         reinterpret_cast<const void*>(segment_total_kernel<C>), reinterpret_cast<const void*>(segment_scale_kernel<C>),
@@ -835,11 +838,13 @@ std::uint64_t pipeline_stack_bytes() {
 // at the start of the scratch, afresh or adding to what they hold.
 template <class C>
 void accumulate_batch(const char* caller, const void* points, const void* scalars, bool scalars_montgomery,
-                      const MsmPlan& plan, bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+                      const MsmPlan& plan, bool add_to_buckets, void* scratch, cudaStream_t stream,
+                      MsmProfile* profile) {
   if (!plan.tuning.deferred_reduction || !plan.tuning.balanced) {
     throw std::invalid_argument(std::string(caller) + ": needs the deferred reduction and the balanced accumulation");
   }
-  if (plan.precomputed) throw std::invalid_argument(std::string(caller) + ": batches of precomputed bases are not offered");
+  if (plan.precomputed)
+    throw std::invalid_argument(std::string(caller) + ": batches of precomputed bases are not offered");
   accumulate_groups<C>(points, scalars, scalars_montgomery, plan, add_to_buckets, static_cast<std::uint8_t*>(scratch),
                        nullptr, stream, profile);
 }
@@ -847,14 +852,15 @@ void accumulate_batch(const char* caller, const void* points, const void* scalar
 // The buckets that accumulate_batch filled into plan.window_count window sums (msm_g1_reduce,
 // msm_g2_reduce); the buckets are consumed.
 template <class C>
-void reduce_batches(const char* caller, const MsmPlan& plan, void* window_sums, void* scratch_pointer, cudaStream_t stream,
-                    MsmProfile* profile) {
-  if (!plan.tuning.deferred_reduction) throw std::invalid_argument(std::string(caller) + ": needs the deferred reduction");
+void reduce_batches(const char* caller, const MsmPlan& plan, void* window_sums, void* scratch_pointer,
+                    cudaStream_t stream, MsmProfile* profile) {
+  if (!plan.tuning.deferred_reduction)
+    throw std::invalid_argument(std::string(caller) + ": needs the deferred reduction");
   auto* scratch = static_cast<std::uint8_t*>(scratch_pointer);
   const ScratchLayout s = layout_for<C>(plan);
   mark(profile, "start", stream);
-  reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), static_cast<unsigned>(s.bucket_windows),
-                    static_cast<JacobianOf<C>*>(window_sums), stream, profile);
+  reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets),
+                    static_cast<unsigned>(s.bucket_windows), static_cast<JacobianOf<C>*>(window_sums), stream, profile);
 }
 
 // The whole MSM into plan.window_count window sums (msm_g1_windows, msm_g2_windows).
@@ -866,8 +872,8 @@ void msm_windows(const void* points, const void* scalars, bool scalars_montgomer
   accumulate_groups<C>(points, scalars, scalars_montgomery, plan, false, scratch, out, stream, profile);
   if (plan.tuning.deferred_reduction) {
     const ScratchLayout s = layout_for<C>(plan);
-    reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets), static_cast<unsigned>(s.bucket_windows),
-                      out, stream, profile);
+    reduce_buckets<C>(s, scratch, reinterpret_cast<BucketOf<C>*>(scratch + s.buckets),
+                      static_cast<unsigned>(s.bucket_windows), out, stream, profile);
   }
 }
 
@@ -880,8 +886,8 @@ void msm_windows(const void* points, const void* scalars, bool scalars_montgomer
 // Infinity (zeros) stays zeros.
 constexpr unsigned kPrecomputeBatch = 16;
 template <class C>
-__global__ void __launch_bounds__(128) precompute_copy_kernel(const AffineOf<C>* previous, std::uint64_t count,
-                                                              unsigned window_bits, AffineOf<C>* next) {
+__global__ void __launch_bounds__(128)
+    precompute_copy_kernel(const AffineOf<C>* previous, std::uint64_t count, unsigned window_bits, AffineOf<C>* next) {
   using F = typename C::Field;
   using Point = XyzzPoint<F>;
   const std::uint64_t threads = std::uint64_t{gridDim.x} * blockDim.x;
@@ -926,7 +932,8 @@ __global__ void __launch_bounds__(128) precompute_copy_kernel(const AffineOf<C>*
 
 template <class C>
 void precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
-  if (!plan.precomputed) throw std::invalid_argument(std::string("msm_precompute_bases: not a precomputed plan (") + C::kName + ")");
+  if (!plan.precomputed)
+    throw std::invalid_argument(std::string("msm_precompute_bases: not a precomputed plan (") + C::kName + ")");
   const std::uint64_t n = plan.point_count;
   auto* out = static_cast<AffineOf<C>*>(copies);
   if (copies != points) {

@@ -24,7 +24,7 @@
 namespace stagehand::cuda {
 namespace {
 
-constexpr unsigned kTileLog = 10;  // elements per block tile: 2^10 (32 KiB of shared memory)
+constexpr unsigned kTileLog = 10;            // elements per block tile: 2^10 (32 KiB of shared memory)
 constexpr unsigned kLaterPassMaxStages = 8;  // later passes keep >= 4 consecutive elements per run
 // The exact twiddle table holds at most 2^22 entries (128 MiB, one polynomial's bytes at 2^22).
 constexpr unsigned kMidTableMaxLog = 22;
@@ -75,7 +75,9 @@ struct DomainLayout {
       if (end <= kMidTableMaxLog) mid_log = end;
     }
   }
-  __host__ __device__ std::uint64_t power_table(unsigned which) const { return which * table; }  // 0 ω, 1 ω^-1, 2 g, 3 g^-1
+  __host__ __device__ std::uint64_t power_table(unsigned which) const {
+    return which * table;
+  }  // 0 ω, 1 ω^-1, 2 g, 3 g^-1
   __host__ __device__ std::uint64_t small_table(unsigned which) const {
     return 4 * table + which * (std::uint64_t{1} << (small_log - 1));
   }
@@ -151,7 +153,8 @@ __global__ void domain_mid_tables_kernel(Fr* domain, DomainLayout layout) {
 }
 
 // Entry `index` of the exact table for the forward direction, or ω^-1's for the inverse.
-__device__ __forceinline__ Fr exact_twiddle(const Fr* mid_table, unsigned mid_log, std::uint32_t index, unsigned inverse) {
+__device__ __forceinline__ Fr exact_twiddle(const Fr* mid_table, unsigned mid_log, std::uint32_t index,
+                                            unsigned inverse) {
   if (inverse) index = (0u - index) & ((1u << mid_log) - 1);
   return load(mid_table + index);
 }
@@ -165,8 +168,8 @@ enum ScaleMode : int { kNoScale = 0, kScaleConstant = 1, kScalePowers = 2 };
 
 // In-place bit reversal, optionally scaling each element (by its natural index) on the way:
 // constant (n^-1 for the inverse) or powers of a base (g^i for the coset transform).
-__global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, const Fr* constant,
-                                   const Fr* power_table, unsigned low_log) {
+__global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, const Fr* constant, const Fr* power_table,
+                                   unsigned low_log) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >> log_size) return;
   const std::uint32_t j = bit_reverse(i, log_size);
@@ -202,9 +205,9 @@ __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, cons
 constexpr unsigned kReverseTileLog = 4;
 
 template <class M, bool Scaled>
-__global__ void __launch_bounds__(256, Scaled ? 4 : 8) bit_reverse_tiles_kernel(Fr* values, unsigned log_size, int mode,
-                                                                const Fr* constant, const Fr* power_table,
-                                                                unsigned low_log) {
+__global__ void __launch_bounds__(256, Scaled ? 4 : 8)
+    bit_reverse_tiles_kernel(Fr* values, unsigned log_size, int mode, const Fr* constant, const Fr* power_table,
+                             unsigned low_log) {
   constexpr unsigned a = kReverseTileLog, side = 1u << a;
   __shared__ uint4 shared_words[2 * side * side * 2];
   Fr* tiles = reinterpret_cast<Fr*>(shared_words);
@@ -228,7 +231,7 @@ __global__ void __launch_bounds__(256, Scaled ? 4 : 8) bit_reverse_tiles_kernel(
   __syncthreads();
   for (unsigned k = 0; k < tile_count; ++k) {
     for (unsigned e = threadIdx.x; e < side * side; e += blockDim.x) {
-      const unsigned h = e >> a, l = e & (side - 1);  // of the destination
+      const unsigned h = e >> a, l = e & (side - 1);                // of the destination
       const unsigned r = bit_reverse(l, a), c = bit_reverse(h, a);  // of the source tile
       const std::uint32_t i = (h << high_shift) | (middles[tile_count - 1 - k] << a) | l;
       store(values + i, load(tiles + k * side * side + r * side + (c ^ l)));
@@ -247,10 +250,10 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 // integer products: the kernel of NttVariant::radix2_integer, and of every variant's passes of one
 // stage. Three blocks per SM: left to itself the compiler gives the wide-product multiplication 52
 // registers and the SM two blocks; held to 40 it spills nothing.
-__global__ void __launch_bounds__(512, 3) ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots,
-                                                       const Fr* mid_table, unsigned log_size, unsigned low_log,
-                                                       unsigned small_log, unsigned mid_log, unsigned s0, unsigned t,
-                                                       unsigned c, unsigned /*canonical_output: always*/, unsigned inverse) {
+__global__ void __launch_bounds__(512, 3)
+    ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table, unsigned log_size,
+                    unsigned low_log, unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c,
+                    unsigned /*canonical_output: always*/, unsigned inverse) {
   extern __shared__ uint4 shared_words[];
   Fr* tile = reinterpret_cast<Fr*>(shared_words);
   const unsigned tile_log = t + c;
@@ -382,10 +385,10 @@ __device__ __forceinline__ Fr multiply(const Fr& x, const double (&w)[FrF64Param
 // limbs once per block, into shared memory after the tile (5 arrays of doubles), so that their
 // multiplications skip that step.
 template <class M, bool Lazy>
-__global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
-    Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table, unsigned log_size, unsigned low_log,
-    unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c, unsigned canonical_output,
-    unsigned inverse) {
+__global__ void __launch_bounds__(256, 3)
+    ntt_radix4_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table,
+                           unsigned log_size, unsigned low_log, unsigned small_log, unsigned mid_log, unsigned s0,
+                           unsigned t, unsigned c, unsigned canonical_output, unsigned inverse) {
   static_assert(!Lazy || std::is_same_v<M, FrF64>);
   constexpr int kLimbs = FrF64Params::F64::limbs;
   extern __shared__ uint4 shared_words[];
@@ -423,8 +426,10 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
   };
   // x·w for a twiddle w given as words: below 2r when lazy.
   const auto times = [](const Fr& x, const Fr& w) {
-    if constexpr (Lazy) return lazy::multiply(x, w);
-    else return multiply<M>(x, w);
+    if constexpr (Lazy)
+      return lazy::multiply(x, w);
+    else
+      return multiply<M>(x, w);
   };
 
   // x·ω_(2^(u+1))^j for the stage u (j < 2^u); as in the radix-2 kernel, or from the limbs.
@@ -465,7 +470,7 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
   // Stages u and u+1 on x[k] = row i0 + k·2^u (j = i0 mod 2^u), in place. The stage u+1 twiddle
   // of x[3] for j = 0 is ω_4, which the first step takes from the words (the limbs may not be
   // in shared memory yet).
-  const auto radix4 = [&](Fr (&x)[4], unsigned j, unsigned u) {
+  const auto radix4 = [&](Fr(&x)[4], unsigned j, unsigned u) {
     const unsigned h = 1u << u;
     if (j != 0) {
       x[1] = twiddle_multiply(x[1], j, u);
@@ -491,8 +496,10 @@ __global__ void __launch_bounds__(256, 3) ntt_radix4_pass_kernel(
     radix4(x, j, u);
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      if (last) store_row(i0 + k * h, x[k]);
-      else store(tile_row(i0 + k * h), x[k]);
+      if (last)
+        store_row(i0 + k * h, x[k]);
+      else
+        store(tile_row(i0 + k * h), x[k]);
     }
   };
 
@@ -597,15 +604,17 @@ PassForm pass_form(NttVariant variant) {
   throw std::invalid_argument("ntt: unknown NttVariant");
 }
 
-bool variant_uses_f64(NttVariant variant) { return variant != NttVariant::radix2_integer && variant != NttVariant::radix4_integer; }
+bool variant_uses_f64(NttVariant variant) {
+  return variant != NttVariant::radix2_integer && variant != NttVariant::radix4_integer;
+}
 
 // The lazy kernel's shared memory passes the 48 KiB that a kernel gets without asking (tile of
 // 2^10 elements and 2^9 twiddles' limbs: 52 KiB). The setting belongs to the current device, so
 // it is made before each transform: a host-side call of microseconds against milliseconds.
 void allow_large_shared_memory() {
-  STAGEHAND_CUDA_CHECK(cudaFuncSetAttribute(ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (sizeof(Fr) << kTileLog) +
-                                      sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (kTileLog - 1))));
+  STAGEHAND_CUDA_CHECK(cudaFuncSetAttribute(
+      ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      (sizeof(Fr) << kTileLog) + sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (kTileLog - 1))));
 }
 
 }  // namespace
@@ -624,7 +633,7 @@ void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_gener
   check_log_size(log_size);
   std::uint32_t r_minus_1[8];
   for (int i = 0; i < 8; ++i) r_minus_1[i] = FrParams::modulus(i);
-  r_minus_1[0] -= 1;  // the low word of r is 1
+  r_minus_1[0] -= 1;                    // the low word of r is 1
   const unsigned shift = log_size + 1;  // < 32 (two-adicity of r is 32, log_size <= 27)
   std::uint32_t exponent[8];
   for (int i = 0; i < 8; ++i) {
@@ -674,14 +683,14 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   if (kind == NttKind::coset_forward) mode = kScalePowers;
   if (log_size >= 2 * kReverseTileLog) {
     const unsigned blocks = 1u << (log_size - 2 * kReverseTileLog);
-    const auto kernel = mode == kNoScale              ? bit_reverse_tiles_kernel<Fr, false>
+    const auto kernel = mode == kNoScale            ? bit_reverse_tiles_kernel<Fr, false>
                         : variant_uses_f64(variant) ? bit_reverse_tiles_kernel<FrF64, true>
                                                     : bit_reverse_tiles_kernel<Fr, true>;
     kernel<<<blocks, 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse, domain + layout.power_table(2),
                                        layout.low_log);
   } else {
     bit_reverse_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
-                                                                domain + layout.power_table(2), layout.low_log);
+                                                               domain + layout.power_table(2), layout.low_log);
   }
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 
@@ -692,7 +701,9 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   const PassForm chosen = pass_form(variant);
   if (chosen.twiddle_limbs) allow_large_shared_memory();
   // Radix-4 takes two stages at a time: a pass of one stage runs the radix-2 kernel.
-  const auto form_of = [&](unsigned pass) { return passes.stages[pass] < 2 ? PassForm{ntt_pass_kernel, 2, false} : chosen; };
+  const auto form_of = [&](unsigned pass) {
+    return passes.stages[pass] < 2 ? PassForm{ntt_pass_kernel, 2, false} : chosen;
+  };
   unsigned s0 = 0;
   for (unsigned pass = 0; pass < passes.count; ++pass) {
     const unsigned t = passes.stages[pass];
@@ -715,7 +726,7 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
 
   if (kind == NttKind::coset_inverse) {
     scale_powers_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3),
-                                                                 layout.low_log);
+                                                                layout.low_log);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
@@ -723,9 +734,9 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
 void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, const FrWords* factor,
                  cudaStream_t stream) {
   if (count == 0) return;
-  h_pointwise_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(
-      static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), count, factor ? 1 : 0,
-      factor ? fr_from_words(*factor) : Fr::one(), nullptr);
+  h_pointwise_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(static_cast<Fr*>(a), static_cast<const Fr*>(b),
+                                                                 static_cast<const Fr*>(c), count, factor ? 1 : 0,
+                                                                 factor ? fr_from_words(*factor) : Fr::one(), nullptr);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -31,9 +31,11 @@ inline constexpr unsigned kNttMaxLogSize = 27;
 enum class NttKind { forward, inverse, coset_forward, coset_inverse };
 // The `ntt` kernel's kind argument is an NttKind: the same order as kernel::NttKind.
 static_assert(static_cast<std::uint64_t>(NttKind::forward) == kernel::argument(kernel::NttKind::forward) &&
-              static_cast<std::uint64_t>(NttKind::inverse) == kernel::argument(kernel::NttKind::inverse) &&
-              static_cast<std::uint64_t>(NttKind::coset_forward) == kernel::argument(kernel::NttKind::coset_forward) &&
-              static_cast<std::uint64_t>(NttKind::coset_inverse) == kernel::argument(kernel::NttKind::coset_inverse),
+                  static_cast<std::uint64_t>(NttKind::inverse) == kernel::argument(kernel::NttKind::inverse) &&
+                  static_cast<std::uint64_t>(NttKind::coset_forward) ==
+                      kernel::argument(kernel::NttKind::coset_forward) &&
+                  static_cast<std::uint64_t>(NttKind::coset_inverse) ==
+                      kernel::argument(kernel::NttKind::coset_inverse),
               "cuda::NttKind and kernel::NttKind must list the kinds in the same order");
 
 // An Fr in Montgomery form as four little-endian 64-bit words (math::Fr::montgomery_limbs()).
@@ -75,7 +77,7 @@ void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, con
 //   snarkjs:  a[j] = A(x_j)·B(x_j) − C(x_j) on the coset (the domain's g must square to ω);
 //   classic:  coefficients of (A·B − C)/Z, Z = x^n − 1 (the constant g^n − 1 on the coset).
 enum class HForm { snarkjs, classic };
-void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form,
-                  cudaStream_t stream, NttVariant variant = kDefaultNttVariant);
+void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form, cudaStream_t stream,
+                  NttVariant variant = kDefaultNttVariant);
 
 }  // namespace stagehand::cuda

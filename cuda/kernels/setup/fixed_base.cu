@@ -18,13 +18,14 @@ template <>
 constexpr unsigned kThreads<fixed_base::G2> = 64;
 
 template <class C>
-__global__ void __launch_bounds__(kThreads<C>)
-    fixed_base_kernel(const std::uint8_t* table, const std::uint8_t* scalars, std::uint8_t* points, std::uint64_t count) {
+__global__ void __launch_bounds__(kThreads<C>) fixed_base_kernel(const std::uint8_t* table, const std::uint8_t* scalars,
+                                                                 std::uint8_t* points, std::uint64_t count) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * kThreads<C> + threadIdx.x;
   if (i >= count) return;
   fixed_base::multiply_point<C>(table, scalars + 32 * i, points + C::kPointBytes * i);
 }
-static_assert(fixed_base::G1::kPointBytes == kernel::kG1AffineBytes && fixed_base::G2::kPointBytes == kernel::kG2AffineBytes);
+static_assert(fixed_base::G1::kPointBytes == kernel::kG1AffineBytes &&
+              fixed_base::G2::kPointBytes == kernel::kG2AffineBytes);
 static_assert(fixed_base::kWindows * fixed_base::kDigits == kernel::kFixedBaseTableEntries);
 
 bool aligned16(const void* pointer) { return (reinterpret_cast<std::uintptr_t>(pointer) & 15) == 0; }
@@ -32,17 +33,18 @@ bool aligned16(const void* pointer) { return (reinterpret_cast<std::uintptr_t>(p
 template <class C>
 void launch(const void* table, const void* scalars, void* points, std::uint64_t count, cudaStream_t stream) {
   const std::uint64_t blocks = (count + kThreads<C> - 1) / kThreads<C>;
-  if (blocks > 0x7fffffffull) throw std::invalid_argument("fixed_base_multiply: " + std::to_string(count) + " points is too many");
+  if (blocks > 0x7fffffffull)
+    throw std::invalid_argument("fixed_base_multiply: " + std::to_string(count) + " points is too many");
   fixed_base_kernel<C><<<static_cast<unsigned>(blocks), kThreads<C>, 0, stream>>>(
-      static_cast<const std::uint8_t*>(table), static_cast<const std::uint8_t*>(scalars), static_cast<std::uint8_t*>(points),
-      count);
+      static_cast<const std::uint8_t*>(table), static_cast<const std::uint8_t*>(scalars),
+      static_cast<std::uint8_t*>(points), count);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
 
-void fixed_base_multiply(FixedBaseGroup group, const void* table, const void* scalars, void* points, std::uint64_t count,
-                         cudaStream_t stream) {
+void fixed_base_multiply(FixedBaseGroup group, const void* table, const void* scalars, void* points,
+                         std::uint64_t count, cudaStream_t stream) {
   if (count == 0) return;
   if (table == nullptr || scalars == nullptr || points == nullptr || !aligned16(table) || !aligned16(scalars) ||
       !aligned16(points)) {

@@ -27,7 +27,7 @@ constexpr std::uint64_t fixed_base_table_bytes(FixedBaseGroup group) {
   return kernel::kFixedBaseTableEntries * fixed_base_point_bytes(group);
 }
 
-void fixed_base_multiply(FixedBaseGroup group, const void* table, const void* scalars, void* points, std::uint64_t count,
-                         cudaStream_t stream);
+void fixed_base_multiply(FixedBaseGroup group, const void* table, const void* scalars, void* points,
+                         std::uint64_t count, cudaStream_t stream);
 
 }  // namespace stagehand::cuda

@@ -16,7 +16,8 @@ unsigned threads_or_all(unsigned thread_count) {
 
 template <class Task>
 void parallel_chunks(std::uint64_t count, unsigned thread_count, Task task) {
-  const unsigned threads = static_cast<unsigned>(std::min<std::uint64_t>(threads_or_all(thread_count), std::max<std::uint64_t>(1, count / 1024)));
+  const unsigned threads = static_cast<unsigned>(
+      std::min<std::uint64_t>(threads_or_all(thread_count), std::max<std::uint64_t>(1, count / 1024)));
   const std::uint64_t chunk = (count + threads - 1) / threads;
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t) {

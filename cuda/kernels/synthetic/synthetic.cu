@@ -21,9 +21,8 @@ constexpr unsigned kG2Threads = 64;
 constexpr unsigned kScalarThreads = 256;
 
 template <class F, unsigned Threads>
-__global__ void __launch_bounds__(Threads)
-    points_kernel(std::uint8_t* out, std::uint64_t stride, std::uint64_t count, std::uint64_t first_index,
-                  std::uint64_t chunk) {
+__global__ void __launch_bounds__(Threads) points_kernel(std::uint8_t* out, std::uint64_t stride, std::uint64_t count,
+                                                         std::uint64_t first_index, std::uint64_t chunk) {
   const std::uint64_t t = std::uint64_t{blockIdx.x} * Threads + threadIdx.x;
   synthetic::generate_chunk<F>(out, stride, count, first_index, chunk, t);
 }
@@ -70,8 +69,10 @@ void launch_points(std::uint8_t* out, std::uint64_t stride, std::uint64_t count,
   if (chunk == 0) chunk = synthetic::plan_chunk(count, resident_threads<F, Threads>());
   const std::uint64_t chunks = synthetic::chunk_count(count, chunk);
   const std::uint64_t blocks = (chunks + Threads - 1) / Threads;
-  if (blocks > 0x7fffffffull) fail("generate_points", "chunk " + std::to_string(chunk) + " is too small for this count");
-  points_kernel<F, Threads><<<static_cast<unsigned>(blocks), Threads, 0, stream>>>(out, stride, count, first_index, chunk);
+  if (blocks > 0x7fffffffull)
+    fail("generate_points", "chunk " + std::to_string(chunk) + " is too small for this count");
+  points_kernel<F, Threads>
+      <<<static_cast<unsigned>(blocks), Threads, 0, stream>>>(out, stride, count, first_index, chunk);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -81,15 +82,15 @@ void launch_scalars(std::uint8_t* out, std::uint64_t stride, std::uint64_t offse
   // Enough blocks to fill any GPU; the grid-stride loop does the rest.
   const std::uint64_t blocks = std::min<std::uint64_t>((count + kScalarThreads - 1) / kScalarThreads, 1u << 16);
   scalars_kernel<<<static_cast<unsigned>(blocks), kScalarThreads, 0, stream>>>(out, stride, offset, count, seed,
-                                                                                first_index, montgomery);
+                                                                               first_index, montgomery);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
 
 std::uint64_t synthetic_default_chunk(SyntheticGroup group, std::uint64_t count) {
-  return synthetic::plan_chunk(count, group == SyntheticGroup::g1 ? resident_threads<Fq, kG1Threads>()
-                                                                  : resident_threads<Fq2, kG2Threads>());
+  return synthetic::plan_chunk(
+      count, group == SyntheticGroup::g1 ? resident_threads<Fq, kG1Threads>() : resident_threads<Fq2, kG2Threads>());
 }
 
 void generate_points(SyntheticGroup group, void* out, std::uint64_t stride, std::uint64_t count,

@@ -32,7 +32,8 @@ void fill_from_device(const char* name, HostRange target, std::uint64_t count, s
     for (std::uint64_t first = 0; first < count; first += chunk_items) {
       const std::uint64_t items = std::min(chunk_items, count - first);
       generate(device, items, first);
-      STAGEHAND_CUDA_CHECK(cudaMemcpy(target.data() + first * item_bytes, device, items * item_bytes, cudaMemcpyDeviceToHost));
+      STAGEHAND_CUDA_CHECK(
+          cudaMemcpy(target.data() + first * item_bytes, device, items * item_bytes, cudaMemcpyDeviceToHost));
     }
   } catch (...) {
     cudaFree(device);

@@ -40,17 +40,20 @@ class BudgetedWorker final : public Worker {
         // The GPU is ours: enqueue the rest at once and let the kernels wait for it on the device,
         // claiming the link as the program's uploads do (shared with the next job's pre-staging,
         // the first job's inputs crossed at half the rate while its NTTs waited).
-        co_await claimed_upload(device_, lane_.link_claim_hooks(), destination + offset, source.sub(offset, source.bytes - offset), upload_);
+        co_await claimed_upload(device_, lane_.link_claim_hooks(), destination + offset,
+                                source.sub(offset, source.bytes - offset), upload_);
         break;
       }
       auto slot = issued % in_flight;
       // Wait for the oldest chunk in flight, unless the lock comes first.
-      while (issued >= in_flight && !device_.event_complete(chunk_done_[slot]) && !lane_.compute_lock.is_holder(ticket)) {
+      while (issued >= in_flight && !device_.event_complete(chunk_done_[slot]) &&
+             !lane_.compute_lock.is_holder(ticket)) {
         co_await lane_.pacing.wait();
       }
       while (lane_.holder_on_link() && !lane_.compute_lock.is_holder(ticket)) co_await lane_.link_free.wait();
       if (lane_.compute_lock.is_holder(ticket)) {
-        co_await claimed_upload(device_, lane_.link_claim_hooks(), destination + offset, source.sub(offset, source.bytes - offset), upload_);
+        co_await claimed_upload(device_, lane_.link_claim_hooks(), destination + offset,
+                                source.sub(offset, source.bytes - offset), upload_);
         break;
       }
       auto bytes = std::min(chunk_bytes, source.bytes - offset);
@@ -67,15 +70,17 @@ class BudgetedWorker final : public Worker {
         // input then is: not pre-staged.
         const auto started = std::max(issued_ns, last_chunk_landed_ns_);
         // (Its ticket may hold the lock before the job, resuming, records taking it.)
-        const bool before_lock = job.lock_acquired_ns >= 0 ? now < job.lock_acquired_ns : !lane_.compute_lock.is_holder(ticket);
+        const bool before_lock =
+            job.lock_acquired_ns >= 0 ? now < job.lock_acquired_ns : !lane_.compute_lock.is_holder(ticket);
         if (before_lock) {
           job.prestage_copy_ns += now - started;
           job.prestage_copy_bytes += bytes;
         }
         last_chunk_landed_ns_ = now;
-        run_.trace.span(chunk_track(), "pre-stage chunk", "coordinator", started, now,
-                        fmt::format("partition {}: {}, {:.1f} GB/s", job.index, format_bytes(bytes),
-                                    static_cast<double>(bytes) / static_cast<double>(std::max<Nanoseconds>(1, now - started))));
+        run_.trace.span(
+            chunk_track(), "pre-stage chunk", "coordinator", started, now,
+            fmt::format("partition {}: {}, {:.1f} GB/s", job.index, format_bytes(bytes),
+                        static_cast<double>(bytes) / static_cast<double>(std::max<Nanoseconds>(1, now - started))));
         lane_.pacing.notify_all();
       });
     }
@@ -100,8 +105,8 @@ class BudgetedWorker final : public Worker {
       }
       hold = take_place(lane_.compute_lock, job);
       STAGEHAND_ASSERT(static_cast<int>(lane_.compute_lock.queue().size()) <= run_.settings.prestage_depth,
-                       "{} tickets wait for GPU {}'s lock, at most {} may", lane_.compute_lock.queue().size(), lane_.index,
-                       run_.settings.prestage_depth);
+                       "{} tickets wait for GPU {}'s lock, at most {} may", lane_.compute_lock.queue().size(),
+                       lane_.index, run_.settings.prestage_depth);
       budget.add_job(hold.ticket, plan_.peak_bytes);
       added = true;
       memory.emplace(device_, budget, hold.ticket, plan_.peak_after_b_and_c_bytes, plan_.peak_after_a_bytes);

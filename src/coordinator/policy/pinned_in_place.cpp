@@ -41,7 +41,8 @@ asio::awaitable<bool> PinnedInPlaceWorker::try_stage(JobRecord& job, PlainMemory
 }
 
 asio::awaitable<void> PinnedInPlaceWorker::run_in_lock(JobRecord& job, const LockHold& hold, PlainMemory& memory,
-                                                       const StagedHostBuffers& host, EventHandle uploaded, bool staged) {
+                                                       const StagedHostBuffers& host, EventHandle uploaded,
+                                                       bool staged) {
   co_await wait_for_lock(hold, job);
   if (!staged) {
     // The fallback: upload inside the lock, with the GPU waiting.

@@ -20,7 +20,8 @@ class PinnedInPlaceWorker : public Worker {
   virtual asio::awaitable<bool> stage(JobRecord& job, PlainMemory& memory, const StagedHostBuffers& host,
                                       EventHandle uploaded) = 0;
   // The free-memory check, then the allocations and the upload on the upload stream.
-  asio::awaitable<bool> try_stage(JobRecord& job, PlainMemory& memory, const StagedHostBuffers& host, EventHandle uploaded);
+  asio::awaitable<bool> try_stage(JobRecord& job, PlainMemory& memory, const StagedHostBuffers& host,
+                                  EventHandle uploaded);
 
  private:
   asio::awaitable<void> run_job(JobRecord& job) override;

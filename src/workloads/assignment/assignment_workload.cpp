@@ -138,11 +138,12 @@ void AssignmentWorkload::check_fits(Device& device) const {
   const Bytes card = device.memory_info().total_bytes;
   const Bytes needed = key_bytes(key_) + memory_plan(0).peak_bytes + safety_margin_bytes_;
   if (needed > card) {
-    throw InputError(fmt::format(
-        "the key's sets (h, l, a, b_g1, b_g2: {}) and one proof at its peak ({}) with the budget's margin ({}) need {}, "
-        "above the device's {}: a key whose sets do not stay resident is not proved from assignments yet",
-        format_bytes(key_bytes(key_)), format_bytes(memory_plan(0).peak_bytes), format_bytes(safety_margin_bytes_),
-        format_bytes(needed), format_bytes(card)));
+    throw InputError(
+        fmt::format("the key's sets (h, l, a, b_g1, b_g2: {}) and one proof at its peak ({}) with the budget's margin "
+                    "({}) need {}, "
+                    "above the device's {}: a key whose sets do not stay resident is not proved from assignments yet",
+                    format_bytes(key_bytes(key_)), format_bytes(memory_plan(0).peak_bytes),
+                    format_bytes(safety_margin_bytes_), format_bytes(needed), format_bytes(card)));
   }
 }
 
@@ -157,15 +158,16 @@ asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int device_inde
   domain_bytes_ = std::max({domain_bytes_, device.kernel_scratch_bytes(kernel::ntt_domain_init, key_.domain_size()),
                             device.kernel_scratch_bytes(kernel::ntt_twiddles, key_.domain_size())});
   if (domain_bytes_ == 0) {
-    throw std::runtime_error(fmt::format("the device tells no size for the NTT domain of 2^{} ({} and {})", domain_log2_,
-                                         kernel::ntt_domain_init, kernel::ntt_twiddles));
+    throw std::runtime_error(fmt::format("the device tells no size for the NTT domain of 2^{} ({} and {})",
+                                         domain_log2_, kernel::ntt_domain_init, kernel::ntt_twiddles));
   }
   check_fits(device);
   // Where an earlier run left the sets on this device they are used as they are; what a failed
   // set-up left is freed and made again.
   const auto* held = key_state_->entry(device_index);
   if (held != nullptr && (!held->complete || held->device != &device)) {
-    if (const auto stale = key_state_->take(device_index)) co_await AssignmentKeyState::free_sets(*stale->device, stale->sets);
+    if (const auto stale = key_state_->take(device_index))
+      co_await AssignmentKeyState::free_sets(*stale->device, stale->sets);
     held = nullptr;
   }
   if (held == nullptr) {
@@ -180,9 +182,9 @@ asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int device_inde
 asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, AssignmentKeyState::Sets& sets) const {
   const auto stream = device.create_stream();
   try {
-    for (auto [target, bytes] : {std::pair{&sets.h, key_.h.bytes()}, std::pair{&sets.l, key_.l.bytes()},
-                                 std::pair{&sets.a, key_.a.bytes()}, std::pair{&sets.b_g1, key_.b_g1.bytes()},
-                                 std::pair{&sets.b_g2, key_.b_g2.bytes()}}) {
+    for (auto [target, bytes] :
+         {std::pair{&sets.h, key_.h.bytes()}, std::pair{&sets.l, key_.l.bytes()}, std::pair{&sets.a, key_.a.bytes()},
+          std::pair{&sets.b_g1, key_.b_g1.bytes()}, std::pair{&sets.b_g2, key_.b_g2.bytes()}}) {
       *target = co_await device.allocate(std::max<Bytes>(bytes.size(), 1));
       if (!bytes.empty()) co_await device.copy_to_device(*target, host_range_of(bytes.data(), bytes.size()), stream);
     }
@@ -200,7 +202,8 @@ asio::awaitable<void> AssignmentWorkload::tear_down(Device& device, int device_i
     const auto* held = key_state_->entry(device_index);
     if (held == nullptr || held->complete) co_return;
   }
-  if (const auto entry = key_state_->take(device_index)) co_await AssignmentKeyState::free_sets(*entry->device, entry->sets);
+  if (const auto entry = key_state_->take(device_index))
+    co_await AssignmentKeyState::free_sets(*entry->device, entry->sets);
 }
 
 AssignmentWorkload::JobState& AssignmentWorkload::state(int job) {
@@ -229,15 +232,16 @@ asio::awaitable<void> AssignmentWorkload::prepare(int job, Device&, std::span<co
   const std::array<std::uint64_t, 4> ends{0, key_.aux_count(), key_.aux_count() + key_.a.size(), scalar_count_};
   for (std::size_t query = 0; query < job_state.light.size(); ++query) {
     job_state.light[query] = static_cast<std::uint64_t>(
-        std::count_if(scalars.begin() + static_cast<std::ptrdiff_t>(ends[query]), scalars.begin() + static_cast<std::ptrdiff_t>(ends[query + 1]),
+        std::count_if(scalars.begin() + static_cast<std::ptrdiff_t>(ends[query]),
+                      scalars.begin() + static_cast<std::ptrdiff_t>(ends[query + 1]),
                       [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
   }
   co_return;
 }
 
-void AssignmentWorkload::launch_msm(JobContext& context, const char* kernel, DevicePointer points, DevicePointer scalars,
-                                    std::uint64_t count, DevicePointer result, DevicePointer scratch,
-                                    std::uint64_t light_units) const {
+void AssignmentWorkload::launch_msm(JobContext& context, const char* kernel, DevicePointer points,
+                                    DevicePointer scalars, std::uint64_t count, DevicePointer result,
+                                    DevicePointer scratch, std::uint64_t light_units) const {
   if (count == 0) return;  // the sum stays the identity the results were cleared to
   const bool g1 = kernel == kernel::groth16_msm_g1;
   KernelLaunch launch{kernel,
@@ -276,9 +280,13 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
     if (event) device.stream_wait_event(stream, event);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  device.launch(KernelLaunch{kernel::ntt_domain_init, m, domain_arguments_, {}, {BufferUse{domain, domain_bytes_}}}, stream);
+  device.launch(KernelLaunch{kernel::ntt_domain_init, m, domain_arguments_, {}, {BufferUse{domain, domain_bytes_}}},
+                stream);
   const Bytes polynomial = kFrBytes * m;
-  device.launch(KernelLaunch{kernel::h_polynomial_classic, m, {domain_log2_}, {BufferUse{domain, domain_bytes_}},
+  device.launch(KernelLaunch{kernel::h_polynomial_classic,
+                             m,
+                             {domain_log2_},
+                             {BufferUse{domain, domain_bytes_}},
                              {BufferUse{context.inputs.a, polynomial}, BufferUse{context.inputs.b, polynomial},
                               BufferUse{context.inputs.c, polynomial}}},
                 stream);

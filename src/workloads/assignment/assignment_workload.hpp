@@ -97,8 +97,8 @@ class AssignmentWorkload final : public Workload {
   // safety_margin_bytes: what the budget keeps free on each device (CoordinatorSettings's), for
   // set_up's check that the key fits beside one job.
   // key_state: where the key's sets stay between runs (null: a private one, freed at the run's end).
-  AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count, ProofHandler on_proof,
-                     bool verify = true, Bytes safety_margin_bytes = 0,
+  AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
+                     ProofHandler on_proof, bool verify = true, Bytes safety_margin_bytes = 0,
                      std::shared_ptr<AssignmentKeyState> key_state = nullptr);
 
   // The key's sets on one device: the bytes set_up keeps resident.
@@ -120,17 +120,18 @@ class AssignmentWorkload final : public Workload {
   // The five sums in the program's results: H, L, A, B1 (144 bytes each), then B2 (288).
   static constexpr Bytes kResultBytes = 4 * kernel::kG1JacobianBytes + kernel::kG2JacobianBytes;
   struct JobState {
-    std::vector<math::Fr> scalars;   // aux (L), the A query's, the B queries' (prepare to program)
+    std::vector<math::Fr> scalars;         // aux (L), the A query's, the B queries' (prepare to program)
     std::array<std::uint64_t, 3> light{};  // the 0 and 1 scalars of each of those three
-    std::vector<std::uint8_t> sums;  // kResultBytes (program to finish)
+    std::vector<std::uint8_t> sums;        // kResultBytes (program to finish)
   };
 
   // The bytes of a job's device memory beside its three inputs: the domain, the scalars, the
   // results, the MSM scratch.
   Bytes working_bytes() const;
   void check_fits(Device& device) const;
-  void launch_msm(JobContext& context, const char* kernel, DevicePointer points, DevicePointer scalars, std::uint64_t count,
-                  DevicePointer result, DevicePointer scratch, std::uint64_t light_units = 0) const;
+  void launch_msm(JobContext& context, const char* kernel, DevicePointer points, DevicePointer scalars,
+                  std::uint64_t count, DevicePointer result, DevicePointer scratch,
+                  std::uint64_t light_units = 0) const;
   asio::awaitable<void> upload_key(Device& device, AssignmentKeyState::Sets& sets) const;
   JobState& state(int job);
 
@@ -141,11 +142,11 @@ class AssignmentWorkload final : public Workload {
   bool verify_;
   Bytes safety_margin_bytes_;
   unsigned domain_log2_;
-  std::uint64_t scalar_count_;  // aux + A query + B query, the same for every job of the key
+  std::uint64_t scalar_count_;                   // aux + A query + B query, the same for every job of the key
   std::vector<std::uint64_t> domain_arguments_;  // ntt_domain_init's: bellperson's ω and g = 7
-  Bytes domain_bytes_ = 0;      // the device's NTT domain (set_up: the device says)
+  Bytes domain_bytes_ = 0;                       // the device's NTT domain (set_up: the device says)
   Bytes msm_scratch_bytes_ = 0;
-  ProvingKey verifier_key_;                 // the verifying key in the form ProofVerifier takes
+  ProvingKey verifier_key_;                // the verifying key in the form ProofVerifier takes
   std::optional<ProofVerifier> verifier_;  // over verifier_key_
   std::shared_ptr<AssignmentKeyState> key_state_;
   bool keep_key_ = false;  // the caller's state: the sets stay on the devices after the run

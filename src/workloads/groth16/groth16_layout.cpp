@@ -39,9 +39,9 @@ std::vector<std::string> abc_step_choices(bool with_auto) {
   return choices;
 }
 
-ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
-                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes,
-                              bool precompute_bases) {
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back,
+                              int proofs_in_flight, std::optional<AbcStep> abc, std::optional<SetPlacement> sets,
+                              Bytes stream_buffer_bytes, bool precompute_bases) {
   PlacementBudget budget;
   budget.precompute = precompute_bases;
   budget.device_bytes = ~Bytes{0};
@@ -68,7 +68,8 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   const Bytes streamed_scratch =
       std::max(budget.msm_scratch(kSetA, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetA)),
                budget.msm_scratch(kSetB2, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetB2)));
-  const Bytes with_matrix = matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
+  const Bytes with_matrix =
+      matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
   // Streamed, the matrix goes through the stream buffers from the program's start: a proof must
   // fit with its MSM memory taken from the start too.
   const bool streamed_fits = budget.proof_bytes + streamed_scratch <= budget.device_bytes;
@@ -76,25 +77,28 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
     layout.abc_step = *abc;
     layout.reason = "as asked";
     if (*abc == AbcStep::streamed && !streamed_fits) {
-      throw std::invalid_argument(fmt::format("the a/b/c step streamed: a proof with its stream buffers and MSM memory taken from its "
-                                              "start needs about {}, the smallest device has {} to give (run it on the host)",
-                                              format_bytes(budget.proof_bytes + streamed_scratch), format_bytes(budget.device_bytes)));
+      throw std::invalid_argument(
+          fmt::format("the a/b/c step streamed: a proof with its stream buffers and MSM memory taken from its "
+                      "start needs about {}, the smallest device has {} to give (run it on the host)",
+                      format_bytes(budget.proof_bytes + streamed_scratch), format_bytes(budget.device_bytes)));
     }
   } else if (with_matrix <= budget.device_bytes) {
     layout.abc_step = AbcStep::device;
-    layout.reason = fmt::format("its constraint matrix ({}) fits beside {} proof{}", format_bytes(matrix), budget.proofs_in_flight,
-                                budget.proofs_in_flight == 1 ? "" : "s");
+    layout.reason = fmt::format("its constraint matrix ({}) fits beside {} proof{}", format_bytes(matrix),
+                                budget.proofs_in_flight, budget.proofs_in_flight == 1 ? "" : "s");
   } else if (streamed_fits) {
     layout.abc_step = AbcStep::streamed;
-    layout.reason = fmt::format("its constraint matrix ({}) streamed through each proof's buffers: resident, a run would need about {}, "
-                                "the smallest device has {} to give",
-                                format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.device_bytes));
+    layout.reason = fmt::format(
+        "its constraint matrix ({}) streamed through each proof's buffers: resident, a run would need about {}, "
+        "the smallest device has {} to give",
+        format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.device_bytes));
   } else {
     layout.abc_step = AbcStep::host;
-    layout.reason = fmt::format("with its constraint matrix ({}) resident a run needs about {}, streamed a proof about {}; the smallest "
-                                "device has {} to give",
-                                format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.proof_bytes + streamed_scratch),
-                                format_bytes(budget.device_bytes));
+    layout.reason = fmt::format(
+        "with its constraint matrix ({}) resident a run needs about {}, streamed a proof about {}; the smallest "
+        "device has {} to give",
+        format_bytes(matrix), format_bytes(with_matrix), format_bytes(budget.proof_bytes + streamed_scratch),
+        format_bytes(budget.device_bytes));
   }
   budget.matrix_bytes = Groth16Program::matrix_bytes(key, layout.abc_step);
   if (sets) {
@@ -106,14 +110,16 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   // Where one proof with every set streamed would not fit beside the matrix if it took its MSM
   // memory from the start, it takes it once H is formed (KeyPlacement::msm_memory_after_h).
   // (Streamed, the matrix is not resident and streamed_fits holds: never after H.)
-  layout.placement.msm_memory_after_h = budget.matrix_bytes + budget.proof_bytes + streamed_scratch > budget.device_bytes;
+  layout.placement.msm_memory_after_h =
+      budget.matrix_bytes + budget.proof_bytes + streamed_scratch > budget.device_bytes;
   return layout;
 }
 
 Bytes proof_device_bytes(const KeySizes& key, const ProofLayout& layout) {
   const auto shape = shape_key_program(key, layout.placement);
-  const auto plan = Groth16Program::plan_memory(key, layout.abc_step, layout.placement, shape,
-                                                Groth16Program::stream_buffer_bytes(shape, layout.placement, layout.abc_step), 0, 0);
+  const auto plan =
+      Groth16Program::plan_memory(key, layout.abc_step, layout.placement, shape,
+                                  Groth16Program::stream_buffer_bytes(shape, layout.placement, layout.abc_step), 0, 0);
   return plan.peak_bytes + shape.resident_bytes() + Groth16Program::matrix_bytes(key, layout.abc_step);
 }
 

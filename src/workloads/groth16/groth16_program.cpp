@@ -155,8 +155,8 @@ struct Groth16Program::ProofPoints {
 };
 
 // The a/b/c step over the whole resident matrix (chunk null) or over one chunk of it at `matrix`.
-void Groth16Program::launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix, const MatrixChunk* chunk,
-                                const Polynomials& polynomials) const {
+void Groth16Program::launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix,
+                                const MatrixChunk* chunk, const Polynomials& polynomials) const {
   const auto layout = chunk != nullptr ? chunk->layout() : sizes_.matrix;
   const std::uint64_t first_row = chunk != nullptr ? chunk->first_row : 0;
   const Bytes rows = kFrBytes * layout.rows;
@@ -236,7 +236,8 @@ void Groth16Program::launch_msm(JobContext& context, std::size_t set, DevicePoin
 // One batch of a streamed set, points [first, first + count) at `bases`, added into the set's MSM
 // (its state in the MSM scratch; `add` false starts it afresh).
 void Groth16Program::launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
-                                      std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const {
+                                      std::uint64_t count, bool add, DevicePointer scalars,
+                                      const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
   kernel::MsmBatchLaunch launch{.kernel = set_msm_kernel(set, SetPlacement::streamed),
                                 .points = count,
@@ -251,7 +252,8 @@ void Groth16Program::launch_msm_batch(JobContext& context, std::size_t set, Devi
 }
 
 // The streamed set's MSM, every batch added, into its sum's slot of `results`.
-void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const {
+void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results,
+                                       const Scratch& scratch) const {
   const auto& shape = shape_.sets[set];
   kernel::MsmReduceLaunch launch{.kernel = set_msm_reduce_kernel(set),
                                  .capacity = shape.points_per_batch,
@@ -280,8 +282,8 @@ asio::awaitable<void> Groth16Program::enqueue_batch(JobContext& context, ProofPo
     const auto matrix = matrix_host();
     for (const auto& part : matrix_chunks_.at(batch.first).parts(sizes_.matrix)) {
       if (part.bytes == 0) continue;
-      co_await claimed_upload(context.device, context.link, points.buffers[slot] + part.destination, matrix.sub(part.source, part.bytes),
-                              context.upload);
+      co_await claimed_upload(context.device, context.link, points.buffers[slot] + part.destination,
+                              matrix.sub(part.source, part.bytes), context.upload);
     }
   } else {
     const auto& shape = shape_.sets[batch.set];
@@ -298,7 +300,8 @@ asio::awaitable<void> Groth16Program::enqueue_batch(JobContext& context, ProofPo
 asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, ProofPoints& points) const {
   auto& device = context.device;
   if (abc_step_ == AbcStep::streamed) {
-    for (std::size_t chunk = 0; chunk < matrix_chunks_.size(); ++chunk) points.batches.push_back(StreamedBatch{kMatrixBatch, chunk, 0});
+    for (std::size_t chunk = 0; chunk < matrix_chunks_.size(); ++chunk)
+      points.batches.push_back(StreamedBatch{kMatrixBatch, chunk, 0});
   }
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
@@ -328,7 +331,8 @@ asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, P
 // The MSMs of one set: over the resident copy, the fetched copy (once it is up) or each streamed
 // batch in turn (each waits for its buffer to be filled, and frees it for the batch after next).
 asio::awaitable<void> Groth16Program::run_set_msms(JobContext& context, ProofPoints& points, std::size_t set,
-                                                   DevicePointer scalars, DevicePointer results, const Scratch& scratch) const {
+                                                   DevicePointer scalars, DevicePointer results,
+                                                   const Scratch& scratch) const {
   auto& device = context.device;
   const auto& shape = shape_.sets[set];
   if (shape.points == 0) {
@@ -346,15 +350,15 @@ asio::awaitable<void> Groth16Program::run_set_msms(JobContext& context, ProofPoi
       co_await context.memory.release(points.fetched[set], context.compute);
       points.fetched[set] = DevicePointer{};
       co_return;
-    case SetPlacement::streamed:
-      break;
+    case SetPlacement::streamed: break;
   }
   while (points.next_compute < points.batches.size() && points.batches[points.next_compute].set == set) {
     const auto index = points.next_compute++;
     const auto& batch = points.batches[index];
     const auto slot = index % 2;
     device.stream_wait_event(context.compute, points.buffer_filled[slot]);
-    launch_msm_batch(context, set, points.buffers[slot], batch.first, batch.count, /*add=*/batch.first != 0, scalars, scratch);
+    launch_msm_batch(context, set, points.buffers[slot], batch.first, batch.count, /*add=*/batch.first != 0, scalars,
+                     scratch);
     device.record_event(points.buffer_free[slot], context.compute);
     if (points.next_upload < points.batches.size()) co_await enqueue_batch(context, points);
   }
@@ -399,7 +403,8 @@ asio::awaitable<JobTimes> Groth16Program::run_steps(int job, JobContext& context
   ProgramRun run(job, context, witness_copy);
   co_await allocate_working_memory(run);
   if (!placement_.msm_memory_after_h) co_await take_msm_memory(run);
-  std::array<EventHandle, 3> still_uploading{context.inputs.a_uploaded, context.inputs.b_uploaded, context.inputs.c_uploaded};
+  std::array<EventHandle, 3> still_uploading{context.inputs.a_uploaded, context.inputs.b_uploaded,
+                                             context.inputs.c_uploaded};
   const auto waited = wait_for_first_inputs(run, still_uploading);
   co_await run_h_and_msms(run, still_uploading);
   co_await land_sums(run, sums);
@@ -436,8 +441,8 @@ asio::awaitable<void> Groth16Program::take_msm_memory(ProgramRun& run) {
   co_await start_point_uploads(run.context, run.points);
   if (!abc_on_device) {
     const HostRange source = witness_host(run.job);
-    STAGEHAND_ASSERT(source.bytes >= witness_bytes, "{}: job {}'s witness holds {} bytes, not the key's {}", source_name_, run.job,
-                     source.bytes, witness_bytes);
+    STAGEHAND_ASSERT(source.bytes >= witness_bytes, "{}: job {}'s witness holds {} bytes, not the key's {}",
+                     source_name_, run.job, source.bytes, witness_bytes);
     co_await run.witness_copy.start(run.context.device, run.witness, source);
   }
 }
@@ -446,14 +451,16 @@ asio::awaitable<void> Groth16Program::take_msm_memory(ProgramRun& run) {
 // travelling): the witness with a/b/c on the device, else a; the H step waits for b and c only
 // where it reaches them (what stays in `still_uploading`). The wait, once the stream gets past it.
 // (Shared with the callback: if the program fails before the stream gets there, the frame is gone.)
-std::shared_ptr<Nanoseconds> Groth16Program::wait_for_first_inputs(ProgramRun& run, std::array<EventHandle, 3>& still_uploading) {
+std::shared_ptr<Nanoseconds> Groth16Program::wait_for_first_inputs(ProgramRun& run,
+                                                                   std::array<EventHandle, 3>& still_uploading) {
   auto& device = run.context.device;
   const auto stream = run.context.compute;
   const auto waited = std::make_shared<Nanoseconds>(0);
   const auto before_inputs = device.now();
   const std::size_t first_needs = groth16::abc_on_device(abc_step_) ? still_uploading.size() : 1;
   for (std::size_t input = 0; input < first_needs; ++input) {
-    if (const auto event = std::exchange(still_uploading[input], EventHandle{})) device.stream_wait_event(stream, event);
+    if (const auto event = std::exchange(still_uploading[input], EventHandle{}))
+      device.stream_wait_event(stream, event);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
   return waited;
@@ -461,7 +468,8 @@ std::shared_ptr<Nanoseconds> Groth16Program::wait_for_first_inputs(ProgramRun& r
 
 // The a/b/c step (on the device), H, and the MSMs: H's first, its scalars (the polynomial a) then
 // freed for the four over the witness. b and c are freed once H is formed.
-asio::awaitable<void> Groth16Program::run_h_and_msms(ProgramRun& run, const std::array<EventHandle, 3>& still_uploading) {
+asio::awaitable<void> Groth16Program::run_h_and_msms(ProgramRun& run,
+                                                     const std::array<EventHandle, 3>& still_uploading) {
   auto& context = run.context;
   auto& memory = context.memory;
   const auto stream = context.compute;
@@ -489,7 +497,8 @@ asio::awaitable<void> Groth16Program::run_h_and_msms(ProgramRun& run, const std:
   }
   const auto private_signals = run.witness + kFrBytes * (sizes_.n_public + 1);
   for (std::size_t set : {kSetA, kSetB1, kSetB2, kSetC}) {
-    co_await run_set_msms(context, run.points, set, set == kSetC ? private_signals : run.witness, run.results, run.scratch);
+    co_await run_set_msms(context, run.points, set, set == kSetC ? private_signals : run.witness, run.results,
+                          run.scratch);
   }
   if (abc_on_device) co_await memory.release_a(stream);
 }
@@ -505,7 +514,8 @@ asio::awaitable<void> Groth16Program::land_sums(ProgramRun& run, std::vector<std
   co_await device.synchronize_stream(stream);
   if (sums_readable()) std::memcpy(sums.data(), landing.data(), shape_.result_bytes);
   const auto witness = groth16::abc_on_device(abc_step_) ? DevicePointer{} : run.witness;
-  for (auto pointer : pointers(witness, run.results, run.scratch.h, run.scratch.msm, run.points.buffers[0], run.points.buffers[1])) {
+  for (auto pointer :
+       pointers(witness, run.results, run.scratch.h, run.scratch.msm, run.points.buffers[0], run.points.buffers[1])) {
     if (pointer) co_await run.context.memory.release(pointer, stream);
   }
 }
@@ -515,7 +525,8 @@ JobTimes Groth16Program::describe_run(const ProgramRun& run, Nanoseconds waited)
   times.waited_for_inputs_ns = waited;
   if (shape_.fetched_bytes() > 0 || !run.points.batches.empty()) times.note = placement_.describe();
   if (abc_step_ == AbcStep::streamed) {
-    times.note += fmt::format("; the constraint matrix streamed ({} chunk{})", matrix_chunks_.size(), matrix_chunks_.size() == 1 ? "" : "s");
+    times.note += fmt::format("; the constraint matrix streamed ({} chunk{})", matrix_chunks_.size(),
+                              matrix_chunks_.size() == 1 ? "" : "s");
   }
   return times;
 }

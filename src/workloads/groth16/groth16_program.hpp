@@ -40,7 +40,7 @@ namespace stagehand::groth16 {
 // job's prepare computes a, b and c over the same matrix (threaded by rows) and uploads all
 // three. The host's step takes seconds a proof at 2^26 where the device's takes milliseconds.
 enum class AbcStep { device, streamed, host };
-std::string_view to_string(AbcStep step);  // "device", "streamed", "host"
+std::string_view to_string(AbcStep step);                      // "device", "streamed", "host"
 std::optional<AbcStep> parse_abc_step(std::string_view text);  // nullopt for anything else ("auto")
 // Where it runs, in words: "on the device", "on the device, its matrix streamed", "on the host".
 std::string describe(AbcStep step);
@@ -61,8 +61,9 @@ class Groth16Program : public Workload {
   static Bytes proof_bytes_before_scratch(const KeySizes& key, Bytes stream_buffer_bytes);
   // One job's memory plan from the key's sizes, its layout and shape, the stream buffers' bytes
   // and the kernels' scratch (memory_plan's, and proof_device_bytes's before any set-up).
-  static JobMemoryPlan plan_memory(const KeySizes& sizes, AbcStep abc_step, const KeyPlacement& placement, const KeyProgramShape& shape,
-                                   Bytes stream_buffer_bytes, Bytes msm_scratch_bytes, Bytes h_scratch_bytes);
+  static JobMemoryPlan plan_memory(const KeySizes& sizes, AbcStep abc_step, const KeyPlacement& placement,
+                                   const KeyProgramShape& shape, Bytes stream_buffer_bytes, Bytes msm_scratch_bytes,
+                                   Bytes h_scratch_bytes);
   // Each of a proof's two stream buffers: the streamed sets' (0 where none streams), at least the
   // placement's where the matrix streams through them (which it does before H: a placement with
   // its MSM memory after H has no buffers then, and is refused).
@@ -98,8 +99,9 @@ class Groth16Program : public Workload {
   // `thread_count`: what the kernels' host functions may use (0 = every hardware thread).
   // `source_name`: the data's name in messages (the key's file).
   // Without `device_state` the run sets the devices up and frees them itself.
-  Groth16Program(const KeySizes& sizes, AbcStep abc_step, KeyPlacement placement, std::shared_ptr<DeviceKeyState> device_state,
-                 HostWork* host_work, unsigned thread_count, std::string source_name);
+  Groth16Program(const KeySizes& sizes, AbcStep abc_step, KeyPlacement placement,
+                 std::shared_ptr<DeviceKeyState> device_state, HostWork* host_work, unsigned thread_count,
+                 std::string source_name);
 
   // The data source's part.
   // Host work before the GPU: fills the staged inputs (the witness with the a/b/c step on the
@@ -117,7 +119,9 @@ class Groth16Program : public Workload {
   virtual HostRange witness_host(int job) const = 0;
   // Of `set`'s points [first, first + count), those whose scalars are declared 0 or 1
   // (KernelLaunch::light_units; 0 where the scalars are not known in advance).
-  virtual std::uint64_t light_points(std::size_t /*set*/, std::uint64_t /*first*/, std::uint64_t /*count*/) const { return 0; }
+  virtual std::uint64_t light_points(std::size_t /*set*/, std::uint64_t /*first*/, std::uint64_t /*count*/) const {
+    return 0;
+  }
   // Whether the result buffers the sums land in are real host memory (the simulator's timing
   // runs land them in virtual ranges: there is nothing to read).
   virtual bool sums_readable() const { return true; }
@@ -125,7 +129,9 @@ class Groth16Program : public Workload {
   virtual void before_set_up() {}
 
   // For the sources.
-  static HostRange host_range(const void* data, std::size_t bytes) { return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes}; }
+  static HostRange host_range(const void* data, std::size_t bytes) {
+    return HostRange{reinterpret_cast<std::uintptr_t>(data), bytes};
+  }
   const KeySizes& sizes() const { return sizes_; }
   const KeyProgramShape& shape() const { return shape_; }
   DeviceKeyState& device_state() const { return *device_state_; }
@@ -165,20 +171,22 @@ class Groth16Program : public Workload {
   JobState& state(int job, Stage expected, const char* step);
   void launch_abc(JobContext& context, DevicePointer witness, DevicePointer matrix, const MatrixChunk* chunk,
                   const Polynomials& polynomials) const;
-  asio::awaitable<void> run_abc(JobContext& context, ProofPoints& points, DevicePointer witness, const Polynomials& polynomials) const;
+  asio::awaitable<void> run_abc(JobContext& context, ProofPoints& points, DevicePointer witness,
+                                const Polynomials& polynomials) const;
   // `uploaded`: the events each of a, b, c's upload records, where the step must still wait for it.
   void launch_h(JobContext& context, const Polynomials& polynomials, const Scratch& scratch,
                 const std::array<EventHandle, 3>& uploaded) const;
-  void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars, DevicePointer results,
-                  const Scratch& scratch) const;
-  void launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first, std::uint64_t count,
-                        bool add, DevicePointer scalars, const Scratch& scratch) const;
+  void launch_msm(JobContext& context, std::size_t set, DevicePointer bases, DevicePointer scalars,
+                  DevicePointer results, const Scratch& scratch) const;
+  void launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
+                        std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const;
   void launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const;
   asio::awaitable<void> enqueue_batch(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,
                                      DevicePointer results, const Scratch& scratch) const;
-  asio::awaitable<JobTimes> run_steps(int job, JobContext& context, SideCopy& witness_copy, std::vector<std::byte>& sums);
+  asio::awaitable<JobTimes> run_steps(int job, JobContext& context, SideCopy& witness_copy,
+                                      std::vector<std::byte>& sums);
   asio::awaitable<void> allocate_working_memory(ProgramRun& run);
   asio::awaitable<void> take_msm_memory(ProgramRun& run);
   std::shared_ptr<Nanoseconds> wait_for_first_inputs(ProgramRun& run, std::array<EventHandle, 3>& still_uploading);
@@ -205,8 +213,8 @@ class Groth16Program : public Workload {
   Bytes stream_buffer_bytes_ = 0;
   Bytes h_scratch_bytes_ = 0;
   Bytes msm_scratch_bytes_ = 0;
-  std::map<int, KeyOnDevice> keys_;  // by device index
-  std::map<int, double> set_up_seconds_;  // by device index
+  std::map<int, KeyOnDevice> keys_;                      // by device index
+  std::map<int, double> set_up_seconds_;                 // by device index
   std::map<int, DeviceCounters> counters_after_set_up_;  // by device index
   std::mutex states_mutex_;
   std::map<int, JobState> states_;  // jobs in hand (between prepare and their end)
@@ -222,9 +230,9 @@ struct ProofLayout {
   KeyPlacement placement;
   std::string reason;  // why the a/b/c step is where it is, for the run's log
 };
-ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back, int proofs_in_flight,
-                              std::optional<AbcStep> abc, std::optional<SetPlacement> sets, Bytes stream_buffer_bytes = kGiB,
-                              bool precompute_bases = false);
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back,
+                              int proofs_in_flight, std::optional<AbcStep> abc, std::optional<SetPlacement> sets,
+                              Bytes stream_buffer_bytes = kGiB, bool precompute_bases = false);
 
 // The bytes one proof of a key needs on a device in `layout`, besides the safety margin and other
 // residents: the key's resident sets and constraint matrix, and one proof's peak (its memory plan

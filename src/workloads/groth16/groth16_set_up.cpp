@@ -27,8 +27,13 @@ constexpr Bytes kFrBytes = sizeof(math::Fr);  // 64 bits, so that counts of the 
 Groth16Program::Groth16Program(const KeySizes& sizes, AbcStep abc_step, KeyPlacement placement,
                                std::shared_ptr<DeviceKeyState> device_state, HostWork* host_work, unsigned thread_count,
                                std::string source_name)
-    : sizes_(sizes), abc_step_(abc_step), placement_(placement), shape_(shape_key_program(sizes_, placement)),
-      device_state_(std::move(device_state)), host_work_(host_work), thread_count_(thread_count),
+    : sizes_(sizes),
+      abc_step_(abc_step),
+      placement_(placement),
+      shape_(shape_key_program(sizes_, placement)),
+      device_state_(std::move(device_state)),
+      host_work_(host_work),
+      thread_count_(thread_count),
       source_name_(std::move(source_name)) {
   stream_buffer_bytes_ = stream_buffer_bytes(shape_, placement_, abc_step_);
   if (!device_state_) {
@@ -40,11 +45,13 @@ Groth16Program::Groth16Program(const KeySizes& sizes, AbcStep abc_step, KeyPlace
 // Each of a proof's two stream buffers: the streamed sets' (0 where none streams), at least the
 // placement's where the matrix streams through them (which it does before H: a placement with
 // its MSM memory after H has no buffers then, and is refused).
-Bytes Groth16Program::stream_buffer_bytes(const KeyProgramShape& shape, const KeyPlacement& placement, AbcStep abc_step) {
+Bytes Groth16Program::stream_buffer_bytes(const KeyProgramShape& shape, const KeyPlacement& placement,
+                                          AbcStep abc_step) {
   if (abc_step != AbcStep::streamed) return shape.stream_buffer_bytes;
   if (placement.msm_memory_after_h) {
-    throw std::invalid_argument("Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
-                                "its MSM memory after H does not have then");
+    throw std::invalid_argument(
+        "Groth16Workload: a streamed matrix goes through the stream buffers before H, which a placement with "
+        "its MSM memory after H does not have then");
   }
   return std::max(shape.stream_buffer_bytes, placement.stream_buffer_bytes);
 }
@@ -54,10 +61,11 @@ void Groth16Program::cut_matrix(std::vector<MatrixChunk> chunks) {
   std::call_once(matrix_cut_, [&] {
     for (const auto& chunk : chunks) {
       if (chunk.layout().total_bytes() > stream_buffer_bytes_) {
-        throw std::invalid_argument(fmt::format("{}: constraint {} alone takes {} of the constraint matrix, more than a stream buffer "
-                                                "({}): stream with larger buffers, or run the a/b/c step on the host",
-                                                source_name_, chunk.first_row, format_bytes(chunk.layout().total_bytes()),
-                                                format_bytes(stream_buffer_bytes_)));
+        throw std::invalid_argument(
+            fmt::format("{}: constraint {} alone takes {} of the constraint matrix, more than a stream buffer "
+                        "({}): stream with larger buffers, or run the a/b/c step on the host",
+                        source_name_, chunk.first_row, format_bytes(chunk.layout().total_bytes()),
+                        format_bytes(stream_buffer_bytes_)));
       }
     }
     matrix_chunks_ = std::move(chunks);
@@ -81,8 +89,8 @@ Bytes Groth16Program::resident_bytes() const { return shape_.resident_bytes() + 
 // after the H MSM) and the witness the program's. The stream buffers and the fetched sets are
 // held from the program's start (their uploads overlap the a/b/c and H steps).
 JobMemoryPlan Groth16Program::plan_memory(const KeySizes& sizes, AbcStep abc_step, const KeyPlacement& placement,
-                                          const KeyProgramShape& shape, Bytes stream_buffer_bytes, Bytes msm_scratch_bytes,
-                                          Bytes h_scratch_bytes) {
+                                          const KeyProgramShape& shape, Bytes stream_buffer_bytes,
+                                          Bytes msm_scratch_bytes, Bytes h_scratch_bytes) {
   const Bytes polynomial = kFrBytes * sizes.domain_size();
   const Bytes witness = kFrBytes * sizes.n_vars;
   const Bytes results = shape.result_bytes;
@@ -104,7 +112,8 @@ JobMemoryPlan Groth16Program::plan_memory(const KeySizes& sizes, AbcStep abc_ste
     plan.input_count = 1;
     return plan;
   }
-  return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, witness + rest, results};
+  return JobMemoryPlan{polynomial, 3 * polynomial + witness + rest, polynomial + witness + rest, witness + rest,
+                       results};
 }
 
 JobMemoryPlan Groth16Program::memory_plan(int) const {
@@ -115,12 +124,15 @@ asio::awaitable<void> Groth16Program::set_up(Device& device, int device_index) {
   const auto started = std::chrono::steady_clock::now();
   // What the kernels need as scratch on this device: one MSM scratch, sized for the largest MSM
   // of either group, serves them all (they run one after another on the compute stream).
-  h_scratch_bytes_ = std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h_evaluate, sizes_.domain_size()));
+  h_scratch_bytes_ =
+      std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h_evaluate, sizes_.domain_size()));
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
-    msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));
+    msm_scratch_bytes_ = std::max(
+        msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));
     if (shape.placement == SetPlacement::streamed) {
-      msm_scratch_bytes_ = std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
+      msm_scratch_bytes_ =
+          std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
     }
   }
   before_set_up();
@@ -135,7 +147,8 @@ asio::awaitable<void> Groth16Program::set_up(Device& device, int device_index) {
     held = nullptr;
   }
   if (held == nullptr) {
-    auto& entry = device_state_->fresh_entry(device_index, device, abc_step_ == AbcStep::device, placement_, resident_bytes());
+    auto& entry =
+        device_state_->fresh_entry(device_index, device, abc_step_ == AbcStep::device, placement_, resident_bytes());
     co_await upload_key(device, entry);
     device_state_->completed(device_index);
     held = &entry;
@@ -187,8 +200,10 @@ asio::awaitable<void> Groth16Program::upload_key(Device& device, DeviceKeyState:
     auto stream = device.create_stream();
     const kernel::PrecomputeLaunch precompute{
         .kernel = set == kSetB2 ? kernel::groth16_precompute_g2 : kernel::groth16_precompute_g1,
-        .points = shape.points, .window_bits = shape.window_bits,
-        .bases = {entry.sets[set], shape.bytes()}, .copies = {entry.sets[set], shape.device_bytes()}};
+        .points = shape.points,
+        .window_bits = shape.window_bits,
+        .bases = {entry.sets[set], shape.bytes()},
+        .copies = {entry.sets[set], shape.device_bytes()}};
     device.launch(precompute.to_launch(), stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
@@ -238,10 +253,11 @@ asio::awaitable<void> Groth16Program::tear_down(Device& device, int device_index
 // One sum per set (a streamed set's batches were added up on the device); an empty set's is the
 // identity, whatever its slot holds.
 MsmResults Groth16Program::msm_sums(int job) {
-  STAGEHAND_ASSERT(sums_readable(), "{}: job {}'s sums are read from a source whose sums land in virtual memory", source_name_, job);
+  STAGEHAND_ASSERT(sums_readable(), "{}: job {}'s sums are read from a source whose sums land in virtual memory",
+                   source_name_, job);
   const auto& job_state = state(job, Stage::ran, "msm_sums");
-  STAGEHAND_ASSERT(job_state.sums.size() == shape_.result_bytes, "{}: job {} holds {} bytes of sums, not {}", source_name_, job,
-                   job_state.sums.size(), shape_.result_bytes);
+  STAGEHAND_ASSERT(job_state.sums.size() == shape_.result_bytes, "{}: job {} holds {} bytes of sums, not {}",
+                   source_name_, job, job_state.sums.size(), shape_.result_bytes);
   auto sum_at = [&](std::size_t set) {
     return reinterpret_cast<const std::uint8_t*>(job_state.sums.data()) + shape_.sets[set].first_sum_offset;
   };
@@ -254,9 +270,10 @@ MsmResults Groth16Program::msm_sums(int job) {
   sums.b1 = g1_sum(kSetB1);
   sums.c = g1_sum(kSetC);
   sums.h = g1_sum(kSetH);
-  sums.b2 = shape_.sets[kSetB2].points == 0
-                ? math::G2Projective::identity()
-                : *decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes>(sum_at(kSetB2), kG2JacobianBytes));
+  sums.b2 =
+      shape_.sets[kSetB2].points == 0
+          ? math::G2Projective::identity()
+          : *decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes>(sum_at(kSetB2), kG2JacobianBytes));
   return sums;
 }
 
@@ -270,10 +287,10 @@ Groth16Program::JobState& Groth16Program::state(int job, Stage expected, const c
   check_job(job, step);
   std::lock_guard lock(states_mutex_);
   const auto found = states_.find(job);
-  STAGEHAND_ASSERT(found != states_.end(), "{}: {} of job {}, which is not in hand (never prepared, or ended)", source_name_, step,
-                   job);
-  STAGEHAND_ASSERT(found->second.stage == expected, "{}: {} of job {} at the wrong step (its program {})", source_name_, step, job,
-                   found->second.stage == Stage::ran ? "has run" : "has not run");
+  STAGEHAND_ASSERT(found != states_.end(), "{}: {} of job {}, which is not in hand (never prepared, or ended)",
+                   source_name_, step, job);
+  STAGEHAND_ASSERT(found->second.stage == expected, "{}: {} of job {} at the wrong step (its program {})", source_name_,
+                   step, job, found->second.stage == Stage::ran ? "has run" : "has not run");
   return found->second;  // map nodes stay put: the reference outlives the lock
 }
 

@@ -20,7 +20,8 @@ constexpr Bytes kFrBytes = sizeof(math::Fr);  // 64 bits, so that counts of the 
 
 // A staged a, b or c as the domain's n values; the one check that the staging buffer holds them.
 std::span<math::Fr> staged_polynomial(const HostRange& range, std::size_t n) {
-  if (range.bytes < kFrBytes * n) throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
+  if (range.bytes < kFrBytes * n)
+    throw std::invalid_argument("groth16 prepare: a staged buffer is smaller than the domain");
   return std::span<math::Fr>(reinterpret_cast<math::Fr*>(range.data()), n);
 }
 
@@ -30,10 +31,14 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
                                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks,
                                  AbcStep abc_step, KeyPlacement placement, std::shared_ptr<DeviceKeyState> device_state,
                                  const KeySizes* sizes)
-    : Groth16Program(sizes != nullptr ? *sizes : KeySizes::of(key), abc_step, placement, std::move(device_state), &host_work,
-                     thread_count, zkey_path.string()),
-      key_(key), zkey_path_(std::move(zkey_path)), jobs_(std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.end())),
-      on_proof_(std::move(on_proof)), checks_(std::move(checks)), check_seconds_(jobs_.size(), 0.0) {
+    : Groth16Program(sizes != nullptr ? *sizes : KeySizes::of(key), abc_step, placement, std::move(device_state),
+                     &host_work, thread_count, zkey_path.string()),
+      key_(key),
+      zkey_path_(std::move(zkey_path)),
+      jobs_(std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.end())),
+      on_proof_(std::move(on_proof)),
+      checks_(std::move(checks)),
+      check_seconds_(jobs_.size(), 0.0) {
   if (checks_.verify) verifier_.emplace(key);
   if (checks_.r1cs != nullptr) check_constraint_system(*checks_.r1cs, checks_.r1cs_path, key, zkey_path_);
 }
@@ -41,8 +46,8 @@ Groth16Workload::Groth16Workload(const ProvingKey& key, std::filesystem::path zk
 int Groth16Workload::add_job(ProofJob job) {
   jobs_.push_back(std::move(job));
   check_seconds_.push_back(0.0);
-  STAGEHAND_ASSERT(check_seconds_.size() == jobs_.size(), "{}: {} jobs with {} check times", zkey_path_.string(), jobs_.size(),
-                   check_seconds_.size());
+  STAGEHAND_ASSERT(check_seconds_.size() == jobs_.size(), "{}: {} jobs with {} check times", zkey_path_.string(),
+                   jobs_.size(), check_seconds_.size());
   return static_cast<int>(jobs_.size()) - 1;
 }
 
@@ -67,7 +72,8 @@ HostRange Groth16Workload::set_host(std::size_t set) const {
 }
 
 HostRange Groth16Workload::matrix_host() const {
-  STAGEHAND_ASSERT(matrix_ != nullptr, "{}: the constraint matrix is read before a set-up built it", zkey_path_.string());
+  STAGEHAND_ASSERT(matrix_ != nullptr, "{}: the constraint matrix is read before a set-up built it",
+                   zkey_path_.string());
   return host_range(matrix_->bytes.data(), matrix_->bytes.size());
 }
 
@@ -75,7 +81,8 @@ HostRange Groth16Workload::witness_host(int job) const {
   std::lock_guard lock(witnesses_mutex_);
   const auto found = witnesses_.find(job);
   STAGEHAND_ASSERT(found != witnesses_.end() && found->second.size() == sizes().n_vars,
-                   "{}: the program uploads job {}'s witness, which its prepare did not keep whole", zkey_path_.string(), job);
+                   "{}: the program uploads job {}'s witness, which its prepare did not keep whole",
+                   zkey_path_.string(), job);
   return host_range(found->second.data(), kFrBytes * sizes().n_vars);
 }
 
@@ -125,19 +132,22 @@ asio::awaitable<void> Groth16Workload::prepare_job(int job, Device& /*device*/, 
         throw std::invalid_argument("groth16 prepare: the staged input is smaller than the witness");
       }
       const std::span<math::Fr> staged(reinterpret_cast<math::Fr*>(abc[0].data()), key.n_vars);
-      witness = staged.first(proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count())
-                                                  : read_wtns_into(file, staged, thread_count()));
+      witness = staged.first(proof_job.wtns_bytes
+                                 ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), staged, thread_count())
+                                 : read_wtns_into(file, staged, thread_count()));
     } else {
       job_witness = take_witness_buffer();
-      const std::size_t count = proof_job.wtns_bytes ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), job_witness, thread_count())
-                                                     : read_wtns_into(file, job_witness, thread_count());
+      const std::size_t count = proof_job.wtns_bytes
+                                    ? parse_wtns_into(*proof_job.wtns_bytes, file.string(), job_witness, thread_count())
+                                    : read_wtns_into(file, job_witness, thread_count());
       witness = std::span<const math::Fr>(job_witness).first(count);
     }
     check_witness_matches(key, witness, zkey_path_, file);
     if (checks_.r1cs != nullptr) {
       if (const auto failing = first_unsatisfied_constraint(*checks_.r1cs, witness)) {
-        throw InputError(fmt::format("{}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made for it",
-                                     file.string(), *failing, checks_.r1cs_path.string()));
+        throw InputError(fmt::format(
+            "{}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made for it",
+            file.string(), *failing, checks_.r1cs_path.string()));
       }
     }
     if (abc_on_device(abc_step())) {
@@ -170,9 +180,11 @@ asio::awaitable<void> Groth16Workload::finish_job(int job, Device& /*device*/) {
   proof_job.wtns_bytes.reset();
   if (rejection) {
     const auto& file = proof_job.wtns;
-    const std::string hint = checks_.r1cs != nullptr ? "" : "; with the .r1cs (--r1cs) the witness is checked constraint by constraint";
-    throw std::runtime_error(fmt::format("the proof does not verify: {} (does {} satisfy the circuit?{}); nothing is written for it",
-                                         *rejection, file.string(), hint));
+    const std::string hint =
+        checks_.r1cs != nullptr ? "" : "; with the .r1cs (--r1cs) the witness is checked constraint by constraint";
+    throw std::runtime_error(
+        fmt::format("the proof does not verify: {} (does {} satisfy the circuit?{}); nothing is written for it",
+                    *rejection, file.string(), hint));
   }
   if (on_proof_) on_proof_(job, proof, signals);
 }

@@ -59,8 +59,8 @@ struct ProofJob {
 
 // What is checked around each proof.
 struct ProofChecks {
-  bool verify = true;            // the pairing check of every proof before it is handed out
-  const R1cs* r1cs = nullptr;    // also the witness against every constraint (in prepare)
+  bool verify = true;               // the pairing check of every proof before it is handed out
+  const R1cs* r1cs = nullptr;       // also the witness against every constraint (in prepare)
   std::filesystem::path r1cs_path;  // for the messages
 };
 // check_constraint_system (groth16/verify.hpp): the constraint system against the key.
@@ -76,10 +76,10 @@ class Groth16Workload final : public Groth16Program {
   // left it); without, the run sets the devices up and frees them itself. `sizes`: the key's
   // KeySizes::of where the caller keeps them (computing them reads every coefficient record: about
   // 12 ms at 2^20 on the H200 machine, where four a batch made the engine's step before a run 55 ms).
-  Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs, HostWork& host_work,
-                  unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {}, AbcStep abc_step = AbcStep::device,
-                  KeyPlacement placement = {}, std::shared_ptr<DeviceKeyState> device_state = nullptr,
-                  const KeySizes* sizes = nullptr);
+  Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
+                  HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {},
+                  AbcStep abc_step = AbcStep::device, KeyPlacement placement = {},
+                  std::shared_ptr<DeviceKeyState> device_state = nullptr, const KeySizes* sizes = nullptr);
 
   // The seconds the proof check of a finished job took (0 when it did not run).
   double check_seconds(int job) const { return check_seconds_.at(static_cast<std::size_t>(job)); }

@@ -48,7 +48,8 @@ KeyPlacement KeyPlacement::all(SetPlacement placement) {
 std::string KeyPlacement::describe() const {
   std::string text;
   bool streams = false;
-  for (auto placement : {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
+  for (auto placement :
+       {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
     std::string names;
     for (std::size_t set = 0; set < kKeySetCount; ++set) {
       if (sets[set] != placement) continue;
@@ -99,7 +100,8 @@ std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_
 
 Bytes set_point_bytes(std::size_t set) { return set == kSetB2 ? kG2Bytes : kG1Bytes; }
 const char* set_msm_kernel(std::size_t set, SetPlacement placement) {
-  if (placement == SetPlacement::streamed) return set == kSetB2 ? kernel::groth16_msm_g2_batch : kernel::groth16_msm_g1_batch;
+  if (placement == SetPlacement::streamed)
+    return set == kSetB2 ? kernel::groth16_msm_g2_batch : kernel::groth16_msm_g1_batch;
   if (placement == SetPlacement::precomputed) {
     return set == kSetB2 ? kernel::groth16_msm_g2_precomputed : kernel::groth16_msm_g1_precomputed;
   }
@@ -113,7 +115,9 @@ unsigned precomputed_window_bits(std::size_t set, SetPlacement placement, std::u
   return placement == SetPlacement::precomputed ? kernel::precomputed_window_bits(points, group) : 0;
 }
 std::uint64_t set_copies(std::size_t set, SetPlacement placement, std::uint64_t points) {
-  return placement == SetPlacement::precomputed ? kernel::precomputed_copies(precomputed_window_bits(set, placement, points)) : 1;
+  return placement == SetPlacement::precomputed
+             ? kernel::precomputed_copies(precomputed_window_bits(set, placement, points))
+             : 1;
 }
 
 Bytes set_sum_bytes(std::size_t set) { return set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes; }
@@ -127,8 +131,10 @@ KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budg
   // The scratch with every set streamed: the largest batch of each group.
   Bytes msm_scratch = 0;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    msm_scratch = std::max(msm_scratch, scratch(set, SetPlacement::streamed,
-                                                std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / set_point_bytes(set))));
+    msm_scratch = std::max(
+        msm_scratch,
+        scratch(set, SetPlacement::streamed,
+                std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / set_point_bytes(set))));
   }
   const Bytes in_flight = static_cast<Bytes>(std::max(1, budget.proofs_in_flight));
   Bytes resident = budget.matrix_bytes;
@@ -169,7 +175,8 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
       // (about 10 ms in G1, 35 in G2 on the H200), and 1 GiB buffers hold one point less than a
       // sixth of a 2^26 set. Batches made equal instead, all smaller, were slower there (the MSM
       // planner took narrower windows: +2% in G1, +6% in G2).
-      const std::uint64_t most = std::max<std::uint64_t>(1, std::min(s.points, placement.stream_buffer_bytes / s.point_bytes));
+      const std::uint64_t most =
+          std::max<std::uint64_t>(1, std::min(s.points, placement.stream_buffer_bytes / s.point_bytes));
       std::uint64_t batches = std::max<std::uint64_t>(1, (s.points + most - 1) / most);
       if (batches > 1 && s.points <= (batches - 1) * (most + most / 16)) --batches;
       s.points_per_batch = std::max<std::uint64_t>(1, (s.points + batches - 1) / batches);

@@ -113,13 +113,13 @@ struct PlacementBudget {
 struct KeySetShape {
   SetPlacement placement = SetPlacement::resident;
   std::uint64_t points = 0;
-  Bytes point_bytes = 0;            // 96 (G1) or 192 (G2)
+  Bytes point_bytes = 0;               // 96 (G1) or 192 (G2)
   std::uint64_t points_per_batch = 0;  // all of them, unless streamed
-  std::uint64_t batches = 0;        // 0 for an empty set
-  Bytes sum_bytes = 0;              // one Jacobian sum: 144 (G1) or 288 (G2)
-  Bytes first_sum_offset = 0;       // where its sum is in the program's results (one, however streamed)
-  unsigned window_bits = 0;         // precomputed: the width its copies are for
-  std::uint64_t copies = 1;         // the copies of its points it keeps on the device (precomputed: more)
+  std::uint64_t batches = 0;           // 0 for an empty set
+  Bytes sum_bytes = 0;                 // one Jacobian sum: 144 (G1) or 288 (G2)
+  Bytes first_sum_offset = 0;          // where its sum is in the program's results (one, however streamed)
+  unsigned window_bits = 0;            // precomputed: the width its copies are for
+  std::uint64_t copies = 1;            // the copies of its points it keeps on the device (precomputed: more)
   Bytes bytes() const { return points * point_bytes; }
   Bytes device_bytes() const { return copies * bytes(); }  // resident or precomputed: what it holds
 };
@@ -129,8 +129,8 @@ struct KeyProgramShape {
   std::array<KeySetShape, kKeySetCount> sets;
   Bytes result_bytes = 0;
   Bytes stream_buffer_bytes = 0;
-  Bytes resident_bytes() const;   // the sets kept on the device (with their copies)
-  Bytes fetched_bytes() const;    // the sets each proof fetches whole
+  Bytes resident_bytes() const;                          // the sets kept on the device (with their copies)
+  Bytes fetched_bytes() const;                           // the sets each proof fetches whole
   std::uint64_t largest_batch(Bytes point_bytes) const;  // the most points one MSM of that group takes
 };
 

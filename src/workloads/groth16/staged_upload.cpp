@@ -15,14 +15,15 @@ namespace {
 constexpr Bytes kCopyPart = Bytes{2} << 20;
 
 void copy_on_threads(std::byte* to, const std::byte* from, Bytes bytes) {
-  math::detail::run_ranges(bytes, 8, kCopyPart,
-                           [=](std::size_t begin, std::size_t end) { std::memcpy(to + begin, from + begin, end - begin); });
+  math::detail::run_ranges(bytes, 8, kCopyPart, [=](std::size_t begin, std::size_t end) {
+    std::memcpy(to + begin, from + begin, end - begin);
+  });
 }
 
 }  // namespace
 
-asio::awaitable<void> upload_through_pinned(Device& device, HostWork& host_work, const std::vector<PageableUpload>& uploads,
-                                            Bytes chunk_bytes) {
+asio::awaitable<void> upload_through_pinned(Device& device, HostWork& host_work,
+                                            const std::vector<PageableUpload>& uploads, Bytes chunk_bytes) {
   Bytes total = 0;
   for (const auto& upload : uploads) total += upload.source.bytes;
   if (total == 0) co_return;

@@ -19,7 +19,8 @@ struct PageableUpload {
 
 // Each source to its target, in order; returns when every byte is on the device. The staging
 // buffers (two of at most `chunk_bytes`) are made and freed inside, and freed on failure too.
-asio::awaitable<void> upload_through_pinned(Device& device, HostWork& host_work, const std::vector<PageableUpload>& uploads,
+asio::awaitable<void> upload_through_pinned(Device& device, HostWork& host_work,
+                                            const std::vector<PageableUpload>& uploads,
                                             Bytes chunk_bytes = Bytes{128} << 20);
 
 }  // namespace stagehand::groth16

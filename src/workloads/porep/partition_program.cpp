@@ -36,8 +36,8 @@ void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets)
   std::vector<BufferUse> writes(1, BufferUse{buckets[0], PartitionShape::kBucketResultBytes});
   if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
   launch_kernel(kernel::msm_reduce, 1, {shape_.h_batch_points()},
-         {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
-         std::move(writes));
+                {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
+                std::move(writes));
 }
 
 asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
@@ -45,11 +45,12 @@ asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRa
 }
 
 void PartitionProgram::pcie_bound_phase(bool entering) {
-  if (settings_.link.phase) device_.host_callback(compute_, [hook = settings_.link.phase, entering] { hook(entering); });
+  if (settings_.link.phase)
+    device_.host_callback(compute_, [hook = settings_.link.phase, entering] { hook(entering); });
 }
 
 void PartitionProgram::launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
-                              std::vector<BufferUse> reads, std::vector<BufferUse> writes) {
+                                     std::vector<BufferUse> reads, std::vector<BufferUse> writes) {
   device_.launch(KernelLaunch{name, work_units, std::move(arguments), std::move(reads), std::move(writes)}, compute_);
 }
 
@@ -68,7 +69,7 @@ std::uint64_t PartitionProgram::tail_items_per_kernel(const PartitionShape& shap
 }
 
 asio::awaitable<JobTimes> PartitionProgram::run(JobInputs inputs, JobMemory& memory,
-                                                    const std::vector<HostRange>& results) {
+                                                const std::vector<HostRange>& results) {
   JobTimes times;
   auto upload_wait_ns = std::make_shared<Nanoseconds>(0);
   auto twiddles = co_await to_h_coefficients(inputs, memory, upload_wait_ns);
@@ -125,8 +126,10 @@ asio::awaitable<DevicePointer> PartitionProgram::to_h_coefficients(const JobInpu
       device_.stream_wait_event(compute_, uploaded);
       device_.host_callback(compute_, [device, before, upload_wait_ns] { *upload_wait_ns += device->now() - *before; });
     }
-    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::inverse)}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
-    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_forward)}, {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::inverse)},
+                  {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_forward)},
+                  {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
   };
   to_coset_evaluations(inputs.a, inputs.a_uploaded);
   to_coset_evaluations(inputs.b, inputs.b_uploaded);
@@ -135,7 +138,8 @@ asio::awaitable<DevicePointer> PartitionProgram::to_h_coefficients(const JobInpu
   // memory-bound kernel); then back to coefficients.
   launch_kernel(kernel::h_pointwise, n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
   co_await memory.release_b_and_c(compute_);
-  launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_inverse)}, {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
+  launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_inverse)},
+                {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
   co_return twiddles;
 }
 
@@ -160,8 +164,8 @@ asio::awaitable<DevicePointer> PartitionProgram::allocate_msm_scratch(JobMemory&
 // the next job's third input, which then goes up once that job holds the lock, behind its first
 // two inputs' NTTs (bench/RESULTS.md). Marks the sets resident, names them in times.note and
 // returns their memory, which the program holds to its end.
-asio::awaitable<std::vector<DevicePointer>> PartitionProgram::fetch_ahead(std::vector<StreamedSet>& sets, JobMemory& memory,
-                                                                          JobTimes& times) {
+asio::awaitable<std::vector<DevicePointer>> PartitionProgram::fetch_ahead(std::vector<StreamedSet>& sets,
+                                                                          JobMemory& memory, JobTimes& times) {
   std::vector<DevicePointer> fetched;
   std::string fetched_names;  // joined with '+' ("L+A")
   for (auto index : prefetch_order(sets)) {
@@ -181,12 +185,16 @@ asio::awaitable<std::vector<DevicePointer>> PartitionProgram::fetch_ahead(std::v
 std::vector<PartitionProgram::StreamedSet> PartitionProgram::streamed_sets() const {
   constexpr Bytes kSums = 64 * kKiB;
   constexpr Bytes kSlot = 1 * kKiB;
-  return {{"H", kernel::msm_batch, key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
-          {"L", kernel::batch_addition_g1, key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
-          {"A", kernel::batch_addition_g1, key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
-          {"B_G1", kernel::batch_addition_g1, key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false, kSums + 2 * kSlot},
-          {"B_G2", kernel::batch_addition_g2, key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false, kSums + 3 * kSlot},
-          {"tail", kernel::tail_msm, key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false, kSums + 4 * kSlot}};
+  return {
+      {"H", kernel::msm_batch, key_.h, shape_.h_points(), PartitionShape::kG1AffineBytes, true, 0},
+      {"L", kernel::batch_addition_g1, key_.l, shape_.l_points(), PartitionShape::kG1AffineBytes, false, kSums},
+      {"A", kernel::batch_addition_g1, key_.a, shape_.a_points(), PartitionShape::kG1AffineBytes, false, kSums + kSlot},
+      {"B_G1", kernel::batch_addition_g1, key_.b_g1, shape_.b_g1_points(), PartitionShape::kG1AffineBytes, false,
+       kSums + 2 * kSlot},
+      {"B_G2", kernel::batch_addition_g2, key_.b_g2, shape_.b_g2_points(), PartitionShape::kG2AffineBytes, false,
+       kSums + 3 * kSlot},
+      {"tail", kernel::tail_msm, key_.tail, shape_.tail_points(), PartitionShape::kTailBytesPerPoint, false,
+       kSums + 4 * kSlot}};
 }
 
 // One stream_points call: each set's progress through the double buffer's halves, the resident
@@ -196,8 +204,16 @@ class PartitionProgram::PointStream {
   PointStream(PartitionProgram& program, const std::vector<StreamedSet>& sets, DevicePointer scalars, JobMemory& memory,
               const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
               const std::vector<HostRange>& results)
-      : program_(program), device_(program.device_), sets_(sets), scalars_(scalars), memory_(memory), buffers_(buffers),
-        buckets_(buckets), results_(results), next_item_(sets.size(), 0), placed_(sets.size(), false),
+      : program_(program),
+        device_(program.device_),
+        sets_(sets),
+        scalars_(scalars),
+        memory_(memory),
+        buffers_(buffers),
+        buckets_(buckets),
+        results_(results),
+        next_item_(sets.size(), 0),
+        placed_(sets.size(), false),
         queued_(sets.size(), false) {}
 
   asio::awaitable<void> run();
@@ -318,7 +334,8 @@ asio::awaitable<std::vector<PartitionProgram::Segment>> PartitionProgram::PointS
   if (batch_ >= 2) device_.stream_wait_event(program_.upload_, program_.buffer_free_[slot]);
   std::vector<Segment> segments;
   Bytes filled = 0;
-  for (const auto& [i, items] : program_.plan_half(sets_, next_item_, placed_, queued_, program_.shape_.stream_buffer_bytes())) {
+  for (const auto& [i, items] :
+       program_.plan_half(sets_, next_item_, placed_, queued_, program_.shape_.stream_buffer_bytes())) {
     const auto& set = sets_[i];
     const auto bytes = items * set.item_bytes;
     co_await program_.upload(buffers_[slot] + filled, set.host.sub(next_item_[i] * set.item_bytes, bytes));
@@ -334,7 +351,8 @@ asio::awaitable<std::vector<PartitionProgram::Segment>> PartitionProgram::PointS
 }
 
 // The kernels over half `slot`, once its upload is done; true where the half holds H MSM points.
-asio::awaitable<bool> PartitionProgram::PointStream::compute_half(std::size_t slot, const std::vector<Segment>& segments) {
+asio::awaitable<bool> PartitionProgram::PointStream::compute_half(std::size_t slot,
+                                                                  const std::vector<Segment>& segments) {
   device_.stream_wait_event(program_.compute_, program_.buffer_filled_[slot]);
   bool batch_collects = false;
   for (const auto& segment : segments) {
@@ -351,7 +369,8 @@ asio::awaitable<bool> PartitionProgram::PointStream::compute_half(std::size_t sl
     batch_collects = batch_collects || set.collect;
     if (segment.ends_set && !set.collect) program_.finish_set(set, buckets_[0]);
     // After the last kernel of the last collecting set: fold the buckets, and free the scalars.
-    bool last_collecting = set.collect && segment.ends_set && (segment.set + 1 == sets_.size() || !sets_[segment.set + 1].collect);
+    bool last_collecting =
+        set.collect && segment.ends_set && (segment.set + 1 == sets_.size() || !sets_[segment.set + 1].collect);
     if (last_collecting) {
       program_.reduce_buckets(buckets_);
       co_await memory_.release_a(program_.compute_);
@@ -380,10 +399,9 @@ asio::awaitable<void> PartitionProgram::PointStream::return_results(std::size_t 
 // that a set whose kernels are faster than its points cross PCIe shares each half with sets whose
 // kernels are slower, neither the GPU nor the link waits for the other, and the link keeps room
 // for the next job's inputs throughout; what rounding leaves of the half goes in order.
-std::vector<std::pair<std::size_t, std::uint64_t>> PartitionProgram::plan_half(const std::vector<StreamedSet>& sets,
-                                                                               const std::vector<std::uint64_t>& next_item,
-                                                                               const std::vector<bool>& placed,
-                                                                               const std::vector<bool>& queued, Bytes buffer_bytes) const {
+std::vector<std::pair<std::size_t, std::uint64_t>> PartitionProgram::plan_half(
+    const std::vector<StreamedSet>& sets, const std::vector<std::uint64_t>& next_item, const std::vector<bool>& placed,
+    const std::vector<bool>& queued, Bytes buffer_bytes) const {
   std::vector<std::pair<std::size_t, std::uint64_t>> plan;
   std::vector<std::uint64_t> next = next_item;
   std::vector<bool> done = placed;
@@ -414,7 +432,8 @@ std::vector<std::pair<std::size_t, std::uint64_t>> PartitionProgram::plan_half(c
     for (std::size_t i = 0; i < sets.size(); ++i) {
       if (!streaming(i)) continue;
       const double share = left_bytes > 0 ? half * static_cast<double>(left(i) * sets[i].item_bytes) / left_bytes : 0;
-      const auto items = std::min({left(i), room(i), std::max<std::uint64_t>(1, static_cast<std::uint64_t>(share) / sets[i].item_bytes)});
+      const auto items = std::min(
+          {left(i), room(i), std::max<std::uint64_t>(1, static_cast<std::uint64_t>(share) / sets[i].item_bytes)});
       if (items > 0 || left(i) == 0) place(i, items);
     }
   }
@@ -431,13 +450,14 @@ std::vector<std::pair<std::size_t, std::uint64_t>> PartitionProgram::plan_half(c
 // The kernels of resident set `index`, of the same size as the streamed batches; the segments'
 // offsets are in the resident copy.
 std::vector<PartitionProgram::Segment> PartitionProgram::resident_segments(const std::vector<StreamedSet>& sets,
-                                                                          std::size_t index) const {
+                                                                           std::size_t index) const {
   const auto& set = sets[index];
   const std::uint64_t items_per_kernel = std::max<std::uint64_t>(1, shape_.stream_buffer_bytes() / set.item_bytes);
   std::vector<Segment> segments;
   for (std::uint64_t first = 0; first < set.items; first += items_per_kernel) {
     const auto items = std::min(items_per_kernel, set.items - first);
-    segments.push_back(Segment{index, first, items, first * set.item_bytes, items * set.item_bytes, first + items == set.items});
+    segments.push_back(
+        Segment{index, first, items, first * set.item_bytes, items * set.item_bytes, first + items == set.items});
   }
   return segments;
 }
@@ -494,7 +514,9 @@ std::vector<std::size_t> PartitionProgram::prefetch_order(const std::vector<Stre
   return order;
 }
 
-bool PartitionProgram::is_tail(const StreamedSet& set) { return std::string_view(set.kernel) == std::string_view(kernel::tail_msm); }
+bool PartitionProgram::is_tail(const StreamedSet& set) {
+  return std::string_view(set.kernel) == std::string_view(kernel::tail_msm);
+}
 
 // After a set's last kernel: the tail MSM's one reduction, into its sum slot of `buckets`.
 void PartitionProgram::finish_set(const StreamedSet& set, DevicePointer buckets) {

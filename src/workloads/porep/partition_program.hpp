@@ -64,13 +64,13 @@ class PartitionProgram {
 
  private:
   struct StreamedSet {
-    const char* name;  // the proving key's set: H, L, A, B_G1, B_G2, tail
+    const char* name;    // the proving key's set: H, L, A, B_G1, B_G2, tail
     const char* kernel;  // kernel_abi.hpp
     HostRange host;
     std::uint64_t items;
     Bytes item_bytes;
-    bool collect;  // an MSM whose bucket results the host folds (the H MSM)
-    Bytes sum_offset;  // where in buckets[0] the set's running sum lives (not the H MSM)
+    bool collect;                 // an MSM whose bucket results the host folds (the H MSM)
+    Bytes sum_offset;             // where in buckets[0] the set's running sum lives (not the H MSM)
     DevicePointer resident = {};  // where the set was fetched to in advance, if it was
   };
   struct Segment {
@@ -85,18 +85,20 @@ class PartitionProgram {
   asio::awaitable<DevicePointer> to_h_coefficients(const JobInputs& inputs, JobMemory& memory,
                                                    std::shared_ptr<Nanoseconds> upload_wait_ns);
   asio::awaitable<DevicePointer> allocate_msm_scratch(JobMemory& memory);
-  asio::awaitable<std::vector<DevicePointer>> fetch_ahead(std::vector<StreamedSet>& sets, JobMemory& memory, JobTimes& times);
+  asio::awaitable<std::vector<DevicePointer>> fetch_ahead(std::vector<StreamedSet>& sets, JobMemory& memory,
+                                                          JobTimes& times);
   std::vector<StreamedSet> streamed_sets() const;
   asio::awaitable<void> stream_points(const std::vector<StreamedSet>& sets, DevicePointer scalars, JobMemory& memory,
-                                      const std::vector<DevicePointer>& buffers, const std::vector<DevicePointer>& buckets,
-                                      const std::vector<HostRange>& results);
+                                      const std::vector<DevicePointer>& buffers,
+                                      const std::vector<DevicePointer>& buckets, const std::vector<HostRange>& results);
   std::vector<Segment> resident_segments(const std::vector<StreamedSet>& sets, std::size_t index) const;
   // What the next half of `buffer_bytes` holds: (set, items) in the order to place them, given
   // each set's next item and whether its last items were placed, and which resident sets' kernels
   // are queued (in order, the half ends at a resident set not yet reached).
   std::vector<std::pair<std::size_t, std::uint64_t>> plan_half(const std::vector<StreamedSet>& sets,
                                                                const std::vector<std::uint64_t>& next_item,
-                                                               const std::vector<bool>& placed, const std::vector<bool>& queued,
+                                                               const std::vector<bool>& placed,
+                                                               const std::vector<bool>& queued,
                                                                Bytes buffer_bytes) const;
   void launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer, DevicePointer scalars,
                       DevicePointer buckets);
@@ -108,8 +110,8 @@ class PartitionProgram {
   asio::awaitable<void> upload(DevicePointer destination, HostRange source);
   // Tells settings_.link.phase when the compute stream gets here.
   void pcie_bound_phase(bool entering);
-  void launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments, std::vector<BufferUse> reads,
-              std::vector<BufferUse> writes);
+  void launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
+                     std::vector<BufferUse> reads, std::vector<BufferUse> writes);
   static std::uint64_t tail_items_per_kernel(const PartitionShape& shape);
 
   Device& device_;

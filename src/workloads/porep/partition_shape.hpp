@@ -41,7 +41,9 @@ struct PartitionShape {
   // The NTTs' twiddle tables.
   Bytes ntt_scratch_bytes() const { return domain() * 16; }
   std::uint64_t h_points() const { return domain(); }
-  std::uint64_t h_batch_points() const { return (h_points() + static_cast<std::uint64_t>(h_msm_batches) - 1) / static_cast<std::uint64_t>(h_msm_batches); }
+  std::uint64_t h_batch_points() const {
+    return (h_points() + static_cast<std::uint64_t>(h_msm_batches) - 1) / static_cast<std::uint64_t>(h_msm_batches);
+  }
   // One half of the double buffer that streams points (H, then the batch-addition sets, then the
   // tail MSMs' bases) from pinned host memory.
   Bytes stream_buffer_bytes() const { return h_batch_points() * kG1AffineBytes; }
@@ -59,11 +61,17 @@ struct PartitionShape {
   // The most it holds once b and c are freed (a, twiddles, the streaming buffers), and once a is.
   Bytes peak_after_b_and_c_bytes() const;
   Bytes peak_after_a_bytes() const;
-  Nanoseconds host_prepare_ns() const { return static_cast<Nanoseconds>(host_prepare_ns_per_element * static_cast<double>(domain())); }
-  Nanoseconds host_finish_ns() const { return static_cast<Nanoseconds>(host_finish_ns_per_element * static_cast<double>(domain())); }
+  Nanoseconds host_prepare_ns() const {
+    return static_cast<Nanoseconds>(host_prepare_ns_per_element * static_cast<double>(domain()));
+  }
+  Nanoseconds host_finish_ns() const {
+    return static_cast<Nanoseconds>(host_finish_ns_per_element * static_cast<double>(domain()));
+  }
 
  private:
-  std::uint64_t scaled(double per_element) const { return static_cast<std::uint64_t>(per_element * static_cast<double>(domain())); }
+  std::uint64_t scaled(double per_element) const {
+    return static_cast<std::uint64_t>(per_element * static_cast<double>(domain()));
+  }
 };
 
 }  // namespace stagehand

@@ -18,8 +18,8 @@ groth16::KeySizes porep_key_sizes(const PartitionShape& shape) {
   // The constant 1 and no public inputs (a PoRep partition has a handful; they change nothing
   // here). C's MSM starts after them.
   sizes.n_public = 0;
-  sizes.n_vars = std::max({sizes.set_points[kSetA], sizes.set_points[kSetB1], sizes.set_points[kSetB2],
-                           sizes.set_points[kSetC] + 1});
+  sizes.n_vars = std::max(
+      {sizes.set_points[kSetA], sizes.set_points[kSetB1], sizes.set_points[kSetB2], sizes.set_points[kSetC] + 1});
   sizes.matrix = {};  // no constraint matrix: a, b and c come from the host
   return sizes;
 }

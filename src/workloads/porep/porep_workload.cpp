@@ -107,8 +107,7 @@ asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<cons
 asio::awaitable<JobTimes> PoRepWorkload::run_program(int, JobContext& context) {
   auto settings = program_;
   settings.link = context.link;
-  PartitionProgram program(context.device, shape_, key_.key, settings, context.compute,
-                           context.upload);
+  PartitionProgram program(context.device, shape_, key_.key, settings, context.compute, context.upload);
   co_return co_await program.run(context.inputs, context.memory, context.results);
 }
 

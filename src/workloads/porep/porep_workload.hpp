@@ -41,8 +41,11 @@ struct PoRepData {
 class PoRepWorkload final : public Workload {
  public:
   explicit PoRepWorkload(const PoRepSettings& settings, PoRepData data = {})
-      : shape_(settings.shape), program_(settings.program), proofs_(settings.proofs),
-        partitions_per_proof_(settings.partitions_per_proof), data_(std::move(data)) {}
+      : shape_(settings.shape),
+        program_(settings.program),
+        proofs_(settings.proofs),
+        partitions_per_proof_(settings.partitions_per_proof),
+        data_(std::move(data)) {}
 
   int job_count() const override { return proofs_ * partitions_per_proof_; }
   int proof_count() const override { return proofs_; }
@@ -71,8 +74,8 @@ class PoRepWorkload final : public Workload {
   // The proving key's points, pinned once for every GPU (pinned memory is portable): by the first
   // device set up, freed when the last that holds it is torn down.
   PinnedKey key_;
-  std::set<int> key_holders_;         // the devices set up with it
-  OneAtATime pinning_;                // one set-up pins it, the others wait and then share it
+  std::set<int> key_holders_;  // the devices set up with it
+  OneAtATime pinning_;         // one set-up pins it, the others wait and then share it
   Device* key_pinned_through_ = nullptr;
   Bytes scratch_bytes_ = 0;        // the kernels' scratch on the devices (none on the simulator)
   Bytes twiddle_extra_bytes_ = 0;  // twiddles beyond the shape's, held throughout (PartitionProgram::twiddle_bytes)
