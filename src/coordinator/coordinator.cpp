@@ -132,8 +132,9 @@ asio::awaitable<std::exception_ptr> run_together(std::vector<ConcurrentTask> tas
 }
 
 // Every GPU set up at once: each one's uploads and precomputed bases beside the others' (set one
-// after another, a second GPU would wait for the first's set-up too: 35 s to precompute a 2^24
-// key's bases on the H200). The workload pins a key's host memory once for all, the first set-up
+// after another, a second GPU would wait for the first's set-up too, and precomputing a 2^24 key's
+// bases takes many seconds on the H200: bench/RESULTS.md, "MSMs over precomputed bases", has the
+// figure). The workload pins a key's host memory once for all, the first set-up
 // doing it while the others wait for it (Workload::set_up). set_up_lane keeps a lane's failure in
 // the lane, so nothing escapes here.
 asio::awaitable<void> set_up_lanes(const std::shared_ptr<RunState>& state) {

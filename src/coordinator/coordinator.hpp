@@ -135,9 +135,9 @@ struct CoordinatorHooks {
   // That budget is about to be destroyed: the run is over, failed, or its frames were destroyed
   // after a deadlock. It is still whole during the call; checkers must not read it afterwards.
   std::function<void(int device, const VramBudget&)> on_budget_gone;
-  // A caller that keeps each GPU's pinned staging pool between its runs (the engine: a 2^24
-  // witness buffer took 0.2-0.27 s of cudaHostAlloc and 74 ms of cudaFreeHost on the H200 machine,
-  // holding the GPU's other calls meanwhile): the buffers an
+  // A caller that keeps each GPU's pinned staging pool between its runs (the engine: making and
+  // freeing a 2^24 witness buffer cost a large part of a proof's time on the H200 machine, holding
+  // the GPU's other calls meanwhile; bench/journal/2026-12-04.md has the figures): the buffers an
   // earlier run left (adopted by the pool within its budget; what does not fit is handed back to
   // `keep_pinned` at once), and the pool's idle buffers at this run's end, instead of freeing them.
   // Both or neither; only under budgeted with the pinned pool.

@@ -3,7 +3,8 @@
 //   pinned-pool: a recycled pool of pinned buffers (Device::allocate_pinned_host) that the caller fills directly; pinning
 //                costs once, when the pool grows.
 //   register:    the caller's pageable buffers, pinned in place per job with cudaHostRegister and
-//                unpinned after (about 41 + 17 ms per GiB on an H200).
+//                unpinned after, paying both per job (bench/RESULTS.md, "Host and driver costs on
+//                the H200", has what they cost).
 
 #include "coordinator/async_wait.hpp"
 #include "coordinator/job.hpp"

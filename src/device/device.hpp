@@ -74,15 +74,16 @@ class Device {
   virtual MemoryInfo memory_info() const = 0;
 
   // ---- Host memory ----
-  // [host-blocking: about 41 ms per GiB on an H200] cudaHostRegister.
+  // [host-blocking, in proportion to the size; bench/RESULTS.md, "A run's first proofs"] cudaHostRegister.
   virtual asio::awaitable<void> register_host(HostRange range) = 0;
-  // [host-blocking: about 17 ms per GiB on an H200] cudaHostUnregister.
+  // [host-blocking, in proportion to the size; bench/RESULTS.md, "A run's first proofs"] cudaHostUnregister.
   virtual asio::awaitable<void> unregister_host(HostRange range) = 0;
-  // [host-blocking: about 55 ms per GiB on an idle H200 machine, 60-115 in a 2^26 stream] New pinned
+  // [host-blocking, in proportion to the size, longer while a proof stream runs] New pinned
   // host memory, written once (zeroes): CudaDevice maps the pages, writes them on several threads
-  // and registers them (cudaHostAlloc took 4-7.5x as long; cuda_device.cpp).
+  // and registers them, because cudaHostAlloc took several times as long (cuda_device.cpp;
+  // bench/RESULTS.md, "A run's first proofs: pinned buffers and the key's set-up").
   virtual asio::awaitable<HostRange> allocate_pinned_host(Bytes bytes) = 0;
-  // [host-blocking: about 23 ms per GiB on an H200] Frees what allocate_pinned_host made.
+  // [host-blocking, in proportion to the size] Frees what allocate_pinned_host made.
   virtual asio::awaitable<void> free_pinned_host(HostRange range) = 0;
 
   // Whether the pool may hand a block whose free is pending on another stream to this stream,

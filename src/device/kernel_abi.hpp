@@ -165,11 +165,11 @@ constexpr std::uint64_t argument(NttKind kind) { return static_cast<std::uint64_
 
 // Precomputed bases: a c-bit window width needs ceil(256/c) copies of a set (signed digits never
 // carry out of the top window). The width for a set of `points` points and the smallest set it was
-// measured to pay for are the H200's (bench/RESULTS.md, "MSMs over precomputed bases"): the G1 MSM
-// over copies was fastest at c = 16 at 2^20 and 2^21 points, 20 at 2^22, 22 at 2^24 and 2^26 (24
-// lost to its 2^23 buckets' reduction); over copies the G1 MSM took 0.89x its time without at
-// 2^20, the G2 MSM 0.60x at c = 16 and 0.58x at c = 20 (its reductions weigh more, so G2 takes 20
-// from 2^20: 13 copies instead of 16 as well). Below 2^20 it was not measured.
+// measured to pay for are the H200's (bench/RESULTS.md, "MSMs over precomputed bases", has the
+// figures): the G1 MSM over copies was fastest at c = 16 at 2^20 and 2^21 points, 20 at 2^22, 22 at
+// 2^24 and 2^26 (24 lost to its 2^23 buckets' reduction); over copies both MSMs were already faster
+// than without at 2^20, G2 by much more than G1 (its reductions weigh more, so G2 takes 20 from
+// 2^20, where it beat 16: 13 copies instead of 16 as well). Below 2^20 it was not measured.
 enum class CurveGroup { g1, g2 };
 constexpr unsigned precomputed_copies(unsigned window_bits) { return (256 + window_bits - 1) / window_bits; }
 constexpr unsigned precomputed_window_bits(std::uint64_t points, CurveGroup group = CurveGroup::g1) {

@@ -163,7 +163,8 @@ void BinFile::read_regular_file(std::string_view magic, std::uint32_t max_versio
   std::uint8_t* const buffer = file_bytes_.get();
   // The file's pages are asked for ahead, as the mapping asked for them (MADV_WILLNEED), for a
   // file not yet in the page cache. No MADV_HUGEPAGE for the buffer: where transparent huge
-  // pages defragment on madvise (the default), the first writes stalled in compaction, 3x slower.
+  // pages defragment on madvise (the default), the first writes stalled in compaction and were
+  // several times slower (bench/journal/2026-12-01.md).
   if (size >= kParallelReadBytes) ::posix_fadvise(descriptor_.get(), 0, static_cast<off_t>(size), POSIX_FADV_WILLNEED);
 
   // The sections read later, found by walking the section table one header at a time. The walk

@@ -70,8 +70,9 @@ class BinFile {
   BinFile(InputFile file, std::string_view magic, std::string_view kind, std::uint32_t max_version,
           std::set<std::uint32_t> read_later = {});
   // The same checks on bytes already in memory, viewed, not copied: the caller keeps them alive
-  // while the BinFile and its sections are used (a 32 MiB witness copied here took 15-20 ms of a
-  // proof's host step on the H200 machine, once at the service's check and once at the parse).
+  // while the BinFile and its sections are used (a 32 MiB witness copied here was a visible part of
+  // a proof's host step on the H200 machine, once at the service's check and once at the parse;
+  // bench/journal/2026-12-02.md).
   // `name` stands for the file in every message (e.g. "the request body").
   BinFile(std::span<const std::uint8_t> bytes, const std::string& name, std::string_view magic, std::string_view kind,
           std::uint32_t max_version);

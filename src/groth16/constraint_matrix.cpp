@@ -202,8 +202,10 @@ void scatter_in_order(const CoefficientList& records, const kernel::ConstraintMa
 // fixture circuit's key), and then a record's place in its matrix is its rank among
 // that matrix's records: every chunk of records is placed on its own thread, from the ranks its
 // chunk starts at. Records in another order take the one-thread counting sort. On the H200
-// machine's 16 cores (2026-12-04, stagehand_matrix_build_bench): 2^24, 38.8M records, 1.98 s on
-// one thread with the buffer zeroed first, 0.18 s so; this was seconds of every key's set-up.
+// machine's 16 cores (stagehand_matrix_build_bench) the threaded build of a 2^24 key's 38.8M
+// records took a small fraction of the one-thread build with the buffer zeroed first, which had
+// been seconds of every key's set-up (bench/RESULTS.md, "A run's first proofs", has the threaded
+// build's figure).
 ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads) {
   const auto& records = key.coefficients;
   const unsigned thread_count = math::detail::resolve_thread_count(threads);

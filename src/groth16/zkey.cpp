@@ -150,8 +150,8 @@ void read_coefficients(const BinFile& file, Key& key) {
   }
   key.coefficients.resize(count);  // unwritten (PinnableAllocator): the decode writes each record
   // On every thread: each value's conversion out of snarkjs's double Montgomery form is a
-  // product, and a 2^24 key has 38.8M records (0.94 s on one thread of the H200 machine, 0.46 s
-  // on its 16; bench/RESULTS.md).
+  // product, and a 2^24 key has 38.8M records: the H200 machine's 16 threads took about half of
+  // one thread's time (bench/journal/2026-12-04.md).
   const auto records = coefficients.take(std::uint64_t{count} * kCoefficientBytes);
   const auto bad = detail::decode_coefficients<Fr>(records, key.domain_size, key.n_vars, key.coefficients, 0);
   if (bad < count) {

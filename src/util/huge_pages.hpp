@@ -5,7 +5,7 @@
 // costs less than pinning 512 pages of 4 KiB, and first writes fault once per 2 MiB. The advice
 // has a risk: where the kernel defragments on madvise (the usual setting) a fault waits for
 // compaction when free memory is fragmented (on the loaded 2-core development machine a fresh
-// 1 GiB buffer took 3-4x longer to write with it), so only buffers that are pinned take it.
+// 1 GiB buffer took several times longer to write with it), so only buffers that are pinned take it.
 // Where the kernel has no transparent huge pages the mapping still works, in 4 KiB pages.
 
 #include <cstddef>

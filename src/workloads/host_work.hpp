@@ -21,7 +21,7 @@ namespace stagehand {
 // The pool a run's host steps need so that none waits for a thread: every worker of every GPU
 // may have a job's prepare in hand and, with overlap_finish, its previous job's finish beside it.
 // (Two threads for two workers on one GPU could leave a finish waiting behind both prepares: the
-// H200's 2^26 proofs spent 0.7-1.3 s in a host step after the GPU whose own work is some 10 ms.)
+// H200's 2^26 proofs spent far longer in a host step after the GPU than its own work takes.)
 inline unsigned host_work_threads(int workers_per_device, std::size_t devices) {
   return static_cast<unsigned>(2 * std::max(1, workers_per_device) * std::max<std::size_t>(1, devices));
 }

@@ -61,7 +61,8 @@ class BudgetedWorker final : public Worker {
       co_await device_.copy_to_device(destination + offset, source.sub(offset, bytes), upload_);
       device_.record_event(chunk_done_[slot], upload_);
       // Told on a stream of its own: a host callback on the upload stream would hold the next
-      // chunk until the host ran it (0.1-0.2 ms per chunk on the H200). Timed when the stream
+      // chunk until the host ran it, a delay every chunk paid on the H200
+      // (bench/journal/2026-11-30.md). Timed when the stream
       // got there, not when this thread got to the callback (it may be busy then).
       device_.stream_wait_event(landed_, chunk_done_[slot]);
       device_.host_callback_reached(landed_, [this, &job, bytes, issued_ns, ticket](Nanoseconds now) {

@@ -58,9 +58,9 @@ class ProgramEvents {
 // device's idle side streams), while the program goes on; the program joins it before the first
 // kernel that reads the bytes, and on every way out (the destination is freed afterwards). It goes
 // in pieces of kPiece: on a card with one host-to-device copy engine a 4 GiB witness in one
-// pageable copy (about 0.5 s) held the engine and starved the H MSM's point batches behind it
-// (the incident card at 2^27, fixture 19: 0.42 s of idle compute a proof); between pieces the
-// batches' copies get their turn.
+// pageable copy held the engine and starved the H MSM's point batches behind it, leaving compute
+// idle every proof (the incident card at 2^27, fixture 19; bench/journal/2026-12-05.md has the
+// figures); between pieces the batches' copies get their turn.
 class Groth16Program::SideCopy {
  public:
   explicit SideCopy(std::vector<StreamHandle>& idle_streams) : idle_streams_(idle_streams) {}
@@ -272,7 +272,7 @@ asio::awaitable<void> Groth16Program::enqueue_batch(JobContext& context, ProofPo
   const auto slot = index % 2;
   // The host keeps about two batches ahead of the GPU. Enqueued all at once, a 2^26 proof's 43
   // batches (42 GiB of copies) blocked the executor's thread in the enqueueing calls for most of
-  // the program (1.4 s of 1.5 on the H200; CUDA's work queues are bounded), and with it the other
+  // the program (measured on the H200; CUDA's work queues are bounded), and with it the other
   // worker's host steps. So batch `index` waits, without holding the thread, for the MSM of batch
   // index - 3 (the buffer's last user, index - 2, is then on the GPU, and its wait stays there).
   if (index >= 3) co_await context.device.wait_event(points.buffer_free[(index - 3) % 2]);

@@ -74,8 +74,9 @@ class Groth16Workload final : public Groth16Program {
   // what each step's math may use (0 = every hardware thread). With `device_state` the key's
   // set-up is kept there at the run's end (and found there at its start, where an earlier run
   // left it); without, the run sets the devices up and frees them itself. `sizes`: the key's
-  // KeySizes::of where the caller keeps them (computing them reads every coefficient record: about
-  // 12 ms at 2^20 on the H200 machine, where four a batch made the engine's step before a run 55 ms).
+  // KeySizes::of where the caller keeps them (computing them reads every coefficient record, and
+  // on the H200 machine four a batch were most of the engine's step before a run at 2^20;
+  // bench/journal/2026-12-02.md).
   Groth16Workload(const ProvingKey& key, std::filesystem::path zkey_path, std::vector<ProofJob> jobs,
                   HostWork& host_work, unsigned thread_count, ProofHandler on_proof, ProofChecks checks = {},
                   AbcStep abc_step = AbcStep::device, KeyPlacement placement = {},
@@ -113,7 +114,8 @@ class Groth16Workload final : public Groth16Program {
   mutable std::mutex witnesses_mutex_;
   std::map<int, std::vector<math::Fr>> witnesses_;
   // Whole witnesses of finished jobs (a/b/c on the host), for the next jobs to parse into: a fresh
-  // vector of 2^26 values is zeroed and faulted in on one thread first (about 1 s per proof).
+  // vector of 2^26 values is zeroed and faulted in on one thread first, a cost paid again every
+  // proof.
   static constexpr std::size_t kSpareWitnesses = 2;
   std::vector<std::vector<math::Fr>> spare_witnesses_;
   std::vector<math::Fr> take_witness_buffer();

@@ -172,9 +172,9 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
     if (s.placement == SetPlacement::streamed) {
       // As many points a batch as a buffer holds, unless a last batch would hold only the few left
       // over: then one batch fewer, the buffer up to 1/16 larger. Each MSM costs a fixed time too
-      // (about 10 ms in G1, 35 in G2 on the H200), and 1 GiB buffers hold one point less than a
-      // sixth of a 2^26 set. Batches made equal instead, all smaller, were slower there (the MSM
-      // planner took narrower windows: +2% in G1, +6% in G2).
+      // (measured on the H200, larger in G2 than in G1), and 1 GiB buffers hold one point less than
+      // a sixth of a 2^26 set. Batches made equal instead, all smaller, were slower there in both
+      // groups, G2 more (the MSM planner took narrower windows; bench/journal/2026-12-01.md).
       const std::uint64_t most =
           std::max<std::uint64_t>(1, std::min(s.points, placement.stream_buffer_bytes / s.point_bytes));
       std::uint64_t batches = std::max<std::uint64_t>(1, (s.points + most - 1) / most);

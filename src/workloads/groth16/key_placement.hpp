@@ -11,9 +11,10 @@
 //   precomputed    resident with its precomputed bases: kernel::precomputed_copies copies of its
 //                  points (copy j = 2^(c·j)·P), computed on the device at set-up, so that its MSM
 //                  reduces one set of buckets instead of one per window, and from 2^22 points adds
-//                  each point 12 or 13 times instead of 13 or 16 (H200: G1 0.89-0.92x the MSM's
-//                  time, G2 0.58-0.83x, for 12 to 16 times the set's memory and seconds of set-up:
-//                  it pays over a run of many proofs, so it is asked for, never the plan's default)
+//                  each point 12 or 13 times instead of 13 or 16 (on the H200 a little faster in
+//                  G1 and much faster in G2, bench/RESULTS.md, "MSMs over precomputed bases"; for
+//                  12 to 16 times the set's memory and seconds of set-up: it pays over a run of
+//                  many proofs, so it is asked for, never the plan's default)
 //
 // The fetched and streamed sets are uploaded from the key's own bytes, registered as pinned host
 // memory at set-up (one copy for every GPU). Each batch's MSM writes a sum of its own; the host

@@ -2,8 +2,9 @@
 // Uploads from pageable host memory through two pinned staging buffers: the host's threads copy a
 // chunk into one buffer while the other buffer's chunk crosses the link. For bytes that go up once
 // (a key's resident sets and its constraint matrix, at the key's set-up on a device): from pageable
-// memory the driver copies at about 8.3 GB/s and holds the device's thread for blocking calls
-// meanwhile (a 2^24 key's 10.55 GiB of resident sets took 1.3 s on the H200 machine, 2026-12-04).
+// memory the driver copies at a fraction of the link's rate and holds the device's thread for
+// blocking calls meanwhile (a 2^24 key's resident sets on the H200 machine;
+// bench/journal/2026-12-04.md has the figures).
 
 #include "device/device.hpp"
 #include "workloads/host_work.hpp"

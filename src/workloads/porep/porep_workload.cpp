@@ -81,10 +81,10 @@ asio::awaitable<void> PoRepWorkload::prepare(int, Device& device, std::span<cons
   }
   const auto bytes = shape_.polynomial_bytes();
   std::vector<HostRange> targets(abc.begin(), abc.end());
-  // a, b and c at once: one thread copies about 5 GB/s, a third of what the host step models.
-  // More threads do not help: on the H200 host six copied 6 GiB in 1.05 s while the other job's
-  // points streamed from pinned memory, where three took 1.12 s (host memory bandwidth shared
-  // with the DMA, most likely).
+  // a, b and c at once: one thread copies well below what the host step models. More threads do
+  // not help: on the H200 host six copied no faster than three while the other job's points
+  // streamed from pinned memory (host memory bandwidth shared with the DMA, most likely;
+  // bench/journal/2026-11-29.md).
   auto copy = [&] {
     std::vector<std::thread> copies;
     for (const auto& target : targets) {
