@@ -21,10 +21,11 @@ namespace {
 // Pinned host memory made the cheap way: the pages mapped with huge pages asked for
 // (util/huge_pages.hpp), first written by several threads, then registered. cudaHostAlloc faults
 // in and zeroes every 4 KiB page on the one thread that calls it, and the driver holds the GPU's
-// other calls meanwhile. On the H200 machine (2026-12-04, bench/pinned_staging.cu, 2 GiB, medians
-// of three): cudaHostAlloc 824 ms and cudaFreeHost 238; 4 KiB pages written by 16 threads and
-// registered 213, unregistered and freed 130; the same with huge pages 109 and 48. Each thread
-// writes at least kFirstWritePart, so the small result buffers of each run take one thread.
+// other calls meanwhile. On the H200 machine (bench/pinned_staging.cu) 4 KiB pages written by 16
+// threads and registered were made several times faster than by cudaHostAlloc and freed faster
+// than by cudaFreeHost, and huge pages were faster again at both (bench/RESULTS.md, "A run's first
+// proofs: pinned buffers and the key's set-up", has the figures). Each thread writes at least kFirstWritePart,
+// so the small result buffers of each run take one thread.
 constexpr Bytes kFirstWritePart = Bytes{4} << 20;
 
 void* map_written_pages(Bytes bytes) {
@@ -115,8 +116,8 @@ CudaDevice::CudaDevice(int ordinal, asio::any_io_executor executor, Bytes memory
   properties_.total_memory_bytes = prop.totalGlobalMem;
   properties_.async_engine_count = prop.asyncEngineCount;
   // The local memory the MSM kernels' stack frames need, reserved now: left to the first launch
-  // that needs it, the runtime took it (about 584 MiB on the H200) after the cap's ballast and the
-  // VRAM budget had been sized, outside both.
+  // that needs it, the runtime took it (hundreds of MiB on the H200) after the cap's ballast and
+  // the VRAM budget had been sized, outside both.
   const std::size_t stack = msm_kernel_stack_bytes();
   std::size_t current_stack = 0;
   STAGEHAND_CUDA_CHECK(cudaDeviceGetLimit(&current_stack, cudaLimitStackSize));

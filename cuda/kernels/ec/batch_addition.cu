@@ -49,8 +49,8 @@ static_assert(sizeof(G1F64::Point) == sizeof(G1Xyzz) && sizeof(G2F64::Point) == 
 static_assert(sizeof(G1Xyzz) == 2 * kBatchG1PointBytes && sizeof(G2Xyzz) == 2 * kBatchG2PointBytes);
 
 // The tree's additions as a call: inlined, the general XYZZ addition raised the registers of the
-// whole kernel, and the FP64 form's hot loop then spilled. (The integer G2 kernel takes 2.65 ns
-// per point in the partition program with the call, 2.81 with it inlined.)
+// whole kernel, and the FP64 form's hot loop then spilled. (The integer G2 kernel too is faster in
+// the partition program with the call than with it inlined; bench/journal/2026-11-30.md.)
 template <class Point>
 __device__ __noinline__ Point add_points(Point a, Point b) {
   return a + b;

@@ -37,9 +37,10 @@ enum class BatchGroup { g1, g2 };
 // Fq's products on the integer pipe, or on the FP64 pipe (FqF64, as the MSM's accumulation): the
 // same sums, bit for bit; the checks run both, the benchmark times both.
 enum class BatchArithmetic { integer, f64 };
-// The form launches take unless told otherwise (the launchers always do). On the H200 (bench/
-// RESULTS.md) G1 took 0.78 ns per point on the FP64 pipe against 1.01 on the integer
-// one; G2 2.59 against 2.49, its Fq2 products spilling at 255 registers, so it stays integer.
+// The form launches take unless told otherwise (the launchers always do). On the H200 G1 was
+// faster on the FP64 pipe than on the integer one, and G2 slower, its Fq2 products spilling at 255
+// registers, so it stays integer (bench/journal/2026-11-30.md, "G1 batch additions on the FP64
+// pipe", has the figures).
 constexpr BatchArithmetic default_batch_arithmetic(BatchGroup group) {
   return group == BatchGroup::g1 ? BatchArithmetic::f64 : BatchArithmetic::integer;
 }

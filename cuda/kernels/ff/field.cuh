@@ -12,12 +12,13 @@
 //
 // What bounds it (H200, bench/field_throughput.cu and Nsight Compute): the FMA-heavy
 // pipe, where IMAD takes one issue cycle and IMAD.HI and IMAD.WIDE two each. The narrow form
-// (IMAD + IMAD.HI per product, multiply_narrow) kept that pipe 95% busy; the wide form moves a
-// third of that work off it and is 5% (Fq) to 10% (Fr) faster, held back by dispatch stalls
-// with both pipes about 70% busy. FqF64 (field_f64.cuh) makes Fq's products on the idle FP64
-// pipe instead: 12.0 against 13.9 clock cycles per multiplication per SM, 9.1 against 11.8 per
-// square; the MSM's bucket accumulation uses it. FrF64 does the same for Fr (5.16 against 5.99);
-// the NTT's twiddle multiplications use it.
+// (IMAD + IMAD.HI per product, multiply_narrow) kept that pipe nearly saturated; the wide form
+// moves a third of that work off it and is faster, Fr more than Fq, held back by dispatch stalls
+// with neither pipe saturated. FqF64 (field_f64.cuh) makes Fq's products on the idle FP64 pipe
+// instead, in fewer cycles per multiplication and per square than the integer form; the MSM's
+// bucket accumulation uses it. FrF64 does the same for Fr, also faster; the NTT's twiddle
+// multiplications use it (bench/RESULTS.md, "Host and driver costs on the H200", and
+// bench/journal/2026-11-30.md have the figures).
 //
 // Every primitive has a host emulation of the PTX carry flag so that the same code runs on the
 // CPU: the host-side unit test checks the arithmetic against src/math without a GPU, and host

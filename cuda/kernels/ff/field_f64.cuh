@@ -2,8 +2,9 @@
 // used where a field's parameters set f64_products, in the limbs their f64::Layout gives).
 //
 // Why: the integer multiplication is bound by the FMA-heavy pipe (288 IMAD.WIDE per Fq product,
-// two issue cycles each; bench/RESULTS.md "Field multiplication"), while the SM's FP64 pipe sits
-// idle (measured on the H200: 51.5 DFMA per clock per SM against 30.6 IMAD.WIDE). A double holds a 53-bit integer exactly,
+// two issue cycles each), while the SM's FP64 pipe sits idle and issues DFMAs at a higher rate than
+// the integer pipe issues IMAD.WIDE (measured on the H200: bench/RESULTS.md, "Host and driver costs
+// on the H200", and bench/journal/2026-11-30.md). A double holds a 53-bit integer exactly,
 // so with 48-bit limbs (8 of them make Fq's R = 2^384, the same Montgomery form as the 12
 // words, re-cut) one 48x48 product takes two FMAs and one add in place of 2.25 IMAD.WIDE, and a
 // row of CIOS has 8 products instead of 12: 128 products in all against 288.

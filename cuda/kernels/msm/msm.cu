@@ -74,8 +74,8 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group
   MsmPlan plan;
   plan.point_count = point_count;
   plan.group = group;
-  // G2: the integer products as calls (H200, 2^20-2^24: 0.78-0.87x the time of the inlined
-  // products with prefetch; bench/RESULTS.md).
+  // G2: the integer products as calls, faster on the H200 than the inlined products with prefetch
+  // at every size measured (bench/journal/2026-12-01.md).
   if (group == MsmGroup::g2) plan.tuning.item_sum = ItemSum::integer_called;
   if (window_bits == 0) {
     // The fewest windows (each adds every point once) whose buckets still get about ten points
@@ -83,9 +83,10 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group
     // per bucket, the work items' sort) outweigh the additions a wider window saves, and the
     // buckets' chains no longer fill the GPU. Measured on the H200 (bench/RESULTS.md, G1 and G2 at
     // 2^12..2^18 with each width; 2^20..2^26 with 16 and 20): this picks the fastest width at
-    // every size measured, 8 bits at 2^12, 11 at 2^14, 13 at 2^16 and 2^18 (G2 1.35x faster than 16
-    // there), 16 to about 5.2M points, then 20. An earlier cost model in multiplications took
-    // 8 bits up to 2^16, 3.4x (G1) and 1.9x (G2) slower there. Candidates are the widths measured
+    // every size measured, 8 bits at 2^12, 11 at 2^14, 13 at 2^16 and 2^18 (G2 clearly faster than
+    // with 16 there), 16 to about 5.2M points, then 20. An earlier cost model in multiplications
+    // took 8 bits up to 2^16, several times slower there in both groups (bench/journal/2026-12-02.md,
+    // "The MSM's window width below 2^20"). Candidates are the widths measured
     // (11's top window keeps 3 bits: few, heavy buckets, which the heavy-bucket pass takes); 8
     // when even its buckets get fewer points.
     window_bits = 8;

@@ -22,8 +22,9 @@
 // window's buckets costs scratch (2^26 points at c = 20: 5.0 GiB against 3.7 GiB with per-group
 // reduction; msm_scratch_bytes says it). The planner chooses among the window widths 8, 11, 13,
 // 16 and 20. Over precomputed bases (MsmPlan::precomputed, msm_precompute_bases) every window
-// adds into one set of buckets, reduced once: 0.89-0.92x the G1 MSM's time and 0.58-0.83x G2's on
-// the H200, for 12-16 copies of the points. Not done yet: the GLV endomorphism (at the same c it
+// adds into one set of buckets, reduced once: on the H200 the G1 MSM a little faster than without
+// and G2's much faster (bench/RESULTS.md, "MSMs over precomputed bases"), for 12-16 copies of the
+// points. Not done yet: the GLV endomorphism (at the same c it
 // halves the windows but doubles the points, so it does not cut the bucket additions; see
 // bench/RESULTS.md).
 #pragma once
@@ -63,12 +64,11 @@ using MsmGroup = kernel::CurveGroup;  // g1, g2
 // of the multiplication's code and fewer registers, 4 blocks of 128 threads per SM);
 // `integer_called` (G2's plans: 3 blocks) does the same on the integer pipes. The inlined forms:
 // `f64_prefetch` loads the next point while adding the current one (3 blocks), `f64` does not;
-// `integer_prefetch` (the integer baseline) and `integer` likewise on the integer pipes. H200,
-// 2^26, same run: the G1 MSM took 508.6 ms with f64_called, 537.6 with integer_called, 551.3 with
-// f64_prefetch, 545.7 with f64, 646.9 with integer; the G2 MSM 1687 ms with integer_called
-// against 2236 with integer_prefetch, 2130 with integer and 3082 with f64_called
-// (bench/RESULTS.md). Why the calls win: the inlined additions overflow the instruction cache
-// (Nsight Compute on the G2 item sum: 40% of issue slots busy, the warps stalled on fetching
+// `integer_prefetch` (the integer baseline) and `integer` likewise on the integer pipes. On the
+// H200 at 2^26, in one run, f64_called was the fastest G1 form and integer the slowest; for G2
+// integer_called was the fastest by far and f64_called the slowest (bench/journal/2026-12-01.md
+// has the figures). Why the calls win: the inlined additions overflow the instruction cache
+// (Nsight Compute on the G2 item sum: most issue slots idle, the warps stalled on fetching
 // instructions about as long as on their operands) and hold more registers per thread.
 enum class ItemSum { f64_prefetch, f64, integer_prefetch, integer, integer_called, f64_called };
 struct MsmTuning {
@@ -106,7 +106,7 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup g
 // do not shrink with the batch: the sorts' launches, the work items' sort over all its buckets,
 // and the combine pass, which waits out at least one full addition's latency. With one window
 // per group a streamed 2^24-point MSM in 2^22-point batches at c = 20 paid them 13 times per
-// batch (H200: 21 ms over the MSM on the device, bench/RESULTS.md). The scratch grows with the
+// batch, a visible cost over the MSM on the device (measured on the H200). The scratch grows with the
 // group (msm_scratch_bytes says how much).
 MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
 
@@ -161,7 +161,7 @@ void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgo
                     void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile = nullptr);
 // The most local memory (bytes per thread: stack frames, spills) any MSM kernel of either group
 // uses, so that a device can reserve it before sizing its memory (the runtime otherwise reserves
-// it at the first launch that needs it: about 584 MiB on the H200 for the G2 kernels, whose Fq2
+// it at the first launch that needs it: hundreds of MiB on the H200 for the G2 kernels, whose Fq2
 // products are calls). msm_g2_kernel_stack_bytes: the G2 kernels' alone.
 std::uint64_t msm_kernel_stack_bytes();
 std::uint64_t msm_g2_kernel_stack_bytes();
@@ -208,8 +208,8 @@ G1JacobianBytes msm_combine_windows(const std::vector<const void*>& batch_window
 // How StreamedMsm cuts point_count points into batches of at most batch_points: a quarter batch
 // first, then full batches, the last one the rest. Nothing can compute until the first batch has
 // copied, so that copy is the one the stream cannot hide; a quarter batch computes for longer than
-// a full batch takes to copy (H200: about 10-15 ns of accumulation per point at c = 16-20
-// against 1.9 ns of PCIe), so every later copy still hides behind compute. One batch when the
+// a full batch takes to copy (on the H200 a point's accumulation at c = 16-20 takes several times
+// its PCIe transfer), so every later copy still hides behind compute. One batch when the
 // points fit in one.
 struct MsmBatch {
   std::uint64_t first = 0, count = 0;

@@ -69,8 +69,8 @@ ScratchLayout layout_for(const MsmPlan& plan) {
   s.buckets_per_group = plan.precomputed ? s.buckets_per_window : plan.windows_per_group * s.buckets_per_window;
   s.bucket_windows = plan.precomputed ? 1 : deferred ? plan.window_count : plan.windows_per_group;
   s.reduce_windows = s.bucket_windows;
-  // Split only for wide windows: measured on the H200 at c = 20 the split kernels
-  // took 24 ms against 34 ms, at c = 16 10.1 ms against 6.0 ms for one segment kernel.
+  // Split only for wide windows: measured on the H200 the split kernels beat one segment kernel
+  // at c = 20 and lost to it at c = 16.
   s.split_reduction = plan.tuning.split_reduction && plan.window_bits >= 17;
   // Segment length L: each segment thread makes 2L additions in a chain (then, split, about
   // 1.5·log2(s·L) more), and the chains run side by side up to the threads the GPU holds at
@@ -162,8 +162,9 @@ ScratchLayout layout_for(const MsmPlan& plan) {
 
 // t = s + B (msm_digits.cuh), s canonical (converted from Montgomery form when asked), stored
 // word-major: word k of scalar i at words[k·count + i], so that a window's digits read only the
-// words under it. On the H200 this took the digits of a 2^26 MSM at c = 20 from
-// 13.3 to 5.0 ms, against reading every scalar whole for every window (bench/RESULTS.md).
+// words under it. On the H200 this more than halved the digits' time of a 2^26 MSM at c = 20,
+// against reading every scalar whole for every window (bench/journal/2026-11-30.md, "Signed digits
+// by one biased addition, read from a word-major copy").
 __global__ void digit_words_kernel(const Fr* scalars, bool montgomery, std::uint64_t count, DigitBias bias,
                                    std::uint32_t* words) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -262,7 +263,7 @@ constexpr std::uint32_t kFirstItem = 0x80000000u, kOnlyItem = 0x40000000u, kItem
 // A bucket with more items than this is combined by a block of threads (heavy_combine_kernel),
 // not by one thread's chain: scalars of 0 and 1, most of a real circuit's witness, put about half
 // of an MSM's points into one bucket of the first window (2^20 points: 9,000 items, whose chain
-// of additions made the G1 MSM 14 times slower on the H200, bench/RESULTS.md).
+// of additions made the G1 MSM many times slower, measured on the H200).
 constexpr std::uint32_t kHeavyItems = 32;
 
 // A bucket with several items goes on a combine pass's list: the list of combine_count entries
@@ -286,7 +287,8 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
   const std::uint32_t items = (to - from + item_points - 1) / item_points;
   if (items > kHeavyItems) {
     // Its items are written by heavy_items_kernel, many threads to a bucket: one thread writing
-    // a bucket of half the points (2^25 at 2^26: 131,072 items) took 5.8 ms on the H200.
+    // a bucket of half the points (2^25 at 2^26: 131,072 items) held the GPU for a visible part of
+    // the MSM on the H200 (bench/journal/2026-12-03.md).
     combine_list[capacity - 1 - atomicAdd(heavy_count, 1u)] = b;
     return;
   }
@@ -306,12 +308,11 @@ __global__ void items_kernel(const std::uint32_t* start, const std::uint32_t* en
 //
 // Prefetch loads the next point while adding this one: with integer products 168 registers, 3
 // blocks of 128 threads per SM; without it 128 registers and 4 blocks. Measured on the H200
-// at 2^26 with integer products: 608 ms against 660, of which about 30 ms from the
-// register budget alone (4 blocks held to 3 without prefetch: 628 ms; 2 blocks: 867 ms). FP64
-// products take about 64 registers per multiplication against 40: at 3 blocks without prefetch
-// the accumulation took 501.6 ms, at 2 blocks with prefetch 529.9; at 3 blocks with prefetch,
-// once squares took fewer registers, the MSM was 0.1% faster on the device and 1.3% streamed
-// (bench/RESULTS.md).
+// at 2^26 with integer products: prefetch was faster, much of the gain from the register
+// budget alone (4 blocks held to 3 without prefetch gained part of it; 2 blocks lost much). FP64
+// products take about 64 registers per multiplication against 40: 3 blocks without prefetch beat
+// 2 blocks with it; at 3 blocks with prefetch, once squares took fewer registers, the MSM was
+// barely faster on the device and a little faster streamed (bench/journal/2026-11-30.md).
 template <class C, bool Prefetch, bool AddToBuckets, class F>
 __global__ void __launch_bounds__(128, C::template item_sum_blocks<Prefetch, F>())
     item_sum_kernel(const AffineOf<C>* points, const std::uint32_t* values, const std::uint32_t* keys,
@@ -387,9 +388,8 @@ ItemSumKernel<C> item_sum_for(ItemSum item_sum, bool add_to_buckets) {
 // SM of the H200, one wave). The pass is latency-bound: one thread adds a bucket's items in a
 // chain. Eight lanes per bucket folding by shuffles cut the chain of the sparse top
 // window's buckets (about 9 items each) from 8 additions to 4, but needed eight times the
-// threads: several waves for the top window and a large grid for every other one. The pass took
-// 7.4 ms against this kernel's 4.5 in the streamed 2^26 MSM, 6.2 against 3.5 at 2^24
-// (bench/RESULTS.md).
+// threads: several waves for the top window and a large grid for every other one. That pass was
+// slower than this kernel in the streamed MSM at both 2^24 and 2^26 (measured on the H200).
 constexpr unsigned kCombineBlocks = 2 * 132;
 template <class C>
 __global__ void __launch_bounds__(128)
@@ -411,8 +411,8 @@ __global__ void __launch_bounds__(128)
 // its item sums (heavy_slices_kernel, after them), the sum landing over the slice's first item
 // sum; then heavy_combine_kernel folds a bucket's slice sums, one a thread. One block per bucket,
 // as the combine was first built, left the bucket of a witness of bits (half the points, one
-// bucket of the first window) to one SM's chains: 39.4 ms of a 58.3 ms G1 MSM at 2^24 on the
-// H200 (bench/RESULTS.md).
+// bucket of the first window) to one SM's chains: most of a G1 MSM's time at 2^24 on the H200
+// (bench/journal/2026-12-03.md).
 constexpr unsigned kHeavyThreads = 128, kHeavyBlocks = 132;
 constexpr std::uint32_t kHeavySlices = kHeavyThreads;          // the combine folds one slice sum a thread
 constexpr std::uint32_t kHeavySliceItems = 2 * kHeavyThreads;  // the least items a slice holds
@@ -537,8 +537,8 @@ __global__ void __launch_bounds__(128)
 // suffix_kernel turns each segment's buckets, in place, into suffix sums S_j = Σ_{k>=j} B_k
 // (the buckets are consumed); segment_total_kernel writes U_s = Σ_j S_j = Σ_local (k+1)·B_k;
 // segment_scale_kernel adds s·L·T_s with T_s = S_0 = Σ_local B_k (double-and-add). Loading the
-// next bucket ahead of each addition was measured slower on the H200 (2^26: 20.8
-// against 17.7 ms for the reduction).
+// next bucket ahead of each addition was measured slower on the H200 at 2^22 and 2^26
+// (bench/journal/2026-11-30.md).
 template <class C>
 __global__ void __launch_bounds__(128, C::kSplitBlocks)
     suffix_kernel(BucketOf<C>* buckets, std::uint32_t buckets_per_window, std::uint32_t segments_per_window,
@@ -881,8 +881,8 @@ void msm_windows(const void* points, const void* scalars, bool scalars_montgomer
 // doublings in XYZZ coordinates, then affine. Each thread takes kPrecomputeBatch points (a
 // stride apart, so that each load and store of the batch is coalesced) and inverts their
 // ZZ·ZZZ products with one inversion (Montgomery's trick): the Fermat inversion costs about 570
-// multiplications, against about 9·c for a copy's doublings (four points a thread: about 0.34 us
-// per G1 point for all its copies on the H200; sixteen leave the inversion a tenth of the work).
+// multiplications, against about 9·c for a copy's doublings (four points a thread were measured
+// slower on the H200, bench/journal/2026-12-02.md; sixteen leave the inversion a tenth of the work).
 // Infinity (zeros) stays zeros.
 constexpr unsigned kPrecomputeBatch = 16;
 template <class C>

@@ -9,11 +9,12 @@
 // stage 22 or below (every later pass up to 2^22, the middle one above); otherwise (the last pass
 // from 2^23, whose table would need one entry per element) it is a product of a low and a high power.
 //
-// The default pass (NttVariant::radix4_f64_lazy, bench/RESULTS.md "The NTT in radix-4 with Fr's
-// products on the FP64 pipe") takes two stages per step with four elements per thread, its first
-// step straight from device memory and its last straight to it; multiplies on the FP64 pipe
-// (FrF64); and keeps values below 2r between its steps. Forward 2^26 on the H200: 22.9 ms, from
-// 31.6 ms with the radix-2 integer kernel (radix2_integer, kept as the baseline).
+// The default pass (NttVariant::radix4_f64_lazy, bench/journal/2026-11-30.md "The NTT in radix-4
+// with Fr's products on the FP64 pipe") takes two stages per step with four elements per thread,
+// its first step straight from device memory and its last straight to it; multiplies on the FP64
+// pipe (FrF64); and keeps values below 2r between its steps. It was chosen because it ran the
+// forward 2^26 transform on the H200 well ahead of the radix-2 integer kernel (radix2_integer,
+// kept as the baseline); bench/RESULTS.md, "Kernels against the peer library", has the figure.
 #include <stdexcept>
 #include <type_traits>
 #include <string>
@@ -43,9 +44,10 @@ struct NttPasses {
     for (unsigned pass = 1; pass <= later; ++pass) {
       stages[count++] = remaining / later + (pass <= remaining % later ? 1 : 0);
     }
-    // At 2^24 the halves 7 and 7 become 6 and 8: an odd pass goes through shared memory once more
-    // (forward 2^24 on the H200: 5.60 -> 5.41 ms, 8 and 6 5.46). At 2^20, 4 and 6 lose to 5 and 5
-    // (0.335 against 0.327 ms), so only halves of 7 change.
+    // At 2^24 the halves 7 and 7 become 6 and 8: an odd pass goes through shared memory once more,
+    // and on the H200 6 and 8 was the fastest split of the forward 2^24 transform, ahead of 7 and 7
+    // and of 8 and 6. At 2^20, 4 and 6 lose to 5 and 5, so only halves of 7 change
+    // (bench/journal/2026-12-02.md).
     if (later == 2 && stages[1] == 7 && stages[2] == 7) {
       stages[1] -= 1;
       stages[2] += 1;
@@ -57,8 +59,8 @@ struct NttPasses {
 // ω^(e·2^(k-M)) for e < 2^M, M the last stage of the latest pass after the first that ends at
 // kMidTableMaxLog or below; ω^-1's powers are its entries read backwards. A pass ending at or below
 // M takes each element's twiddle with one load instead of a product of two: a multiplication fewer
-// per element (the last pass too up to 2^22: forward 2^20 on the H200 0.357 -> 0.326 ms, 2^22
-// 1.349 -> 1.274). 0 where there is none.
+// per element (the last pass too up to 2^22, where it made the forward 2^20 and 2^22 transforms
+// faster on the H200; bench/journal/2026-12-02.md). 0 where there is none.
 struct DomainLayout {
   unsigned log_size = 0;
   unsigned low_log = 0;    // L: low table has 2^L entries
@@ -190,18 +192,18 @@ __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, cons
 
 // The same, for log_size >= 2·kReverseTileLog, in tiles that keep both the reads and the writes in
 // runs of 2^a consecutive elements (a = kReverseTileLog); the element-wise kernel above reads or
-// writes one element per 32-byte sector at scattered places, and at 2^26 took 2.4 ms, a twelfth of
-// the transform. With i = (h, m, l) for its top a, middle and low a bits, rev(i) = (rev l, rev m,
-// rev h): block m loads the tiles of m and of its mirror rev(m) (rows h, runs of l), and writes
-// each to the other's place transposed and reversed. Blocks whose mirror is below them do
-// nothing. Shared slot of tile element (r, c): r·2^a + (c ^ rev(r)), so that neither the row-wise
-// stores nor the reversed column-wise loads of a warp fall into the same banks.
+// writes one element per 32-byte sector at scattered places, and at 2^26 took a sizeable share of
+// the transform (measured on the H200). With i = (h, m, l) for its top a, middle and low a bits,
+// rev(i) = (rev l, rev m, rev h): block m loads the tiles of m and of its mirror rev(m) (rows h,
+// runs of l), and writes each to the other's place transposed and reversed. Blocks whose mirror
+// is below them do nothing. Shared slot of tile element (r, c): r·2^a + (c ^ rev(r)), so that
+// neither the row-wise stores nor the reversed column-wise loads of a warp fall into the same banks.
 //
 // The kernel moves memory and is bound by the loads it has in flight, so it is built twice: without
 // the scaling's multiplications (Scaled false: 28 registers, eight blocks an SM) for the forward
 // transform, and with them held to four blocks an SM (63 registers). Left alone the compiler gave
-// every form 66 registers and the SM three blocks: the forward reversal at 2^22 on the H200 took
-// 91.7 µs at 31% occupancy, now 80.7 µs at 90% (bench/journal/2026-12-04.md).
+// every form 66 registers and the SM three blocks: the forward reversal at 2^22 on the H200 ran
+// at a third of the occupancy and slower than it does now (bench/journal/2026-12-04.md).
 constexpr unsigned kReverseTileLog = 4;
 
 template <class M, bool Scaled>

@@ -56,9 +56,9 @@ void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_gener
 // How the pass kernels work: radix-2 or radix-4 steps in shared memory, with the twiddle
 // multiplications on Fr's integer products or FrF64's on the FP64 pipe (field_f64.cuh); lazy
 // keeps values below 2r between steps. The default is the fastest measured on the H200 (forward
-// 2^26: radix2_integer 29.7 ms, radix4_integer 27.2, radix4_f64 23.9, radix4_f64_lazy 22.9;
-// bench/RESULTS.md); the others stay as baselines, and the benchmark (--ntt-variants) and the
-// checks run each.
+// 2^26: each variant in the order listed below faster than the one before it;
+// bench/journal/2026-11-30.md); the others stay as baselines, and the benchmark (--ntt-variants)
+// and the checks run each.
 enum class NttVariant { radix2_integer, radix4_integer, radix4_f64, radix4_f64_lazy };
 inline constexpr NttVariant kNttVariants[] = {NttVariant::radix2_integer, NttVariant::radix4_integer,
                                               NttVariant::radix4_f64, NttVariant::radix4_f64_lazy};
