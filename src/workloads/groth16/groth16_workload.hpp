@@ -114,8 +114,8 @@ class Groth16Workload final : public Groth16Program {
   mutable std::mutex witnesses_mutex_;
   std::map<int, std::vector<math::Fr>> witnesses_;
   // Whole witnesses of finished jobs (a/b/c on the host), for the next jobs to parse into: a fresh
-  // vector of 2^26 values is zeroed and faulted in on one thread first, a cost paid again every
-  // proof.
+  // vector of 2^26 values is zeroed and faulted in on one thread first, a cost every proof would
+  // pay again.
   static constexpr std::size_t kSpareWitnesses = 2;
   std::vector<std::vector<math::Fr>> spare_witnesses_;
   std::vector<math::Fr> take_witness_buffer();
