@@ -1,6 +1,7 @@
 #include "sim/kernels/setup_kernels.hpp"
 
 #include "device/kernel_abi.hpp"
+#include "device/setup_launches.hpp"
 #include "groth16/encoding.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
@@ -49,11 +50,12 @@ template <class Curve>
 void setup_fixed_base(KernelContext& context, const char* name) {
   using E = Encoding<Curve>;
   using Projective = math::ProjectivePoint<Curve>;
-  const std::size_t count = context.launch().work_units;
-  const auto threads = context.launch().arguments.empty() ? 0u : static_cast<unsigned>(context.argument(0));
-  const auto table_bytes = as_bytes(context.read(0));
-  const auto scalar_bytes = context.read(1);
-  auto points = context.write(0);
+  const auto launch = kernel::FixedBaseLaunch::from_launch(context.launch());
+  const std::size_t count = launch.point_count;
+  const auto threads = static_cast<unsigned>(launch.threads);
+  const auto table_bytes = as_bytes(context.bytes(launch.table));
+  const auto scalar_bytes = context.bytes(launch.scalars);
+  auto points = context.bytes(launch.points);
   if (table_bytes.size() < kernel::kFixedBaseTableEntries * E::kBytes ||
       scalar_bytes.size() < count * kernel::kFrBytes || points.size() < count * E::kBytes) {
     throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));

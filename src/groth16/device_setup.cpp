@@ -1,6 +1,7 @@
 #include "groth16/device_setup.hpp"
 
 #include "device/kernel_abi.hpp"
+#include "device/setup_launches.hpp"
 #include "groth16/encoding.hpp"
 #include "groth16/fixed_base.hpp"
 #include "math/g1.hpp"
@@ -130,13 +131,13 @@ asio::awaitable<void> multiply_generator_on_device(Device& device, SetupGroup gr
       const std::uint64_t first = k * chunk, n = std::min(chunk, count - first), slot = k % 2;
       co_await device.copy_to_device(scalars_on_device[slot], host_range(scalars.data() + first, n * kernel::kFrBytes),
                                      streams[slot]);
-      device.launch(
-          KernelLaunch{kernel_name,
-                       n,
-                       {options.host_threads},
-                       {BufferUse{held.table, table.size()}, BufferUse{scalars_on_device[slot], n * kernel::kFrBytes}},
-                       {BufferUse{points_on_device[slot], n * point_bytes}}},
-          streams[slot]);
+      const kernel::FixedBaseLaunch launch{.kernel = kernel_name,
+                                           .point_count = n,
+                                           .threads = options.host_threads,
+                                           .table = {held.table, table.size()},
+                                           .scalars = {scalars_on_device[slot], n * kernel::kFrBytes},
+                                           .points = {points_on_device[slot], n * point_bytes}};
+      device.launch(launch.to_launch(), streams[slot]);
     };
     co_await start(0);
     for (std::uint64_t k = 0; k < chunks; ++k) {

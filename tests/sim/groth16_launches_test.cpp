@@ -1,4 +1,5 @@
-// The Groth16 program's typed launches (src/device/groth16_launches.hpp): each to_launch() lays its
+// The typed launches (src/device/groth16_launches.hpp, the Groth16 program's; setup_launches.hpp,
+// the test-only setup's): each to_launch() lays its
 // fields out as kernel_abi.hpp's table says, from_launch() reads back what to_launch() wrote, and a
 // launch short of a field is refused with the kernel's name.
 #define BOOST_TEST_MODULE groth16_launches
@@ -10,6 +11,7 @@
 
 #include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
+#include "device/setup_launches.hpp"
 
 using namespace stagehand;
 namespace kernel = stagehand::kernel;
@@ -147,4 +149,32 @@ BOOST_AUTO_TEST_CASE(short_launches_are_refused_with_the_kernel_named) {
   BOOST_TEST(refused_naming(abc, [](const KernelLaunch& l) { kernel::AbcLaunch::from_launch(l); }));
   const KernelLaunch evaluate{kernel::groth16_h_evaluate, 16, {}, {}, {buffer(0x1, 1)}};
   BOOST_TEST(refused_naming(evaluate, [](const KernelLaunch& l) { kernel::HEvaluateLaunch::from_launch(l); }));
+}
+
+BOOST_AUTO_TEST_CASE(fixed_base_positions_and_round_trip) {
+  const kernel::FixedBaseLaunch typed{.kernel = kernel::setup_fixed_base_g2,
+                                      .point_count = 7,
+                                      .threads = 3,
+                                      .table = buffer(0x10, 100),
+                                      .scalars = buffer(0x20, 7 * 32),
+                                      .points = buffer(0x30, 7 * 192)};
+  const KernelLaunch launch = typed.to_launch();
+  BOOST_TEST(launch.name == kernel::setup_fixed_base_g2);
+  BOOST_TEST(launch.work_units == 7u);
+  BOOST_TEST(launch.arguments == std::vector<std::uint64_t>{3});
+  BOOST_REQUIRE(launch.reads.size() == 2u);
+  BOOST_REQUIRE(launch.writes.size() == 1u);
+  BOOST_TEST(same(launch.reads[0], typed.table));
+  BOOST_TEST(same(launch.reads[1], typed.scalars));
+  BOOST_TEST(same(launch.writes[0], typed.points));
+  const auto back = kernel::FixedBaseLaunch::from_launch(launch);
+  BOOST_TEST(back.kernel == typed.kernel);
+  BOOST_TEST(back.point_count == 7u);
+  BOOST_TEST(back.threads == 3u);
+  BOOST_TEST((same(back.table, typed.table) && same(back.scalars, typed.scalars) && same(back.points, typed.points)));
+  // Without the threads argument (kernel_abi.hpp: [] or [threads]) every host thread: 0.
+  const KernelLaunch bare{kernel::setup_fixed_base_g1, 2, {}, {buffer(0x1, 1), buffer(0x2, 1)}, {buffer(0x3, 1)}};
+  BOOST_TEST(kernel::FixedBaseLaunch::from_launch(bare).threads == 0u);
+  const KernelLaunch short_of_points{kernel::setup_fixed_base_g1, 2, {}, {buffer(0x1, 1), buffer(0x2, 1)}, {}};
+  BOOST_TEST(refused_naming(short_of_points, [](const KernelLaunch& l) { kernel::FixedBaseLaunch::from_launch(l); }));
 }

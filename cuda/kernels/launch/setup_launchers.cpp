@@ -3,6 +3,7 @@
 #include "launch/setup_launchers.hpp"
 
 #include "device/kernel_abi.hpp"
+#include "device/setup_launches.hpp"
 #include "launch/launch_args.hpp"
 #include "setup/fixed_base.hpp"
 
@@ -12,11 +13,12 @@ namespace {
 template <FixedBaseGroup Group>
 void launch_setup_fixed_base(const KernelLaunch& launch, cudaStream_t stream) {
   need(launch, 0, 2, 1);
-  const std::uint64_t n = launch.work_units;
+  const auto typed = kernel::FixedBaseLaunch::from_launch(launch);
+  const std::uint64_t n = typed.point_count;
   if (n == 0) return;
-  const void* table = address(launch, launch.reads[0], fixed_base_table_bytes(Group));
-  const void* scalars = address(launch, launch.reads[1], n * kernel::kFrBytes);
-  void* points = address(launch, launch.writes[0], n * fixed_base_point_bytes(Group));
+  const void* table = address(launch, typed.table, fixed_base_table_bytes(Group));
+  const void* scalars = address(launch, typed.scalars, n * kernel::kFrBytes);
+  void* points = address(launch, typed.points, n * fixed_base_point_bytes(Group));
   for (const void* pointer : {table, scalars, static_cast<const void*>(points)}) {
     if ((reinterpret_cast<std::uintptr_t>(pointer) & 15) != 0) reject(launch, "every buffer must be 16-byte aligned");
   }
