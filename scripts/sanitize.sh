@@ -39,7 +39,7 @@ case "$mode" in
     cmake_args=(-DSTAGEHAND_SANITIZE=thread "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG")
     targets=(stagehand device_facts_test simulator_checks_test simulator_test groth16_kernels_test vram_budget_test
              policy_incidents_test policy_throughput_test job_failures_test run_config_errors_test backend_open_test porep_timing_jobs_test
-             h200_model_test partition_program_test fault_adaptor_test faults_test multi_gpu_test host_staging_test fixtures_test
+             h200_model_test partition_program_test fault_adaptor_test faults_test sim_kernel_registry_test multi_gpu_test host_staging_test fixtures_test
              picture_test engine_proofs_test engine_config_test engine_runs_test engine_keys_test engine_queue_test
              proof_batch_test groth16_readers_test groth16_reader_limits_test groth16_proving_test groth16_checks_test
              groth16_staged_upload_test groth16_binfile_test stagehand_make_circuit)
