@@ -3,6 +3,7 @@
 #include "service/listen_address.hpp"
 
 #include "util/assert.hpp"
+#include "util/constant_time.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -53,17 +54,6 @@ class Connection {
   bool waiting = false;                           // in Impl::waiting, at waiting_at
   std::list<Connection*>::iterator waiting_at{};  // (the io thread only, like everything here)
 };
-
-// The time taken depends on the expected token's length only, never on where a guess first
-// differs from it (a caller who could time that could find the token a byte at a time).
-bool equal_in_constant_time(std::string_view given, std::string_view expected) {
-  volatile unsigned char difference = given.size() == expected.size() ? 0 : 1;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const char guess = i < given.size() ? given[i] : '\0';
-    difference = difference | static_cast<unsigned char>(guess ^ expected[i]);
-  }
-  return difference == 0;
-}
 
 std::chrono::steady_clock::duration duration_of(double value) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(value));

@@ -32,15 +32,9 @@ using testing::contains;
 using testing::error_of;
 using testing::filecoin_assignment;
 using testing::FilecoinAssignment;
+using testing::seeded;
 
 namespace {
-
-SetupOptions seeded() {
-  SetupOptions options;
-  options.seed = 42;
-  options.thread_count = 2;
-  return options;
-}
 
 // A circuit whose aux values are mostly bits, its key and its satisfying assignment.
 struct BitHeavy {

@@ -30,15 +30,9 @@ using testing::contains;
 using testing::error_of;
 using testing::filecoin_assignment;
 using testing::FilecoinAssignment;
+using testing::seeded;
 
 namespace {
-
-SetupOptions seeded() {
-  SetupOptions options;
-  options.seed = 42;
-  options.thread_count = 2;
-  return options;
-}
 
 // The multiplier's witness for out = x·y, t = x + 3y: inputs 1, out, x; aux y, t.
 std::vector<Fr> multiplier_witness(std::uint64_t x_value, std::uint64_t y_value) {

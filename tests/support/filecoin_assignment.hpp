@@ -8,6 +8,7 @@
 #include "groth16/params.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
 #include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "math/ntt.hpp"
@@ -17,6 +18,14 @@
 #include <vector>
 
 namespace stagehand::testing {
+
+// The assignment tests' test-only setup: seed 42, two threads (the same key every run).
+inline groth16::SetupOptions seeded() {
+  groth16::SetupOptions options;
+  options.seed = 42;
+  options.thread_count = 2;
+  return options;
+}
 
 // The assignment itself is the library's (groth16/circuit_assignment.hpp), which `stagehand prove
 // --params` makes too.
