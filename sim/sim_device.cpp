@@ -337,6 +337,10 @@ void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
                                   system_.options().functional ? "the functional simulator" : "the device model",
                                   model_.source.string()));
   }
+  if (kernel.curve != kernel::Curve::bls12_381) {
+    throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: kernel '{}' has no instantiation over {}",
+                                                              kernel.name, kernel::curve_name(kernel.curve)));
+  }
   for (const auto& use : kernel.reads) pool_.allocation_for(use.pointer, use.bytes, "launch (read buffer)");
   for (const auto& use : kernel.writes) pool_.allocation_for(use.pointer, use.bytes, "launch (write buffer)");
   auto& op = engines_.enqueue(stream, OpKind::kernel);

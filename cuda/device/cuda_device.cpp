@@ -470,9 +470,10 @@ Bytes CudaDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t 
 
 void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
   use_device();
-  const auto* launcher = find_launcher(kernel.name);
+  const auto* launcher = kernel.curve == kernel::Curve::bls12_381 ? find_launcher(kernel.name) : nullptr;
   if (launcher == nullptr) {
-    throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: no CUDA launcher for kernel '{}'", kernel.name));
+    throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: no CUDA launcher for kernel '{}' over {}",
+                                                              kernel.name, kernel::curve_name(kernel.curve)));
   }
   auto cuda_stream = stream_of(stream);
   KernelTiming timing{};

@@ -179,12 +179,30 @@ constexpr unsigned precomputed_window_bits(std::uint64_t points, CurveGroup grou
 }
 constexpr bool precomputation_pays(std::uint64_t points) { return points >= (std::uint64_t{1} << 20); }
 
-// The byte sizes of the layouts above.
+// The curve a launch computes over: each kernel is one source instantiated for each curve, and a
+// launch names the instantiation it wants (KernelLaunch::curve). A backend with no instantiation
+// of a kernel for the launch's curve refuses the launch naming both, never runs another curve's.
+// The layouts above are BLS12-381's; BN254's have the same shape over its 32-byte Fq (G1 affine 64
+// bytes, G2 128, Jacobian sums 96 and 192), given by curve_sizes.
+enum class Curve : std::uint8_t { bls12_381, bn254 };
+constexpr std::string_view curve_name(Curve curve) { return curve == Curve::bn254 ? "bn254" : "bls12_381"; }
+
+struct CurveSizes {
+  std::uint64_t fr = 0, fq = 0, g1_affine = 0, g2_affine = 0, g1_jacobian = 0, g2_jacobian = 0;
+};
+constexpr CurveSizes curve_sizes(Curve curve) {
+  const std::uint64_t fq = curve == Curve::bn254 ? 32 : 48;
+  return {32, fq, 2 * fq, 4 * fq, 3 * fq, 6 * fq};
+}
+
+// The byte sizes of the layouts above (BLS12-381's).
 inline constexpr std::uint64_t kFrBytes = 32;
 inline constexpr std::uint64_t kG1AffineBytes = 96;
 inline constexpr std::uint64_t kG2AffineBytes = 192;
 inline constexpr std::uint64_t kG1JacobianBytes = 144;
 inline constexpr std::uint64_t kG2JacobianBytes = 288;
+static_assert(curve_sizes(Curve::bls12_381).g1_affine == kG1AffineBytes &&
+              curve_sizes(Curve::bls12_381).g2_jacobian == kG2JacobianBytes);
 // The setup_fixed_base tables: 32 windows of 256 digits.
 inline constexpr std::uint64_t kFixedBaseTableEntries = 32 * 256;
 

@@ -1,6 +1,8 @@
 #pragma once
 // Value types shared by every Device backend: sizes, handles, host ranges, kernel launches, errors.
 
+#include "device/kernel_abi.hpp"
+
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -69,6 +71,9 @@ struct KernelLaunch {
   // apart only where the caller knows its scalars' kind (timing jobs with a declared witness).
   // The simulator charges them at the model's ns_per_light_unit; a GPU ignores the count.
   std::uint64_t light_units = 0;
+  // The curve whose instantiation of the kernel runs (kernel_abi.hpp): a backend without one
+  // refuses the launch.
+  kernel::Curve curve = kernel::Curve::bls12_381;
 };
 
 struct MemoryInfo {

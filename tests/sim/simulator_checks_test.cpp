@@ -331,4 +331,24 @@ BOOST_AUTO_TEST_CASE(an_unknown_kernel_is_an_error_at_launch) {
                         [](const DeviceError& error) { return error.errc() == DeviceErrc::unknown_kernel; });
 }
 
+// A launch names its curve: a device without that curve's instantiation refuses it, naming both,
+// rather than running the other curve's kernel over its bytes.
+BOOST_AUTO_TEST_CASE(a_launch_over_a_curve_without_the_kernel_is_refused_naming_both) {
+  SimHarness harness("h200");
+  std::string message;
+  try {
+    harness.run([](SimHarness& h) -> asio::awaitable<void> {
+      KernelLaunch launch{kernel::busy_wait, 1, {}, {}, {}};
+      launch.curve = kernel::Curve::bn254;
+      h.device.launch(launch, h.device.create_stream());
+      co_return;
+    });
+  } catch (const DeviceError& error) {
+    BOOST_TEST((error.errc() == DeviceErrc::unknown_kernel));
+    message = error.what();
+  }
+  BOOST_TEST(message.find("'busy_wait'") != std::string::npos, message);
+  BOOST_TEST(message.find("bn254") != std::string::npos, message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
