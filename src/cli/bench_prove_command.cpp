@@ -40,6 +40,7 @@ struct BenchProveOptions {
   ProofRunOptions run;
   std::string format = "zkey";
   double full_share = -1;
+  std::string params_file;
 };
 
 // --format params: the same options for the assignments' device path.
@@ -51,6 +52,7 @@ int bench_prove_params_from(const BenchProveOptions& options) {
   params.policies = options.policies;
   params.full_share = options.full_share;
   params.seed = options.circuit_seed;
+  params.params_file = options.params_file;
   params.run = options.run;
   return bench_prove_params(params);
 }
@@ -160,6 +162,10 @@ void add_bench_prove_command(CLI::App* bench) {
                    "--format params: the aux values' share of full scalars, the rest 0 or 1 (default: the PoRep "
                    "partition's tail over its G1 query points)")
       ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--params-file", options->params_file,
+                      "--format params: the key as a .params file, made and written there when FILE does not exist, "
+                      "then read back (timed: the file's load time, from the page cache when just written) and proved "
+                      "from, the key made in memory given back first");
   add_proof_run_options(command, options->run, false);
   on_selected(command, [options] {
     return options->format == "params" ? bench_prove_params_from(*options) : bench_prove(*options);

@@ -184,21 +184,52 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
   return result.report;
 }
 
+// The proofs' key: made in memory, or with --params-file read from that file (made and written
+// there first where it is missing). The made key is given back before the file is read, so that
+// the process holds one copy of the parameters, as a prover reading its file does.
+groth16::ParamsKey bench_key(Backend& backend, const ParamsShape& shape, const ParamsBenchOptions& options) {
+  const bool from_file = !options.params_file.empty();
+  if (!from_file || !fs::exists(options.params_file)) {
+    const auto start = std::chrono::steady_clock::now();
+    auto key = random_params_key(backend, shape, options.seed, options.run.threads);
+    fmt::print(stderr,
+               "stagehand bench prove: a PoRep-shaped .params key of random points at 2^{} ({} aux, A {} and B {} of "
+               "them, {} of points) made on {} in {:.2f} s; its proofs cannot verify and are not checked\n",
+               options.domain_log2, shape.aux, shape.a_aux_popcount, shape.b_aux_popcount,
+               format_bytes(groth16::AssignmentWorkload::key_bytes(key)), backend.describe(), seconds_since(start));
+    if (!from_file) return key;
+    const auto write_start = std::chrono::steady_clock::now();
+    groth16::write_params(options.params_file, key);
+    fmt::print(stderr, "stagehand bench prove: {} written ({}) in {:.2f} s\n", options.params_file,
+               format_bytes(fs::file_size(options.params_file)), seconds_since(write_start));
+  }
+  const auto read_start = std::chrono::steady_clock::now();
+  auto key = groth16::read_params(options.params_file);
+  fmt::print(stderr, "stagehand bench prove: {} ({}) read and checked, ready to prove, in {:.2f} s\n",
+             options.params_file, format_bytes(fs::file_size(options.params_file)), seconds_since(read_start));
+  const bool porep_shaped = key.h.size() == shape.domain() - 1 && key.l.size() == shape.aux &&
+                            key.a.size() == kInputs + shape.a_aux_popcount &&
+                            key.b_g1.size() == kInputs + shape.b_aux_popcount && key.input_count() == kInputs;
+  if (!porep_shaped) {
+    throw std::runtime_error(
+        fmt::format("{}: a key of {} h, {} l, {} a and {} b points and {} inputs, not the PoRep shape --domain-log2 {} "
+                    "makes ({} h, "
+                    "{} l, {} a, {} b, {} inputs): made with another --domain-log2?",
+                    options.params_file, key.h.size(), key.l.size(), key.a.size(), key.b_g1.size(), key.input_count(),
+                    options.domain_log2, shape.domain() - 1, shape.aux, kInputs + shape.a_aux_popcount,
+                    kInputs + shape.b_aux_popcount, kInputs));
+  }
+  return key;
+}
+
 }  // namespace
 
 int bench_prove_params(const ParamsBenchOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
   const auto config = load_proof_run_config(options.run);
   auto backend = open_proof_backend(config, options.run);
   const auto shape = porep_params_shape(options.domain_log2);
   const double full_share = options.full_share >= 0 ? options.full_share : shape.tail_share;
-  const auto key = random_params_key(*backend, shape, options.seed, options.run.threads);
-  fmt::print(stderr,
-             "stagehand bench prove: a PoRep-shaped .params key of random points at 2^{} ({} aux, A {} and B {} of "
-             "them, {} of "
-             "points) made on {} in {:.2f} s; its proofs cannot verify and are not checked\n",
-             options.domain_log2, shape.aux, shape.a_aux_popcount, shape.b_aux_popcount,
-             format_bytes(groth16::AssignmentWorkload::key_bytes(key)), backend->describe(), seconds_since(start));
+  const auto key = bench_key(*backend, shape, options);
   const auto assignment = porep_assignment(shape, full_share, options.seed + 1);
   fmt::print(stderr,
              "stagehand bench prove: one assignment for every proof, {:.1f}% of its aux values full scalars{}\n",

@@ -15,8 +15,9 @@ struct ParamsBenchOptions {
   int proofs = 10;  // the circuits of one call (a PoRep commit's ten partitions)
   std::string out_dir;
   std::vector<std::string> policies{"budgeted"};
-  double full_share = -1;  // the aux values' share of full scalars; below 0: the PoRep partition's tail share
-  std::uint64_t seed = 1;  // of the key's points, the assignment and r and s
+  double full_share = -1;   // the aux values' share of full scalars; below 0: the PoRep partition's tail share
+  std::uint64_t seed = 1;   // of the key's points, the assignment and r and s
+  std::string params_file;  // where not empty: the key written there when missing, then read from it
   ProofRunOptions run;
 };
 

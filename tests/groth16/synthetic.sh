@@ -124,4 +124,20 @@ cmp -s "$dir/serial/proofs.bin" "$dir/budgeted/proofs.bin" && echo "ok: bench pr
 cmp -s "$dir/serial/proofs.bin" "$dir-full/proofs.bin" && fail "bench prove --format params: --full-share changed nothing" ||
   echo "ok: bench prove --format params: another share of full scalars gives other proofs"
 
+# --params-file: the same key written as a .params file, read back and proved from gives the same
+# bytes, whether the run wrote the file or found it; a file of another shape is named.
+for run in write read; do
+  "$stagehand" bench prove --format params --domain-log2 9 --proofs 3 --out-dir "$dir-$run" --policy serial \
+    --params-file "$out/bench.params" >"$dir-$run.log" 2>&1 || fail "bench prove --params-file ($run) failed: $(cat "$dir-$run.log")"
+  cmp -s "$dir/serial/proofs.bin" "$dir-$run/proofs.bin" || fail "bench prove --params-file ($run): other proofs than the key in memory's"
+  grep -q "bench.params (.*) read and checked, ready to prove, in" "$dir-$run.log" || fail "bench prove --params-file ($run): no load time"
+done
+grep -q "made on" "$dir-read.log" && fail "bench prove --params-file: a key made where the file was there to read"
+echo "ok: bench prove --params-file: the key written, read back and proved from gives the same bytes"
+if "$stagehand" bench prove --format params --domain-log2 10 --proofs 1 --out-dir "$dir-other" \
+  --params-file "$out/bench.params" >"$dir-other.log" 2>&1; then fail "bench prove --params-file: a 2^9 key taken for 2^10"; fi
+grep -q "bench.params: a key of 511 h.*--domain-log2 10" "$dir-other.log" &&
+  echo "ok: bench prove --params-file: a key of another shape is named" ||
+  fail "bench prove --params-file: the shape error does not say so: $(cat "$dir-other.log")"
+
 finish "all synthetic-circuit checks passed"
