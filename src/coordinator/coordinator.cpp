@@ -149,10 +149,14 @@ asio::awaitable<void> set_up_lanes(const std::shared_ptr<RunState>& state) {
 asio::awaitable<void> run_workers(const std::shared_ptr<RunState>& state) {
   auto& run = state->run;
   std::vector<ConcurrentTask> tasks;
-  for (auto& lane : state->lanes) {
+  const auto lanes = state->lanes.size();
+  STAGEHAND_ASSERT(lanes > 0 && run.settings.first_device >= 0, "a run of {} GPUs with first device {}", lanes,
+                   run.settings.first_device);
+  for (std::size_t i = 0; i < lanes; ++i) {
+    auto& lane = *state->lanes[(i + static_cast<std::size_t>(run.settings.first_device)) % lanes];
     for (int w = 0; w < run.settings.workers_per_device; ++w) {
-      state->workers.push_back(make_worker(run.settings.policy, run, *lane, w));
-      tasks.push_back(ConcurrentTask{lane->strand, run_worker(state, *state->workers.back())});
+      state->workers.push_back(make_worker(run.settings.policy, run, lane, w));
+      tasks.push_back(ConcurrentTask{lane.strand, run_worker(state, *state->workers.back())});
     }
   }
   if (const auto failure = co_await run_together(std::move(tasks))) std::rethrow_exception(failure);

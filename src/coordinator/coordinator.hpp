@@ -49,6 +49,10 @@ struct CoordinatorSettings {
   // state of a long-running deployment), instead of growing it on the first jobs' way.
   bool prewarm_pinned_pool = false;
   std::uint64_t seed = 1;
+  // The GPU whose workers are offered the run's jobs first, the others after it in turn: a job
+  // goes to the first idle worker offered it, so a deployment whose runs are often one proof
+  // (lone requests) turns this from run to run to spread them over its idle GPUs.
+  int first_device = 0;
 };
 
 // What happened to one job.

@@ -396,6 +396,8 @@ void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vecto
 proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes held_by_others) {
   proving::BatchSettings settings;
   settings.coordinator = settings_for(config.run, config.engine.policy);
+  // Run after run, another GPU is offered the jobs first: lone proofs spread over idle GPUs.
+  settings.coordinator.first_device = static_cast<int>(batch_number() % backend->devices().size());
   settings.layout = proof_layout(*of.sizes, settings.coordinator);
   // The other keys kept set up are outside this run's budget (their layout left this one's as
   // it is alone: states_to_give_back).

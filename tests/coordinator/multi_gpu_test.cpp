@@ -196,6 +196,21 @@ BOOST_AUTO_TEST_CASE(every_gpu_is_set_up_at_once) {
   for (const auto& device : streamed.per_device) BOOST_TEST(device.failure.empty(), device.failure);
 }
 
+// One job on two idle GPUs goes to the GPU offered it first (CoordinatorSettings::first_device),
+// either one.
+BOOST_AUTO_TEST_CASE(a_lone_job_goes_to_the_gpu_offered_it_first) {
+  for (const int first : {0, 1}) {
+    auto config = porep_config(2, 1);
+    config.workload.proofs = 1;
+    config.workload.partitions_per_proof = 1;
+    config.coordinator.first_device = first;
+    const auto report = run(config).report;
+    BOOST_TEST(failed(report) == 0);
+    BOOST_REQUIRE(report.per_device.size() == 2u);
+    BOOST_TEST(report.per_device[static_cast<std::size_t>(first)].jobs_completed == 1, "first device " << first);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(lost_gpu)

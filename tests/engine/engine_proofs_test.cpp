@@ -316,6 +316,23 @@ BOOST_AUTO_TEST_CASE(a_lost_gpus_proofs_are_made_on_the_other) {
   for (const auto& gpu : status.gpus) BOOST_CHECK_EQUAL(gpu.running, 0);
 }
 
+// Two idle GPUs and lone proofs, each submitted after the last one's end: run after run another
+// GPU is offered the jobs first, so the proofs spread over both rather than all landing on GPU 0
+// (a proof may join a run still finishing, so the split need not be even).
+BOOST_AUTO_TEST_CASE(lone_proofs_spread_over_idle_gpus) {
+  auto engine_config = config();
+  engine_config.run.gpus = 2;
+  Engine engine(engine_config, Engine::default_backend_options());
+  engine.load_key("small", files().zkey);
+  for (std::uint64_t x = 2; x < 8; ++x) check_done(engine.submit("small", files().wtns(x, 5)), x, 5);
+  const auto status = engine.status();
+  BOOST_CHECK_EQUAL(status.done, 6u);
+  BOOST_REQUIRE_EQUAL(status.gpus.size(), 2u);
+  BOOST_CHECK_EQUAL(status.gpus[0].done + status.gpus[1].done, 6u);
+  BOOST_CHECK_MESSAGE(status.gpus[0].done > 0 && status.gpus[1].done > 0,
+                      "GPU 0 made " << status.gpus[0].done << ", GPU 1 " << status.gpus[1].done);
+}
+
 // The only GPU, lost inside the second proof of a run (the first one's callback holds the run
 // while a proof of the key that will join it and another key's proof queue up): the proof that
 // joined fails saying the GPU is lost; the other key's proof, queued behind, fails at once when
