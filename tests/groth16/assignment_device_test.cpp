@@ -75,6 +75,7 @@ struct DeviceRun {
   bool two_devices = false;
   Bytes stream_buffer_bytes = kGiB;
   KeyPlacement* placement = nullptr;
+  DeviceCounters* counters = nullptr;  // the first device's, at the run's end
 };
 
 // The proofs of `assignments` through the coordinator on a functional simulated H200 (with a
@@ -108,6 +109,7 @@ std::vector<Proof> prove_on_device(const ParamsKey& key, const std::vector<Filec
     BOOST_TEST(result.report.per_device[1].jobs_completed > 0);  // the second device's set-up proved too
   }
   if (run.placement != nullptr) *run.placement = result.placement;
+  if (run.counters != nullptr) *run.counters = h200.device.counters();
   return result.proofs;
 }
 
@@ -258,9 +260,12 @@ BOOST_AUTO_TEST_CASE(sets_resident_streamed_in_part_or_all_give_the_cpu_referenc
   BOOST_REQUIRE(kKiB < std::min({key.h.bytes().size(), key.l.bytes().size(), key.b_g2.bytes().size()}));
   for (const Bytes memory : {Bytes{0}, part, none}) {
     KeyPlacement placement;
-    const auto proofs = prove_on_device(
-        key, assignments, randomness, /*verify=*/false,
-        DeviceRun{.memory_bytes = memory, .stream_buffer_bytes = kSmallBuffer, .placement = &placement});
+    DeviceCounters counters;
+    const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false,
+                                        DeviceRun{.memory_bytes = memory,
+                                                  .stream_buffer_bytes = kSmallBuffer,
+                                                  .placement = &placement,
+                                                  .counters = &counters});
     BOOST_TEST_CONTEXT(describe_assignment_placement(placement) << " on " << memory << " bytes") {
       const auto& sets = placement.sets;
       const auto count = [&](SetPlacement where) { return std::ranges::count(sets, where); };
@@ -270,7 +275,14 @@ BOOST_AUTO_TEST_CASE(sets_resident_streamed_in_part_or_all_give_the_cpu_referenc
         BOOST_TEST((sets[kSetH] == SetPlacement::streamed && sets[kSetL] == SetPlacement::streamed &&
                     sets[kSetB2] == SetPlacement::streamed));
       }
-      if (memory == none) BOOST_TEST(count(SetPlacement::streamed) == 5);
+      if (memory == none) {
+        BOOST_TEST(count(SetPlacement::streamed) == 5);
+        // Every proof streamed the whole key from its registered host bytes: the pageable copies
+        // (the query scalars) are fewer bytes than the key.
+        const Bytes key_bytes = AssignmentWorkload::key_bytes(key);
+        BOOST_TEST(counters.pinned_bytes_copied >= assignments.size() * key_bytes);
+        BOOST_TEST(counters.pageable_bytes_copied < key_bytes);
+      }
       // Each streamed set went up in several batches.
       const auto shape = shape_key_program(assignment_key_sizes(key), placement);
       for (std::size_t set = 0; set < kKeySetCount; ++set) {

@@ -1,6 +1,7 @@
 #include "workloads/assignment/assignment_workload.hpp"
 
 #include "device/format.hpp"
+#include "device/give_back_pinned.hpp"
 #include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
@@ -13,6 +14,7 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace stagehand::groth16 {
 namespace {
@@ -111,7 +113,23 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
 
 bool AssignmentKeyState::holds_anything() const {
   std::lock_guard lock(mutex_);
+  return !devices_.empty() || !pinned_.empty();
+}
+
+bool AssignmentKeyState::holds_devices() const {
+  std::lock_guard lock(mutex_);
   return !devices_.empty();
+}
+
+bool AssignmentKeyState::pinned(HostRange range) const {
+  std::lock_guard lock(mutex_);
+  return std::ranges::find(pinned_, range) != pinned_.end();
+}
+
+void AssignmentKeyState::add_pinned(HostRange range, Device& through) {
+  std::lock_guard lock(mutex_);
+  pinned_.push_back(range);
+  pinned_through_ = &through;
 }
 
 bool AssignmentKeyState::made_for(const KeyPlacement& placement) const {
@@ -130,14 +148,25 @@ asio::awaitable<void> AssignmentKeyState::free_sets(Device& device, const Sets& 
   }
 }
 
-asio::awaitable<void> AssignmentKeyState::release() {
+asio::awaitable<void> AssignmentKeyState::release(Device* fallback) {
   std::map<Device*, OnDevice> held;
+  std::vector<HostRange> pinned;
+  Device* through = nullptr;
   {
     std::lock_guard lock(mutex_);
     held.swap(devices_);
+    pinned.swap(pinned_);
+    through = std::exchange(pinned_through_, nullptr);
     placement_.reset();
   }
+  // The registration is the host's, for every GPU: through the device that made it, or where
+  // that one is lost through another.
+  if (fallback == nullptr) fallback = through;
+  for (const auto& [device, entry] : held) {
+    if (device != through) fallback = device;
+  }
   for (const auto& [device, entry] : held) co_await free_sets(*device, entry.sets);
+  for (const auto& range : pinned) co_await give_back_pinned(range, PinnedKind::registered, through, fallback);
 }
 
 AssignmentKeyState::OnDevice* AssignmentKeyState::entry(const Device& device) {
@@ -287,6 +316,7 @@ asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int) {
                                          domain_log2_, kernel::ntt_domain_init, kernel::ntt_twiddles));
   }
   check_fits(device);
+  co_await pin_streamed_sets(device);
   // Where an earlier run left the sets on this device they are used as they are; what a failed
   // set-up left is freed and made again.
   const auto* held = key_state_->entry(device);
@@ -320,6 +350,18 @@ asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, AssignmentK
   device.destroy_stream(stream);
 }
 
+asio::awaitable<void> AssignmentWorkload::pin_streamed_sets(Device& device) {
+  co_await pinning_.run([&]() -> asio::awaitable<void> {
+    for (std::size_t set = 0; set < kKeySetCount; ++set) {
+      const HostRange range = set_host(set);
+      if (shape_.sets[set].placement != SetPlacement::streamed || range.bytes == 0 || key_state_->pinned(range))
+        continue;
+      co_await device.register_host(range);
+      key_state_->add_pinned(range, device);
+    }
+  });
+}
+
 asio::awaitable<void> AssignmentWorkload::tear_down(Device& device, int) {
   if (keep_key_) {
     // Kept for the next run, unless its set-up did not complete.
@@ -327,6 +369,9 @@ asio::awaitable<void> AssignmentWorkload::tear_down(Device& device, int) {
     if (held == nullptr || held->complete) co_return;
   }
   if (const auto entry = key_state_->take(device)) co_await AssignmentKeyState::free_sets(device, entry->sets);
+  // A private state: the devices are torn down one after another, and the last one's gives the
+  // registration back.
+  if (!keep_key_ && !key_state_->holds_devices()) co_await key_state_->release(&device);
 }
 
 AssignmentWorkload::JobState& AssignmentWorkload::state(int job) {

@@ -30,6 +30,7 @@
 // which the ABI has not, and is left for later. Each MSM's launch counts its 0 and 1 scalars as
 // light units, which the simulator's cost model charges as such (a GPU ignores the count).
 
+#include "coordinator/async_wait.hpp"
 #include "coordinator/job.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/assignment_prover.hpp"
@@ -68,11 +69,13 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
                                        int proofs_in_flight, Bytes stream_buffer_bytes = kGiB);
 
 // A .params key's sets left on the devices between runs, so that the next run of the same key
-// starts proving at once (the C ABI keeps one for the key it proved last). A run given one sets
-// a device up only where it holds nothing complete for it, and leaves its resident sets there at
-// its end; the holder keeps the key alive until release() has returned, hands the state to one
-// run at a time, and releases it before a run whose placement keeps other sets resident
-// (made_for). Without one, a run frees its sets at its end.
+// starts proving at once (the C ABI keeps one for the key it proved last): each device's resident
+// sets, and the registration of the host bytes its streamed sets travel from (pinned once for
+// every GPU). A run given one sets a device up only where it holds nothing complete for it, and
+// leaves what it set up there at its end; the holder keeps the key alive until release() has
+// returned (the registration refers to its bytes), hands the state to one run at a time, and
+// releases it before a run whose placement keeps other sets resident (made_for). Without one, a
+// run gives everything back at its end.
 class AssignmentKeyState {
  public:
   using Sets = std::array<DevicePointer, kKeySetCount>;  // the resident ones (null where streamed)
@@ -81,13 +84,15 @@ class AssignmentKeyState {
   AssignmentKeyState(const AssignmentKeyState&) = delete;
   AssignmentKeyState& operator=(const AssignmentKeyState&) = delete;
 
+  // Whether it holds anything to give back: a device's sets (complete or not) or a registration.
   bool holds_anything() const;
   // Whether what it holds was set up for `placement`'s resident sets (true when it holds nothing).
   bool made_for(const KeyPlacement& placement) const;
   // Device set-ups made into it: a second run of the same key on the same devices makes none.
   std::uint64_t set_ups() const;
-  // Frees what it holds on every device.
-  asio::awaitable<void> release();
+  // Frees what it holds on every device and gives the registration back (through the device that
+  // made it, or where that one is lost through `fallback` or another that held sets).
+  asio::awaitable<void> release(Device* fallback = nullptr);
 
  private:
   friend class AssignmentWorkload;
@@ -101,11 +106,16 @@ class AssignmentKeyState {
   OnDevice& fresh_entry(Device& device, const KeyPlacement& placement);
   void completed(const Device& device);
   std::optional<OnDevice> take(const Device& device);
+  bool holds_devices() const;
+  bool pinned(HostRange range) const;
+  void add_pinned(HostRange range, Device& through);
 
   mutable std::mutex mutex_;
   // By device: the same state serves a run on every device and a run on one of them.
   std::map<Device*, OnDevice> devices_;
   std::optional<std::array<SetPlacement, kKeySetCount>> placement_;  // what its entries were made for
+  std::vector<HostRange> pinned_;     // the streamed sets' host bytes, registered
+  Device* pinned_through_ = nullptr;  // the device that registered them
   std::uint64_t set_ups_ = 0;
 };
 
@@ -178,6 +188,9 @@ class AssignmentWorkload final : public Workload {
                                     std::size_t set, DevicePointer resident, DevicePointer scalars,
                                     DevicePointer results, DevicePointer scratch) const;
   asio::awaitable<void> upload_key(Device& device, AssignmentKeyState::Sets& sets) const;
+  // The streamed sets' host bytes registered as pinned memory, once for every device (the first
+  // set-up registers them while the others wait), so that their batches travel at the pinned rate.
+  asio::awaitable<void> pin_streamed_sets(Device& device);
   HostRange set_host(std::size_t set) const;
   JobState& state(int job);
 
@@ -199,6 +212,7 @@ class AssignmentWorkload final : public Workload {
   std::vector<StreamedBatch> streamed_;       // every streamed set's batches, in the MSMs' order
   std::shared_ptr<AssignmentKeyState> key_state_;
   bool keep_key_ = false;  // the caller's state: the sets stay on the devices after the run
+  OneAtATime pinning_;     // the streamed sets pinned by one set-up at a time
   std::mutex mutex_;       // states_ (jobs run beside one another on several devices)
   std::map<int, JobState> states_;
 };
