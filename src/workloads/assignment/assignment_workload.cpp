@@ -76,17 +76,18 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
                                        int proofs_in_flight, Bytes stream_buffer_bytes) {
   STAGEHAND_ASSERT(!devices.empty() && stream_buffer_bytes > 0);
   PlacementBudget budget;
-  budget.device_bytes = ~Bytes{0};
   budget.proofs_in_flight = std::max(1, proofs_in_flight);
   budget.stream_buffer_bytes = stream_buffer_bytes;
   Bytes streamed_proof = 0;
-  const Device* tightest = devices.front();
+  const Device* smallest = devices.front();
   for (const auto* device : devices) {
-    budget.device_bytes = std::min(budget.device_bytes, device->properties().total_memory_bytes);
-    const Bytes proof = AssignmentWorkload::streamed_proof_bytes(key, *device, stream_buffer_bytes);
-    if (proof >= streamed_proof) tightest = device;
-    streamed_proof = std::max(streamed_proof, proof);
+    if (device->properties().total_memory_bytes < smallest->properties().total_memory_bytes) smallest = device;
+    streamed_proof =
+        std::max(streamed_proof, AssignmentWorkload::streamed_proof_bytes(key, *device, stream_buffer_bytes));
+    budget.proof_bytes = std::max(
+        budget.proof_bytes, AssignmentWorkload::proof_bytes_before_scratch(key, *device, stream_buffer_bytes));
   }
+  budget.device_bytes = smallest->properties().total_memory_bytes;
   budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
   if (streamed_proof > budget.device_bytes) {
     throw InputError(fmt::format(
@@ -95,10 +96,9 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
         "({} less {} held back for the budget's margin and other residents)",
         format_bytes(streamed_proof), format_bytes(kernel::kFrBytes * key.domain_size()),
         format_bytes(stream_buffer_bytes), format_bytes(budget.device_bytes),
-        format_bytes(tightest->properties().total_memory_bytes), format_bytes(held_back)));
+        format_bytes(smallest->properties().total_memory_bytes), format_bytes(held_back)));
   }
-  // A proof's bytes beside the key's sets and the MSM scratch, which the plan adds set by set.
-  budget.proof_bytes = streamed_proof;
+  // The plan adds the MSM scratch of each placement it tries to budget.proof_bytes.
   budget.msm_scratch = [&devices](std::size_t set, SetPlacement placement, std::uint64_t points) {
     Bytes most = 0;
     for (const auto* device : devices) {
@@ -149,7 +149,7 @@ asio::awaitable<void> AssignmentKeyState::free_sets(Device& device, const Sets& 
 }
 
 asio::awaitable<void> AssignmentKeyState::release(Device* fallback) {
-  std::map<Device*, OnDevice> held;
+  std::map<Device*, OnDevice, std::less<>> held;
   std::vector<HostRange> pinned;
   Device* through = nullptr;
   {
@@ -171,7 +171,7 @@ asio::awaitable<void> AssignmentKeyState::release(Device* fallback) {
 
 AssignmentKeyState::OnDevice* AssignmentKeyState::entry(const Device& device) {
   std::lock_guard lock(mutex_);
-  const auto found = devices_.find(const_cast<Device*>(&device));
+  const auto found = devices_.find(&device);
   return found == devices_.end() ? nullptr : &found->second;
 }
 
@@ -186,13 +186,15 @@ AssignmentKeyState::OnDevice& AssignmentKeyState::fresh_entry(Device& device, co
 
 void AssignmentKeyState::completed(const Device& device) {
   std::lock_guard lock(mutex_);
-  devices_.at(const_cast<Device*>(&device)).complete = true;
+  const auto found = devices_.find(&device);
+  STAGEHAND_ASSERT(found != devices_.end(), "a set-up completed on a device it was not begun on");
+  found->second.complete = true;
   ++set_ups_;
 }
 
 std::optional<AssignmentKeyState::OnDevice> AssignmentKeyState::take(const Device& device) {
   std::lock_guard lock(mutex_);
-  const auto found = devices_.find(const_cast<Device*>(&device));
+  const auto found = devices_.find(&device);
   if (found == devices_.end()) return std::nullopt;
   auto entry = found->second;
   devices_.erase(found);
@@ -252,6 +254,16 @@ Bytes AssignmentWorkload::domain_bytes_on(const Device& device, std::uint64_t do
                   device.kernel_scratch_bytes(kernel::ntt_twiddles, domain_size));
 }
 
+Bytes AssignmentWorkload::proof_bytes_before_scratch(const ParamsKey& key, const Device& device,
+                                                     Bytes stream_buffer_bytes) {
+  auto all_streamed = KeyPlacement::all(SetPlacement::streamed);
+  all_streamed.stream_buffer_bytes = stream_buffer_bytes;
+  const auto streamed = shape_key_program(assignment_key_sizes(key), all_streamed);
+  const Bytes scalars = kFrBytes * (key.aux_count() + key.a.size() + key.b_g1.size());
+  return 3 * kFrBytes * key.domain_size() + domain_bytes_on(device, key.domain_size()) + scalars + kResultBytes +
+         2 * streamed.stream_buffer_bytes;
+}
+
 Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes) {
   auto all_streamed = KeyPlacement::all(SetPlacement::streamed);
   all_streamed.stream_buffer_bytes = stream_buffer_bytes;
@@ -262,9 +274,7 @@ Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Devic
     scratch = std::max({scratch, device.kernel_scratch_bytes(set_msm_kernel(set, SetPlacement::streamed), points),
                         device.kernel_scratch_bytes(set_msm_reduce_kernel(set), points)});
   }
-  const Bytes scalars = kFrBytes * (key.aux_count() + key.a.size() + key.b_g1.size());
-  return 3 * kFrBytes * key.domain_size() + domain_bytes_on(device, key.domain_size()) + scalars + kResultBytes +
-         2 * streamed.stream_buffer_bytes + scratch;
+  return proof_bytes_before_scratch(key, device, stream_buffer_bytes) + scratch;
 }
 
 Bytes AssignmentWorkload::working_bytes() const {

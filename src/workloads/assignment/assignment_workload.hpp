@@ -112,7 +112,7 @@ class AssignmentKeyState {
 
   mutable std::mutex mutex_;
   // By device: the same state serves a run on every device and a run on one of them.
-  std::map<Device*, OnDevice> devices_;
+  std::map<Device*, OnDevice, std::less<>> devices_;
   std::optional<std::array<SetPlacement, kKeySetCount>> placement_;  // what its entries were made for
   std::vector<HostRange> pinned_;     // the streamed sets' host bytes, registered
   Device* pinned_through_ = nullptr;  // the device that registered them
@@ -146,6 +146,8 @@ class AssignmentWorkload final : public Workload {
   // and the MSM scratch of the largest batch `device` takes with every set streamed included: the
   // least a device must give one proof of the key beside its margin.
   static Bytes streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes);
+  // The same without the MSM scratch (KeyPlacement::plan adds each placement's).
+  static Bytes proof_bytes_before_scratch(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes);
   const KeyPlacement& placement() const { return placement_; }
 
   int job_count() const override { return static_cast<int>(jobs_.size()); }
