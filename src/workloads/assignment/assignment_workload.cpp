@@ -57,6 +57,18 @@ KeySizes assignment_key_sizes(const ParamsKey& key) {
   return sizes;
 }
 
+namespace {
+
+// The program's shape with every set streamed through buffers of at most `stream_buffer_bytes`:
+// the largest stream buffers and batches a proof of the key takes.
+KeyProgramShape all_streamed_shape(const ParamsKey& key, Bytes stream_buffer_bytes) {
+  auto placement = KeyPlacement::all(SetPlacement::streamed);
+  placement.stream_buffer_bytes = stream_buffer_bytes;
+  return shape_key_program(assignment_key_sizes(key), placement);
+}
+
+}  // namespace
+
 std::string describe_assignment_placement(const KeyPlacement& placement) {
   std::string text;
   for (const auto where : {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead,
@@ -256,18 +268,14 @@ Bytes AssignmentWorkload::domain_bytes_on(const Device& device, std::uint64_t do
 
 Bytes AssignmentWorkload::proof_bytes_before_scratch(const ParamsKey& key, const Device& device,
                                                      Bytes stream_buffer_bytes) {
-  auto all_streamed = KeyPlacement::all(SetPlacement::streamed);
-  all_streamed.stream_buffer_bytes = stream_buffer_bytes;
-  const auto streamed = shape_key_program(assignment_key_sizes(key), all_streamed);
+  const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
   const Bytes scalars = kFrBytes * (key.aux_count() + key.a.size() + key.b_g1.size());
   return 3 * kFrBytes * key.domain_size() + domain_bytes_on(device, key.domain_size()) + scalars + kResultBytes +
          2 * streamed.stream_buffer_bytes;
 }
 
 Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes) {
-  auto all_streamed = KeyPlacement::all(SetPlacement::streamed);
-  all_streamed.stream_buffer_bytes = stream_buffer_bytes;
-  const auto streamed = shape_key_program(assignment_key_sizes(key), all_streamed);
+  const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
   Bytes scratch = 0;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto points = streamed.sets[set].points_per_batch;
