@@ -140,11 +140,7 @@ class DeviceProver {
       kept_for_ = &parameters;
     }
     settings.key_state = kept_;
-    stagehand::proving::AssignmentBatchResult result;
-    backend_->run([&]() -> stagehand::asio::awaitable<void> {
-      result = co_await stagehand::proving::run_assignment_batch(on, parameters.key, views, randomness, settings);
-    }());
-    return std::move(result.proofs);
+    return stagehand::proving::prove_assignments(*backend_, parameters.key, views, randomness, settings, on);
   }
 
   InputError out_of_range(std::size_t index, std::size_t count) const {
@@ -316,7 +312,9 @@ struct DecodedAssignment {
 // them (checked against the deployment's devices when the call proves).
 std::optional<std::size_t> device_index_of(int gpu_index) {
   if (gpu_index == -1) return std::nullopt;
-  if (gpu_index < 0) throw InputError(fmt::format("gpu_index {} is neither -1 (every device) nor a device's index", gpu_index));
+  if (gpu_index < 0) {
+    throw InputError(fmt::format("gpu_index {} is neither -1 (every device) nor a device's index", gpu_index));
+  }
   return static_cast<std::size_t>(gpu_index);
 }
 
@@ -342,9 +340,10 @@ void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r
   }
   DeviceProver* device = device_prover();
   if (device == nullptr && device_index) {
-    throw InputError(fmt::format("gpu_index {} is out of range: 0 devices, no deployment ({} is not set: proofs "
-                                 "are made on the CPU, with gpu_index -1)",
-                                 *device_index, kConfigVariable));
+    throw InputError(
+        fmt::format("gpu_index {} is out of range: 0 devices, no deployment ({} is not set: proofs "
+                    "are made on the CPU, with gpu_index -1)",
+                    *device_index, kConfigVariable));
   }
   const auto made = device != nullptr ? device->prove(*parameters, views, randomness, device_index)
                                       : parameters->prover.prove_checked(views, randomness);
@@ -402,9 +401,8 @@ RustError generate_groth16_proofs_c(const Assignment provers[], size_t num_circu
 RustError generate_groth16_proofs_gpu_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[],
                                         const fr_t s_s[], groth16_proof proofs[], SRS* srs, void* /*gpu_mtx*/,
                                         int gpu_index) {
-  return guarded("generate_groth16_proofs_gpu_c", [&] {
-    generate(provers, num_circuits, r_s, s_s, proofs, srs, device_index_of(gpu_index));
-  });
+  return guarded("generate_groth16_proofs_gpu_c",
+                 [&] { generate(provers, num_circuits, r_s, s_s, proofs, srs, device_index_of(gpu_index)); });
 }
 
 }  // extern "C"

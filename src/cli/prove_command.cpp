@@ -264,8 +264,9 @@ void check_params_options(const ProveOptions& options, std::size_t witnesses) {
     throw CLI::ValidationError("--filecoin-proof", "names one file: give one witness");
   }
   if (options.run.no_verify || !options.run.trace.empty()) {
-    throw CLI::ValidationError("--params", "every proof is checked and no trace is written: --no-verify and --trace "
-                                           "do not apply");
+    throw CLI::ValidationError("--params",
+                               "every proof is checked and no trace is written: --no-verify and --trace "
+                               "do not apply");
   }
 }
 

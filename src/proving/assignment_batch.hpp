@@ -46,10 +46,12 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
                                                             std::span<const groth16::ProofRandomness> randomness,
                                                             AssignmentBatchSettings settings);
 
-// The same on `backend`, to its end: the proofs.
+// The same on `backend`, to its end: the proofs. `devices`: those of the backend's to prove on
+// (empty: every one).
 std::vector<groth16::Proof> prove_assignments(Backend& backend, const groth16::ParamsKey& key,
                                               std::span<const groth16::AssignmentView> assignments,
                                               std::span<const groth16::ProofRandomness> randomness,
-                                              const AssignmentBatchSettings& settings);
+                                              const AssignmentBatchSettings& settings,
+                                              std::vector<Device*> devices = {});
 
 }  // namespace stagehand::proving

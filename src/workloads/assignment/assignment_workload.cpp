@@ -71,11 +71,12 @@ KeyProgramShape all_streamed_shape(const ParamsKey& key, Bytes stream_buffer_byt
 
 std::string describe_assignment_placement(const KeyPlacement& placement) {
   std::string text;
-  for (const auto where : {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead,
-                           SetPlacement::streamed}) {
+  for (const auto where :
+       {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
     std::string names;
     for (const auto set : kMsmOrder) {
-      if (placement.sets[set] == where) names += fmt::format("{}{}", names.empty() ? "" : ", ", kAssignmentSetNames[set]);
+      if (placement.sets[set] == where)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", kAssignmentSetNames[set]);
     }
     if (!names.empty()) text += fmt::format("{}{} {}", text.empty() ? "" : "; ", names, to_string(where));
   }
@@ -96,8 +97,8 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
     if (device->properties().total_memory_bytes < smallest->properties().total_memory_bytes) smallest = device;
     streamed_proof =
         std::max(streamed_proof, AssignmentWorkload::streamed_proof_bytes(key, *device, stream_buffer_bytes));
-    budget.proof_bytes = std::max(
-        budget.proof_bytes, AssignmentWorkload::proof_bytes_before_scratch(key, *device, stream_buffer_bytes));
+    budget.proof_bytes =
+        std::max(budget.proof_bytes, AssignmentWorkload::proof_bytes_before_scratch(key, *device, stream_buffer_bytes));
   }
   budget.device_bytes = smallest->properties().total_memory_bytes;
   budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
@@ -434,13 +435,12 @@ DevicePointer AssignmentWorkload::set_scalars(std::size_t set, DevicePointer sca
 std::uint64_t AssignmentWorkload::light_scalars(const JobState& job_state, std::size_t set, std::uint64_t first,
                                                 std::uint64_t count) const {
   if (set == kSetH) return 0;
-  const std::uint64_t start = set == kSetL   ? 0
-                              : set == kSetA ? key_.aux_count()
-                                             : key_.aux_count() + key_.a.size();
+  const std::uint64_t start = set == kSetL ? 0 : set == kSetA ? key_.aux_count() : key_.aux_count() + key_.a.size();
   STAGEHAND_ASSERT(start + first + count <= job_state.scalars.size());
   const auto begin = job_state.scalars.begin() + static_cast<std::ptrdiff_t>(start + first);
-  return static_cast<std::uint64_t>(std::count_if(begin, begin + static_cast<std::ptrdiff_t>(count),
-                                                  [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
+  return static_cast<std::uint64_t>(
+      std::count_if(begin, begin + static_cast<std::ptrdiff_t>(count),
+                    [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
 }
 
 void AssignmentWorkload::launch_msm(JobContext& context, std::size_t set, DevicePointer points, DevicePointer scalars,
@@ -457,9 +457,8 @@ void AssignmentWorkload::launch_msm(JobContext& context, std::size_t set, Device
   context.device.launch(launch.to_launch(), context.compute);
 }
 
-asio::awaitable<void> AssignmentWorkload::run_set_msm(JobContext& context, KeyStream& stream,
-                                                      const JobState& job_state, std::size_t set,
-                                                      DevicePointer resident, DevicePointer scalars,
+asio::awaitable<void> AssignmentWorkload::run_set_msm(JobContext& context, KeyStream& stream, const JobState& job_state,
+                                                      std::size_t set, DevicePointer resident, DevicePointer scalars,
                                                       DevicePointer results, DevicePointer scratch) const {
   const auto& shape = shape_.sets[set];
   if (shape.points == 0) co_return;  // the sum stays the identity the results were cleared to

@@ -113,7 +113,8 @@ class AssignmentKeyState {
   mutable std::mutex mutex_;
   // By device: the same state serves a run on every device and a run on one of them.
   std::map<Device*, OnDevice, std::less<>> devices_;
-  std::optional<std::array<SetPlacement, kKeySetCount>> placement_;  // what its entries were made for
+  // What its entries were made for.
+  std::optional<std::array<SetPlacement, kKeySetCount>> placement_;
   std::vector<HostRange> pinned_;     // the streamed sets' host bytes, registered
   Device* pinned_through_ = nullptr;  // the device that registered them
   std::uint64_t set_ups_ = 0;
@@ -186,9 +187,9 @@ class AssignmentWorkload final : public Workload {
   void launch_msm(JobContext& context, std::size_t set, DevicePointer points, DevicePointer scalars,
                   DevicePointer results, DevicePointer scratch, std::uint64_t light_units) const;
   // The MSM of one set over its resident points or its streamed batches, into its sum's slot.
-  asio::awaitable<void> run_set_msm(JobContext& context, KeyStream& stream, const JobState& job_state,
-                                    std::size_t set, DevicePointer resident, DevicePointer scalars,
-                                    DevicePointer results, DevicePointer scratch) const;
+  asio::awaitable<void> run_set_msm(JobContext& context, KeyStream& stream, const JobState& job_state, std::size_t set,
+                                    DevicePointer resident, DevicePointer scalars, DevicePointer results,
+                                    DevicePointer scratch) const;
   asio::awaitable<void> upload_key(Device& device, AssignmentKeyState::Sets& sets) const;
   // The streamed sets' host bytes registered as pinned memory, once for every device (the first
   // set-up registers them while the others wait), so that their batches travel at the pinned rate.
@@ -210,8 +211,8 @@ class AssignmentWorkload final : public Workload {
   ProvingKey verifier_key_;                // the verifying key in the form ProofVerifier takes
   std::optional<ProofVerifier> verifier_;  // over verifier_key_
   KeyPlacement placement_;
-  KeyProgramShape shape_;                     // each set's batches (shape_key_program)
-  std::vector<StreamedBatch> streamed_;       // every streamed set's batches, in the MSMs' order
+  KeyProgramShape shape_;                // each set's batches (shape_key_program)
+  std::vector<StreamedBatch> streamed_;  // every streamed set's batches, in the MSMs' order
   std::shared_ptr<AssignmentKeyState> key_state_;
   bool keep_key_ = false;  // the caller's state: the sets stay on the devices after the run
   OneAtATime pinning_;     // the streamed sets pinned by one set-up at a time
