@@ -57,7 +57,7 @@ inline constexpr std::size_t kSetL = kSetC;
 inline constexpr std::array<const char*, kKeySetCount> kAssignmentSetNames{"h", "a", "b_g1", "b_g2", "l"};
 // The key's sizes for KeyPlacement: its sets' point counts and its domain.
 KeySizes assignment_key_sizes(const ParamsKey& key);
-// "h, l streamed; a, b_g1, b_g2 resident (2 x 1.00 KiB buffers)", with the assignment key's names.
+// "a, b_g1 resident; h, l, b_g2 streamed (2 x 2.0 KiB buffers)", with the assignment key's names.
 std::string describe_assignment_placement(const KeyPlacement& placement);
 
 // Where each of `key`'s sets is on `devices` (KeyPlacement::plan): resident what fits on the
