@@ -12,7 +12,8 @@
  *   SRS::by_value clone_SRS(const SRS& rhs);
  *
  * where RustError::by_value is {int code; char* message;} and SRS::by_value {void* ptr;}, the
- * RustError and SRS below.
+ * RustError and SRS below. Beside them, cuzk's form with a GPU index, under a name of its own:
+ * generate_groth16_proofs_gpu_c (below).
  *
  * Proofs are made on the devices of the engine configuration that the environment variable
  * STAGEHAND_SUPRASEAL_CONFIG names (CUDA or the simulator, as its [run] table says; opened by the
@@ -128,6 +129,19 @@ SRS clone_SRS(const SRS* rhs);
    made (the message names the circuit and the field); proofs is written only on success. */
 RustError generate_groth16_proofs_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[], const fr_t s_s[],
                                     groth16_proof proofs[], SRS* srs);
+
+/* cuzk's form (Filecoin's proving daemon on SupraSeal, curio's extern/supraseal-c2), which gives
+   generate_groth16_proofs_c itself two more arguments: an opaque per-GPU mutex and a GPU index.
+   C holds one function per name, so it is exported under this one, the arguments in cuzk's order.
+   The same as generate_groth16_proofs_c, on the device gpu_index picks among the devices of the
+   STAGEHAND_SUPRASEAL_CONFIG deployment (0 first, in the order its configuration opens them), or
+   with -1 on every device (without a deployment: on the CPU). An index with no device (any index
+   without a deployment, another negative one) is EINVAL, naming the index and the devices'
+   count. gpu_mtx is not used and may be NULL: calls take turns on the devices in Stagehand's own
+   locks. */
+RustError generate_groth16_proofs_gpu_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[],
+                                        const fr_t s_s[], groth16_proof proofs[], SRS* srs, void* gpu_mtx,
+                                        int gpu_index);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -43,7 +43,7 @@ check_run() {
 # params_abi: the C ABI's proofs on the CPU reference and on the GPU, compared byte for byte.
 params_abi() {
   local circuit dir index status=0
-  printf '[run]\nbackend = "cuda"\n' >"$work/cuda.toml"
+  printf '[run]\nbackend = "cuda"\n[gpus]\ncount = 1\n' >"$work/cuda.toml"
   for circuit in multiplier chain; do
     dir=$work/$circuit
     mkdir -p "$dir/cpu" "$dir/gpu"
@@ -52,10 +52,10 @@ params_abi() {
       --vk "$dir/vk.json" 2>&1 | grep -v '^WARNING' | tee -a "$log"
     "$bin/supraseal_c2_tool" assignment "$bundle/keys/$circuit.r1cs" "$bundle/keys/$circuit.wtns" "$dir/assignment.bin" \
       "$dir/public.json" 2>&1 | tee -a "$log"
-    "$bin/supraseal_c2_test" "$dir/key.params" "$dir/assignment.bin" "$dir/cpu" >>"$log" 2>&1 ||
+    "$bin/supraseal_c2_test" "$dir/key.params" "$dir/assignment.bin" "$dir/cpu" 0 >>"$log" 2>&1 ||
       { echo "$circuit: the CPU reference's calls failed" | tee -a "$log"; status=1; continue; }
     STAGEHAND_SUPRASEAL_CONFIG=$work/cuda.toml /usr/bin/time -f "$circuit on the GPU: %e s wall, %M KiB peak host memory" \
-      "$bin/supraseal_c2_test" "$dir/key.params" "$dir/assignment.bin" "$dir/gpu" >>"$log" 2>&1 ||
+      "$bin/supraseal_c2_test" "$dir/key.params" "$dir/assignment.bin" "$dir/gpu" 1 >>"$log" 2>&1 ||
       { echo "$circuit: the device path's calls failed" | tee -a "$log"; status=1; continue; }
     grep -E '^FAIL|on the GPU' "$log" | tail -3
     if cmp -s "$dir/cpu/proofs.bin" "$dir/gpu/proofs.bin"; then

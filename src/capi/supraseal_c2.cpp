@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -109,13 +110,25 @@ constexpr const char* kConfigVariable = "STAGEHAND_SUPRASEAL_CONFIG";
 class DeviceProver {
  public:
   explicit DeviceProver(const std::string& config_path)
-      : config_(stagehand::engine::load_engine_config(config_path)),
+      : config_path_(config_path),
+        config_(stagehand::engine::load_engine_config(config_path)),
         backend_(stagehand::Backend::open(config_.run, stagehand::engine::Engine::default_backend_options())) {}
+
+  // The devices a call proves on: every one of the deployment's, or the one `index` picks
+  // (cuzk's gpu_index; InputError naming the index and the count where there is no such device).
+  std::vector<stagehand::Device*> devices(std::optional<std::size_t> index) const {
+    const auto& all = backend_->devices();
+    if (!index) return all;
+    if (*index >= all.size()) throw out_of_range(*index, all.size());
+    return {all[*index]};
+  }
 
   // The parameters' sets stay on the devices after the call, for the next call of the same
   // parameters; another parameters' call frees them first (one key on the devices at a time).
   std::vector<stagehand::groth16::Proof> prove(const Parameters& parameters, const std::vector<AssignmentView>& views,
-                                               const std::vector<stagehand::groth16::ProofRandomness>& randomness) {
+                                               const std::vector<stagehand::groth16::ProofRandomness>& randomness,
+                                               std::optional<std::size_t> device_index) {
+    const auto on = devices(device_index);
     stagehand::proving::AssignmentBatchSettings settings;
     settings.coordinator = stagehand::settings_for(config_.run, config_.engine.policy);
     settings.verify = true;  // every proof pairing-checked, whatever the configuration says
@@ -127,7 +140,12 @@ class DeviceProver {
       kept_for_ = &parameters;
     }
     settings.key_state = kept_;
-    return stagehand::proving::prove_assignments(*backend_, parameters.key, views, randomness, settings);
+    return stagehand::proving::prove_assignments(*backend_, parameters.key, views, randomness, settings, on);
+  }
+
+  InputError out_of_range(std::size_t index, std::size_t count) const {
+    return InputError(fmt::format("gpu_index {} is out of range: the deployment {}={} has {} device{}", index,
+                                  kConfigVariable, config_path_, count, count == 1 ? "" : "s"));
   }
 
   // The parameters are going: their sets leave the devices.
@@ -143,6 +161,7 @@ class DeviceProver {
     kept_for_ = nullptr;
   }
 
+  std::string config_path_;
   stagehand::engine::EngineConfig config_;
   std::unique_ptr<stagehand::Backend> backend_;
   std::mutex mutex_;
@@ -289,8 +308,18 @@ struct DecodedAssignment {
   }
 };
 
+// cuzk's gpu_index: -1 for every device of the deployment (or the CPU without one), else one of
+// them (checked against the deployment's devices when the call proves).
+std::optional<std::size_t> device_index_of(int gpu_index) {
+  if (gpu_index == -1) return std::nullopt;
+  if (gpu_index < 0) {
+    throw InputError(fmt::format("gpu_index {} is neither -1 (every device) nor a device's index", gpu_index));
+  }
+  return static_cast<std::size_t>(gpu_index);
+}
+
 void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r_s[], const fr_t s_s[],
-              groth16_proof proofs[], const SRS* srs) {
+              groth16_proof proofs[], const SRS* srs, std::optional<std::size_t> device_index) {
   const Handle parameters = handle_of(srs);  // a reference of its own for the call
   if (num_circuits == 0) return;
   if (provers == nullptr || r_s == nullptr || s_s == nullptr || proofs == nullptr) {
@@ -310,7 +339,13 @@ void generate(const Assignment provers[], std::size_t num_circuits, const fr_t r
         {decode_fr(r_s[circuit], "r_s", circuit, circuit), decode_fr(s_s[circuit], "s_s", circuit, circuit)});
   }
   DeviceProver* device = device_prover();
-  const auto made = device != nullptr ? device->prove(*parameters, views, randomness)
+  if (device == nullptr && device_index) {
+    throw InputError(
+        fmt::format("gpu_index {} is out of range: 0 devices, no deployment ({} is not set: proofs "
+                    "are made on the CPU, with gpu_index -1)",
+                    *device_index, kConfigVariable));
+  }
+  const auto made = device != nullptr ? device->prove(*parameters, views, randomness, device_index)
                                       : parameters->prover.prove_checked(views, randomness);
   STAGEHAND_ASSERT(made.size() == num_circuits);
   for (std::size_t circuit = 0; circuit < num_circuits; ++circuit) {
@@ -359,7 +394,15 @@ SRS clone_SRS(const SRS* rhs) {
 
 RustError generate_groth16_proofs_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[], const fr_t s_s[],
                                     groth16_proof proofs[], SRS* srs) {
-  return guarded("generate_groth16_proofs_c", [&] { generate(provers, num_circuits, r_s, s_s, proofs, srs); });
+  return guarded("generate_groth16_proofs_c",
+                 [&] { generate(provers, num_circuits, r_s, s_s, proofs, srs, std::nullopt); });
+}
+
+RustError generate_groth16_proofs_gpu_c(const Assignment provers[], size_t num_circuits, const fr_t r_s[],
+                                        const fr_t s_s[], groth16_proof proofs[], SRS* srs, void* /*gpu_mtx*/,
+                                        int gpu_index) {
+  return guarded("generate_groth16_proofs_gpu_c",
+                 [&] { generate(provers, num_circuits, r_s, s_s, proofs, srs, device_index_of(gpu_index)); });
 }
 
 }  // extern "C"

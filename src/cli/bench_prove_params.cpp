@@ -168,12 +168,14 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
   if (options.run.workers > 0) settings.coordinator.workers_per_device = options.run.workers;
   settings.verify = false;
   settings.threads = options.run.threads;
+  settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
   const auto start = std::chrono::steady_clock::now();
   proving::AssignmentBatchResult result;
   backend.run([&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(backend.devices(), key, views, randomness, settings);
   }());
   print_params_figures(result.report, options, seconds_since(start));
+  fmt::print("  the key's sets             {}\n", groth16::describe_assignment_placement(result.placement));
   fs::create_directories(dir);
   std::ofstream out(dir / "proofs.bin", std::ios::binary);
   for (const auto& proof : result.proofs) {

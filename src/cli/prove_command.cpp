@@ -10,6 +10,8 @@
 #include "cli/commands.hpp"
 
 #include "cli/proof_run.hpp"
+#include "config/run_config.hpp"
+#include "coordinator/policy/policy.hpp"
 #include "groth16/assignment_prover.hpp"
 #include "groth16/circuit_assignment.hpp"
 #include "groth16/json.hpp"
@@ -19,6 +21,8 @@
 #include "groth16/witness.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
+#include "proving/assignment_batch.hpp"
+#include "workloads/assignment/assignment_workload.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
@@ -177,19 +181,47 @@ groth16::CircuitAssignment params_assignment(const ProveOptions& options, const 
   }
 }
 
-// Proofs from a Filecoin .params key through the C ABI's prover (groth16::AssignmentProver, the
-// CPU reference of SupraSeal C2's): each witness's assignment from --r1cs, r and s of proof i from
-// --seed + i, every proof pairing-checked; snarkjs's JSON, and with --filecoin-proof the 192 bytes
-// filecoin-proofs stores.
+// The proofs of `views` where --params proves them: with --config on the devices of that
+// deployment (CUDA or the functional simulator, as its [run] table says), one coordinator run of
+// the assignments' workload as the C ABI's device path makes it (proving/assignment_batch.hpp,
+// its key sets placed by the budget); without it on the CPU reference of SupraSeal C2's prover
+// (groth16::AssignmentProver). Both pairing-check every proof and give the same bytes for the
+// same r and s.
+std::vector<groth16::Proof> prove_params_assignments(const ProveOptions& options, const groth16::ParamsKey& key,
+                                                     const std::vector<groth16::AssignmentView>& views,
+                                                     const std::vector<groth16::ProofRandomness>& randomness) {
+  if (options.run.config.empty()) {
+    fmt::print(stderr, "stagehand prove: proving on the CPU reference of SupraSeal C2's prover (the C ABI's)\n");
+    return groth16::AssignmentProver(key, options.run.threads).prove_checked(views, randomness);
+  }
+  const auto config = load_proof_run_config(options.run);
+  auto backend = open_proof_backend(config, options.run);
+  proving::AssignmentBatchSettings settings;
+  settings.coordinator = settings_for(config, policy_from_string(options.run.policy));
+  if (options.run.workers > 0) settings.coordinator.workers_per_device = options.run.workers;
+  settings.verify = true;
+  settings.threads = options.run.threads;
+  settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
+  fmt::print(stderr, "stagehand prove: proving on {} ({}), as the C ABI's device path does\n", backend->describe(),
+             options.run.config);
+  proving::AssignmentBatchResult result;
+  backend->run([&]() -> asio::awaitable<void> {
+    result = co_await proving::run_assignment_batch(backend->devices(), key, views, randomness, settings);
+  }());
+  fmt::print(stderr, "stagehand prove: the key's sets: {}\n", groth16::describe_assignment_placement(result.placement));
+  return std::move(result.proofs);
+}
+
+// Proofs from a Filecoin .params key: each witness's assignment from --r1cs, r and s of proof i
+// from --seed + i, every proof pairing-checked; snarkjs's JSON, and with --filecoin-proof the 192
+// bytes filecoin-proofs stores.
 int prove_from_params(const ProveOptions& options, const std::vector<fs::path>& files,
                       const std::vector<ProofOutputs>& outputs) {
   const auto start = std::chrono::steady_clock::now();
   const auto key = groth16::read_params(options.params);
   const auto r1cs = groth16::read_r1cs(options.r1cs);
-  fmt::print(stderr,
-             "stagehand prove: {}: {} inputs, {} aux, domain {}, read in {:.2f} s; proving on the CPU reference "
-             "of SupraSeal C2's prover (the C ABI's)\n",
-             options.params, key.input_count(), key.aux_count(), key.domain_size(), seconds_since(start));
+  fmt::print(stderr, "stagehand prove: {}: {} inputs, {} aux, domain {}, read in {:.2f} s\n", options.params,
+             key.input_count(), key.aux_count(), key.domain_size(), seconds_since(start));
   std::vector<groth16::CircuitAssignment> assignments;
   std::vector<groth16::AssignmentView> views;
   std::vector<groth16::ProofRandomness> randomness;
@@ -200,8 +232,7 @@ int prove_from_params(const ProveOptions& options, const std::vector<fs::path>& 
     randomness.push_back(options.run.seed ? groth16::ProofRandomness::from_seed(*options.run.seed + i)
                                           : groth16::ProofRandomness::from_system());
   }
-  const groth16::AssignmentProver prover(key, options.run.threads);
-  const auto proofs = prover.prove_checked(views, randomness);
+  const auto proofs = prove_params_assignments(options, key, views, randomness);
   STAGEHAND_ASSERT(proofs.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     groth16::write_text_file(outputs[i].proof, groth16::proof_json(proofs[i]));
@@ -232,10 +263,10 @@ void check_params_options(const ProveOptions& options, std::size_t witnesses) {
   if (!options.filecoin_proof.empty() && witnesses != 1) {
     throw CLI::ValidationError("--filecoin-proof", "names one file: give one witness");
   }
-  if (options.run.no_verify || !options.run.trace.empty() || !options.run.config.empty()) {
+  if (options.run.no_verify || !options.run.trace.empty()) {
     throw CLI::ValidationError("--params",
-                               "proves on the CPU reference, every proof checked: --no-verify, --trace and "
-                               "--config do not apply");
+                               "every proof is checked and no trace is written: --no-verify and --trace "
+                               "do not apply");
   }
 }
 
@@ -284,7 +315,8 @@ void add_prove_command(CLI::App& app) {
                       "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)");
   command->add_option("--params", options->params,
                       "Filecoin Groth16 parameters (bellperson's .params) instead of --zkey: proves the assignment "
-                      "synthesised from --r1cs and each witness, as the SupraSeal C2 ABI does");
+                      "synthesised from --r1cs and each witness, as the SupraSeal C2 ABI does: on the devices of "
+                      "--config's deployment where given, else on the CPU reference (the same bytes)");
   command->add_option(
       "--filecoin-proof", options->filecoin_proof,
       "With --params: also write the proof as filecoin-proofs stores it (192 bytes, zcash's compressed A, B, C)");

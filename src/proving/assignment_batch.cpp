@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace stagehand::proving {
@@ -21,16 +22,22 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
   for (std::size_t circuit = 0; circuit < assignments.size(); ++circuit) {
     jobs.push_back({assignments[circuit], randomness[circuit]});
   }
+  const auto& coordinator = settings.coordinator;
+  const auto placement =
+      groth16::plan_assignment_placement(key, devices, coordinator.safety_margin_bytes + coordinator.resident_bytes,
+                                         coordinator.workers_per_device, settings.stream_buffer_bytes);
+  if (settings.key_state && !settings.key_state->made_for(placement)) co_await settings.key_state->release();
   std::vector<std::optional<groth16::Proof>> made(jobs.size());
   groth16::AssignmentWorkload workload(
       key, std::move(jobs), settings.threads,
       [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; },
-      settings.verify, settings.coordinator.safety_margin_bytes, settings.key_state);
+      settings.verify, coordinator.safety_margin_bytes, settings.key_state, placement);
   PageableArena pageable;
   CoordinatorHooks hooks;
   hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
   Trace trace(false);
   AssignmentBatchResult result;
+  result.placement = placement;
   result.report = co_await run_coordinator(std::move(devices), settings.coordinator, workload, trace, hooks);
   for (const auto& record : result.report.jobs) {
     if (!record.completed()) throw groth16::InputError(fmt::format("circuit {}: {}", record.index, record.error));
@@ -46,10 +53,15 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
 std::vector<groth16::Proof> prove_assignments(Backend& backend, const groth16::ParamsKey& key,
                                               std::span<const groth16::AssignmentView> assignments,
                                               std::span<const groth16::ProofRandomness> randomness,
-                                              const AssignmentBatchSettings& settings) {
+                                              const AssignmentBatchSettings& settings, std::vector<Device*> devices) {
+  if (devices.empty()) devices = backend.devices();
+  for (const auto* device : devices) {
+    STAGEHAND_ASSERT(std::ranges::find(backend.devices(), device) != backend.devices().end(),
+                     "prove_assignments: a device that is not the backend's");
+  }
   AssignmentBatchResult result;
   backend.run([&]() -> asio::awaitable<void> {
-    result = co_await run_assignment_batch(backend.devices(), key, assignments, randomness, settings);
+    result = co_await run_assignment_batch(devices, key, assignments, randomness, settings);
   }());
   return std::move(result.proofs);
 }

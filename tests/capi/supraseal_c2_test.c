@@ -2,10 +2,13 @@
  * supraseal-c2 calls it: parameters through create_SRS (cached and not), clone_SRS, evict_SRS and
  * drop_SRS, three circuits in one generate_groth16_proofs_c call, the same proof from four threads
  * at once byte for byte, and every kind of bad argument returned as a RustError naming it, the
- * proofs left untouched. The proofs are written to <out>/proofs.bin for snarkjs to verify
+ * proofs left untouched; cuzk's form (generate_groth16_proofs_gpu_c) on each device of the
+ * deployment and on all of them gives the same bytes, and an index with no device is refused,
+ * naming it and the count. The proofs are written to <out>/proofs.bin for snarkjs to verify
  * (tests/capi/supraseal_c2_test.sh).
  *
- *   supraseal_c2_test <key.params> <assignment.bin> <out dir>
+ *   supraseal_c2_test <key.params> <assignment.bin> <out dir> <devices>
+ * devices: how many the STAGEHAND_SUPRASEAL_CONFIG deployment has (0 without one).
  * assignment.bin: the layout tests/capi/supraseal_c2_tool.cpp writes. */
 #include "stagehand/supraseal_c2.h"
 
@@ -131,6 +134,36 @@ static void check_bad_calls(const Assignment* good, SRS* srs) {
   check(memcmp(&proof, untouched, sizeof(proof)) == 0, "failed calls leave the proofs untouched");
 }
 
+/* cuzk's form: gpu_index -1 and each of the `devices` give `expected` (r 11, s 12) byte for byte;
+   an index past them, or another negative one, is refused naming it, the proof untouched. */
+static void check_gpu_calls(const Assignment* good, SRS* srs, const groth16_proof* expected, int devices) {
+  fr_t r = scalar(11), s = scalar(12);
+  char what[128];
+  for (int index = -1; index < devices; ++index) {
+    groth16_proof proof;
+    memset(&proof, 0, sizeof(proof));
+    RustError error = generate_groth16_proofs_gpu_c(good, 1, &r, &s, &proof, srs, NULL, index);
+    if (error.code != 0) fprintf(stderr, "generate_groth16_proofs_gpu_c: %s\n", error.message);
+    snprintf(what, sizeof(what), "gpu_index %d gives generate_groth16_proofs_c's proof byte for byte", index);
+    check(error.code == 0 && memcmp(&proof, expected, sizeof(proof)) == 0, what);
+    free(error.message);
+  }
+  groth16_proof proof;
+  memset(&proof, 0xAB, sizeof(proof));
+  char part[128];
+  snprintf(part, sizeof(part), "gpu_index %d is out of range", devices);
+  snprintf(what, sizeof(what), "gpu_index %d, past the deployment's devices, is refused", devices);
+  check_error(generate_groth16_proofs_gpu_c(good, 1, &r, &s, &proof, srs, NULL, devices), part, what);
+  snprintf(part, sizeof(part), "%d device", devices);
+  check_error(generate_groth16_proofs_gpu_c(good, 1, &r, &s, &proof, srs, NULL, devices + 1), part,
+              "the refusal names the devices' count");
+  check_error(generate_groth16_proofs_gpu_c(good, 1, &r, &s, &proof, srs, NULL, -2), "gpu_index -2 is neither",
+              "a negative gpu_index other than -1 is refused");
+  unsigned char untouched[sizeof(proof)];
+  memset(untouched, 0xAB, sizeof(untouched));
+  check(memcmp(&proof, untouched, sizeof(proof)) == 0, "refused gpu_index calls leave the proof untouched");
+}
+
 static void check_srs_calls(const char* params) {
   SRS srs = {NULL};
   check_error(create_SRS(&srs, "/nonexistent/key.params", false), "/nonexistent/key.params", "a missing file is named");
@@ -152,10 +185,11 @@ static void check_srs_calls(const char* params) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: supraseal_c2_test KEY.params ASSIGNMENT.bin OUT_DIR\n");
+  if (argc != 5) {
+    fprintf(stderr, "usage: supraseal_c2_test KEY.params ASSIGNMENT.bin OUT_DIR DEVICES\n");
     return 2;
   }
+  const int devices = atoi(argv[4]);
   size_t size = 0;
   unsigned char* bytes = read_file(argv[2], &size);
   if (bytes == NULL) {
@@ -194,6 +228,7 @@ int main(int argc, char** argv) {
           "a call from another thread gives the same proof byte for byte");
   }
   check_bad_calls(&assignment, &clone);
+  check_gpu_calls(&assignment, &clone, &proofs[0], devices);
   drop_SRS(&clone);
 
   char path[4096];

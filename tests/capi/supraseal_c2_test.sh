@@ -3,8 +3,9 @@
 # `snarkjs groth16 verify`: parameters from `stagehand setup --format params`, the circuit's
 # assignment and public signals from supraseal_c2_tool, the vk from `stagehand export-vk`; a
 # tampered public signal is rejected. Then the same calls on the device path
-# (STAGEHAND_SUPRASEAL_CONFIG naming a functional simulator's configuration): the same r and s
-# give the CPU reference's bytes, and a configuration that cannot be read is an error naming it.
+# (STAGEHAND_SUPRASEAL_CONFIG naming a functional simulator's configuration of two devices): the
+# same r and s give the CPU reference's bytes, cuzk's form (a GPU index) on each device too, and a
+# configuration that cannot be read is an error naming it.
 #
 #   supraseal_c2_test.sh <stagehand> <supraseal_c2_tool> <supraseal_c2_test> <circuits dir>
 set -euo pipefail
@@ -21,7 +22,7 @@ circuit=multiplier
 "$stagehand" setup --format params --r1cs "$circuits/$circuit/$circuit.r1cs" --params "$work/key.params" --seed 7 2>/dev/null
 "$stagehand" export-vk --params "$work/key.params" --out "$work/vk.json" 2>/dev/null
 "$tool" assignment "$circuits/$circuit/$circuit.r1cs" "$circuits/$circuit/$circuit.wtns" "$work/assignment.bin" "$work/public.json"
-"$test_program" "$work/key.params" "$work/assignment.bin" "$work" || fail "supraseal_c2_test reported failures"
+"$test_program" "$work/key.params" "$work/assignment.bin" "$work" 0 || fail "supraseal_c2_test reported failures"
 for index in 0 1 2; do
   "$tool" proof-json "$work/proofs.bin" "$index" "$work/proof-$index.json"
   verify "$work/vk.json" "$work/public.json" "$work/proof-$index.json" ok "SupraSeal C2 ABI, $circuit: proof $index"
@@ -32,9 +33,11 @@ verify "$work/vk.json" "$work/tampered.json" "$work/proof-0.json" reject "SupraS
 cat >"$work/device.toml" <<EOF
 [run]
 backend = "sim"
+[gpus]
+count = 2
 EOF
 mkdir "$work/device"
-STAGEHAND_SUPRASEAL_CONFIG="$work/device.toml" "$test_program" "$work/key.params" "$work/assignment.bin" "$work/device" ||
+STAGEHAND_SUPRASEAL_CONFIG="$work/device.toml" "$test_program" "$work/key.params" "$work/assignment.bin" "$work/device" 2 ||
   fail "supraseal_c2_test reported failures on the device path"
 cmp -s "$work/proofs.bin" "$work/device/proofs.bin" || fail "the device path's proofs differ from the CPU reference's"
 echo "ok: the device path's proofs are the CPU reference's, byte for byte"
@@ -42,7 +45,7 @@ echo "ok: the device path's proofs are the CPU reference's, byte for byte"
 verify "$work/vk.json" "$work/public.json" "$work/device-proof.json" ok "SupraSeal C2 ABI on the device path, $circuit"
 mkdir "$work/bad-config"
 if STAGEHAND_SUPRASEAL_CONFIG="$work/missing.toml" "$test_program" "$work/key.params" "$work/assignment.bin" \
-  "$work/bad-config" >"$work/bad-config.log" 2>&1; then
+  "$work/bad-config" 0 >"$work/bad-config.log" 2>&1; then
   fail "a configuration that does not exist was not reported"
 fi
 grep -q "STAGEHAND_SUPRASEAL_CONFIG=$work/missing.toml" "$work/bad-config.log" ||

@@ -3,8 +3,9 @@
 // for random assignments (they satisfy nothing: given r and s the bytes are deterministic) the
 // 384-byte proofs are byte-identical, for 1 and 3 circuits a call, with full and with bit-heavy aux
 // values; satisfying assignments give proofs that verify; one that satisfies nothing is refused by
-// the pairing check; a device too small for the key is a clear error; every policy and two devices
-// give the same bytes.
+// the pairing check; every policy and two devices give the same bytes; on devices too small for
+// the whole key, its sets are streamed in part or all (the same bytes again), and a device too
+// small for one proof even then is a clear error naming the sizes.
 
 #define BOOST_TEST_MODULE groth16_assignment_device
 #include <boost/test/unit_test.hpp>
@@ -22,6 +23,11 @@
 #include "sim/run.hpp"
 #include "util/random.hpp"
 #include "workloads/assignment/assignment_workload.hpp"
+#include "device/format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include <vector>
 
@@ -61,22 +67,33 @@ FilecoinAssignment random_assignment(const FilecoinAssignment& shape, std::uint6
   return out;
 }
 
-// The proofs of `assignments` through the coordinator on a functional simulated H200 (its memory
-// set to `memory_bytes` where not 0).
-// With `two_devices`, a second simulated H200 beside the first.
+// How prove_on_device runs: the device's memory (0: the H200's), the policy, a second device,
+// each stream buffer's bytes; and where the run placed the key's sets, once it has run.
+struct DeviceRun {
+  Bytes memory_bytes = 0;
+  Policy policy = Policy::budgeted;
+  bool two_devices = false;
+  Bytes stream_buffer_bytes = kGiB;
+  KeyPlacement* placement = nullptr;
+  DeviceCounters* counters = nullptr;  // the first device's, at the run's end
+};
+
+// The proofs of `assignments` through the coordinator on a functional simulated H200 (with a
+// second beside it where asked).
 std::vector<Proof> prove_on_device(const ParamsKey& key, const std::vector<FilecoinAssignment>& assignments,
-                                   const std::vector<ProofRandomness>& randomness, bool verify, Bytes memory_bytes = 0,
-                                   Policy policy = Policy::budgeted, bool two_devices = false) {
+                                   const std::vector<ProofRandomness>& randomness, bool verify, const DeviceRun& run) {
   testing::FunctionalGroth16Device h200;
-  if (memory_bytes > 0) h200.device.set_memory_bytes(memory_bytes);
+  if (run.memory_bytes > 0) h200.device.set_memory_bytes(run.memory_bytes);
   std::vector<Device*> devices{&h200.device};
-  if (two_devices) devices.push_back(&h200.system.add_device(sim::load_device_model(sim::find_device_model("h200"))));
+  if (run.two_devices)
+    devices.push_back(&h200.system.add_device(sim::load_device_model(sim::find_device_model("h200"))));
   std::vector<AssignmentView> views;
   for (const auto& assignment : assignments) views.push_back(assignment.view());
   proving::AssignmentBatchSettings settings;
   settings.verify = verify;
   settings.threads = 2;
-  settings.coordinator.policy = policy;
+  settings.coordinator.policy = run.policy;
+  settings.stream_buffer_bytes = run.stream_buffer_bytes;
   proving::AssignmentBatchResult result;
   sim::run_to_completion(h200.system, [&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(devices, key, views, randomness, settings);
@@ -85,13 +102,22 @@ std::vector<Proof> prove_on_device(const ParamsKey& key, const std::vector<Filec
   for (auto* device : devices) {
     BOOST_TEST(device->memory_info().free_bytes == device->memory_info().total_bytes);  // nothing left behind
   }
-  if (two_devices) {
+  if (run.two_devices) {
     BOOST_REQUIRE_EQUAL(result.report.per_device.size(), 2u);
     BOOST_TEST(result.report.per_device[0].jobs_completed + result.report.per_device[1].jobs_completed ==
                static_cast<int>(assignments.size()));
     BOOST_TEST(result.report.per_device[1].jobs_completed > 0);  // the second device's set-up proved too
   }
+  if (run.placement != nullptr) *run.placement = result.placement;
+  if (run.counters != nullptr) *run.counters = h200.device.counters();
   return result.proofs;
+}
+
+std::vector<Proof> prove_on_device(const ParamsKey& key, const std::vector<FilecoinAssignment>& assignments,
+                                   const std::vector<ProofRandomness>& randomness, bool verify, Bytes memory_bytes = 0,
+                                   Policy policy = Policy::budgeted, bool two_devices = false) {
+  return prove_on_device(key, assignments, randomness, verify,
+                         DeviceRun{.memory_bytes = memory_bytes, .policy = policy, .two_devices = two_devices});
 }
 
 std::vector<ProofRandomness> randomness_for(std::size_t circuits, std::uint64_t seed) {
@@ -211,10 +237,117 @@ BOOST_AUTO_TEST_CASE(an_assignment_that_satisfies_nothing_is_refused_by_the_pair
   BOOST_TEST(contains(message, "does not verify"), message);
 }
 
-BOOST_AUTO_TEST_CASE(a_device_too_small_for_the_key_is_a_clear_error) {
-  const auto message = error_of([&] { prove_on_device(key, {satisfied}, randomness_for(1, 50), true, 64 * kMiB); });
-  BOOST_TEST(contains(message, "the key's sets"), message);
-  BOOST_TEST(contains(message, "not proved from assignments yet"), message);
+// Small buffers, so that every streamed set goes up in several batches (10 G1 points, 5 in G2).
+constexpr Bytes kSmallBuffer = 960;
+constexpr Bytes kMargin = 512 * kMiB;  // CoordinatorSettings's safety margin, which the tests keep
+
+// One proof's least device memory with every set streamed through kSmallBuffer buffers.
+Bytes streamed_proof(const ParamsKey& key) {
+  testing::FunctionalGroth16Device h200;
+  return AssignmentWorkload::streamed_proof_bytes(key, h200.device, kSmallBuffer);
+}
+
+BOOST_AUTO_TEST_CASE(sets_resident_streamed_in_part_or_all_give_the_cpu_references_bytes) {
+  std::vector<FilecoinAssignment> assignments;
+  for (std::uint64_t i = 0; i < 3; ++i) assignments.push_back(random_assignment(satisfied, 130 + i, i != 1));
+  const auto randomness = randomness_for(3, 140);
+  const Bytes proof = streamed_proof(key);
+  // Room for the two workers' proofs and, beside them, a and b_g1 (the plan's first two) with
+  // less than any other set to spare; then room for one proof alone, so that nothing stays.
+  const Bytes a_and_b1 = key.a.bytes().size() + key.b_g1.bytes().size();
+  const Bytes part = kMargin + 2 * proof + a_and_b1 + kKiB;
+  const Bytes none = kMargin + proof + kKiB;
+  BOOST_REQUIRE(kKiB < std::min({key.h.bytes().size(), key.l.bytes().size(), key.b_g2.bytes().size()}));
+  for (const Bytes memory : {Bytes{0}, part, none}) {
+    KeyPlacement placement;
+    DeviceCounters counters;
+    const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false,
+                                        DeviceRun{.memory_bytes = memory,
+                                                  .stream_buffer_bytes = kSmallBuffer,
+                                                  .placement = &placement,
+                                                  .counters = &counters});
+    BOOST_TEST_CONTEXT(describe_assignment_placement(placement) << " on " << memory << " bytes") {
+      const auto& sets = placement.sets;
+      const auto count = [&](SetPlacement where) { return std::ranges::count(sets, where); };
+      if (memory == 0) BOOST_TEST(count(SetPlacement::resident) == 5);
+      if (memory == part) {
+        BOOST_TEST((sets[kSetA] == SetPlacement::resident && sets[kSetB1] == SetPlacement::resident));
+        BOOST_TEST((sets[kSetH] == SetPlacement::streamed && sets[kSetL] == SetPlacement::streamed &&
+                    sets[kSetB2] == SetPlacement::streamed));
+      }
+      if (memory == none) {
+        BOOST_TEST(count(SetPlacement::streamed) == 5);
+        // Every proof streamed the whole key from its registered host bytes: the pageable copies
+        // (the query scalars) are fewer bytes than the key.
+        const Bytes key_bytes = AssignmentWorkload::key_bytes(key);
+        BOOST_TEST(counters.pinned_bytes_copied >= assignments.size() * key_bytes);
+        BOOST_TEST(counters.pageable_bytes_copied < key_bytes);
+      }
+      // Each streamed set went up in several batches.
+      const auto shape = shape_key_program(assignment_key_sizes(key), placement);
+      for (std::size_t set = 0; set < kKeySetCount; ++set) {
+        if (sets[set] == SetPlacement::streamed) BOOST_TEST(shape.sets[set].batches > 1u, kAssignmentSetNames[set]);
+      }
+      BOOST_REQUIRE_EQUAL(proofs.size(), assignments.size());
+      for (std::size_t i = 0; i < proofs.size(); ++i) {
+        BOOST_TEST(encode_supraseal_proof(proofs[i]) ==
+                       encode_supraseal_proof(cpu.prove(assignments[i].view(), randomness[i])),
+                   "circuit " << i << ": the device's 384 bytes differ from the CPU reference's");
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(streamed_sets_give_proofs_that_verify) {
+  const std::vector<FilecoinAssignment> assignments{satisfied, satisfied};
+  const auto randomness = randomness_for(2, 150);
+  const auto proofs = prove_on_device(
+      key, assignments, randomness, /*verify=*/true,
+      DeviceRun{.memory_bytes = kMargin + streamed_proof(key) + kKiB, .stream_buffer_bytes = kSmallBuffer});
+  BOOST_REQUIRE_EQUAL(proofs.size(), 2u);
+  for (std::size_t i = 0; i < proofs.size(); ++i)
+    BOOST_TEST(encode_supraseal_proof(proofs[i]) == encode_supraseal_proof(cpu.prove(satisfied.view(), randomness[i])));
+}
+
+BOOST_AUTO_TEST_CASE(a_device_too_small_even_for_streaming_is_a_clear_error) {
+  const Bytes proof = streamed_proof(key);
+  for (const Bytes memory : {64 * kMiB, kMargin + proof - 1}) {
+    const auto message = error_of([&] {
+      prove_on_device(key, {satisfied}, randomness_for(1, 50), true,
+                      DeviceRun{.memory_bytes = memory, .stream_buffer_bytes = kSmallBuffer});
+    });
+    BOOST_TEST(contains(message, "even with every set streamed"), message);
+    BOOST_TEST(contains(message, fmt::format("needs {}", format_bytes(proof))), message);
+    BOOST_TEST(contains(message, "held back for the budget's margin"), message);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_kept_key_made_for_another_placement_is_released_before_the_run) {
+  testing::FunctionalGroth16Device h200;
+  const std::vector<Device*> devices{&h200.device};
+  const auto assignment = random_assignment(satisfied, 160, true);
+  const std::vector<AssignmentView> views{assignment.view()};
+  const auto randomness = randomness_for(1, 170);
+  proving::AssignmentBatchSettings settings;
+  settings.verify = false;
+  settings.threads = 2;
+  settings.stream_buffer_bytes = kSmallBuffer;
+  settings.key_state = std::make_shared<AssignmentKeyState>();
+  std::vector<proving::AssignmentBatchResult> results;
+  sim::run_to_completion(h200.system, [&]() -> asio::awaitable<void> {
+    results.push_back(co_await proving::run_assignment_batch(devices, key, views, randomness, settings));
+    // The same device with less memory: the second run streams every set.
+    h200.device.set_memory_bytes(kMargin + streamed_proof(key) + kKiB);
+    results.push_back(co_await proving::run_assignment_batch(devices, key, views, randomness, settings));
+    co_await settings.key_state->release();
+  }());
+  BOOST_REQUIRE_EQUAL(results.size(), 2u);
+  BOOST_TEST(std::ranges::count(results[0].placement.sets, SetPlacement::resident) == 5);
+  BOOST_TEST(std::ranges::count(results[1].placement.sets, SetPlacement::streamed) == 5);
+  BOOST_TEST(settings.key_state->set_ups() == 2u);  // the first run's sets were freed, the second set up afresh
+  BOOST_TEST(h200.device.memory_info().free_bytes == h200.device.memory_info().total_bytes);
+  const auto expected = encode_supraseal_proof(cpu.prove(assignment.view(), randomness[0]));
+  for (const auto& result : results) BOOST_TEST(encode_supraseal_proof(result.proofs.at(0)) == expected);
 }
 
 BOOST_AUTO_TEST_CASE(sizes_that_disagree_with_the_key_are_named_before_the_run) {

@@ -3,8 +3,11 @@
 # setup --format params`, the proof verified by `snarkjs groth16 verify` against `stagehand
 # export-vk`'s vk (a tampered public signal rejected), the same --seed giving the same proof, and
 # --filecoin-proof's 192 bytes decoded by @noble/curves (zcash's compressed encoding) into the
-# proof.json's points. Options that do not go together, and a witness of another circuit, are
-# errors that say so.
+# proof.json's points. With --config naming a functional simulator's deployment the proofs go
+# through the device path (proving/assignment_batch.hpp, as the C ABI's) and the same --seed gives
+# the CPU reference's bytes, its key sets resident, partly streamed or all streamed on capped
+# devices; a device too small even for streaming is an error that says so. Options that do not go
+# together, and a witness of another circuit, are errors that say so.
 #
 #   prove_params.sh <stagehand> <circuits dir> <noble dir (node_modules/@noble/curves inside)>
 set -euo pipefail
@@ -59,6 +62,33 @@ for circuit in multiplier linear chain; do
   fi
 done
 
+# The device path on the functional simulator: the same --seed, the same bytes as the CPU's above.
+printf '[run]\nbackend = "sim"\n' >"$work/sim.toml"
+for circuit in multiplier linear chain; do
+  r1cs=$circuits/$circuit/$circuit.r1cs
+  "$stagehand" prove --params "$work/$circuit.params" --r1cs "$r1cs" --wtns "$circuits/$circuit/$circuit.wtns" --seed 5 \
+    --config "$work/sim.toml" --proof "$work/$circuit.device.json" --public "$work/$circuit.device-public.json" \
+    --filecoin-proof "$work/$circuit.device.bin" 2>"$work/$circuit.device.log" ||
+    fail "stagehand prove --params --config failed on $circuit: $(cat "$work/$circuit.device.log")"
+  grep -q "proving on 1 x simulated" "$work/$circuit.device.log" || fail "$circuit: --config did not prove on the simulator"
+  if cmp -s "$work/$circuit.proof-1.bin" "$work/$circuit.device.bin" && cmp -s "$work/$circuit.proof-1.json" "$work/$circuit.device.json"
+  then echo "ok: $circuit: the device path's proof is the CPU reference's, byte for byte"
+  else fail "$circuit: the device path's proof differs from the CPU reference's"; fi
+done
+# chain's key on capped devices (2 KiB stream buffers): some sets streamed, then all; the same bytes.
+for case in "0.00007 a, b_g1 resident; h, l, b_g2 streamed" "0.00005 h, l, a, b_g1, b_g2 streamed"; do
+  cap=${case%% *}
+  sets=${case#* }
+  printf '[run]\nbackend = "sim"\n[gpus]\nvram_cap_gib = %s\nsafety_margin_mib = 0\n' "$cap" >"$work/capped.toml"
+  c=$circuits/chain/chain
+  "$stagehand" prove --params "$work/chain.params" --r1cs "$c.r1cs" --wtns "$c.wtns" --seed 5 --config "$work/capped.toml" \
+    --stream-buffer-mib 0.002 --proof "$work/capped.json" --public "$work/capped-public.json" \
+    --filecoin-proof "$work/capped.bin" 2>"$work/capped.log" || fail "chain capped at $cap GiB: $(cat "$work/capped.log")"
+  grep -qF "the key's sets: $sets" "$work/capped.log" || fail "chain capped at $cap GiB: not '$sets': $(cat "$work/capped.log")"
+  if cmp -s "$work/chain.proof-1.bin" "$work/capped.bin"; then echo "ok: chain, $sets: the CPU reference's bytes"
+  else fail "chain, $sets: the proof differs from the CPU reference's"; fi
+done
+
 # expect_error TEXT COMMAND...: the command fails and says TEXT
 expect_error() {
   local text=$1
@@ -76,5 +106,8 @@ expect_error "chain.wtns with $m.r1cs against $work/multiplier.params: the witne
   "$stagehand" prove --params "$work/multiplier.params" --r1cs "$m.r1cs" --wtns "$circuits/chain/chain.wtns" --proof "$work/x.json"
 expect_error "chain.wtns with $circuits/chain/chain.r1cs against $work/multiplier.params: circuit 0: aux_assignment_size is" \
   "$stagehand" prove --params "$work/multiplier.params" --r1cs "$circuits/chain/chain.r1cs" --wtns "$circuits/chain/chain.wtns" --proof "$work/x.json"
+printf '[run]\nbackend = "sim"\n[gpus]\nvram_cap_gib = 0.00001\nsafety_margin_mib = 0\n' >"$work/tiny.toml"
+expect_error "even with every set streamed" "$stagehand" prove --params "$work/chain.params" --r1cs "$circuits/chain/chain.r1cs" \
+  --wtns "$circuits/chain/chain.wtns" --config "$work/tiny.toml" --proof "$work/x.json"
 [ ! -e "$work/x.json" ] && [ ! -e "$work/x.bin" ] || fail "a refused prove wrote a file"
 finish "ok: stagehand prove --params"

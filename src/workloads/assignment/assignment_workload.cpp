@@ -1,6 +1,8 @@
 #include "workloads/assignment/assignment_workload.hpp"
 
 #include "device/format.hpp"
+#include "device/give_back_pinned.hpp"
+#include "device/groth16_launches.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
 #include "math/ntt.hpp"
@@ -12,6 +14,7 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace stagehand::groth16 {
 namespace {
@@ -30,6 +33,10 @@ std::vector<std::uint64_t> domain_arguments(unsigned log2, const math::Domain& d
   return arguments;
 }
 
+// The program's MSMs, in order: H first (its scalars, the polynomial a, are then freed), then
+// those over the assignment's values.
+constexpr std::array<std::size_t, kKeySetCount> kMsmOrder{kSetH, kSetL, kSetA, kSetB1, kSetB2};
+
 template <std::size_t Bytes>
 std::span<const std::uint8_t, Bytes> sum_at(const std::vector<std::uint8_t>& sums, std::size_t offset) {
   return std::span<const std::uint8_t, Bytes>(sums.data() + offset, Bytes);
@@ -37,9 +44,110 @@ std::span<const std::uint8_t, Bytes> sum_at(const std::vector<std::uint8_t>& sum
 
 }  // namespace
 
+KeySizes assignment_key_sizes(const ParamsKey& key) {
+  KeySizes sizes;
+  sizes.domain_log2 = static_cast<unsigned>(std::countr_zero(key.domain_size()));
+  sizes.n_vars = key.input_count() + key.aux_count();
+  sizes.n_public = key.input_count() - 1;
+  sizes.set_points[kSetH] = key.h.size();
+  sizes.set_points[kSetA] = key.a.size();
+  sizes.set_points[kSetB1] = key.b_g1.size();
+  sizes.set_points[kSetB2] = key.b_g2.size();
+  sizes.set_points[kSetL] = key.l.size();
+  return sizes;
+}
+
+namespace {
+
+// The program's shape with every set streamed through buffers of at most `stream_buffer_bytes`:
+// the largest stream buffers and batches a proof of the key takes.
+KeyProgramShape all_streamed_shape(const ParamsKey& key, Bytes stream_buffer_bytes) {
+  auto placement = KeyPlacement::all(SetPlacement::streamed);
+  placement.stream_buffer_bytes = stream_buffer_bytes;
+  return shape_key_program(assignment_key_sizes(key), placement);
+}
+
+}  // namespace
+
+std::string describe_assignment_placement(const KeyPlacement& placement) {
+  std::string text;
+  for (const auto where :
+       {SetPlacement::resident, SetPlacement::precomputed, SetPlacement::fetched_ahead, SetPlacement::streamed}) {
+    std::string names;
+    for (const auto set : kMsmOrder) {
+      if (placement.sets[set] == where)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", kAssignmentSetNames[set]);
+    }
+    if (!names.empty()) text += fmt::format("{}{} {}", text.empty() ? "" : "; ", names, to_string(where));
+  }
+  if (std::ranges::find(placement.sets, SetPlacement::streamed) != placement.sets.end())
+    text += fmt::format(" (2 x {} buffers)", format_bytes(placement.stream_buffer_bytes));
+  return text;
+}
+
+KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<Device*>& devices, Bytes held_back,
+                                       int proofs_in_flight, Bytes stream_buffer_bytes) {
+  STAGEHAND_ASSERT(!devices.empty() && stream_buffer_bytes > 0);
+  PlacementBudget budget;
+  budget.proofs_in_flight = std::max(1, proofs_in_flight);
+  budget.stream_buffer_bytes = stream_buffer_bytes;
+  Bytes streamed_proof = 0;
+  const Device* smallest = devices.front();
+  for (const auto* device : devices) {
+    if (device->properties().total_memory_bytes < smallest->properties().total_memory_bytes) smallest = device;
+    streamed_proof =
+        std::max(streamed_proof, AssignmentWorkload::streamed_proof_bytes(key, *device, stream_buffer_bytes));
+    budget.proof_bytes =
+        std::max(budget.proof_bytes, AssignmentWorkload::proof_bytes_before_scratch(key, *device, stream_buffer_bytes));
+  }
+  budget.device_bytes = smallest->properties().total_memory_bytes;
+  budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
+  if (streamed_proof > budget.device_bytes) {
+    throw InputError(fmt::format(
+        "one proof of the key needs {} on the device even with every set streamed (its a, b and c: 3 x {}, the "
+        "query scalars, two stream buffers of at most {} and the kernels' scratch), above the {} a device gives it "
+        "({} less {} held back for the budget's margin and other residents)",
+        format_bytes(streamed_proof), format_bytes(kernel::kFrBytes * key.domain_size()),
+        format_bytes(stream_buffer_bytes), format_bytes(budget.device_bytes),
+        format_bytes(smallest->properties().total_memory_bytes), format_bytes(held_back)));
+  }
+  // The plan adds the MSM scratch of each placement it tries to budget.proof_bytes.
+  budget.msm_scratch = [&devices](std::size_t set, SetPlacement placement, std::uint64_t points) {
+    Bytes most = 0;
+    for (const auto* device : devices) {
+      most = std::max(most, device->kernel_scratch_bytes(set_msm_kernel(set, placement), points));
+      if (placement == SetPlacement::streamed)
+        most = std::max(most, device->kernel_scratch_bytes(set_msm_reduce_kernel(set), points));
+    }
+    return most;
+  };
+  return KeyPlacement::plan(assignment_key_sizes(key), budget);
+}
+
 bool AssignmentKeyState::holds_anything() const {
   std::lock_guard lock(mutex_);
+  return !devices_.empty() || !pinned_.empty();
+}
+
+bool AssignmentKeyState::holds_devices() const {
+  std::lock_guard lock(mutex_);
   return !devices_.empty();
+}
+
+bool AssignmentKeyState::pinned(HostRange range) const {
+  std::lock_guard lock(mutex_);
+  return std::ranges::find(pinned_, range) != pinned_.end();
+}
+
+void AssignmentKeyState::add_pinned(HostRange range, Device& through) {
+  std::lock_guard lock(mutex_);
+  pinned_.push_back(range);
+  pinned_through_ = &through;
+}
+
+bool AssignmentKeyState::made_for(const KeyPlacement& placement) const {
+  std::lock_guard lock(mutex_);
+  return devices_.empty() || !placement_ || *placement_ == placement.sets;
 }
 
 std::uint64_t AssignmentKeyState::set_ups() const {
@@ -48,43 +156,58 @@ std::uint64_t AssignmentKeyState::set_ups() const {
 }
 
 asio::awaitable<void> AssignmentKeyState::free_sets(Device& device, const Sets& sets) {
-  for (const auto pointer : {sets.h, sets.l, sets.a, sets.b_g1, sets.b_g2}) {
+  for (const auto pointer : sets) {
     if (pointer) co_await device.free(pointer);
   }
 }
 
-asio::awaitable<void> AssignmentKeyState::release() {
-  std::map<int, OnDevice> held;
+asio::awaitable<void> AssignmentKeyState::release(Device* fallback) {
+  std::map<Device*, OnDevice, std::less<>> held;
+  std::vector<HostRange> pinned;
+  Device* through = nullptr;
   {
     std::lock_guard lock(mutex_);
     held.swap(devices_);
+    pinned.swap(pinned_);
+    through = std::exchange(pinned_through_, nullptr);
+    placement_.reset();
   }
-  for (const auto& [index, entry] : held) co_await free_sets(*entry.device, entry.sets);
+  // The registration is the host's, for every GPU: through the device that made it, or where
+  // that one is lost through another.
+  if (fallback == nullptr) fallback = through;
+  for (const auto& [device, entry] : held) {
+    if (device != through) fallback = device;
+  }
+  for (const auto& [device, entry] : held) co_await free_sets(*device, entry.sets);
+  for (const auto& range : pinned) co_await give_back_pinned(range, PinnedKind::registered, through, fallback);
 }
 
-AssignmentKeyState::OnDevice* AssignmentKeyState::entry(int index) {
+AssignmentKeyState::OnDevice* AssignmentKeyState::entry(const Device& device) {
   std::lock_guard lock(mutex_);
-  const auto found = devices_.find(index);
+  const auto found = devices_.find(&device);
   return found == devices_.end() ? nullptr : &found->second;
 }
 
-AssignmentKeyState::OnDevice& AssignmentKeyState::fresh_entry(int index, Device& device) {
+AssignmentKeyState::OnDevice& AssignmentKeyState::fresh_entry(Device& device, const KeyPlacement& placement) {
   std::lock_guard lock(mutex_);
-  STAGEHAND_ASSERT(devices_.find(index) == devices_.end());
-  auto& entry = devices_[index];
-  entry.device = &device;
-  return entry;
+  STAGEHAND_ASSERT(devices_.find(&device) == devices_.end());
+  STAGEHAND_ASSERT(devices_.empty() || !placement_ || *placement_ == placement.sets,
+                   "a key state holds sets of another placement: release it before the run");
+  placement_ = placement.sets;
+  return devices_[&device];
 }
 
-void AssignmentKeyState::completed(int index) {
+void AssignmentKeyState::completed(const Device& device) {
   std::lock_guard lock(mutex_);
-  devices_.at(index).complete = true;
+  const auto found = devices_.find(&device);
+  STAGEHAND_ASSERT(found != devices_.end(), "a set-up completed on a device it was not begun on");
+  found->second.complete = true;
   ++set_ups_;
 }
 
-std::optional<AssignmentKeyState::OnDevice> AssignmentKeyState::take(int index) {
+std::optional<AssignmentKeyState::OnDevice> AssignmentKeyState::take(const Device& device) {
   std::lock_guard lock(mutex_);
-  const auto found = devices_.find(index);
+  const auto found = devices_.find(&device);
   if (found == devices_.end()) return std::nullopt;
   auto entry = found->second;
   devices_.erase(found);
@@ -93,7 +216,7 @@ std::optional<AssignmentKeyState::OnDevice> AssignmentKeyState::take(int index) 
 
 AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
                                        ProofHandler on_proof, bool verify, Bytes safety_margin_bytes,
-                                       std::shared_ptr<AssignmentKeyState> key_state)
+                                       std::shared_ptr<AssignmentKeyState> key_state, KeyPlacement placement)
     : key_(key),
       jobs_(std::move(jobs)),
       thread_count_(thread_count),
@@ -103,12 +226,21 @@ AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<Assignm
       domain_log2_(static_cast<unsigned>(std::countr_zero(key.domain_size()))),
       scalar_count_(key.aux_count() + key.a.size() + key.b_g1.size()),
       verifier_key_(verifier_key_of(key)),
+      placement_(placement),
+      shape_(shape_key_program(assignment_key_sizes(key), placement)),
       key_state_(key_state ? key_state : std::make_shared<AssignmentKeyState>()),
       keep_key_(key_state != nullptr) {
   STAGEHAND_ASSERT(std::has_single_bit(key.domain_size()) && key.b_g1.size() == key.b_g2.size());
+  STAGEHAND_ASSERT(shape_.result_bytes == kResultBytes);
+  for (const auto where : placement_.sets) {
+    STAGEHAND_ASSERT(where == SetPlacement::resident || where == SetPlacement::streamed,
+                     "the assignments' program keeps a set resident or streams it, not {}", to_string(where));
+  }
+  STAGEHAND_ASSERT(key_state_->made_for(placement_), "a key state made for another placement");
   for (std::size_t job = 0; job < jobs_.size(); ++job) check_assignment(key_, jobs_[job].assignment, job);
   if (verify_) verifier_.emplace(verifier_key_);
   domain_arguments_ = domain_arguments(domain_log2_, math::Domain::classic(domain_log2_, thread_count_));
+  streamed_ = streamed_batches(shape_, kMsmOrder, [this](std::size_t set) { return set_host(set); });
 }
 
 Bytes AssignmentWorkload::key_bytes(const ParamsKey& key) {
@@ -116,8 +248,46 @@ Bytes AssignmentWorkload::key_bytes(const ParamsKey& key) {
          key.b_g2.bytes().size();
 }
 
+HostRange AssignmentWorkload::set_host(std::size_t set) const {
+  switch (set) {
+    case kSetH: return host_range_of(key_.h.bytes().data(), key_.h.bytes().size());
+    case kSetL: return host_range_of(key_.l.bytes().data(), key_.l.bytes().size());
+    case kSetA: return host_range_of(key_.a.bytes().data(), key_.a.bytes().size());
+    case kSetB1: return host_range_of(key_.b_g1.bytes().data(), key_.b_g1.bytes().size());
+    default: break;
+  }
+  STAGEHAND_ASSERT(set == kSetB2);
+  return host_range_of(key_.b_g2.bytes().data(), key_.b_g2.bytes().size());
+}
+
+Bytes AssignmentWorkload::domain_bytes_on(const Device& device, std::uint64_t domain_size) {
+  // What the device asks for ntt_domain_init's one write (the simulator), or for ntt_twiddles's,
+  // the same table for snarkjs's roots (the CUDA launchers' ntt_domain_bytes).
+  return std::max(device.kernel_scratch_bytes(kernel::ntt_domain_init, domain_size),
+                  device.kernel_scratch_bytes(kernel::ntt_twiddles, domain_size));
+}
+
+Bytes AssignmentWorkload::proof_bytes_before_scratch(const ParamsKey& key, const Device& device,
+                                                     Bytes stream_buffer_bytes) {
+  const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
+  const Bytes scalars = kFrBytes * (key.aux_count() + key.a.size() + key.b_g1.size());
+  return 3 * kFrBytes * key.domain_size() + domain_bytes_on(device, key.domain_size()) + scalars + kResultBytes +
+         2 * streamed.stream_buffer_bytes;
+}
+
+Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes) {
+  const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
+  Bytes scratch = 0;
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto points = streamed.sets[set].points_per_batch;
+    scratch = std::max({scratch, device.kernel_scratch_bytes(set_msm_kernel(set, SetPlacement::streamed), points),
+                        device.kernel_scratch_bytes(set_msm_reduce_kernel(set), points)});
+  }
+  return proof_bytes_before_scratch(key, device, stream_buffer_bytes) + scratch;
+}
+
 Bytes AssignmentWorkload::working_bytes() const {
-  return domain_bytes_ + kFrBytes * scalar_count_ + kResultBytes + msm_scratch_bytes_;
+  return domain_bytes_ + kFrBytes * scalar_count_ + kResultBytes + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes;
 }
 
 JobMemoryPlan AssignmentWorkload::memory_plan(int) const {
@@ -132,61 +302,64 @@ JobMemoryPlan AssignmentWorkload::memory_plan(int) const {
   return plan;
 }
 
-// The sets stay resident beside one job at its peak, or the key is refused: streaming them is
-// not done for assignments yet.
+// The resident sets and one job at its peak (its stream buffers included) beside the budget's
+// margin: the placement was planned for it, but the scratch is known only now.
 void AssignmentWorkload::check_fits(Device& device) const {
   const Bytes card = device.memory_info().total_bytes;
-  const Bytes needed = key_bytes(key_) + memory_plan(0).peak_bytes + safety_margin_bytes_;
+  const Bytes needed = shape_.resident_bytes() + memory_plan(0).peak_bytes + safety_margin_bytes_;
   if (needed > card) {
-    throw InputError(
-        fmt::format("the key's sets (h, l, a, b_g1, b_g2: {}) and one proof at its peak ({}) with the budget's margin "
-                    "({}) need {}, "
-                    "above the device's {}: a key whose sets do not stay resident is not proved from assignments yet",
-                    format_bytes(key_bytes(key_)), format_bytes(memory_plan(0).peak_bytes),
-                    format_bytes(safety_margin_bytes_), format_bytes(needed), format_bytes(card)));
+    throw InputError(fmt::format(
+        "the key's resident sets ({}: {}) and one proof at its peak ({}) with the budget's margin ({}) need {}, "
+        "above the device's {}",
+        describe_assignment_placement(placement_), format_bytes(shape_.resident_bytes()),
+        format_bytes(memory_plan(0).peak_bytes), format_bytes(safety_margin_bytes_), format_bytes(needed),
+        format_bytes(card)));
   }
 }
 
-asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int device_index) {
-  // One MSM scratch, sized for the largest MSM of each group, serves them all (they run one after
-  // another on the compute stream).
-  const std::uint64_t g1_points = std::max({key_.h.size(), key_.l.size(), key_.a.size(), key_.b_g1.size()});
-  msm_scratch_bytes_ = std::max({msm_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_msm_g1, g1_points),
-                                 device.kernel_scratch_bytes(kernel::groth16_msm_g2, key_.b_g2.size())});
-  // The domain's table: what the device asks for ntt_domain_init's one write (the simulator), or
-  // for ntt_twiddles's, the same table for snarkjs's roots (the CUDA launchers' ntt_domain_bytes).
-  domain_bytes_ = std::max({domain_bytes_, device.kernel_scratch_bytes(kernel::ntt_domain_init, key_.domain_size()),
-                            device.kernel_scratch_bytes(kernel::ntt_twiddles, key_.domain_size())});
+asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int) {
+  // One MSM scratch, sized for the largest MSM (or batch) of each set, serves them all: they run
+  // one after another on the compute stream.
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto& shape = shape_.sets[set];
+    msm_scratch_bytes_ = std::max(
+        msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));
+    if (shape.placement == SetPlacement::streamed) {
+      msm_scratch_bytes_ =
+          std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
+    }
+  }
+  domain_bytes_ = std::max(domain_bytes_, domain_bytes_on(device, key_.domain_size()));
   if (domain_bytes_ == 0) {
     throw std::runtime_error(fmt::format("the device tells no size for the NTT domain of 2^{} ({} and {})",
                                          domain_log2_, kernel::ntt_domain_init, kernel::ntt_twiddles));
   }
   check_fits(device);
+  co_await pin_streamed_sets(device);
   // Where an earlier run left the sets on this device they are used as they are; what a failed
   // set-up left is freed and made again.
-  const auto* held = key_state_->entry(device_index);
-  if (held != nullptr && (!held->complete || held->device != &device)) {
-    if (const auto stale = key_state_->take(device_index))
-      co_await AssignmentKeyState::free_sets(*stale->device, stale->sets);
+  const auto* held = key_state_->entry(device);
+  if (held != nullptr && !held->complete) {
+    if (const auto stale = key_state_->take(device)) co_await AssignmentKeyState::free_sets(device, stale->sets);
     held = nullptr;
   }
   if (held == nullptr) {
-    auto& entry = key_state_->fresh_entry(device_index, device);
+    auto& entry = key_state_->fresh_entry(device, placement_);
     co_await upload_key(device, entry.sets);
-    key_state_->completed(device_index);
+    key_state_->completed(device);
   }
 }
 
-// Each set from the key's own bytes, each pointer kept as soon as it is allocated, so that a
-// set-up that fails halfway leaves nothing tear_down cannot find.
+// Each resident set from the key's own bytes, each pointer kept as soon as it is allocated, so
+// that a set-up that fails halfway leaves nothing tear_down cannot find.
 asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, AssignmentKeyState::Sets& sets) const {
   const auto stream = device.create_stream();
   try {
-    for (auto [target, bytes] :
-         {std::pair{&sets.h, key_.h.bytes()}, std::pair{&sets.l, key_.l.bytes()}, std::pair{&sets.a, key_.a.bytes()},
-          std::pair{&sets.b_g1, key_.b_g1.bytes()}, std::pair{&sets.b_g2, key_.b_g2.bytes()}}) {
-      *target = co_await device.allocate(std::max<Bytes>(bytes.size(), 1));
-      if (!bytes.empty()) co_await device.copy_to_device(*target, host_range_of(bytes.data(), bytes.size()), stream);
+    for (std::size_t set = 0; set < kKeySetCount; ++set) {
+      if (!kept_on_device(shape_.sets[set].placement)) continue;
+      const HostRange source = set_host(set);
+      sets[set] = co_await device.allocate(std::max<Bytes>(source.bytes, 1));
+      if (source.bytes > 0) co_await device.copy_to_device(sets[set], source, stream);
     }
     co_await device.synchronize_stream(stream);
   } catch (...) {
@@ -196,14 +369,28 @@ asio::awaitable<void> AssignmentWorkload::upload_key(Device& device, AssignmentK
   device.destroy_stream(stream);
 }
 
-asio::awaitable<void> AssignmentWorkload::tear_down(Device& device, int device_index) {
+asio::awaitable<void> AssignmentWorkload::pin_streamed_sets(Device& device) {
+  co_await pinning_.run([&]() -> asio::awaitable<void> {
+    for (std::size_t set = 0; set < kKeySetCount; ++set) {
+      const HostRange range = set_host(set);
+      if (shape_.sets[set].placement != SetPlacement::streamed || range.bytes == 0 || key_state_->pinned(range))
+        continue;
+      co_await device.register_host(range);
+      key_state_->add_pinned(range, device);
+    }
+  });
+}
+
+asio::awaitable<void> AssignmentWorkload::tear_down(Device& device, int) {
   if (keep_key_) {
     // Kept for the next run, unless its set-up did not complete.
-    const auto* held = key_state_->entry(device_index);
+    const auto* held = key_state_->entry(device);
     if (held == nullptr || held->complete) co_return;
   }
-  if (const auto entry = key_state_->take(device_index))
-    co_await AssignmentKeyState::free_sets(*entry->device, entry->sets);
+  if (const auto entry = key_state_->take(device)) co_await AssignmentKeyState::free_sets(device, entry->sets);
+  // A private state: the devices are torn down one after another, and the last one's gives the
+  // registration back.
+  if (!keep_key_ && !key_state_->holds_devices()) co_await key_state_->release(&device);
 }
 
 AssignmentWorkload::JobState& AssignmentWorkload::state(int job) {
@@ -222,37 +409,85 @@ asio::awaitable<void> AssignmentWorkload::prepare(int job, Device&, std::span<co
     std::memcpy(abc[i].data(), values.data(), given);
     std::memset(abc[i].data() + given, 0, polynomial - given);  // bellperson zero-pads to the domain
   }
-  auto& job_state = state(job);
-  auto& scalars = job_state.scalars;
+  auto& scalars = state(job).scalars;
   scalars.assign(assignment.aux.begin(), assignment.aux.end());
   for (const auto& query : {a_query_scalars(assignment), b_query_scalars(assignment)}) {
     scalars.insert(scalars.end(), query.begin(), query.end());
   }
   STAGEHAND_ASSERT(scalars.size() == scalar_count_);
-  const std::array<std::uint64_t, 4> ends{0, key_.aux_count(), key_.aux_count() + key_.a.size(), scalar_count_};
-  for (std::size_t query = 0; query < job_state.light.size(); ++query) {
-    job_state.light[query] = static_cast<std::uint64_t>(
-        std::count_if(scalars.begin() + static_cast<std::ptrdiff_t>(ends[query]),
-                      scalars.begin() + static_cast<std::ptrdiff_t>(ends[query + 1]),
-                      [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
-  }
   co_return;
 }
 
-void AssignmentWorkload::launch_msm(JobContext& context, const char* kernel, DevicePointer points,
-                                    DevicePointer scalars, std::uint64_t count, DevicePointer result,
-                                    DevicePointer scratch, std::uint64_t light_units) const {
-  if (count == 0) return;  // the sum stays the identity the results were cleared to
-  const bool g1 = kernel == kernel::groth16_msm_g1;
-  KernelLaunch launch{kernel,
-                      count,
-                      {thread_count_},
-                      {BufferUse{points, count * (g1 ? kernel::kG1AffineBytes : kernel::kG2AffineBytes)},
-                       BufferUse{scalars, count * kFrBytes}},
-                      {BufferUse{result, g1 ? kernel::kG1JacobianBytes : kernel::kG2JacobianBytes}}};
-  if (scratch) launch.writes.push_back(BufferUse{scratch, msm_scratch_bytes_});
-  launch.light_units = light_units;
-  context.device.launch(launch, context.compute);
+// The job's scalar buffer holds aux (L's), then the A query's, then the B queries' (B1's and B2's).
+DevicePointer AssignmentWorkload::set_scalars(std::size_t set, DevicePointer scalars,
+                                              DevicePointer h_coefficients) const {
+  switch (set) {
+    case kSetH: return h_coefficients;
+    case kSetL: return scalars;
+    case kSetA: return scalars + kFrBytes * key_.aux_count();
+    default: break;
+  }
+  STAGEHAND_ASSERT(set == kSetB1 || set == kSetB2);
+  return scalars + kFrBytes * (key_.aux_count() + key_.a.size());
+}
+
+// H's coefficients are computed on the device: none is known to be light.
+std::uint64_t AssignmentWorkload::light_scalars(const JobState& job_state, std::size_t set, std::uint64_t first,
+                                                std::uint64_t count) const {
+  if (set == kSetH) return 0;
+  const std::uint64_t start = set == kSetL ? 0 : set == kSetA ? key_.aux_count() : key_.aux_count() + key_.a.size();
+  STAGEHAND_ASSERT(start + first + count <= job_state.scalars.size());
+  const auto begin = job_state.scalars.begin() + static_cast<std::ptrdiff_t>(start + first);
+  return static_cast<std::uint64_t>(
+      std::count_if(begin, begin + static_cast<std::ptrdiff_t>(count),
+                    [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
+}
+
+void AssignmentWorkload::launch_msm(JobContext& context, std::size_t set, DevicePointer points, DevicePointer scalars,
+                                    DevicePointer results, DevicePointer scratch, std::uint64_t light_units) const {
+  const auto& shape = shape_.sets[set];
+  kernel::MsmLaunch launch{.kernel = set_msm_kernel(set, SetPlacement::resident),
+                           .points = shape.points,
+                           .threads = thread_count_,
+                           .bases = {points, shape.bytes()},
+                           .scalars = {scalars, shape.points * kFrBytes},
+                           .result = {results + shape.first_sum_offset, shape.sum_bytes},
+                           .light_units = light_units};
+  if (scratch) launch.scratch = BufferUse{scratch, msm_scratch_bytes_};
+  context.device.launch(launch.to_launch(), context.compute);
+}
+
+asio::awaitable<void> AssignmentWorkload::run_set_msm(JobContext& context, KeyStream& stream, const JobState& job_state,
+                                                      std::size_t set, DevicePointer resident, DevicePointer scalars,
+                                                      DevicePointer results, DevicePointer scratch) const {
+  const auto& shape = shape_.sets[set];
+  if (shape.points == 0) co_return;  // the sum stays the identity the results were cleared to
+  if (kept_on_device(shape.placement)) {
+    launch_msm(context, set, resident, scalars, results, scratch, light_scalars(job_state, set, 0, shape.points));
+    co_return;
+  }
+  // Each batch adds into the set's MSM state in the scratch (the first starts it afresh), and the
+  // reduction writes the sum.
+  const KeyStream::LaunchBatch launch_batch = [&](DevicePointer buffer, const StreamedBatch& batch) {
+    kernel::MsmBatchLaunch launch{.kernel = set_msm_kernel(set, SetPlacement::streamed),
+                                  .points = batch.count,
+                                  .threads = thread_count_,
+                                  .capacity = shape.points_per_batch,
+                                  .add = batch.first != 0,
+                                  .bases = {buffer, batch.count * shape.point_bytes},
+                                  .scalars = {scalars + batch.first * kFrBytes, batch.count * kFrBytes},
+                                  .light_units = light_scalars(job_state, set, batch.first, batch.count)};
+    if (scratch) launch.scratch = BufferUse{scratch, msm_scratch_bytes_};
+    context.device.launch(launch.to_launch(), context.compute);
+  };
+  co_await stream.run_set(context, set, launch_batch);
+  kernel::MsmReduceLaunch reduce{.kernel = set_msm_reduce_kernel(set),
+                                 .capacity = shape.points_per_batch,
+                                 .result = {results + shape.first_sum_offset, shape.sum_bytes}};
+  // A light reduction where every scalar of the set is a bit: its buckets are nearly all empty.
+  reduce.light_units = light_scalars(job_state, set, 0, shape.points) == shape.points ? 1 : 0;
+  if (scratch) reduce.scratch = BufferUse{scratch, msm_scratch_bytes_};
+  context.device.launch(reduce.to_launch(), context.compute);
 }
 
 asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& context) {
@@ -260,14 +495,17 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   auto& device = context.device;
   auto& memory = context.memory;
   const auto stream = context.compute;
-  const auto* held = key_state_->entry(context.device_index);
-  STAGEHAND_ASSERT(held != nullptr && held->complete && held->device == &context.device);
+  const auto* held = key_state_->entry(device);
+  STAGEHAND_ASSERT(held != nullptr && held->complete, "job {}: its device was not set up", job);
   const AssignmentKeyState::Sets sets = held->sets;
   const std::uint64_t m = key_.domain_size();
+  KeyStream key_stream(device, streamed_);
   const auto domain = co_await memory.allocate(domain_bytes_, stream);
   const auto scalars = co_await memory.allocate(kFrBytes * scalar_count_, stream);
   const auto results = co_await memory.allocate(kResultBytes, stream);
   const auto scratch = msm_scratch_bytes_ ? co_await memory.allocate(msm_scratch_bytes_, stream) : DevicePointer{};
+  // The streamed sets' first batches travel while the H step computes.
+  co_await key_stream.start(context, shape_.stream_buffer_bytes);
   device.memset_async(results, 0, kResultBytes, stream);
   co_await claimed_upload(device, context.link, scalars,
                           host_range_of(job_state.scalars.data(), kFrBytes * scalar_count_), stream);
@@ -291,17 +529,11 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
                               BufferUse{context.inputs.c, polynomial}}},
                 stream);
   co_await memory.release_b_and_c(stream);
-  constexpr Bytes g1_sum = kernel::kG1JacobianBytes;
-  launch_msm(context, kernel::groth16_msm_g1, sets.h, context.inputs.a, key_.h.size(), results, scratch);
-  co_await memory.release_a(stream);
-  const auto aux = key_.aux_count(), a_count = key_.a.size(), b_count = key_.b_g1.size();
-  const auto& light = job_state.light;
-  launch_msm(context, kernel::groth16_msm_g1, sets.l, scalars, aux, results + g1_sum, scratch, light[0]);
-  launch_msm(context, kernel::groth16_msm_g1, sets.a, scalars + kFrBytes * aux, a_count, results + 2 * g1_sum, scratch,
-             light[1]);
-  const auto b_scalars = scalars + kFrBytes * (aux + a_count);
-  launch_msm(context, kernel::groth16_msm_g1, sets.b_g1, b_scalars, b_count, results + 3 * g1_sum, scratch, light[2]);
-  launch_msm(context, kernel::groth16_msm_g2, sets.b_g2, b_scalars, b_count, results + 4 * g1_sum, scratch, light[2]);
+  for (const auto set : kMsmOrder) {
+    co_await run_set_msm(context, key_stream, job_state, set, sets[set], set_scalars(set, scalars, context.inputs.a),
+                         results, scratch);
+    if (set == kSetH) co_await memory.release_a(stream);
+  }
   const auto landing = context.results.at(0).sub(0, kResultBytes);
   co_await device.copy_to_host(landing, results, stream);
   co_await device.synchronize_stream(stream);
@@ -310,8 +542,10 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   for (const auto pointer : {domain, scalars, results, scratch}) {
     if (pointer) co_await memory.release(pointer, stream);
   }
+  co_await key_stream.release(context);
   JobTimes times;
   times.waited_for_inputs_ns = *waited;
+  if (!streamed_.empty()) times.note = describe_assignment_placement(placement_);
   co_return times;
 }
 
@@ -323,16 +557,15 @@ asio::awaitable<void> AssignmentWorkload::finish(int job, Device&) {
     states_.erase(job);
   }
   STAGEHAND_ASSERT(job_state.sums.size() == kResultBytes);
-  constexpr std::size_t g1 = kernel::kG1JacobianBytes;
-  auto g1_sum = [&](std::size_t index, const char* name) {
-    const auto sum = decode_g1_jacobian(sum_at<kG1JacobianBytes>(job_state.sums, index * g1));
-    if (!sum) throw std::runtime_error(fmt::format("the device's {} sum is not a point", name));
+  auto g1_sum = [&](std::size_t set) {
+    const auto sum = decode_g1_jacobian(sum_at<kG1JacobianBytes>(job_state.sums, shape_.sets[set].first_sum_offset));
+    if (!sum) throw std::runtime_error(fmt::format("the device's {} sum is not a point", kAssignmentSetNames[set]));
     return *sum;
   };
   AssignmentSums sums;
-  sums.h = g1_sum(0, "H"), sums.l = g1_sum(1, "L"), sums.a = g1_sum(2, "A"), sums.b1 = g1_sum(3, "B1");
-  const auto b2 = decode_g2_jacobian(sum_at<kG2JacobianBytes>(job_state.sums, 4 * g1));
-  if (!b2) throw std::runtime_error("the device's B2 sum is not a point");
+  sums.h = g1_sum(kSetH), sums.l = g1_sum(kSetL), sums.a = g1_sum(kSetA), sums.b1 = g1_sum(kSetB1);
+  const auto b2 = decode_g2_jacobian(sum_at<kG2JacobianBytes>(job_state.sums, shape_.sets[kSetB2].first_sum_offset));
+  if (!b2) throw std::runtime_error("the device's b_g2 sum is not a point");
   sums.b2 = *b2;
   const auto& request = jobs_.at(static_cast<std::size_t>(job));
   const Proof proof = assemble_assignment_proof(key_.vk, sums, request.randomness);
