@@ -36,6 +36,8 @@ constexpr const char* kApi = R"(The API (JSON unless said; errors are {"error": 
          ...&deadline_ms=N        start within N ms or fail unrun (N <= 0: refused, 400; passed while queued: 410)
   GET    /v1/proofs/ID            {"state": queued|running|done|failed|cancelled, ...; "proof", "public" once done;
                                   "timings": queue_s, setup_s, host_before_s, gpu_s, host_after_s, check_s, total_s}
+         /v1/proofs/ID?wait=S     the same once the proof has ended or S seconds have passed (at most
+                                  serve.request_timeout_s), its state either way
   DELETE /v1/proofs/ID            cancels it (queued: at once; running: before its next step)
   GET    /v1/status               queue, proofs, per-GPU and per-key status
   GET    /metrics                 Prometheus text
@@ -44,7 +46,7 @@ TCP), 403 a key path outside serve.key_dirs (or none set), 404 unknown key/proof
 request not received within serve.read_timeout_s, 409 key exists, proof ended or a request id
 naming another key's proof, 410 a waited-for proof whose deadline passed in the queue, 413 body
 over serve.max_request_mib, 429 queue full (Retry-After), 500 a proof that failed, 503 stopping,
-504 a waited-for proof not done within serve.request_timeout_s.
+504 a waited-for (wait=true) proof not done within serve.request_timeout_s.
 Limits ([serve] in the configuration): max_request_mib, request_timeout_s, key_dirs; the connections:
 max_connections, read_timeout_s, idle_timeout_s, socket_mode, socket_group, token_file;
 the queue ([engine]): queue_capacity, max_batch, promote_after_s, request_id_retention_s. See config/serve.toml.)";

@@ -90,6 +90,17 @@ ProofResult ProofHandle::result() const {
   std::lock_guard lock(record_->mutex);
   return record_->result;
 }
+void ProofHandle::on_end(std::function<void(const ProofHandle&)> callback) const {
+  STAGEHAND_ASSERT(callback != nullptr, "proof {}: an empty on_end callback", record_->id);
+  {
+    std::lock_guard lock(record_->mutex);
+    if (!record_->finished_locked()) {
+      record_->on_done.push_back(std::move(callback));
+      return;
+    }
+  }
+  callback(*this);
+}
 
 BackendOptions Engine::default_backend_options() {
   BackendOptions options;

@@ -136,6 +136,11 @@ class ProofHandle {
   std::optional<ProofResult> wait_for(std::chrono::milliseconds timeout) const;
   // The result so far (state queued or running: no texts yet).
   ProofResult result() const;
+  // Calls `callback` once when the proof ends, on the thread that ends it (as SubmitOptions::on_done:
+  // keep it short), or at once on this thread where it has ended already. For a caller that waits
+  // without a thread (the service's GET ?wait=); a callback whose caller stopped waiting stays
+  // until the proof ends.
+  void on_end(std::function<void(const ProofHandle&)> callback) const;
 
  private:
   std::shared_ptr<detail::ProofRecord> record_;

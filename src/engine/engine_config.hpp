@@ -77,7 +77,7 @@ struct EngineSettings {
 struct ServeSettings {
   std::size_t max_request_bytes = std::size_t{256} << 20;  // a larger body is answered 413
   int max_connections = 512;                               // at it, a new one closes the longest waiting (below)
-  double request_timeout_s = 600;                          // a wait=true request's wait for its proof
+  double request_timeout_s = 600;  // a wait=true request's wait for its proof; the longest GET ?wait=
 
   // The transport's connections (service/http_server.hpp). A connection costs a socket and a
   // timer, not a thread, until its request has been read; at max_connections a new one closes the

@@ -84,7 +84,8 @@ struct ProofRecord {
   mutable std::mutex mutex;
   std::condition_variable ended;
   ProofResult result;  // state queued until it runs
-  // Each accepted submit's callback: the first, and those of submits that repeated its request id.
+  // Each accepted submit's callback (the first, and those of submits that repeated its request
+  // id) and each ProofHandle::on_end's: called once, when the proof ends.
   std::vector<ProofCallback> on_done;
   // The instants that divide its life into ProofTimings' parts, as it reaches them: it left the
   // queue, its run was ready for it (set up on its GPU), its host step began, its GPU program

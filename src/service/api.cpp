@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <charconv>
@@ -181,6 +183,15 @@ std::optional<engine::SubmitOptions> submit_options(const std::map<std::string, 
   return options;
 }
 
+// GET's wait=SECONDS: a finite number from 0 up, in seconds (fractions allowed); nothing where malformed.
+std::optional<double> wait_seconds(const std::string& text) {
+  double seconds = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (!std::isfinite(seconds) || seconds < 0) return std::nullopt;
+  return seconds;
+}
+
 // A temporary file for a key sent as bytes: the engine reads keys from files, once.
 class TemporaryFile {
  public:
@@ -222,7 +233,7 @@ HttpResponse error_response(unsigned status, const std::string& message) {
 
 Api::Api(engine::Engine& engine, engine::ServeSettings settings) : engine_(engine), settings_(settings) {}
 
-HttpResponse Api::handle(HttpRequest request) {
+Reply Api::handle(HttpRequest request) {
   try {
     return route(request);
   } catch (const EngineError& error) {
@@ -234,13 +245,13 @@ HttpResponse Api::handle(HttpRequest request) {
   }
 }
 
-HttpResponse Api::route(HttpRequest& request) {
+Reply Api::route(HttpRequest& request) {
   std::string_view target = request.target;
   const auto question = target.find('?');
   const std::string_view path = target.substr(0, question);
   const std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
   const auto& method = request.method;
-  auto wrong_method = [&](const char* allowed) {
+  auto wrong_method = [&](const char* allowed) -> Reply {
     auto response = error_response(405, fmt::format("{} is not allowed on {} (allowed: {})", method, path, allowed));
     response.headers.emplace_back("Allow", allowed);
     return response;
@@ -282,8 +293,8 @@ HttpResponse Api::route(HttpRequest& request) {
     const auto text = path.substr(proofs_prefix.size());
     const auto id = parse_id(text);
     if (!id) return error_response(400, fmt::format("'{}' is not a proof id (a decimal number)", text));
-    if (method == "GET") return proof(*id, false);
-    if (method == "DELETE") return proof(*id, true);
+    if (method == "GET") return proof_state(*id, query);
+    if (method == "DELETE") return cancel_proof(*id);
     return wrong_method("GET, DELETE");
   }
   return error_response(404, fmt::format("no route {} {} (see `stagehand serve --help`)", method, path));
@@ -371,9 +382,33 @@ HttpResponse Api::submit(const std::string& query, HttpRequest& request) {
   return json_response(status, proof_body(handle, *result));
 }
 
-HttpResponse Api::proof(std::uint64_t id, bool cancel) {
+HttpResponse proof_response(const engine::ProofHandle& proof) {
+  return json_response(200, proof_body(proof, proof.result()));
+}
+
+Reply Api::proof_state(std::uint64_t id, std::string_view query) {
+  const auto parameters = query_parameters(query);
+  for (const auto& [name, value] : parameters) {
+    if (name != "wait") return error_response(400, fmt::format("unknown query parameter '{}' (wait)", name));
+  }
+  std::optional<double> wait_s;
+  if (auto found = parameters.find("wait"); found != parameters.end()) {
+    wait_s = wait_seconds(found->second);
+    if (!wait_s) {
+      return error_response(
+          400, fmt::format("wait={}: expected the seconds to wait for the proof's end, a number from 0 (waits above "
+                           "serve.request_timeout_s, {} s, are cut to it)",
+                           found->second, settings_.request_timeout_s));
+    }
+  }
   auto handle = engine_.find(id);
-  if (!cancel) return json_response(200, proof_body(handle, handle.result()));
+  if (!wait_s || *wait_s == 0 || handle.finished()) return proof_response(handle);
+  const std::chrono::duration<double> most(std::min(*wait_s, settings_.request_timeout_s));
+  return ProofWait{std::move(handle), std::chrono::duration_cast<std::chrono::steady_clock::duration>(most)};
+}
+
+HttpResponse Api::cancel_proof(std::uint64_t id) {
+  auto handle = engine_.find(id);
   if (!engine_.cancel(id)) {
     return error_response(
         409, fmt::format("proof {} has ended ({}): nothing to cancel", id, engine::to_string(handle.state())));

@@ -11,6 +11,8 @@
 //          ...&request_id=R         the caller's name for it: the same R again answers the same proof
 //          ...&deadline_ms=N        it must start within N ms of the request, or fail without running
 //   GET    /v1/proofs/ID            its state, and the proof once done; "timings" once ended  200
+//          ...?wait=SECONDS         answered when the proof ends or SECONDS have passed (at most
+//                                   serve.request_timeout_s), with its state either way     200
 //   DELETE /v1/proofs/ID            cancel                                            200
 //   GET    /v1/status               the engine's status JSON                          200
 //   GET    /metrics                 Prometheus text
@@ -25,9 +27,12 @@
 
 #include "engine/engine.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace stagehand::service {
@@ -46,8 +51,22 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// A GET /v1/proofs/ID?wait=SECONDS of a proof not yet ended: the transport answers it with
+// proof_response() once the proof ends or `most` has passed (answer_proof_wait, proof_wait.hpp),
+// holding no thread meanwhile.
+struct ProofWait {
+  engine::ProofHandle proof;
+  std::chrono::steady_clock::duration most{};
+};
+
+// What Api::handle gives back: the answer, or the proof's end to wait for before answering.
+using Reply = std::variant<HttpResponse, ProofWait>;
+
 // {"error": message} with that status.
 HttpResponse error_response(unsigned status, const std::string& message);
+
+// GET /v1/proofs/ID's answer: 200 with the proof's state, the proof once done, its timings once ended.
+HttpResponse proof_response(const engine::ProofHandle& proof);
 
 // Prometheus text exposition of the engine's status.
 std::string prometheus_metrics(const engine::EngineStatus& status);
@@ -55,15 +74,17 @@ std::string prometheus_metrics(const engine::EngineStatus& status);
 class Api {
  public:
   Api(engine::Engine& engine, engine::ServeSettings settings);
-  // Never throws: every failure is a response.
+  // Never throws: every failure is a response. It may block (a wait=true submit waits for its
+  // proof on this thread); a GET's wait comes back as a ProofWait instead.
   // The request is taken over: a proof's body moves into the engine's queue, uncopied.
-  HttpResponse handle(HttpRequest request);
+  Reply handle(HttpRequest request);
 
  private:
-  HttpResponse route(HttpRequest& request);
+  Reply route(HttpRequest& request);
   HttpResponse load_key(const std::string& name, const HttpRequest& request);
   HttpResponse submit(const std::string& query, HttpRequest& request);
-  HttpResponse proof(std::uint64_t id, bool cancel);
+  Reply proof_state(std::uint64_t id, std::string_view query);
+  HttpResponse cancel_proof(std::uint64_t id);
 
   engine::Engine& engine_;
   engine::ServeSettings settings_;

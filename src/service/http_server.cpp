@@ -1,6 +1,7 @@
 #include "service/http_server.hpp"
 
 #include "service/listen_address.hpp"
+#include "service/proof_wait.hpp"
 
 #include "util/assert.hpp"
 #include "util/constant_time.hpp"
@@ -425,16 +426,19 @@ void HttpServer::Impl::forget(Connection& connection) {
 }
 
 // Api::handle may block (a wait=true request waits for its proof), so each request is handled on
-// a thread of its own; its answer is written back on the io thread, where the thread is joined.
+// a thread of its own; its answer is written back on the io thread, where the thread is joined. A
+// GET that waits for its proof's end comes back as a ProofWait, answered from the io thread once
+// the proof ends or its wait runs out, with no thread held meanwhile.
 void HttpServer::Impl::dispatch(HttpRequest request, std::function<void(HttpResponse)> done) {
   auto slot = threads.emplace(threads.end());
   try {
     *slot = std::thread([this, slot, request = std::move(request), done]() mutable {
-      auto response = api.handle(std::move(request));  // never throws
-      asio::post(io, [this, slot, response = std::move(response), done = std::move(done)]() mutable {
+      auto reply = api.handle(std::move(request));  // never throws
+      asio::post(io, [this, slot, reply = std::move(reply), done = std::move(done)]() mutable {
         slot->join();
         threads.erase(slot);
-        done(std::move(response));
+        if (auto* wait = std::get_if<ProofWait>(&reply)) return answer_proof_wait(io.get_executor(), *wait, done);
+        done(std::get<HttpResponse>(std::move(reply)));
       });
     });
   } catch (const std::system_error& error) {

@@ -5,7 +5,9 @@
 // Connections live on one io_context thread, each a socket and a timer: waiting for a request
 // (closed after serve.idle_timeout_s), reading it (its head and body within serve.read_timeout_s
 // of its first byte, else 408), then handled on a thread of its own (a wait=true request may wait
-// minutes for its proof, and must not hold up the others) and answered. At serve.max_connections
+// minutes for its proof, and must not hold up the others) and answered; a GET that waits for a
+// proof's end (?wait=SECONDS) is answered from the io thread, by a timer and the proof's end
+// callback (proof_wait.hpp), holding no thread while it waits. At serve.max_connections
 // a new connection closes the one that has waited longest for a request's bytes, so clients that
 // open connections and send nothing, or send slowly, cannot keep others out; connections whose
 // requests are being handled are never closed for room. Bodies over serve.max_request_bytes are

@@ -1,6 +1,7 @@
 // stagehand::Engine on the functional simulator: proofs from several threads, the bounded queue,
-// cancellation, unload while proofs run, shutdown with proofs queued, a bad witness, an injected
-// device fault and a lost GPU each failing only their own proofs.
+// cancellation, the callback at a proof's end (ProofHandle::on_end), unload while proofs run,
+// shutdown with proofs queued, a bad witness, an injected device fault and a lost GPU each
+// failing only their own proofs.
 // The shared helpers (the key on disk, the gate, the clock, the CPU reference's proofs) are
 // tests/support/engine_harness.hpp.
 #define BOOST_TEST_MODULE engine_proofs
@@ -100,6 +101,47 @@ BOOST_AUTO_TEST_CASE(a_full_queue_refuses_or_waits_and_cancel_takes_a_queued_pro
   BOOST_CHECK(status_json(engine.status()).find("\"witness_bytes\":0") != std::string::npos);
   BOOST_CHECK_EQUAL(engine.status().cancelled, 1u);
   BOOST_CHECK(error_kind_of([&] { engine.cancel(999999); }) == ErrorKind::unknown_proof);
+}
+
+// ProofHandle::on_end (the service's GET ?wait=): called once when the proof ends, on the thread
+// that ends it (the canceller's for a queued proof), or at once on the caller's thread where it
+// has ended already.
+BOOST_AUTO_TEST_CASE(on_end_calls_back_once_at_the_proofs_end_or_at_once) {
+  Gate gate;
+  Engine engine(config());
+  engine.load_key("small", files().zkey);
+  auto first = hold_dispatcher(engine, gate);
+  auto made = engine.submit("small", files().wtns(4, 5));
+  auto cancelled = engine.submit("small", files().wtns(6, 7));
+  Counter ends;
+  std::mutex mutex;
+  std::vector<std::pair<std::uint64_t, ProofState>> seen;
+  auto record = [&](const ProofHandle& proof) {
+    {
+      std::lock_guard lock(mutex);
+      seen.emplace_back(proof.id(), proof.state());
+    }
+    ends.add();
+  };
+  made.on_end(record);
+  cancelled.on_end(record);
+  BOOST_CHECK_EQUAL(ends.value(), 0u);  // both queued behind the gate
+  BOOST_CHECK(engine.cancel(cancelled.id()));
+  BOOST_CHECK_EQUAL(ends.value(), 1u);  // ended by the cancel, on this thread
+  gate.open();
+  check_done(made, 4, 5);
+  ends.wait_for_at_least(2);
+  std::thread::id called_on;
+  made.on_end([&](const ProofHandle& proof) {
+    called_on = std::this_thread::get_id();
+    record(proof);
+  });
+  BOOST_CHECK(called_on == std::this_thread::get_id());  // ended already: at once
+  BOOST_CHECK_EQUAL(ends.value(), 3u);
+  std::lock_guard lock(mutex);
+  const std::vector<std::pair<std::uint64_t, ProofState>> expected{
+      {cancelled.id(), ProofState::cancelled}, {made.id(), ProofState::done}, {made.id(), ProofState::done}};
+  BOOST_CHECK(seen == expected);
 }
 
 BOOST_AUTO_TEST_CASE(a_running_proof_is_cancelled_before_its_next_step) {

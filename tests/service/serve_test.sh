@@ -8,8 +8,8 @@
 #     bad priorities and deadlines, a deadline already past; the timing histograms and the
 #     queue's depth by priority in the metrics;
 #   - a flood of submissions against a queue of 4 gets 429 with Retry-After; a queued proof is
-#     cancelled; a key unloaded with proofs queued makes them first and then refuses new ones;
-#     keys loaded from bytes and from a path;
+#     cancelled; a key unloaded with proofs queued makes them first (each waited for by the
+#     server, GET ?wait=SECONDS) and then refuses new ones; keys loaded from bytes and from a path;
 #   - a second server stopped (SIGTERM) with proofs queued answers every waiting request: 200
 #     with a proof that verifies, or 503 saying the engine shut down before the proof ran;
 #   - the connections: slow clients holding every place (max_connections) or 300 half-open
@@ -119,6 +119,8 @@ expect 400 "expected true or false" "a bad wait" --data-binary @"$circuits/chain
 expect 404 "no route" "an unknown route" "$url/v2/everything"
 expect 405 "not allowed" "a wrong method" -X PUT "$url/v1/status"
 expect 400 "not a proof id" "a bad proof id" "$url/v1/proofs/abc"
+expect 400 "wait=soon: expected the seconds to wait" "a bad wait for a proof's end" "$url/v1/proofs/1?wait=soon"
+expect 400 "unknown query parameter 'colour'" "an unknown parameter of a proof's state" "$url/v1/proofs/1?colour=red"
 expect 404 "no proof 99999" "an unknown proof" "$url/v1/proofs/99999"
 expect 400 "not a key name" "a bad key name" -X POST --data-binary @"$circuits/linear/linear.zkey" "$url/v1/keys/bad%20name"
 expect 400 "the request body: not a snarkjs proving key" "a witness sent as a key" --data-binary @"$circuits/linear/linear.wtns" "$url/v1/keys/wrong"
@@ -214,6 +216,7 @@ done
 last=$(grep -o '"id":"[0-9]*"' "$work/queued.json" | grep -o '[0-9]*')
 expect 200 '"state":"cancelled"' "cancelling a queued proof" -X DELETE "$url/v1/proofs/$last"
 expect 200 '"state":"cancelled"' "its state" "$url/v1/proofs/$last"
+expect 200 '"state":"cancelled"' "an ended proof's state, at once though a wait is asked" --max-time 10 "$url/v1/proofs/$last?wait=60"
 expect 409 "has ended" "cancelling it again" -X DELETE "$url/v1/proofs/$last"
 
 # A key unloaded with proofs queued: they are made first; new ones are refused at once.
@@ -228,12 +231,12 @@ for n in 1 2 3; do
 done
 expect 200 '"proofs_left":[1-9]' "unloading a key with proofs queued" -X DELETE "$url/v1/keys/synthetic2"
 expect 404 "being unloaded" "a proof for a key being unloaded" --data-binary @"$work/synthetic/circuit.wtns" "$url/v1/proofs?key=synthetic2"
+# Each one's end, waited for by the server: GET ?wait=SECONDS answers once the proof has ended
+# (or the wait has run out, with its state then).
 for id in "${ids[@]}"; do
-  for _ in $(seq 600); do
-    curl -s -o "$work/unloaded-$id.json" "$url/v1/proofs/$id"
-    grep -q '"state":"\(done\|failed\|cancelled\)"' "$work/unloaded-$id.json" && break
-    sleep 0.05
-  done
+  curl -s -o "$work/unloaded-$id.json" "$url/v1/proofs/$id?wait=120"
+  grep -q '"state":"\(done\|failed\|cancelled\)"' "$work/unloaded-$id.json" ||
+    fail "proof $id not ended after a wait of 120 s: $(head -c 400 "$work/unloaded-$id.json")"
 done
 verify_responses "$work/synthetic/vk.json" "$work"/unloaded-*.json
 for _ in $(seq 600); do

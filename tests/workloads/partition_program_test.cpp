@@ -1,13 +1,15 @@
 // The partition program's kernel launches carry what the real kernels need
 // (cuda/kernels/partition_launchers.hpp, batch_addition.hpp), checked without a GPU: the program
 // runs through the coordinator on the simulator's functional mode with host functions standing in
-// for the kernels, each checking its launch's arguments and buffers; PoRepWorkload's real-data
+// for the kernels, each reading its launch as the CUDA launchers do (device/partition_launches.hpp)
+// and checking its arguments and buffers; PoRepWorkload's real-data
 // path (a key filled once per device, a, b and c copied from a template) reaches the kernels.
 #define BOOST_TEST_MODULE partition_program
 #include <boost/test/unit_test.hpp>
 
 #include "coordinator/coordinator.hpp"
 #include "device/kernel_abi.hpp"
+#include "device/partition_launches.hpp"
 #include "support/functional_run.hpp"
 #include "workloads/porep/porep_workload.hpp"
 #include "sim/device_model.hpp"
@@ -17,6 +19,8 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,18 @@ struct Seen {
   }
 };
 
+// The launch as its typed value reads it (device/partition_launches.hpp), as the CUDA launchers
+// read it; nothing, with the refusal noted, where it cannot be read.
+template <class Typed>
+std::optional<Typed> decoded(Seen& seen, sim::KernelContext& context) {
+  try {
+    return Typed::from_launch(context.launch());
+  } catch (const std::invalid_argument& error) {
+    seen.expect(false, error.what());
+    return std::nullopt;
+  }
+}
+
 // The NTT phase: twiddles, the NTTs of a, b and c, and H on the coset.
 void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, const std::vector<std::byte>& input,
                          Seen& seen) {
@@ -48,23 +64,20 @@ void register_ntt_checks(sim::SimSystem& system, const PartitionShape& shape, co
   const auto log_size = static_cast<std::uint64_t>(shape.domain_log2);
   system.register_kernel(kernel::ntt_twiddles, [&seen, log_size](sim::KernelContext& context) {
     ++seen.launches[kernel::ntt_twiddles];
-    seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == log_size, "ntt_twiddles: [log_size]");
-    if (context.launch().writes.size() == 1) {
-      seen.smallest_twiddles = std::min(seen.smallest_twiddles, context.launch().writes[0].bytes);
-    }
+    const auto typed = decoded<kernel::NttTwiddlesLaunch>(seen, context);
+    if (!typed) return;
+    seen.expect(typed->log_size == log_size, "ntt_twiddles: the domain's log_size");
+    seen.smallest_twiddles = std::min(seen.smallest_twiddles, typed->twiddles.bytes);
   });
   system.register_kernel(kernel::ntt, [&seen, &input, log_size, n](sim::KernelContext& context) {
     ++seen.launches[kernel::ntt];
-    const auto& launch = context.launch();
-    seen.expect(launch.arguments.size() == 2 && context.argument(0) == log_size && context.argument(1) >= 1 &&
-                    context.argument(1) <= 3,
-                "ntt: [log_size, kind 1..3]");
-    seen.expect(
-        launch.reads.size() == 2 && launch.writes.size() == 1 && launch.reads[0].pointer == launch.writes[0].pointer,
-        "ntt: reads [values, twiddles], writes [values]");
-    if (launch.reads.size() == 2) seen.smallest_twiddles = std::min(seen.smallest_twiddles, launch.reads[1].bytes);
+    // In place, and of a kind 0..3: from_launch refuses others.
+    const auto typed = decoded<kernel::NttLaunch>(seen, context);
+    if (!typed) return;
+    seen.expect(typed->log_size == log_size && typed->kind != kernel::NttKind::forward, "ntt: [log_size, kind 1..3]");
+    seen.smallest_twiddles = std::min(seen.smallest_twiddles, typed->twiddles.bytes);
     // The stand-ins change nothing, so every inverse NTT of a, b or c still sees the host's data.
-    if (context.argument(1) == 1 && context.write(0).size() >= 32 * n &&
+    if (typed->kind == kernel::NttKind::inverse && context.write(0).size() >= 32 * n &&
         std::memcmp(context.write(0).data(), input.data(), 32 * n) == 0) {
       ++seen.inverse_ntts_on_the_template;
     }
@@ -81,23 +94,22 @@ void register_msm_checks(sim::SimSystem& system, const PartitionShape& shape, Se
   const std::uint64_t n = shape.domain();
   system.register_kernel(kernel::msm_batch, [&seen, &shape, n](sim::KernelContext& context) {
     ++seen.launches[kernel::msm_batch];
-    const auto& launch = context.launch();
-    if (launch.arguments.size() != 3) return seen.expect(false, "msm_batch: [first, capacity, start]");
-    const auto first = context.argument(0);
-    seen.expect(context.argument(1) == shape.h_batch_points(), "msm_batch: capacity is the H batch");
-    seen.expect(launch.work_units <= context.argument(1), "msm_batch: a batch within the capacity");
-    seen.expect(first + launch.work_units <= n, "msm_batch: scalars within the polynomial");
-    seen.expect((context.argument(2) == 1) == (first == 0), "msm_batch: start exactly on the first batch");
-    seen.expect(launch.reads.size() == 2 && context.read(1).size() >= 32 * (first + launch.work_units),
-                "msm_batch: reads [points, scalars]");
-    seen.expect(launch.writes.size() == 2, "msm_batch: writes [results, scratch]");
-    if (launch.writes.size() == 2) seen.h_scratch = launch.writes.back().pointer.address;
-    if (context.argument(2) == 1) seen.h_reduced = false;
+    const auto typed = decoded<kernel::PartitionMsmBatchLaunch>(seen, context);
+    if (!typed) return;
+    seen.expect(typed->capacity == shape.h_batch_points(), "msm_batch: capacity is the H batch");
+    seen.expect(typed->points <= typed->capacity, "msm_batch: a batch within the capacity");
+    seen.expect(typed->first + typed->points <= n, "msm_batch: scalars within the polynomial");
+    seen.expect(typed->start == (typed->first == 0), "msm_batch: start exactly on the first batch");
+    seen.expect(context.read(1).size() >= 32 * (typed->first + typed->points), "msm_batch: the scalars read");
+    seen.expect(typed->scratch.has_value(), "msm_batch: writes [results, scratch]");
+    if (typed->scratch) seen.h_scratch = typed->scratch->pointer.address;
+    if (typed->start) seen.h_reduced = false;
   });
   system.register_kernel(kernel::msm_reduce, [&seen, &shape](sim::KernelContext& context) {
     ++seen.launches[kernel::msm_reduce];
-    seen.expect(context.launch().arguments.size() == 1 && context.argument(0) == shape.h_batch_points(),
-                "msm_reduce: [capacity]");
+    const auto typed = decoded<kernel::PartitionMsmReduceLaunch>(seen, context);
+    if (!typed) return;
+    seen.expect(typed->capacity == shape.h_batch_points(), "msm_reduce: [capacity]");
     seen.h_reduced = true;
   });
 }
@@ -107,14 +119,14 @@ void register_sum_checks(sim::SimSystem& system, const PartitionShape& shape, Se
   auto sums = [&seen](const char* name) {
     return [&seen, name](sim::KernelContext& context) {
       ++seen.launches[name];
-      const auto& launch = context.launch();
-      if (launch.arguments.size() < 2) return seen.expect(false, std::string(name) + ": [start, offset, ...]");
-      const auto offset = context.argument(1);
-      const bool start = context.argument(0) == 1;
+      const auto typed = decoded<kernel::BatchAdditionLaunch>(seen, context);
+      if (!typed) return;
       // A slot's first launch ever must begin a sum; the count of sums begun is checked at the end.
-      seen.expect(start || seen.sum_starts.count(offset) == 1, std::string(name) + ": adds to a sum never begun");
-      if (start) ++seen.sum_starts[offset];
-      seen.expect(offset >= 64 * 1024 && offset % 16 == 0 && offset + 384 + 384 * 1024 <= context.write(0).size(),
+      seen.expect(typed->start || seen.sum_starts.count(typed->offset) == 1,
+                  std::string(name) + ": adds to a sum never begun");
+      if (typed->start) ++seen.sum_starts[typed->offset];
+      seen.expect(typed->offset >= 64 * 1024 && typed->offset % 16 == 0 &&
+                      typed->offset + 384 + 384 * 1024 <= context.write(0).size(),
                   std::string(name) + ": the sum slot clear of the window sums and the scratch");
     };
   };
@@ -123,29 +135,27 @@ void register_sum_checks(sim::SimSystem& system, const PartitionShape& shape, Se
   // The tail MSM accumulates into its scratch, then tail_reduce writes its sum slot, once.
   system.register_kernel(kernel::tail_msm, [&seen](sim::KernelContext& context) {
     ++seen.launches[kernel::tail_msm];
-    const auto& launch = context.launch();
-    if (launch.arguments.size() != 2) return seen.expect(false, "tail_msm: [start, capacity]");
-    seen.expect(launch.work_units <= context.argument(1), "tail_msm: within its capacity");
-    seen.expect(context.argument(0) == 1 || seen.tail_items > 0, "tail_msm: adds to buckets never begun");
-    if (context.argument(0) == 1) seen.tail_items = 0;
-    seen.tail_items += launch.work_units;
+    const auto typed = decoded<kernel::TailMsmLaunch>(seen, context);
+    if (!typed) return;
+    seen.expect(typed->item_count <= typed->capacity, "tail_msm: within its capacity");
+    seen.expect(typed->start || seen.tail_items > 0, "tail_msm: adds to buckets never begun");
+    if (typed->start) seen.tail_items = 0;
+    seen.tail_items += typed->item_count;
     // One scratch buffer serves both MSMs: the tail takes it over once msm_reduce is done with
     // the H MSM's buckets (both on the compute stream, in this order).
-    seen.expect(launch.writes.size() == 1, "tail_msm: writes only its scratch");
-    if (launch.writes.size() == 1)
-      seen.expect(launch.writes[0].pointer.address == seen.h_scratch, "tail_msm: in the H MSM's scratch");
+    seen.expect(context.launch().writes.size() == 1 && typed->scratch.has_value(), "tail_msm: writes only its scratch");
+    if (typed->scratch)
+      seen.expect(typed->scratch->pointer.address == seen.h_scratch, "tail_msm: in the H MSM's scratch");
     seen.expect(seen.h_reduced, "tail_msm: after msm_reduce consumed the H MSM's buckets");
   });
   system.register_kernel(kernel::tail_reduce, [&seen, &shape](sim::KernelContext& context) {
     ++seen.launches[kernel::tail_reduce];
-    const auto& launch = context.launch();
-    if (launch.arguments.size() != 2 || launch.writes.empty())
-      return seen.expect(false, "tail_reduce: [offset, capacity], writes [sums]");
+    const auto typed = decoded<kernel::TailReduceLaunch>(seen, context);
+    if (!typed) return;
     seen.expect(seen.tail_items == shape.tail_points(), "tail_reduce: after every tail item was accumulated");
     seen.tail_items = 0;
-    const auto offset = context.argument(0);
-    ++seen.sum_starts[offset];
-    seen.expect(offset >= 64 * 1024 && offset % 16 == 0 && offset + 384 <= context.write(0).size(),
+    ++seen.sum_starts[typed->offset];
+    seen.expect(typed->offset >= 64 * 1024 && typed->offset % 16 == 0 && typed->offset + 384 <= context.write(0).size(),
                 "tail_reduce: the sum slot clear of the window sums");
   });
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "device/kernel_abi.hpp"
+#include "device/partition_launches.hpp"
 #include "ec/batch_addition.hpp"
 #include "ec/curve.cuh"
 #include "ec/g2.cuh"
@@ -136,23 +137,21 @@ void run(const void* points, std::uint64_t count, void* write, std::uint64_t wri
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
-// reads [points], writes [accumulator + scratch]; arguments [start 0|1, offset] (both optional).
+// The launch's fields as kernel::BatchAdditionLaunch reads them (partition_launches.hpp).
 template <BatchGroup Group>
 void launch_batch_addition(const KernelLaunch& launch, cudaStream_t stream) {
-  if (launch.reads.empty() || launch.writes.empty()) reject(launch, "expects at least 1 read and 1 write");
-  const BufferUse& read = launch.reads[0];
-  const BufferUse& write = launch.writes[0];
-  const std::uint64_t point_bytes = launch.work_units * batch_point_bytes(Group);
-  if (launch.work_units != 0 && !read.pointer) reject(launch, "null points buffer");
+  const auto typed = kernel::BatchAdditionLaunch::from_launch(launch);
+  const BufferUse& read = typed.points;
+  const BufferUse& write = typed.write;
+  const std::uint64_t point_bytes = typed.point_count * batch_point_bytes(Group);
+  if (typed.point_count != 0 && !read.pointer) reject(launch, "null points buffer");
   if (read.bytes < point_bytes) {
     reject(launch, "points buffer of " + std::to_string(read.bytes) + " bytes, needs " + std::to_string(point_bytes));
   }
   if (!write.pointer) reject(launch, "null write buffer");
-  const bool start = !launch.arguments.empty() && launch.arguments[0] != 0;
-  const std::uint64_t offset = launch.arguments.size() >= 2 ? launch.arguments[1] : 0;
   try {
-    batch_addition(Group, reinterpret_cast<const void*>(read.pointer.address), launch.work_units,
-                   reinterpret_cast<void*>(write.pointer.address), write.bytes, offset, start, stream);
+    batch_addition(Group, reinterpret_cast<const void*>(read.pointer.address), typed.point_count,
+                   reinterpret_cast<void*>(write.pointer.address), write.bytes, typed.offset, typed.start, stream);
   } catch (const std::invalid_argument& error) {
     reject(launch, error.what());
   }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "device/kernel_abi.hpp"
+#include "device/partition_launches.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/partition_launchers.hpp"
 #include "msm/msm.hpp"
@@ -14,10 +15,10 @@
 namespace stagehand::cuda {
 namespace {
 
-constexpr std::uint64_t kTailItemBytes = kG1AffineBytes + kFrBytes;
+constexpr std::uint64_t kTailItemBytes = kernel::TailMsmLaunch::kTailItemBytes;
+static_assert(kTailItemBytes == kG1AffineBytes + kFrBytes);
 
-unsigned log_size_argument(const KernelLaunch& launch) {
-  const std::uint64_t log_size = launch.arguments[0];
+unsigned log_size_argument(const KernelLaunch& launch, std::uint64_t log_size) {
   if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) reject(launch, "log_size outside 1..27");
   return static_cast<unsigned>(log_size);
 }
@@ -59,79 +60,76 @@ __global__ void split_items_kernel(const std::uint8_t* items, std::uint64_t coun
 }
 
 void launch_ntt_twiddles(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 1, 0, 1);
-  const unsigned log_size = log_size_argument(launch);
+  const auto typed = kernel::NttTwiddlesLaunch::from_launch(launch);
+  const unsigned log_size = log_size_argument(launch, typed.log_size);
   FrWords root, coset;
   snarkjs_domain_roots(log_size, root, coset);
-  ntt_domain_init(address(launch, launch.writes[0], ntt_domain_bytes(log_size)), log_size, root, coset, stream);
+  ntt_domain_init(address(launch, typed.twiddles, ntt_domain_bytes(log_size)), log_size, root, coset, stream);
 }
 
 void launch_partition_ntt(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 2, 2, 1);
-  const unsigned log_size = log_size_argument(launch);
-  if (launch.arguments[1] > 3) reject(launch, "kind must be 0..3");
-  const auto kind = static_cast<NttKind>(launch.arguments[1]);
-  void* values = address(launch, launch.writes[0], kFrBytes << log_size);
-  if (address(launch, launch.reads[0], kFrBytes << log_size) != values) reject(launch, "reads[0] must be the values");
-  ntt(values, address(launch, launch.reads[1], ntt_domain_bytes(log_size)), log_size, kind, stream);
+  const auto typed = kernel::NttLaunch::from_launch(launch);  // the kind in range, values read in place
+  const unsigned log_size = log_size_argument(launch, typed.log_size);
+  // NttKind (ntt.hpp) has kernel::NttKind's order.
+  const auto kind = static_cast<NttKind>(kernel::argument(typed.kind));
+  void* values = address(launch, typed.values, kFrBytes << log_size);
+  ntt(values, address(launch, typed.twiddles, ntt_domain_bytes(log_size)), log_size, kind, stream);
 }
 
 void launch_msm_batch(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 3, 2, 2);
-  const std::uint64_t first = launch.arguments[0];
-  const std::uint64_t capacity = launch.arguments[1];
-  const bool start = launch.arguments[2] != 0;
-  const std::uint64_t n = launch.work_units;
+  const auto typed = kernel::PartitionMsmBatchLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "writes [results, scratch]");
+  const std::uint64_t n = typed.points;
   if (n == 0) reject(launch, "no points");
-  const MsmPlan plan = batch_plan(launch, n, capacity);
-  const void* points = address(launch, launch.reads[0], n * kG1AffineBytes);
-  const auto* scalars = static_cast<const std::uint8_t*>(address(launch, launch.reads[1], (first + n) * kFrBytes));
-  void* scratch = address(launch, launch.writes.back(), msm_scratch_bytes(plan));
-  msm_g1_accumulate(points, scalars + first * kFrBytes, /*scalars_montgomery=*/true, plan, !start, scratch, stream);
+  const MsmPlan plan = batch_plan(launch, n, typed.capacity);
+  const void* points = address(launch, typed.bases, n * kG1AffineBytes);
+  const auto* scalars = static_cast<const std::uint8_t*>(address(launch, typed.scalars, (typed.first + n) * kFrBytes));
+  void* scratch = address(launch, *typed.scratch, msm_scratch_bytes(plan));
+  msm_g1_accumulate(points, scalars + typed.first * kFrBytes, /*scalars_montgomery=*/true, plan, !typed.start, scratch,
+                    stream);
 }
 
 void launch_msm_reduce(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 1, 0, 2);
-  const std::uint64_t capacity = launch.arguments[0];
-  if (capacity == 0) reject(launch, "capacity must be positive");
-  const MsmPlan plan = msm_plan(capacity);
-  msm_g1_reduce(plan, address(launch, launch.writes[0], msm_result_bytes(plan)),
-                address(launch, launch.writes.back(), msm_scratch_bytes(plan)), stream);
+  const auto typed = kernel::PartitionMsmReduceLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "writes [results, scratch]");
+  if (typed.capacity == 0) reject(launch, "capacity must be positive");
+  const MsmPlan plan = msm_plan(typed.capacity);
+  msm_g1_reduce(plan, address(launch, typed.results, msm_result_bytes(plan)),
+                address(launch, *typed.scratch, msm_scratch_bytes(plan)), stream);
 }
 
 void launch_tail_msm(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 2, 1, 1);
-  const bool start = launch.arguments[0] != 0;
-  const std::uint64_t capacity = launch.arguments[1];
-  const std::uint64_t n = launch.work_units;
+  const auto typed = kernel::TailMsmLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "writes [scratch]");
+  const std::uint64_t capacity = typed.capacity;
+  const std::uint64_t n = typed.item_count;
   if (capacity == 0) reject(launch, "capacity must be positive");
   const TailLayout layout = tail_layout(msm_plan(capacity));
-  auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
+  auto* scratch = static_cast<std::uint8_t*>(address(launch, *typed.scratch, layout.total));
   if (n == 0) {
     // Zeroed buckets are empty ones (ZZ = 0): the tail's sum is then infinity.
-    if (start) STAGEHAND_CUDA_CHECK(cudaMemsetAsync(scratch + layout.msm, 0, layout.total - layout.msm, stream));
+    if (typed.start) STAGEHAND_CUDA_CHECK(cudaMemsetAsync(scratch + layout.msm, 0, layout.total - layout.msm, stream));
     return;
   }
   const MsmPlan plan = batch_plan(launch, n, capacity);
-  const auto* items = static_cast<const std::uint8_t*>(address(launch, launch.reads[0], n * kTailItemBytes));
+  const auto* items = static_cast<const std::uint8_t*>(address(launch, typed.items, n * kTailItemBytes));
   split_items_kernel<<<blocks_for(n * 8, 256), 256, 0, stream>>>(
       items, n, reinterpret_cast<uint4*>(scratch + layout.points), reinterpret_cast<uint4*>(scratch + layout.scalars));
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
-  msm_g1_accumulate(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan, !start,
+  msm_g1_accumulate(scratch + layout.points, scratch + layout.scalars, /*scalars_montgomery=*/false, plan, !typed.start,
                     scratch + layout.msm, stream);
 }
 
 void launch_tail_reduce(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 2, 0, 2);
-  const std::uint64_t offset = launch.arguments[0];
-  const std::uint64_t capacity = launch.arguments[1];
+  const auto typed = kernel::TailReduceLaunch::from_launch(launch);
+  if (!typed.scratch) reject(launch, "writes [sums, scratch]");
+  const std::uint64_t offset = typed.offset;
   if (offset % 16 != 0) reject(launch, "offset must be a multiple of 16");
-  if (capacity == 0) reject(launch, "capacity must be positive");
-  const MsmPlan plan = msm_plan(capacity);
+  if (typed.capacity == 0) reject(launch, "capacity must be positive");
+  const MsmPlan plan = msm_plan(typed.capacity);
   const TailLayout layout = tail_layout(plan);
-  auto* accumulator =
-      static_cast<std::uint8_t*>(address(launch, launch.writes[0], offset + 2 * kG1AffineBytes)) + offset;
-  auto* scratch = static_cast<std::uint8_t*>(address(launch, launch.writes.back(), layout.total));
+  auto* accumulator = static_cast<std::uint8_t*>(address(launch, typed.sums, offset + 2 * kG1AffineBytes)) + offset;
+  auto* scratch = static_cast<std::uint8_t*>(address(launch, *typed.scratch, layout.total));
   msm_g1_reduce(plan, scratch + layout.sums, scratch + layout.msm, stream);
   msm_fold_windows_into(scratch + layout.sums, plan.window_count, plan.window_bits, accumulator, /*start=*/true,
                         stream);

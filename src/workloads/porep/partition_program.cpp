@@ -1,12 +1,16 @@
 #include "workloads/porep/partition_program.hpp"
 
 #include "device/kernel_abi.hpp"
+#include "device/partition_launches.hpp"
 
 #include <algorithm>
 #include <deque>
 #include <string_view>
 
 namespace stagehand {
+
+static_assert(PartitionShape::kTailBytesPerPoint == kernel::TailMsmLaunch::kTailItemBytes,
+              "the tail's streamed items are the tail_msm kernel's");
 
 PartitionProgram::PartitionProgram(Device& device, const PartitionShape& shape, const ProvingKeyHost& key,
                                    ProgramSettings settings, StreamHandle compute, StreamHandle upload)
@@ -33,11 +37,11 @@ PartitionProgram::~PartitionProgram() {
 
 // The H MSM's window sums into the start of buckets[0] (msm_reduce; partition_launchers.hpp).
 void PartitionProgram::reduce_buckets(const std::vector<DevicePointer>& buckets) {
-  std::vector<BufferUse> writes(1, BufferUse{buckets[0], PartitionShape::kBucketResultBytes});
-  if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
-  launch_kernel(kernel::msm_reduce, 1, {shape_.h_batch_points()},
-                {{buckets[0], PartitionShape::kBucketResultBytes}, {buckets[1], PartitionShape::kBucketResultBytes}},
-                std::move(writes));
+  const kernel::PartitionMsmReduceLaunch reduce{.capacity = shape_.h_batch_points(),
+                                                .results = {buckets[0], PartitionShape::kBucketResultBytes},
+                                                .other_results = {buckets[1], PartitionShape::kBucketResultBytes},
+                                                .scratch = msm_scratch_};
+  launch(reduce.to_launch());
 }
 
 asio::awaitable<void> PartitionProgram::upload(DevicePointer destination, HostRange source) {
@@ -49,10 +53,7 @@ void PartitionProgram::pcie_bound_phase(bool entering) {
     device_.host_callback(compute_, [hook = settings_.link.phase, entering] { hook(entering); });
 }
 
-void PartitionProgram::launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
-                                     std::vector<BufferUse> reads, std::vector<BufferUse> writes) {
-  device_.launch(KernelLaunch{name, work_units, std::move(arguments), std::move(reads), std::move(writes)}, compute_);
-}
+void PartitionProgram::launch(const KernelLaunch& launch) { device_.launch(launch, compute_); }
 
 // One buffer serves both MSMs (run()).
 Bytes PartitionProgram::scratch_bytes(Device& device, const PartitionShape& shape) {
@@ -114,7 +115,7 @@ asio::awaitable<DevicePointer> PartitionProgram::to_h_coefficients(const JobInpu
   auto twiddles = co_await memory.allocate(twiddle_bytes, compute_);
   BufferUse twiddle_use{twiddles, twiddle_bytes};
   const auto log_size = static_cast<std::uint64_t>(shape_.domain_log2);
-  launch_kernel(kernel::ntt_twiddles, n / 2, {log_size}, {}, {twiddle_use});
+  launch(kernel::NttTwiddlesLaunch{log_size, twiddle_use}.to_launch());
   // (No braced lists around co_await in this file: GCC 12 miscompiles their arrays in coroutines.)
   auto to_coset_evaluations = [&](DevicePointer polynomial, EventHandle uploaded) {
     if (uploaded) {
@@ -126,20 +127,18 @@ asio::awaitable<DevicePointer> PartitionProgram::to_h_coefficients(const JobInpu
       device_.stream_wait_event(compute_, uploaded);
       device_.host_callback(compute_, [device, before, upload_wait_ns] { *upload_wait_ns += device->now() - *before; });
     }
-    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::inverse)},
-                  {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
-    launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_forward)},
-                  {{polynomial, poly}, twiddle_use}, {{polynomial, poly}});
+    const BufferUse values{polynomial, poly};
+    launch(kernel::NttLaunch{log_size, kernel::NttKind::inverse, values, twiddle_use}.to_launch());
+    launch(kernel::NttLaunch{log_size, kernel::NttKind::coset_forward, values, twiddle_use}.to_launch());
   };
   to_coset_evaluations(inputs.a, inputs.a_uploaded);
   to_coset_evaluations(inputs.b, inputs.b_uploaded);
   to_coset_evaluations(inputs.c, inputs.c_uploaded);
   // H = a*b - c on the coset, into a (the constant 1/Z is left out: one more multiplication in a
   // memory-bound kernel); then back to coefficients.
-  launch_kernel(kernel::h_pointwise, n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}});
+  launch(KernelLaunch{kernel::h_pointwise, n, {}, {{inputs.b, poly}, {inputs.c, poly}}, {{inputs.a, poly}}});
   co_await memory.release_b_and_c(compute_);
-  launch_kernel(kernel::ntt, n, {log_size, kernel::argument(kernel::NttKind::coset_inverse)},
-                {{inputs.a, poly}, twiddle_use}, {{inputs.a, poly}});
+  launch(kernel::NttLaunch{log_size, kernel::NttKind::coset_inverse, {inputs.a, poly}, twiddle_use}.to_launch());
   co_return twiddles;
 }
 
@@ -462,30 +461,41 @@ std::vector<PartitionProgram::Segment> PartitionProgram::resident_segments(const
   return segments;
 }
 
-// The arguments follow partition_launchers.hpp and batch_addition.hpp: the H MSM and the tail
-// MSM accumulate into their scratch (the H MSM from the segment's first scalar); the batch
-// additions add into their sum slot; the first segment of a set starts it afresh.
+// The launches of partition_launches.hpp: the H MSM and the tail MSM accumulate into their
+// scratch (the H MSM from the segment's first scalar); the batch additions add into their sum
+// slot; the first segment of a set starts it afresh.
 void PartitionProgram::launch_segment(const StreamedSet& set, const Segment& segment, DevicePointer buffer,
                                       DevicePointer scalars, DevicePointer buckets) {
-  const std::uint64_t start = segment.first_item == 0 ? 1 : 0;
-  std::vector<BufferUse> reads(1, BufferUse{buffer + segment.offset, segment.bytes});
+  const bool start = segment.first_item == 0;
+  const BufferUse points{buffer + segment.offset, segment.bytes};
   const BufferUse sums{buckets, PartitionShape::kBucketResultBytes};
-  std::vector<BufferUse> writes;
-  std::vector<std::uint64_t> arguments;
   if (set.collect) {
-    reads.push_back(BufferUse{scalars, shape_.polynomial_bytes()});
-    arguments = {segment.first_item, shape_.h_batch_points(), start};
-    writes.push_back(sums);
-    if (msm_scratch_.pointer) writes.push_back(msm_scratch_);
-  } else if (is_tail(set)) {
-    // Into the tail's buckets in its scratch; tail_reduce writes the sum slot (finish_set).
-    arguments = {start, tail_items_per_kernel(shape_)};
-    if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
-  } else {
-    arguments = {start, set.sum_offset};
-    writes.push_back(sums);
+    const kernel::PartitionMsmBatchLaunch batch{.points = segment.items,
+                                                .first = segment.first_item,
+                                                .capacity = shape_.h_batch_points(),
+                                                .start = start,
+                                                .bases = points,
+                                                .scalars = {scalars, shape_.polynomial_bytes()},
+                                                .results = sums,
+                                                .scratch = msm_scratch_};
+    return launch(batch.to_launch());
   }
-  launch_kernel(set.kernel, segment.items, std::move(arguments), std::move(reads), std::move(writes));
+  if (is_tail(set)) {
+    // Into the tail's buckets in its scratch; tail_reduce writes the sum slot (finish_set).
+    const kernel::TailMsmLaunch tail{.item_count = segment.items,
+                                     .start = start,
+                                     .capacity = tail_items_per_kernel(shape_),
+                                     .items = points,
+                                     .scratch = tail_scratch_};
+    return launch(tail.to_launch());
+  }
+  const kernel::BatchAdditionLaunch addition{.kernel = set.kernel,
+                                             .point_count = segment.items,
+                                             .start = start,
+                                             .offset = set.sum_offset,
+                                             .points = points,
+                                             .write = sums};
+  launch(addition.to_launch());
 }
 
 // Most PCIe-bound first: the sets whose kernels took the least time per byte on this device so
@@ -521,9 +531,11 @@ bool PartitionProgram::is_tail(const StreamedSet& set) {
 // After a set's last kernel: the tail MSM's one reduction, into its sum slot of `buckets`.
 void PartitionProgram::finish_set(const StreamedSet& set, DevicePointer buckets) {
   if (!is_tail(set)) return;
-  std::vector<BufferUse> writes(1, BufferUse{buckets, PartitionShape::kBucketResultBytes});
-  if (tail_scratch_.pointer) writes.push_back(tail_scratch_);
-  launch_kernel(kernel::tail_reduce, 1, {set.sum_offset, tail_items_per_kernel(shape_)}, {}, std::move(writes));
+  const kernel::TailReduceLaunch reduce{.offset = set.sum_offset,
+                                        .capacity = tail_items_per_kernel(shape_),
+                                        .sums = {buckets, PartitionShape::kBucketResultBytes},
+                                        .scratch = tail_scratch_};
+  launch(reduce.to_launch());
 }
 
 }  // namespace stagehand

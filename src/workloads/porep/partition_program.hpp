@@ -110,8 +110,7 @@ class PartitionProgram {
   asio::awaitable<void> upload(DevicePointer destination, HostRange source);
   // Tells settings_.link.phase when the compute stream gets here.
   void pcie_bound_phase(bool entering);
-  void launch_kernel(const char* name, std::uint64_t work_units, std::vector<std::uint64_t> arguments,
-                     std::vector<BufferUse> reads, std::vector<BufferUse> writes);
+  void launch(const KernelLaunch& launch);
   static std::uint64_t tail_items_per_kernel(const PartitionShape& shape);
 
   Device& device_;
@@ -125,8 +124,8 @@ class PartitionProgram {
   std::array<EventHandle, 2> results_ready_;
   EventHandle prefetched_;
   EventHandle done_;
-  BufferUse msm_scratch_{};   // the H MSM's buckets between batches, where the device needs them
-  BufferUse tail_scratch_{};  // the tail MSMs' working memory
+  std::optional<BufferUse> msm_scratch_;   // the H MSM's buckets between batches, where the device needs them
+  std::optional<BufferUse> tail_scratch_;  // the tail MSMs' working memory, where the device needs it
 };
 
 }  // namespace stagehand
