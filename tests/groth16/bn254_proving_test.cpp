@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,7 +77,7 @@ struct Proofs {
 };
 
 Proofs prove(const bn254::ProvingKey& key, const fs::path& zkey, std::vector<bn254::ProofJob> jobs, Policy policy,
-             AbcStep abc_step, KeyPlacement placement) {
+             AbcStep abc_step, KeyPlacement placement, bn254::ProofChecks checks = {}) {
   Proofs result;
   result.proofs.resize(jobs.size());
   result.public_signals.resize(jobs.size());
@@ -86,7 +89,7 @@ Proofs prove(const bn254::ProvingKey& key, const fs::path& zkey, std::vector<bn2
         result.proofs.at(static_cast<std::size_t>(job)) = proof;
         result.public_signals.at(static_cast<std::size_t>(job)) = signals;
       },
-      {}, abc_step, placement);
+      checks, abc_step, placement);
   CoordinatorSettings settings;
   settings.policy = policy;
   result.report = testing::run_functional(h200.system, h200.device, settings, workload);
@@ -181,4 +184,28 @@ BOOST_AUTO_TEST_CASE(a_bn254_proof_that_does_not_verify_fails_its_job) {
   BOOST_TEST(result.report.partitions_completed == 1);
   BOOST_TEST(result.report.jobs.at(0).error.find("does not verify") != std::string::npos,
              result.report.jobs.at(0).error);
+}
+
+// With the circuit's constraint system the same witness is refused in prepare, naming the
+// constraint it does not satisfy; a witness handed over as bytes (a service's request) is read by
+// BN254's reader and proved.
+BOOST_AUTO_TEST_CASE(a_bn254_witness_is_checked_against_the_circuit_and_read_from_bytes) {
+  Files files;
+  const auto key = bn254::read_zkey(files.zkey);
+  const auto r1cs = circuit();
+  auto bad = witness();
+  bad[4] = bad[4] + Fr::one();
+  bn254::write_wtns(files.dir / "bad.wtns", bad);
+  std::ifstream in(files.wtns, std::ios::binary);
+  const auto bytes = std::make_shared<const std::vector<std::uint8_t>>(std::istreambuf_iterator<char>(in),
+                                                                       std::istreambuf_iterator<char>());
+  std::vector<bn254::ProofJob> jobs{{files.dir / "bad.wtns", bn254::ProofRandomness::from_seed(1)},
+                                    {"request", bn254::ProofRandomness::from_seed(2), bytes}};
+  const auto result = prove(key, files.zkey, jobs, Policy::budgeted, AbcStep::host, {},
+                            bn254::ProofChecks{.r1cs = &r1cs, .r1cs_path = "small.r1cs"});
+  BOOST_TEST(!result.proofs[0].has_value());
+  const auto& error = result.report.jobs.at(0).error;
+  BOOST_TEST(error.find("does not satisfy constraint 1 of small.r1cs") != std::string::npos, error);
+  BOOST_TEST_REQUIRE(result.proofs[1].has_value());
+  BOOST_TEST(bn254::verify_proof(key, *result.proofs[1], result.public_signals[1]));
 }

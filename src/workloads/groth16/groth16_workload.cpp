@@ -67,6 +67,11 @@ BasicGroth16Workload<Key>::BasicGroth16Workload(const Key& key, std::filesystem:
       checks_(std::move(checks)),
       check_seconds_(jobs_.size(), 0.0) {
   if (checks_.verify) verifier_.emplace(key);
+  // The program lays out and launches by the sizes' curve: a caller's sizes of another key would
+  // launch the other curve's kernels over this key's bytes.
+  constexpr auto curve = Key::curve == Curve::bn254 ? kernel::Curve::bn254 : kernel::Curve::bls12_381;
+  STAGEHAND_ASSERT(this->sizes().curve == curve, "{}: a {} key's workload given the sizes of a {} key",
+                   zkey_path_.string(), kernel::curve_name(curve), kernel::curve_name(this->sizes().curve));
   if (checks_.r1cs != nullptr) check_constraint_system(*checks_.r1cs, checks_.r1cs_path, key, zkey_path_);
 }
 
