@@ -155,7 +155,7 @@ void SimDevice::finish_kernel(Stream& stream, Op& op) {
 
 // Functional mode: the kernel's host function on the bytes of its buffers.
 void SimDevice::run_kernel_function(const Op& op) {
-  const auto* function = system_.kernel_function(op.kernel->name);
+  const auto* function = system_.kernel_function(op.kernel->name, op.kernel->curve);
   if (function == nullptr) return;
   std::vector<std::span<std::byte>> reads;
   std::vector<std::span<std::byte>> writes;
@@ -330,14 +330,19 @@ Bytes SimDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t w
 
 void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
   auto& stream = stream_at(stream_handle, "launch");
-  if (system_.options().functional ? system_.kernel_function(kernel.name) == nullptr
-                                   : !model_.has_kernel(kernel.name)) {
-    throw DeviceError(DeviceErrc::unknown_kernel,
-                      fmt::format("launch: kernel '{}' is not known to {} ({})", kernel.name,
-                                  system_.options().functional ? "the functional simulator" : "the device model",
-                                  model_.source.string()));
+  const bool functional = system_.options().functional;
+  if (functional ? !system_.has_kernel_function(kernel.name) : !model_.has_kernel(kernel.name)) {
+    throw DeviceError(
+        DeviceErrc::unknown_kernel,
+        fmt::format("launch: kernel '{}' is not known to {} ({})", kernel.name,
+                    functional ? "the functional simulator" : "the device model", model_.source.string()));
   }
-  if (kernel.curve != kernel::Curve::bls12_381) {
+  // A kernel of the launch's curve, never another curve's over its bytes: functionally, a host
+  // function registered for the pair; timed, an instantiation the kernel ABI declares. The device
+  // models' costs are BLS12-381's, so a timed BN254 launch is charged as BLS12-381's of the same
+  // name (its Fq products are cheaper: the model overcharges it until BN254 costs are measured).
+  if (functional ? system_.kernel_function(kernel.name, kernel.curve) == nullptr
+                 : !kernel::has_instance(kernel.name, kernel.curve)) {
     throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: kernel '{}' has no instantiation over {}",
                                                               kernel.name, kernel::curve_name(kernel.curve)));
   }

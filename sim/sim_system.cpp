@@ -76,9 +76,11 @@ bool SimSystem::take_outside_calls() {
   return !calls.empty();
 }
 
-void SimSystem::register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes) {
-  kernel_functions_[name] = std::move(function);
-  kernel_function_scratch_[name] = scratch_bytes;
+void SimSystem::register_kernel(const std::string& name, kernel::Curve curve, KernelFunction function,
+                                Bytes scratch_bytes) {
+  kernel_functions_[{name, curve}] = std::move(function);
+  auto& scratch = kernel_function_scratch_[name];
+  scratch = std::max(scratch, scratch_bytes);
 }
 
 Bytes SimSystem::kernel_function_scratch_bytes(std::string_view name) const {
@@ -86,14 +88,20 @@ Bytes SimSystem::kernel_function_scratch_bytes(std::string_view name) const {
   return found == kernel_function_scratch_.end() ? 0 : found->second;
 }
 
-std::vector<std::string> SimSystem::kernel_function_names() const {
+std::vector<std::string> SimSystem::kernel_function_names(kernel::Curve curve) const {
   std::vector<std::string> names;
-  for (const auto& entry : kernel_functions_) names.push_back(entry.first);
-  return names;  // a std::map's keys come sorted
+  for (const auto& entry : kernel_functions_) {
+    if (entry.first.second == curve) names.push_back(entry.first.first);
+  }
+  return names;  // a std::map's keys come sorted by name first
 }
 
-const KernelFunction* SimSystem::kernel_function(const std::string& name) const {
-  auto found = kernel_functions_.find(name);
+bool SimSystem::has_kernel_function(std::string_view name) const {
+  return kernel_function_scratch_.find(name) != kernel_function_scratch_.end();
+}
+
+const KernelFunction* SimSystem::kernel_function(const std::string& name, kernel::Curve curve) const {
+  auto found = kernel_functions_.find(std::pair{name, curve});
   return found == kernel_functions_.end() ? nullptr : &found->second;
 }
 

@@ -23,6 +23,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stagehand::sim {
@@ -112,13 +113,21 @@ class SimSystem {
   // the clock moves on: checkers compare their state with the devices' here.
   void set_settled_observer(std::function<void()> observer) { settled_observer_ = std::move(observer); }
 
-  // Functional mode: the host function that stands in for a kernel, and the scratch it needs
-  // as its last write buffer (a device asks for at least that much: Device::kernel_scratch_bytes).
-  void register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes = 0);
-  const KernelFunction* kernel_function(const std::string& name) const;
+  // Functional mode: the host function that stands in for a kernel's instantiation over `curve`
+  // (a launch runs the one of its KernelLaunch::curve), and the scratch it needs as its last write
+  // buffer (a device asks for at least that much: Device::kernel_scratch_bytes, which knows no
+  // curve, so the most of any curve's). Without a curve: BLS12-381's.
+  void register_kernel(const std::string& name, kernel::Curve curve, KernelFunction function, Bytes scratch_bytes = 0);
+  void register_kernel(const std::string& name, KernelFunction function, Bytes scratch_bytes = 0) {
+    register_kernel(name, kernel::Curve::bls12_381, std::move(function), scratch_bytes);
+  }
+  // Null where the kernel has no host function over that curve.
+  const KernelFunction* kernel_function(const std::string& name, kernel::Curve curve = kernel::Curve::bls12_381) const;
+  // Whether the kernel has a host function over any curve.
+  bool has_kernel_function(std::string_view name) const;
   Bytes kernel_function_scratch_bytes(std::string_view name) const;
-  // The names with a host function, sorted: for the test that holds them to kernel::kAll.
-  std::vector<std::string> kernel_function_names() const;
+  // The names with a host function over `curve`, sorted: for the test that holds them to kernel::kAll.
+  std::vector<std::string> kernel_function_names(kernel::Curve curve = kernel::Curve::bls12_381) const;
 
   // Host memory for timing mode: a distinct, never-dereferenced address range of `bytes`.
   HostRange virtual_host_range(Bytes bytes);
@@ -152,8 +161,8 @@ class SimSystem {
   Random random_;
   PinnedHostRanges pinned_host_;  // before the devices, which use it to the end
   std::vector<std::unique_ptr<SimDevice>> devices_;
-  std::map<std::string, KernelFunction, std::less<>> kernel_functions_;
-  std::map<std::string, Bytes, std::less<>> kernel_function_scratch_;
+  std::map<std::pair<std::string, kernel::Curve>, KernelFunction, std::less<>> kernel_functions_;
+  std::map<std::string, Bytes, std::less<>> kernel_function_scratch_;  // by name, the most of any curve's
   std::uintptr_t next_virtual_host_address_ = std::uintptr_t{1} << 44;
 };
 

@@ -1,7 +1,9 @@
 #pragma once
 // The Groth16 program's kernels (kernel::groth16_h_evaluate, kernel::groth16_msm_g1, ...) as host
-// functions for the functional simulator, over the CPU reference of src/math. Their conventions
-// are those of src/device/kernel_abi.hpp:
+// functions for the functional simulator, over the CPU reference of src/math: written once over
+// CurveMath (curve_math.hpp) and registered for BLS12-381 and BN254, each launch running its
+// KernelLaunch::curve's. Their conventions are those of src/device/kernel_abi.hpp (BLS12-381's
+// sizes below; BN254's are kernel::curve_sizes(Curve::bn254)'s):
 //   groth16_h_evaluate  arguments [log_size, threads], writes [values, ...]: a polynomial on the
 //                   domain in, on the coset x_j = ω_2n^(2j+1) out; groth16_h_combine, reads [b, c],
 //                   writes [a]: a_j·b_j − c_j (snarkjs's form of the H step, with the three first).

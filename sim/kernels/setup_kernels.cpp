@@ -2,16 +2,12 @@
 
 #include "device/kernel_abi.hpp"
 #include "device/setup_launches.hpp"
-#include "groth16/encoding.hpp"
-#include "math/fr.hpp"
-#include "math/g1.hpp"
-#include "math/g2.hpp"
 #include "math/parallel.hpp"
+#include "sim/kernels/curve_math.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -19,54 +15,36 @@
 namespace stagehand::sim {
 namespace {
 
-static_assert(sizeof(math::Fr) == kernel::kFrBytes,
-              "Fr must be its four Montgomery limbs, so that Fr arrays are device bytes");
-
-// The group's encoding, from groth16/encoding.hpp.
-template <class Curve>
-struct Encoding;
-template <>
-struct Encoding<math::G1Curve> {
-  static constexpr std::size_t kBytes = kernel::kG1AffineBytes;
-  static std::optional<math::G1Affine> decode(std::span<const std::uint8_t> bytes) { return groth16::decode_g1(bytes); }
-  static void encode(const math::G1Affine& point, std::uint8_t* out) {
-    groth16::encode_g1(point, std::span<std::uint8_t, kBytes>(out, kBytes));
-  }
-};
-template <>
-struct Encoding<math::G2Curve> {
-  static constexpr std::size_t kBytes = kernel::kG2AffineBytes;
-  static std::optional<math::G2Affine> decode(std::span<const std::uint8_t> bytes) { return groth16::decode_g2(bytes); }
-  static void encode(const math::G2Affine& point, std::uint8_t* out) {
-    groth16::encode_g2(point, std::span<std::uint8_t, kBytes>(out, kBytes));
-  }
-};
-
 std::span<const std::uint8_t> as_bytes(std::span<std::byte> bytes) {
   return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
 }
 
-template <class Curve>
-void setup_fixed_base(KernelContext& context, const char* name) {
-  using E = Encoding<Curve>;
-  using Projective = math::ProjectivePoint<Curve>;
+// setup_fixed_base_g1/_g2 over one curve's group `Group` (its G1 or G2 description).
+template <kernel::Curve Curve, class Group>
+void setup_fixed_base(KernelContext& context) {
+  using Fr = typename CurveMath<Curve>::Fr;
+  using Affine = math::AffinePoint<Group>;
+  using Projective = math::ProjectivePoint<Group>;
+  constexpr std::size_t point_bytes = groth16::affine_bytes<Affine>;
   const auto launch = kernel::FixedBaseLaunch::from_launch(context.launch());
   const std::size_t count = launch.point_count;
   const auto threads = static_cast<unsigned>(launch.threads);
   const auto table_bytes = as_bytes(context.bytes(launch.table));
   const auto scalar_bytes = context.bytes(launch.scalars);
   auto points = context.bytes(launch.points);
-  if (table_bytes.size() < kernel::kFixedBaseTableEntries * E::kBytes ||
-      scalar_bytes.size() < count * kernel::kFrBytes || points.size() < count * E::kBytes) {
-    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", name));
+  if (table_bytes.size() < kernel::kFixedBaseTableEntries * point_bytes ||
+      scalar_bytes.size() < count * kernel::kFrBytes || points.size() < count * point_bytes) {
+    throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the launch", launch.kernel));
   }
-  std::vector<math::AffinePoint<Curve>> table(kernel::kFixedBaseTableEntries);
+  std::vector<Affine> table(kernel::kFixedBaseTableEntries);
   for (std::size_t e = 0; e < table.size(); ++e) {
-    const auto entry = E::decode(table_bytes.subspan(e * E::kBytes, E::kBytes));
-    if (!entry) throw std::invalid_argument(fmt::format("{}: table entry {} is not a point of the curve", name, e));
+    const auto entry = groth16::decode_affine<Affine>(table_bytes.subspan(e * point_bytes, point_bytes));
+    if (!entry) {
+      throw std::invalid_argument(fmt::format("{}: table entry {} is not a point of the curve", launch.kernel, e));
+    }
     table[e] = *entry;
   }
-  const std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(scalar_bytes.data()), count);
+  const std::span<const Fr> scalars(reinterpret_cast<const Fr*>(scalar_bytes.data()), count);
   auto* out = reinterpret_cast<std::uint8_t*>(points.data());
   constexpr std::size_t kChunk = 4096;  // points per batch_to_affine
   math::detail::run_tasks((count + kChunk - 1) / kChunk, threads, [&](std::size_t task) {
@@ -76,24 +54,24 @@ void setup_fixed_base(KernelContext& context, const char* name) {
       const auto digits = scalars[i].to_canonical_bytes();
       for (std::size_t w = 0; w < digits.size(); ++w) sums[i - begin] += table[256 * w + digits[w]];
     }
-    std::vector<math::AffinePoint<Curve>> affine(sums.size());
-    math::batch_to_affine<Curve>(sums, affine);
-    for (std::size_t i = begin; i < end; ++i) E::encode(affine[i - begin], out + i * E::kBytes);
+    std::vector<Affine> affine(sums.size());
+    math::batch_to_affine<Group>(sums, affine);
+    for (std::size_t i = begin; i < end; ++i)
+      groth16::encode_affine(affine[i - begin], std::span<std::uint8_t>(out + i * point_bytes, point_bytes));
   });
 }
 
-void setup_fixed_base_g1(KernelContext& context) {
-  setup_fixed_base<math::G1Curve>(context, kernel::setup_fixed_base_g1);
-}
-void setup_fixed_base_g2(KernelContext& context) {
-  setup_fixed_base<math::G2Curve>(context, kernel::setup_fixed_base_g2);
+template <kernel::Curve Curve, class Description>
+void register_for(SimSystem& system) {
+  system.register_kernel(kernel::setup_fixed_base_g1, Curve, setup_fixed_base<Curve, typename Description::G1>);
+  system.register_kernel(kernel::setup_fixed_base_g2, Curve, setup_fixed_base<Curve, typename Description::G2>);
 }
 
 }  // namespace
 
 void register_setup_kernels(SimSystem& system) {
-  system.register_kernel(kernel::setup_fixed_base_g1, setup_fixed_base_g1);
-  system.register_kernel(kernel::setup_fixed_base_g2, setup_fixed_base_g2);
+  register_for<kernel::Curve::bls12_381, math::Bls12_381>(system);
+  register_for<kernel::Curve::bn254, math::Bn254>(system);
 }
 
 }  // namespace stagehand::sim

@@ -5,7 +5,8 @@
 // simulator's host functions (sim/kernels/groth16_kernels.cpp). Each pair is the one place that
 // knows the positions kernel_abi.hpp's table describes. from_launch() throws std::invalid_argument
 // naming the kernel and what is missing where a launch has fewer arguments or buffers than its
-// kernel takes; the sizes of the buffers are the kernel's to check.
+// kernel takes; the sizes of the buffers are the kernel's to check. Each carries the curve its
+// launch computes over, as KernelLaunch::curve, both ways.
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,8 @@ struct HEvaluateLaunch {
   BufferUse values;
   std::optional<BufferUse> scratch = std::nullopt;
 
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
+
   KernelLaunch to_launch() const;
   static HEvaluateLaunch from_launch(const KernelLaunch& launch);
 };
@@ -32,6 +35,8 @@ struct HCombineLaunch {
   std::uint64_t log_size = 0;
   std::uint64_t threads = 0;
   BufferUse a, b, c;
+
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
 
   KernelLaunch to_launch() const;
   static HCombineLaunch from_launch(const KernelLaunch& launch);
@@ -47,6 +52,8 @@ struct MsmLaunch {
   BufferUse bases, scalars, result;
   std::optional<BufferUse> scratch = std::nullopt;
   std::uint64_t light_units = 0;
+
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
 
   KernelLaunch to_launch() const;
   static MsmLaunch from_launch(const KernelLaunch& launch);
@@ -64,6 +71,8 @@ struct MsmBatchLaunch {
   std::optional<BufferUse> scratch = std::nullopt;
   std::uint64_t light_units = 0;
 
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
+
   KernelLaunch to_launch() const;
   static MsmBatchLaunch from_launch(const KernelLaunch& launch);
 };
@@ -76,6 +85,8 @@ struct MsmReduceLaunch {
   std::optional<BufferUse> scratch = std::nullopt;
   std::uint64_t light_units = 0;
 
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
+
   KernelLaunch to_launch() const;
   static MsmReduceLaunch from_launch(const KernelLaunch& launch);
 };
@@ -86,6 +97,8 @@ struct PrecomputeLaunch {
   std::uint64_t points = 0;
   std::uint64_t window_bits = 0;
   BufferUse bases, copies;
+
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
 
   KernelLaunch to_launch() const;
   static PrecomputeLaunch from_launch(const KernelLaunch& launch);
@@ -104,6 +117,8 @@ struct AbcLaunch {
   std::uint64_t threads = 0;
   std::optional<ChunkStart> chunk = std::nullopt;
   BufferUse witness, matrix, a, b, c;
+
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
 
   KernelLaunch to_launch() const;
   static AbcLaunch from_launch(const KernelLaunch& launch);

@@ -187,6 +187,20 @@ constexpr bool precomputation_pays(std::uint64_t points) { return points >= (std
 enum class Curve : std::uint8_t { bls12_381, bn254 };
 constexpr std::string_view curve_name(Curve curve) { return curve == Curve::bn254 ? "bn254" : "bls12_381"; }
 
+// The kernels instantiated over BN254 as well: the Groth16 program's and the setup's. Every other
+// kernel (the partition program's, the assignment program's, the core NTT/MSM and busy_wait) is
+// BLS12-381's alone.
+inline constexpr std::array<std::string_view, 15> kBn254Kernels{
+    groth16_h_evaluate,    groth16_h_combine,          groth16_msm_g1,
+    groth16_msm_g2,        groth16_msm_g1_batch,       groth16_msm_g2_batch,
+    groth16_msm_g1_reduce, groth16_msm_g2_reduce,      groth16_precompute_g1,
+    groth16_precompute_g2, groth16_msm_g1_precomputed, groth16_msm_g2_precomputed,
+    groth16_abc,           setup_fixed_base_g1,        setup_fixed_base_g2};
+constexpr bool has_instance(std::string_view name, Curve curve) {
+  return curve == Curve::bls12_381 ? is_known(name)
+                                   : std::find(kBn254Kernels.begin(), kBn254Kernels.end(), name) != kBn254Kernels.end();
+}
+
 struct CurveSizes {
   std::uint64_t fr = 0, fq = 0, g1_affine = 0, g2_affine = 0, g1_jacobian = 0, g2_jacobian = 0;
 };

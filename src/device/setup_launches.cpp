@@ -6,7 +6,9 @@
 namespace stagehand::kernel {
 
 KernelLaunch FixedBaseLaunch::to_launch() const {
-  return KernelLaunch{kernel, point_count, {threads}, {table, scalars}, {points}};
+  KernelLaunch launch{kernel, point_count, {threads}, {table, scalars}, {points}};
+  launch.curve = curve;
+  return launch;
 }
 
 FixedBaseLaunch FixedBaseLaunch::from_launch(const KernelLaunch& launch) {
@@ -16,7 +18,7 @@ FixedBaseLaunch FixedBaseLaunch::from_launch(const KernelLaunch& launch) {
                                 std::to_string(launch.writes.size()) + " writes");
   }
   const std::uint64_t threads = launch.arguments.empty() ? 0 : launch.arguments[0];
-  return {launch.name, launch.work_units, threads, launch.reads[0], launch.reads[1], launch.writes[0]};
+  return {launch.name, launch.work_units, threads, launch.reads[0], launch.reads[1], launch.writes[0], launch.curve};
 }
 
 }  // namespace stagehand::kernel

@@ -19,6 +19,7 @@ struct FixedBaseLaunch {
   std::uint64_t point_count = 0;
   std::uint64_t threads = 0;
   BufferUse table, scalars, points;
+  Curve curve = Curve::bls12_381;  // whose instantiation runs (KernelLaunch::curve)
 
   KernelLaunch to_launch() const;
   // std::invalid_argument naming the kernel where the launch has fewer reads or writes than it takes.

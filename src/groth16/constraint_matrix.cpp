@@ -28,11 +28,19 @@ const T* at(std::span<const std::byte> bytes, std::uint64_t offset) {
 
 }  // namespace
 
-kernel::ConstraintMatrixLayout constraint_matrix_layout(const ProvingKey& key) {
+namespace {
+
+template <class Key>
+kernel::ConstraintMatrixLayout layout_of(const Key& key) {
   kernel::ConstraintMatrixLayout layout{key.domain_size, 0, 0};
   for (const auto& entry : key.coefficients) (entry.matrix == 0 ? layout.entries_a : layout.entries_b) += 1;
   return layout;
 }
+
+}  // namespace
+
+kernel::ConstraintMatrixLayout constraint_matrix_layout(const ProvingKey& key) { return layout_of(key); }
+kernel::ConstraintMatrixLayout constraint_matrix_layout(const bn254::ProvingKey& key) { return layout_of(key); }
 
 namespace {
 
@@ -48,7 +56,8 @@ struct ChunkSummary {
   std::array<std::uint32_t, 2> first{}, last{};
 };
 
-void outside_the_key(const Coefficient& entry) {
+template <class Entry>
+void outside_the_key(const Entry& entry) {
   // read_zkey refuses such records; a key built in memory might not have been checked.
   throw std::invalid_argument(
       fmt::format("constraint matrix: record (matrix {}, constraint {}, signal {}) outside the key", entry.matrix,
@@ -56,8 +65,10 @@ void outside_the_key(const Coefficient& entry) {
 }
 
 // Records in any order: a counting sort by constraint on one thread (counts, their prefix sums,
-// then each record at its row's next slot; records of one row keep the file's order).
-void scatter_in_any_order(const CoefficientList& records, const kernel::ConstraintMatrixLayout& layout,
+// then each record at its row's next slot; records of one row keep the file's order). The values
+// are copied as the 32 bytes they are, of either curve's Fr.
+template <class Records>
+void scatter_in_any_order(const Records& records, const kernel::ConstraintMatrixLayout& layout,
                           std::span<std::byte> bytes) {
   auto* offsets_a = at<std::uint64_t>(bytes, layout.offsets_a());
   auto* offsets_b = at<std::uint64_t>(bytes, layout.offsets_b());
@@ -97,7 +108,8 @@ struct RecordChunks {
 };
 
 // Each chunk's summary, one thread a chunk; throws for the first record outside the key.
-std::vector<ChunkSummary> summarize_chunks(const ProvingKey& key, const RecordChunks& chunks, unsigned thread_count) {
+template <class Key>
+std::vector<ChunkSummary> summarize_chunks(const Key& key, const RecordChunks& chunks, unsigned thread_count) {
   const auto& records = key.coefficients;
   std::vector<ChunkSummary> summaries(chunks.chunk_count);
   math::detail::run_tasks(chunks.chunk_count, thread_count, [&](std::size_t chunk) {
@@ -170,9 +182,9 @@ void zero_offsets_and_padding(const kernel::ConstraintMatrixLayout& layout, std:
 
 // Records in order of constraint: each chunk placed on its own thread from the ranks it starts
 // at, the rows' counts then summed into offsets.
-void scatter_in_order(const CoefficientList& records, const kernel::ConstraintMatrixLayout& layout,
-                      std::span<std::byte> bytes, const RecordChunks& chunks, const JoinedChunks& joined,
-                      unsigned thread_count) {
+template <class Records>
+void scatter_in_order(const Records& records, const kernel::ConstraintMatrixLayout& layout, std::span<std::byte> bytes,
+                      const RecordChunks& chunks, const JoinedChunks& joined, unsigned thread_count) {
   const std::array<std::uint64_t*, 2> offsets{at<std::uint64_t>(bytes, layout.offsets_a()),
                                               at<std::uint64_t>(bytes, layout.offsets_b())};
   const std::array<std::uint32_t*, 2> signals{at<std::uint32_t>(bytes, layout.signals_a()),
@@ -206,7 +218,11 @@ void scatter_in_order(const CoefficientList& records, const kernel::ConstraintMa
 // records took a small fraction of the one-thread build with the buffer zeroed first, which had
 // been seconds of every key's set-up (bench/RESULTS.md, "A run's first proofs", has the threaded
 // build's figure).
-ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads) {
+namespace {
+
+template <class Key>
+ConstraintMatrix build_matrix(const Key& key, unsigned threads) {
+  static_assert(sizeof(typename Key::Description::Fr) == kernel::kFrBytes, "the matrix's values are 32 bytes");
   const auto& records = key.coefficients;
   const unsigned thread_count = math::detail::resolve_thread_count(threads);
   const RecordChunks chunks(records.size(), thread_count);
@@ -225,9 +241,21 @@ ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads
   return matrix;
 }
 
-void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, std::span<const std::byte> matrix,
-                                std::span<const math::Fr> witness, std::span<math::Fr> a, std::span<math::Fr> b,
-                                std::span<math::Fr> c, unsigned threads, std::uint64_t first_a, std::uint64_t first_b) {
+}  // namespace
+
+ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads) { return build_matrix(key, threads); }
+ConstraintMatrix build_constraint_matrix(const bn254::ProvingKey& key, unsigned threads) {
+  return build_matrix(key, threads);
+}
+
+namespace {
+
+// Both curves' a/b/c step: the matrix's layout is the same, its values the curve's Fr.
+template <class Fr>
+void evaluate_matrix(const kernel::ConstraintMatrixLayout& layout, std::span<const std::byte> matrix,
+                     std::span<const Fr> witness, std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, unsigned threads,
+                     std::uint64_t first_a, std::uint64_t first_b) {
+  static_assert(sizeof(Fr) == kernel::kFrBytes, "the matrix's values are 32-byte Montgomery Fr");
   if (matrix.size() < layout.total_bytes() || a.size() < layout.rows || b.size() < layout.rows ||
       c.size() < layout.rows) {
     throw std::invalid_argument("evaluate_constraint_matrix: a buffer is smaller than the matrix says");
@@ -236,11 +264,11 @@ void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, st
   const auto* offsets_b = at<std::uint64_t>(matrix, layout.offsets_b());
   const auto* signals_a = at<std::uint32_t>(matrix, layout.signals_a());
   const auto* signals_b = at<std::uint32_t>(matrix, layout.signals_b());
-  const auto* values_a = at<math::Fr>(matrix, layout.values_a());
-  const auto* values_b = at<math::Fr>(matrix, layout.values_b());
+  const auto* values_a = at<Fr>(matrix, layout.values_a());
+  const auto* values_b = at<Fr>(matrix, layout.values_b());
   auto row_sum = [&](const std::uint64_t* offsets, std::uint64_t first, std::uint64_t entries,
-                     const std::uint32_t* signals, const math::Fr* values, std::uint64_t row) {
-    math::Fr sum = math::Fr::zero();
+                     const std::uint32_t* signals, const Fr* values, std::uint64_t row) {
+    Fr sum = Fr::zero();
     if (offsets[row] < first || offsets[row + 1] < offsets[row] || offsets[row + 1] - first > entries) {
       throw std::invalid_argument("evaluate_constraint_matrix: a row's entries outside the matrix");
     }
@@ -258,6 +286,21 @@ void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, st
       c[row] = a[row] * b[row];
     }
   });
+}
+
+}  // namespace
+
+void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, std::span<const std::byte> matrix,
+                                std::span<const math::Fr> witness, std::span<math::Fr> a, std::span<math::Fr> b,
+                                std::span<math::Fr> c, unsigned threads, std::uint64_t first_a, std::uint64_t first_b) {
+  evaluate_matrix(layout, matrix, witness, a, b, c, threads, first_a, first_b);
+}
+
+void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, std::span<const std::byte> matrix,
+                                std::span<const math::bn254::Fr> witness, std::span<math::bn254::Fr> a,
+                                std::span<math::bn254::Fr> b, std::span<math::bn254::Fr> c, unsigned threads,
+                                std::uint64_t first_a, std::uint64_t first_b) {
+  evaluate_matrix(layout, matrix, witness, a, b, c, threads, first_a, first_b);
 }
 
 std::array<MatrixChunk::Part, 6> MatrixChunk::parts(const kernel::ConstraintMatrixLayout& whole) const {

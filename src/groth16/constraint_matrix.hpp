@@ -27,8 +27,11 @@ struct ConstraintMatrix {
 
 // The matrix's layout for a key (its entry counts), without building it: what it will take.
 kernel::ConstraintMatrixLayout constraint_matrix_layout(const ProvingKey& key);
-// On up to `threads` threads (0 = every hardware thread).
+kernel::ConstraintMatrixLayout constraint_matrix_layout(const bn254::ProvingKey& key);
+// On up to `threads` threads (0 = every hardware thread). A BN254 key's has the same layout, its
+// values BN254's Fr.
 ConstraintMatrix build_constraint_matrix(const ProvingKey& key, unsigned threads = 0);
+ConstraintMatrix build_constraint_matrix(const bn254::ProvingKey& key, unsigned threads = 0);
 
 // The matrix's a/b/c step on the CPU: what groth16_abc computes (a[i] = Σ A_ik·w_k,
 // b[i] = Σ B_ik·w_k, c[i] = a[i]·b[i] for every row). `threads` 0 = every hardware thread.
@@ -39,6 +42,11 @@ void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, st
                                 std::span<const math::Fr> witness, std::span<math::Fr> a, std::span<math::Fr> b,
                                 std::span<math::Fr> c, unsigned threads = 0, std::uint64_t first_a = 0,
                                 std::uint64_t first_b = 0);
+// The same over BN254's Fr (the matrix's layout is the same for both curves).
+void evaluate_constraint_matrix(const kernel::ConstraintMatrixLayout& layout, std::span<const std::byte> matrix,
+                                std::span<const math::bn254::Fr> witness, std::span<math::bn254::Fr> a,
+                                std::span<math::bn254::Fr> b, std::span<math::bn254::Fr> c, unsigned threads = 0,
+                                std::uint64_t first_a = 0, std::uint64_t first_b = 0);
 
 // Rows [first_row, first_row + rows) of a matrix, the unit in which a matrix too large to stay on
 // the device goes up for each proof (through the stream buffers). On the device it is laid out as

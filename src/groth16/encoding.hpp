@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -89,21 +90,82 @@ std::optional<Affine> decode_affine(std::span<const std::uint8_t> bytes) {
   return point;
 }
 
+// Into a record of its own, affine_bytes<Affine> long (std::invalid_argument for a shorter one).
 template <class Affine>
-void encode_affine(const Affine& point, std::vector<std::uint8_t>& out) {
+void encode_affine(const Affine& point, std::span<std::uint8_t> out) {
+  using Coordinates = detail::Coordinates<typename Affine::Field>;
+  using Base = typename Coordinates::Base;
+  if (out.size() < affine_bytes<Affine>) throw std::invalid_argument("encode_affine: the record is too small");
   if (point.infinity) {
-    out.insert(out.end(), affine_bytes<Affine>, 0);
+    std::fill_n(out.begin(), affine_bytes<Affine>, std::uint8_t{0});
     return;
   }
-  auto put = [&](const auto& value) {
+  std::size_t at = 0;
+  auto put = [&](const Base& value) {
     const auto bytes = value.to_montgomery_bytes();
-    out.insert(out.end(), bytes.begin(), bytes.end());
+    std::copy(bytes.begin(), bytes.end(), out.begin() + at);
+    at += Base::byte_count;
   };
-  if constexpr (detail::Coordinates<typename Affine::Field>::count == 1) {
-    put(point.x);
-    put(point.y);
+  for (const auto* coordinate : {&point.x, &point.y}) {
+    if constexpr (Coordinates::count == 1) {
+      put(*coordinate);
+    } else {
+      put(coordinate->c0);
+      put(coordinate->c1);
+    }
+  }
+}
+
+// The same appended to `out`.
+template <class Affine>
+void encode_affine(const Affine& point, std::vector<std::uint8_t>& out) {
+  const std::size_t at = out.size();
+  out.resize(at + affine_bytes<Affine>);
+  encode_affine(point, std::span<std::uint8_t>(out).subspan(at));
+}
+
+// The device's MSM results of either curve (device/kernel_abi.hpp): Jacobian X‖Y‖Z, each
+// coordinate's base field elements in Montgomery form, c0 before c1 (BLS12-381's 144 and 288
+// bytes, BN254's 96 and 192).
+template <class Projective>
+inline constexpr std::size_t jacobian_bytes = 3 * detail::Coordinates<typename Projective::Field>::count*
+                                                      detail::Coordinates<typename Projective::Field>::Base::byte_count;
+
+// nullopt when a coordinate is not reduced; no curve check. std::invalid_argument for fewer bytes.
+template <class Projective>
+std::optional<Projective> decode_jacobian(std::span<const std::uint8_t> bytes) {
+  using Coordinates = detail::Coordinates<typename Projective::Field>;
+  using Base = typename Coordinates::Base;
+  if (bytes.size() < jacobian_bytes<Projective>) throw std::invalid_argument("decode_jacobian: too few bytes");
+  std::array<Base, 3 * Coordinates::count> c;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    auto value = Base::from_montgomery_bytes(
+        std::span<const std::uint8_t, Base::byte_count>(bytes.data() + i * Base::byte_count, Base::byte_count));
+    if (!value) return std::nullopt;
+    c[i] = *value;
+  }
+  if constexpr (Coordinates::count == 1) {
+    return Projective{c[0], c[1], c[2]};
   } else {
-    for (const auto* coordinate : {&point.x, &point.y}) {
+    return Projective{{c[0], c[1]}, {c[2], c[3]}, {c[4], c[5]}};
+  }
+}
+
+template <class Projective>
+void encode_jacobian(const Projective& point, std::span<std::uint8_t> out) {
+  using Coordinates = detail::Coordinates<typename Projective::Field>;
+  using Base = typename Coordinates::Base;
+  if (out.size() < jacobian_bytes<Projective>) throw std::invalid_argument("encode_jacobian: too few bytes");
+  std::size_t at = 0;
+  auto put = [&](const Base& value) {
+    const auto bytes = value.to_montgomery_bytes();
+    std::copy(bytes.begin(), bytes.end(), out.begin() + at);
+    at += Base::byte_count;
+  };
+  for (const auto* coordinate : {&point.x, &point.y, &point.z}) {
+    if constexpr (Coordinates::count == 1) {
+      put(*coordinate);
+    } else {
       put(coordinate->c0);
       put(coordinate->c1);
     }

@@ -17,11 +17,7 @@ constexpr std::size_t kPointsPerRange = 1 << 14;
 
 template <class Affine>
 std::optional<Affine> decode_point(std::span<const std::uint8_t> bytes) {
-  if constexpr (std::is_same_v<Affine, math::G1Affine>) {
-    return decode_g1(bytes);
-  } else {
-    return decode_g2(bytes);
-  }
+  return decode_affine<Affine>(bytes);
 }
 
 }  // namespace
@@ -31,12 +27,7 @@ PointSet<Affine> PointSet<Affine>::encode(std::span<const Affine> points, unsign
   PointSet set(points.size());
   math::detail::run_ranges(points.size(), threads, kPointsPerRange, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      const std::span<std::uint8_t, kPointBytes> out(set.bytes_.data() + i * kPointBytes, kPointBytes);
-      if constexpr (std::is_same_v<Affine, math::G1Affine>) {
-        encode_g1(points[i], out);
-      } else {
-        encode_g2(points[i], out);
-      }
+      encode_affine(points[i], std::span<std::uint8_t>(set.bytes_.data() + i * kPointBytes, kPointBytes));
     }
   });
   return set;
@@ -74,11 +65,9 @@ std::vector<Affine> PointSet<Affine>::decode(unsigned threads) const {
   return points;
 }
 
-namespace {
-
 template <class Affine>
-PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count,
-                          const char* group) {
+PointSet<Affine> read_point_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count,
+                                const char* group) {
   if (const auto wrong = wrong_record_count(file.section_size(id, what), count, PointSet<Affine>::kPointBytes,
                                             fmt::format("{} points", group))) {
     file.fail(id, what, *wrong);
@@ -93,16 +82,20 @@ PointSet<Affine> read_set(const BinFile& file, std::uint32_t id, const std::stri
   return set;
 }
 
-}  // namespace
-
 G1Points read_g1_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count) {
-  return read_set<math::G1Affine>(file, id, what, count, "G1");
+  return read_point_set<math::G1Affine>(file, id, what, count, "G1");
 }
 G2Points read_g2_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count) {
-  return read_set<math::G2Affine>(file, id, what, count, "G2");
+  return read_point_set<math::G2Affine>(file, id, what, count, "G2");
 }
 
 template class PointSet<math::G1Affine>;
 template class PointSet<math::G2Affine>;
+template class PointSet<math::bn254::G1Affine>;
+template class PointSet<math::bn254::G2Affine>;
+template G1Points read_point_set(const BinFile&, std::uint32_t, const std::string&, std::size_t, const char*);
+template G2Points read_point_set(const BinFile&, std::uint32_t, const std::string&, std::size_t, const char*);
+template bn254::G1Points read_point_set(const BinFile&, std::uint32_t, const std::string&, std::size_t, const char*);
+template bn254::G2Points read_point_set(const BinFile&, std::uint32_t, const std::string&, std::size_t, const char*);
 
 }  // namespace stagehand::groth16

@@ -1,7 +1,7 @@
 #pragma once
 // A proving key's set of points (A, B1, B2, C, H) in the one encoding that snarkjs's .zkey files,
 // the device kernels and the pinned host copy share (encoding.hpp: 96 bytes a G1 point, 192 a G2
-// point, Montgomery form, infinity all zero). Kept encoded, a key costs its file's bytes in
+// point over BLS12-381, 64 and 128 over BN254; Montgomery form, infinity all zero). Kept encoded, a key costs its file's bytes in
 // memory (decoded math points take 8% more, and a second copy for the upload), reading it is a
 // copy and a check, and a streamed set goes to the device from these bytes as they are.
 
@@ -32,7 +32,7 @@ using PointBytes = std::vector<std::uint8_t, PinnableAllocator<std::uint8_t>>;
 template <class Affine>
 class PointSet {
  public:
-  static constexpr std::size_t kPointBytes = std::is_same_v<Affine, math::G1Affine> ? kG1Bytes : kG2Bytes;
+  static constexpr std::size_t kPointBytes = affine_bytes<Affine>;
 
   PointSet() = default;
   // `count` points of unspecified value, to be written through mutable_bytes().
@@ -61,6 +61,11 @@ class PointSet {
 
 using G1Points = PointSet<math::G1Affine>;
 using G2Points = PointSet<math::G2Affine>;
+namespace bn254 {
+// BN254's sets in the same encoding with its 32-byte coordinates: 64 bytes a G1 point, 128 a G2.
+using G1Points = PointSet<math::bn254::G1Affine>;
+using G2Points = PointSet<math::bn254::G2Affine>;
+}  // namespace bn254
 
 // Reads section `id` of `file`, `count` points, into a set (BinFile::read_section: straight from
 // the file where the section is read later) and checks them on every thread; fails naming the
@@ -68,7 +73,14 @@ using G2Points = PointSet<math::G2Affine>;
 G1Points read_g1_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count);
 G2Points read_g2_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count);
 
+// The same for either curve's sets (`group` names the group in the messages).
+template <class Affine>
+PointSet<Affine> read_point_set(const BinFile& file, std::uint32_t id, const std::string& what, std::size_t count,
+                                const char* group);
+
 extern template class PointSet<math::G1Affine>;
 extern template class PointSet<math::G2Affine>;
+extern template class PointSet<math::bn254::G1Affine>;
+extern template class PointSet<math::bn254::G2Affine>;
 
 }  // namespace stagehand::groth16

@@ -198,6 +198,15 @@ Proof prove_on_cpu(const ProvingKey& key, std::span<const math::bn254::Fr> witne
   return prove_of<Proof, math::bn254::Domain>(key, witness, randomness, thread_count);
 }
 
+void check_witness_count(const ProvingKey& key, std::uint64_t count, const std::filesystem::path& zkey_path,
+                         const std::filesystem::path& wtns_path) {
+  check_count_of(key, count, zkey_path, wtns_path);
+}
+
+Proof assemble_proof(const ProvingKey& key, const MsmResults& msm, const ProofRandomness& randomness) {
+  return assemble_of<Proof>(key, msm, randomness);
+}
+
 std::vector<math::bn254::Fr> public_signals(const ProvingKey& key, std::span<const math::bn254::Fr> witness) {
   return std::vector<math::bn254::Fr>(witness.begin() + 1, witness.begin() + 1 + key.n_public);
 }

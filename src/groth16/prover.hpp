@@ -85,6 +85,15 @@ void check_witness_matches(const ProvingKey& key, std::span<const math::bn254::F
 Proof prove_on_cpu(const ProvingKey& key, std::span<const math::bn254::Fr> witness, const ProofRandomness& randomness,
                    unsigned thread_count = 0);
 std::vector<math::bn254::Fr> public_signals(const ProvingKey& key, std::span<const math::bn254::Fr> witness);
+void check_witness_count(const ProvingKey& key, std::uint64_t count, const std::filesystem::path& zkey_path,
+                         const std::filesystem::path& wtns_path);
+// The five MSMs' sums and the proof assembled from them, as BLS12-381's (the device path's last step).
+struct MsmResults {
+  math::bn254::G1Projective a, b1;
+  math::bn254::G2Projective b2;
+  math::bn254::G1Projective c, h;
+};
+Proof assemble_proof(const ProvingKey& key, const MsmResults& msm, const ProofRandomness& randomness);
 }  // namespace bn254
 
 }  // namespace stagehand::groth16

@@ -168,16 +168,22 @@ void set_fixed_points(Target& out, const ToxicWaste<typename Description::Fr>& w
 }
 
 // scalars[i]·G for G1's or G2's generator of Description's curve with the CPU's fixed-base tables,
-// as affine points: a BN254 key's sets, and BLS12-381's where no device multiplies.
+// encoded as a key's sets (g1, g2) or as affine points (g1_points): a BN254 key's sets, and
+// BLS12-381's where no device multiplies.
 template <class Description>
 class CpuMultiplier {
  public:
   using Fr = typename Description::Fr;
   explicit CpuMultiplier(unsigned threads)
       : threads_(threads), g1_(Description::G1::generator()), g2_(Description::G2::generator()) {}
-  auto g1(const std::vector<Fr>& scalars) const { return multiply_all(g1_, scalars, threads_); }
-  auto g2(const std::vector<Fr>& scalars) const { return multiply_all(g2_, scalars, threads_); }
-  auto g1_points(const std::vector<Fr>& scalars) const { return g1(scalars); }
+  auto g1_points(const std::vector<Fr>& scalars) const { return multiply_all(g1_, scalars, threads_); }
+  auto g1(const std::vector<Fr>& scalars) const {
+    return PointSet<math::AffinePoint<typename Description::G1>>::encode(g1_points(scalars), threads_);
+  }
+  auto g2(const std::vector<Fr>& scalars) const {
+    return PointSet<math::AffinePoint<typename Description::G2>>::encode(multiply_all(g2_, scalars, threads_),
+                                                                         threads_);
+  }
 
  private:
   unsigned threads_;
@@ -192,12 +198,12 @@ class SetMultiplier {
   using Fr = math::Fr;
   SetMultiplier(const SetupOptions& options, unsigned threads) : options_(options), threads_(threads), cpu_(threads) {}
   G1Points g1(const std::vector<Fr>& scalars) const {
-    return options_.multiply_g1 ? options_.multiply_g1(scalars) : G1Points::encode(cpu_.g1(scalars), threads_);
+    return options_.multiply_g1 ? options_.multiply_g1(scalars) : cpu_.g1(scalars);
   }
   G2Points g2(const std::vector<Fr>& scalars) const {
-    return options_.multiply_g2 ? options_.multiply_g2(scalars) : G2Points::encode(cpu_.g2(scalars), threads_);
+    return options_.multiply_g2 ? options_.multiply_g2(scalars) : cpu_.g2(scalars);
   }
-  std::vector<math::G1Affine> g1_points(const std::vector<Fr>& scalars) const { return cpu_.g1(scalars); }
+  std::vector<math::G1Affine> g1_points(const std::vector<Fr>& scalars) const { return cpu_.g1_points(scalars); }
 
  private:
   const SetupOptions& options_;

@@ -93,15 +93,16 @@ std::vector<Fr> whole_witness(const BinFile& file, unsigned threads, Curve curve
   return witness;
 }
 
-std::size_t witness_into(const BinFile& file, std::span<math::Fr> out, unsigned threads) {
-  const std::uint32_t count = read_header<math::Fr>(file, Curve::bls12_381);
+template <class Fr = math::Fr>
+std::size_t witness_into(const BinFile& file, std::span<Fr> out, unsigned threads, Curve curve = Curve::bls12_381) {
+  const std::uint32_t count = read_header<Fr>(file, curve);
   if (count > out.size()) {
     file.fail(1, "header",
               fmt::format("the witness has {} values, more than the {} expected: a witness for another circuit", count,
                           out.size()));
   }
   auto values = values_section(file, count);
-  read_values<math::Fr>(values, count, out.first(count), threads);
+  read_values<Fr>(values, count, out.first(count), threads);
   return count;
 }
 
@@ -173,6 +174,15 @@ std::vector<math::bn254::Fr> read_wtns(const std::filesystem::path& path, unsign
 std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name,
                                         unsigned threads) {
   return whole_witness<math::bn254::Fr>(BinFile(bytes, name, kMagic, kKind, kMaxVersion), threads, Curve::bn254);
+}
+
+std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::bn254::Fr> out, unsigned threads) {
+  return witness_into<math::bn254::Fr>(BinFile(path, kMagic, kKind, kMaxVersion), out, threads, Curve::bn254);
+}
+
+std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name,
+                            std::span<math::bn254::Fr> out, unsigned threads) {
+  return witness_into<math::bn254::Fr>(BinFile(bytes, name, kMagic, kKind, kMaxVersion), out, threads, Curve::bn254);
 }
 
 void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254::Fr>& witness) {

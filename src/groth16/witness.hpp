@@ -47,6 +47,10 @@ std::vector<math::bn254::Fr> read_wtns(const std::filesystem::path& path, unsign
 std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name,
                                         unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254::Fr>& witness);
+// read_wtns_into and parse_wtns_into of a BN254 witness.
+std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::bn254::Fr> out, unsigned threads = 1);
+std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name,
+                            std::span<math::bn254::Fr> out, unsigned threads = 1);
 }  // namespace bn254
 
 }  // namespace stagehand::groth16

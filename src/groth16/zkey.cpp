@@ -215,11 +215,11 @@ bn254::ProvingKey read_bn254_key(const BinFile& file) {
   using G2 = math::bn254::G2Affine;
   key.ic = read_points<G1>(file, kIcSection, "IC", key.n_public + 1ULL, "G1");
   read_coefficients(file, key);
-  key.a = read_points<G1>(file, kASection, "A", key.n_vars, "G1");
-  key.b1 = read_points<G1>(file, kB1Section, "B1", key.n_vars, "G1");
-  key.b2 = read_points<G2>(file, kB2Section, "B2", key.n_vars, "G2");
-  key.c = read_points<G1>(file, kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1, "G1");
-  key.h = read_points<G1>(file, kHSection, "H", key.domain_size, "G1");
+  key.a = read_point_set<G1>(file, kASection, "A", key.n_vars, "G1");
+  key.b1 = read_point_set<G1>(file, kB1Section, "B1", key.n_vars, "G1");
+  key.b2 = read_point_set<G2>(file, kB2Section, "B2", key.n_vars, "G2");
+  key.c = read_point_set<G1>(file, kCSection, "C", std::uint64_t{key.n_vars} - key.n_public - 1, "G1");
+  key.h = read_point_set<G1>(file, kHSection, "H", key.domain_size, "G1");
   return key;
 }
 

@@ -73,8 +73,8 @@ InputFile open_zkey(const std::filesystem::path& path);
 void write_zkey(const std::filesystem::path& path, const ProvingKey& key);
 
 namespace bn254 {
-// A BN254 key, for the CPU prover only so far: its large sets decoded, not kept encoded (the
-// device path takes BLS12-381's ProvingKey alone).
+// A BN254 key: its large sets kept encoded as BLS12-381's are (point_set.hpp: 64 bytes a G1
+// point, 128 a G2 point, the file's and the device's layout).
 struct ProvingKey {
   static constexpr HForm h_form = HForm::snarkjs;
   static constexpr Curve curve = Curve::bn254;
@@ -88,8 +88,11 @@ struct ProvingKey {
   math::bn254::G2Affine beta2, gamma2, delta2;
   std::vector<math::bn254::G1Affine> ic;
   BasicCoefficientList<math::bn254::Fr> coefficients;
-  std::vector<math::bn254::G1Affine> a, b1, c, h;
-  std::vector<math::bn254::G2Affine> b2;
+  G1Points a;   // n_vars
+  G1Points b1;  // n_vars
+  G2Points b2;  // n_vars
+  G1Points c;   // n_vars - n_public - 1
+  G1Points h;   // domain_size
 };
 
 // read_zkey's checks for a BN254 key (CurveError naming both curves for a BLS12-381 key).

@@ -178,3 +178,30 @@ BOOST_AUTO_TEST_CASE(fixed_base_positions_and_round_trip) {
   const KernelLaunch short_of_points{kernel::setup_fixed_base_g1, 2, {}, {buffer(0x1, 1), buffer(0x2, 1)}, {}};
   BOOST_TEST(refused_naming(short_of_points, [](const KernelLaunch& l) { kernel::FixedBaseLaunch::from_launch(l); }));
 }
+
+// Every typed launch carries its curve into KernelLaunch::curve and back, BLS12-381 unless set.
+BOOST_AUTO_TEST_CASE(the_curve_round_trips_through_every_typed_launch) {
+  constexpr auto bn254 = kernel::Curve::bn254;
+  const auto b = buffer(0x1000, 64);
+  const kernel::HEvaluateLaunch evaluate{.log_size = 3, .values = b, .curve = bn254};
+  const kernel::HCombineLaunch combine{.log_size = 3, .a = b, .b = b, .c = b, .curve = bn254};
+  const kernel::MsmLaunch msm{.kernel = kernel::groth16_msm_g2, .bases = b, .scalars = b, .result = b, .curve = bn254};
+  const kernel::MsmBatchLaunch batch{.kernel = kernel::groth16_msm_g1_batch, .bases = b, .scalars = b, .curve = bn254};
+  const kernel::MsmReduceLaunch reduce{.kernel = kernel::groth16_msm_g1_reduce, .result = b, .curve = bn254};
+  const kernel::PrecomputeLaunch precompute{
+      .kernel = kernel::groth16_precompute_g1, .window_bits = 16, .bases = b, .copies = b, .curve = bn254};
+  const kernel::AbcLaunch abc{.witness = b, .matrix = b, .a = b, .b = b, .c = b, .curve = bn254};
+  const kernel::FixedBaseLaunch fixed_base{
+      .kernel = kernel::setup_fixed_base_g1, .table = b, .scalars = b, .points = b, .curve = bn254};
+  BOOST_TEST((evaluate.to_launch().curve == bn254));
+  BOOST_TEST((kernel::HEvaluateLaunch::from_launch(evaluate.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::HCombineLaunch::from_launch(combine.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::MsmLaunch::from_launch(msm.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::MsmBatchLaunch::from_launch(batch.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::MsmReduceLaunch::from_launch(reduce.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::PrecomputeLaunch::from_launch(precompute.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::AbcLaunch::from_launch(abc.to_launch()).curve == bn254));
+  BOOST_TEST((kernel::FixedBaseLaunch::from_launch(fixed_base.to_launch()).curve == bn254));
+  const kernel::MsmLaunch unset{.kernel = kernel::groth16_msm_g1, .bases = b, .scalars = b, .result = b};
+  BOOST_TEST((kernel::MsmLaunch::from_launch(unset.to_launch()).curve == kernel::Curve::bls12_381));
+}

@@ -1,8 +1,8 @@
 // The simulator's kernels against the kernel ABI (src/device/kernel_abi.hpp): the functional
 // simulator's host functions name only kernels of kernel::kAll and cover the two families it
 // claims (the Groth16 program's groth16_* kernels, the setup's setup_* and the assignment program's
-// ntt_domain_init and h_polynomial_classic), and every shipped
-// device model times only kernels of kAll.
+// ntt_domain_init and h_polynomial_classic), over BN254 exactly kernel::kBn254Kernels, and every
+// shipped device model times only kernels of kAll.
 #define BOOST_TEST_MODULE sim_kernel_registry
 #include <boost/test/unit_test.hpp>
 
@@ -41,6 +41,20 @@ BOOST_AUTO_TEST_CASE(functional_kernels_match_the_abi) {
   for (std::string_view name : kernel::kAll) {
     if (!claimed_by_the_functional_simulator(name)) continue;
     BOOST_TEST(registered.contains(std::string(name)), name << " has no host function in the functional simulator");
+  }
+}
+
+// Over BN254 the host functions are exactly the kernels the ABI instantiates for it
+// (kernel::kBn254Kernels: the Groth16 program's and the setup's).
+BOOST_AUTO_TEST_CASE(bn254_host_functions_are_the_abis_bn254_kernels) {
+  sim::SimSystem system(sim::SimOptions{.functional = true});
+  sim::register_functional_kernels(system);
+  const auto names = system.kernel_function_names(kernel::Curve::bn254);
+  const std::set<std::string> registered(names.begin(), names.end());
+  const std::set<std::string> declared(kernel::kBn254Kernels.begin(), kernel::kBn254Kernels.end());
+  BOOST_TEST(registered == declared, registered.size() << " registered, " << declared.size() << " declared");
+  for (std::string_view name : kernel::kAll) {
+    BOOST_TEST(kernel::has_instance(name, kernel::Curve::bn254) == declared.contains(std::string(name)), name);
   }
 }
 

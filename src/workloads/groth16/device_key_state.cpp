@@ -104,6 +104,11 @@ const ConstraintMatrix& DeviceKeyState::host_matrix(const ProvingKey& key) {
   return *host_matrix_;
 }
 
+const ConstraintMatrix& DeviceKeyState::host_matrix(const bn254::ProvingKey& key) {
+  std::call_once(matrix_built_, [&] { host_matrix_ = build_constraint_matrix(key); });
+  return *host_matrix_;
+}
+
 asio::awaitable<void> DeviceKeyState::free_entry(const OnDevice& entry) {
   std::vector<DevicePointer> pointers(entry.sets.begin(), entry.sets.end());
   pointers.push_back(entry.matrix);

@@ -65,14 +65,17 @@ class DeviceKeyState {
 
  private:
   friend class Groth16Program;
-  friend class Groth16Workload;
+  template <class Key>
+  friend class BasicGroth16Workload;
   // The run's view (Groth16Program::set_up and tear_down; Groth16Workload's host matrix).
   OnDevice* entry(int index);  // null when there is none
   OnDevice& fresh_entry(int index, Device& device, bool matrix_on_device, const KeyPlacement& placement, Bytes bytes);
   void completed(int index);
   bool pinned(HostRange range) const;
   void add_pinned(HostRange range, Device& through);
-  const ConstraintMatrix& host_matrix(const ProvingKey& key);  // built once, on first use
+  // Built once, on first use, from the key of either curve the state is for.
+  const ConstraintMatrix& host_matrix(const ProvingKey& key);
+  const ConstraintMatrix& host_matrix(const bn254::ProvingKey& key);
 
   bool holds_devices() const;  // an entry for any device, complete or not
   bool holds_layout_locked(bool matrix_on_device, const KeyPlacement& placement) const;

@@ -65,9 +65,9 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
   ProofLayout layout;
   // With every set streamed, does the matrix leave a proof's room per worker?
   const Bytes matrix = Groth16Program::matrix_bytes(key, AbcStep::device);
-  const Bytes streamed_scratch =
-      std::max(budget.msm_scratch(kSetA, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetA)),
-               budget.msm_scratch(kSetB2, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetB2)));
+  const Bytes streamed_scratch = std::max(
+      budget.msm_scratch(kSetA, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetA, key.curve)),
+      budget.msm_scratch(kSetB2, SetPlacement::streamed, stream_buffer_bytes / set_point_bytes(kSetB2, key.curve)));
   const Bytes with_matrix =
       matrix + static_cast<Bytes>(budget.proofs_in_flight) * (budget.proof_bytes + streamed_scratch);
   // Streamed, the matrix goes through the stream buffers from the program's start: a proof must

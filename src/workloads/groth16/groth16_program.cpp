@@ -168,7 +168,8 @@ void Groth16Program::launch_abc(JobContext& context, DevicePointer witness, Devi
                            .matrix = {matrix, layout.total_bytes()},
                            .a = {polynomials.a + kFrBytes * first_row, rows},
                            .b = {polynomials.b + kFrBytes * first_row, rows},
-                           .c = {polynomials.c + kFrBytes * first_row, rows}};
+                           .c = {polynomials.c + kFrBytes * first_row, rows},
+                           .curve = sizes_.curve};
   if (chunk != nullptr) launch.chunk = kernel::AbcLaunch::ChunkStart{chunk->first_a, chunk->first_b};
   context.device.launch(launch.to_launch(), context.compute);
 }
@@ -200,8 +201,10 @@ void Groth16Program::launch_h(JobContext& context, const Polynomials& polynomial
   const std::array<DevicePointer, 3> values{polynomials.a, polynomials.b, polynomials.c};
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (uploaded[i]) context.device.stream_wait_event(context.compute, uploaded[i]);
-    kernel::HEvaluateLaunch launch{
-        .log_size = sizes_.domain_log2, .threads = thread_count_, .values = {values[i], polynomial}};
+    kernel::HEvaluateLaunch launch{.log_size = sizes_.domain_log2,
+                                   .threads = thread_count_,
+                                   .values = {values[i], polynomial},
+                                   .curve = sizes_.curve};
     if (scratch.h) launch.scratch = BufferUse{scratch.h, h_scratch_bytes_};
     context.device.launch(launch.to_launch(), context.compute);
   }
@@ -209,7 +212,8 @@ void Groth16Program::launch_h(JobContext& context, const Polynomials& polynomial
                                        .threads = thread_count_,
                                        .a = {polynomials.a, polynomial},
                                        .b = {polynomials.b, polynomial},
-                                       .c = {polynomials.c, polynomial}};
+                                       .c = {polynomials.c, polynomial},
+                                       .curve = sizes_.curve};
   context.device.launch(combine.to_launch(), context.compute);
 }
 
@@ -224,7 +228,8 @@ void Groth16Program::launch_msm(JobContext& context, std::size_t set, DevicePoin
                            .bases = {bases, shape.points * shape.point_bytes},
                            .scalars = {scalars, shape.points * kFrBytes},
                            .result = {results + shape.first_sum_offset, shape.sum_bytes},
-                           .light_units = light_points(set, 0, shape.points)};
+                           .light_units = light_points(set, 0, shape.points),
+                           .curve = sizes_.curve};
   if (shape.placement == SetPlacement::precomputed) {  // over every copy, at their width
     launch.window_bits = shape.window_bits;
     launch.bases.bytes = shape.device_bytes();
@@ -246,7 +251,8 @@ void Groth16Program::launch_msm_batch(JobContext& context, std::size_t set, Devi
                                 .add = add,
                                 .bases = {bases, count * shape.point_bytes},
                                 .scalars = {scalars + first * kFrBytes, count * kFrBytes},
-                                .light_units = light_points(set, first, count)};
+                                .light_units = light_points(set, first, count),
+                                .curve = sizes_.curve};
   if (scratch.msm) launch.scratch = BufferUse{scratch.msm, msm_scratch_bytes_};
   context.device.launch(launch.to_launch(), context.compute);
 }
@@ -257,7 +263,8 @@ void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, Dev
   const auto& shape = shape_.sets[set];
   kernel::MsmReduceLaunch launch{.kernel = set_msm_reduce_kernel(set),
                                  .capacity = shape.points_per_batch,
-                                 .result = {results + shape.first_sum_offset, shape.sum_bytes}};
+                                 .result = {results + shape.first_sum_offset, shape.sum_bytes},
+                                 .curve = sizes_.curve};
   // A light reduction where every scalar of the set is a bit: its buckets are nearly all empty.
   launch.light_units = shape.points > 0 && light_points(set, 0, shape.points) == shape.points ? 1 : 0;
   if (scratch.msm) launch.scratch = BufferUse{scratch.msm, msm_scratch_bytes_};

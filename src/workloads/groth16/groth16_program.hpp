@@ -90,7 +90,7 @@ class Groth16Program : public Workload {
   // The kernels' scratch per proof, known once a device is set up (0 on the simulator).
   Bytes msm_scratch_bytes() const { return msm_scratch_bytes_; }
   Bytes h_scratch_bytes() const { return h_scratch_bytes_; }
-  // The sums the program returns (one per batch of each set, Jacobian: 144 bytes in G1, 288 in G2).
+  // The sums the program returns (one per set, Jacobian: set_sum_bytes of the key's curve).
   Bytes result_bytes() const { return shape_.result_bytes; }
 
  protected:
@@ -140,8 +140,10 @@ class Groth16Program : public Workload {
   Bytes stream_buffer_size() const { return stream_buffer_bytes_; }
   // The streamed matrix's chunks, each at most a stream buffer; cut once, whoever calls first.
   void cut_matrix(std::vector<MatrixChunk> chunks);
-  // One sum per set of a job whose program ran (sums_readable sources only).
-  MsmResults msm_sums(int job);
+  // One sum per set of a job whose program ran (sums_readable sources only), in the key's curve:
+  // MsmResults or bn254::MsmResults (their sums' layout is the program's KeySizes::curve's).
+  template <class Results>
+  Results msm_sums(int job);
 
  private:
   // What the run uses on a device: the key's (from device_state_) and its own side streams.

@@ -203,7 +203,8 @@ asio::awaitable<void> Groth16Program::upload_key(Device& device, DeviceKeyState:
         .points = shape.points,
         .window_bits = shape.window_bits,
         .bases = {entry.sets[set], shape.bytes()},
-        .copies = {entry.sets[set], shape.device_bytes()}};
+        .copies = {entry.sets[set], shape.device_bytes()},
+        .curve = sizes_.curve};
     device.launch(precompute.to_launch(), stream);
     co_await device.synchronize_stream(stream);
     device.destroy_stream(stream);
@@ -252,30 +253,36 @@ asio::awaitable<void> Groth16Program::tear_down(Device& device, int device_index
 
 // One sum per set (a streamed set's batches were added up on the device); an empty set's is the
 // identity, whatever its slot holds.
-MsmResults Groth16Program::msm_sums(int job) {
+template <class Results>
+Results Groth16Program::msm_sums(int job) {
+  using G1Sum = decltype(Results::a);
+  using G2Sum = decltype(Results::b2);
   STAGEHAND_ASSERT(sums_readable(), "{}: job {}'s sums are read from a source whose sums land in virtual memory",
                    source_name_, job);
+  STAGEHAND_ASSERT(
+      shape_.sets[kSetA].sum_bytes == jacobian_bytes<G1Sum> && shape_.sets[kSetB2].sum_bytes == jacobian_bytes<G2Sum>,
+      "{}: job {}'s sums are read as another curve's than the program's ({})", source_name_, job,
+      kernel::curve_name(sizes_.curve));
   const auto& job_state = state(job, Stage::ran, "msm_sums");
   STAGEHAND_ASSERT(job_state.sums.size() == shape_.result_bytes, "{}: job {} holds {} bytes of sums, not {}",
                    source_name_, job, job_state.sums.size(), shape_.result_bytes);
-  auto sum_at = [&](std::size_t set) {
-    return reinterpret_cast<const std::uint8_t*>(job_state.sums.data()) + shape_.sets[set].first_sum_offset;
+  auto sum = [&]<class Sum>(std::size_t set, Sum identity) {
+    const auto& shape = shape_.sets[set];
+    if (shape.points == 0) return identity;
+    const auto* at = reinterpret_cast<const std::uint8_t*>(job_state.sums.data()) + shape.first_sum_offset;
+    return *decode_jacobian<Sum>(std::span<const std::uint8_t>(at, shape.sum_bytes));
   };
-  auto g1_sum = [&](std::size_t set) {
-    if (shape_.sets[set].points == 0) return math::G1Projective::identity();
-    return *decode_g1_jacobian(std::span<const std::uint8_t, kG1JacobianBytes>(sum_at(set), kG1JacobianBytes));
-  };
-  MsmResults sums;
-  sums.a = g1_sum(kSetA);
-  sums.b1 = g1_sum(kSetB1);
-  sums.c = g1_sum(kSetC);
-  sums.h = g1_sum(kSetH);
-  sums.b2 =
-      shape_.sets[kSetB2].points == 0
-          ? math::G2Projective::identity()
-          : *decode_g2_jacobian(std::span<const std::uint8_t, kG2JacobianBytes>(sum_at(kSetB2), kG2JacobianBytes));
+  Results sums;
+  sums.a = sum(kSetA, G1Sum::identity());
+  sums.b1 = sum(kSetB1, G1Sum::identity());
+  sums.c = sum(kSetC, G1Sum::identity());
+  sums.h = sum(kSetH, G1Sum::identity());
+  sums.b2 = sum(kSetB2, G2Sum::identity());
   return sums;
 }
+
+template MsmResults Groth16Program::msm_sums<MsmResults>(int job);
+template bn254::MsmResults Groth16Program::msm_sums<bn254::MsmResults>(int job);
 
 void Groth16Program::check_job(int job, const char* step) const {
   STAGEHAND_ASSERT(job >= 0 && job < job_count(), "{}: {} of job {}, of {} jobs", source_name_, step, job, job_count());

@@ -129,7 +129,7 @@ asio::awaitable<void> Groth16TimingWorkload::prepare_job(int /*job*/, Device& de
 }
 
 asio::awaitable<void> Groth16TimingWorkload::finish_job(int job, Device& device) {
-  if (timing_.data && timing_.data->on_sums) timing_.data->on_sums(job, msm_sums(job));
+  if (timing_.data && timing_.data->on_sums) timing_.data->on_sums(job, msm_sums<MsmResults>(job));
   co_await device.sleep_for(timing_.host_finish_ns);
 }
 

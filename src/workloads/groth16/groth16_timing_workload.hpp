@@ -44,7 +44,8 @@ struct Groth16TimingJobs {
     std::span<const std::byte> witness;
     HostWork* host_work = nullptr;
     // Each job's five MSM sums as its finish finds them (H's over the H step's evaluations), for a
-    // check against the CPU's; on the run's executor.
+    // check against the CPU's; on the run's executor. BLS12-381's sums: the checks' synthetic keys
+    // are of that curve (msm_sums asserts it).
     std::function<void(int job, const MsmResults& sums)> on_sums;
   };
   std::optional<SyntheticData> data;

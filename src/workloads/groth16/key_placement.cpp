@@ -64,8 +64,12 @@ std::string KeyPlacement::describe() const {
   return text;
 }
 
-KeySizes KeySizes::of(const ProvingKey& key) {
+namespace {
+
+template <class Key>
+KeySizes sizes_of(const Key& key) {
   KeySizes sizes;
+  sizes.curve = Key::curve == Curve::bn254 ? kernel::Curve::bn254 : kernel::Curve::bls12_381;
   sizes.n_vars = key.n_vars;
   sizes.n_public = key.n_public;
   sizes.domain_log2 = key.domain_log2;
@@ -78,8 +82,14 @@ KeySizes KeySizes::of(const ProvingKey& key) {
   return sizes;
 }
 
-KeySizes KeySizes::synthetic(unsigned domain_log2) {
+}  // namespace
+
+KeySizes KeySizes::of(const ProvingKey& key) { return sizes_of(key); }
+KeySizes KeySizes::of(const bn254::ProvingKey& key) { return sizes_of(key); }
+
+KeySizes KeySizes::synthetic(unsigned domain_log2, kernel::Curve curve) {
   KeySizes sizes;
+  sizes.curve = curve;
   const std::uint64_t n = std::uint64_t{1} << domain_log2;
   const std::uint64_t constraints = n - 5;
   sizes.domain_log2 = domain_log2;
@@ -98,7 +108,10 @@ std::uint64_t set_points(const KeySizes& key, std::size_t set) { return key.set_
 
 }  // namespace
 
-Bytes set_point_bytes(std::size_t set) { return set == kSetB2 ? kG2Bytes : kG1Bytes; }
+Bytes set_point_bytes(std::size_t set, kernel::Curve curve) {
+  const auto sizes = kernel::curve_sizes(curve);
+  return set == kSetB2 ? sizes.g2_affine : sizes.g1_affine;
+}
 const char* set_msm_kernel(std::size_t set, SetPlacement placement) {
   if (placement == SetPlacement::streamed)
     return set == kSetB2 ? kernel::groth16_msm_g2_batch : kernel::groth16_msm_g1_batch;
@@ -120,7 +133,10 @@ std::uint64_t set_copies(std::size_t set, SetPlacement placement, std::uint64_t 
              : 1;
 }
 
-Bytes set_sum_bytes(std::size_t set) { return set == kSetB2 ? kernel::kG2JacobianBytes : kernel::kG1JacobianBytes; }
+Bytes set_sum_bytes(std::size_t set, kernel::Curve curve) {
+  const auto sizes = kernel::curve_sizes(curve);
+  return set == kSetB2 ? sizes.g2_jacobian : sizes.g1_jacobian;
+}
 
 KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budget) {
   KeyPlacement placement = all(SetPlacement::streamed);
@@ -132,14 +148,14 @@ KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budg
   Bytes msm_scratch = 0;
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     msm_scratch = std::max(
-        msm_scratch,
-        scratch(set, SetPlacement::streamed,
-                std::min<std::uint64_t>(set_points(key, set), budget.stream_buffer_bytes / set_point_bytes(set))));
+        msm_scratch, scratch(set, SetPlacement::streamed,
+                             std::min<std::uint64_t>(set_points(key, set),
+                                                     budget.stream_buffer_bytes / set_point_bytes(set, key.curve))));
   }
   const Bytes in_flight = static_cast<Bytes>(std::max(1, budget.proofs_in_flight));
   Bytes resident = budget.matrix_bytes;
   for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
-    const Bytes bytes = set_points(key, set) * set_point_bytes(set);
+    const Bytes bytes = set_points(key, set) * set_point_bytes(set, key.curve);
     const Bytes scratch_then = std::max(msm_scratch, scratch(set, SetPlacement::resident, set_points(key, set)));
     if (resident + bytes + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
     placement.sets[set] = SetPlacement::resident;
@@ -150,7 +166,8 @@ KeyPlacement KeyPlacement::plan(const KeySizes& key, const PlacementBudget& budg
   for (std::size_t set : {kSetA, kSetB1, kSetC, kSetH, kSetB2}) {
     const std::uint64_t points = set_points(key, set);
     if (placement.sets[set] != SetPlacement::resident || !kernel::precomputation_pays(points)) continue;
-    const Bytes extra = (set_copies(set, SetPlacement::precomputed, points) - 1) * points * set_point_bytes(set);
+    const Bytes extra =
+        (set_copies(set, SetPlacement::precomputed, points) - 1) * points * set_point_bytes(set, key.curve);
     const Bytes scratch_then = std::max(msm_scratch, scratch(set, SetPlacement::precomputed, points));
     if (resident + extra + in_flight * (budget.proof_bytes + scratch_then) > budget.device_bytes) continue;
     placement.sets[set] = SetPlacement::precomputed;
@@ -167,8 +184,8 @@ KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& place
     auto& s = shape.sets[set];
     s.placement = placement.sets[set];
     s.points = set_points(key, set);
-    s.point_bytes = set_point_bytes(set);
-    s.sum_bytes = set_sum_bytes(set);
+    s.point_bytes = set_point_bytes(set, key.curve);
+    s.sum_bytes = set_sum_bytes(set, key.curve);
     if (s.placement == SetPlacement::streamed) {
       // As many points a batch as a buffer holds, unless a last batch would hold only the few left
       // over: then one batch fewer, the buffer up to 1/16 larger. Each MSM costs a fixed time too

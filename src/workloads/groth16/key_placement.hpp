@@ -50,6 +50,7 @@ inline constexpr std::array<const char*, kKeySetCount> kKeySetNames{"H", "A", "B
 // A key's sizes: all that the proof's GPU program and the plans need. A real key's, or a
 // synthetic circuit's alone (the simulator's timing mode proves real-shaped jobs from them).
 struct KeySizes {
+  kernel::Curve curve = kernel::Curve::bls12_381;  // the key's, whose layout its sets have on the device
   std::uint64_t n_vars = 0;
   std::uint64_t n_public = 0;  // outputs + public inputs, not the constant 1
   unsigned domain_log2 = 0;
@@ -58,15 +59,16 @@ struct KeySizes {
   std::uint64_t domain_size() const { return std::uint64_t{1} << domain_log2; }
 
   static KeySizes of(const ProvingKey& key);
+  static KeySizes of(const bn254::ProvingKey& key);
   // The synthetic circuit's of domain 2^domain_log2 (groth16/synthetic_circuit.hpp: 2^K wires,
-  // 4 public, 18 A and 19 B entries every 16 rows).
-  static KeySizes synthetic(unsigned domain_log2);
+  // 4 public, 18 A and 19 B entries every 16 rows) over `curve`.
+  static KeySizes synthetic(unsigned domain_log2, kernel::Curve curve = kernel::Curve::bls12_381);
 };
 
-// The bytes of one point of `set` as the key and the device keep it (96 in G1, 192 in G2), and of
-// one Jacobian sum of its MSM (144, 288).
-Bytes set_point_bytes(std::size_t set);
-Bytes set_sum_bytes(std::size_t set);
+// The bytes of one point of `set` as the key and the device keep it (BLS12-381: 96 in G1, 192 in
+// G2; BN254: 64, 128), and of one Jacobian sum of its MSM (144, 288; 96, 192): kernel::curve_sizes.
+Bytes set_point_bytes(std::size_t set, kernel::Curve curve = kernel::Curve::bls12_381);
+Bytes set_sum_bytes(std::size_t set, kernel::Curve curve = kernel::Curve::bls12_381);
 // The MSM kernel over `set`'s points (device/kernel_abi.hpp): for a streamed set the kernel of
 // each batch (which adds into the MSM's state in its scratch) and the one that reduces it.
 const char* set_msm_kernel(std::size_t set, SetPlacement placement);
@@ -114,10 +116,10 @@ struct PlacementBudget {
 struct KeySetShape {
   SetPlacement placement = SetPlacement::resident;
   std::uint64_t points = 0;
-  Bytes point_bytes = 0;               // 96 (G1) or 192 (G2)
+  Bytes point_bytes = 0;               // set_point_bytes: 96 (G1) or 192 (G2) over BLS12-381
   std::uint64_t points_per_batch = 0;  // all of them, unless streamed
   std::uint64_t batches = 0;           // 0 for an empty set
-  Bytes sum_bytes = 0;                 // one Jacobian sum: 144 (G1) or 288 (G2)
+  Bytes sum_bytes = 0;                 // one Jacobian sum (set_sum_bytes): 144 (G1) or 288 (G2) over BLS12-381
   Bytes first_sum_offset = 0;          // where its sum is in the program's results (one, however streamed)
   unsigned window_bits = 0;            // precomputed: the width its copies are for
   std::uint64_t copies = 1;            // the copies of its points it keeps on the device (precomputed: more)
