@@ -8,7 +8,7 @@
 #   LOG2:PROOFS:CAP_GIB[:EXTRA]  `stagehand bench prove --format params`: a PoRep-shaped key of
 #              random points and PROOFS circuits of one assignment through the device path, CAP_GIB 0
 #              the whole card; EXTRA further options with ',' for ' '. Timed with the process's peak
-#              host memory.
+#              host memory; its trace (and picture, .svg) brought back.
 # Logs: params.log (every case's output), proofs.tar (the abi case's vk.json, proofs, public signals).
 # shellcheck shell=bash disable=SC2034,SC2154  # declarations read by, and variables set by, scripts/gpu.sh
 description="SupraSeal C2's ABI on the GPU against the CPU reference, and bench prove --format params (params:\"abi LOG2:N:CAP ...\")"
@@ -17,8 +17,9 @@ targets=(stagehand)
 
 check_bundle() {
   [[ " $arg " == *" abi "* ]] || return 0
-  # supraseal_c2_test calls libstagehand.so, which pack_binary's list of libraries leaves out.
-  cp -L "$(cd "$caller_dir" && readlink -f build-cuda/src/capi/libstagehand.so.0)" "$staging/lib/"
+  # supraseal_c2_test calls libstagehand.so.0 (its soname), which pack_binary's list of libraries
+  # leaves out: copied under that name, not the versioned file's the link points to.
+  cp -L build-cuda/src/capi/libstagehand.so.0 "$staging/lib/libstagehand.so.0"
   local dir circuit
   dir=$(circuits_dir)
   for circuit in multiplier chain; do cp "$dir/$circuit/$circuit.r1cs" "$dir/$circuit/$circuit.wtns" "$bundle/keys/"; done
@@ -80,7 +81,8 @@ params_bench() {
   echo "== $name" | tee -a "$log"
   # shellcheck disable=SC2086  # EXTRA is a word list
   /usr/bin/time -f "$name: %e s wall, %M KiB peak host memory" "$bin/stagehand" bench prove --format params \
-    --config "$work/$name.toml" --domain-log2 "$log2" --proofs "$proofs" --out-dir "$work/$name" ${extra//,/ } 2>&1 |
+    --config "$work/$name.toml" --domain-log2 "$log2" --proofs "$proofs" --out-dir "$work/$name" \
+    --trace "$work/$name.trace.json" ${extra//,/ } 2>&1 |
     grep -v '^WARNING' | tee -a "$log"
   local status=${PIPESTATUS[0]}
   rm -rf "${work:?}/$name"

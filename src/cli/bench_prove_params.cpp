@@ -168,6 +168,12 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
   if (options.run.workers > 0) settings.coordinator.workers_per_device = options.run.workers;
   settings.verify = false;
   settings.threads = options.run.threads;
+  if (!options.run.trace.empty()) {
+    // One trace per policy where there are several: each beside the first's name.
+    fs::path trace(options.run.trace);
+    if (options.policies.size() > 1) trace.replace_filename(trace.stem().string() + "-" + policy + ".json");
+    settings.trace_file = trace;
+  }
   settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
   const auto start = std::chrono::steady_clock::now();
   proving::AssignmentBatchResult result;

@@ -1,6 +1,7 @@
 #include "proving/assignment_batch.hpp"
 
 #include "coordinator/pageable_arena.hpp"
+#include "proving/batch_trace.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
@@ -35,10 +36,16 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
   PageableArena pageable;
   CoordinatorHooks hooks;
   hooks.pageable_memory = [&pageable](Bytes bytes) { return pageable.take(bytes); };
-  Trace trace(false);
+  Trace trace(!settings.trace_file.empty());
   AssignmentBatchResult result;
   result.placement = placement;
   result.report = co_await run_coordinator(std::move(devices), settings.coordinator, workload, trace, hooks);
+  if (!settings.trace_file.empty()) {
+    auto picture = settings.trace_file;
+    write_batch_trace(trace, result.report, {settings.trace_file, picture.replace_extension(".svg")},
+                      fmt::format("{} circuits from Filecoin assignments, {}", assignments.size(),
+                                  to_string(settings.coordinator.policy)));
+  }
   for (const auto& record : result.report.jobs) {
     if (!record.completed()) throw groth16::InputError(fmt::format("circuit {}: {}", record.index, record.error));
   }

@@ -10,6 +10,7 @@
 #include "backend/backend.hpp"
 #include "workloads/assignment/assignment_workload.hpp"
 
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <vector>
@@ -27,6 +28,8 @@ struct AssignmentBatchSettings {
   // Each of a proof's two buffers for the sets that do not stay resident (a set smaller than this
   // takes one buffer of its own size).
   Bytes stream_buffer_bytes = kGiB;
+  // Where not empty: the run's trace written there and its picture beside (.svg), for a benchmark.
+  std::filesystem::path trace_file;
 };
 
 // The run's proofs (every circuit's, in order), where the key's sets were, and its report.

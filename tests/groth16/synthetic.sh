@@ -133,6 +133,12 @@ for run in write read; do
   grep -q "bench.params (.*) read and checked, ready to prove, in" "$dir-$run.log" || fail "bench prove --params-file ($run): no load time"
 done
 grep -q "made on" "$dir-read.log" && fail "bench prove --params-file: a key made where the file was there to read"
+"$stagehand" bench prove --format params --domain-log2 9 --proofs 2 --out-dir "$dir-traced" --trace "$out/params-trace.json" \
+  >"$dir-traced.log" 2>&1 || fail "bench prove --format params --trace failed: $(cat "$dir-traced.log")"
+node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const e = t.traceEvents || t;
+  if (!e.some((x) => x.ph === "X")) process.exit(1);' "$out/params-trace.json" && grep -q "<svg" "$out/params-trace.svg" &&
+  echo "ok: bench prove --format params --trace: a trace with spans and its picture" ||
+  fail "bench prove --format params --trace: no trace with spans, or no picture"
 echo "ok: bench prove --params-file: the key written, read back and proved from gives the same bytes"
 if "$stagehand" bench prove --format params --domain-log2 10 --proofs 1 --out-dir "$dir-other" \
   --params-file "$out/bench.params" >"$dir-other.log" 2>&1; then fail "bench prove --params-file: a 2^9 key taken for 2^10"; fi
