@@ -14,6 +14,8 @@
 
 #include "ec/curves.cuh"
 #include "math/bn254.hpp"
+#include "math/ntt.hpp"
+#include "ntt/ntt_roots.cuh"
 #include "math/curve_description.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
@@ -226,4 +228,30 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(g2_xyzz_matches_reference, Pair, Curves) {
   using R2 = typename Pair::R::Fq2;
   check_xyzz<D2, typename Pair::R::G2>([](const R2& v) { return device2_of<D2>(v); },
                                        [](const D2& v) { return reference2_of<R2>(v); }, 17);
+}
+
+// The NTT's snarkjs roots (ntt/ntt_roots.cuh) are the reference domain's up to 2^16, and at every
+// size the curve allows a primitive root of the right order whose coset generator squares to it;
+// the size past the 2-adicity is refused.
+BOOST_AUTO_TEST_CASE_TEMPLATE(ntt_snarkjs_roots_match_reference, Pair, Curves) {
+  using D = typename Pair::D;
+  using R = typename Pair::R;
+  using Fr = typename D::Fr;
+  for (unsigned k = 1; k < D::two_adicity; ++k) {
+    Fr root, coset;
+    cuda::snarkjs_roots<D>(k, root, coset);
+    if (k <= 16) {
+      const auto domain = math::BasicDomain<typename R::Fr>::snarkjs(k, 1);
+      BOOST_REQUIRE(reference_of<typename R::Fr>(root) == domain.root());
+      BOOST_REQUIRE(reference_of<typename R::Fr>(coset) == domain.coset_generator());
+    }
+    BOOST_REQUIRE(coset * coset == root);
+    Fr power = root;
+    for (unsigned i = 1; i < k; ++i) power = power * power;  // root^(2^(k-1))
+    BOOST_REQUIRE(power == -Fr::one());
+    BOOST_REQUIRE(power * power == Fr::one());
+  }
+  Fr root, coset;
+  BOOST_CHECK_THROW(cuda::snarkjs_roots<D>(D::two_adicity, root, coset), std::invalid_argument);
+  BOOST_CHECK_THROW(cuda::snarkjs_roots<D>(0, root, coset), std::invalid_argument);
 }

@@ -1,6 +1,6 @@
 // The curves the kernels can be templated over, each described in one form: its fields' parameter
-// structs (ff/field.cuh), the field and point types built from them, and the constants its G1 and
-// G2 code needs, in Montgomery words: b of y^2 = x^3 + b for both groups, and both generators.
+// structs (ff/field.cuh), the field and point types built from them, the 2-adicity of r - 1 (the
+// NTT's largest domain), and the constants its G1 and G2 code needs, in Montgomery words: b of y^2 = x^3 + b for both groups, and both generators.
 // src/math holds the same curves (math/curve_description.hpp, math/bn254.hpp);
 // tests/kernels/curves_host_test.cpp checks every constant and the arithmetic of both curves
 // against it without a GPU.
@@ -78,6 +78,7 @@ struct CurveGenerators {
 struct Bls12_381Curve : CurveFields<FrParams, FqParams>,
                         CurveForms<FrF64Params, FqF64Params, FqCalledParams, FqF64CalledParams> {
   static constexpr const char* name = "BLS12-381";
+  static constexpr unsigned two_adicity = 32;  // of r - 1: the largest NTT domain is 2^32
   // 4 in Montgomery form, both b's words (G2's b is 4 + 4u).
   SH_HD static Fq four() {
     constexpr std::uint32_t v[12] = {0x000cfff3, 0xaa270000, 0xfc34000a, 0x53cc0032, 0x6b0a807f, 0x478fe97a,
@@ -114,6 +115,7 @@ static_assert(std::is_same_v<Bls12_381Curve::FrF64, FrF64> && std::is_same_v<Bls
 struct Bn254Curve : CurveFields<bn254::FrParams, bn254::FqParams>,
                     CurveForms<bn254::FrF64Params, bn254::FqF64Params, bn254::FqCalledParams, bn254::FqF64CalledParams> {
   static constexpr const char* name = "BN254";
+  static constexpr unsigned two_adicity = 28;
   SH_HD static Fq g1_b() {
     constexpr std::uint32_t v[8] = {0x50ad28d7, 0x7a17caa9, 0xe15521b9, 0x1f6ac17a,
                                     0x696bd284, 0x334bea4e, 0xce179d8e, 0x2a1f6744};
