@@ -470,7 +470,7 @@ Bytes CudaDevice::kernel_scratch_bytes(const std::string& kernel, std::uint64_t 
 
 void CudaDevice::launch(const KernelLaunch& kernel, StreamHandle stream) {
   use_device();
-  const auto* launcher = kernel.curve == kernel::Curve::bls12_381 ? find_launcher(kernel.name) : nullptr;
+  const auto* launcher = find_launcher(kernel.name, kernel.curve);
   if (launcher == nullptr) {
     throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: no CUDA launcher for kernel '{}' over {}",
                                                               kernel.name, kernel::curve_name(kernel.curve)));

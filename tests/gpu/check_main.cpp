@@ -2,6 +2,7 @@
 //   stagehand_kernel_check [--max-log N] [--big LOG] [--seed S] [--msm-only 1] [--big-ntt 0]
 //                          [--big-parts ntt,h,msm] [--g2-log N] [--setup-log N] [--setup-bench 0|1]
 //                          [--setup-only 1] [--only PARTS] [--tunings-log N] [--streamed-log N]
+//                          [--bn254-log N]
 // NTT, H forms: 2^1..2^max-log (default 22); MSM: 2^10..2^max-log; then one run of each at 2^big
 // (default 26, 0 to skip; --big-parts picks which, --big-ntt 0 is "msm"); the Groth16 program's
 // groth16_abc and G2 MSM (2^1..2^g2-log, default 22, 0 to skip); the setup's fixed-base kernels
@@ -10,7 +11,9 @@
 // Exit 0 when everything matched, 1 on a mismatch, 77 without a GPU.
 // --only runs only the parts named (comma-separated, in this order): setup, launchers, partition,
 // abc, groth16-h, g2, groth16-streamed, msm-edge, msm-precomputed, msm-tunings (at 2^tunings-log, default 14), ntt, h, msm, msm-streamed (2^streamed-log
-// in batches of 2^(streamed-log - 3), default 16), msm-streamed-20 (2^20 in batches of 2^18), big.
+// in batches of 2^(streamed-log - 3), default 16), msm-streamed-20 (2^20 in batches of 2^18), big,
+// then BN254's (bn254_checks.hpp): bn254-ntt, bn254-h, bn254-msm-g1, bn254-msm-g2 (each at
+// 2^1..2^bn254-log, default 20, 0 to skip), bn254-abc, bn254-setup, bn254-wrong-curve.
 // A slow tool (compute-sanitizer) can then take one part at a time, at small sizes.
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include <iterator>
 #include <string>
 
+#include "bn254_checks.hpp"
 #include "kernel_checks.hpp"
 #include "setup_checks.hpp"
 
@@ -37,6 +41,7 @@ struct CheckOptions {
   std::string big_parts = "ntt,h,msm";
   std::string only;  // empty: every part
   unsigned tunings_log = 14, streamed_log = 16;
+  unsigned bn254_log = 20;  // the BN254 parts' sizes: 2^1..2^bn254_log (0: none of those)
   std::uint64_t seed = 20261130;
 };
 
@@ -70,6 +75,8 @@ CheckOptions parse_options(int argc, char** argv) {
       o.tunings_log = std::atoi(argv[i + 1]);
     else if (flag == "--streamed-log")
       o.streamed_log = std::atoi(argv[i + 1]);
+    else if (flag == "--bn254-log")
+      o.bn254_log = std::atoi(argv[i + 1]);
   }
   return o;
 }
@@ -80,9 +87,29 @@ bool listed(const std::string& list, const std::string& part) {
 
 // False, with the reason on stderr, for options that would check nothing or too little.
 bool options_valid(const CheckOptions& o) {
-  static const char* const kParts[] = {
-      "setup",           "launchers",   "partition", "abc", "groth16-h", "g2",           "groth16-streamed", "msm-edge",
-      "msm-precomputed", "msm-tunings", "ntt",       "h",   "msm",       "msm-streamed", "msm-streamed-20",  "big"};
+  static const char* const kParts[] = {"setup",
+                                       "launchers",
+                                       "partition",
+                                       "abc",
+                                       "groth16-h",
+                                       "g2",
+                                       "groth16-streamed",
+                                       "msm-edge",
+                                       "msm-precomputed",
+                                       "msm-tunings",
+                                       "ntt",
+                                       "h",
+                                       "msm",
+                                       "msm-streamed",
+                                       "msm-streamed-20",
+                                       "big",
+                                       "bn254-ntt",
+                                       "bn254-h",
+                                       "bn254-msm-g1",
+                                       "bn254-msm-g2",
+                                       "bn254-abc",
+                                       "bn254-setup",
+                                       "bn254-wrong-curve"};
   if (!o.only.empty()) {
     // A misspelt part would otherwise run nothing and pass.
     std::string rest = o.only + ",";
@@ -93,6 +120,10 @@ bool options_valid(const CheckOptions& o) {
         return false;
       }
     }
+  }
+  if (o.bn254_log > 20) {
+    std::cerr << "stagehand_kernel_check: --bn254-log must be at most 20 (the CPU references' sizes)" << std::endl;
+    return false;
   }
   if (o.streamed_log < 4) {
     std::cerr << "stagehand_kernel_check: --streamed-log must be at least 4" << std::endl;
@@ -156,6 +187,28 @@ void check_kernels(const CheckOptions& o, Result& total) {
   }
 }
 
+// BN254's parts (bn254_checks.hpp), in --only's order.
+void check_bn254(const CheckOptions& o, Result& total) {
+  namespace bn254 = stagehand::cuda::bn254_checks;
+  const auto seed = o.seed + 5000;
+  const auto sweep = [&](const char* part, auto check) {
+    if (!selected(o, part)) return;
+    for (unsigned log = 1; log <= o.bn254_log; ++log) total.add(check(std::cout, log, seed + 100 * log));
+  };
+  sweep("bn254-ntt", bn254::check_ntt);
+  sweep("bn254-h", bn254::check_h);
+  sweep("bn254-msm-g1", bn254::check_msm_g1);
+  sweep("bn254-msm-g2", bn254::check_msm_g2);
+  if (selected(o, "bn254-abc")) {
+    total.add(bn254::check_abc(std::cout, 1000, seed + 1));
+    total.add(bn254::check_abc(std::cout, std::uint64_t{1} << 20, seed + 2));
+  }
+  if (selected(o, "bn254-setup")) {
+    for (unsigned log : {1u, 12u, 16u}) total.add(bn254::check_fixed_base(std::cout, log, seed + 10 + log));
+  }
+  if (selected(o, "bn254-wrong-curve")) total.add(bn254::check_wrong_curve(std::cout));
+}
+
 int report(const Result& total) {
   std::cout << "kernel check: " << total.passed << " passed, " << total.failed << " failed" << std::endl;
   return total.failed == 0 ? 0 : 1;
@@ -177,6 +230,7 @@ int main(int argc, char** argv) {
     check_setup(options, total);
     if (options.setup_only) return report(total);
     check_kernels(options, total);
+    check_bn254(options, total);
   } catch (const std::exception& error) {
     std::cout << "FAIL  exception: " << error.what() << std::endl;
     ++total.failed;

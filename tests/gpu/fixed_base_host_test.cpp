@@ -34,30 +34,41 @@ template <>
 struct Reference<fb::G2> {
   using Curve = math::G2Curve;
 };
+using Bn254G1 = fb::Group<cuda::Bn254Curve, false>;
+using Bn254G2 = fb::Group<cuda::Bn254Curve, true>;
+template <>
+struct Reference<Bn254G1> {
+  using Curve = math::bn254::G1Curve;
+};
+template <>
+struct Reference<Bn254G2> {
+  using Curve = math::bn254::G2Curve;
+};
 
 // Canonical values that stress the digits: zero, one, r - 1, r - 2, every single window alone
-// (2^(8w)), every digit 255 below the top window (2^248 - 1), the top window alone.
-std::vector<math::Fr> edge_scalars() {
-  std::vector<math::Fr> scalars{math::Fr::zero(),           math::Fr::one(),
-                                -math::Fr::one(),           -math::Fr::from_uint64(2),
-                                math::Fr::from_uint64(255), math::Fr::from_uint64(256)};
-  math::Fr power = math::Fr::one();
+// (2^(8w)), every digit 255 below the top window (2^248 - 1), the top window alone (r's top byte).
+template <class Fr = math::Fr>
+std::vector<Fr> edge_scalars() {
+  std::vector<Fr> scalars{Fr::zero(),           Fr::one(),           -Fr::one(), -Fr::from_uint64(2),
+                          Fr::from_uint64(255), Fr::from_uint64(256)};
+  Fr power = Fr::one();
   for (int w = 0; w < 32; ++w) {
     scalars.push_back(power);
-    power *= math::Fr::from_uint64(256);
+    power *= Fr::from_uint64(256);
   }
   math::Limbs<4> below_top{~0ull, ~0ull, ~0ull, (1ull << 56) - 1};
-  scalars.push_back(*math::Fr::from_canonical_limbs(below_top));
-  scalars.push_back(*math::Fr::from_canonical_limbs(math::Limbs<4>{0, 0, 0, 0x73ull << 56}));
+  scalars.push_back(*Fr::from_canonical_limbs(below_top));
+  scalars.push_back(*Fr::from_canonical_limbs(math::Limbs<4>{0, 0, 0, Fr::modulus[3] >> 56 << 56}));
   return scalars;
 }
 
-std::vector<math::Fr> random_scalars(std::size_t count, std::uint64_t seed) {
+template <class Fr = math::Fr>
+std::vector<Fr> random_scalars(std::size_t count, std::uint64_t seed) {
   std::mt19937_64 engine(seed);
-  std::vector<math::Fr> scalars;
+  std::vector<Fr> scalars;
   while (scalars.size() < count) {
     math::Limbs<4> limbs{engine(), engine(), engine(), engine() >> 1};
-    if (auto value = math::Fr::from_canonical_limbs(limbs)) scalars.push_back(*value);  // nullopt when >= r
+    if (auto value = Fr::from_canonical_limbs(limbs)) scalars.push_back(*value);  // nullopt when >= r
   }
   return scalars;
 }
@@ -65,7 +76,7 @@ std::vector<math::Fr> random_scalars(std::size_t count, std::uint64_t seed) {
 // multiply_point for each scalar over the encoded table, every output compared byte for byte
 // with the reference's encoding.
 template <class C>
-void check_against_reference(const std::vector<math::Fr>& scalars) {
+void check_against_reference(const std::vector<typename Reference<C>::Curve::ScalarField>& scalars) {
   using Curve = typename Reference<C>::Curve;
   const groth16::FixedBase<Curve> base(Curve::generator());
   std::vector<std::uint8_t> table(groth16::kFixedBaseEntries * C::kPointBytes, 0xff);
@@ -95,6 +106,16 @@ BOOST_AUTO_TEST_CASE(g1_points_equal_the_reference_multiplication) {
 BOOST_AUTO_TEST_CASE(g2_points_equal_the_reference_multiplication) {
   check_against_reference<fb::G2>(edge_scalars());
   check_against_reference<fb::G2>(random_scalars(60, 2));
+}
+
+// BN254's instances of the same code, over tables of the reference's own fixed base.
+BOOST_AUTO_TEST_CASE(bn254_points_equal_the_reference_multiplication) {
+  using Fr = math::bn254::Fr;
+  static_assert(Bn254G1::kPointBytes == 64 && Bn254G2::kPointBytes == 128);
+  check_against_reference<Bn254G1>(edge_scalars<Fr>());
+  check_against_reference<Bn254G1>(random_scalars<Fr>(200, 4));
+  check_against_reference<Bn254G2>(edge_scalars<Fr>());
+  check_against_reference<Bn254G2>(random_scalars<Fr>(60, 5));
 }
 
 BOOST_AUTO_TEST_CASE(the_digits_are_the_canonical_bytes) {

@@ -268,6 +268,54 @@ BOOST_AUTO_TEST_CASE(msm_results_decode_as_reference_points) {
   BOOST_TEST(!cuda::g2_from_jacobian_bytes(bytes2).has_value());
 }
 
+// BN254's plans: the same widths and groupings as BLS12-381's (the planners' tuning is shared), the
+// curve carried, and the byte sizes of BN254's points and sums (kernel::curve_sizes).
+BOOST_AUTO_TEST_CASE(bn254_plans_carry_their_curve_and_its_sizes) {
+  using cuda::MsmGroup;
+  using kernel::Curve;
+  for (const std::uint64_t points : {1ull, 1000ull, 1ull << 16, 1ull << 20, 1ull << 24}) {
+    for (const auto group : {MsmGroup::g1, MsmGroup::g2}) {
+      BOOST_TEST_CONTEXT(points << " points, " << (group == MsmGroup::g1 ? "G1" : "G2")) {
+        const auto bls = cuda::msm_plan(points, 0, group);
+        const auto bn = cuda::msm_plan(points, 0, group, Curve::bn254);
+        BOOST_TEST((bls.curve == Curve::bls12_381 && bn.curve == Curve::bn254));
+        BOOST_TEST(bn.window_bits == bls.window_bits);
+        BOOST_TEST(bn.windows_per_group == bls.windows_per_group);
+        BOOST_TEST((bn.tuning.item_sum == bls.tuning.item_sum));
+        const std::uint64_t sum_bytes = group == MsmGroup::g1 ? 96 : 192;
+        BOOST_TEST(cuda::msm_result_bytes(bn) == bn.window_count * sum_bytes);
+        BOOST_TEST(cuda::msm_result_bytes(bls) == bls.window_count * sum_bytes * 3 / 2);
+        BOOST_TEST((cuda::msm_batch_plan(points, 0, group, Curve::bn254).curve == Curve::bn254));
+        if (points < (1ull << 24)) {
+          const auto copies = cuda::msm_precomputed_plan(points, 0, group, Curve::bn254);
+          BOOST_TEST((copies.curve == Curve::bn254));
+          BOOST_TEST(cuda::msm_precomputed_bytes(copies) ==
+                     std::uint64_t{copies.window_count} * points * (group == MsmGroup::g1 ? 64 : 128));
+          BOOST_TEST(cuda::msm_result_bytes(copies) == sum_bytes);
+        }
+      }
+    }
+  }
+}
+
+// BN254's results decode as its reference's points; poison decodes as nothing.
+BOOST_AUTO_TEST_CASE(bn254_msm_results_decode_as_reference_points) {
+  namespace bn = math::bn254;
+  const auto g1 = bn::G1Projective::from_affine(bn::G1Curve::generator()).doubled();
+  const auto g2 = bn::G2Projective::from_affine(bn::G2Curve::generator()).doubled();
+  std::uint8_t bytes1[96], bytes2[192];
+  const bn::Fq g1_coordinates[] = {g1.x, g1.y, g1.z};
+  for (int c = 0; c < 3; ++c) std::memcpy(bytes1 + 32 * c, g1_coordinates[c].montgomery_limbs().data(), 32);
+  const bn::Fq g2_coordinates[] = {g2.x.c0, g2.x.c1, g2.y.c0, g2.y.c1, g2.z.c0, g2.z.c1};
+  for (int c = 0; c < 6; ++c) std::memcpy(bytes2 + 32 * c, g2_coordinates[c].montgomery_limbs().data(), 32);
+  BOOST_TEST((cuda::bn254_g1_from_jacobian_bytes(bytes1) == std::optional{g1}));
+  BOOST_TEST((cuda::bn254_g2_from_jacobian_bytes(bytes2) == std::optional{g2}));
+  std::memset(bytes1 + 64, 0xff, 32);
+  std::memset(bytes2 + 96, 0xff, 32);
+  BOOST_TEST(!cuda::bn254_g1_from_jacobian_bytes(bytes1).has_value());
+  BOOST_TEST(!cuda::bn254_g2_from_jacobian_bytes(bytes2).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(the_partition_asks_for_the_whole_ntt_domain) {
   using stagehand::cuda::ntt_domain_bytes;
   using stagehand::cuda::partition_kernel_scratch_bytes;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "bn254_checks.hpp"
 #include "kernel_checks.hpp"
 #include "setup_checks.hpp"
 
@@ -68,6 +69,26 @@ BOOST_AUTO_TEST_CASE(setup_fixed_base_matches_reference) {
     std::ostringstream log;
     expect_clean(stagehand::cuda::setup_checks::check_fixed_base(log, group, 10, 13), log.str());
   }
+}
+
+// BN254's instances at the quick sizes (the sweep to 2^20 is scripts/gpu/bn254.sh).
+BOOST_AUTO_TEST_CASE(bn254_kernels_match_reference) {
+  namespace bn254 = stagehand::cuda::bn254_checks;
+  for (unsigned log_size = 1; log_size <= 12; ++log_size) {
+    std::ostringstream log;
+    Result result;
+    result.add(bn254::check_ntt(log, log_size, 100 + log_size));
+    result.add(bn254::check_h(log, log_size, 200 + log_size));
+    result.add(bn254::check_msm_g1(log, log_size, 300 + log_size));
+    result.add(bn254::check_msm_g2(log, log_size, 400 + log_size));
+    expect_clean(result, log.str());
+  }
+  std::ostringstream log;
+  Result result;
+  result.add(bn254::check_abc(log, 1000, 500));
+  result.add(bn254::check_fixed_base(log, 10, 600));
+  result.add(bn254::check_wrong_curve(log));
+  expect_clean(result, log.str());
 }
 
 int main(int argc, char* argv[]) {

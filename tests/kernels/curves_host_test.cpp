@@ -14,6 +14,8 @@
 
 #include "ec/curves.cuh"
 #include "math/bn254.hpp"
+#include "math/ntt.hpp"
+#include "ntt/ntt_roots.cuh"
 #include "math/curve_description.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
@@ -103,6 +105,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(fr_matches_reference, Pair, Curves) {
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(fq_matches_reference, Pair, Curves) {
   check_field<typename Pair::D::Fq, typename Pair::R::Fq>(7);
+}
+
+// The forms the kernels pick for speed (CurveForms: FP64 products, products as calls) give the
+// base forms' values, and the NTT's twiddles cut into FP64 limbs multiply as their words do.
+BOOST_AUTO_TEST_CASE_TEMPLATE(faster_forms_match_reference, Pair, Curves) {
+  using D = typename Pair::D;
+  using R = typename Pair::R;
+  check_field<typename D::FrF64, typename R::Fr>(21);
+  check_field<typename D::FqF64, typename R::Fq>(23);
+  check_field<typename D::FqCalled, typename R::Fq>(25);
+  check_field<typename D::FqF64Called, typename R::Fq>(27);
+  using FrF64Params = typename D::FrF64::Params;
+  std::mt19937_64 engine(29);
+  for (int i = 0; i < 2000; ++i) {
+    const auto a = random_element<typename R::Fr>(engine), b = random_element<typename R::Fr>(engine);
+    const auto da = device_of<typename D::FrF64>(a), db = device_of<typename D::FrF64>(b);
+    double limbs[FrF64Params::F64::limbs];
+    cuda::f64::factor_limbs<FrF64Params>(db.w, limbs);
+    typename D::FrF64 from_limbs;
+    cuda::f64::montgomery_multiply_limbs<FrF64Params>(da.w, limbs, from_limbs.w);
+    from_limbs.reduce_once();
+    BOOST_REQUIRE(reference_of<typename R::Fr>(from_limbs) == a * b);
+  }
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(fq2_matches_reference, Pair, Curves) {
@@ -203,4 +228,30 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(g2_xyzz_matches_reference, Pair, Curves) {
   using R2 = typename Pair::R::Fq2;
   check_xyzz<D2, typename Pair::R::G2>([](const R2& v) { return device2_of<D2>(v); },
                                        [](const D2& v) { return reference2_of<R2>(v); }, 17);
+}
+
+// The NTT's snarkjs roots (ntt/ntt_roots.cuh) are the reference domain's up to 2^16, and at every
+// size the curve allows a primitive root of the right order whose coset generator squares to it;
+// the size past the 2-adicity is refused.
+BOOST_AUTO_TEST_CASE_TEMPLATE(ntt_snarkjs_roots_match_reference, Pair, Curves) {
+  using D = typename Pair::D;
+  using R = typename Pair::R;
+  using Fr = typename D::Fr;
+  for (unsigned k = 1; k < D::two_adicity; ++k) {
+    Fr root, coset;
+    cuda::snarkjs_roots<D>(k, root, coset);
+    if (k <= 16) {
+      const auto domain = math::BasicDomain<typename R::Fr>::snarkjs(k, 1);
+      BOOST_REQUIRE(reference_of<typename R::Fr>(root) == domain.root());
+      BOOST_REQUIRE(reference_of<typename R::Fr>(coset) == domain.coset_generator());
+    }
+    BOOST_REQUIRE(coset * coset == root);
+    Fr power = root;
+    for (unsigned i = 1; i < k; ++i) power = power * power;  // root^(2^(k-1))
+    BOOST_REQUIRE(power == -Fr::one());
+    BOOST_REQUIRE(power * power == Fr::one());
+  }
+  Fr root, coset;
+  BOOST_CHECK_THROW(cuda::snarkjs_roots<D>(D::two_adicity, root, coset), std::invalid_argument);
+  BOOST_CHECK_THROW(cuda::snarkjs_roots<D>(0, root, coset), std::invalid_argument);
 }

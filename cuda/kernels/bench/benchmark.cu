@@ -1,4 +1,5 @@
 #include "bench/benchmark.hpp"
+#include "bench/benchmark_support.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,27 +22,6 @@
 
 namespace stagehand::cuda {
 namespace {
-
-struct Stats {
-  double median = 0, minimum = 0, maximum = 0;
-};
-
-Stats summarise(std::vector<double> times) {
-  std::sort(times.begin(), times.end());
-  Stats stats;
-  stats.minimum = times.front();
-  stats.maximum = times.back();
-  const std::size_t middle = times.size() / 2;
-  stats.median = times.size() % 2 ? times[middle] : 0.5 * (times[middle - 1] + times[middle]);
-  return stats;
-}
-
-void row(std::ostream& out, const std::string& name, unsigned log_size, const Stats& stats, unsigned repetitions,
-         const std::string& note = "") {
-  out << std::left << std::setw(24) << name << std::right << std::setw(4) << log_size << std::fixed
-      << std::setprecision(3) << std::setw(12) << stats.median << std::setw(12) << stats.minimum << std::setw(12)
-      << stats.maximum << std::setw(6) << repetitions << "  " << note << std::endl;
-}
 
 struct PinnedBuffer {
   void* pointer = nullptr;
@@ -86,28 +66,6 @@ const char* scalars_name(const KernelBenchmarkOptions& options) {
 void words_of(FrWords& words, const math::Fr& value) {
   const auto& limbs = value.montgomery_limbs();
   for (int i = 0; i < 4; ++i) words[i] = limbs[i];
-}
-
-template <class Body>
-Stats time_events(unsigned repetitions, cudaStream_t stream, Body body) {
-  cudaEvent_t start, stop;
-  STAGEHAND_CUDA_CHECK(cudaEventCreate(&start));
-  STAGEHAND_CUDA_CHECK(cudaEventCreate(&stop));
-  body(0u);  // warm-up: module load, first-touch of the buffers
-  STAGEHAND_CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<double> times;
-  for (unsigned r = 0; r < repetitions; ++r) {
-    STAGEHAND_CUDA_CHECK(cudaEventRecord(start, stream));
-    body(r + 1);
-    STAGEHAND_CUDA_CHECK(cudaEventRecord(stop, stream));
-    STAGEHAND_CUDA_CHECK(cudaEventSynchronize(stop));
-    float milliseconds = 0;
-    STAGEHAND_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
-    times.push_back(milliseconds);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return summarise(times);
 }
 
 void bench_ntt(std::ostream& out, unsigned log_size, const KernelBenchmarkOptions& options, cudaStream_t stream) {
@@ -388,6 +346,20 @@ void bench_msm_g2(std::ostream& out, unsigned log_size, const KernelBenchmarkOpt
       [&](const MsmPlan&, void*) { return verdict(); });
 }
 
+// BLS12-381's NTTs and MSMs (BN254's: benchmark_bn254.cpp).
+void run_bls12_381(std::ostream& out, const KernelBenchmarkOptions& options, cudaStream_t stream,
+                   cudaStream_t copy_stream) {
+  if (options.ntt) {
+    for (unsigned log_size : options.log_sizes) bench_ntt(out, log_size, options, stream);
+  }
+  if (options.msm) {
+    for (unsigned log_size : options.log_sizes) bench_msm(out, log_size, options, stream, copy_stream);
+  }
+  if (options.msm_g2) {
+    for (unsigned log_size : options.log_sizes) bench_msm_g2(out, log_size, options, stream);
+  }
+}
+
 }  // namespace
 
 int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& options) {
@@ -409,14 +381,10 @@ int run_kernel_benchmark(std::ostream& out, const KernelBenchmarkOptions& option
   cudaStream_t stream, copy_stream;
   STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   STAGEHAND_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
-  if (options.ntt) {
-    for (unsigned log_size : options.log_sizes) bench_ntt(out, log_size, options, stream);
-  }
-  if (options.msm) {
-    for (unsigned log_size : options.log_sizes) bench_msm(out, log_size, options, stream, copy_stream);
-  }
-  if (options.msm_g2) {
-    for (unsigned log_size : options.log_sizes) bench_msm_g2(out, log_size, options, stream);
+  if (options.curve == kernel::Curve::bn254) {
+    for (unsigned log_size : options.log_sizes) bench_bn254(out, log_size, options, stream);
+  } else {
+    run_bls12_381(out, options, stream, copy_stream);
   }
   cudaStreamDestroy(stream);
   cudaStreamDestroy(copy_stream);

@@ -5,6 +5,8 @@
 #include <iosfwd>
 #include <vector>
 
+#include "device/kernel_abi.hpp"
+
 namespace stagehand::cuda {
 
 struct KernelBenchmarkOptions {
@@ -31,6 +33,10 @@ struct KernelBenchmarkOptions {
   // beside its products).
   enum class Scalars { full, bits, mostly_bits };
   Scalars scalars = Scalars::full;
+  // The curve whose kernels run: BN254's benchmark times its NTT kinds, H form and G1 and G2 MSMs
+  // (benchmark_support.hpp's bench_bn254; of the switches above it reads ntt, msm, msm_g2,
+  // msm_window_bits, ntt_variants and the repetitions).
+  kernel::Curve curve = kernel::Curve::bls12_381;
   int device = 0;
   std::uint64_t seed = 1;
 };

@@ -1,7 +1,7 @@
 // stagehand_kernel_bench [log_size ...] [--no-ntt] [--no-msm] [--no-streamed] [--reps N] [--window-bits C]
 //                        [--batch-log B] [--ntt-variants] [--msm-variants] [--msm-profile]
 //                        [--no-g2] [--g2-window-bits C[,C...]] [--g2-variants] [--precomputed C[,C...]]
-//                        [--scalars full|bits|mostly-bits]
+//                        [--scalars full|bits|mostly-bits] [--curve bls12_381|bn254]
 #include <cstdlib>
 #include <sstream>
 #include <exception>
@@ -43,6 +43,14 @@ int main(int argc, char** argv) {
       else {
         std::cerr << "stagehand_kernel_bench: --scalars " << kind << ": expected full, bits or mostly-bits"
                   << std::endl;
+        return 2;
+      }
+    } else if (argument == "--curve" && i + 1 < argc) {
+      const std::string curve = argv[++i];
+      if (curve == "bn254" || curve == "bn128") {
+        options.curve = stagehand::kernel::Curve::bn254;
+      } else if (curve != "bls12_381" && curve != "bls12-381") {
+        std::cerr << "stagehand_kernel_bench: --curve " << curve << ": expected bls12_381 or bn254" << std::endl;
         return 2;
       }
     } else if (argument == "--msm-variants")

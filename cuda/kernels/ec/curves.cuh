@@ -1,6 +1,6 @@
 // The curves the kernels can be templated over, each described in one form: its fields' parameter
-// structs (ff/field.cuh), the field and point types built from them, and the constants its G1 and
-// G2 code needs, in Montgomery words: b of y^2 = x^3 + b for both groups, and both generators.
+// structs (ff/field.cuh), the field and point types built from them, the 2-adicity of r - 1 (the
+// NTT's largest domain), and the constants its G1 and G2 code needs, in Montgomery words: b of y^2 = x^3 + b for both groups, and both generators.
 // src/math holds the same curves (math/curve_description.hpp, math/bn254.hpp);
 // tests/kernels/curves_host_test.cpp checks every constant and the arithmetic of both curves
 // against it without a GPU.
@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ec/curve.cuh"
 #include "ec/g2.cuh"
@@ -27,7 +28,7 @@ SH_HD F field_from_words(const std::uint32_t (&words)[F::N]) {
   return value;
 }
 
-// What every description provides (the curves below): Fr, Fq, Fq2 = Fq[u]/(u^2 + 1) (u^2 = -1
+// What every description provides (the curves below): CurveForms' types, Fr, Fq, Fq2 = Fq[u]/(u^2 + 1) (u^2 = -1
 // on both curves, so one Fq2Over serves them), the points G1Affine, G2Affine, G1Xyzz, G2Xyzz,
 // and the constants g1_b(), g2_b(), generator_word(coordinate, i), g1_generator(), g2_generator().
 template <class FrP, class FqP>
@@ -41,6 +42,20 @@ struct CurveFields {
   using G2Affine = AffinePoint<Fq2>;
   using G1Xyzz = XyzzPoint<Fq>;
   using G2Xyzz = XyzzPoint<Fq2>;
+};
+
+// The faster forms of a description's fields that the kernels pick (the same words, other
+// products; ff/field.cuh): FrF64 (the NTT's twiddles), FqF64, FqCalled and FqF64Called (the MSM's
+// item sums) and the Fq2 over each.
+template <class FrF64P, class FqF64P, class FqCalledP, class FqF64CalledP>
+struct CurveForms {
+  using FrF64 = Field<FrF64P>;
+  using FqF64 = Field<FqF64P>;
+  using FqCalled = Field<FqCalledP>;
+  using FqF64Called = Field<FqF64CalledP>;
+  using Fq2F64 = Fq2Over<FqF64>;
+  using Fq2Called = Fq2Over<FqCalled>;
+  using Fq2F64Called = Fq2Over<FqF64Called>;
 };
 
 // A description's generators from its generator_word table (G1 x, G1 y, G2 x.c0, x.c1, y.c0, y.c1).
@@ -60,8 +75,10 @@ struct CurveGenerators {
 };
 
 // BLS12-381: G1 y^2 = x^3 + 4 over Fq, G2 y^2 = x^3 + 4(1 + u) over Fq2 (the M-type twist).
-struct Bls12_381Curve : CurveFields<FrParams, FqParams> {
+struct Bls12_381Curve : CurveFields<FrParams, FqParams>,
+                        CurveForms<FrF64Params, FqF64Params, FqCalledParams, FqF64CalledParams> {
   static constexpr const char* name = "BLS12-381";
+  static constexpr unsigned two_adicity = 32;  // of r - 1: the largest NTT domain is 2^32
   // 4 in Montgomery form, both b's words (G2's b is 4 + 4u).
   SH_HD static Fq four() {
     constexpr std::uint32_t v[12] = {0x000cfff3, 0xaa270000, 0xfc34000a, 0x53cc0032, 0x6b0a807f, 0x478fe97a,
@@ -90,11 +107,15 @@ struct Bls12_381Curve : CurveFields<FrParams, FqParams> {
   SH_HD static G2Affine g2_generator() { return CurveGenerators<Bls12_381Curve>::g2(); }
 };
 static_assert(sizeof(Bls12_381Curve::G1Affine) == 96 && sizeof(Bls12_381Curve::G2Affine) == 192);
+static_assert(std::is_same_v<Bls12_381Curve::FrF64, FrF64> && std::is_same_v<Bls12_381Curve::Fq2F64Called, Fq2F64Called>,
+              "BLS12-381's forms are the kernels' existing types");
 
 // BN254: G1 y^2 = x^3 + 3 over Fq, G2 y^2 = x^3 + 3/(9 + u) over Fq2 (the D-type twist); the
 // generators are EIP-196's and EIP-197's, snarkjs's.
-struct Bn254Curve : CurveFields<bn254::FrParams, bn254::FqParams> {
+struct Bn254Curve : CurveFields<bn254::FrParams, bn254::FqParams>,
+                    CurveForms<bn254::FrF64Params, bn254::FqF64Params, bn254::FqCalledParams, bn254::FqF64CalledParams> {
   static constexpr const char* name = "BN254";
+  static constexpr unsigned two_adicity = 28;
   SH_HD static Fq g1_b() {
     constexpr std::uint32_t v[8] = {0x50ad28d7, 0x7a17caa9, 0xe15521b9, 0x1f6ac17a,
                                     0x696bd284, 0x334bea4e, 0xce179d8e, 0x2a1f6744};

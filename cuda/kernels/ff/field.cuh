@@ -626,7 +626,6 @@ struct FrF64Params : FrParams {
 };
 
 // BN254 (circom's bn128): r and q both of 254 bits in 8 words, R = 2^256 for both (src/math/bn254.hpp).
-// No FP64 forms yet: their layouts (field_f64.cuh) would be Fr's 5 limbs of 52 bits for both.
 namespace bn254 {
 struct FrParams {
   static constexpr int words = 8;
@@ -664,9 +663,31 @@ struct FqParams {
   static constexpr bool called_products = false;
 };
 
+// The same forms as BLS12-381's below (same words, other products): both fields in the layout of
+// BLS12-381's FrF64 (5 limbs of 52 bits, the last quotient 48, R = 2^256), whose bounds hold with
+// more room for moduli of 254 bits; Fq's products as calls for the MSM's item sums.
+struct FrF64Params : FrParams {
+  static constexpr bool f64_products = true;
+  using F64 = f64::Layout<8, 5, 52, 48>;
+};
+struct FqF64Params : FqParams {
+  static constexpr bool f64_products = true;
+  using F64 = f64::Layout<8, 5, 52, 48>;
+};
+struct FqCalledParams : FqParams {
+  static constexpr bool called_products = true;
+};
+struct FqF64CalledParams : FqF64Params {
+  static constexpr bool called_products = true;
+};
+
 using Fr = Field<FrParams>;  // 32 bytes
 using Fq = Field<FqParams>;  // 32 bytes
-static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 32);
+using FrF64 = Field<FrF64Params>;
+using FqF64 = Field<FqF64Params>;
+using FqCalled = Field<FqCalledParams>;
+using FqF64Called = Field<FqF64CalledParams>;
+static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 32 && sizeof(FrF64) == 32 && sizeof(FqF64Called) == 32);
 }  // namespace bn254
 
 using Fr = Field<FrParams>;  // 32 bytes

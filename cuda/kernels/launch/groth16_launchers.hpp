@@ -30,13 +30,16 @@
 // groth16_abc      rows          [entries_a, entries_b, threads]  [witness, matrix]  [a, b, c]
 //   the a/b/c step over the key's constraint matrix (device/kernel_abi.hpp's layout), one thread
 //   per row; no scratch.
-// `threads` (host threads in the simulator's version) is ignored here.
+// `threads` (host threads in the simulator's version) is ignored here. The sizes above are
+// BLS12-381's; every kernel here has a BN254 launcher too, which takes kernel::curve_sizes(bn254)'s
+// (64-byte G1 and 128-byte G2 points, 96- and 192-byte results).
 //
 // scratch: groth16_kernel_scratch_bytes(name, work_units) bytes that the caller allocated (the
 // coordinator's budget reserves them): groth16_h_evaluate builds its NTT domain there at every launch (a
 // few small kernels), groth16_msm_g1 keeps its window sums and sort buffers there, the batch
 // kernels their buckets as well (work_units = the capacity), the precomputed MSMs theirs at the
-// width kernel::precomputed_window_bits gives. The launchers allocate nothing.
+// width kernel::precomputed_window_bits gives (BLS12-381's figure, which a BN254 launch's needs never
+// pass). The launchers allocate nothing.
 #pragma once
 
 #include <cstdint>

@@ -6,12 +6,22 @@
 #include <stdexcept>
 #include <string>
 
+#include "device/kernel_abi.hpp"
 #include "device/types.hpp"
 
 namespace stagehand::cuda {
 
 [[noreturn]] inline void reject(const KernelLaunch& launch, const std::string& why) {
   throw std::invalid_argument("kernel " + launch.name + ": " + why);
+}
+
+// A launcher of one curve's instance refuses a launch over another: the launch's bytes are laid
+// out for that curve (CudaDevice looks launchers up by (name, curve), so only a direct call can).
+inline void need_curve(const KernelLaunch& launch, kernel::Curve curve) {
+  if (launch.curve != curve) {
+    reject(launch, "a launch over " + std::string(kernel::curve_name(launch.curve)) + " given to " +
+                       std::string(kernel::curve_name(curve)) + "'s launcher");
+  }
 }
 
 inline void need(const KernelLaunch& launch, std::size_t arguments, std::size_t reads, std::size_t writes) {

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "device/kernel_abi.hpp"
+#include "ec/curves.cuh"
+#include "launch/core_launches.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launchers.hpp"
 #include "msm/msm.hpp"
@@ -24,14 +26,13 @@ __global__ void busy_wait_kernel(std::uint64_t nanoseconds, bool fault) {
   if (fault) __trap();
 }
 
-unsigned log_size_of(const KernelLaunch& launch) {
-  const std::uint64_t log_size = launch.arguments[0];
+unsigned log_size_of(const KernelLaunch& launch, std::uint64_t log_size) {
   if (log_size < kNttMinLogSize || log_size > kNttMaxLogSize) reject(launch, "log_size outside 1..27");
   return static_cast<unsigned>(log_size);
 }
 
-void copy_words(FrWords& target, const std::vector<std::uint64_t>& arguments, std::size_t first) {
-  for (int i = 0; i < 4; ++i) target[i] = arguments[first + i];
+void copy_words(FrWords& target, const FrArgument& words) {
+  for (int i = 0; i < 4; ++i) target[i] = words[i];
 }
 
 void launch_busy_wait(const KernelLaunch& launch, cudaStream_t stream) {
@@ -39,64 +40,78 @@ void launch_busy_wait(const KernelLaunch& launch, cudaStream_t stream) {
   busy_wait(launch.work_units, stream, !launch.arguments.empty() && launch.arguments[0] != 0);
 }
 
+// The NTT and MSM launchers below are one source per kernel, instantiated for each curve (Curve, a
+// description of ec/curves.cuh; K, its kernel::Curve): the byte sizes they check are K's.
+template <class Curve, kernel::Curve K>
 void launch_domain_init(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 9, 0, 1);
-  const unsigned log_size = log_size_of(launch);
+  need_curve(launch, K);
+  const auto typed = DomainInitLaunch::from_launch(launch);
+  const unsigned log_size = log_size_of(launch, typed.log_size);
   FrWords root, coset;
-  copy_words(root, launch.arguments, 1);
-  copy_words(coset, launch.arguments, 5);
-  ntt_domain_init(address(launch, launch.writes[0], ntt_domain_bytes(log_size)), log_size, root, coset, stream);
+  copy_words(root, typed.root);
+  copy_words(coset, typed.coset_generator);
+  ntt_domain_init<Curve>(address(launch, typed.domain, ntt_domain_bytes(log_size)), log_size, root, coset, stream);
 }
 
-template <NttKind Kind>
+template <class Curve, kernel::Curve K, NttKind Kind>
 void launch_ntt(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 1, 1, 1);
-  const unsigned log_size = log_size_of(launch);
-  const void* domain = address(launch, launch.reads[0], ntt_domain_bytes(log_size));
-  ntt(address(launch, launch.writes[0], kFrBytes << log_size), domain, log_size, Kind, stream);
+  need_curve(launch, K);
+  const auto typed = NttLaunch::from_launch(launch);
+  const unsigned log_size = log_size_of(launch, typed.log_size);
+  const void* domain = address(launch, typed.domain, ntt_domain_bytes(log_size));
+  ntt<Curve>(address(launch, typed.values, kernel::curve_sizes(K).fr << log_size), domain, log_size, Kind, stream);
 }
 
+template <class Curve, kernel::Curve K>
 void launch_h_pointwise(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 0, 2, 1);
-  const std::uint64_t bytes = launch.work_units * kFrBytes;
+  need_curve(launch, K);
+  const auto typed = HPointwiseLaunch::from_launch(launch);
+  const std::uint64_t bytes = typed.count * kernel::curve_sizes(K).fr;
   FrWords factor;
-  const bool has_factor = launch.arguments.size() >= 4;
-  if (has_factor) copy_words(factor, launch.arguments, 0);
-  h_pointwise(address(launch, launch.writes[0], bytes), address(launch, launch.reads[0], bytes),
-              address(launch, launch.reads[1], bytes), launch.work_units, has_factor ? &factor : nullptr, stream);
+  if (typed.factor) copy_words(factor, *typed.factor);
+  h_pointwise<Curve>(address(launch, typed.a, bytes), address(launch, typed.b, bytes), address(launch, typed.c, bytes),
+                     typed.count, typed.factor ? &factor : nullptr, stream);
 }
 
-template <HForm Form>
+template <class Curve, kernel::Curve K, HForm Form>
 void launch_h_polynomial(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 1, 1, 3);
-  const unsigned log_size = log_size_of(launch);
-  const std::uint64_t bytes = kFrBytes << log_size;
-  h_polynomial(address(launch, launch.writes[0], bytes), address(launch, launch.writes[1], bytes),
-               address(launch, launch.writes[2], bytes), address(launch, launch.reads[0], ntt_domain_bytes(log_size)),
-               log_size, Form, stream);
+  need_curve(launch, K);
+  const auto typed = HPolynomialLaunch::from_launch(launch);
+  const unsigned log_size = log_size_of(launch, typed.log_size);
+  const std::uint64_t bytes = kernel::curve_sizes(K).fr << log_size;
+  h_polynomial<Curve>(address(launch, typed.a, bytes), address(launch, typed.b, bytes), address(launch, typed.c, bytes),
+                      address(launch, typed.domain, ntt_domain_bytes(log_size)), log_size, Form, stream);
 }
 
+template <kernel::Curve K>
 void launch_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
-  need(launch, 2, 2, 2);
-  const MsmPlan plan = msm_plan(launch.work_units, static_cast<unsigned>(launch.arguments[1]));
+  need_curve(launch, K);
+  const auto typed = MsmG1Launch::from_launch(launch);
+  const MsmPlan plan = msm_plan(typed.points, static_cast<unsigned>(typed.window_bits), MsmGroup::g1, K);
   const std::uint64_t n = plan.point_count;
-  msm_g1_windows(address(launch, launch.reads[0], n * kG1AffineBytes), address(launch, launch.reads[1], n * kFrBytes),
-                 launch.arguments[0] != 0, plan, address(launch, launch.writes[0], msm_result_bytes(plan)),
-                 address(launch, launch.writes[1], msm_scratch_bytes(plan)), stream);
+  const kernel::CurveSizes sizes = kernel::curve_sizes(K);
+  msm_g1_windows(address(launch, typed.bases, n * sizes.g1_affine), address(launch, typed.scalars, n * sizes.fr),
+                 typed.scalars_montgomery, plan, address(launch, typed.window_sums, msm_result_bytes(plan)),
+                 address(launch, typed.scratch, msm_scratch_bytes(plan)), stream);
 }
 
-constexpr LauncherEntry kLaunchers[] = {
-    {kernel::busy_wait, &launch_busy_wait},
-    {kernel::ntt_domain_init, &launch_domain_init},
-    {kernel::ntt_forward, &launch_ntt<NttKind::forward>},
-    {kernel::ntt_inverse, &launch_ntt<NttKind::inverse>},
-    {kernel::coset_ntt, &launch_ntt<NttKind::coset_forward>},
-    {kernel::coset_intt, &launch_ntt<NttKind::coset_inverse>},
-    {kernel::h_pointwise, &launch_h_pointwise},
-    {kernel::h_polynomial_snarkjs, &launch_h_polynomial<HForm::snarkjs>},
-    {kernel::h_polynomial_classic, &launch_h_polynomial<HForm::classic>},
-    {kernel::msm_g1, &launch_msm_g1},
-};
+// A curve's entries for the kernels above but busy_wait, which computes over none.
+template <class Curve, kernel::Curve K>
+constexpr std::array<LauncherEntry, 9> curve_launchers() {
+  return {{{kernel::ntt_domain_init, &launch_domain_init<Curve, K>, K},
+           {kernel::ntt_forward, &launch_ntt<Curve, K, NttKind::forward>, K},
+           {kernel::ntt_inverse, &launch_ntt<Curve, K, NttKind::inverse>, K},
+           {kernel::coset_ntt, &launch_ntt<Curve, K, NttKind::coset_forward>, K},
+           {kernel::coset_intt, &launch_ntt<Curve, K, NttKind::coset_inverse>, K},
+           {kernel::h_pointwise, &launch_h_pointwise<Curve, K>, K},
+           {kernel::h_polynomial_snarkjs, &launch_h_polynomial<Curve, K, HForm::snarkjs>, K},
+           {kernel::h_polynomial_classic, &launch_h_polynomial<Curve, K, HForm::classic>, K},
+           {kernel::msm_g1, &launch_msm_g1<K>, K}}};
+}
+
+constexpr auto kLaunchers = joined(std::array<LauncherEntry, 1>{{{kernel::busy_wait, &launch_busy_wait}}},
+                                   curve_launchers<Bls12_381Curve, kernel::Curve::bls12_381>(),
+                                   curve_launchers<Bn254Curve, kernel::Curve::bn254>());
 
 }  // namespace
 

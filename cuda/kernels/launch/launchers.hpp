@@ -4,7 +4,10 @@
 // std::invalid_argument when a launch's arguments or buffers do not fit its convention below
 // (std::runtime_error for CUDA errors). DevicePointer::address is the raw device pointer; a
 // buffer's `bytes` must be at least what the kernel touches. Fr values are 32-byte Montgomery
-// form (R = 2^256), G1 points 96-byte affine Montgomery form (snarkjs layout, infinity = zeros).
+// form (R = 2^256), G1 points 96-byte affine Montgomery form (snarkjs layout, infinity = zeros):
+// BLS12-381's sizes; a kernel's BN254 launcher (LauncherEntry::curve) takes kernel::curve_sizes'
+// (64-byte G1 points, 96-byte Jacobian sums, ...). The core kernels' arguments are decoded in
+// launch/core_launches.hpp.
 //
 // name                   work_units     arguments                              reads                 writes
 // busy_wait              nanoseconds    [] or [fault 0|1]                      -                     -
@@ -40,21 +43,38 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "device/kernel_abi.hpp"
 #include "device/types.hpp"
 
 namespace stagehand::cuda {
 
 using KernelLauncher = void (*)(const stagehand::KernelLaunch&, cudaStream_t);
 
-// One kernel's launcher under its kernel_abi.hpp name.
+// One kernel's launcher under its kernel_abi.hpp name, for one curve: a kernel instantiated for
+// both curves has an entry for each (its launchers read the byte sizes of the entry's curve,
+// kernel::curve_sizes). The curve comes last so that a table of BLS12-381's kernels only can leave
+// it out.
 struct LauncherEntry {
   std::string_view name;
   KernelLauncher launcher;
+  kernel::Curve curve = kernel::Curve::bls12_381;
 };
+
+// Tables as one, in order: a group's table for each curve made once, then joined (the registry
+// reads each group's table as one span).
+template <std::size_t... N>
+constexpr std::array<LauncherEntry, (N + ...)> joined(const std::array<LauncherEntry, N>&... tables) {
+  std::array<LauncherEntry, (N + ...)> all{};
+  std::size_t next = 0;
+  ((std::copy(tables.begin(), tables.end(), all.begin() + next), next += N), ...);
+  return all;
+}
 
 // The launcher tables, one per group of kernels, each defined beside its launchers. The registry
 // (launch/registry.cpp) is their union; a new group is one table there.
@@ -64,12 +84,12 @@ std::span<const LauncherEntry> partition_launchers();       // launch/partition_
 std::span<const LauncherEntry> groth16_launchers();         // launch/groth16_launchers.hpp
 std::span<const LauncherEntry> setup_launchers();           // launch/setup_launchers.hpp
 
-// The registry's lookup: nullptr for a name no table has.
-const KernelLauncher* find_launcher(std::string_view name);
+// The registry's lookup: nullptr for a (name, curve) no table has.
+const KernelLauncher* find_launcher(std::string_view name, kernel::Curve curve = kernel::Curve::bls12_381);
 
-// Every registered name, once each, in the tables' order: for diagnostics and the test that holds
+// Every name registered for `curve`, in the tables' order: for diagnostics and the test that holds
 // the registry to kernel::kAll (tests/gpu/launcher_registry_test.cpp).
-std::vector<std::string_view> launcher_names();
+std::vector<std::string_view> launcher_names(kernel::Curve curve = kernel::Curve::bls12_381);
 
 // Device scratch a launch of `name` takes as its last write buffer when its largest launch has
 // `capacity` work units (partition_launchers.hpp, groth16_launchers.hpp); 0 when it takes none.

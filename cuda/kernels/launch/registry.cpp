@@ -14,21 +14,22 @@ constexpr std::array kTables = {&core_launchers, &batch_addition_launchers, &par
 
 }  // namespace
 
-const KernelLauncher* find_launcher(std::string_view name) {
+const KernelLauncher* find_launcher(std::string_view name, kernel::Curve curve) {
   for (auto table : kTables) {
     for (const LauncherEntry& entry : table()) {
-      if (entry.name == name) return &entry.launcher;
+      if (entry.name == name && entry.curve == curve) return &entry.launcher;
     }
   }
   return nullptr;
 }
 
-std::vector<std::string_view> launcher_names() {
+std::vector<std::string_view> launcher_names(kernel::Curve curve) {
   std::vector<std::string_view> names;
   for (auto table : kTables) {
     for (const LauncherEntry& entry : table()) {
-      STAGEHAND_ASSERT(entry.launcher != nullptr, "the launcher table entry {} has no function", entry.name);
-      names.push_back(entry.name);
+      STAGEHAND_ASSERT(entry.launcher != nullptr, "the launcher table entry {} ({}) has no function", entry.name,
+                       kernel::curve_name(entry.curve));
+      if (entry.curve == curve) names.push_back(entry.name);
     }
   }
   return names;

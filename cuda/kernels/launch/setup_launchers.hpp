@@ -9,7 +9,8 @@
 //   (zeros for a zero scalar). Every buffer 16-byte aligned.
 // setup_fixed_base_g2   point_count   [] or [threads]   [table, scalars]    [points]
 //   the same over G2, 192-byte entries and points.
-// `threads` (host threads in the simulator's version) is ignored here. No scratch.
+// `threads` (host threads in the simulator's version) is ignored here. No scratch. Both kernels
+// have a BN254 launcher too, over 64-byte G1 and 128-byte G2 entries and points.
 #pragma once
 
 #include "launch/launchers.hpp"

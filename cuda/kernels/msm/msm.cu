@@ -1,5 +1,5 @@
-// Pippenger MSM over G1 (see msm.hpp; the pipeline itself is msm_pipeline.cuh), the planner and
-// the profile.
+// Pippenger MSM over BLS12-381's G1 (see msm.hpp; the pipeline itself is msm_pipeline.cuh), the
+// planners and the profile. msm_dispatch.cpp picks a plan's instance.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -12,6 +12,7 @@ namespace stagehand::cuda {
 namespace {
 
 struct G1Curve {
+  using Scalar = Fr;
   using Affine = G1Affine;
   using Bucket = G1Xyzz;
   using Jacobian = G1Jacobian;
@@ -33,6 +34,12 @@ struct G1Curve {
 static_assert(sizeof(G1Curve::Jacobian) == kG1JacobianBytes);
 
 }  // namespace
+
+template <>
+struct MsmGroupOf<kernel::Curve::bls12_381, MsmGroup::g1> {
+  using type = G1Curve;
+};
+template struct MsmInstance<kernel::Curve::bls12_381, MsmGroup::g1>;
 
 MsmProfile::~MsmProfile() {
   for (auto& entry : marks_) cudaEventDestroy(entry.second);
@@ -67,11 +74,12 @@ std::vector<std::pair<std::string, double>> MsmProfile::collect() {
   return totals;
 }
 
-MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group) {
+MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group, kernel::Curve curve) {
   if (point_count == 0 || point_count >= (std::uint64_t{1} << 31)) {
     throw std::invalid_argument("msm_plan: point count must be in 1..2^31-1");
   }
   MsmPlan plan;
+  plan.curve = curve;
   plan.point_count = point_count;
   plan.group = group;
   // G2: the integer products as calls, faster on the H200 than the inlined products with prefetch
@@ -106,8 +114,8 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group
   return plan;
 }
 
-MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits, MsmGroup group) {
-  MsmPlan plan = msm_plan(batch_points, window_bits, group);
+MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits, MsmGroup group, kernel::Curve curve) {
+  MsmPlan plan = msm_plan(batch_points, window_bits, group, curve);
   // At most 2^21 buckets per group as well: the work-item arrays grow with the group's buckets
   // (about 330 bytes per bucket), whatever the batch. Neither bound goes below msm_plan's own
   // grouping.
@@ -129,7 +137,7 @@ constexpr bool copies_are_windows() {
 }
 static_assert(copies_are_windows());
 
-MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group) {
+MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, MsmGroup group, kernel::Curve curve) {
   if (point_count == 0 || point_count >= (std::uint64_t{1} << 30)) {
     throw std::invalid_argument("msm_precomputed_plan: point count must be in 1..2^30-1");
   }
@@ -138,6 +146,7 @@ MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, Ms
   if (window_bits < 2 || window_bits > 24)
     throw std::invalid_argument("msm_precomputed_plan: window_bits outside 2..24");
   MsmPlan plan;
+  plan.curve = curve;
   plan.point_count = point_count;
   plan.group = group;
   plan.precomputed = true;
@@ -156,58 +165,9 @@ MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits, Ms
 }
 
 std::uint64_t msm_precomputed_bytes(const MsmPlan& plan) {
+  const kernel::CurveSizes sizes = kernel::curve_sizes(plan.curve);
   return std::uint64_t{plan.window_count} * plan.point_count *
-         (plan.group == MsmGroup::g1 ? kG1AffineBytes : kG2AffineBytes);
-}
-
-void msm_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
-  if (plan.group == MsmGroup::g2) {
-    msm_g2_precompute_bases(plan, points, copies, stream);
-    return;
-  }
-  precompute_bases<G1Curve>(plan, points, copies, stream);
-}
-
-std::uint64_t msm_scratch_bytes(const MsmPlan& plan) {
-  return plan.group == MsmGroup::g1 ? layout_for<G1Curve>(plan).total : msm_g2_scratch_bytes(plan);
-}
-
-std::uint64_t msm_kernel_stack_bytes() {
-  return std::max(pipeline_stack_bytes<G1Curve>(), msm_g2_kernel_stack_bytes());
-}
-
-void msm_g1_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
-                    void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_windows: a plan for G2");
-  msm_windows<G1Curve>(points, scalars, scalars_montgomery, plan, window_sums, scratch, stream, profile);
-}
-
-void msm_g1_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
-                       bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_accumulate: a plan for G2");
-  accumulate_batch<G1Curve>("msm_g1_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch,
-                            stream, profile);
-}
-
-void msm_g1_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (plan.group != MsmGroup::g1) throw std::invalid_argument("msm_g1_reduce: a plan for G2");
-  reduce_batches<G1Curve>("msm_g1_reduce", plan, window_sums, scratch, stream, profile);
-}
-
-void msm_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
-                                   void* result_jacobian, cudaStream_t stream) {
-  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count,
-                                                       window_bits, static_cast<G1Jacobian*>(result_jacobian), nullptr,
-                                                       false);
-  STAGEHAND_CUDA_CHECK(cudaGetLastError());
-}
-
-void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
-                           bool start, cudaStream_t stream) {
-  combine_windows_kernel<G1Curve><<<1, 1, 0, stream>>>(static_cast<const G1Jacobian*>(window_sums), window_count,
-                                                       window_bits, nullptr, static_cast<G1Xyzz*>(accumulator_xyzz),
-                                                       start);
-  STAGEHAND_CUDA_CHECK(cudaGetLastError());
+         (plan.group == MsmGroup::g1 ? sizes.g1_affine : sizes.g2_affine);
 }
 
 }  // namespace stagehand::cuda

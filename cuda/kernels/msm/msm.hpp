@@ -1,7 +1,8 @@
-// Pippenger multi-scalar multiplication over G1 on the device.
+// Pippenger multi-scalar multiplication over G1 and G2 on the device, for BLS12-381 and BN254 (a
+// plan's curve; one pipeline, msm_pipeline.cuh, instantiated per curve and group).
 //
-// Inputs: `point_count` affine points (96 bytes each: x then y, Montgomery Fq, infinity = all
-// zero bytes) and as many scalars (32 bytes, little-endian, reduced mod r), either canonical
+// Inputs: `point_count` affine points (BLS12-381's G1: 96 bytes each, x then y, Montgomery Fq,
+// infinity = all zero bytes; BN254's 64; kernel::curve_sizes) and as many scalars (32 bytes, little-endian, reduced mod r), either canonical
 // (snarkjs witness values) or in Montgomery form (values an NTT left on the device).
 //
 // Algorithm: signed c-bit window digits (bucket b of a window holds the points whose digit is
@@ -79,6 +80,7 @@ struct MsmTuning {
 };
 
 struct MsmPlan {
+  kernel::Curve curve = kernel::Curve::bls12_381;
   MsmGroup group = MsmGroup::g1;
   std::uint64_t point_count = 0;
   unsigned window_bits = 0;        // c
@@ -98,7 +100,9 @@ inline unsigned msm_sum_count(const MsmPlan& plan) { return plan.precomputed ? 1
 
 // window_bits 0 picks the width from the size (8, 11, 13, 16 or 20); 2..22 forces one (tests, tuning).
 // G2 plans use the integer item sum with its Fq products as calls.
-MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
+// The planners' widths and tunings are BLS12-381's measured ones, which BN254's plans take as well.
+MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1,
+                 kernel::Curve curve = kernel::Curve::bls12_381);
 
 // The plan for batches that add into the same buckets (StreamedMsm): msm_plan's, with windows
 // grouped so that each group sorts about 2^24 (bucket, point) pairs and holds at most 2^21
@@ -108,12 +112,14 @@ MsmPlan msm_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup g
 // per group a streamed 2^24-point MSM in 2^22-point batches at c = 20 paid them 13 times per
 // batch, a visible cost over the MSM on the device (measured on the H200). The scratch grows with the
 // group (msm_scratch_bytes says how much).
-MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
+MsmPlan msm_batch_plan(std::uint64_t batch_points, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1,
+                       kernel::Curve curve = kernel::Curve::bls12_381);
 
 // A plan over precomputed bases (MsmPlan::precomputed) of point_count points. window_bits 0 picks
 // the width from the size and the group (kernel::precomputed_window_bits); 2..24 forces one. Needs
 // window_count·point_count < 2^30.
-MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1);
+MsmPlan msm_precomputed_plan(std::uint64_t point_count, unsigned window_bits = 0, MsmGroup group = MsmGroup::g1,
+                             kernel::Curve curve = kernel::Curve::bls12_381);
 // The device bytes of a precomputed plan's bases: window_count·point_count affine points.
 std::uint64_t msm_precomputed_bytes(const MsmPlan& plan);
 // Writes the plan's window_count copies of `points` (point_count affine points of the plan's group,
@@ -128,9 +134,10 @@ void msm_g2_precompute_bases(const MsmPlan& plan, const void* points, void* copi
 // buffer, never allocated inside).
 std::uint64_t msm_scratch_bytes(const MsmPlan& plan);
 std::uint64_t msm_g2_scratch_bytes(const MsmPlan& plan);  // a G2 plan's (msm_g2.cu)
-// The window sums it writes: msm_sum_count(plan) Jacobian points of the plan's group.
+// The window sums it writes: msm_sum_count(plan) Jacobian points of the plan's curve and group.
 inline std::uint64_t msm_result_bytes(const MsmPlan& plan) {
-  return msm_sum_count(plan) * (plan.group == MsmGroup::g1 ? kG1JacobianBytes : kG2JacobianBytes);
+  const kernel::CurveSizes sizes = kernel::curve_sizes(plan.curve);
+  return msm_sum_count(plan) * (plan.group == MsmGroup::g1 ? sizes.g1_jacobian : sizes.g2_jacobian);
 }
 
 // Records an event after each phase of the MSM on the stream it runs on (for the benchmark's
@@ -165,9 +172,10 @@ void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgo
 // products are calls). msm_g2_kernel_stack_bytes: the G2 kernels' alone.
 std::uint64_t msm_kernel_stack_bytes();
 std::uint64_t msm_g2_kernel_stack_bytes();
-// Σ_w 2^(c·w)·S_w of G2 window sums into one Jacobian G2 point (288 bytes), on the device.
+// Σ_w 2^(c·w)·S_w of G2 window sums into one Jacobian G2 point (288 bytes; BN254's 192), on the device.
 void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
-                                      void* result_jacobian, cudaStream_t stream);
+                                      void* result_jacobian, cudaStream_t stream,
+                                      kernel::Curve curve = kernel::Curve::bls12_381);
 
 // The two halves of msm_g1_windows, for callers that feed the same buckets several times (the
 // streamed variant). The buckets live at the start of `scratch` and do not depend on
@@ -188,13 +196,14 @@ void msm_g2_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaSt
 
 // Device side: Σ_w 2^(c·w)·S_w of `window_count` window sums (device memory, Jacobian) by Horner
 // from the top window, one thread (a few hundred doublings, microseconds). on_device writes the
-// Jacobian result (144 bytes; infinity for window_count 0); fold_into adds it to an XYZZ
-// accumulator (192 bytes X‖Y‖ZZ‖ZZZ, the batch additions' format; all zero = infinity), or
-// replaces the accumulator when `start`.
+// Jacobian result (144 bytes, BN254's 96; infinity for window_count 0); fold_into adds it to an
+// XYZZ accumulator (192 bytes X‖Y‖ZZ‖ZZZ, BN254's 128, the batch additions' format; all zero =
+// infinity), or replaces the accumulator when `start`.
 void msm_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
-                                   void* result_jacobian, cudaStream_t stream);
+                                   void* result_jacobian, cudaStream_t stream,
+                                   kernel::Curve curve = kernel::Curve::bls12_381);
 void msm_fold_windows_into(const void* window_sums, unsigned window_count, unsigned window_bits, void* accumulator_xyzz,
-                           bool start, cudaStream_t stream);
+                           bool start, cudaStream_t stream, kernel::Curve curve = kernel::Curve::bls12_381);
 
 // Host side: Σ_w 2^(c·w)·S_w over one or more batches' window sums (host memory, each batch
 // msm_result_bytes(plan) bytes, all batches planned with the same window_bits). Result as

@@ -1,4 +1,4 @@
-// Pippenger MSM over G2: msm_pipeline.cuh instantiated for G2Curve (see msm.hpp). Its own
+// Pippenger MSM over BLS12-381's G2: msm_pipeline.cuh instantiated for G2Curve (see msm.hpp). Its own
 // translation unit: the G2 kernels take the longest to compile, and G1 changes leave them alone.
 #include <stdexcept>
 
@@ -15,6 +15,7 @@ namespace {
 // Fq2Called (and Fq2F64Called) the Fq products are the calls and the Fq2 ones inline: three
 // blocks.
 struct G2Curve {
+  using Scalar = Fr;
   using Affine = G2Affine;
   using Bucket = G2Xyzz;
   using Jacobian = JacobianPoint<Fq2>;
@@ -34,39 +35,10 @@ static_assert(sizeof(G2Curve::Jacobian) == kG2JacobianBytes);
 
 }  // namespace
 
-std::uint64_t msm_g2_scratch_bytes(const MsmPlan& plan) { return layout_for<G2Curve>(plan).total; }
-
-void msm_g2_windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
-                    void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_windows: a plan for G1");
-  msm_windows<G2Curve>(points, scalars, scalars_montgomery, plan, window_sums, scratch, stream, profile);
-}
-
-void msm_g2_accumulate(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
-                       bool add_to_buckets, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_accumulate: a plan for G1");
-  accumulate_batch<G2Curve>("msm_g2_accumulate", points, scalars, scalars_montgomery, plan, add_to_buckets, scratch,
-                            stream, profile);
-}
-
-void msm_g2_reduce(const MsmPlan& plan, void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
-  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_reduce: a plan for G1");
-  reduce_batches<G2Curve>("msm_g2_reduce", plan, window_sums, scratch, stream, profile);
-}
-
-void msm_g2_precompute_bases(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
-  if (plan.group != MsmGroup::g2) throw std::invalid_argument("msm_g2_precompute_bases: a plan for G1");
-  precompute_bases<G2Curve>(plan, points, copies, stream);
-}
-
-std::uint64_t msm_g2_kernel_stack_bytes() { return pipeline_stack_bytes<G2Curve>(); }
-
-void msm_g2_combine_windows_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
-                                      void* result_jacobian, cudaStream_t stream) {
-  combine_windows_kernel<G2Curve><<<1, 1, 0, stream>>>(static_cast<const G2Curve::Jacobian*>(window_sums), window_count,
-                                                       window_bits, static_cast<G2Curve::Jacobian*>(result_jacobian),
-                                                       nullptr, false);
-  STAGEHAND_CUDA_CHECK(cudaGetLastError());
-}
+template <>
+struct MsmGroupOf<kernel::Curve::bls12_381, MsmGroup::g2> {
+  using type = G2Curve;
+};
+template struct MsmInstance<kernel::Curve::bls12_381, MsmGroup::g2>;
 
 }  // namespace stagehand::cuda

@@ -30,6 +30,42 @@ std::optional<math::G1Projective> g1_from_jacobian_bytes(const void* data) {
   return math::G1Projective{*x, *y, *z};
 }
 
+namespace {
+
+// X‖Y‖Z of any group of either curve: each coordinate's Montgomery words (an Fq2's c0 then c1).
+template <class F>
+std::optional<F> coordinate_from_bytes(const std::uint8_t* bytes) {
+  if constexpr (requires { F{}.c0; }) {
+    using Base = decltype(F{}.c0);
+    const auto c0 = coordinate_from_bytes<Base>(bytes), c1 = coordinate_from_bytes<Base>(bytes + sizeof(Base));
+    if (!c0 || !c1) return std::nullopt;
+    return F{*c0, *c1};
+  } else {
+    typename F::LimbArray limbs{};
+    std::memcpy(limbs.data(), bytes, sizeof(limbs));
+    return F::from_montgomery_limbs(limbs);
+  }
+}
+
+template <class Projective>
+std::optional<Projective> projective_from_bytes(const std::uint8_t* bytes) {
+  using F = typename Projective::Field;
+  const auto x = coordinate_from_bytes<F>(bytes), y = coordinate_from_bytes<F>(bytes + sizeof(F)),
+             z = coordinate_from_bytes<F>(bytes + 2 * sizeof(F));
+  if (!x || !y || !z) return std::nullopt;
+  return Projective{*x, *y, *z};
+}
+
+}  // namespace
+
+std::optional<math::bn254::G1Projective> bn254_g1_from_jacobian_bytes(const void* data) {
+  return projective_from_bytes<math::bn254::G1Projective>(static_cast<const std::uint8_t*>(data));
+}
+
+std::optional<math::bn254::G2Projective> bn254_g2_from_jacobian_bytes(const void* data) {
+  return projective_from_bytes<math::bn254::G2Projective>(static_cast<const std::uint8_t*>(data));
+}
+
 std::optional<math::G2Projective> g2_from_jacobian_bytes(const void* data) {
   const auto* bytes = static_cast<const std::uint8_t*>(data);
   std::optional<math::Fq> c[6];

@@ -1,10 +1,12 @@
-// The Pippenger pipeline of msm.hpp, written once for both groups: digits, sort, balanced
-// bucket accumulation, one bucket reduction. A curve C names its point types (C::Affine input
-// points, C::Bucket XYZZ accumulators, C::Jacobian window sums), the fields its item sums add in
-// (C::Field, C::F64Field, C::CalledField, C::CalledF64Field: ItemSum's forms) and the occupancy its kernels are
-// built for. msm.cu defines G1Curve and instantiates the pipeline for it, msm_g2.cu G2Curve:
-// each in its own translation unit, so that a change to one group's arithmetic does not rebuild
-// the other's kernels. Internal to those two files (everything is in an unnamed namespace).
+// The Pippenger pipeline of msm.hpp, written once for both groups of both curves: digits, sort,
+// balanced bucket accumulation, one bucket reduction. A group C names its scalars (C::Scalar, the
+// curve's Fr), its point types (C::Affine input points, C::Bucket XYZZ accumulators, C::Jacobian
+// window sums), the fields its item sums add in (C::Field, C::F64Field, C::CalledField,
+// C::CalledF64Field: ItemSum's forms) and the occupancy its kernels are built for. msm.cu defines
+// BLS12-381's G1Curve and instantiates the pipeline for it, msm_g2.cu G2Curve, msm_bn254.cu
+// BN254's G1: each in its own translation unit, so that a change to one group's arithmetic does
+// not rebuild the others' kernels, and each exports its instance (MsmInstance, msm_instances.hpp,
+// defined at the end of this file). Everything else is internal to those files (an unnamed namespace).
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
@@ -19,6 +21,7 @@
 #include "ff/field_f64.cuh"
 #include "msm/msm.hpp"
 #include "msm/msm_digits.cuh"
+#include "msm/msm_instances.hpp"
 #include "util/common.cuh"
 
 namespace stagehand::cuda {
@@ -165,11 +168,13 @@ ScratchLayout layout_for(const MsmPlan& plan) {
 // words under it. On the H200 this more than halved the digits' time of a 2^26 MSM at c = 20,
 // against reading every scalar whole for every window (bench/journal/2026-11-30.md, "Signed digits
 // by one biased addition, read from a word-major copy").
-__global__ void digit_words_kernel(const Fr* scalars, bool montgomery, std::uint64_t count, DigitBias bias,
-                                   std::uint32_t* words) {
+template <class C>
+__global__ void digit_words_kernel(const typename C::Scalar* scalars, bool montgomery, std::uint64_t count,
+                                   DigitBias bias, std::uint32_t* words) {
+  static_assert(C::Scalar::N == 8);
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  Fr scalar = load(scalars + i);
+  typename C::Scalar scalar = load(scalars + i);
   if (montgomery) scalar = scalar.from_montgomery();
   add_digit_bias(scalar.w, bias);
 #pragma unroll
@@ -661,14 +666,14 @@ void accumulate_groups(const void* points_pointer, const void* scalars_pointer, 
                        cudaStream_t stream, MsmProfile* profile) {
   const ScratchLayout s = layout_for<C>(plan);
   const auto* points = static_cast<const AffineOf<C>*>(points_pointer);
-  const Fr* scalars = static_cast<const Fr*>(scalars_pointer);
+  const auto* scalars = static_cast<const typename C::Scalar*>(scalars_pointer);
   const std::uint64_t n = plan.point_count;
   const bool deferred = plan.tuning.deferred_reduction;
   if (plan.precomputed && !deferred) throw std::invalid_argument("msm: precomputed bases need the deferred reduction");
   mark(profile, "start", stream);
   auto* digit_words = reinterpret_cast<std::uint32_t*>(scratch + s.digit_words);
-  digit_words_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(scalars, scalars_montgomery, n,
-                                                             digit_bias(plan.window_bits), digit_words);
+  digit_words_kernel<C><<<blocks_for(n, 256), 256, 0, stream>>>(scalars, scalars_montgomery, n,
+                                                                digit_bias(plan.window_bits), digit_words);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
   mark(profile, "digits", stream);
   auto* keys_in = reinterpret_cast<std::uint32_t*>(scratch + s.keys_in);
@@ -947,4 +952,57 @@ void precompute_bases(const MsmPlan& plan, const void* points, void* copies, cud
 }
 
 }  // namespace
+}  // namespace stagehand::cuda
+
+// MsmInstance (msm_instances.hpp) as the pipeline over MsmGroupOf<K, G>::type, which the
+// translation unit that instantiates an instance specialises before its explicit instantiation.
+namespace stagehand::cuda {
+
+template <kernel::Curve K, MsmGroup G>
+std::uint64_t MsmInstance<K, G>::scratch_bytes(const MsmPlan& plan) {
+  return layout_for<typename MsmGroupOf<K, G>::type>(plan).total;
+}
+
+template <kernel::Curve K, MsmGroup G>
+std::uint64_t MsmInstance<K, G>::stack_bytes() {
+  return pipeline_stack_bytes<typename MsmGroupOf<K, G>::type>();
+}
+
+template <kernel::Curve K, MsmGroup G>
+void MsmInstance<K, G>::windows(const void* points, const void* scalars, bool scalars_montgomery, const MsmPlan& plan,
+                                void* window_sums, void* scratch, cudaStream_t stream, MsmProfile* profile) {
+  msm_windows<typename MsmGroupOf<K, G>::type>(points, scalars, scalars_montgomery, plan, window_sums, scratch, stream,
+                                               profile);
+}
+
+template <kernel::Curve K, MsmGroup G>
+void MsmInstance<K, G>::accumulate(const char* caller, const void* points, const void* scalars, bool scalars_montgomery,
+                                   const MsmPlan& plan, bool add_to_buckets, void* scratch, cudaStream_t stream,
+                                   MsmProfile* profile) {
+  accumulate_batch<typename MsmGroupOf<K, G>::type>(caller, points, scalars, scalars_montgomery, plan, add_to_buckets,
+                                                    scratch, stream, profile);
+}
+
+template <kernel::Curve K, MsmGroup G>
+void MsmInstance<K, G>::reduce(const char* caller, const MsmPlan& plan, void* window_sums, void* scratch,
+                               cudaStream_t stream, MsmProfile* profile) {
+  reduce_batches<typename MsmGroupOf<K, G>::type>(caller, plan, window_sums, scratch, stream, profile);
+}
+
+template <kernel::Curve K, MsmGroup G>
+void MsmInstance<K, G>::precompute(const MsmPlan& plan, const void* points, void* copies, cudaStream_t stream) {
+  precompute_bases<typename MsmGroupOf<K, G>::type>(plan, points, copies, stream);
+}
+
+template <kernel::Curve K, MsmGroup G>
+void MsmInstance<K, G>::combine_on_device(const void* window_sums, unsigned window_count, unsigned window_bits,
+                                          void* result_jacobian, void* accumulator_xyzz, bool start,
+                                          cudaStream_t stream) {
+  using C = typename MsmGroupOf<K, G>::type;
+  combine_windows_kernel<C><<<1, 1, 0, stream>>>(static_cast<const JacobianOf<C>*>(window_sums), window_count,
+                                                 window_bits, static_cast<JacobianOf<C>*>(result_jacobian),
+                                                 static_cast<BucketOf<C>*>(accumulator_xyzz), start);
+  STAGEHAND_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace stagehand::cuda

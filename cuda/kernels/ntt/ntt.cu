@@ -19,7 +19,9 @@
 #include <type_traits>
 #include <string>
 
+#include "ec/curves.cuh"
 #include "ntt/ntt.hpp"
+#include "ntt/ntt_roots.cuh"
 #include "util/common.cuh"
 
 namespace stagehand::cuda {
@@ -92,13 +94,16 @@ struct DomainLayout {
 // Constant slots.
 enum : unsigned { kSizeInverse = 0, kCosetGenerator, kCosetGeneratorInverse, kRoot, kRootInverse, kVanishingInverse };
 
+// Every kernel below is a template over the curve's Fr (Curve::Fr, ec/curves.cuh): one source for
+// each curve, the same code for BLS12-381 as before.
+
 // x·y with the products of M: Fr's integer ones, or FrF64's on the FP64 pipe (the same words).
-template <class M>
+template <class M, class Fr>
 __device__ __forceinline__ Fr multiply(const Fr& x, const Fr& y) {
   return same_words<Fr>(same_words<M>(x) * same_words<M>(y));
 }
 
-template <class M = Fr>
+template <class M, class Fr>
 __device__ __forceinline__ Fr table_power(const Fr* table, unsigned low_log, std::uint32_t exponent) {
   const Fr low = load(table + (exponent & ((1u << low_log) - 1)));
   const std::uint32_t high_index = exponent >> low_log;
@@ -106,6 +111,7 @@ __device__ __forceinline__ Fr table_power(const Fr* table, unsigned low_log, std
   return multiply<M>(low, load(table + (std::uint64_t{1} << low_log) + high_index));
 }
 
+template <class Fr>
 __global__ void domain_constants_kernel(Fr* domain, DomainLayout layout, Fr root, Fr coset_generator) {
   const unsigned log_size = layout.log_size;
   Fr* constants = domain + layout.constants();
@@ -123,6 +129,7 @@ __global__ void domain_constants_kernel(Fr* domain, DomainLayout layout, Fr root
   constants[7] = Fr::zero();
 }
 
+template <class Fr>
 __global__ void domain_tables_kernel(Fr* domain, DomainLayout layout) {
   const unsigned log_size = layout.log_size;
   const Fr* constants = domain + layout.constants();
@@ -147,14 +154,16 @@ __global__ void domain_tables_kernel(Fr* domain, DomainLayout layout) {
 
 // After domain_tables_kernel: entry e of the exact table = ω^(e·2^(k-M)). ω^-1's powers are the
 // same entries read backwards: ω^(-e·2^(k-M)) is entry (2^M - e) mod 2^M (exact_twiddle).
+template <class Fr>
 __global__ void domain_mid_tables_kernel(Fr* domain, DomainLayout layout) {
   const std::uint64_t entry = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (entry >= layout.mid_entries()) return;
   const auto exponent = static_cast<std::uint32_t>(entry << (layout.log_size - layout.mid_log));
-  store(domain + layout.mid_table() + entry, table_power(domain + layout.power_table(0), layout.low_log, exponent));
+  store(domain + layout.mid_table() + entry, table_power<Fr>(domain + layout.power_table(0), layout.low_log, exponent));
 }
 
 // Entry `index` of the exact table for the forward direction, or ω^-1's for the inverse.
+template <class Fr>
 __device__ __forceinline__ Fr exact_twiddle(const Fr* mid_table, unsigned mid_log, std::uint32_t index,
                                             unsigned inverse) {
   if (inverse) index = (0u - index) & ((1u << mid_log) - 1);
@@ -170,6 +179,7 @@ enum ScaleMode : int { kNoScale = 0, kScaleConstant = 1, kScalePowers = 2 };
 
 // In-place bit reversal, optionally scaling each element (by its natural index) on the way:
 // constant (n^-1 for the inverse) or powers of a base (g^i for the coset transform).
+template <class Fr>
 __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, const Fr* constant, const Fr* power_table,
                                    unsigned low_log) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -183,8 +193,8 @@ __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, cons
     x *= factor;
     if (j != i) y *= factor;
   } else if (mode == kScalePowers) {
-    x *= table_power(power_table, low_log, i);
-    if (j != i) y *= table_power(power_table, low_log, j);
+    x *= table_power<Fr>(power_table, low_log, i);
+    if (j != i) y *= table_power<Fr>(power_table, low_log, j);
   }
   store(values + j, x);
   if (j != i) store(values + i, y);
@@ -206,7 +216,7 @@ __global__ void bit_reverse_kernel(Fr* values, unsigned log_size, int mode, cons
 // at a third of the occupancy and slower than it does now (bench/journal/2026-12-04.md).
 constexpr unsigned kReverseTileLog = 4;
 
-template <class M, bool Scaled>
+template <class Fr, class M, bool Scaled>
 __global__ void __launch_bounds__(256, Scaled ? 4 : 8)
     bit_reverse_tiles_kernel(Fr* values, unsigned log_size, int mode, const Fr* constant, const Fr* power_table,
                              unsigned low_log) {
@@ -241,10 +251,11 @@ __global__ void __launch_bounds__(256, Scaled ? 4 : 8)
   }
 }
 
+template <class Fr>
 __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* power_table, unsigned low_log) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  store(values + i, load(values + i) * table_power(power_table, low_log, static_cast<std::uint32_t>(i)));
+  store(values + i, load(values + i) * table_power<Fr>(power_table, low_log, static_cast<std::uint32_t>(i)));
 }
 
 // Stages [s0, s0 + t) of the DIT transform on bit-reversed input, 2^c consecutive low indices
@@ -252,6 +263,7 @@ __global__ void scale_powers_kernel(Fr* values, std::uint64_t count, const Fr* p
 // integer products: the kernel of NttVariant::radix2_integer, and of every variant's passes of one
 // stage. Three blocks per SM: left to itself the compiler gives the wide-product multiplication 52
 // registers and the SM two blocks; held to 40 it spills nothing.
+template <class Fr>
 __global__ void __launch_bounds__(512, 3)
     ntt_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table, unsigned log_size,
                     unsigned low_log, unsigned small_log, unsigned mid_log, unsigned s0, unsigned t, unsigned c,
@@ -277,7 +289,7 @@ __global__ void __launch_bounds__(512, 3)
       const std::uint32_t product = low * bit_reverse(i, t);  // below 2^(s0+t)
       if (product != 0) {
         x *= s0 + t <= mid_log ? exact_twiddle(mid_table, mid_log, product << (mid_log - s0 - t), inverse)
-                               : table_power(power_table, low_log, product << (log_size - s0 - t));
+                               : table_power<Fr>(power_table, low_log, product << (log_size - s0 - t));
       }
     }
     store(tile + e, x);
@@ -314,12 +326,13 @@ __global__ void __launch_bounds__(512, 3)
 // butterflies add and subtract modulo 2r at the cost of the plain ones.
 namespace lazy {
 
+template <class P>
 struct TwiceModulus {
   std::uint32_t w[8] = {};
   constexpr TwiceModulus() {
     std::uint64_t carry = 0;
     for (int i = 0; i < 8; ++i) {
-      const std::uint64_t v = 2 * std::uint64_t{FrParams::modulus(i)} + carry;
+      const std::uint64_t v = 2 * std::uint64_t{P::modulus(i)} + carry;
       w[i] = static_cast<std::uint32_t>(v);
       carry = v >> 32;
     }
@@ -327,8 +340,9 @@ struct TwiceModulus {
 };
 
 // a + b, less 2r when that is at least 2r; a, b < 2r.
+template <class Fr>
 __device__ __forceinline__ Fr add(const Fr& a, const Fr& b) {
-  constexpr TwiceModulus twice;
+  constexpr TwiceModulus<typename Fr::Params> twice;
   Fr sum, less;
   sum.w[0] = carry::add_cc(a.w[0], b.w[0]);
 #pragma unroll
@@ -344,8 +358,9 @@ __device__ __forceinline__ Fr add(const Fr& a, const Fr& b) {
 }
 
 // a - b, plus 2r when that is negative; a, b < 2r.
+template <class Fr>
 __device__ __forceinline__ Fr subtract(const Fr& a, const Fr& b) {
-  constexpr TwiceModulus twice;
+  constexpr TwiceModulus<typename Fr::Params> twice;
   Fr r;
   r.w[0] = carry::sub_cc(a.w[0], b.w[0]);
 #pragma unroll
@@ -357,15 +372,18 @@ __device__ __forceinline__ Fr subtract(const Fr& a, const Fr& b) {
   return r;
 }
 
-// x·w below 2r, for x < 2r and w < r; w given as its words or as its FP64 limbs.
+// x·w below 2r, for x < 2r and w < r; w given as its words or as its FP64 limbs. P: the
+// parameters of Fr's FP64 form (Curve::FrF64).
+template <class P, class Fr>
 __device__ __forceinline__ Fr multiply(const Fr& x, const Fr& w) {
   Fr r;
-  f64::montgomery_multiply<FrF64Params>(x.w, w.w, r.w);
+  f64::montgomery_multiply<P>(x.w, w.w, r.w);
   return r;
 }
-__device__ __forceinline__ Fr multiply(const Fr& x, const double (&w)[FrF64Params::F64::limbs]) {
+template <class P, class Fr>
+__device__ __forceinline__ Fr multiply(const Fr& x, const double (&w)[P::F64::limbs]) {
   Fr r;
-  f64::montgomery_multiply_limbs<FrF64Params>(x.w, w, r.w);
+  f64::montgomery_multiply_limbs<P>(x.w, w, r.w);
   return r;
 }
 
@@ -386,13 +404,23 @@ __device__ __forceinline__ Fr multiply(const Fr& x, const double (&w)[FrF64Param
 // pass that a radix-2 pass follows); and the pass's 2^(t-1) in-block twiddles are cut into FP64
 // limbs once per block, into shared memory after the tile (5 arrays of doubles), so that their
 // multiplications skip that step.
-template <class M, bool Lazy>
+// The FP64 limbs of a twiddle in M's form (1 for the integer forms, which hold none).
+template <class M>
+constexpr int twiddle_limb_count() {
+  if constexpr (M::Params::f64_products) {
+    return M::Params::F64::limbs;
+  } else {
+    return 1;
+  }
+}
+
+template <class Fr, class M, bool Lazy>
 __global__ void __launch_bounds__(256, 3)
     ntt_radix4_pass_kernel(Fr* values, const Fr* power_table, const Fr* small_roots, const Fr* mid_table,
                            unsigned log_size, unsigned low_log, unsigned small_log, unsigned mid_log, unsigned s0,
                            unsigned t, unsigned c, unsigned canonical_output, unsigned inverse) {
-  static_assert(!Lazy || std::is_same_v<M, FrF64>);
-  constexpr int kLimbs = FrF64Params::F64::limbs;
+  static_assert(!Lazy || M::Params::f64_products);
+  constexpr int kLimbs = twiddle_limb_count<M>();
   extern __shared__ uint4 shared_words[];
   Fr* tile = reinterpret_cast<Fr*>(shared_words);
   const unsigned quarter_tile = 1u << (t + c - 2);
@@ -409,7 +437,7 @@ __global__ void __launch_bounds__(256, 3)
     for (unsigned e = threadIdx.x; e < twiddle_count; e += blockDim.x) {
       const Fr w = load(small_roots + (e << (small_log - t)));
       double limbs[kLimbs];
-      f64::factor_limbs<FrF64Params>(w.w, limbs);
+      f64::factor_limbs<typename M::Params>(w.w, limbs);
 #pragma unroll
       for (int k = 0; k < kLimbs; ++k) twiddle_limbs[k * twiddle_count + e] = limbs[k];
     }
@@ -429,7 +457,7 @@ __global__ void __launch_bounds__(256, 3)
   // x·w for a twiddle w given as words: below 2r when lazy.
   const auto times = [](const Fr& x, const Fr& w) {
     if constexpr (Lazy)
-      return lazy::multiply(x, w);
+      return lazy::multiply<typename M::Params>(x, w);
     else
       return multiply<M>(x, w);
   };
@@ -441,7 +469,7 @@ __global__ void __launch_bounds__(256, 3)
       double limbs[kLimbs];
 #pragma unroll
       for (int k = 0; k < kLimbs; ++k) limbs[k] = twiddle_limbs[k * twiddle_count + e];
-      return lazy::multiply(x, limbs);
+      return lazy::multiply<typename M::Params>(x, limbs);
     } else {
       return times(x, load(small_roots + (j << (small_log - u - 1))));
     }
@@ -549,6 +577,7 @@ __global__ void __launch_bounds__(256, 3)
   tile_step(u, true);
 }
 
+template <class Fr>
 __global__ void h_pointwise_kernel(Fr* a, const Fr* b, const Fr* c, std::uint64_t count, int mode, Fr factor,
                                    const Fr* factor_pointer) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -559,6 +588,7 @@ __global__ void h_pointwise_kernel(Fr* a, const Fr* b, const Fr* c, std::uint64_
   store(a + i, value);
 }
 
+template <class Fr>
 Fr fr_from_words(const FrWords& words) {
   Fr value;
   for (int i = 0; i < 4; ++i) {
@@ -574,34 +604,29 @@ void check_log_size(unsigned log_size) {
   }
 }
 
-// base^exponent on the host with field.cuh's arithmetic (it compiles for the host too);
-// exponent as eight little-endian 32-bit words.
-Fr power(const Fr& base, const std::uint32_t (&exponent)[8]) {
-  Fr result = Fr::one();
-  for (int bit = 255; bit >= 0; --bit) {
-    result = result * result;
-    if ((exponent[bit / 32] >> (bit % 32)) & 1) result = result * base;
-  }
-  return result;
-}
-
+template <class Fr>
 void to_words(FrWords& target, const Fr& value) {
   for (int i = 0; i < 4; ++i) target[i] = std::uint64_t{value.w[2 * i]} | (std::uint64_t{value.w[2 * i + 1]} << 32);
 }
 
+template <class Fr>
 using PassKernel = void (*)(Fr*, const Fr*, const Fr*, const Fr*, unsigned, unsigned, unsigned, unsigned, unsigned,
                             unsigned, unsigned, unsigned, unsigned);
+template <class Fr>
 struct PassForm {
-  PassKernel kernel;
+  PassKernel<Fr> kernel;
   unsigned elements_per_thread;  // 2: radix-2, 4: radix-4
   bool twiddle_limbs;            // the lazy kernel's FP64 limbs of the in-block twiddles in shared memory
 };
-PassForm pass_form(NttVariant variant) {
+template <class Curve>
+PassForm<typename Curve::Fr> pass_form(NttVariant variant) {
+  using Fr = typename Curve::Fr;
+  using FrF64 = typename Curve::FrF64;
   switch (variant) {
-    case NttVariant::radix2_integer: return {ntt_pass_kernel, 2, false};
-    case NttVariant::radix4_integer: return {ntt_radix4_pass_kernel<Fr, false>, 4, false};
-    case NttVariant::radix4_f64: return {ntt_radix4_pass_kernel<FrF64, false>, 4, false};
-    case NttVariant::radix4_f64_lazy: return {ntt_radix4_pass_kernel<FrF64, true>, 4, true};
+    case NttVariant::radix2_integer: return {ntt_pass_kernel<Fr>, 2, false};
+    case NttVariant::radix4_integer: return {ntt_radix4_pass_kernel<Fr, Fr, false>, 4, false};
+    case NttVariant::radix4_f64: return {ntt_radix4_pass_kernel<Fr, FrF64, false>, 4, false};
+    case NttVariant::radix4_f64_lazy: return {ntt_radix4_pass_kernel<Fr, FrF64, true>, 4, true};
   }
   throw std::invalid_argument("ntt: unknown NttVariant");
 }
@@ -613,10 +638,13 @@ bool variant_uses_f64(NttVariant variant) {
 // The lazy kernel's shared memory passes the 48 KiB that a kernel gets without asking (tile of
 // 2^10 elements and 2^9 twiddles' limbs: 52 KiB). The setting belongs to the current device, so
 // it is made before each transform: a host-side call of microseconds against milliseconds.
+template <class Curve>
 void allow_large_shared_memory() {
+  using Fr = typename Curve::Fr;
+  using FrF64 = typename Curve::FrF64;
   STAGEHAND_CUDA_CHECK(cudaFuncSetAttribute(
-      ntt_radix4_pass_kernel<FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      (sizeof(Fr) << kTileLog) + sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (kTileLog - 1))));
+      ntt_radix4_pass_kernel<Fr, FrF64, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      (sizeof(Fr) << kTileLog) + sizeof(double) * FrF64::Params::F64::limbs * (std::size_t{1} << (kTileLog - 1))));
 }
 
 }  // namespace
@@ -631,22 +659,13 @@ const char* ntt_variant_name(NttVariant variant) {
   return "?";
 }
 
+template <class Curve>
 void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_generator) {
   check_log_size(log_size);
-  std::uint32_t r_minus_1[8];
-  for (int i = 0; i < 8; ++i) r_minus_1[i] = FrParams::modulus(i);
-  r_minus_1[0] -= 1;                    // the low word of r is 1
-  const unsigned shift = log_size + 1;  // < 32 (two-adicity of r is 32, log_size <= 27)
-  std::uint32_t exponent[8];
-  for (int i = 0; i < 8; ++i) {
-    const std::uint32_t high = i + 1 < 8 ? r_minus_1[i + 1] : 0;
-    exponent[i] = shift == 32 ? high : (r_minus_1[i] >> shift) | (high << (32 - shift));
-  }
-  const Fr one = Fr::one();
-  const Fr five = one + one + one + one + one;
-  const Fr g = power(five, exponent);
+  typename Curve::Fr g, omega;
+  snarkjs_roots<Curve>(log_size, omega, g);
   to_words(coset_generator, g);
-  to_words(root, g * g);
+  to_words(root, omega);
 }
 
 std::uint64_t ntt_domain_bytes(unsigned log_size) {
@@ -654,24 +673,30 @@ std::uint64_t ntt_domain_bytes(unsigned log_size) {
   return DomainLayout(log_size).element_count() * sizeof(Fr);
 }
 
+template <class Curve>
 void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const FrWords& coset_generator,
                      cudaStream_t stream) {
+  using Fr = typename Curve::Fr;
   check_log_size(log_size);
   const DomainLayout layout(log_size);
   Fr* table = static_cast<Fr*>(domain);
-  domain_constants_kernel<<<1, 1, 0, stream>>>(table, layout, fr_from_words(root), fr_from_words(coset_generator));
+  domain_constants_kernel<Fr><<<1, 1, 0, stream>>>(table, layout, fr_from_words<Fr>(root),
+                                                   fr_from_words<Fr>(coset_generator));
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
   const std::uint64_t entries = 4 * layout.table + (std::uint64_t{1} << layout.small_log);
-  domain_tables_kernel<<<blocks_for(entries, 256), 256, 0, stream>>>(table, layout);
+  domain_tables_kernel<Fr><<<blocks_for(entries, 256), 256, 0, stream>>>(table, layout);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
   if (layout.mid_log != 0) {
-    domain_mid_tables_kernel<<<blocks_for(layout.mid_entries(), 256), 256, 0, stream>>>(table, layout);
+    domain_mid_tables_kernel<Fr><<<blocks_for(layout.mid_entries(), 256), 256, 0, stream>>>(table, layout);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
 
+template <class Curve>
 void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, NttKind kind, cudaStream_t stream,
          NttVariant variant) {
+  using Fr = typename Curve::Fr;
+  using FrF64 = typename Curve::FrF64;
   check_log_size(log_size);
   Fr* values = static_cast<Fr*>(values_pointer);
   const Fr* domain = static_cast<const Fr*>(domain_pointer);
@@ -685,14 +710,14 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   if (kind == NttKind::coset_forward) mode = kScalePowers;
   if (log_size >= 2 * kReverseTileLog) {
     const unsigned blocks = 1u << (log_size - 2 * kReverseTileLog);
-    const auto kernel = mode == kNoScale            ? bit_reverse_tiles_kernel<Fr, false>
-                        : variant_uses_f64(variant) ? bit_reverse_tiles_kernel<FrF64, true>
-                                                    : bit_reverse_tiles_kernel<Fr, true>;
+    const auto kernel = mode == kNoScale            ? bit_reverse_tiles_kernel<Fr, Fr, false>
+                        : variant_uses_f64(variant) ? bit_reverse_tiles_kernel<Fr, FrF64, true>
+                                                    : bit_reverse_tiles_kernel<Fr, Fr, true>;
     kernel<<<blocks, 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse, domain + layout.power_table(2),
                                        layout.low_log);
   } else {
-    bit_reverse_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
-                                                               domain + layout.power_table(2), layout.low_log);
+    bit_reverse_kernel<Fr><<<blocks_for(n, 256), 256, 0, stream>>>(values, log_size, mode, constants + kSizeInverse,
+                                                                   domain + layout.power_table(2), layout.low_log);
   }
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 
@@ -700,11 +725,11 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   const Fr* small_roots = domain + layout.small_table(inverse ? 1 : 0);
   const Fr* mid_table = domain + layout.mid_table();
   const NttPasses passes(log_size);
-  const PassForm chosen = pass_form(variant);
-  if (chosen.twiddle_limbs) allow_large_shared_memory();
+  const PassForm<Fr> chosen = pass_form<Curve>(variant);
+  if (chosen.twiddle_limbs) allow_large_shared_memory<Curve>();
   // Radix-4 takes two stages at a time: a pass of one stage runs the radix-2 kernel.
   const auto form_of = [&](unsigned pass) {
-    return passes.stages[pass] < 2 ? PassForm{ntt_pass_kernel, 2, false} : chosen;
+    return passes.stages[pass] < 2 ? PassForm<Fr>{ntt_pass_kernel<Fr>, 2, false} : chosen;
   };
   unsigned s0 = 0;
   for (unsigned pass = 0; pass < passes.count; ++pass) {
@@ -712,13 +737,13 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
     unsigned c = kTileLog - t;
     if (c > s0) c = s0;
     const unsigned tile_log = t + c;
-    const PassForm form = form_of(pass);
+    const PassForm<Fr> form = form_of(pass);
     // A lazy pass leaves values below 2r unless it is the last or a radix-2 pass follows.
     const bool canonical_output = pass + 1 == passes.count || form_of(pass + 1).elements_per_thread == 2;
     const unsigned threads = (1u << tile_log) / form.elements_per_thread;
     const unsigned blocks = static_cast<unsigned>(n >> tile_log);
     std::size_t shared = sizeof(Fr) << tile_log;
-    if (form.twiddle_limbs) shared += sizeof(double) * FrF64Params::F64::limbs * (std::size_t{1} << (t - 1));
+    if (form.twiddle_limbs) shared += sizeof(double) * FrF64::Params::F64::limbs * (std::size_t{1} << (t - 1));
     form.kernel<<<blocks, threads, shared, stream>>>(values, power_table, small_roots, mid_table, log_size,
                                                      layout.low_log, layout.small_log, layout.mid_log, s0, t, c,
                                                      canonical_output ? 1 : 0, inverse ? 1 : 0);
@@ -727,36 +752,51 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   }
 
   if (kind == NttKind::coset_inverse) {
-    scale_powers_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3),
-                                                                layout.low_log);
+    scale_powers_kernel<Fr><<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3),
+                                                                    layout.low_log);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
 
+template <class Curve>
 void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, const FrWords* factor,
                  cudaStream_t stream) {
+  using Fr = typename Curve::Fr;
   if (count == 0) return;
-  h_pointwise_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(static_cast<Fr*>(a), static_cast<const Fr*>(b),
-                                                                 static_cast<const Fr*>(c), count, factor ? 1 : 0,
-                                                                 factor ? fr_from_words(*factor) : Fr::one(), nullptr);
+  h_pointwise_kernel<Fr><<<blocks_for(count, 256), 256, 0, stream>>>(
+      static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), count, factor ? 1 : 0,
+      factor ? fr_from_words<Fr>(*factor) : Fr::one(), nullptr);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
+template <class Curve>
 void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigned log_size, HForm form,
                   cudaStream_t stream, NttVariant variant) {
+  using Fr = typename Curve::Fr;
   check_log_size(log_size);
   const std::uint64_t n = std::uint64_t{1} << log_size;
   for (void* values : {a, b, c}) {
-    ntt(values, domain_pointer, log_size, NttKind::inverse, stream, variant);
-    ntt(values, domain_pointer, log_size, NttKind::coset_forward, stream, variant);
+    ntt<Curve>(values, domain_pointer, log_size, NttKind::inverse, stream, variant);
+    ntt<Curve>(values, domain_pointer, log_size, NttKind::coset_forward, stream, variant);
   }
   const Fr* domain = static_cast<const Fr*>(domain_pointer);
   const DomainLayout layout(log_size);
-  h_pointwise_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(
+  h_pointwise_kernel<Fr><<<blocks_for(n, 256), 256, 0, stream>>>(
       static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), n, form == HForm::classic ? 2 : 0,
       Fr::one(), domain + layout.constants() + kVanishingInverse);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
-  if (form == HForm::classic) ntt(a, domain_pointer, log_size, NttKind::coset_inverse, stream, variant);
+  if (form == HForm::classic) ntt<Curve>(a, domain_pointer, log_size, NttKind::coset_inverse, stream, variant);
 }
+
+// Each curve's instantiations (ntt.hpp declares them; BLS12-381's are the default).
+#define STAGEHAND_NTT_INSTANTIATE(Curve)                                                                            \
+  template void snarkjs_domain_roots<Curve>(unsigned, FrWords&, FrWords&);                                          \
+  template void ntt_domain_init<Curve>(void*, unsigned, const FrWords&, const FrWords&, cudaStream_t);              \
+  template void ntt<Curve>(void*, const void*, unsigned, NttKind, cudaStream_t, NttVariant);                        \
+  template void h_pointwise<Curve>(void*, const void*, const void*, std::uint64_t, const FrWords*, cudaStream_t);   \
+  template void h_polynomial<Curve>(void*, void*, void*, const void*, unsigned, HForm, cudaStream_t, NttVariant);
+STAGEHAND_NTT_INSTANTIATE(Bls12_381Curve)
+STAGEHAND_NTT_INSTANTIATE(Bn254Curve)
+#undef STAGEHAND_NTT_INSTANTIATE
 
 }  // namespace stagehand::cuda

@@ -1,5 +1,8 @@
 // Number-theoretic transforms over Fr on the device, and the H-polynomial step built on them.
 //
+// Each function is one source instantiated for each curve (template <class Curve>, a description of
+// ec/curves.cuh; BLS12-381's when none is named): the curve's Fr is the field.
+//
 // Values are Fr elements in Montgomery form (R = 2^256), 32 bytes each, little-endian words: the
 // layout of stagehand::math::Fr and of snarkjs. Every transform is in place on natural-order data
 // and matches the CPU reference (src/math/ntt.hpp):
@@ -25,6 +28,9 @@
 
 namespace stagehand::cuda {
 
+struct Bls12_381Curve;  // ec/curves.cuh
+struct Bn254Curve;
+
 inline constexpr unsigned kNttMinLogSize = 1;
 inline constexpr unsigned kNttMaxLogSize = 27;
 
@@ -46,11 +52,13 @@ std::uint64_t ntt_domain_bytes(unsigned log_size);
 // Fills `domain` (ntt_domain_bytes(log_size) bytes of device memory) on `stream`. `root` must be
 // a primitive 2^log_size-th root of unity and `coset_generator` must not lie in ⟨root⟩; neither is
 // checked here (the CPU reference's Domain checks them).
+template <class Curve = Bls12_381Curve>
 void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const FrWords& coset_generator,
                      cudaStream_t stream);
 
 // snarkjs's domain of size 2^log_size (math::Domain::snarkjs): g = ω_2n = 5^((r-1)/2n), ω = g^2.
-// Computed on the host (a few hundred multiplications).
+// Computed on the host (a few hundred multiplications; ntt/ntt_roots.cuh).
+template <class Curve = Bls12_381Curve>
 void snarkjs_domain_roots(unsigned log_size, FrWords& root, FrWords& coset_generator);
 
 // How the pass kernels work: radix-2 or radix-4 steps in shared memory, with the twiddle
@@ -66,10 +74,12 @@ inline constexpr NttVariant kDefaultNttVariant = NttVariant::radix4_f64_lazy;
 const char* ntt_variant_name(NttVariant variant);
 
 // In place on 2^log_size elements; `domain` was initialised for the same log_size.
+template <class Curve = Bls12_381Curve>
 void ntt(void* values, const void* domain, unsigned log_size, NttKind kind, cudaStream_t stream,
          NttVariant variant = kDefaultNttVariant);
 
 // a[i] = (a[i]·b[i] − c[i])·factor for i < count. factor: nullptr means 1.
+template <class Curve = Bls12_381Curve>
 void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, const FrWords* factor,
                  cudaStream_t stream);
 
@@ -77,6 +87,7 @@ void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, con
 //   snarkjs:  a[j] = A(x_j)·B(x_j) − C(x_j) on the coset (the domain's g must square to ω);
 //   classic:  coefficients of (A·B − C)/Z, Z = x^n − 1 (the constant g^n − 1 on the coset).
 enum class HForm { snarkjs, classic };
+template <class Curve = Bls12_381Curve>
 void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form, cudaStream_t stream,
                   NttVariant variant = kDefaultNttVariant);
 

@@ -13,9 +13,7 @@ namespace {
 // Threads per block: register-bound kernels (an XYZZ accumulator is 48 words in G1 and 96 in G2,
 // and G2's Fq2 products are calls, g2.cuh), so small blocks, as the synthetic generator's.
 template <class C>
-constexpr unsigned kThreads = 128;
-template <>
-constexpr unsigned kThreads<fixed_base::G2> = 64;
+constexpr unsigned kThreads = C::kG2 ? 64 : 128;
 
 template <class C>
 __global__ void __launch_bounds__(kThreads<C>) fixed_base_kernel(const std::uint8_t* table, const std::uint8_t* scalars,
@@ -25,13 +23,17 @@ __global__ void __launch_bounds__(kThreads<C>) fixed_base_kernel(const std::uint
   fixed_base::multiply_point<C>(table, scalars + 32 * i, points + C::kPointBytes * i);
 }
 static_assert(fixed_base::G1::kPointBytes == kernel::kG1AffineBytes &&
-              fixed_base::G2::kPointBytes == kernel::kG2AffineBytes);
+              fixed_base::G2::kPointBytes == kernel::kG2AffineBytes &&
+              fixed_base::Group<Bn254Curve, false>::kPointBytes ==
+                  kernel::curve_sizes(kernel::Curve::bn254).g1_affine &&
+              fixed_base::Group<Bn254Curve, true>::kPointBytes == kernel::curve_sizes(kernel::Curve::bn254).g2_affine);
 static_assert(fixed_base::kWindows * fixed_base::kDigits == kernel::kFixedBaseTableEntries);
 
 bool aligned16(const void* pointer) { return (reinterpret_cast<std::uintptr_t>(pointer) & 15) == 0; }
 
-template <class C>
+template <class Curve, bool IsG2>
 void launch(const void* table, const void* scalars, void* points, std::uint64_t count, cudaStream_t stream) {
+  using C = fixed_base::Group<Curve, IsG2>;
   const std::uint64_t blocks = (count + kThreads<C> - 1) / kThreads<C>;
   if (blocks > 0x7fffffffull)
     throw std::invalid_argument("fixed_base_multiply: " + std::to_string(count) + " points is too many");
@@ -44,16 +46,17 @@ void launch(const void* table, const void* scalars, void* points, std::uint64_t 
 }  // namespace
 
 void fixed_base_multiply(FixedBaseGroup group, const void* table, const void* scalars, void* points,
-                         std::uint64_t count, cudaStream_t stream) {
+                         std::uint64_t count, cudaStream_t stream, kernel::Curve curve) {
   if (count == 0) return;
   if (table == nullptr || scalars == nullptr || points == nullptr || !aligned16(table) || !aligned16(scalars) ||
       !aligned16(points)) {
     throw std::invalid_argument("fixed_base_multiply: every buffer must be non-null and 16-byte aligned");
   }
-  if (group == FixedBaseGroup::g1) {
-    launch<fixed_base::G1>(table, scalars, points, count, stream);
+  const bool g2 = group == FixedBaseGroup::g2;
+  if (curve == kernel::Curve::bn254) {
+    (g2 ? launch<Bn254Curve, true> : launch<Bn254Curve, false>)(table, scalars, points, count, stream);
   } else {
-    launch<fixed_base::G2>(table, scalars, points, count, stream);
+    (g2 ? launch<Bls12_381Curve, true> : launch<Bls12_381Curve, false>)(table, scalars, points, count, stream);
   }
 }
 

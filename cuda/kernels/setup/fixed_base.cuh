@@ -14,8 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ec/curve.cuh"
+#include "ec/curves.cuh"
 #include "ec/g2.cuh"
 #include "ff/field.cuh"
 #include "synthetic/synthetic.cuh"  // load_element, store_element: 16-byte accesses on the device
@@ -25,19 +27,25 @@ namespace stagehand::cuda::fixed_base {
 inline constexpr int kWindows = 32;
 inline constexpr int kDigits = 256;
 
-// A group for the kernels: its coordinate field and its affine encoding's size (x‖y, Montgomery
-// words, zeros for infinity: the table's and the output's encoding alike).
-struct G1 {
-  using Field = Fq;
-  static constexpr std::uint64_t kPointBytes = 96;
+// A group of a curve (a description of ec/curves.cuh) for the kernels: its scalars, its coordinate
+// field and its affine encoding's size (x‖y, Montgomery words, zeros for infinity: the table's
+// and the output's encoding alike).
+template <class Curve, bool IsG2>
+struct Group {
+  using Scalar = typename Curve::Fr;
+  using Field = std::conditional_t<IsG2, typename Curve::Fq2, typename Curve::Fq>;
+  static constexpr bool kG2 = IsG2;
+  static constexpr std::uint64_t kPointBytes = 2 * sizeof(Field);
 };
-struct G2 {
-  using Field = Fq2;
-  static constexpr std::uint64_t kPointBytes = 192;
-};
+using G1 = Group<Bls12_381Curve, false>;  // BLS12-381's
+using G2 = Group<Bls12_381Curve, true>;
+static_assert(G1::kPointBytes == 96 && G2::kPointBytes == 192);
 
 // Byte w of the canonical scalar: window w's digit.
-SH_HD unsigned digit(const Fr& canonical, int w) { return (canonical.w[w / 4] >> (8 * (w % 4))) & 0xff; }
+template <class F>
+SH_HD unsigned digit(const F& canonical, int w) {
+  return (canonical.w[w / 4] >> (8 * (w % 4))) & 0xff;
+}
 
 // (X/ZZ, Y/ZZZ) with one inversion: 1/ZZ = ZZZ/(ZZ·ZZZ), 1/ZZZ = ZZ/(ZZ·ZZZ). Infinity: zeros.
 template <class F>
@@ -59,7 +67,7 @@ template <class C>
 SH_HD void multiply_point(const std::uint8_t* table, const std::uint8_t* scalar, std::uint8_t* out) {
   using F = typename C::Field;
   constexpr std::uint64_t kCoordinateBytes = sizeof(F);
-  const Fr canonical = synthetic::load_element<Fr>(scalar).from_montgomery();
+  const auto canonical = synthetic::load_element<typename C::Scalar>(scalar).from_montgomery();
   XyzzPoint<F> sum = XyzzPoint<F>::infinity();
 #pragma unroll 1
   for (int w = 0; w < kWindows; ++w) {

@@ -20,14 +20,17 @@ namespace stagehand::cuda {
 
 enum class FixedBaseGroup { g1, g2 };
 
-constexpr std::uint64_t fixed_base_point_bytes(FixedBaseGroup group) {
-  return group == FixedBaseGroup::g1 ? kernel::kG1AffineBytes : kernel::kG2AffineBytes;
+// BLS12-381's sizes unless a curve is named (BN254's: 64-byte G1, 128-byte G2 points).
+constexpr std::uint64_t fixed_base_point_bytes(FixedBaseGroup group, kernel::Curve curve = kernel::Curve::bls12_381) {
+  const kernel::CurveSizes sizes = kernel::curve_sizes(curve);
+  return group == FixedBaseGroup::g1 ? sizes.g1_affine : sizes.g2_affine;
 }
-constexpr std::uint64_t fixed_base_table_bytes(FixedBaseGroup group) {
-  return kernel::kFixedBaseTableEntries * fixed_base_point_bytes(group);
+constexpr std::uint64_t fixed_base_table_bytes(FixedBaseGroup group, kernel::Curve curve = kernel::Curve::bls12_381) {
+  return kernel::kFixedBaseTableEntries * fixed_base_point_bytes(group, curve);
 }
 
+// Over the curve's group: one source (fixed_base.cuh) instantiated for both curves.
 void fixed_base_multiply(FixedBaseGroup group, const void* table, const void* scalars, void* points,
-                         std::uint64_t count, cudaStream_t stream);
+                         std::uint64_t count, cudaStream_t stream, kernel::Curve curve = kernel::Curve::bls12_381);
 
 }  // namespace stagehand::cuda

@@ -29,10 +29,11 @@ void parallel_chunks(std::uint64_t count, unsigned thread_count, Task task) {
   for (auto& worker : workers) worker.join();
 }
 
-math::Fr random_element(std::mt19937_64& engine) {
+template <class Fr = math::Fr>
+Fr random_element(std::mt19937_64& engine) {
   for (;;) {
     math::Limbs<4> limbs{engine(), engine(), engine(), engine() & 0x7fffffffffffffffULL};
-    if (auto value = math::Fr::from_canonical_limbs(limbs)) return *value;
+    if (auto value = Fr::from_canonical_limbs(limbs)) return *value;
   }
 }
 
@@ -47,30 +48,40 @@ std::vector<math::Fr> random_fr(std::uint64_t count, std::uint64_t seed) {
 
 namespace {
 
-void encode(const math::G1Affine& point, std::uint8_t* target) {
-  std::memcpy(target, point.x.montgomery_limbs().data(), 48);
-  std::memcpy(target + 48, point.y.montgomery_limbs().data(), 48);
+// A coordinate's Montgomery words: Fq's, or an Fq2's c0 then c1. Returns the bytes written.
+template <class F>
+std::size_t encode_coordinate(const F& value, std::uint8_t* target) {
+  if constexpr (requires { value.c0; }) {
+    const std::size_t half = encode_coordinate(value.c0, target);
+    return half + encode_coordinate(value.c1, target + half);
+  } else {
+    std::memcpy(target, value.montgomery_limbs().data(), sizeof(value.montgomery_limbs()));
+    return sizeof(value.montgomery_limbs());
+  }
 }
-void encode(const math::G2Affine& point, std::uint8_t* target) {
-  std::memcpy(target, point.x.c0.montgomery_limbs().data(), 48);
-  std::memcpy(target + 48, point.x.c1.montgomery_limbs().data(), 48);
-  std::memcpy(target + 96, point.y.c0.montgomery_limbs().data(), 48);
-  std::memcpy(target + 144, point.y.c1.montgomery_limbs().data(), 48);
+template <class Curve>
+void encode(const math::AffinePoint<Curve>& point, std::uint8_t* target) {
+  const std::size_t coordinate = encode_coordinate(point.x, target);
+  encode_coordinate(point.y, target + coordinate);
 }
 
-// The walk in either group: chunks start at their own multiple of G, then add d·G per point.
+// The walk in either group of either curve: chunks start at their own multiple of G, then add d·G
+// per point.
 template <class Curve>
-PointWalk fill_walk(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed, unsigned thread_count) {
+BasicPointWalk<typename Curve::ScalarField> fill_walk(std::span<std::uint8_t> out, std::uint64_t point_count,
+                                                      std::uint64_t seed, unsigned thread_count) {
   using Projective = math::ProjectivePoint<Curve>;
   using Affine = math::AffinePoint<Curve>;
-  constexpr std::uint64_t point_bytes = std::is_same_v<Curve, math::G1Curve> ? 96 : 192;
+  using Fr = typename Curve::ScalarField;
+  constexpr std::uint64_t point_bytes = 2 * sizeof(typename Curve::BaseField);
+  static_assert(sizeof(math::G1Affine::Field) == 48 && sizeof(math::bn254::Fq) == 32, "coordinates are their words");
   std::mt19937_64 engine(seed);
-  PointWalk walk{random_element(engine), random_element(engine)};
+  BasicPointWalk<Fr> walk{random_element<Fr>(engine), random_element<Fr>(engine)};
   const auto generator = Projective::from_affine(Curve::generator());
   const Affine step_point = generator.multiply(walk.step).to_affine();
   parallel_chunks(point_count, thread_count, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
     std::vector<Projective> chunk(end - begin);
-    Projective current = generator.multiply(walk.start + math::Fr::from_uint64(begin) * walk.step);
+    Projective current = generator.multiply(walk.start + Fr::from_uint64(begin) * walk.step);
     for (auto& point : chunk) {
       point = current;
       current += step_point;
@@ -91,22 +102,23 @@ PointWalk fill_walk(std::span<std::uint8_t> out, std::uint64_t point_count, std:
 }
 
 // Σ s_i·(a + i·d) = a·Σ s_i + d·Σ i·s_i: the discrete logarithm of the walk's MSM.
-math::Fr walk_logarithm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count, const PointWalk& walk,
-                        unsigned thread_count) {
+template <class Fr>
+Fr walk_logarithm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count, const BasicPointWalk<Fr>& walk,
+                  unsigned thread_count) {
   std::mutex mutex;
-  math::Fr sum = math::Fr::zero();
-  math::Fr weighted = math::Fr::zero();
+  Fr sum = Fr::zero();
+  Fr weighted = Fr::zero();
   parallel_chunks(count, thread_count, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
-    math::Fr local_sum = math::Fr::zero();
-    math::Fr local_weighted = math::Fr::zero();
-    math::Fr index = math::Fr::from_uint64(begin);
+    Fr local_sum = Fr::zero();
+    Fr local_weighted = Fr::zero();
+    Fr index = Fr::from_uint64(begin);
     for (std::uint64_t i = begin; i < end; ++i) {
       math::Limbs<4> limbs;
       std::memcpy(limbs.data(), canonical_scalars.data() + i * 32, 32);
-      const math::Fr scalar = *math::Fr::from_canonical_limbs(limbs);
+      const Fr scalar = *Fr::from_canonical_limbs(limbs);
       local_sum += scalar;
       local_weighted += scalar * index;
-      index += math::Fr::one();
+      index += Fr::one();
     }
     const std::lock_guard lock(mutex);
     sum += local_sum;
@@ -127,27 +139,67 @@ PointWalk fill_sample_g2_points(std::span<std::uint8_t> out, std::uint64_t point
   return fill_walk<math::G2Curve>(out, point_count, seed, thread_count);
 }
 
-void fill_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
+namespace {
+
+template <class Fr>
+void fill_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
   parallel_chunks(count, 0, [&](unsigned thread, std::uint64_t begin, std::uint64_t end) {
     std::mt19937_64 engine(seed * 1000003 + thread);
     for (std::uint64_t i = begin; i < end; ++i) {
-      const math::Fr value = random_element(engine);
+      const Fr value = random_element<Fr>(engine);
       const auto limbs = montgomery ? value.montgomery_limbs() : value.to_canonical_limbs();
       std::memcpy(out.data() + i * 32, limbs.data(), 32);
     }
   });
 }
 
+template <class Curve>
+math::ProjectivePoint<Curve> expected_walk(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                           const BasicPointWalk<typename Curve::ScalarField>& walk,
+                                           unsigned thread_count) {
+  const auto generator = math::ProjectivePoint<Curve>::from_affine(Curve::generator());
+  return generator.multiply(walk_logarithm(canonical_scalars, count, walk, thread_count));
+}
+
+}  // namespace
+
+void fill_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
+  fill_scalars<math::Fr>(out, count, seed, montgomery);
+}
+
+void fill_bn254_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery) {
+  fill_scalars<math::bn254::Fr>(out, count, seed, montgomery);
+}
+
 math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
                                      const PointWalk& walk, unsigned thread_count) {
-  const auto generator = math::G1Projective::from_affine(math::G1Curve::generator());
-  return generator.multiply(walk_logarithm(canonical_scalars, count, walk, thread_count));
+  return expected_walk<math::G1Curve>(canonical_scalars, count, walk, thread_count);
 }
 
 math::G2Projective expected_walk_g2_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
                                         const PointWalk& walk, unsigned thread_count) {
-  const auto generator = math::G2Projective::from_affine(math::G2Curve::generator());
-  return generator.multiply(walk_logarithm(canonical_scalars, count, walk, thread_count));
+  return expected_walk<math::G2Curve>(canonical_scalars, count, walk, thread_count);
+}
+
+Bn254PointWalk fill_bn254_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                                        unsigned thread_count) {
+  return fill_walk<math::bn254::G1Curve>(out, point_count, seed, thread_count);
+}
+
+Bn254PointWalk fill_bn254_sample_g2_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                                           unsigned thread_count) {
+  return fill_walk<math::bn254::G2Curve>(out, point_count, seed, thread_count);
+}
+
+math::bn254::G1Projective expected_bn254_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                                  const Bn254PointWalk& walk, unsigned thread_count) {
+  return expected_walk<math::bn254::G1Curve>(canonical_scalars, count, walk, thread_count);
+}
+
+math::bn254::G2Projective expected_bn254_walk_g2_msm(std::span<const std::uint8_t> canonical_scalars,
+                                                     std::uint64_t count, const Bn254PointWalk& walk,
+                                                     unsigned thread_count) {
+  return expected_walk<math::bn254::G2Curve>(canonical_scalars, count, walk, thread_count);
 }
 
 }  // namespace stagehand::cuda

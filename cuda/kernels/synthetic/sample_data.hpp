@@ -11,16 +11,20 @@
 #include <span>
 #include <vector>
 
+#include "math/bn254.hpp"
 #include "math/fr.hpp"
 #include "math/g1.hpp"
 #include "math/g2.hpp"
 
 namespace stagehand::cuda {
 
-struct PointWalk {
-  math::Fr start;  // a
-  math::Fr step;   // d
+template <class Fr>
+struct BasicPointWalk {
+  Fr start;  // a
+  Fr step;   // d
 };
+using PointWalk = BasicPointWalk<math::Fr>;
+using Bn254PointWalk = BasicPointWalk<math::bn254::Fr>;
 
 // Fills out (point_count·96 bytes) with P_i = (a + i·d)·G as affine Montgomery bytes.
 PointWalk fill_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
@@ -41,5 +45,17 @@ math::G1Projective expected_walk_msm(std::span<const std::uint8_t> canonical_sca
                                      const PointWalk& walk, unsigned thread_count = 0);
 math::G2Projective expected_walk_g2_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
                                         const PointWalk& walk, unsigned thread_count = 0);
+
+// The same for BN254 (math::bn254; 64-byte G1 and 128-byte G2 points, its Fr's scalars).
+Bn254PointWalk fill_bn254_sample_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                                        unsigned thread_count = 0);
+Bn254PointWalk fill_bn254_sample_g2_points(std::span<std::uint8_t> out, std::uint64_t point_count, std::uint64_t seed,
+                                           unsigned thread_count = 0);
+void fill_bn254_sample_scalars(std::span<std::uint8_t> out, std::uint64_t count, std::uint64_t seed, bool montgomery);
+math::bn254::G1Projective expected_bn254_walk_msm(std::span<const std::uint8_t> canonical_scalars, std::uint64_t count,
+                                                  const Bn254PointWalk& walk, unsigned thread_count = 0);
+math::bn254::G2Projective expected_bn254_walk_g2_msm(std::span<const std::uint8_t> canonical_scalars,
+                                                     std::uint64_t count, const Bn254PointWalk& walk,
+                                                     unsigned thread_count = 0);
 
 }  // namespace stagehand::cuda
