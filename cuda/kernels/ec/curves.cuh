@@ -107,13 +107,15 @@ struct Bls12_381Curve : CurveFields<FrParams, FqParams>,
   SH_HD static G2Affine g2_generator() { return CurveGenerators<Bls12_381Curve>::g2(); }
 };
 static_assert(sizeof(Bls12_381Curve::G1Affine) == 96 && sizeof(Bls12_381Curve::G2Affine) == 192);
-static_assert(std::is_same_v<Bls12_381Curve::FrF64, FrF64> && std::is_same_v<Bls12_381Curve::Fq2F64Called, Fq2F64Called>,
+static_assert(std::is_same_v<Bls12_381Curve::FrF64, FrF64> &&
+                  std::is_same_v<Bls12_381Curve::Fq2F64Called, Fq2F64Called>,
               "BLS12-381's forms are the kernels' existing types");
 
 // BN254: G1 y^2 = x^3 + 3 over Fq, G2 y^2 = x^3 + 3/(9 + u) over Fq2 (the D-type twist); the
 // generators are EIP-196's and EIP-197's, snarkjs's.
-struct Bn254Curve : CurveFields<bn254::FrParams, bn254::FqParams>,
-                    CurveForms<bn254::FrF64Params, bn254::FqF64Params, bn254::FqCalledParams, bn254::FqF64CalledParams> {
+struct Bn254Curve
+    : CurveFields<bn254::FrParams, bn254::FqParams>,
+      CurveForms<bn254::FrF64Params, bn254::FqF64Params, bn254::FqCalledParams, bn254::FqF64CalledParams> {
   static constexpr const char* name = "BN254";
   static constexpr unsigned two_adicity = 28;
   SH_HD static Fq g1_b() {

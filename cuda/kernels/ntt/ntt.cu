@@ -680,8 +680,8 @@ void ntt_domain_init(void* domain, unsigned log_size, const FrWords& root, const
   check_log_size(log_size);
   const DomainLayout layout(log_size);
   Fr* table = static_cast<Fr*>(domain);
-  domain_constants_kernel<Fr><<<1, 1, 0, stream>>>(table, layout, fr_from_words<Fr>(root),
-                                                   fr_from_words<Fr>(coset_generator));
+  domain_constants_kernel<Fr>
+      <<<1, 1, 0, stream>>>(table, layout, fr_from_words<Fr>(root), fr_from_words<Fr>(coset_generator));
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
   const std::uint64_t entries = 4 * layout.table + (std::uint64_t{1} << layout.small_log);
   domain_tables_kernel<Fr><<<blocks_for(entries, 256), 256, 0, stream>>>(table, layout);
@@ -752,8 +752,8 @@ void ntt(void* values_pointer, const void* domain_pointer, unsigned log_size, Nt
   }
 
   if (kind == NttKind::coset_inverse) {
-    scale_powers_kernel<Fr><<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3),
-                                                                    layout.low_log);
+    scale_powers_kernel<Fr>
+        <<<blocks_for(n, 256), 256, 0, stream>>>(values, n, domain + layout.power_table(3), layout.low_log);
     STAGEHAND_CUDA_CHECK(cudaGetLastError());
   }
 }
@@ -789,11 +789,11 @@ void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigne
 }
 
 // Each curve's instantiations (ntt.hpp declares them; BLS12-381's are the default).
-#define STAGEHAND_NTT_INSTANTIATE(Curve)                                                                            \
-  template void snarkjs_domain_roots<Curve>(unsigned, FrWords&, FrWords&);                                          \
-  template void ntt_domain_init<Curve>(void*, unsigned, const FrWords&, const FrWords&, cudaStream_t);              \
-  template void ntt<Curve>(void*, const void*, unsigned, NttKind, cudaStream_t, NttVariant);                        \
-  template void h_pointwise<Curve>(void*, const void*, const void*, std::uint64_t, const FrWords*, cudaStream_t);   \
+#define STAGEHAND_NTT_INSTANTIATE(Curve)                                                                          \
+  template void snarkjs_domain_roots<Curve>(unsigned, FrWords&, FrWords&);                                        \
+  template void ntt_domain_init<Curve>(void*, unsigned, const FrWords&, const FrWords&, cudaStream_t);            \
+  template void ntt<Curve>(void*, const void*, unsigned, NttKind, cudaStream_t, NttVariant);                      \
+  template void h_pointwise<Curve>(void*, const void*, const void*, std::uint64_t, const FrWords*, cudaStream_t); \
   template void h_polynomial<Curve>(void*, void*, void*, const void*, unsigned, HForm, cudaStream_t, NttVariant);
 STAGEHAND_NTT_INSTANTIATE(Bls12_381Curve)
 STAGEHAND_NTT_INSTANTIATE(Bn254Curve)
