@@ -20,24 +20,45 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace stagehand::proving {
 
+// A key of either curve as a batch proves it, and a constraint system of either (null: none).
+using AnyKey = std::variant<const groth16::ProvingKey*, const groth16::bn254::ProvingKey*>;
+using AnyR1cs = std::variant<const groth16::R1cs*, const groth16::bn254::R1cs*>;
+
 // The key a batch proves.
 struct BatchKey {
-  const groth16::ProvingKey* key = nullptr;
+  AnyKey key = static_cast<const groth16::ProvingKey*>(nullptr);
   const groth16::KeySizes* sizes = nullptr;  // KeySizes::of(*key), kept by the caller (it reads every coefficient)
   std::filesystem::path path;                // the .zkey, or what names a key made in memory (for messages)
   // Where the key stays set up between batches (the engine's); null: the run sets it up and frees it.
   std::shared_ptr<groth16::DeviceKeyState> device_state;
 };
 
+// One proof of a batch, of whichever curve its key is: the batch makes its r and s over that curve.
+struct BatchJob {
+  std::filesystem::path wtns;  // names the witness in messages; read where wtns_bytes is null
+  std::shared_ptr<const std::vector<std::uint8_t>> wtns_bytes;
+  std::optional<std::uint64_t> seed;  // r and s from this seed (tests, --seed); none: the system's randomness
+};
+
+// What is checked around each proof (groth16::BasicProofChecks of the key's curve). A constraint
+// system of the other curve than the key's fails the run, naming both.
+struct BatchChecks {
+  bool verify = true;
+  AnyR1cs r1cs = static_cast<const groth16::R1cs*>(nullptr);
+  std::filesystem::path r1cs_path;
+};
+
 struct BatchSettings {
   CoordinatorSettings coordinator;  // resident_bytes: what else stays on the devices (other keys) included
   groth16::ProofLayout layout;
-  groth16::ProofChecks checks;
+  BatchChecks checks;
   unsigned threads = 0;  // each host step's CPU math (0: every hardware thread)
   // Where the coordinator's rows go (null: the backend's own trace, where the simulator records its
   // devices' work), and on a GPU whether the kernels and blocking host calls go there too.
@@ -65,7 +86,7 @@ struct ProofEnd {
 
 // Proofs that join a running batch, and whether the batch takes any more after them.
 struct Joining {
-  std::vector<groth16::ProofJob> jobs;
+  std::vector<BatchJob> jobs;
   bool close = true;
 };
 
@@ -128,7 +149,7 @@ class ProofBatch {
 
   // Runs `jobs` and those that join. Every job ends through the listener before it returns, also
   // when the run fails as a whole ("the run failed: ...").
-  BatchFigures run(std::vector<groth16::ProofJob> jobs);
+  BatchFigures run(std::vector<BatchJob> jobs);
 
  private:
   Backend& backend_;

@@ -52,10 +52,10 @@ const Key& test_key() {
 }
 
 // Proof `index` of witness (x, y): r and s from kSeed + index.
-groth16::ProofJob job(std::size_t index, std::uint64_t x, std::uint64_t y) {
-  groth16::ProofJob job;
+BatchJob job(std::size_t index, std::uint64_t x, std::uint64_t y) {
+  BatchJob job;
   job.wtns = fmt::format("proof {}", index);
-  job.randomness = groth16::ProofRandomness::from_seed(kSeed + index);
+  job.seed = kSeed + index;
   job.wtns_bytes = std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(witness(x, y)));
   return job;
 }
@@ -123,7 +123,7 @@ class Recorder : public BatchListener {
   };
   std::map<int, End> ends;
   std::map<BatchStep, int> steps;
-  std::vector<groth16::ProofJob> to_join;
+  std::vector<BatchJob> to_join;
   int stop_job = -1;
   BatchStep stop_at = BatchStep::prepare;
   int set_ups = 0;
@@ -179,7 +179,7 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_and_a_proof_its_listener_stops_fail_alone) {
   recorder.stop_at = BatchStep::program;
   auto bad = job(1, 5, 7);
   bad.wtns_bytes = std::make_shared<const std::vector<std::uint8_t>>(std::vector<std::uint8_t>{1, 2, 3});
-  std::vector<groth16::ProofJob> jobs;
+  std::vector<BatchJob> jobs;
   jobs.push_back(job(0, 2, 3));
   jobs.push_back(std::move(bad));
   jobs.push_back(job(2, 11, 13));
