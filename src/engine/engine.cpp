@@ -78,28 +78,16 @@ namespace {
 template <class Key>
 std::uint64_t key_host_bytes(const Key& key) {
   return key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
-         key.h.bytes().size() + key.ic.size() * sizeof(key.ic[0]) + key.coefficients.size() * sizeof(key.coefficients[0]);
+         key.h.bytes().size() + key.ic.size() * sizeof(key.ic[0]) +
+         key.coefficients.size() * sizeof(key.coefficients[0]);
 }
 
 // The constraint system checked against its key: of the key's curve (bad_key naming both
 // otherwise), with the key's wires and public signals.
 template <class Key>
 void check_key_r1cs(const KeyInMemory& in_memory, const Key& key) {
-  std::visit(
-      [&](const auto& r1cs) {
-        if (r1cs == nullptr) return;
-        using R1csType = std::remove_cvref_t<decltype(*r1cs)>;
-        if constexpr (std::is_same_v<R1csType, typename groth16::CurveProofTypes<Key>::R1csType>) {
-          groth16::check_constraint_system(*r1cs, in_memory.r1cs_path, key, in_memory.path);
-        } else {
-          const auto other = Key::curve == groth16::Curve::bn254 ? groth16::Curve::bls12_381 : groth16::Curve::bn254;
-          throw groth16::CurveError(fmt::format("{}: a constraint system of {}, for the key {} of {}",
-                                                in_memory.r1cs_path.string(), groth16::curve_name(other),
-                                                in_memory.path.string(), groth16::curve_name(Key::curve)),
-                                    other, Key::curve);
-        }
-      },
-      in_memory.r1cs);
+  const auto* r1cs = proving::r1cs_of_curve<Key>(batch_r1cs_of(in_memory.r1cs), in_memory.r1cs_path, in_memory.path);
+  if (r1cs != nullptr) groth16::check_constraint_system(*r1cs, in_memory.r1cs_path, key, in_memory.path);
 }
 }  // namespace
 

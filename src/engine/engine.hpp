@@ -1,6 +1,7 @@
 #pragma once
 // stagehand::Engine: a long-lived prover. It opens the devices once (backend/backend.hpp), keeps
-// proving keys by name in host memory (each .zkey read once), and accepts proofs from any thread.
+// proving keys of either curve (BLS12-381, BN254: the .zkey's primes choose) by name in host
+// memory (each .zkey read once), and accepts proofs from any thread.
 //
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
 // queued proof, at most `max_batch` of its proofs, in order) and runs it as one coordinator run

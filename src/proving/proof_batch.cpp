@@ -135,28 +135,14 @@ Job curve_job(BatchJob job) {
   return made;
 }
 
-// The checks as the workload of the key's curve takes them: a constraint system of the other
-// curve is the caller's mistake, named with both curves before anything runs.
+// The checks as the workload of the key's curve takes them (a constraint system of the other
+// curve refused before anything runs).
 template <class Key>
 typename groth16::BasicGroth16Workload<Key>::Checks curve_checks(const BatchChecks& checks, const BatchKey& key) {
-  using R1csType = typename groth16::CurveProofTypes<Key>::R1csType;
   typename groth16::BasicGroth16Workload<Key>::Checks made;
   made.verify = checks.verify;
+  made.r1cs = r1cs_of_curve<Key>(checks.r1cs, checks.r1cs_path, key.path);
   made.r1cs_path = checks.r1cs_path;
-  std::visit(
-      [&](const auto* r1cs) {
-        if (r1cs == nullptr) return;
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*r1cs)>, R1csType>) {
-          made.r1cs = r1cs;
-        } else {
-          const auto other = Key::curve == groth16::Curve::bn254 ? groth16::Curve::bls12_381 : groth16::Curve::bn254;
-          throw groth16::CurveError(fmt::format("{}: a constraint system of {}, for the key {} of {}",
-                                                checks.r1cs_path.string(), groth16::curve_name(other),
-                                                key.path.string(), groth16::curve_name(Key::curve)),
-                                    other, Key::curve);
-        }
-      },
-      checks.r1cs);
   return made;
 }
 
@@ -328,7 +314,8 @@ void run_curve(Backend& backend, const BatchKey& batch_key, const Key& key, cons
   Trace& trace = settings.trace != nullptr ? *settings.trace : backend.trace();
   {
     const KernelTraceScope kernels_traced(backend, settings.trace_kernels ? &trace : nullptr);
-    figures.report = BatchRun<CurveWorkload>(backend, batch_key, settings, listener, workload, listened, ends).run(trace);
+    figures.report =
+        BatchRun<CurveWorkload>(backend, batch_key, settings, listener, workload, listened, ends).run(trace);
   }
   figures.set_up_seconds = workload.set_up_seconds();
   figures.counters_after_set_up = workload.counters_after_set_up();

@@ -13,7 +13,10 @@
 
 #include "coordinator/coordinator.hpp"
 #include "backend/backend.hpp"
+#include "groth16/curve.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
+
+#include <fmt/format.h>
 
 #include <cstddef>
 #include <filesystem>
@@ -22,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -30,6 +34,29 @@ namespace stagehand::proving {
 // A key of either curve as a batch proves it, and a constraint system of either (null: none).
 using AnyKey = std::variant<const groth16::ProvingKey*, const groth16::bn254::ProvingKey*>;
 using AnyR1cs = std::variant<const groth16::R1cs*, const groth16::bn254::R1cs*>;
+
+// The constraint system as the workload of a key of type Key takes it (null where none); a
+// CurveError naming both files and both curves where it is of the other curve than the key's.
+template <class Key>
+const typename groth16::CurveProofTypes<Key>::R1csType* r1cs_of_curve(const AnyR1cs& r1cs,
+                                                                      const std::filesystem::path& r1cs_path,
+                                                                      const std::filesystem::path& key_path) {
+  using R1csType = typename groth16::CurveProofTypes<Key>::R1csType;
+  return std::visit(
+      [&](const auto* held) -> const R1csType* {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*held)>, R1csType>) {
+          return held;
+        } else {
+          if (held == nullptr) return nullptr;
+          const auto other = Key::curve == groth16::Curve::bn254 ? groth16::Curve::bls12_381 : groth16::Curve::bn254;
+          throw groth16::CurveError(
+              fmt::format("{}: a constraint system of {}, for the key {} of {}", r1cs_path.string(),
+                          groth16::curve_name(other), key_path.string(), groth16::curve_name(Key::curve)),
+              other, Key::curve);
+        }
+      },
+      r1cs);
+}
 
 // The key a batch proves.
 struct BatchKey {

@@ -170,12 +170,14 @@ BOOST_AUTO_TEST_CASE(a_bn254_key_proves_beside_a_bls12_381_key) {
     const auto result = bn_handle.wait();
     BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, result.error);
     const auto witness = bn_witness(x, 5);
-    const auto expected = bn::prove_on_cpu(bn_key, witness, bn::ProofRandomness::from_seed(kSeed + bn_handle.id() - 1), 1);
+    const auto expected =
+        bn::prove_on_cpu(bn_key, witness, bn::ProofRandomness::from_seed(kSeed + bn_handle.id() - 1), 1);
     const auto signals = bn::public_signals(bn_key, witness);
     BOOST_CHECK(bn::verify_proof(bn_key, expected, signals));
     BOOST_CHECK_EQUAL(result.proof_json, bn::proof_json(expected));
     BOOST_CHECK(result.proof_json.find("\"bn128\"") != std::string::npos);
-    BOOST_CHECK_EQUAL(result.public_json, bn::public_json(std::vector<BnFr>{BnFr::from_uint64(x * 5), BnFr::from_uint64(x)}));
+    BOOST_CHECK_EQUAL(result.public_json,
+                      bn::public_json(std::vector<BnFr>{BnFr::from_uint64(x * 5), BnFr::from_uint64(x)}));
     check_done(bls_handle, x, 5);
   }
   BOOST_CHECK(engine.has_key("bn") && engine.has_key("bls"));
@@ -194,7 +196,8 @@ BOOST_AUTO_TEST_CASE(a_bn254_key_proves_beside_a_bls12_381_key) {
   mixed.r1cs = std::make_shared<const bn::R1cs>(testing::bn254_multiplier_circuit());
   mixed.r1cs_path = "bn.r1cs";
   BOOST_CHECK(error_kind_of([&] { engine.load_key("mixed", mixed); }, &message) == ErrorKind::bad_key);
-  BOOST_CHECK_MESSAGE(message.find("bn.r1cs") != std::string::npos && message.find("in-memory.zkey") != std::string::npos &&
+  BOOST_CHECK_MESSAGE(message.find("bn.r1cs") != std::string::npos &&
+                          message.find("in-memory.zkey") != std::string::npos &&
                           message.find("BLS12-381") != std::string::npos && message.find("BN254") != std::string::npos,
                       message);
   BOOST_CHECK(!engine.has_key("mixed"));
