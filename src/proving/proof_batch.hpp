@@ -1,11 +1,13 @@
 #pragma once
 // ProofBatch: one coordinator run of one key's proofs, the one way proofs reach the GPUs (the
-// engine's runs; `stagehand prove` is a client of the engine). It builds the Groth16 workload in
-// the layout it is given, wires the coordinator's hooks (a pageable arena for the policies that
-// upload from ordinary memory, the caller's kept pinned staging pool, budget samples), takes the
-// proofs that join while it runs, ends every proof exactly once through its listener, and returns
-// the run's figures. Its trace goes to the sink the caller names, with the kernels on a GPU:
-// drawing it is the caller's business (proving/batch_trace.hpp writes it as files).
+// engine's runs; `stagehand prove` is a client of the engine). The key is of either curve
+// (BLS12-381, BN254): the batch builds that curve's Groth16 workload in the layout it is given,
+// makes each proof's r and s over it and writes its proof.json; it wires the coordinator's hooks
+// (a pageable arena for the policies that upload from ordinary memory, the caller's kept pinned
+// staging pool, budget samples), takes the proofs that join while it runs, ends every proof
+// exactly once through its listener, and returns the run's figures. Its trace goes to the sink
+// the caller names, with the kernels on a GPU: drawing it is the caller's business
+// (proving/batch_trace.hpp writes it as files).
 //
 // Who decides what: the caller plans the layout (groth16::plan_proof_layout), chooses the
 // coordinator's settings and decides which proofs join (BatchListener::join); the batch owns the
