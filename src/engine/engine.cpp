@@ -1,6 +1,7 @@
 // stagehand::Engine's public calls: keys, submits, cancels, status (engine_impl.hpp says where the rest is).
 #include "engine/engine_impl.hpp"
 
+#include <span>
 #include <type_traits>
 
 namespace stagehand::engine {
@@ -88,6 +89,24 @@ template <class Key>
 void check_key_r1cs(const KeyInMemory& in_memory, const Key& key) {
   const auto* r1cs = proving::r1cs_of_curve<Key>(batch_r1cs_of(in_memory.r1cs), in_memory.r1cs_path, in_memory.path);
   if (r1cs != nullptr) groth16::check_constraint_system(*r1cs, in_memory.r1cs_path, key, in_memory.path);
+}
+
+// The witness's bytes checked against its key: a witness of the other curve than the key's is
+// refused naming both (the curve's reader's CurveError), one of another circuit naming both files.
+void check_submitted_witness(const AnyKeyPointer& key, std::span<const std::uint8_t> wtns, const std::string& name,
+                             const std::filesystem::path& key_path, unsigned threads) {
+  std::visit(
+      [&](const auto& held) {
+        using Key = std::remove_cvref_t<decltype(*held)>;
+        std::uint32_t count = 0;
+        if constexpr (Key::curve == groth16::Curve::bn254) {
+          count = groth16::bn254::check_wtns(wtns, name, threads);
+        } else {
+          count = groth16::check_wtns(wtns, name, threads);
+        }
+        check_witness_count(*held, count, key_path, name);
+      },
+      key);
 }
 }  // namespace
 
@@ -303,20 +322,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
   const std::string name =
       options.witness_name.empty() ? fmt::format("proof {} (key {})", id, key_name) : options.witness_name;
   try {
-    // A witness of the other curve than its key's is refused naming both (the curve's reader's CurveError).
-    const unsigned threads = impl_->config.engine.threads;
-    std::visit(
-        [&](const auto& held) {
-          using Key = std::remove_cvref_t<decltype(*held)>;
-          std::uint32_t count = 0;
-          if constexpr (Key::curve == groth16::Curve::bn254) {
-            count = groth16::bn254::check_wtns(*wtns, name, threads);
-          } else {
-            count = groth16::check_wtns(*wtns, name, threads);
-          }
-          check_witness_count(*held, count, key_path, name);
-        },
-        key);
+    check_submitted_witness(key, *wtns, name, key_path, impl_->config.engine.threads);
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_witness, error.what());
   }
