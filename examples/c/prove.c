@@ -2,8 +2,11 @@
  * calls (submit with a callback, then wait), the errors a caller must be able to tell apart, and
  * the options (priority, request id, deadline) with each proof's timings.
  *
- *   prove <zkey> <wtns> <out dir>     writes <out dir>/proof.json, public.json (blocking call)
- *                                     and async.proof.json, async.public.json
+ *   prove <zkey> <wtns> <out dir> [config]   writes <out dir>/proof.json, public.json (blocking
+ *                                            call) and async.proof.json, async.public.json; the
+ *                                            engine configured by [config] where given (a
+ *                                            stagehand TOML file), else by its defaults
+ * The key may be of either curve (BLS12-381 or BN254): the status names it.
  * Exit status 0 only when every step did what it should.
  */
 #include <stagehand/stagehand.h>
@@ -137,12 +140,12 @@ static void check_options(stagehand_engine* engine, const unsigned char* wtns, s
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s <zkey> <wtns> <out dir>\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: %s <zkey> <wtns> <out dir> [config]\n", argv[0]);
     return 2;
   }
   char err[1024];
-  stagehand_engine* engine = stagehand_engine_create(NULL, err, sizeof err);
+  stagehand_engine* engine = stagehand_engine_create(argc == 5 ? argv[4] : NULL, err, sizeof err);
   if (engine == NULL) {
     fprintf(stderr, "FAIL: stagehand_engine_create: %s\n", err);
     return 1;
@@ -151,6 +154,17 @@ int main(int argc, char** argv) {
   if (status != STAGEHAND_OK) fail("stagehand_key_load", status, err);
   status = stagehand_key_load(engine, "circuit", argv[1], err, sizeof err);
   if (status != STAGEHAND_ERROR_KEY_EXISTS) fail("loading the key twice must be refused", status, err);
+  /* The status lists the key with its curve, as snarkjs names it ("bls12381" or "bn128"). */
+  char* status_json = stagehand_status_json(engine);
+  const char* curve = status_json != NULL ? strstr(status_json, "\"curve\":\"") : NULL;
+  if (curve == NULL) {
+    fprintf(stderr, "FAIL: the status names no key's curve: %s\n", status_json != NULL ? status_json : "(none)");
+    ++failures;
+  } else {
+    curve += strlen("\"curve\":\"");
+    printf("ok: the key's curve: %.*s\n", (int)strcspn(curve, "\""), curve);
+  }
+  stagehand_free(status_json);
 
   size_t wtns_length = 0;
   unsigned char* wtns = read_file(argv[2], &wtns_length);

@@ -1,5 +1,6 @@
-/* Stagehand's C ABI: a long-lived Groth16 prover (BLS12-381, snarkjs formats) for callers in C,
- * Go (cgo), Rust and anything else with a C FFI.
+/* Stagehand's C ABI: a long-lived Groth16 prover (snarkjs formats; BLS12-381 and BN254 keys side
+ * by side, each witness of its key's curve) for callers in C, Go (cgo), Rust and anything else with
+ * a C FFI.
  *
  * An engine opens the devices once (a GPU where the configuration and the machine have one,
  * otherwise the simulator's functional mode), keeps proving keys by name in host memory (each

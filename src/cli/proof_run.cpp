@@ -295,9 +295,9 @@ int run_proofs(const ProofRunOptions& options, const RunConfig& config, ProofRun
   if (options.no_verify)
     fmt::print(stderr, "stagehand prove: --no-verify: the proofs are written without the pairing check\n");
   std::string r1cs_note;
-  if (inputs.key.r1cs != nullptr) {
-    r1cs_note = fmt::format(", witnesses checked against the {} constraints of {}", inputs.key.r1cs->constraints.size(),
-                            inputs.key.r1cs_path.string());
+  if (!inputs.key.r1cs_path.empty()) {
+    r1cs_note = fmt::format(", witnesses checked against the {} constraints of {}",
+                            engine::constraint_count(inputs.key.r1cs), inputs.key.r1cs_path.string());
   }
   RunsSeen runs(options);
   ProofLines lines(inputs, !options.no_verify);

@@ -35,6 +35,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <variant>
 
 namespace stagehand::cli {
@@ -104,58 +105,6 @@ std::vector<ProofOutputs> proof_outputs(const ProveOptions& options, const std::
     }
   }
   return outputs;
-}
-
-// A BN254 key's proofs, one after another on the CPU reference (groth16::bn254::prove_on_cpu): the
-// engine, the device program and the kernels take BLS12-381 keys only so far. The same outputs,
-// --seed, --no-verify and --r1cs as the engine's route; r and s of proof i from seed + i.
-int prove_bn254_on_cpu(const ProveOptions& options, const groth16::bn254::ProvingKey& key, double read_seconds,
-                       const std::vector<fs::path>& files, const std::vector<ProofOutputs>& outputs) {
-  namespace bn = groth16::bn254;
-  fmt::print(stderr, "stagehand prove: {} is a BN254 key: proving on the CPU reference (no GPU, no engine)\n",
-             options.zkey);
-  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey,
-             key.n_vars, key.n_public, key.domain_log2, read_seconds);
-  std::optional<bn::R1cs> r1cs;
-  if (!options.r1cs.empty()) {
-    r1cs = bn::read_r1cs(options.r1cs, fmt::format("the key {} is BN254's", options.zkey));
-    groth16::check_constraint_system(*r1cs, options.r1cs, key, options.zkey);
-  }
-  const bn::ProofVerifier verifier(key);
-  int failed = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto proof_start = std::chrono::steady_clock::now();
-    const auto witness = bn::read_wtns(files[i], options.run.threads);
-    bn::check_witness_matches(key, witness, options.zkey, files[i]);
-    if (r1cs) {
-      if (const auto failing = bn::first_unsatisfied_constraint(*r1cs, witness)) {
-        fmt::print(
-            stderr,
-            "stagehand prove: {}: the witness does not satisfy constraint {} of {} (A·w · B·w ≠ C·w): no proof is made "
-            "for it\n",
-            files[i].string(), *failing, options.r1cs);
-        ++failed;
-        continue;
-      }
-    }
-    const auto randomness =
-        options.run.seed ? bn::ProofRandomness::from_seed(*options.run.seed + i) : bn::ProofRandomness::from_system();
-    const auto proof = bn::prove_on_cpu(key, witness, randomness, options.run.threads);
-    const auto signals = bn::public_signals(key, witness);
-    if (!options.run.no_verify) {
-      if (const auto why = verifier.check(proof, signals)) {
-        fmt::print(stderr, "stagehand prove: {}: the proof does not verify: {}\n", files[i].string(), *why);
-        ++failed;
-        continue;
-      }
-    }
-    groth16::write_text_file(outputs[i].proof, bn::proof_json(proof));
-    groth16::write_text_file(outputs[i].public_signals, bn::public_json(signals));
-    fmt::print(stderr, "stagehand prove: {}: {} in {:.2f} s on the CPU{}\n", files[i].string(),
-               outputs[i].proof.string(), seconds_since(proof_start),
-               options.run.no_verify ? " (not verified)" : ", verified");
-  }
-  return failed == 0 ? 0 : 1;
 }
 
 // One witness's assignment as bellperson synthesises it, checked against the constraint system
@@ -287,21 +236,28 @@ int prove(const ProveOptions& options) {
   // Opened and read once, by the reader of the curve its header names (a FIFO's bytes cannot be
   // read twice).
   auto any_key = groth16::read_any_zkey(options.zkey);
-  if (auto* bn_key = std::get_if<groth16::bn254::ProvingKey>(&any_key)) {
-    return prove_bn254_on_cpu(options, *bn_key, seconds_since(inputs.start), files, inputs.outputs);
-  }
-  key.key = std::make_shared<const groth16::ProvingKey>(std::move(std::get<groth16::ProvingKey>(any_key)));
   key.path = options.zkey;
   key.read_seconds = seconds_since(inputs.start);
-  fmt::print(stderr, "stagehand prove: {}: {} signals ({} public), domain 2^{}, read in {:.2f} s\n", options.zkey,
-             key.key->n_vars, key.key->n_public, key.key->domain_log2, key.read_seconds);
-  // The checks: every proof against the key's verification key (the pairing equation) unless
-  // --no-verify; with --r1cs every witness against every constraint as well.
-  if (!options.r1cs.empty()) {
-    const auto hint = fmt::format("the key {} is BLS12-381's", options.zkey);
-    key.r1cs = std::make_shared<const groth16::R1cs>(groth16::read_r1cs(options.r1cs, hint));
-    key.r1cs_path = options.r1cs;
-  }
+  // A key of either curve goes through the engine; its witnesses and --r1cs must be of its curve.
+  std::visit(
+      [&](auto&& read) {
+        using Key = std::remove_cvref_t<decltype(read)>;
+        fmt::print(stderr, "stagehand prove: {}: a {} key, {} signals ({} public), domain 2^{}, read in {:.2f} s\n",
+                   options.zkey, groth16::curve_name(Key::curve), read.n_vars, read.n_public, read.domain_log2,
+                   key.read_seconds);
+        key.key = std::make_shared<const Key>(std::move(read));
+        // The checks: every proof against the key's verification key (the pairing equation) unless
+        // --no-verify; with --r1cs every witness against every constraint as well.
+        if (options.r1cs.empty()) return;
+        const auto hint = fmt::format("the key {} is {}'s", options.zkey, groth16::curve_name(Key::curve));
+        if constexpr (Key::curve == groth16::Curve::bn254) {
+          key.r1cs = std::make_shared<const groth16::bn254::R1cs>(groth16::bn254::read_r1cs(options.r1cs, hint));
+        } else {
+          key.r1cs = std::make_shared<const groth16::R1cs>(groth16::read_r1cs(options.r1cs, hint));
+        }
+        key.r1cs_path = options.r1cs;
+      },
+      std::move(any_key));
   return run_proofs(options.run, config, std::move(inputs));
 }
 
@@ -312,7 +268,7 @@ void add_prove_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "prove", "Make Groth16 proofs from a snarkjs .zkey and .wtns files (snarkjs's proof.json, public.json)");
   command->add_option("--zkey", options->zkey,
-                      "snarkjs Groth16 proving key (BLS12-381; BN254 keys are proved on the CPU)");
+                      "snarkjs Groth16 proving key (BLS12-381 or BN254: its header's primes choose)");
   command->add_option("--params", options->params,
                       "Filecoin Groth16 parameters (bellperson's .params) instead of --zkey: proves the assignment "
                       "synthesised from --r1cs and each witness, as the SupraSeal C2 ABI does: on the devices of "

@@ -1,6 +1,9 @@
 // stagehand::Engine's public calls: keys, submits, cancels, status (engine_impl.hpp says where the rest is).
 #include "engine/engine_impl.hpp"
 
+#include <span>
+#include <type_traits>
+
 namespace stagehand::engine {
 
 const char* to_string(ProofState state) {
@@ -56,11 +59,54 @@ std::optional<Priority> priority_from_string(std::string_view text) {
   return std::nullopt;
 }
 
+groth16::Curve curve_of(const AnyKeyPointer& key) {
+  return std::visit([](const auto& held) { return std::remove_cvref_t<decltype(*held)>::curve; }, key);
+}
+
+proving::AnyKey batch_key_of(const AnyKeyPointer& key) {
+  return std::visit([](const auto& held) { return proving::AnyKey(held.get()); }, key);
+}
+
+proving::AnyR1cs batch_r1cs_of(const AnyR1csPointer& r1cs) {
+  return std::visit([](const auto& held) { return proving::AnyR1cs(held.get()); }, r1cs);
+}
+
+std::size_t constraint_count(const AnyR1csPointer& r1cs) {
+  return std::visit([](const auto& held) { return held ? held->constraints.size() : std::size_t{0}; }, r1cs);
+}
+
 namespace {
-std::uint64_t key_host_bytes(const groth16::ProvingKey& key) {
+template <class Key>
+std::uint64_t key_host_bytes(const Key& key) {
   return key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
-         key.h.bytes().size() + key.ic.size() * sizeof(math::G1Affine) +
-         key.coefficients.size() * sizeof(groth16::Coefficient);
+         key.h.bytes().size() + key.ic.size() * sizeof(key.ic[0]) +
+         key.coefficients.size() * sizeof(key.coefficients[0]);
+}
+
+// The constraint system checked against its key: of the key's curve (bad_key naming both
+// otherwise), with the key's wires and public signals.
+template <class Key>
+void check_key_r1cs(const KeyInMemory& in_memory, const Key& key) {
+  const auto* r1cs = proving::r1cs_of_curve<Key>(batch_r1cs_of(in_memory.r1cs), in_memory.r1cs_path, in_memory.path);
+  if (r1cs != nullptr) groth16::check_constraint_system(*r1cs, in_memory.r1cs_path, key, in_memory.path);
+}
+
+// The witness's bytes checked against its key: a witness of the other curve than the key's is
+// refused naming both (the curve's reader's CurveError), one of another circuit naming both files.
+void check_submitted_witness(const AnyKeyPointer& key, std::span<const std::uint8_t> wtns, const std::string& name,
+                             const std::filesystem::path& key_path, unsigned threads) {
+  std::visit(
+      [&](const auto& held) {
+        using Key = std::remove_cvref_t<decltype(*held)>;
+        std::uint32_t count = 0;
+        if constexpr (Key::curve == groth16::Curve::bn254) {
+          count = groth16::bn254::check_wtns(wtns, name, threads);
+        } else {
+          count = groth16::check_wtns(wtns, name, threads);
+        }
+        check_witness_count(*held, count, key_path, name);
+      },
+      key);
 }
 }  // namespace
 
@@ -141,20 +187,13 @@ void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
   const auto start = Clock::now();
   KeyInMemory key;
   try {
-    key.key = std::make_shared<const groth16::ProvingKey>(groth16::read_zkey(std::move(zkey)));
-  } catch (const groth16::CurveError& error) {
-    // Every key reaches the engine here: a BN254 key is refused rather than proved as BLS12-381's,
-    // saying what the engine lacks for it (docs/snarkjs-formats.md says the same).
-    if (error.found() == groth16::Curve::bn254) {
-      throw EngineError(
-          ErrorKind::bad_key,
-          fmt::format("{}: a BN254 key, which the engine does not prove yet: it lacks BN254's NTT, G1 and G2 MSM, "
-                      "a/b/c and H kernels, a device layout for BN254's 32-byte coordinates and the curve in "
-                      "the kernel ABI (its field and curve arithmetic is there); `stagehand prove` proves BN254 "
-                      "keys on the CPU reference",
-                      zkey_path.string()));
-    }
-    throw EngineError(ErrorKind::bad_key, error.what());
+    // The header's primes choose the curve; a key of neither is refused naming the file.
+    key.key = std::visit(
+        [](auto&& read) {
+          using Key = std::remove_cvref_t<decltype(read)>;
+          return AnyKeyPointer(std::make_shared<const Key>(std::move(read)));
+        },
+        groth16::read_any_zkey(std::move(zkey)));
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_key, error.what());
   }
@@ -165,15 +204,20 @@ void Engine::load_key(const std::string& name, groth16::InputFile zkey) {
 
 void Engine::load_key(const std::string& name, KeyInMemory in_memory) {
   impl_->check_loadable(name);
-  STAGEHAND_ASSERT(in_memory.key != nullptr, "key '{}' ({}) loaded without its key", name, in_memory.path.string());
-  const auto& key = *in_memory.key;
+  STAGEHAND_ASSERT(std::visit([](const auto& key) { return key != nullptr; }, in_memory.key),
+                   "key '{}' ({}) loaded without its key", name, in_memory.path.string());
   Impl::Key entry;
   try {
-    if (in_memory.r1cs) groth16::check_constraint_system(*in_memory.r1cs, in_memory.r1cs_path, key, in_memory.path);
+    std::visit(
+        [&](const auto& key) {
+          check_key_r1cs(in_memory, *key);
+          entry.sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(*key));
+          entry.host_bytes = key_host_bytes(*key);
+        },
+        in_memory.key);
     // A cap too small for one proof is the configuration's mistake: say so now, naming the key,
     // rather than fail every proof of it (the kernels' scratch, known on the devices, comes on top).
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
-    entry.sizes = std::make_shared<const groth16::KeySizes>(groth16::KeySizes::of(key));
     entry.planned_layout = impl_->proof_layout(*entry.sizes, settings);
     const auto& layout = entry.planned_layout;
     entry.layout = fmt::format("a/b/c {}; {}", groth16::describe(layout.abc_step), layout.placement.describe());
@@ -183,11 +227,11 @@ void Engine::load_key(const std::string& name, KeyInMemory in_memory) {
         impl_->config.run, entry.proof_bytes + margins,
         fmt::format("a proof of {} (domain 2^{}) ({} with the key's resident sets and matrix, {} safety margin "
                     "and residents; key sets streamed keep less on the device)",
-                    in_memory.path.string(), key.domain_log2, format_bytes(entry.proof_bytes), format_bytes(margins)));
+                    in_memory.path.string(), entry.sizes->domain_log2, format_bytes(entry.proof_bytes),
+                    format_bytes(margins)));
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_key, error.what());
   }
-  entry.host_bytes = key_host_bytes(key);
   entry.key = std::move(in_memory.key);
   entry.path = std::move(in_memory.path);
   entry.read_seconds = in_memory.read_seconds;
@@ -255,7 +299,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
     throw EngineError(ErrorKind::bad_request,
                       fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));
   }
-  std::shared_ptr<const groth16::ProvingKey> key;
+  AnyKeyPointer key;
   std::filesystem::path key_path;
   std::uint64_t id = 0;
   {
@@ -278,7 +322,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
   const std::string name =
       options.witness_name.empty() ? fmt::format("proof {} (key {})", id, key_name) : options.witness_name;
   try {
-    groth16::check_witness_count(*key, groth16::check_wtns(*wtns, name, impl_->config.engine.threads), key_path, name);
+    check_submitted_witness(key, *wtns, name, key_path, impl_->config.engine.threads);
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_witness, error.what());
   }
@@ -364,6 +408,7 @@ KeyStatus key_status(const std::string& name, const Engine::Impl::Key& key) {
   KeyStatus out;
   out.name = name;
   out.path = key.path.string();
+  out.curve = curve_of(key.key);
   out.host_bytes = key.host_bytes;
   out.resident.push_back("host");
   for (const int gpu : key.device_state->device_indices()) out.resident.push_back(fmt::format("gpu{}", gpu));

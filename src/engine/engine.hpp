@@ -1,6 +1,7 @@
 #pragma once
 // stagehand::Engine: a long-lived prover. It opens the devices once (backend/backend.hpp), keeps
-// proving keys by name in host memory (each .zkey read once), and accepts proofs from any thread.
+// proving keys of either curve (BLS12-381, BN254: the .zkey's primes choose) by name in host
+// memory (each .zkey read once), and accepts proofs from any thread.
 //
 // Scheduling: one dispatcher thread takes what is queued for one key (the key of the oldest
 // queued proof, at most `max_batch` of its proofs, in order) and runs it as one coordinator run
@@ -48,6 +49,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace stagehand::engine {
@@ -208,6 +210,7 @@ struct GpuStatus {
 struct KeyStatus {
   std::string name;
   std::string path;
+  groth16::Curve curve = groth16::Curve::bls12_381;  // the key's (snarkjs_curve_name names it as proof.json does)
   std::uint64_t host_bytes = 0;
   std::vector<std::string> resident;  // "host", and "gpu0", ... where it is set up on that GPU
   std::uint64_t device_set_ups = 0;   // device set-ups made of it (uploads of its sets and matrix) since it was loaded
@@ -247,15 +250,26 @@ struct EngineStatus {
   bool stopping = false;
 };
 
+// A key of either curve, and a constraint system of either (null: none).
+using AnyKeyPointer =
+    std::variant<std::shared_ptr<const groth16::ProvingKey>, std::shared_ptr<const groth16::bn254::ProvingKey>>;
+using AnyR1csPointer = std::variant<std::shared_ptr<const groth16::R1cs>, std::shared_ptr<const groth16::bn254::R1cs>>;
+groth16::Curve curve_of(const AnyKeyPointer& key);
+// What a batch takes of them (proving/proof_batch.hpp).
+proving::AnyKey batch_key_of(const AnyKeyPointer& key);
+proving::AnyR1cs batch_r1cs_of(const AnyR1csPointer& r1cs);
+// The constraints of a constraint system of either curve, none where it is null.
+std::size_t constraint_count(const AnyR1csPointer& r1cs);
+
 // A key already in memory for Engine::load_key (`stagehand prove` reads its .zkey itself and
-// reports the read; `stagehand bench prove` makes one).
+// reports the read; `stagehand bench prove` makes one). Of either curve: its witnesses must be too.
 struct KeyInMemory {
-  std::shared_ptr<const groth16::ProvingKey> key;
+  AnyKeyPointer key;
   std::filesystem::path path;  // the .zkey it was read from, or what names it, in messages
   double read_seconds = 0;     // how long it took to read, for status
   // Each witness is also checked against every constraint of this system, the first it does not
   // satisfy named (null: none); its wires and public signals must be the key's (bad_key).
-  std::shared_ptr<const groth16::R1cs> r1cs;
+  AnyR1csPointer r1cs;  // of the key's curve (bad_key naming both otherwise)
   std::filesystem::path r1cs_path;
 };
 

@@ -105,7 +105,7 @@ using detail::ProofRecord;
 
 struct Engine::Impl {
   struct Key {
-    std::shared_ptr<const groth16::ProvingKey> key;
+    AnyKeyPointer key;
     std::shared_ptr<const groth16::KeySizes> sizes;  // KeySizes::of(*key), once (it reads every coefficient)
     std::filesystem::path path;
     std::uint64_t host_bytes = 0;
@@ -113,7 +113,7 @@ struct Engine::Impl {
     std::string layout;                   // as planned at load: "a/b/c on the device; H, A, B1, C, B2 resident"
     groth16::ProofLayout planned_layout;  // the same plan
     // Each witness also checked against this constraint system (null: none).
-    std::shared_ptr<const groth16::R1cs> r1cs;
+    AnyR1csPointer r1cs;
     std::filesystem::path r1cs_path;
     Bytes proof_bytes = 0;  // one proof's device memory with the key set up, as planned at load
     // What its runs leave set up on the devices for the next one (the dispatcher's thread only
@@ -176,7 +176,7 @@ struct Engine::Impl {
   // its key's host bytes until then (the pinned registration refers to them).
   struct Retired {
     std::string name;
-    std::shared_ptr<const groth16::ProvingKey> key;
+    AnyKeyPointer key;
     std::shared_ptr<groth16::DeviceKeyState> device_state;
   };
   std::vector<Retired> retired;
@@ -393,10 +393,10 @@ struct Engine::Impl {
   // What a batch needs of its key, taken under the engine mutex when the batch is dispatched.
   struct BatchOf {
     std::string name;
-    std::shared_ptr<const groth16::ProvingKey> key;
+    AnyKeyPointer key;
     std::shared_ptr<const groth16::KeySizes> sizes;
     std::filesystem::path path;
-    std::shared_ptr<const groth16::R1cs> r1cs;
+    AnyR1csPointer r1cs;
     std::filesystem::path r1cs_path;
     std::shared_ptr<groth16::DeviceKeyState> device_state;
   };

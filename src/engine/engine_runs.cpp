@@ -19,8 +19,8 @@ class EngineBatch final : public proving::BatchListener {
         set_up_ended_(engine.backend->devices().size()) {}
 
   // The jobs of the proofs it began with.
-  std::vector<groth16::ProofJob> jobs() const {
-    std::vector<groth16::ProofJob> jobs;
+  std::vector<proving::BatchJob> jobs() const {
+    std::vector<proving::BatchJob> jobs;
     for (const auto& record : proofs_) jobs.push_back(proof_job(*record));
     return jobs;
   }
@@ -61,7 +61,7 @@ class EngineBatch final : public proving::BatchListener {
   }
 
  private:
-  groth16::ProofJob proof_job(const ProofRecord& record) const;
+  proving::BatchJob proof_job(const ProofRecord& record) const;
   void end(std::size_t index, ProofState state, std::string error, std::string proof = {},
            std::string public_signals = {});
 
@@ -74,12 +74,10 @@ class EngineBatch final : public proving::BatchListener {
 
 // r and s from [engine] seed count the proofs from 0 (unless the caller numbers them), as
 // `stagehand prove --seed` counts its witnesses: the engine's first proof is prove's first.
-groth16::ProofJob EngineBatch::proof_job(const ProofRecord& record) const {
-  groth16::ProofJob job;
+proving::BatchJob EngineBatch::proof_job(const ProofRecord& record) const {
+  proving::BatchJob job;
   job.wtns = record.name;
-  const auto& seed = engine_.config.engine.seed;
-  job.randomness =
-      seed ? groth16::ProofRandomness::from_seed(*seed + record.seed_index) : groth16::ProofRandomness::from_system();
+  if (const auto& seed = engine_.config.engine.seed) job.seed = *seed + record.seed_index;
   job.wtns_bytes = record.wtns;
   return job;
 }
@@ -367,7 +365,7 @@ void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vecto
       settings.trace_kernels = true;
       traced = &backend->trace();
     }
-    const proving::BatchKey batch_key{of.key.get(), of.sizes.get(), of.path,
+    const proving::BatchKey batch_key{batch_key_of(of.key), of.sizes.get(), of.path,
                                       config.engine.keep_key_on_device ? of.device_state : nullptr};
     const auto figures = proving::ProofBatch(*backend, batch_key, std::move(settings), listener).run(listener.jobs());
     listener.end_rest("the run ended without reporting this proof");
@@ -408,7 +406,7 @@ proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes hel
   if (!of.device_state->made_for(layout.abc_step == groth16::AbcStep::device, layout.placement))
     release_device_states({of.device_state});
   settings.checks.verify = config.engine.verify;
-  settings.checks.r1cs = of.r1cs.get();
+  settings.checks.r1cs = batch_r1cs_of(of.r1cs);
   settings.checks.r1cs_path = of.r1cs_path;
   settings.threads = config.engine.threads;
   if (config.engine.keep_key_on_device) keep_staging(settings);

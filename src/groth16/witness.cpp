@@ -106,10 +106,11 @@ std::size_t witness_into(const BinFile& file, std::span<Fr> out, unsigned thread
   return count;
 }
 
-std::uint32_t checked_count(const BinFile& file, unsigned threads) {
-  const std::uint32_t count = read_header<math::Fr>(file, Curve::bls12_381);
+template <class Fr = math::Fr>
+std::uint32_t checked_count(const BinFile& file, unsigned threads, Curve curve = Curve::bls12_381) {
+  const std::uint32_t count = read_header<Fr>(file, curve);
   auto values = values_section(file, count);
-  read_values<math::Fr>(values, count, std::nullopt, threads);
+  read_values<Fr>(values, count, std::nullopt, threads);
   return count;
 }
 
@@ -183,6 +184,10 @@ std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::bn
 std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name,
                             std::span<math::bn254::Fr> out, unsigned threads) {
   return witness_into<math::bn254::Fr>(BinFile(bytes, name, kMagic, kKind, kMaxVersion), out, threads, Curve::bn254);
+}
+
+std::uint32_t check_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads) {
+  return checked_count<math::bn254::Fr>(BinFile(bytes, name, kMagic, kKind, kMaxVersion), threads, Curve::bn254);
 }
 
 void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254::Fr>& witness) {

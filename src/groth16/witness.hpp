@@ -51,6 +51,8 @@ void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254
 std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::bn254::Fr> out, unsigned threads = 1);
 std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name,
                             std::span<math::bn254::Fr> out, unsigned threads = 1);
+// check_wtns of a BN254 witness (CurveError naming both curves for BLS12-381's).
+std::uint32_t check_wtns(std::span<const std::uint8_t> bytes, const std::string& name, unsigned threads = 1);
 }  // namespace bn254
 
 }  // namespace stagehand::groth16

@@ -3,6 +3,7 @@
 #include "coordinator/async_wait.hpp"
 #include "coordinator/pageable_arena.hpp"
 #include "device/errors.hpp"
+#include "groth16/curve.hpp"
 #include "groth16/json.hpp"
 #include "util/assert.hpp"
 #include "workloads/host_work.hpp"
@@ -13,7 +14,9 @@
 #include <deque>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace stagehand::proving {
 namespace {
@@ -41,7 +44,7 @@ std::vector<DeviceMemory> memory_of(const std::vector<Device*>& devices) {
 // The Groth16 workload with the listener's look at each proof's steps and each device's set-up.
 class ListenedWorkload final : public Workload {
  public:
-  ListenedWorkload(groth16::Groth16Workload& inner, BatchListener& listener, const std::vector<Device*>& devices)
+  ListenedWorkload(Workload& inner, BatchListener& listener, const std::vector<Device*>& devices)
       : inner_(inner), listener_(listener), devices_(devices) {}
 
   int job_count() const override { return inner_.job_count(); }
@@ -78,7 +81,7 @@ class ListenedWorkload final : public Workload {
     return where != devices_.end() ? static_cast<int>(where - devices_.begin()) : -1;
   }
 
-  groth16::Groth16Workload& inner_;
+  Workload& inner_;
   BatchListener& listener_;
   const std::vector<Device*>& devices_;
 };
@@ -121,11 +124,35 @@ class Ends {
   std::size_t unended_ = 0;
 };
 
-// One run of the batch on the backend: the hooks, the feeder of joining proofs, the coordinator.
+// A batch's job as the workload of its key's curve takes it, with r and s over that curve.
+template <class Job>
+Job curve_job(BatchJob job) {
+  using Randomness = decltype(Job::randomness);
+  Job made;
+  made.wtns = std::move(job.wtns);
+  made.wtns_bytes = std::move(job.wtns_bytes);
+  made.randomness = job.seed ? Randomness::from_seed(*job.seed) : Randomness::from_system();
+  return made;
+}
+
+// The checks as the workload of the key's curve takes them (a constraint system of the other
+// curve refused before anything runs).
+template <class Key>
+typename groth16::BasicGroth16Workload<Key>::Checks curve_checks(const BatchChecks& checks, const BatchKey& key) {
+  typename groth16::BasicGroth16Workload<Key>::Checks made;
+  made.verify = checks.verify;
+  made.r1cs = r1cs_of_curve<Key>(checks.r1cs, checks.r1cs_path, key.path);
+  made.r1cs_path = checks.r1cs_path;
+  return made;
+}
+
+// One run of the batch on the backend: the hooks, the feeder of joining proofs, the coordinator;
+// over the workload of the key's curve.
+template <class CurveWorkload>
 class BatchRun {
  public:
   BatchRun(Backend& backend, const BatchKey& key, const BatchSettings& settings, BatchListener& listener,
-           groth16::Groth16Workload& workload, Workload& listened, Ends& ends)
+           CurveWorkload& workload, Workload& listened, Ends& ends)
       : backend_(backend),
         key_(key),
         settings_(settings),
@@ -140,13 +167,13 @@ class BatchRun {
   CoordinatorHooks hooks();
   void end_reported(const JobRecord& record);
   asio::awaitable<void> feed();
-  void add_joining(std::vector<groth16::ProofJob> jobs);
+  void add_joining(std::vector<BatchJob> jobs);
 
   Backend& backend_;
   const BatchKey& key_;
   const BatchSettings& settings_;
   BatchListener& listener_;
-  groth16::Groth16Workload& workload_;
+  CurveWorkload& workload_;
   Workload& listened_;
   Ends& ends_;
   PageableArena pageable_;  // serial uploads a, b, c from it; prestage and two-lock pin it in place
@@ -159,7 +186,8 @@ class BatchRun {
   AsyncWaitList feeder_ended_;
 };
 
-CoordinatorHooks BatchRun::hooks() {
+template <class CurveWorkload>
+CoordinatorHooks BatchRun<CurveWorkload>::hooks() {
   CoordinatorHooks hooks;
   hooks.kept_pinned = settings_.kept_pinned;
   hooks.keep_pinned = settings_.keep_pinned;
@@ -177,7 +205,8 @@ CoordinatorHooks BatchRun::hooks() {
   return hooks;
 }
 
-void BatchRun::end_reported(const JobRecord& record) {
+template <class CurveWorkload>
+void BatchRun<CurveWorkload>::end_reported(const JobRecord& record) {
   const auto job = static_cast<std::size_t>(record.index);
   STAGEHAND_ASSERT(record.index >= 0 && job < ends_.size() && !ends_.ended(job),
                    "the coordinator reported job {} of a batch of {} that is unknown or has ended", record.index,
@@ -197,9 +226,10 @@ void BatchRun::end_reported(const JobRecord& record) {
   ends_.end(std::move(end));
 }
 
-void BatchRun::add_joining(std::vector<groth16::ProofJob> jobs) {
+template <class CurveWorkload>
+void BatchRun<CurveWorkload>::add_joining(std::vector<BatchJob> jobs) {
   for (auto& job : jobs) {
-    const int index = workload_.add_job(std::move(job));
+    const int index = workload_.add_job(curve_job<typename CurveWorkload::Job>(std::move(job)));
     ends_.add();
     STAGEHAND_ASSERT(static_cast<std::size_t>(index) + 1 == ends_.size(),
                      "a joining proof became job {} of a batch of {}", index, ends_.size());
@@ -211,7 +241,8 @@ void BatchRun::add_joining(std::vector<groth16::ProofJob> jobs) {
 // listener closes): their work keeps the backend's run() going (a GPU's operations are tracked
 // work, the simulator's are its events), so a run that can no longer go on still ends (on the
 // simulator: as a deadlock) instead of waiting for news for ever.
-asio::awaitable<void> BatchRun::feed() {
+template <class CurveWorkload>
+asio::awaitable<void> BatchRun<CurveWorkload>::feed() {
   try {
     listener_.open([backend = &backend_, news = news_] { backend->post_from_outside([news] { news->notify_all(); }); });
     for (;;) {
@@ -229,7 +260,8 @@ asio::awaitable<void> BatchRun::feed() {
   feeder_ended_.notify_all();
 }
 
-RunReport BatchRun::run(Trace& trace) {
+template <class CurveWorkload>
+RunReport BatchRun<CurveWorkload>::run(Trace& trace) {
   RunReport report;
   const auto& devices = backend_.devices();
   backend_.run([&]() -> asio::awaitable<void> {
@@ -253,15 +285,54 @@ RunReport BatchRun::run(Trace& trace) {
   return report;
 }
 
+// The batch's run over its key's curve: the curve's workload, jobs and proof texts.
+template <class Key>
+void run_curve(Backend& backend, const BatchKey& batch_key, const Key& key, const BatchSettings& settings,
+               BatchListener& listener, std::vector<BatchJob> jobs, Ends& ends, BatchFigures& figures) {
+  using CurveWorkload = groth16::BasicGroth16Workload<Key>;
+  const auto& devices = backend.devices();
+  auto checks = curve_checks<Key>(settings.checks, batch_key);
+  std::vector<typename CurveWorkload::Job> curve_jobs;
+  for (auto& job : jobs) curve_jobs.push_back(curve_job<typename CurveWorkload::Job>(std::move(job)));
+  // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
+  HostWork host_work(backend.on_gpu() ? host_work_threads(settings.coordinator.workers_per_device, devices.size()) : 0);
+  auto on_proof = [&ends](int job, const typename CurveWorkload::Proof& proof,
+                          const std::vector<typename CurveWorkload::Fr>& signals) {
+    auto& texts = ends.texts(static_cast<std::size_t>(job));
+    STAGEHAND_ASSERT(!texts && !ends.ended(static_cast<std::size_t>(job)), "job {} made a proof twice or after its end",
+                     job);
+    if constexpr (Key::curve == groth16::Curve::bn254) {
+      texts.emplace(groth16::bn254::proof_json(proof), groth16::bn254::public_json(signals));
+    } else {
+      texts.emplace(groth16::proof_json(proof), groth16::public_json(signals));
+    }
+  };
+  const auto& layout = settings.layout;
+  CurveWorkload workload(key, batch_key.path, std::move(curve_jobs), host_work, settings.threads, on_proof,
+                         std::move(checks), layout.abc_step, layout.placement, batch_key.device_state, batch_key.sizes);
+  ListenedWorkload listened(workload, listener, devices);
+  Trace& trace = settings.trace != nullptr ? *settings.trace : backend.trace();
+  {
+    const KernelTraceScope kernels_traced(backend, settings.trace_kernels ? &trace : nullptr);
+    figures.report =
+        BatchRun<CurveWorkload>(backend, batch_key, settings, listener, workload, listened, ends).run(trace);
+  }
+  figures.set_up_seconds = workload.set_up_seconds();
+  figures.counters_after_set_up = workload.counters_after_set_up();
+  figures.resident_bytes = workload.resident_bytes();
+  figures.msm_scratch_bytes = workload.msm_scratch_bytes();
+  figures.h_scratch_bytes = workload.h_scratch_bytes();
+}
+
 }  // namespace
 
 ProofBatch::ProofBatch(Backend& backend, BatchKey key, BatchSettings settings, BatchListener& listener)
     : backend_(backend), key_(std::move(key)), settings_(std::move(settings)), listener_(listener) {
-  STAGEHAND_ASSERT(key_.key != nullptr && key_.sizes != nullptr, "a proof batch of {} without its key or its sizes",
-                   key_.path.string());
+  STAGEHAND_ASSERT(std::visit([](const auto* key) { return key != nullptr; }, key_.key) && key_.sizes != nullptr,
+                   "a proof batch of {} without its key or its sizes", key_.path.string());
 }
 
-BatchFigures ProofBatch::run(std::vector<groth16::ProofJob> jobs) {
+BatchFigures ProofBatch::run(std::vector<BatchJob> jobs) {
   BatchFigures figures;
   const auto& devices = backend_.devices();
   Ends ends(listener_);
@@ -269,30 +340,9 @@ BatchFigures ProofBatch::run(std::vector<groth16::ProofJob> jobs) {
   figures.memory_before = memory_of(devices);
   figures.counters_before = counters_of(devices);
   try {
-    // Threads for the host steps of the jobs (a/b/c, G2 MSM): inline on the simulator.
-    HostWork host_work(backend_.on_gpu() ? host_work_threads(settings_.coordinator.workers_per_device, devices.size())
-                                         : 0);
-    auto on_proof = [&ends](int job, const groth16::Proof& proof, const std::vector<math::Fr>& signals) {
-      auto& texts = ends.texts(static_cast<std::size_t>(job));
-      STAGEHAND_ASSERT(!texts && !ends.ended(static_cast<std::size_t>(job)),
-                       "job {} made a proof twice or after its end", job);
-      texts.emplace(groth16::proof_json(proof), groth16::public_json(signals));
-    };
-    const auto& layout = settings_.layout;
-    groth16::Groth16Workload workload(*key_.key, key_.path, std::move(jobs), host_work, settings_.threads, on_proof,
-                                      settings_.checks, layout.abc_step, layout.placement, key_.device_state,
-                                      key_.sizes);
-    ListenedWorkload listened(workload, listener_, devices);
-    Trace& trace = settings_.trace != nullptr ? *settings_.trace : backend_.trace();
-    {
-      const KernelTraceScope kernels_traced(backend_, settings_.trace_kernels ? &trace : nullptr);
-      figures.report = BatchRun(backend_, key_, settings_, listener_, workload, listened, ends).run(trace);
-    }
-    figures.set_up_seconds = workload.set_up_seconds();
-    figures.counters_after_set_up = workload.counters_after_set_up();
-    figures.resident_bytes = workload.resident_bytes();
-    figures.msm_scratch_bytes = workload.msm_scratch_bytes();
-    figures.h_scratch_bytes = workload.h_scratch_bytes();
+    std::visit(
+        [&](const auto* key) { run_curve(backend_, key_, *key, settings_, listener_, std::move(jobs), ends, figures); },
+        key_.key);
   } catch (const std::exception& error) {
     figures.failure = error.what();
     for (std::size_t i = 0; i < ends.size(); ++i) ends.fail(i, fmt::format("the run failed: {}", error.what()));

@@ -1,11 +1,13 @@
 #pragma once
 // ProofBatch: one coordinator run of one key's proofs, the one way proofs reach the GPUs (the
-// engine's runs; `stagehand prove` is a client of the engine). It builds the Groth16 workload in
-// the layout it is given, wires the coordinator's hooks (a pageable arena for the policies that
-// upload from ordinary memory, the caller's kept pinned staging pool, budget samples), takes the
-// proofs that join while it runs, ends every proof exactly once through its listener, and returns
-// the run's figures. Its trace goes to the sink the caller names, with the kernels on a GPU:
-// drawing it is the caller's business (proving/batch_trace.hpp writes it as files).
+// engine's runs; `stagehand prove` is a client of the engine). The key is of either curve
+// (BLS12-381, BN254): the batch builds that curve's Groth16 workload in the layout it is given,
+// makes each proof's r and s over it and writes its proof.json; it wires the coordinator's hooks
+// (a pageable arena for the policies that upload from ordinary memory, the caller's kept pinned
+// staging pool, budget samples), takes the proofs that join while it runs, ends every proof
+// exactly once through its listener, and returns the run's figures. Its trace goes to the sink
+// the caller names, with the kernels on a GPU: drawing it is the caller's business
+// (proving/batch_trace.hpp writes it as files).
 //
 // Who decides what: the caller plans the layout (groth16::plan_proof_layout), chooses the
 // coordinator's settings and decides which proofs join (BatchListener::join); the batch owns the
@@ -13,31 +15,79 @@
 
 #include "coordinator/coordinator.hpp"
 #include "backend/backend.hpp"
+#include "groth16/curve.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
+
+#include <fmt/format.h>
 
 #include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace stagehand::proving {
 
+// A key of either curve as a batch proves it, and a constraint system of either (null: none).
+using AnyKey = std::variant<const groth16::ProvingKey*, const groth16::bn254::ProvingKey*>;
+using AnyR1cs = std::variant<const groth16::R1cs*, const groth16::bn254::R1cs*>;
+
+// The constraint system as the workload of a key of type Key takes it (null where none); a
+// CurveError naming both files and both curves where it is of the other curve than the key's.
+template <class Key>
+const typename groth16::CurveProofTypes<Key>::R1csType* r1cs_of_curve(const AnyR1cs& r1cs,
+                                                                      const std::filesystem::path& r1cs_path,
+                                                                      const std::filesystem::path& key_path) {
+  using R1csType = typename groth16::CurveProofTypes<Key>::R1csType;
+  return std::visit(
+      [&](const auto* held) -> const R1csType* {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*held)>, R1csType>) {
+          return held;
+        } else {
+          if (held == nullptr) return nullptr;
+          const auto other = Key::curve == groth16::Curve::bn254 ? groth16::Curve::bls12_381 : groth16::Curve::bn254;
+          throw groth16::CurveError(
+              fmt::format("{}: a constraint system of {}, for the key {} of {}", r1cs_path.string(),
+                          groth16::curve_name(other), key_path.string(), groth16::curve_name(Key::curve)),
+              other, Key::curve);
+        }
+      },
+      r1cs);
+}
+
 // The key a batch proves.
 struct BatchKey {
-  const groth16::ProvingKey* key = nullptr;
+  AnyKey key = static_cast<const groth16::ProvingKey*>(nullptr);
   const groth16::KeySizes* sizes = nullptr;  // KeySizes::of(*key), kept by the caller (it reads every coefficient)
   std::filesystem::path path;                // the .zkey, or what names a key made in memory (for messages)
   // Where the key stays set up between batches (the engine's); null: the run sets it up and frees it.
   std::shared_ptr<groth16::DeviceKeyState> device_state;
 };
 
+// One proof of a batch, of whichever curve its key is: the batch makes its r and s over that curve.
+struct BatchJob {
+  std::filesystem::path wtns;  // names the witness in messages; read where wtns_bytes is null
+  std::shared_ptr<const std::vector<std::uint8_t>> wtns_bytes;
+  std::optional<std::uint64_t> seed;  // r and s from this seed (tests, --seed); none: the system's randomness
+};
+
+// What is checked around each proof (groth16::BasicProofChecks of the key's curve). A constraint
+// system of the other curve than the key's fails the run, naming both.
+struct BatchChecks {
+  bool verify = true;
+  AnyR1cs r1cs = static_cast<const groth16::R1cs*>(nullptr);
+  std::filesystem::path r1cs_path;
+};
+
 struct BatchSettings {
   CoordinatorSettings coordinator;  // resident_bytes: what else stays on the devices (other keys) included
   groth16::ProofLayout layout;
-  groth16::ProofChecks checks;
+  BatchChecks checks;
   unsigned threads = 0;  // each host step's CPU math (0: every hardware thread)
   // Where the coordinator's rows go (null: the backend's own trace, where the simulator records its
   // devices' work), and on a GPU whether the kernels and blocking host calls go there too.
@@ -65,7 +115,7 @@ struct ProofEnd {
 
 // Proofs that join a running batch, and whether the batch takes any more after them.
 struct Joining {
-  std::vector<groth16::ProofJob> jobs;
+  std::vector<BatchJob> jobs;
   bool close = true;
 };
 
@@ -128,7 +178,7 @@ class ProofBatch {
 
   // Runs `jobs` and those that join. Every job ends through the listener before it returns, also
   // when the run fails as a whole ("the run failed: ...").
-  BatchFigures run(std::vector<groth16::ProofJob> jobs);
+  BatchFigures run(std::vector<BatchJob> jobs);
 
  private:
   Backend& backend_;

@@ -1,5 +1,7 @@
 #include "service/status_json.hpp"
 
+#include "groth16/curve.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace stagehand::engine {
@@ -41,6 +43,7 @@ std::string status_json(const EngineStatus& status) {
   for (const auto& key : status.keys) {
     out["keys"].push_back({{"name", key.name},
                            {"path", key.path},
+                           {"curve", groth16::snarkjs_curve_name(key.curve)},
                            {"host_bytes", key.host_bytes},
                            {"resident", key.resident},
                            {"queued", key.queued},

@@ -14,11 +14,13 @@ mode=$1
 shift
 source "$(dirname "$0")/../groth16/verify_lib.sh"
 
-# run_c <executable> <circuit> <circuits dir> <what>
+# run_c <executable> <circuit> <circuits dir> <what> [<curve> <config>]: with a curve, the status
+# must name it, and the engine is configured by <config>.
 run_c() {
   local out
   out=$(mktemp -d)
-  "$1" "$3/$2/$2.zkey" "$3/$2/$2.wtns" "$out"
+  "$1" "$3/$2/$2.zkey" "$3/$2/$2.wtns" "$out" ${6:+"$6"} | tee "$out/stdout"
+  if [ -n "${5:-}" ] && ! grep -q "^ok: the key's curve: $5\$" "$out/stdout"; then fail "$4, $2: the status does not name the curve $5"; fi
   verify "$3/$2/vk.json" "$out/public.json" "$out/proof.json" ok "$4, $2: the blocking proof"
   verify "$3/$2/vk.json" "$out/async.public.json" "$out/async.proof.json" ok "$4, $2: the asynchronous proof"
   tamper "$out/public.json" "$out/tampered.json"
@@ -31,7 +33,12 @@ case "$mode" in
     example=$1
     circuits=$2
     snarkjs="node $circuits/node_modules/snarkjs/build/cli.cjs"
-    run_c "$example" multiplier "$circuits" "C example (in-tree)"
+    run_c "$example" multiplier "$circuits" "C example (in-tree)" bls12381
+    # A BN254 key (circom's default prime) on the functional simulator.
+    sim=$(mktemp)
+    printf '[run]\nbackend = "sim"\n' >"$sim"
+    run_c "$example" multiplier "$circuits/bn128" "C example (in-tree, BN254)" bn128 "$sim"
+    rm -f "$sim"
     finish "ok: the C example in this tree"
     ;;
   installed)

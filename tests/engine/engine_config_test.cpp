@@ -1,6 +1,6 @@
 // stagehand::Engine on the functional simulator: the [engine] and [serve] tables, the configured
-// layout's proofs, and keys as the engine loads them: a BN254 key refused, a key in memory
-// proving as its file.
+// layout's proofs, and keys as the engine loads them: a BN254 key proving beside a BLS12-381 key,
+// a key in memory proving as its file.
 // The shared helpers (the key on disk, the gate, the clock, the CPU reference's proofs) are
 // tests/support/engine_harness.hpp.
 #define BOOST_TEST_MODULE engine_config
@@ -11,6 +11,7 @@
 #include "engine/proof_queue.hpp"
 #include "groth16/encoding.hpp"
 #include "groth16/r1cs.hpp"
+#include "groth16/verify.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -121,37 +123,90 @@ BOOST_AUTO_TEST_CASE(the_configured_layout_proves_the_same_proofs) {
   }
 }
 
+namespace {
+namespace bn = groth16::bn254;
+using BnFr = math::bn254::Fr;
+
+std::vector<BnFr> bn_witness(std::uint64_t x, std::uint64_t y) {
+  const BnFr fx = BnFr::from_uint64(x), fy = BnFr::from_uint64(y);
+  return {BnFr::one(), fx * fy, fx, fy, fx + BnFr::from_uint64(3) * fy};
+}
+
+std::vector<std::uint8_t> bn_wtns(std::uint64_t x, std::uint64_t y) {
+  const auto path = files().dir / fmt::format("bn_{}_{}.wtns", x, y);
+  bn::write_wtns(path, bn_witness(x, y));
+  auto bytes = load(path);
+  std::filesystem::remove(path);
+  return bytes;
+}
+}  // namespace
+
+// A BN254 key beside a BLS12-381 key in one engine, both loaded and set up on the GPU side by
+// side while their batches alternate: each BN254 proof the CPU reference's over BN254 (the same r
+// and s, from the engine's seed) and that proof verified by the key's pairing check, each
+// BLS12-381 proof as before; the status names each key's curve as snarkjs does. A witness of the
+// other curve than its key's is refused at submit naming both, and a BN254 constraint system for a
+// BLS12-381 key at load.
+BOOST_AUTO_TEST_CASE(a_bn254_key_proves_beside_a_bls12_381_key) {
+  groth16::SetupOptions setup;
+  setup.seed = 42;
+  setup.thread_count = 1;
+  const auto bn_key = bn::setup_from_r1cs(testing::bn254_multiplier_circuit(), setup);
+  const auto bn_path = files().dir / "bn254.zkey";
+  bn::write_zkey(bn_path, bn_key);
+  Engine engine(config());
+  engine.load_key("bls", files().zkey);
+  engine.load_key("bn", bn_path);
+  BOOST_CHECK(key_status(engine, "bn").curve == groth16::Curve::bn254);
+  BOOST_CHECK(key_status(engine, "bls").curve == groth16::Curve::bls12_381);
+  const auto status = nlohmann::json::parse(status_json(engine.status()));
+  std::map<std::string, std::string> curves;
+  for (const auto& key : status.at("keys")) curves[key.at("name")] = key.at("curve");
+  BOOST_CHECK(curves == (std::map<std::string, std::string>{{"bls", "bls12381"}, {"bn", "bn128"}}));
+
+  for (std::uint64_t x = 2; x < 5; ++x) {
+    const auto bn_handle = engine.submit("bn", bn_wtns(x, 5));
+    const auto bls_handle = engine.submit("bls", files().wtns(x, 5));
+    const auto result = bn_handle.wait();
+    BOOST_REQUIRE_MESSAGE(result.state == ProofState::done, result.error);
+    const auto witness = bn_witness(x, 5);
+    const auto expected =
+        bn::prove_on_cpu(bn_key, witness, bn::ProofRandomness::from_seed(kSeed + bn_handle.id() - 1), 1);
+    const auto signals = bn::public_signals(bn_key, witness);
+    BOOST_CHECK(bn::verify_proof(bn_key, expected, signals));
+    BOOST_CHECK_EQUAL(result.proof_json, bn::proof_json(expected));
+    BOOST_CHECK(result.proof_json.find("\"bn128\"") != std::string::npos);
+    BOOST_CHECK_EQUAL(result.public_json,
+                      bn::public_json(std::vector<BnFr>{BnFr::from_uint64(x * 5), BnFr::from_uint64(x)}));
+    check_done(bls_handle, x, 5);
+  }
+  BOOST_CHECK(engine.has_key("bn") && engine.has_key("bls"));
+  BOOST_CHECK(on_gpu(key_status(engine, "bn")) && on_gpu(key_status(engine, "bls")));
+
+  std::string message;
+  BOOST_CHECK(error_kind_of([&] { engine.submit("bn", files().wtns(2, 3)); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.find("BLS12-381") != std::string::npos && message.find("BN254") != std::string::npos,
+                      message);
+  BOOST_CHECK(error_kind_of([&] { engine.submit("bls", bn_wtns(2, 3)); }, &message) == ErrorKind::bad_witness);
+  BOOST_CHECK_MESSAGE(message.find("BLS12-381") != std::string::npos && message.find("BN254") != std::string::npos,
+                      message);
+  KeyInMemory mixed;
+  mixed.key = std::make_shared<const groth16::ProvingKey>(files().key);
+  mixed.path = "in-memory.zkey";
+  mixed.r1cs = std::make_shared<const bn::R1cs>(testing::bn254_multiplier_circuit());
+  mixed.r1cs_path = "bn.r1cs";
+  BOOST_CHECK(error_kind_of([&] { engine.load_key("mixed", mixed); }, &message) == ErrorKind::bad_key);
+  BOOST_CHECK_MESSAGE(message.find("bn.r1cs") != std::string::npos &&
+                          message.find("in-memory.zkey") != std::string::npos &&
+                          message.find("BLS12-381") != std::string::npos && message.find("BN254") != std::string::npos,
+                      message);
+  BOOST_CHECK(!engine.has_key("mixed"));
+  std::filesystem::remove(bn_path);
+}
+
 // A key in memory, as `stagehand prove` loads it: the same proofs as from its file (seeded from 0
 // as prove's witnesses), the witness named as the caller names it, and a constraint system of
 // another circuit refused at load.
-BOOST_AUTO_TEST_CASE(a_bn254_key_is_refused_as_cpu_only_not_proved_as_bls12_381) {
-  Engine engine(config());
-  const auto path = std::filesystem::temp_directory_path() / fmt::format("stagehand_engine_bn254_{}.zkey", ::getpid());
-  {
-    // Protocol and header alone, with BN254's primes: the engine must refuse at the header.
-    groth16::BinFileWriter out(path, "zkey", 1);
-    out.begin_section(1);
-    out.u32(1);
-    out.end_section();
-    out.begin_section(2);
-    out.u32(32);
-    out.bytes(groth16::modulus_bytes<math::bn254::Fq>());
-    out.u32(32);
-    out.bytes(groth16::modulus_bytes<math::bn254::Fr>());
-    out.end_section();
-    out.finish();
-  }
-  std::string message;
-  BOOST_CHECK(error_kind_of([&] { engine.load_key("bn", path); }, &message) == ErrorKind::bad_key);
-  BOOST_CHECK_MESSAGE(message.find(path.string()) != std::string::npos &&
-                          message.find("a BN254 key, which the engine does not prove yet") != std::string::npos &&
-                          message.find("MSM") != std::string::npos && message.find("kernel ABI") != std::string::npos &&
-                          message.find("`stagehand prove` proves BN254 keys on the CPU") != std::string::npos,
-                      message);
-  BOOST_CHECK(!engine.has_key("bn"));
-  std::filesystem::remove(path);
-}
-
 BOOST_AUTO_TEST_CASE(a_key_in_memory_proves_as_its_file_and_names_the_callers_witness) {
   Engine engine(config());
   KeyInMemory key;

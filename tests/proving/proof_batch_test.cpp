@@ -11,16 +11,20 @@
 #include "groth16/json.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/setup.hpp"
+#include "groth16/verify.hpp"
 #include "groth16/witness.hpp"
 #include "support/multiplier_circuit.hpp"
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace stagehand;
 using namespace stagehand::proving;
@@ -52,10 +56,10 @@ const Key& test_key() {
 }
 
 // Proof `index` of witness (x, y): r and s from kSeed + index.
-groth16::ProofJob job(std::size_t index, std::uint64_t x, std::uint64_t y) {
-  groth16::ProofJob job;
+BatchJob job(std::size_t index, std::uint64_t x, std::uint64_t y) {
+  BatchJob job;
   job.wtns = fmt::format("proof {}", index);
-  job.randomness = groth16::ProofRandomness::from_seed(kSeed + index);
+  job.seed = kSeed + index;
   job.wtns_bytes = std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(witness(x, y)));
   return job;
 }
@@ -123,7 +127,7 @@ class Recorder : public BatchListener {
   };
   std::map<int, End> ends;
   std::map<BatchStep, int> steps;
-  std::vector<groth16::ProofJob> to_join;
+  std::vector<BatchJob> to_join;
   int stop_job = -1;
   BatchStep stop_at = BatchStep::prepare;
   int set_ups = 0;
@@ -179,7 +183,7 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_and_a_proof_its_listener_stops_fail_alone) {
   recorder.stop_at = BatchStep::program;
   auto bad = job(1, 5, 7);
   bad.wtns_bytes = std::make_shared<const std::vector<std::uint8_t>>(std::vector<std::uint8_t>{1, 2, 3});
-  std::vector<groth16::ProofJob> jobs;
+  std::vector<BatchJob> jobs;
   jobs.push_back(job(0, 2, 3));
   jobs.push_back(std::move(bad));
   jobs.push_back(job(2, 11, 13));
@@ -232,6 +236,65 @@ BOOST_AUTO_TEST_CASE(a_run_that_fails_whole_ends_each_proof_once_saying_so) {
     BOOST_CHECK(!end.made && !end.reported);
     BOOST_CHECK_MESSAGE(end.error.starts_with("the run failed: other.r1cs"), end.error);
   }
+}
+
+// A BN254 key's batch: the same witnesses over BN254's Fr, each proof the CPU reference's (r and s
+// over BN254 from the job's seed) with "curve": "bn128"; a BN254 constraint system given to a
+// BLS12-381 key's batch fails its run naming both curves and both files.
+BOOST_AUTO_TEST_CASE(a_bn254_keys_batch_proves_over_its_curve) {
+  namespace bn = groth16::bn254;
+  using BnFr = math::bn254::Fr;
+  groth16::SetupOptions options;
+  options.seed = 42;
+  options.thread_count = 1;
+  const auto key = bn::setup_from_r1cs(testing::bn254_multiplier_circuit(), options);
+  const auto sizes = groth16::KeySizes::of(key);
+  auto bn_witness = [](std::uint64_t x, std::uint64_t y) {
+    const BnFr fx = BnFr::from_uint64(x), fy = BnFr::from_uint64(y);
+    return std::vector<BnFr>{BnFr::one(), fx * fy, fx, fy, fx + BnFr::from_uint64(3) * fy};
+  };
+  // The witnesses as files, read at each proof's prepare.
+  std::vector<BatchJob> jobs;
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    BatchJob job;
+    job.wtns = std::filesystem::temp_directory_path() / fmt::format("stagehand_batch_bn254_{}_{}.wtns", ::getpid(), i);
+    job.seed = kSeed + i;
+    bn::write_wtns(job.wtns, bn_witness(2 + i, 5));
+    jobs.push_back(std::move(job));
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& job : jobs) files.push_back(job.wtns);
+  auto backend = open_simulator();
+  auto settings = settings_for(*backend);
+  settings.layout = groth16::plan_proof_layout(sizes, backend->devices(), settings.coordinator.safety_margin_bytes,
+                                               settings.coordinator.workers_per_device, std::nullopt, std::nullopt);
+  Recorder recorder;
+  const auto figures =
+      ProofBatch(*backend, BatchKey{&key, &sizes, "bn254.zkey", nullptr}, settings, recorder).run(std::move(jobs));
+  for (const auto& file : files) std::filesystem::remove(file);
+  BOOST_CHECK_MESSAGE(figures.failure.empty(), figures.failure);
+  check_each_ended_once(recorder, 2);
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    const auto& end = recorder.ends[static_cast<int>(i)];
+    BOOST_REQUIRE_MESSAGE(end.made, end.error);
+    const auto expected = bn::prove_on_cpu(key, bn_witness(2 + i, 5), bn::ProofRandomness::from_seed(kSeed + i), 1);
+    BOOST_CHECK(bn::verify_proof(key, expected, bn::public_signals(key, bn_witness(2 + i, 5))));
+    BOOST_CHECK_EQUAL(end.proof, bn::proof_json(expected));
+    BOOST_CHECK(end.proof.find("\"bn128\"") != std::string::npos);
+  }
+
+  const auto bn_r1cs = testing::bn254_multiplier_circuit();
+  auto mixed = settings_for(*backend);
+  mixed.checks.r1cs = &bn_r1cs;
+  mixed.checks.r1cs_path = "bn.r1cs";
+  Recorder refused;
+  const auto failed = ProofBatch(*backend, batch_key(), mixed, refused).run({job(0, 2, 3)});
+  check_each_ended_once(refused, 1);
+  BOOST_CHECK_MESSAGE(
+      failed.failure.find("bn.r1cs") != std::string::npos && failed.failure.find("small.zkey") != std::string::npos &&
+          failed.failure.find("BN254") != std::string::npos && failed.failure.find("BLS12-381") != std::string::npos,
+      failed.failure);
+  BOOST_CHECK(!refused.ends[0].made);
 }
 
 BOOST_AUTO_TEST_CASE(the_trace_goes_to_the_sink_and_a_kept_key_stays_set_up_between_batches) {
