@@ -2,13 +2,9 @@
 // instructions a Montgomery multiplication is made of, the Fr and Fq multiplications themselves,
 // and the MSM's mixed point addition with everything in registers (no memory traffic), each as
 // operations per clock per SM. Compared with the kernels' own figures, it separates the
-// arithmetic's cost from what memory and occupancy add.
-//
-//   nvcc -std=c++20 -O3 -gencode=arch=compute_90,code=sm_90 -Icuda/kernels bench/field_throughput.cu
-//   (CMake builds it as stagehand_field_throughput; scripts/gpu/profile-kernels.sh runs it)
-//
-// Clock: the device's rated SM clock (cudaDevAttrClockRate, 1980 MHz on the H200, the clock
-// nvidia-smi shows under load), so "per clock" figures assume the run held that clock.
+// arithmetic's cost from what memory and occupancy add. CMake builds it (stagehand_field_throughput);
+// scripts/gpu/profile-kernels.sh runs it. Clock: the device's rated SM clock (cudaDevAttrClockRate,
+// the clock nvidia-smi shows under load), so "per clock" figures assume the run held that clock.
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -571,35 +571,4 @@ Result check_fixed_base(std::ostream& out, unsigned log_size, std::uint64_t seed
   return result;
 }
 
-Result check_wrong_curve(std::ostream& out) {
-  Result result;
-  result.add(report(
-      out,
-      find_launcher(kernel::ntt, kernel::Curve::bls12_381) != nullptr && find_launcher(kernel::ntt, kBn254) == nullptr,
-      "bn254: the registry holds BLS12-381's ntt and no BN254 instance of it"));
-  std::string missing;
-  for (const auto table : {core_launchers(), groth16_launchers(), setup_launchers()}) {
-    for (const LauncherEntry& entry : table) {
-      if (entry.name != kernel::busy_wait && find_launcher(entry.name, kBn254) == nullptr) {
-        missing += " " + std::string(entry.name);
-      }
-    }
-  }
-  result.add(report(out, missing.empty(), "bn254: every core, Groth16 and setup kernel has a BN254 launcher", missing));
-  asio::io_context io;
-  CudaDevice device(0, io.get_executor());
-  KernelLaunch launch{kernel::ntt, 2, {1, 0}, {}, {}};
-  launch.curve = kBn254;
-  bool refused = false;
-  std::string message;
-  try {
-    device.launch(launch, StreamHandle{});
-  } catch (const DeviceError& error) {
-    message = error.what();
-    refused = error.errc() == DeviceErrc::unknown_kernel && message.find("'ntt' over bn254") != std::string::npos;
-  }
-  result.add(report(out, refused, "bn254: CudaDevice refuses a BN254 launch of ntt", message));
-  return result;
-}
-
 }  // namespace stagehand::cuda::bn254_checks

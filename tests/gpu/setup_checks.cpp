@@ -107,6 +107,41 @@ bool all_poison(const std::uint8_t* bytes, std::uint64_t count) {
   return std::all_of(bytes, bytes + count, [](std::uint8_t byte) { return byte == 0xff; });
 }
 
+// The launcher's refusals of buffers that do not fit a launch of 100 points.
+Result check_fixed_base_refusals(std::ostream& out, FixedBaseGroup group, DeviceBuffer& device_table,
+                                 DeviceBuffer& device_scalars, DeviceBuffer& points) {
+  Result result;
+  const std::string name = kernel_name(group);
+  const std::uint64_t point_bytes = fixed_base_point_bytes(group);
+  const std::uint64_t m = 100;
+  result.add(rejects(out, name + " refuses a short table", [&] {
+    auto launch = launch_of(group, m, device_table, device_scalars, points);
+    launch.reads[0].bytes -= 16;
+    launcher(group)(launch, nullptr);
+  }));
+  result.add(rejects(out, name + " refuses short scalars", [&] {
+    auto launch = launch_of(group, m, device_table, device_scalars, points);
+    launch.reads[1].bytes = (m - 1) * 32;
+    launcher(group)(launch, nullptr);
+  }));
+  result.add(rejects(out, name + " refuses a short output", [&] {
+    auto launch = launch_of(group, m, device_table, device_scalars, points);
+    launch.writes[0].bytes = m * point_bytes - 1;
+    launcher(group)(launch, nullptr);
+  }));
+  result.add(rejects(out, name + " refuses a misaligned output", [&] {
+    auto launch = launch_of(group, m, device_table, device_scalars, points);
+    launch.writes[0] = use(points, m * point_bytes, 8);
+    launcher(group)(launch, nullptr);
+  }));
+  result.add(rejects(out, name + " refuses a launch without the scalars", [&] {
+    auto launch = launch_of(group, m, device_table, device_scalars, points);
+    launch.reads.pop_back();
+    launcher(group)(launch, nullptr);
+  }));
+  return result;
+}
+
 }  // namespace
 
 Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, std::uint64_t seed) {
@@ -153,33 +188,7 @@ Result check_fixed_base(std::ostream& out, FixedBaseGroup group, unsigned log, s
   result.add(report(out, all_poison(untouched.download<std::uint8_t>(point_bytes).data(), point_bytes),
                     name + " of no points writes nothing"));
 
-  // Buffers that do not fit.
-  const std::uint64_t m = 100;
-  result.add(rejects(out, name + " refuses a short table", [&] {
-    auto launch = launch_of(group, m, device_table, device_scalars, points);
-    launch.reads[0].bytes -= 16;
-    launcher(group)(launch, nullptr);
-  }));
-  result.add(rejects(out, name + " refuses short scalars", [&] {
-    auto launch = launch_of(group, m, device_table, device_scalars, points);
-    launch.reads[1].bytes = (m - 1) * 32;
-    launcher(group)(launch, nullptr);
-  }));
-  result.add(rejects(out, name + " refuses a short output", [&] {
-    auto launch = launch_of(group, m, device_table, device_scalars, points);
-    launch.writes[0].bytes = m * point_bytes - 1;
-    launcher(group)(launch, nullptr);
-  }));
-  result.add(rejects(out, name + " refuses a misaligned output", [&] {
-    auto launch = launch_of(group, m, device_table, device_scalars, points);
-    launch.writes[0] = use(points, m * point_bytes, 8);
-    launcher(group)(launch, nullptr);
-  }));
-  result.add(rejects(out, name + " refuses a launch without the scalars", [&] {
-    auto launch = launch_of(group, m, device_table, device_scalars, points);
-    launch.reads.pop_back();
-    launcher(group)(launch, nullptr);
-  }));
+  result.add(check_fixed_base_refusals(out, group, device_table, device_scalars, points));
   STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
   return result;
 }

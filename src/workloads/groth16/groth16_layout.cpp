@@ -39,9 +39,12 @@ std::vector<std::string> abc_step_choices(bool with_auto) {
   return choices;
 }
 
-ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back,
-                              int proofs_in_flight, std::optional<AbcStep> abc, std::optional<SetPlacement> sets,
-                              Bytes stream_buffer_bytes, bool precompute_bases) {
+namespace {
+
+// The room the devices give a run's key and proofs: the smallest device's memory less what is held
+// back, a proof's bytes with the largest H scratch, each set's MSM scratch on the neediest device.
+PlacementBudget placement_budget(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back,
+                                 int proofs_in_flight, Bytes stream_buffer_bytes, bool precompute_bases) {
   PlacementBudget budget;
   budget.precompute = precompute_bases;
   budget.device_bytes = ~Bytes{0};
@@ -62,6 +65,15 @@ ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& d
     }
     return most;
   };
+  return budget;
+}
+
+}  // namespace
+
+ProofLayout plan_proof_layout(const KeySizes& key, const std::vector<Device*>& devices, Bytes held_back,
+                              int proofs_in_flight, std::optional<AbcStep> abc, std::optional<SetPlacement> sets,
+                              Bytes stream_buffer_bytes, bool precompute_bases) {
+  auto budget = placement_budget(key, devices, held_back, proofs_in_flight, stream_buffer_bytes, precompute_bases);
   ProofLayout layout;
   // With every set streamed, does the matrix leave a proof's room per worker?
   const Bytes matrix = Groth16Program::matrix_bytes(key, AbcStep::device);
