@@ -76,7 +76,8 @@ typename Group::Affine multiple(std::uint64_t scalar) {
 }
 
 // Indices worth sampling: both ends, the default plan's chunk boundaries, and random ones.
-inline std::vector<std::uint64_t> sample_indices(std::uint64_t count, std::uint64_t chunk, std::uint64_t seed, int random) {
+inline std::vector<std::uint64_t> sample_indices(std::uint64_t count, std::uint64_t chunk, std::uint64_t seed,
+                                                 int random) {
   std::vector<std::uint64_t> indices = {0, count - 1, count / 2};
   for (std::uint64_t boundary = chunk; boundary < count && indices.size() < 24; boundary += chunk * 37) {
     indices.push_back(boundary - 1);

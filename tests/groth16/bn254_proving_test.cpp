@@ -15,6 +15,8 @@
 #include "groth16/zkey.hpp"
 #include "support/functional_groth16_device.hpp"
 #include "support/functional_run.hpp"
+#include "support/key_placements.hpp"
+#include "support/multiplier_circuit.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 
 #include <unistd.h>
@@ -34,18 +36,9 @@ using Fr = math::bn254::Fr;
 
 namespace {
 
-// out = x·y (public), t = x + 3y over BN254's Fr, and an empty row; wires 0 = 1, 1 = out,
-// 2 = x (public input), 3 = y, 4 = t.
+// The multiplier (tests/support/multiplier_circuit.hpp) over BN254's Fr, and an empty row.
 bn254::R1cs circuit() {
-  bn254::R1cs r1cs;
-  r1cs.n_wires = 5;
-  r1cs.n_outputs = 1;
-  r1cs.n_public_inputs = 1;
-  r1cs.n_private_inputs = 1;
-  r1cs.n_labels = 5;
-  const Fr one = Fr::one();
-  r1cs.constraints.push_back({{{2, one}}, {{3, one}}, {{1, one}}});
-  r1cs.constraints.push_back({{{2, one}, {3, Fr::from_uint64(3)}}, {{0, one}}, {{4, one}}});
+  auto r1cs = testing::bn254_multiplier_circuit();
   r1cs.constraints.push_back({{}, {}, {}});
   return r1cs;
 }
@@ -98,18 +91,7 @@ Proofs prove(const bn254::ProvingKey& key, const fs::path& zkey, std::vector<bn2
 }
 
 std::vector<std::pair<std::string, KeyPlacement>> placements() {
-  KeyPlacement mixed;
-  mixed.sets[kSetH] = SetPlacement::streamed;
-  mixed.sets[kSetA] = SetPlacement::fetched_ahead;
-  mixed.sets[kSetB2] = SetPlacement::streamed;
-  mixed.sets[kSetC] = SetPlacement::fetched_ahead;
-  mixed.sets[kSetB1] = SetPlacement::precomputed;
-  std::vector<std::pair<std::string, KeyPlacement>> all{
-      {"resident", KeyPlacement::all(SetPlacement::resident)},
-      {"precomputed", KeyPlacement::all(SetPlacement::precomputed)},
-      {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
-      {"streamed", KeyPlacement::all(SetPlacement::streamed)},
-      {"mixed", mixed}};
+  auto all = testing::every_placement();
   // Buffers of two BN254 G1 points (one G2 point): every streamed set takes several batches.
   for (auto& [name, placement] : all)
     placement.stream_buffer_bytes = 2 * kernel::curve_sizes(kernel::Curve::bn254).g1_affine;

@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE groth16_proving
 #include <boost/test/unit_test.hpp>
 
+#include "support/key_placements.hpp"
 #include "support/groth16_files.hpp"
 
 #include <sys/stat.h>
@@ -52,18 +53,7 @@ BOOST_AUTO_TEST_CASE(proofs_match_the_cpu_prover_with_the_key_sets_in_every_plac
   Files files;
   const auto key = read_zkey(files.zkey);
   const auto witness = read_wtns(files.wtns);
-  KeyPlacement mixed;
-  mixed.sets[kSetH] = SetPlacement::streamed;
-  mixed.sets[kSetA] = SetPlacement::fetched_ahead;
-  mixed.sets[kSetB2] = SetPlacement::streamed;
-  mixed.sets[kSetC] = SetPlacement::fetched_ahead;
-  mixed.sets[kSetB1] = SetPlacement::precomputed;
-  std::vector<std::pair<std::string, KeyPlacement>> placements{
-      {"resident", KeyPlacement::all(SetPlacement::resident)},
-      {"precomputed", KeyPlacement::all(SetPlacement::precomputed)},
-      {"fetched ahead", KeyPlacement::all(SetPlacement::fetched_ahead)},
-      {"streamed", KeyPlacement::all(SetPlacement::streamed)},
-      {"mixed", mixed}};
+  auto placements = testing::every_placement();
   // The same two with the MSMs' memory (and, a/b/c on the host, the witness) taken after H.
   for (const auto& [name, placement] : std::vector(placements.begin() + 3, placements.end())) {
     auto late = placement;
