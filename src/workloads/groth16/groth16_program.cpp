@@ -133,8 +133,10 @@ class Groth16Program::SideCopy {
 };
 
 // One batch of a streamed set: points [first, first + count) through buffer (index % 2); or,
-// with set = kMatrixBatch, chunk `first` of the constraint matrix (streamed a/b/c).
-struct StreamedBatch {
+// with set = kMatrixBatch, chunk `first` of the constraint matrix (streamed a/b/c). Not named
+// StreamedBatch: that is key_streaming.hpp's, and two classes of one name in one namespace break
+// the one-definition rule (a vector of either may be given the other's push_back at link time).
+struct ProgramBatch {
   std::size_t set;
   std::uint64_t first;
   std::uint64_t count;
@@ -149,7 +151,7 @@ struct Groth16Program::ProofPoints {
   std::array<DevicePointer, 2> buffers{};
   std::array<EventHandle, 2> buffer_filled{};
   std::array<EventHandle, 2> buffer_free{};
-  std::vector<StreamedBatch> batches;  // every streamed set's, in the order the MSMs take them
+  std::vector<ProgramBatch> batches;  // every streamed set's, in the order the MSMs take them
   std::size_t next_upload = 0;         // the next batch to enqueue on the upload stream
   std::size_t next_compute = 0;        // the next batch an MSM takes
 };
@@ -308,13 +310,13 @@ asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, P
   auto& device = context.device;
   if (abc_step_ == AbcStep::streamed) {
     for (std::size_t chunk = 0; chunk < matrix_chunks_.size(); ++chunk)
-      points.batches.push_back(StreamedBatch{kMatrixBatch, chunk, 0});
+      points.batches.push_back(ProgramBatch{kMatrixBatch, chunk, 0});
   }
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
     if (shape.placement != SetPlacement::streamed || shape.points == 0) continue;
     for (std::uint64_t first = 0; first < shape.points; first += shape.points_per_batch) {
-      points.batches.push_back(StreamedBatch{set, first, std::min(shape.points_per_batch, shape.points - first)});
+      points.batches.push_back(ProgramBatch{set, first, std::min(shape.points_per_batch, shape.points - first)});
     }
   }
   if (!points.batches.empty()) {
