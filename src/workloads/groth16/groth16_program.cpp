@@ -152,8 +152,8 @@ struct Groth16Program::ProofPoints {
   std::array<EventHandle, 2> buffer_filled{};
   std::array<EventHandle, 2> buffer_free{};
   std::vector<ProgramBatch> batches;  // every streamed set's, in the order the MSMs take them
-  std::size_t next_upload = 0;         // the next batch to enqueue on the upload stream
-  std::size_t next_compute = 0;        // the next batch an MSM takes
+  std::size_t next_upload = 0;        // the next batch to enqueue on the upload stream
+  std::size_t next_compute = 0;       // the next batch an MSM takes
 };
 
 // The a/b/c step over the whole resident matrix (chunk null) or over one chunk of it at `matrix`.
