@@ -89,14 +89,14 @@ BenchKey make_bench_key(const BenchProveOptions& options, const RunConfig& confi
   // The set-up's devices, given back before the proofs' engines open theirs.
   std::unique_ptr<Backend> backend;
   if constexpr (!bn254) backend = open_proof_backend(config, options.run);
-  auto circuit = groth16::make_synthetic_circuit<Fr>(
-      groth16::synthetic_constraints_for_domain(options.domain_log2), options.circuit_seed, options.bits);
+  auto circuit = groth16::make_synthetic_circuit<Fr>(groth16::synthetic_constraints_for_domain(options.domain_log2),
+                                                     options.circuit_seed, options.bits);
   groth16::check_synthetic_witness(circuit);
   fmt::print(stderr,
              "stagehand bench prove: a synthetic circuit of {} constraints over {}, {} wires{}, its witness checked "
              "against every constraint, in {:.2f} s\n",
-             circuit.r1cs.constraints.size(), options.curve, circuit.r1cs.n_wires,
-             options.bits ? " (mostly bits)" : "", seconds_since(start));
+             circuit.r1cs.constraints.size(), options.curve, circuit.r1cs.n_wires, options.bits ? " (mostly bits)" : "",
+             seconds_since(start));
 
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto setup_start = std::chrono::steady_clock::now();
@@ -105,7 +105,8 @@ BenchKey make_bench_key(const BenchProveOptions& options, const RunConfig& confi
   if constexpr (bn254) {
     groth16::SetupOptions setup;
     setup.thread_count = options.run.threads;
-    const auto key = std::make_shared<const groth16::bn254::ProvingKey>(groth16::bn254::setup_from_r1cs(circuit.r1cs, setup));
+    const auto key =
+        std::make_shared<const groth16::bn254::ProvingKey>(groth16::bn254::setup_from_r1cs(circuit.r1cs, setup));
     made = {key, key->domain_log2, groth16::bn254::verification_key_json(*key),
             std::make_shared<const std::vector<std::uint8_t>>(groth16::bn254::wtns_bytes(circuit.witness))};
     multiplied_on = "the CPU (BN254's setup has no device path)";
@@ -217,9 +218,10 @@ void add_bench_prove_command(CLI::App* bench) {
   add_proof_run_options(command, options->run, false);
   on_selected(command, [options] {
     if (options->format == "params" && options->curve != "bls12_381") {
-      throw std::invalid_argument(fmt::format("bench prove: --format params is Filecoin's BLS12-381 parameters, not "
-                                              "--curve {}: use --format zkey with --curve {}, or --curve bls12_381",
-                                              options->curve, options->curve));
+      throw std::invalid_argument(
+          fmt::format("bench prove: --format params is Filecoin's BLS12-381 parameters, not "
+                      "--curve {}: use --format zkey with --curve {}, or --curve bls12_381",
+                      options->curve, options->curve));
     }
     return options->format == "params" ? bench_prove_params_from(*options) : bench_prove(*options);
   });

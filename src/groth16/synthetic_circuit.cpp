@@ -17,7 +17,9 @@ constexpr std::uint32_t kOutputs = 2, kPublicInputs = 2, kPrivateInputs = 2;
 
 // A nonzero constant below 2^32 (a circuit's small coefficient).
 template <class Fr>
-Fr small_constant(Random& random) { return Fr::from_uint64((random.next() >> 32) | 1); }
+Fr small_constant(Random& random) {
+  return Fr::from_uint64((random.next() >> 32) | 1);
+}
 // A field element spread over the whole field.
 template <class Fr>
 Fr element(Random& random) {
@@ -125,7 +127,7 @@ std::uint64_t synthetic_constraints_for_domain(unsigned domain_log2) {
 
 template BasicSyntheticCircuit<math::Fr> make_synthetic_circuit<math::Fr>(std::uint64_t, std::uint64_t, bool);
 template BasicSyntheticCircuit<math::bn254::Fr> make_synthetic_circuit<math::bn254::Fr>(std::uint64_t, std::uint64_t,
-                                                                                         bool);
+                                                                                        bool);
 template void check_synthetic_witness<math::Fr>(const BasicSyntheticCircuit<math::Fr>&);
 template void check_synthetic_witness<math::bn254::Fr>(const BasicSyntheticCircuit<math::bn254::Fr>&);
 

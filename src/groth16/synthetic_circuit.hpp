@@ -55,7 +55,7 @@ void check_synthetic_witness(const BasicSyntheticCircuit<Fr>& circuit);
 
 extern template BasicSyntheticCircuit<math::Fr> make_synthetic_circuit<math::Fr>(std::uint64_t, std::uint64_t, bool);
 extern template BasicSyntheticCircuit<math::bn254::Fr> make_synthetic_circuit<math::bn254::Fr>(std::uint64_t,
-                                                                                                std::uint64_t, bool);
+                                                                                               std::uint64_t, bool);
 extern template void check_synthetic_witness<math::Fr>(const BasicSyntheticCircuit<math::Fr>&);
 extern template void check_synthetic_witness<math::bn254::Fr>(const BasicSyntheticCircuit<math::bn254::Fr>&);
 

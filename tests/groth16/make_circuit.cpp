@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
         stderr,
         "stagehand_make_circuit: {} constraints over {}, {} wires, {} public signals (2 outputs, 2 inputs), domain "
         "2^{}; witness checked against every constraint; wrote {} and {} in {:.2f} s\n",
-        *constraints, curve, wires, groth16::kSyntheticPublic, log2,
-        (dir / "circuit.r1cs").string(), (dir / "circuit.wtns").string(),
+        *constraints, curve, wires, groth16::kSyntheticPublic, log2, (dir / "circuit.r1cs").string(),
+        (dir / "circuit.wtns").string(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return 0;
   } catch (const std::exception& error) {
