@@ -7,7 +7,9 @@
 //   DIR/<i>.proof.json, <i>.public.json  proof i = 1..N
 //
 // The run is `stagehand prove`'s (cli/proof_run.hpp): an engine of its own for each policy, the
-// same path, policies and figures.
+// same path, policies and figures. --curve bn254 makes the circuit over BN254's scalar field and
+// its key by BN254's TEST-ONLY setup (on the CPU: the device setup's kernels are BLS12-381's);
+// vk.json and the proofs then say "curve": "bn128", as snarkjs's do.
 
 #include "cli/bench_prove_params.hpp"
 #include "cli/commands.hpp"
@@ -18,12 +20,18 @@
 #include "groth16/setup.hpp"
 #include "groth16/synthetic_circuit.hpp"
 #include "groth16/witness.hpp"
+#include "math/bn254.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <variant>
 
 namespace stagehand::cli {
 namespace {
@@ -41,6 +49,7 @@ struct BenchProveOptions {
   std::string format = "zkey";
   double full_share = -1;
   std::string params_file;
+  std::string curve = "bls12_381";
 };
 
 // --format params: the same options for the assignments' device path.
@@ -57,54 +66,88 @@ int bench_prove_params_from(const BenchProveOptions& options) {
   return bench_prove_params(params);
 }
 
-int bench_prove(const BenchProveOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto config = load_proof_run_config(options.run);
-  // The set-up's devices, given back before the proofs' engines open theirs.
-  auto backend = open_proof_backend(config, options.run);
-  const fs::path dir(options.out_dir);
-  fs::create_directories(dir);
+// The synthetic circuit's key and witness over one curve, what the proofs of either need.
+struct BenchKey {
+  engine::AnyKeyPointer key;
+  unsigned domain_log2 = 0;
+  std::string vk_json;
+  std::shared_ptr<const std::vector<std::uint8_t>> witness;  // one for every proof: r and s make them distinct
+};
 
-  auto circuit = groth16::make_synthetic_circuit(groth16::synthetic_constraints_for_domain(options.domain_log2),
-                                                 options.circuit_seed, options.bits);
+template <class Key>
+std::uint64_t key_point_bytes(const Key& key) {
+  return key.a.bytes().size() + key.b1.bytes().size() + key.b2.bytes().size() + key.c.bytes().size() +
+         key.h.bytes().size();
+}
+
+// The circuit over Fr, checked, and its key by the TEST-ONLY setup: BLS12-381's multiplications on
+// the proofs' device (or the simulator's host functions), BN254's on the CPU, where its setup runs.
+template <class Fr>
+BenchKey make_bench_key(const BenchProveOptions& options, const RunConfig& config,
+                        std::chrono::steady_clock::time_point start) {
+  constexpr bool bn254 = std::is_same_v<Fr, math::bn254::Fr>;
+  // The set-up's devices, given back before the proofs' engines open theirs.
+  std::unique_ptr<Backend> backend;
+  if constexpr (!bn254) backend = open_proof_backend(config, options.run);
+  auto circuit = groth16::make_synthetic_circuit<Fr>(groth16::synthetic_constraints_for_domain(options.domain_log2),
+                                                     options.circuit_seed, options.bits);
   groth16::check_synthetic_witness(circuit);
-  fmt::print(
-      stderr,
-      "stagehand bench prove: a synthetic circuit of {} constraints, {} wires{}, its witness checked against every "
-      "constraint, in {:.2f} s\n",
-      circuit.r1cs.constraints.size(), circuit.r1cs.n_wires, options.bits ? " (mostly bits)" : "",
-      seconds_since(start));
+  fmt::print(stderr,
+             "stagehand bench prove: a synthetic circuit of {} constraints over {}, {} wires{}, its witness checked "
+             "against every constraint, in {:.2f} s\n",
+             circuit.r1cs.constraints.size(), options.curve, circuit.r1cs.n_wires, options.bits ? " (mostly bits)" : "",
+             seconds_since(start));
 
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto setup_start = std::chrono::steady_clock::now();
-  const auto key = std::make_shared<const groth16::ProvingKey>(
-      groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads)));
+  BenchKey made;
+  std::string multiplied_on;
+  if constexpr (bn254) {
+    groth16::SetupOptions setup;
+    setup.thread_count = options.run.threads;
+    const auto key =
+        std::make_shared<const groth16::bn254::ProvingKey>(groth16::bn254::setup_from_r1cs(circuit.r1cs, setup));
+    made = {key, key->domain_log2, groth16::bn254::verification_key_json(*key),
+            std::make_shared<const std::vector<std::uint8_t>>(groth16::bn254::wtns_bytes(circuit.witness))};
+    multiplied_on = "the CPU (BN254's setup has no device path)";
+  } else {
+    const auto key = std::make_shared<const groth16::ProvingKey>(
+        groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads)));
+    made = {key, key->domain_log2, groth16::verification_key_json(*key),
+            std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(circuit.witness))};
+    multiplied_on = backend->describe();
+  }
+  const auto point_bytes = std::visit([](const auto& key) { return key_point_bytes(*key); }, made.key);
   fmt::print(stderr,
              "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
              "multiplications on {}\n",
-             key->domain_log2,
-             format_bytes(key->a.bytes().size() + key->b1.bytes().size() + key->b2.bytes().size() +
-                          key->c.bytes().size() + key->h.bytes().size()),
-             seconds_since(setup_start), backend->describe());
-  circuit.r1cs = {};  // gigabytes at 2^26, and the proofs do not need it
-  backend.reset();
+             made.domain_log2, format_bytes(point_bytes), seconds_since(setup_start), multiplied_on);
+  return made;
+}
 
-  // One witness for every proof: distinct r and s make distinct proofs of it.
-  const auto witness = std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(circuit.witness));
-  circuit.witness = {};
+int bench_prove(const BenchProveOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto config = load_proof_run_config(options.run);
+  const fs::path dir(options.out_dir);
+  fs::create_directories(dir);
+  const BenchKey made = options.curve == "bn254" ? make_bench_key<math::bn254::Fr>(options, config, start)
+                                                 : make_bench_key<math::Fr>(options, config, start);
+  STAGEHAND_ASSERT(made.witness && !made.witness->empty(), "bench prove: a key of 2^{} without its witness",
+                   made.domain_log2);
+
   // Each policy in turn on the same key (its set-up is the slow part at 2^26); with more than one,
   // each writes into DIR/<policy>/.
   int status = 0;
   for (const auto& policy : options.policies) {
     const fs::path run_dir = options.policies.size() == 1 ? dir : dir / policy;
     fs::create_directories(run_dir);
-    groth16::write_text_file(run_dir / "vk.json", groth16::verification_key_json(*key));
+    groth16::write_text_file(run_dir / "vk.json", made.vk_json);
     ProofRunInputs inputs;
-    inputs.key.key = key;
-    inputs.key.path = fmt::format("synthetic-2^{}.zkey", key->domain_log2);
+    inputs.key.key = made.key;
+    inputs.key.path = fmt::format("synthetic-{}-2^{}.zkey", options.curve, made.domain_log2);
     inputs.start = start;
     for (int i = 1; i <= options.proofs; ++i) {
-      inputs.proofs.push_back(ProofInput{run_dir / fmt::format("{}.wtns", i), witness});
+      inputs.proofs.push_back(ProofInput{run_dir / fmt::format("{}.wtns", i), made.witness});
       inputs.names.push_back(fmt::format("proof {}", i));
       inputs.outputs.push_back({run_dir / fmt::format("{}.proof.json", i), run_dir / fmt::format("{}.public.json", i)});
     }
@@ -166,8 +209,20 @@ void add_bench_prove_command(CLI::App* bench) {
                       "--format params: the key as a .params file, made and written there when FILE does not exist, "
                       "then read back (timed: the file's load time, from the page cache when just written) and proved "
                       "from, the key made in memory given back first");
+  command
+      ->add_option("--curve", options->curve,
+                   "--format zkey: the circuit's curve, BLS12-381's or BN254's (circom's default, bn128: its key's "
+                   "setup on the CPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bls12_381", "bn254"}));
   add_proof_run_options(command, options->run, false);
   on_selected(command, [options] {
+    if (options->format == "params" && options->curve != "bls12_381") {
+      throw std::invalid_argument(
+          fmt::format("bench prove: --format params is Filecoin's BLS12-381 parameters, not "
+                      "--curve {}: use --format zkey with --curve {}, or --curve bls12_381",
+                      options->curve, options->curve));
+    }
     return options->format == "params" ? bench_prove_params_from(*options) : bench_prove(*options);
   });
 }

@@ -12,14 +12,16 @@ namespace stagehand::groth16 {
 
 namespace {
 
-using math::Fr;
-
 constexpr std::uint32_t kOne = 0, kOut0 = 1, kOut1 = 2, kX = 3, kY = 4, kS = 5, kT = 6, kFirstInternal = 7;
 constexpr std::uint32_t kOutputs = 2, kPublicInputs = 2, kPrivateInputs = 2;
 
 // A nonzero constant below 2^32 (a circuit's small coefficient).
-Fr small(Random& random) { return Fr::from_uint64((random.next() >> 32) | 1); }
+template <class Fr>
+Fr small_constant(Random& random) {
+  return Fr::from_uint64((random.next() >> 32) | 1);
+}
 // A field element spread over the whole field.
+template <class Fr>
 Fr element(Random& random) {
   const Fr shift = Fr::from_uint64(1ULL << 32) * Fr::from_uint64(1ULL << 32);
   Fr value = Fr::zero();
@@ -27,20 +29,20 @@ Fr element(Random& random) {
   return value;
 }
 
-Term term(std::uint32_t wire, const Fr& coefficient) { return {wire, coefficient}; }
-Term term(std::uint32_t wire) { return {wire, Fr::one()}; }
-
 // A real circuit's witness is mostly bits and flags (range checks, decompositions): --bits makes
 // one like that, so that the MSMs meet scalars of 0 and 1 in bulk.
 }  // namespace
 
-SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uint64_t seed, bool bits) {
+template <class Fr>
+BasicSyntheticCircuit<Fr> make_synthetic_circuit(std::uint64_t constraint_count, std::uint64_t seed, bool bits) {
   if (constraint_count < kSyntheticMinimumConstraints) {
     throw std::invalid_argument(fmt::format("a synthetic circuit needs at least {} constraints, not {}",
                                             kSyntheticMinimumConstraints, constraint_count));
   }
+  auto term = [](std::uint32_t wire, const Fr& coefficient = Fr::one()) { return BasicTerm<Fr>{wire, coefficient}; };
+  auto small = [](Random& random) { return small_constant<Fr>(random); };
   Random random(seed);
-  SyntheticCircuit circuit;
+  BasicSyntheticCircuit<Fr> circuit;
   auto& r1cs = circuit.r1cs;
   auto& w = circuit.witness;
   const std::uint64_t body = constraint_count - 3;
@@ -53,17 +55,17 @@ SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uin
   r1cs.constraints.reserve(constraint_count);
   w.assign(wire_count, Fr::zero());
   w[kOne] = Fr::one();
-  w[kX] = element(random);
-  w[kY] = element(random);
-  w[kS] = element(random);
-  w[kT] = element(random);
+  w[kX] = element<Fr>(random);
+  w[kY] = element<Fr>(random);
+  w[kS] = element<Fr>(random);
+  w[kT] = element<Fr>(random);
   auto z = [](std::uint64_t i) { return static_cast<std::uint32_t>(kFirstInternal + i); };
 
   r1cs.constraints.push_back({{term(kX)}, {term(kS)}, {term(z(0))}});
   w[z(0)] = w[kX] * w[kS];
   for (std::uint64_t i = 1; i <= body; ++i) {
     const Fr k = small(random);
-    Constraint c;
+    BasicConstraint<Fr> c;
     if (i % 16 == 5) {
       const Fr k2 = small(random);
       c.c = {term(z(i), -Fr::one()), term(z(i - 1), k), term(z(i - 2), Fr::from_uint64(3)), term(kY), term(kOne, k2)};
@@ -103,7 +105,8 @@ SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uin
 }
 
 // Every constraint A·B = C on the witness; throws naming the first one that fails.
-void check_synthetic_witness(const SyntheticCircuit& circuit) {
+template <class Fr>
+void check_synthetic_witness(const BasicSyntheticCircuit<Fr>& circuit) {
   const auto& constraints = circuit.r1cs.constraints;
   for (std::size_t index = 0; index < constraints.size(); ++index) {
     const auto& c = constraints[index];
@@ -121,5 +124,11 @@ std::uint64_t synthetic_constraints_for_domain(unsigned domain_log2) {
   }
   return (std::uint64_t{1} << domain_log2) - kSyntheticPublic - 1;
 }
+
+template BasicSyntheticCircuit<math::Fr> make_synthetic_circuit<math::Fr>(std::uint64_t, std::uint64_t, bool);
+template BasicSyntheticCircuit<math::bn254::Fr> make_synthetic_circuit<math::bn254::Fr>(std::uint64_t, std::uint64_t,
+                                                                                        bool);
+template void check_synthetic_witness<math::Fr>(const BasicSyntheticCircuit<math::Fr>&);
+template void check_synthetic_witness<math::bn254::Fr>(const BasicSyntheticCircuit<math::bn254::Fr>&);
 
 }  // namespace stagehand::groth16

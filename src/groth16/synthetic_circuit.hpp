@@ -18,9 +18,13 @@
 //   out0 = z_last·t
 //   0 = -out1 + z_last + 2·x + k·y                                  (linear)
 // with k, k' small constants drawn from the seed, and x, y, s, t drawn from the seed too.
+// One generator for both curves' scalar fields (BLS12-381's by default, BN254's by
+// make_synthetic_circuit<math::bn254::Fr>): the same seed draws the same integers for either, and
+// the circuit's shape does not depend on the field.
 
 #include "groth16/r1cs.hpp"
 #include "groth16/zkey.hpp"
+#include "math/bn254.hpp"
 #include "math/fr.hpp"
 
 #include <cstdint>
@@ -31,17 +35,28 @@ namespace stagehand::groth16 {
 inline constexpr std::uint64_t kSyntheticPublic = 4;  // out0, out1, x, y
 inline constexpr std::uint64_t kSyntheticMinimumConstraints = 4;
 
-struct SyntheticCircuit {
-  R1cs r1cs;
-  std::vector<math::Fr> witness;
+template <class Fr>
+struct BasicSyntheticCircuit {
+  BasicR1cs<Fr> r1cs;
+  std::vector<Fr> witness;
 };
+using SyntheticCircuit = BasicSyntheticCircuit<math::Fr>;
 
-// `constraint_count` constraints (at least 4), constants and inputs from `seed`.
-SyntheticCircuit make_synthetic_circuit(std::uint64_t constraint_count, std::uint64_t seed, bool bits);
+// `constraint_count` constraints (at least 4), constants and inputs from `seed`, over Fr
+// (math::Fr or math::bn254::Fr).
+template <class Fr = math::Fr>
+BasicSyntheticCircuit<Fr> make_synthetic_circuit(std::uint64_t constraint_count, std::uint64_t seed, bool bits);
 // The most constraints whose Groth16 domain is 2^domain_log2 (snarkjs needs N + public + 1 rows):
 // 2^K - 5.
 std::uint64_t synthetic_constraints_for_domain(unsigned domain_log2);
 // Every constraint A·B = C on the witness; std::logic_error naming the first that fails.
-void check_synthetic_witness(const SyntheticCircuit& circuit);
+template <class Fr>
+void check_synthetic_witness(const BasicSyntheticCircuit<Fr>& circuit);
+
+extern template BasicSyntheticCircuit<math::Fr> make_synthetic_circuit<math::Fr>(std::uint64_t, std::uint64_t, bool);
+extern template BasicSyntheticCircuit<math::bn254::Fr> make_synthetic_circuit<math::bn254::Fr>(std::uint64_t,
+                                                                                               std::uint64_t, bool);
+extern template void check_synthetic_witness<math::Fr>(const BasicSyntheticCircuit<math::Fr>&);
+extern template void check_synthetic_witness<math::bn254::Fr>(const BasicSyntheticCircuit<math::bn254::Fr>&);
 
 }  // namespace stagehand::groth16

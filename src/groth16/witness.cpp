@@ -196,6 +196,12 @@ void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254
   out.finish();
 }
 
+std::vector<std::uint8_t> wtns_bytes(const std::vector<math::bn254::Fr>& witness) {
+  BinFileWriter out("wtns", 2);
+  write_witness(out, witness);
+  return out.take_bytes();
+}
+
 }  // namespace bn254
 
 std::optional<Curve> wtns_curve(const std::filesystem::path& path) {

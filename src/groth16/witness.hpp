@@ -42,11 +42,12 @@ std::vector<std::uint8_t> wtns_bytes(const std::vector<math::Fr>& witness);
 std::optional<Curve> wtns_curve(const std::filesystem::path& path);
 
 namespace bn254 {
-// read_wtns, parse_wtns and write_wtns of a BN254 witness (circom's default prime, bn128).
+// read_wtns, parse_wtns, write_wtns and wtns_bytes of a BN254 witness (circom's default prime, bn128).
 std::vector<math::bn254::Fr> read_wtns(const std::filesystem::path& path, unsigned threads = 1);
 std::vector<math::bn254::Fr> parse_wtns(std::span<const std::uint8_t> bytes, const std::string& name,
                                         unsigned threads = 1);
 void write_wtns(const std::filesystem::path& path, const std::vector<math::bn254::Fr>& witness);
+std::vector<std::uint8_t> wtns_bytes(const std::vector<math::bn254::Fr>& witness);
 // read_wtns_into and parse_wtns_into of a BN254 witness.
 std::size_t read_wtns_into(const std::filesystem::path& path, std::span<math::bn254::Fr> out, unsigned threads = 1);
 std::size_t parse_wtns_into(std::span<const std::uint8_t> bytes, const std::string& name,

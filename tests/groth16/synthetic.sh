@@ -10,6 +10,8 @@
 # Two sizes: 1019 constraints (the most a 2^10 domain holds with 4 public signals) and 1020 (2^11),
 # and the 2^10 one again with bit decompositions (--bits: most witness values 0 or 1). Then
 # `stagehand bench prove` (circuit, key and witness in memory) with the key sets in each placement.
+# Then BN254: BLS12-381's synthetic bytes unchanged for a seed, the BN254 circuit by snarkjs's wtns
+# check, and `bench prove --curve bn254`'s proofs verified by snarkjs.
 #
 #   synthetic.sh <stagehand> <stagehand_make_circuit> <work dir of prepare_circuits.sh>
 set -euo pipefail
@@ -145,5 +147,43 @@ if "$stagehand" bench prove --format params --domain-log2 10 --proofs 1 --out-di
 grep -q "bench.params: a key of 511 h.*--domain-log2 10" "$dir-other.log" &&
   echo "ok: bench prove --params-file: a key of another shape is named" ||
   fail "bench prove --params-file: the shape error does not say so: $(cat "$dir-other.log")"
+
+# The synthetic circuits over BN254's Fr: BLS12-381's must keep their bytes for a seed (these are
+# the hashes of the files the generator wrote before it took the curve as a parameter).
+for case in "--domain-log2 8 --seed 1:bb40ba028d68fa8dc2af3cca1345c4378b0cfb7954ad0a3a060d7565e6b35742:50188d2373fbbfb25315a1f9548a8687ce2350f33493b020b130b7609b52a3c2" \
+  "--constraints 60 --seed 3 --bits:e703a868479f77e341c3d29a5cb864a1673f1dee69a09b1d9f6ea8e39c104ab3:0a440f09fe00825648b910f395cc8f475fd242de08e2237bb6b6ece3c45b5cc4"; do
+  IFS=: read -r arguments r1cs_hash wtns_hash <<<"$case"
+  dir="$out/fixed-${arguments//[ -]/}"
+  "$make_circuit" $arguments --out "$dir" 2>/dev/null
+  if [ "$(sha256sum <"$dir/circuit.r1cs" | cut -d' ' -f1)" = "$r1cs_hash" ] &&
+    [ "$(sha256sum <"$dir/circuit.wtns" | cut -d' ' -f1)" = "$wtns_hash" ]; then
+    echo "ok: stagehand_make_circuit $arguments: BLS12-381's r1cs and wtns bytes as before"
+  else fail "stagehand_make_circuit $arguments: BLS12-381's circuit changed its bytes"; fi
+done
+# The BN254 circuit's witness must satisfy its .r1cs by snarkjs's reading (bn128's prime).
+dir="$out/bn254-circuit"
+"$make_circuit" --curve bn254 --constraints 1019 --seed 5 --bits --out "$dir"
+check=$($snarkjs wtns check "$dir/circuit.r1cs" "$dir/circuit.wtns" 2>&1 || true)
+if grep -q "WITNESS IS CORRECT" <<<"$check"; then echo "ok: the BN254 synthetic circuit: snarkjs finds the witness correct"
+else fail "the BN254 synthetic circuit: snarkjs wtns check does not accept the witness: $check"; fi
+
+# `stagehand bench prove --curve bn254`: the circuit over BN254, its key by BN254's TEST-ONLY setup,
+# three proofs through the engine on the functional simulator; snarkjs verifies each as bn128's.
+dir="$out/bench-bn254"
+"$stagehand" bench prove --curve bn254 --domain-log2 8 --proofs 3 --out-dir "$dir" 2>&1 | grep -v WARNING >"$dir.log" ||
+  fail "bench prove --curve bn254 failed: $(cat "$dir.log")"
+grep -q "3 of 3 proofs" "$dir.log" || fail "bench prove --curve bn254: not every proof made: $(cat "$dir.log")"
+grep -q '"curve": "bn128"' "$dir/vk.json" || fail "bench prove --curve bn254: vk.json does not say bn128"
+for i in 1 2 3; do
+  grep -q '"curve": "bn128"' "$dir/$i.proof.json" || fail "bench prove --curve bn254: proof $i does not say bn128"
+  verify "$dir/vk.json" "$dir/$i.public.json" "$dir/$i.proof.json" ok "bench prove --curve bn254 proof $i"
+done
+tamper "$dir/1.public.json" "$dir/tampered.json"
+verify "$dir/vk.json" "$dir/tampered.json" "$dir/1.proof.json" reject "bench prove --curve bn254 proof 1 with a public signal changed"
+if "$stagehand" bench prove --curve bn254 --format params --domain-log2 8 --proofs 1 --out-dir "$dir-params" \
+  >"$dir-params.log" 2>&1; then fail "bench prove: --format params taken with --curve bn254"; fi
+grep -q "format params.*BLS12-381.*curve bn254" "$dir-params.log" &&
+  echo "ok: bench prove --curve bn254 --format params is refused naming both" ||
+  fail "bench prove --curve bn254 --format params: the error does not name both: $(cat "$dir-params.log")"
 
 finish "all synthetic-circuit checks passed"
