@@ -4,35 +4,16 @@
 #include <string>
 
 #include "device/kernel_abi.hpp"
+#include "device/launch_reading.hpp"
 
 namespace stagehand::kernel {
+
+using detail::add_scratch;
+using detail::argument_or_zero;
+using detail::require;
+using detail::scratch_after;
+
 namespace {
-
-// Refuses a launch with fewer arguments, reads or writes than its kernel takes, naming the kernel
-// and the layout it expects.
-void require(const KernelLaunch& launch, std::size_t arguments, std::size_t reads, std::size_t writes,
-             const char* layout) {
-  if (launch.arguments.size() < arguments || launch.reads.size() < reads || launch.writes.size() < writes) {
-    throw std::invalid_argument("kernel " + launch.name + ": expects " + layout + "; got " +
-                                std::to_string(launch.arguments.size()) + " arguments, " +
-                                std::to_string(launch.reads.size()) + " reads and " +
-                                std::to_string(launch.writes.size()) + " writes");
-  }
-}
-
-std::uint64_t argument_or_zero(const KernelLaunch& launch, std::size_t index) {
-  return index < launch.arguments.size() ? launch.arguments[index] : 0;
-}
-
-// The scratch: an extra last write after the kernel's `named` writes (kernel_abi.hpp).
-std::optional<BufferUse> scratch_after(const KernelLaunch& launch, std::size_t named) {
-  if (launch.writes.size() <= named) return std::nullopt;
-  return launch.writes.back();
-}
-
-void add_scratch(KernelLaunch& launch, const std::optional<BufferUse>& scratch) {
-  if (scratch) launch.writes.push_back(*scratch);
-}
 
 // The launch's curve into a typed value read from it, or from a typed value into its launch.
 template <class Typed>

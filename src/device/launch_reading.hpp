@@ -1,5 +1,5 @@
 #pragma once
-// Reading a KernelLaunch back into a typed launch (partition_launches.cpp): the refusal of a
+// Reading a KernelLaunch back into a typed launch (groth16_, partition_ and setup_launches.cpp): the refusal of a
 // launch short of what its kernel takes, naming the kernel and the layout it expects, and the
 // optional scratch, an extra last write (kernel_abi.hpp).
 
