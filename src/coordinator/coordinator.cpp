@@ -63,7 +63,9 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
   if (settings.policy == Policy::budgeted) create_budget(lane, run);
   std::exception_ptr failure;
   if (run.hooks.kept_pinned && run.hooks.keep_pinned) {
-    auto left = lane.staging.adopt(run.hooks.kept_pinned(lane.index));
+    auto kept = run.hooks.kept_pinned(lane.index);
+    lane.results.adopt(std::move(kept.results));
+    KeptPinned left{lane.staging.adopt(std::move(kept.staging)), {}};
     if (!left.empty()) run.hooks.keep_pinned(lane.index, std::move(left));
   }
   try {
@@ -195,8 +197,11 @@ void fail_jobs_no_gpu_took(Run& run, Nanoseconds now) {
 
 asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload, const CoordinatorHooks& hooks) {
   if (lane.budget) co_await lane.budget->drain();
-  if (hooks.kept_pinned && hooks.keep_pinned && !lane.lost) hooks.keep_pinned(lane.index, lane.staging.take_idle());
+  if (hooks.kept_pinned && hooks.keep_pinned && !lane.lost) {
+    hooks.keep_pinned(lane.index, KeptPinned{lane.staging.take_idle(), lane.results.take_kept()});
+  }
   co_await quietly([&] { return lane.staging.shutdown(); });
+  co_await lane.results.shutdown();
   co_await quietly([&] { return workload.tear_down(lane.device, lane.index); });
   try {
     lane.device.set_pool_release_threshold(0);
@@ -207,6 +212,14 @@ asio::awaitable<void> tear_down_lane(Lane& lane, Workload& workload, const Coord
 }
 
 }  // namespace
+
+Bytes KeptPinned::bytes() const {
+  Bytes bytes = 0;
+  for (const auto* buffers : {&staging, &results}) {
+    for (const auto& buffer : *buffers) bytes += buffer.bytes;
+  }
+  return bytes;
+}
 
 bool JobFeed::add(int count) {
   if (closed_ || ended_) return false;

@@ -129,6 +129,14 @@ struct RunReport {
   std::vector<std::string> log;
 };
 
+// The pinned host memory a caller keeps for one GPU between its runs (CoordinatorHooks::kept_pinned).
+struct KeptPinned {
+  std::vector<HostRange> staging;  // the staging pool's idle buffers
+  std::vector<HostRange> results;  // the workers' result buffers (result_buffers.hpp)
+  bool empty() const { return staging.empty() && results.empty(); }
+  Bytes bytes() const;
+};
+
 struct CoordinatorHooks {
   // A job finished (completed or failed).
   std::function<void(const JobRecord&)> on_job_done;
@@ -139,14 +147,16 @@ struct CoordinatorHooks {
   // That budget is about to be destroyed: the run is over, failed, or its frames were destroyed
   // after a deadlock. It is still whole during the call; checkers must not read it afterwards.
   std::function<void(int device, const VramBudget&)> on_budget_gone;
-  // A caller that keeps each GPU's pinned staging pool between its runs (the engine: making and
+  // A caller that keeps each GPU's pinned host memory between its runs (the engine: making and
   // freeing a 2^24 witness buffer cost a large part of a proof's time on the H200 machine, holding
   // the GPU's other calls meanwhile; bench/journal/2026-12-04.md has the figures): the buffers an
-  // earlier run left (adopted by the pool within its budget; what does not fit is handed back to
-  // `keep_pinned` at once), and the pool's idle buffers at this run's end, instead of freeing them.
-  // Both or neither; only under budgeted with the pinned pool.
-  std::function<std::vector<HostRange>(int device)> kept_pinned;
-  std::function<void(int device, std::vector<HostRange> buffers)> keep_pinned;
+  // earlier run left, and at this run's end, instead of freeing them, the staging pool's idle
+  // buffers and the workers' result buffers. The staging pool adopts its buffers within its
+  // budget and only under budgeted with the pinned pool (what it does not adopt is handed back to
+  // `keep_pinned` at once); the workers take the result buffers under every policy, whether the
+  // GPU gets a job or not. Nothing of a GPU lost in the run is kept. Both or neither.
+  std::function<KeptPinned(int device)> kept_pinned;
+  std::function<void(int device, KeptPinned buffers)> keep_pinned;
 };
 
 // Jobs that join a run while it goes on (a long-lived engine's proofs that arrive meanwhile): the

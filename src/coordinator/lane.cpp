@@ -23,7 +23,8 @@ Lane::Lane(Device& device, int index, const CoordinatorSettings& settings, Rando
       index(index),
       compute_lock(lock_grant(settings, random)),
       staging(device, settings.policy == Policy::budgeted ? settings.host_staging : HostStagingMode::register_in_place,
-              settings.pinned_host_budget_bytes, std::move(pageable)) {}
+              settings.pinned_host_budget_bytes, std::move(pageable)),
+      results(device) {}
 
 bool Lane::holder_on_link() {
   if (holder_pcie_phases_ > 0) return true;

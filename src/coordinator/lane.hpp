@@ -8,6 +8,7 @@
 #include "coordinator/coordinator.hpp"
 #include "coordinator/host_staging.hpp"
 #include "coordinator/job.hpp"
+#include "coordinator/result_buffers.hpp"
 #include "coordinator/vram_budget.hpp"
 #include "util/random.hpp"
 
@@ -29,6 +30,7 @@ struct Lane {
   ComputeLock memory_lock;             // two-lock only
   std::unique_ptr<VramBudget> budget;  // budgeted only
   HostStaging staging;
+  ResultBuffers results;
   // What stops the lane taking jobs: the workload's set-up failed, or the device was lost (its
   // running jobs go to another lane once). A job still queued when no lane can take it fails with
   // what each lane says here.

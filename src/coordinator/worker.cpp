@@ -131,6 +131,7 @@ asio::awaitable<void> Worker::open_streams() {
     landed_ = device_.create_stream();
     chunk_done_.resize(static_cast<std::size_t>(run_.settings.prestage_chunks_in_flight));
     for (auto& event : chunk_done_) event = device_.create_event();
+    results_ = lane_.results.take();
     if (run_.total_jobs > 0) co_await fit_results(workload_.memory_plan(0).result_bytes);
   } catch (...) {
     open_failure_ = std::current_exception();
@@ -144,16 +145,7 @@ asio::awaitable<void> Worker::open_streams() {
   }
 }
 
-asio::awaitable<void> Worker::fit_results(Bytes bytes) {
-  for (auto& range : results_) {
-    if (range.bytes >= bytes) continue;
-    if (range.bytes) {
-      auto old = std::exchange(range, HostRange{});
-      co_await device_.free_pinned_host(old);
-    }
-    range = co_await device_.allocate_pinned_host(bytes);
-  }
-}
+asio::awaitable<void> Worker::fit_results(Bytes bytes) { co_await lane_.results.fit(results_, bytes); }
 
 asio::awaitable<void> Worker::clear_stream_errors() {
   // A job's error that a device keeps on the stream until it is synchronised (FaultyDevice's
@@ -168,9 +160,7 @@ asio::awaitable<void> Worker::clear_stream_errors() {
 
 asio::awaitable<void> Worker::close_streams() {
   co_await clear_stream_errors();
-  for (auto& range : results_) {
-    if (range.bytes) co_await quietly([&] { return device_.free_pinned_host(range); });
-  }
+  co_await lane_.results.give_back(std::exchange(results_, std::vector<HostRange>(ResultBuffers::kPerWorker)));
   try {
     for (auto event : chunk_done_) {
       if (event) device_.destroy_event(event);

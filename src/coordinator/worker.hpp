@@ -131,7 +131,8 @@ class Worker {
   bool retry_elsewhere(JobRecord& job);
   asio::awaitable<void> clear_stream_errors();
   asio::awaitable<void> close_streams();
-  // The pinned buffers the program's results come back into, grown to the job's plan.
+  // The pinned buffers the program's results come back into (the lane's: result_buffers.hpp),
+  // grown to the job's plan.
   asio::awaitable<void> fit_results(Bytes bytes);
   asio::awaitable<void> run_one(JobRecord& job);
   asio::awaitable<void> finish(JobRecord& job);
@@ -140,7 +141,7 @@ class Worker {
   void close(JobRecord& job);
 
   std::exception_ptr open_failure_;
-  std::vector<HostRange> results_ = std::vector<HostRange>(2);
+  std::vector<HostRange> results_ = std::vector<HostRange>(ResultBuffers::kPerWorker);
   std::optional<TraceTrack> finish_track_;  // with overlap_finish: the host steps after the GPU
   bool finishing_ = false;                  // a job's step after the GPU runs beside the next
   AsyncWaitList finish_done_;

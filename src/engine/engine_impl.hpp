@@ -180,10 +180,10 @@ struct Engine::Impl {
     std::shared_ptr<groth16::DeviceKeyState> device_state;
   };
   std::vector<Retired> retired;
-  // Each GPU's pinned staging buffers kept between batches (CoordinatorHooks::keep_pinned), freed
-  // when a key is unloaded and when the engine stops (the dispatcher's thread only; Gpu::pinned_kept
-  // mirrors their bytes for status()).
-  std::map<int, std::vector<HostRange>> kept_pinned;
+  // Each GPU's pinned staging and result buffers kept between batches (CoordinatorHooks::keep_pinned),
+  // freed when a key is unloaded and when the engine stops (the dispatcher's thread only;
+  // Gpu::pinned_kept mirrors their bytes for status()).
+  std::map<int, KeptPinned> kept_pinned;
   std::map<std::uint64_t, std::shared_ptr<ProofRecord>> proofs;  // unfinished and the last finished
   std::deque<std::uint64_t> finished_order;
   std::vector<Gpu> gpus;
@@ -360,9 +360,10 @@ struct Engine::Impl {
   // Takes the queue's front proof's key's batch and runs it (engine mutex held by `lock`, released).
   void run_front(std::unique_lock<std::mutex>& lock);
   // On the dispatcher's thread: gives back what these states hold on the devices, then samples
-  // the devices' memory. with_kept_staging: the pinned staging buffers kept between batches go
-  // too (a key unloaded, the engine stopping); not when states only make room for a batch (called
-  // before every batch, mostly with none): the buffers would be made again for that very batch.
+  // the devices' memory. with_kept_staging: the pinned staging and result buffers kept between
+  // batches go too (a key unloaded, the engine stopping); not when states only make room for a
+  // batch (called before every batch, mostly with none): the buffers would be made again for that
+  // very batch.
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
                              bool with_kept_staging = false);
   void give_back_retired();      // the retired keys' states (engine mutex not held)
@@ -385,7 +386,8 @@ struct Engine::Impl {
   // proof of it (`proof_bytes`, Key::proof_bytes: planned so at load) still fits the smallest device.
   std::size_t states_to_give_back(const groth16::KeySizes& sizes, Bytes proof_bytes,
                                   const std::vector<Bytes>& held_oldest_first) const;
-  // A batch's settings keep each GPU's pinned staging pool in kept_pinned between batches.
+  // A batch's settings keep each GPU's pinned staging pool and result buffers in kept_pinned
+  // between batches.
   void keep_staging(proving::BatchSettings& settings);
   // The engine's own steps before a run (the batch's first proof queued, the dispatch) in its trace.
   void trace_dispatch(Trace& trace, Clock::time_point first_submitted, Clock::time_point dispatched);

@@ -192,12 +192,14 @@ void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth
       if (!with_kept_staging) co_return;
       auto buffers = std::exchange(kept_pinned, {});
       const auto& devices = backend->devices();
-      for (const auto& [index, ranges] : buffers) {
-        for (const auto& range : ranges) {
-          try {
-            co_await devices.at(static_cast<std::size_t>(index))->free_pinned_host(range);
-          } catch (const DeviceError&) {
-            // A lost device: the host memory goes with the process.
+      for (const auto& [index, kept] : buffers) {
+        for (const auto* ranges : {&kept.staging, &kept.results}) {
+          for (const auto& range : *ranges) {
+            try {
+              co_await devices.at(static_cast<std::size_t>(index))->free_pinned_host(range);
+            } catch (const DeviceError&) {
+              // A lost device: the host memory goes with the process.
+            }
           }
         }
       }
@@ -414,10 +416,10 @@ proving::BatchSettings Engine::Impl::batch_settings(const BatchOf& of, Bytes hel
 }
 
 void Engine::Impl::keep_staging(proving::BatchSettings& settings) {
-  // The pinned staging pool stays for the next batch, as the key does (the run's thread only).
+  // The pinned staging pool and result buffers stay for the next batch, as the key does (the
+  // run's thread only).
   auto count = [this](int device) {
-    Bytes bytes = 0;
-    for (const auto& range : kept_pinned[device]) bytes += range.bytes;
+    const Bytes bytes = kept_pinned[device].bytes();
     std::lock_guard lock(mutex);
     if (static_cast<std::size_t>(device) < gpus.size()) gpus[static_cast<std::size_t>(device)].pinned_kept = bytes;
   };
@@ -426,9 +428,10 @@ void Engine::Impl::keep_staging(proving::BatchSettings& settings) {
     count(device);
     return buffers;
   };
-  settings.keep_pinned = [this, count](int device, std::vector<HostRange> buffers) {
+  settings.keep_pinned = [this, count](int device, KeptPinned buffers) {
     auto& kept = kept_pinned[device];
-    kept.insert(kept.end(), buffers.begin(), buffers.end());
+    kept.staging.insert(kept.staging.end(), buffers.staging.begin(), buffers.staging.end());
+    kept.results.insert(kept.results.end(), buffers.results.begin(), buffers.results.end());
     count(device);
   };
 }

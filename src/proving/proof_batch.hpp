@@ -93,9 +93,10 @@ struct BatchSettings {
   // devices' work), and on a GPU whether the kernels and blocking host calls go there too.
   Trace* trace = nullptr;
   bool trace_kernels = false;
-  // A caller that keeps each GPU's pinned staging pool between batches (CoordinatorHooks's: both or neither).
-  std::function<std::vector<HostRange>(int device)> kept_pinned;
-  std::function<void(int device, std::vector<HostRange> buffers)> keep_pinned;
+  // A caller that keeps each GPU's pinned staging pool and result buffers between batches
+  // (CoordinatorHooks's: both or neither).
+  std::function<KeptPinned(int device)> kept_pinned;
+  std::function<void(int device, KeptPinned buffers)> keep_pinned;
 };
 
 // A proof's steps as the batch reaches them.

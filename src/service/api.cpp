@@ -492,11 +492,11 @@ std::string prometheus_metrics(const engine::EngineStatus& status) {
   for (const auto& gpu : status.gpus)
     out += fmt::format("stagehand_gpu_vram_capacity_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.vram_capacity_bytes);
   metric("stagehand_gpu_pinned_kept_bytes", "gauge",
-         "Pinned staging buffers kept for the GPU's next batch (freed when a key is unloaded).");
+         "Pinned staging and result buffers kept for the GPU's next batch (freed when a key is unloaded).");
   for (const auto& gpu : status.gpus)
     out += fmt::format("stagehand_gpu_pinned_kept_bytes{{gpu=\"{}\"}} {}\n", gpu.index, gpu.pinned_host_kept_bytes);
   metric("stagehand_gpu_pinned_allocations_total", "counter",
-         "Pinned host buffers made for the GPU (staging buffers, and each run's small result buffers), when last "
+         "Pinned host buffers made for the GPU (staging and result buffers, a key's upload buffers), when last "
          "sampled.");
   for (const auto& gpu : status.gpus)
     out += fmt::format("stagehand_gpu_pinned_allocations_total{{gpu=\"{}\"}} {}\n", gpu.index,
