@@ -302,12 +302,12 @@ Reply Api::route(HttpRequest& request) {
 
 std::optional<HttpResponse> Api::load_key_by_path(const std::string& name, const std::vector<std::uint8_t>& text) {
   constexpr const char* kForms =
-      "JSON {\"path\": \"<.zkey on the server>\"} or {\"params\": \"<.params on the server>\", \"r1cs\": \"<its "
+      "{\"path\": \"<.zkey on the server>\"} or {\"params\": \"<.params on the server>\", \"r1cs\": \"<its "
       ".r1cs on the server>\"}";
   const auto body = json::parse(text.begin(), text.end(), nullptr, false);
   const auto is_path = [&](const char* field) { return body.contains(field) && body[field].is_string(); };
   if (body.is_discarded() || !body.is_object())
-    return error_response(400, fmt::format("the body must be the .zkey's bytes or {}", kForms));
+    return error_response(400, fmt::format("the body must be the .zkey's bytes or JSON {}", kForms));
   const bool zkey = body.size() == 1 && is_path("path");
   const bool params = body.size() == 2 && is_path("params") && is_path("r1cs");
   if (!zkey && !params) return error_response(400, fmt::format("the JSON body takes {}", kForms));

@@ -90,8 +90,10 @@ for case in "0.00007 a, b_g1 resident; h, l, b_g2 streamed" "0.00005 h, l, a, b_
 done
 
 # `stagehand serve` on the simulator with the .params keys (loaded by path with their .r1cs) beside
-# chain's .zkey: each proof verified by snarkjs against export-vk's vk, and with [engine] seed = 5
-# the first proof of each .params key is `prove --params --seed 5`'s, byte for byte.
+# chain's .zkey, proved interleaved: each proof verified by snarkjs against export-vk's vk, and with
+# [engine] seed = 5 proof ID of a .params key is `prove --params --seed 5+ID-1`'s, byte for byte; an
+# .r1cs of another circuit, a path outside key_dirs and a witness of another circuit refused; the
+# status naming each key's format and curve; a .params key unloaded.
 snarkjs_module=$circuits/node_modules/snarkjs
 source "$(dirname "$0")/../../scripts/lib/serve.sh"
 # The server is stopped and $work removed at exit (serve.sh's serve_clean_up).
@@ -116,13 +118,19 @@ if serve_start "$stagehand" "$work/serve.log" --config "$work/serve.toml" --key 
     serve_params_proof chain_zkey "$circuits/chain/chain.wtns" "$work/serve-zkey-$circuit.json"
     serve_params_proof "$circuit" "$circuits/$circuit/$circuit.wtns" "$work/serve-$circuit-2.json"
     verify_responses "$work/$circuit.vk.json" "$work/serve-$circuit"-*.json
+    # The engine's r and s are its seed plus the proof's id less one: `prove --seed` of that.
+    id=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).id)' "$work/serve-$circuit-1.json")
+    "$stagehand" prove --params "$work/$circuit.params" --r1cs "$circuits/$circuit/$circuit.r1cs" \
+      --wtns "$circuits/$circuit/$circuit.wtns" --seed $((5 + id - 1)) --proof "$work/$circuit.served-seed.json" \
+      --public "$work/$circuit.served-public.json" 2>/dev/null || fail "stagehand prove --params --seed $((5 + id - 1)) failed"
     if node -e '
       const fs = require("fs");
       const served = JSON.parse(fs.readFileSync(process.argv[1], "utf8")).proof;
       const cpu = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
       process.exit(JSON.stringify(served) === JSON.stringify(cpu) ? 0 : 1);
-    ' "$work/serve-$circuit-1.json" "$work/$circuit.proof-1.json"; then echo "ok: $circuit: serve's first proof is prove --params --seed 5's"
-    else fail "$circuit: serve's first proof differs from prove --params --seed 5's"; fi
+    ' "$work/serve-$circuit-1.json" "$work/$circuit.served-seed.json"; then
+      echo "ok: $circuit: serve's proof $id is prove --params --seed $((5 + id - 1))'s"
+    else fail "$circuit: serve's proof $id differs from prove --params --seed $((5 + id - 1))'s"; fi
   done
   verify_responses "$circuits/chain/vk.json" "$work"/serve-zkey-*.json
   expect 400 "is not the circuit of $work/multiplier.params" "an .r1cs of another circuit" -H 'Content-Type: application/json' \
