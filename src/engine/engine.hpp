@@ -104,7 +104,7 @@ struct ProofTimings {
   double host_before_s = 0;  // its host step before the GPU, its uploads and the wait for the GPU's compute lock
   double gpu_s = 0;          // its GPU program, with the compute lock held
   double host_after_s = 0;   // the proof's assembly on the host after the GPU, and its hand-over
-  double check_s = 0;        // the pairing check (0 with [engine] verify = false)
+  double check_s = 0;        // the pairing check (0 with [engine] verify = false; a .params key's is in host_after_s)
   double total_s = 0;
 };
 
@@ -225,8 +225,8 @@ struct KeyStatus {
   // "host", and "gpu0", ... where it is set up on that GPU; a .params key's: "host", and "gpus" while
   // its sets are kept on the devices (device_bytes and planned_layout stay empty for it).
   std::vector<std::string> resident;
-  std::uint64_t device_set_ups = 0;   // device set-ups made of it (uploads of its sets and matrix) since it was loaded
-  std::uint64_t device_bytes = 0;     // what it holds set up on a GPU (the most on any one): 0 when it is not
+  std::uint64_t device_set_ups = 0;  // device set-ups made of it (uploads of its sets and matrix) since it was loaded
+  std::uint64_t device_bytes = 0;    // what it holds set up on a GPU (the most on any one): 0 when it is not
   std::uint64_t proof_bytes =
       0;  // one proof's device memory, the key's set-up included (planned at load; margins and kernel scratch on top)
   std::size_t queued = 0;

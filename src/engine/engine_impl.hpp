@@ -1,7 +1,8 @@
 #pragma once
-// The engine's inside, shared by its three files: engine.cpp (the public calls, keys, submits,
-// status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples)
-// and engine_runs.cpp (the dispatcher and its runs: proof batches, EngineBatch their listener).
+// The engine's inside, shared by its four files: engine.cpp (the public calls, keys, submits,
+// status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples),
+// engine_runs.cpp (the dispatcher and its runs: proof batches, EngineBatch their listener) and
+// engine_params.cpp (Filecoin .params keys: their loading, witnesses and runs).
 // Not part of the engine's API.
 
 #include "engine/engine.hpp"
@@ -451,10 +452,11 @@ struct Engine::Impl {
   void run_ended();
 };
 
-// A batch of one key's proofs as the engine runs it (proving::ProofBatch): its proofs by job
-// index; each one's instants and GPU as it reaches them, a cancelled one stopped before its next
-// step; each one's end, counted, then answered; and the proofs of its key that join it while it
-// runs. On the run's thread, but for end_rest (after the run).
+// A batch of one key's proofs as the engine runs it (proving::ProofBatch, or a .params key's run of
+// the assignment workload, which no proof joins): its proofs by job index; each one's instants
+// and GPU as it reaches them, a cancelled one stopped before its next step; each one's end,
+// counted, then answered; and the proofs of its key that join it while it runs. On the run's
+// thread, but for end_rest (after the run).
 class EngineBatch final : public proving::BatchListener {
  public:
   EngineBatch(Engine::Impl& engine, std::string key_name, const std::vector<std::shared_ptr<ProofRecord>>& batch)

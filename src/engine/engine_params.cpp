@@ -14,8 +14,8 @@ namespace {
 void check_params_r1cs(const groth16::ParamsKey& key, const std::filesystem::path& params_path,
                        const groth16::R1cs& r1cs, const std::filesystem::path& r1cs_path) {
   const auto both = [&](const std::string& what) {
-    return groth16::InputError(fmt::format("{} is not the circuit of {}: {}", r1cs_path.string(), params_path.string(),
-                                           what));
+    return groth16::InputError(
+        fmt::format("{} is not the circuit of {}: {}", r1cs_path.string(), params_path.string(), what));
   };
   const std::uint64_t inputs = 1 + std::uint64_t{r1cs.n_public()};
   if (inputs != key.input_count()) {
@@ -36,8 +36,8 @@ void check_params_r1cs(const groth16::ParamsKey& key, const std::filesystem::pat
 
 std::uint64_t params_host_bytes(const ParamsHeld& held) {
   const auto& key = held.key;
-  std::uint64_t bytes = key.h.bytes().size() + key.l.bytes().size() + key.a.bytes().size() +
-                        key.b_g1.bytes().size() + key.b_g2.bytes().size() + key.vk.ic.size() * sizeof(key.vk.ic[0]);
+  std::uint64_t bytes = key.h.bytes().size() + key.l.bytes().size() + key.a.bytes().size() + key.b_g1.bytes().size() +
+                        key.b_g2.bytes().size() + key.vk.ic.size() * sizeof(key.vk.ic[0]);
   for (const auto& constraint : held.r1cs.constraints) {
     bytes += (constraint.a.size() + constraint.b.size() + constraint.c.size()) * sizeof(groth16::Term);
   }
@@ -57,8 +57,7 @@ groth16::CircuitAssignment witness_assignment(const ParamsHeld& held, const Proo
     groth16::check_assignment(held.key, assignment.view(), 0);
     return assignment;
   } catch (const std::exception& error) {
-    throw groth16::InputError(
-        fmt::format("{} with {}: {}", record.name, held.r1cs_path.string(), error.what()));
+    throw groth16::InputError(fmt::format("{} with {}: {}", record.name, held.r1cs_path.string(), error.what()));
   }
 }
 
@@ -92,9 +91,9 @@ void Engine::load_params_key(const std::string& name, groth16::InputFile params,
     const auto placement = groth16::plan_assignment_placement(
         held->key, impl_->backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
         settings.workers_per_device, impl_->config.engine.stream_buffer_bytes);
-    entry.layout = fmt::format("assignments ({} inputs, {} aux, domain {}); {}", held->key.input_count(),
-                               held->key.aux_count(), held->key.domain_size(),
-                               groth16::describe_assignment_placement(placement));
+    entry.layout =
+        fmt::format("assignments ({} inputs, {} aux, domain {}); {}", held->key.input_count(), held->key.aux_count(),
+                    held->key.domain_size(), groth16::describe_assignment_placement(placement));
     entry.host_bytes = params_host_bytes(*held);
     entry.r1cs_path = held->r1cs_path;
     entry.params = std::move(held);

@@ -213,8 +213,8 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   STAGEHAND_ASSERT(!batch.empty(), "the queue's front proof (key {}) was not taken into its run", name);
   auto& key = keys.at(name);
   ++batches;
-  const BatchOf of{name,        key.key,          key.sizes,  key.path, key.r1cs, key.r1cs_path, key.device_state,
-                   key.params, key.assignment_state};
+  const BatchOf of{
+      name, key.key, key.sizes, key.path, key.r1cs, key.r1cs_path, key.device_state, key.params, key.assignment_state};
   const Bytes proof_bytes = key.proof_bytes;
   key.last_batch = batches;
   const auto give_back = others_to_give_back(lock, of, proof_bytes);

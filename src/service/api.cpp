@@ -335,8 +335,9 @@ HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) 
     if (auto refused = load_key_by_path(name, request.body)) return *refused;
   } else {
     if (request.body.empty())
-      return error_response(400, "an empty body: send the .zkey's bytes or JSON {\"path\": ...} (or {\"params\": "
-                                 "..., \"r1cs\": ...})");
+      return error_response(400,
+                            "an empty body: send the .zkey's bytes or JSON {\"path\": ...} (or {\"params\": "
+                            "..., \"r1cs\": ...})");
     TemporaryFile file(request.body);
     try {
       engine_.load_key(name, file.path());

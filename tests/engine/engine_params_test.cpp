@@ -157,8 +157,11 @@ BOOST_AUTO_TEST_CASE(a_bad_witness_fails_only_its_own_proof) {
   const auto bad = engine.submit("fil", unsatisfying_wtns(), named);
   const auto last = engine.submit("fil", files().wtns(3, 9));
   std::string message;
-  BOOST_CHECK(error_kind_of([&] { engine.submit("fil", groth16::wtns_bytes(std::vector<Fr>{Fr::one(), Fr::one()})); }, &message) ==
-              ErrorKind::bad_witness);
+  BOOST_CHECK(error_kind_of(
+                  [&] {
+                    engine.submit("fil", groth16::wtns_bytes(std::vector<Fr>{Fr::one(), Fr::one()}));
+                  },
+                  &message) == ErrorKind::bad_witness);
   BOOST_CHECK_MESSAGE(message.find(params_files().r1cs.string()) != std::string::npos, message);
   gate.open();
   check_done(held, 2, 3);
@@ -191,7 +194,8 @@ BOOST_AUTO_TEST_CASE(an_r1cs_of_another_circuit_is_refused_naming_both) {
     BOOST_CHECK(!engine.has_key("fil"));
   }
   std::string message;
-  BOOST_CHECK(error_kind_of([&] { engine.load_params_key("fil", params_files().dir / "none.params", params_files().r1cs); },
-                            &message) == ErrorKind::bad_key);
+  BOOST_CHECK(
+      error_kind_of([&] { engine.load_params_key("fil", params_files().dir / "none.params", params_files().r1cs); },
+                    &message) == ErrorKind::bad_key);
   BOOST_CHECK_MESSAGE(message.find("none.params") != std::string::npos, message);
 }
