@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -270,7 +271,8 @@ asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, P
   STAGEHAND_ASSERT(points.batches.empty(), "a proof's point uploads start once");
   if (abc_step_ == AbcStep::streamed) points.batches = matrix_batches(matrix_chunks_, sizes_.matrix, matrix_host());
   auto sets = streamed_batches(shape_, kMsmOrder, [this](std::size_t set) { return set_host(set); });
-  points.batches.insert(points.batches.end(), std::make_move_iterator(sets.begin()), std::make_move_iterator(sets.end()));
+  points.batches.insert(points.batches.end(), std::make_move_iterator(sets.begin()),
+                        std::make_move_iterator(sets.end()));
   co_await points.stream.start(context, stream_buffer_bytes_);
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
