@@ -269,7 +269,9 @@ void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, Dev
 asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, ProofPoints& points) const {
   auto& device = context.device;
   STAGEHAND_ASSERT(points.batches.empty(), "a proof's point uploads start once");
-  if (abc_step_ == AbcStep::streamed) points.batches = matrix_batches(matrix_chunks_, sizes_.matrix, matrix_host());
+  if (abc_step_ == AbcStep::streamed && !matrix_chunks_.empty()) {  // none for a matrix of no rows
+    points.batches = matrix_batches(matrix_chunks_, sizes_.matrix, matrix_host());
+  }
   auto sets = streamed_batches(shape_, kMsmOrder, [this](std::size_t set) { return set_host(set); });
   points.batches.insert(points.batches.end(), std::make_move_iterator(sets.begin()),
                         std::make_move_iterator(sets.end()));
