@@ -55,7 +55,7 @@ HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budg
 
 void HostStaging::check_fits(Bytes bytes) const {
   if (bytes > budget_bytes_) {
-    throw std::runtime_error(fmt::format("host staging: a partition's a, b, c need {} pinned, the budget is {}",
+    throw std::runtime_error(fmt::format("host staging: a partition's inputs need {} pinned, the budget is {}",
                                          format_bytes(bytes), format_bytes(budget_bytes_)));
   }
 }
