@@ -23,7 +23,14 @@ std::size_t input_slot(std::size_t buffer, int input_count) {
 // Inputs the plan has not stay null, with no event.
 JobInputs budgeted_inputs(const std::vector<DevicePointer>& inputs, const std::vector<EventHandle>& uploaded) {
   STAGEHAND_ASSERT(inputs.size() == 4 && uploaded.size() == 4);
-  return JobInputs{inputs[0], inputs[1], inputs[2], uploaded[0], uploaded[1], uploaded[2], inputs[3], uploaded[3]};
+  return JobInputs{.a = inputs[0],
+                   .b = inputs[1],
+                   .c = inputs[2],
+                   .a_uploaded = uploaded[0],
+                   .b_uploaded = uploaded[1],
+                   .c_uploaded = uploaded[2],
+                   .extra = inputs[3],
+                   .extra_uploaded = uploaded[3]};
 }
 
 class BudgetedWorker final : public Worker {

@@ -39,8 +39,14 @@ std::unique_ptr<Worker> make_worker(Policy policy, Run& run, Lane& lane, int ind
 
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
 JobInputs plain_inputs(const PlainMemory& memory, EventHandle uploaded) {
-  return JobInputs{memory.a(), memory.b(),     memory.c(), uploaded, uploaded, uploaded,
-                   memory.extra(), memory.extra() ? uploaded : EventHandle{}};
+  return JobInputs{.a = memory.a(),
+                   .b = memory.b(),
+                   .c = memory.c(),
+                   .a_uploaded = uploaded,
+                   .b_uploaded = uploaded,
+                   .c_uploaded = uploaded,
+                   .extra = memory.extra(),
+                   .extra_uploaded = memory.extra() ? uploaded : EventHandle{}};
 }
 
 asio::awaitable<void> upload_plain_inputs(Device& device, PlainMemory& memory, const std::vector<HostRange>& host,
