@@ -37,16 +37,14 @@ void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes bud
   // --workers option or [gpus] workers_per_device), fewer would change the run's concurrency
   // behind their back, and nothing has been allocated yet, so saying which count fits costs nothing.
   const Bytes fit = budget_bytes / each;
-  throw std::invalid_argument(
-      fmt::format("{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}{}, two result "
-                  "buffers of {}), more "
-                  "than the budget of {} per GPU: {}",
-                  budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count,
-                  format_bytes(plan.input_bytes),
-                  plan.extra_input_bytes > 0 ? fmt::format(" and {} extra", format_bytes(plan.extra_input_bytes)) : "",
-                  format_bytes(plan.result_bytes), format_bytes(budget_bytes),
-                  fit == 0 ? std::string("not one worker fits")
-                           : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
+  throw std::invalid_argument(fmt::format(
+      "{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}{}, two result buffers of {}), "
+      "more than the budget of {} per GPU: {}",
+      budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count, format_bytes(plan.input_bytes),
+      plan.extra_input_bytes > 0 ? fmt::format(" and {} extra", format_bytes(plan.extra_input_bytes)) : "",
+      format_bytes(plan.result_bytes), format_bytes(budget_bytes),
+      fit == 0 ? std::string("not one worker fits")
+               : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
 }
 
 HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,

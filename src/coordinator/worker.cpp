@@ -220,8 +220,8 @@ void Worker::fail(JobRecord& job, std::exception_ptr error) {
 
 asio::awaitable<void> Worker::prepare(const char* name, JobRecord& job, const std::vector<HostRange>& inputs) {
   const auto sizes = staged_input_sizes(plan_);
-  STAGEHAND_ASSERT(inputs.size() == sizes.size(), "job {}: {} input buffers, its plan has {}", job.index,
-                   inputs.size(), sizes.size());
+  STAGEHAND_ASSERT(inputs.size() == sizes.size(), "job {}: {} input buffers, its plan has {}", job.index, inputs.size(),
+                   sizes.size());
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     STAGEHAND_ASSERT(inputs[i].bytes >= sizes[i], "job {}: input {} has {} bytes of {}", job.index, i, inputs[i].bytes,
                      sizes[i]);

@@ -125,7 +125,9 @@ std::size_t a_query_count(const AssignmentView& assignment) {
   return assignment.inputs.size() + assignment.a_aux.popcount;
 }
 
-std::size_t b_query_count(const AssignmentView& assignment) { return assignment.b_inp.popcount + assignment.b_aux.popcount; }
+std::size_t b_query_count(const AssignmentView& assignment) {
+  return assignment.b_inp.popcount + assignment.b_aux.popcount;
+}
 
 void gather_a_query_scalars(const AssignmentView& assignment, std::span<Fr> out, unsigned thread_count) {
   gather_query(assignment, nullptr, assignment.a_aux, out, thread_count);

@@ -27,7 +27,8 @@ constexpr int kJobs = 4;
 // Input `input` (0 to 2: a, b, c; 3: the extra one) of `job`, as prepare writes it.
 std::vector<std::byte> expected_bytes(int job, std::size_t input) {
   std::vector<std::byte> bytes(input == 3 ? kExtraBytes : kInputBytes);
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(17 * job + 53 * input + i + (i >> 8));
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::byte>(17 * job + 53 * input + i + (i >> 8));
   return bytes;
 }
 

@@ -129,7 +129,8 @@ class BudgetedWorker final : public Worker {
       // Indexed by slot (a, b, c, extra); the events made in the order of the buffers.
       std::vector<DevicePointer> inputs(4);
       uploaded.resize(4);
-      for (std::size_t i = 0; i < sizes.size(); ++i) uploaded[input_slot(i, plan_.input_count)] = device_.create_event();
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        uploaded[input_slot(i, plan_.input_count)] = device_.create_event();
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
       // is uploaded once the job holds it (the budget then serves the holder first). The extra
       // input goes last: the program reads it after a, b and c.

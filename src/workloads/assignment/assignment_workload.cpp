@@ -436,7 +436,8 @@ void AssignmentWorkload::fill_inputs(const AssignmentView& assignment, std::span
   const auto aux = scalars.first(assignment.aux.size());
   math::detail::run_ranges(aux.size(), thread_count_, kMiB, [&](std::size_t begin, std::size_t end) {
     std::copy(assignment.aux.begin() + static_cast<std::ptrdiff_t>(begin),
-              assignment.aux.begin() + static_cast<std::ptrdiff_t>(end), aux.begin() + static_cast<std::ptrdiff_t>(begin));
+              assignment.aux.begin() + static_cast<std::ptrdiff_t>(end),
+              aux.begin() + static_cast<std::ptrdiff_t>(begin));
   });
   const auto a_query = scalars.subspan(scalars_offset(kSetA), a_query_count(assignment));
   gather_a_query_scalars(assignment, a_query, thread_count_);
@@ -505,10 +506,11 @@ std::uint64_t AssignmentWorkload::light_scalars(const JobState& job_state, std::
                                                 std::uint64_t count) const {
   if (set == kSetH) return 0;
   const auto& counts = job_state.light[set];
-  const auto found = std::find_if(counts.begin(), counts.end(),
-                                  [&](const LightCount& entry) { return entry.first == first && entry.count == count; });
-  STAGEHAND_ASSERT(found != counts.end(), "set {}: no light count for scalars [{}, {})", kAssignmentSetNames[set], first,
-                   first + count);
+  const auto found = std::find_if(counts.begin(), counts.end(), [&](const LightCount& entry) {
+    return entry.first == first && entry.count == count;
+  });
+  STAGEHAND_ASSERT(found != counts.end(), "set {}: no light count for scalars [{}, {})", kAssignmentSetNames[set],
+                   first, first + count);
   return found->light;
 }
 
