@@ -13,6 +13,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <vector>
 
 using namespace stagehand;
@@ -100,7 +101,7 @@ struct PolicyRun {
   Bytes memory_held = 0;
 };
 
-void run_under(Policy policy, PolicyRun& run) {
+void run_under(Policy policy, PolicyRun& run, HostStagingMode staging = HostStagingMode::pinned_pool) {
   sim::SimOptions options;
   options.functional = true;
   sim::SimSystem system(options);
@@ -108,6 +109,7 @@ void run_under(Policy policy, PolicyRun& run) {
   CoordinatorSettings settings;
   settings.policy = policy;
   settings.workers_per_device = 2;
+  settings.host_staging = staging;
   run.report = testing::run_functional(system, device, settings, run.workload);
   run.memory_held = device.memory_info().total_bytes - device.memory_info().free_bytes;
 }
@@ -115,10 +117,17 @@ void run_under(Policy policy, PolicyRun& run) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_extra_input_reaches_the_program_with_the_bytes_prepare_wrote_under_every_policy) {
-  for (const auto policy : {Policy::serial, Policy::prestage, Policy::two_lock, Policy::budgeted}) {
-    BOOST_TEST_CONTEXT("policy " << to_string(policy)) {
+  // Budgeted twice: staged in the pinned pool, and in the caller's pageable memory pinned in place.
+  const std::vector<std::pair<Policy, HostStagingMode>> runs{{Policy::serial, HostStagingMode::pinned_pool},
+                                                             {Policy::prestage, HostStagingMode::pinned_pool},
+                                                             {Policy::two_lock, HostStagingMode::pinned_pool},
+                                                             {Policy::budgeted, HostStagingMode::pinned_pool},
+                                                             {Policy::budgeted, HostStagingMode::register_in_place}};
+  for (const auto& [policy, staging] : runs) {
+    BOOST_TEST_CONTEXT("policy " << to_string(policy)
+                                 << (staging == HostStagingMode::pinned_pool ? "" : ", pinned in place")) {
       PolicyRun run;
-      run_under(policy, run);
+      run_under(policy, run, staging);
       BOOST_CHECK_EQUAL(run.report.partitions_completed, kJobs);
       BOOST_REQUIRE_EQUAL(run.workload.found_.size(), static_cast<std::size_t>(kJobs));
       for (const auto& [job, found] : run.workload.found_) {
