@@ -8,7 +8,7 @@
 //
 // The run is `stagehand prove`'s (cli/proof_run.hpp): an engine of its own for each policy, the
 // same path, policies and figures. --curve bn254 makes the circuit over BN254's scalar field and
-// its key by BN254's TEST-ONLY setup (on the CPU: the device setup's kernels are BLS12-381's);
+// its key by BN254's TEST-ONLY setup (its multiplications on the device, as BLS12-381's are);
 // vk.json and the proofs then say "curve": "bn128", as snarkjs's do.
 
 #include "cli/bench_prove_params.hpp"
@@ -80,15 +80,14 @@ std::uint64_t key_point_bytes(const Key& key) {
          key.h.bytes().size();
 }
 
-// The circuit over Fr, checked, and its key by the TEST-ONLY setup: BLS12-381's multiplications on
-// the proofs' device (or the simulator's host functions), BN254's on the CPU, where its setup runs.
+// The circuit over Fr, checked, and its key by the TEST-ONLY setup, its multiplications on the
+// proofs' device (or the simulator's host functions).
 template <class Fr>
 BenchKey make_bench_key(const BenchProveOptions& options, const RunConfig& config,
                         std::chrono::steady_clock::time_point start) {
   constexpr bool bn254 = std::is_same_v<Fr, math::bn254::Fr>;
   // The set-up's devices, given back before the proofs' engines open theirs.
-  std::unique_ptr<Backend> backend;
-  if constexpr (!bn254) backend = open_proof_backend(config, options.run);
+  const std::unique_ptr<Backend> backend = open_proof_backend(config, options.run);
   auto circuit = groth16::make_synthetic_circuit<Fr>(groth16::synthetic_constraints_for_domain(options.domain_log2),
                                                      options.circuit_seed, options.bits);
   groth16::check_synthetic_witness(circuit);
@@ -101,27 +100,22 @@ BenchKey make_bench_key(const BenchProveOptions& options, const RunConfig& confi
   fmt::print(stderr, "{}", groth16::kTestOnlySetupWarning);
   const auto setup_start = std::chrono::steady_clock::now();
   BenchKey made;
-  std::string multiplied_on;
   if constexpr (bn254) {
-    groth16::SetupOptions setup;
-    setup.thread_count = options.run.threads;
-    const auto key =
-        std::make_shared<const groth16::bn254::ProvingKey>(groth16::bn254::setup_from_r1cs(circuit.r1cs, setup));
+    const auto key = std::make_shared<const groth16::bn254::ProvingKey>(groth16::bn254::setup_from_r1cs(
+        circuit.r1cs, device_setup_options<math::Bn254>(*backend, options.run.threads)));
     made = {key, key->domain_log2, groth16::bn254::verification_key_json(*key),
             std::make_shared<const std::vector<std::uint8_t>>(groth16::bn254::wtns_bytes(circuit.witness))};
-    multiplied_on = "the CPU (BN254's setup has no device path)";
   } else {
     const auto key = std::make_shared<const groth16::ProvingKey>(
-        groth16::setup_from_r1cs(circuit.r1cs, device_setup_options(*backend, options.run.threads)));
+        groth16::setup_from_r1cs(circuit.r1cs, device_setup_options<math::Bls12_381>(*backend, options.run.threads)));
     made = {key, key->domain_log2, groth16::verification_key_json(*key),
             std::make_shared<const std::vector<std::uint8_t>>(groth16::wtns_bytes(circuit.witness))};
-    multiplied_on = backend->describe();
   }
   const auto point_bytes = std::visit([](const auto& key) { return key_point_bytes(*key); }, made.key);
   fmt::print(stderr,
              "stagehand bench prove: the key (domain 2^{}, {} of points) by the TEST-ONLY setup in {:.2f} s, its "
              "multiplications on {}\n",
-             made.domain_log2, format_bytes(point_bytes), seconds_since(setup_start), multiplied_on);
+             made.domain_log2, format_bytes(point_bytes), seconds_since(setup_start), backend->describe());
   return made;
 }
 
@@ -211,8 +205,7 @@ void add_bench_prove_command(CLI::App* bench) {
                       "from, the key made in memory given back first");
   command
       ->add_option("--curve", options->curve,
-                   "--format zkey: the circuit's curve, BLS12-381's or BN254's (circom's default, bn128: its key's "
-                   "setup on the CPU)")
+                   "--format zkey: the circuit's curve, BLS12-381's or BN254's (circom's default, bn128)")
       ->capture_default_str()
       ->check(CLI::IsMember({"bls12_381", "bn254"}));
   add_proof_run_options(command, options->run, false);

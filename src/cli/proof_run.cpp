@@ -237,26 +237,41 @@ std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const Proof
   return Backend::open(config, proof_backend_options(options));
 }
 
-groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads) {
-  groth16::SetupOptions options;
+namespace {
+
+// scalars[i]·G for the generator of `group`, on `device` through the backend's run loop.
+template <class Set, class Fr>
+Set multiplied_on_device(Backend& backend, Device& device, groth16::SetupGroup group, std::span<const Fr> scalars,
+                         groth16::DeviceSetupOptions options) {
+  Set points(scalars.size());
+  backend.run(groth16::multiply_generator_on_device(device, group, scalars, points.mutable_bytes(), options));
+  return points;
+}
+
+}  // namespace
+
+template <class Description>
+groth16::BasicSetupOptions<Description> device_setup_options(Backend& backend, unsigned threads) {
+  using Options = groth16::BasicSetupOptions<Description>;
+  using Fr = typename Options::Fr;
+  Options options;
   options.thread_count = threads;
   Device& device = *backend.devices().at(0);
   groth16::DeviceSetupOptions device_options;
   device_options.host_threads = threads;
-  options.multiply_g1 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
-    groth16::G1Points points(scalars.size());
-    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g1, scalars, points.mutable_bytes(),
-                                                      device_options));
-    return points;
+  options.multiply_g1 = [&backend, &device, device_options](std::span<const Fr> scalars) {
+    return multiplied_on_device<typename Options::G1Set>(backend, device, groth16::SetupGroup::g1, scalars,
+                                                         device_options);
   };
-  options.multiply_g2 = [&backend, &device, device_options](std::span<const math::Fr> scalars) {
-    groth16::G2Points points(scalars.size());
-    backend.run(groth16::multiply_generator_on_device(device, groth16::SetupGroup::g2, scalars, points.mutable_bytes(),
-                                                      device_options));
-    return points;
+  options.multiply_g2 = [&backend, &device, device_options](std::span<const Fr> scalars) {
+    return multiplied_on_device<typename Options::G2Set>(backend, device, groth16::SetupGroup::g2, scalars,
+                                                         device_options);
   };
   return options;
 }
+
+template groth16::SetupOptions device_setup_options<math::Bls12_381>(Backend& backend, unsigned threads);
+template groth16::bn254::SetupOptions device_setup_options<math::Bn254>(Backend& backend, unsigned threads);
 
 engine::EngineConfig proof_engine_config(const ProofRunOptions& options, const RunConfig& config, std::size_t proofs) {
   engine::EngineConfig engine_config;

@@ -47,9 +47,13 @@ BackendOptions proof_backend_options(const ProofRunOptions& options);
 std::unique_ptr<Backend> open_proof_backend(const RunConfig& config, const ProofRunOptions& options);
 double seconds_since(std::chrono::steady_clock::time_point start);
 
-// The TEST-ONLY setup's options with its point multiplications on the backend's first device
-// (groth16/device_setup.hpp: the GPU's kernels, or the simulator's host functions).
-groth16::SetupOptions device_setup_options(Backend& backend, unsigned threads);
+// The TEST-ONLY setup's options for a key of Description's curve (math::Bls12_381, math::Bn254)
+// with its point multiplications on the backend's first device (groth16/device_setup.hpp: the
+// GPU's kernels, or the simulator's host functions).
+template <class Description>
+groth16::BasicSetupOptions<Description> device_setup_options(Backend& backend, unsigned threads);
+extern template groth16::SetupOptions device_setup_options<math::Bls12_381>(Backend& backend, unsigned threads);
+extern template groth16::bn254::SetupOptions device_setup_options<math::Bn254>(Backend& backend, unsigned threads);
 
 // The engine a command's proofs run on: its options over the configuration's tables, r and s from
 // --seed (proof i of the command, from 0, gets seed + i), and one run for all `proofs` that leaves

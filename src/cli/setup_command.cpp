@@ -47,22 +47,14 @@ void check_outputs(const SetupOptions& options) {
   if (!params && !options.params.empty()) throw CLI::ValidationError("--params", "--params goes with --format params");
 }
 
-// A BN254 circuit's key, on the CPU: the device's fixed-base kernels are BLS12-381's.
-int setup_bn254(const SetupOptions& options, const groth16::bn254::R1cs& r1cs,
+// A BN254 circuit's key, its multiplications on the backend's device as BLS12-381's are.
+int setup_bn254(const SetupOptions& options, const groth16::bn254::R1cs& r1cs, Backend& backend,
                 std::chrono::steady_clock::time_point start) {
-  if (options.format == "params") {
-    throw std::runtime_error(
-        fmt::format("{} is a BN254 circuit, and a .params key (bellperson's) is BLS12-381's: use --format zkey, "
-                    "or compile the circuit with circom --prime bls12381",
-                    options.r1cs));
-  }
-  groth16::SetupOptions setup_options;
+  auto setup_options = device_setup_options<math::Bn254>(backend, options.threads);
   setup_options.seed = options.seed;
-  setup_options.thread_count = options.threads;
   const auto key = groth16::bn254::setup_from_r1cs(r1cs, setup_options);
-  fmt::print(stderr,
-             "stagehand setup: BN254 (bn128), domain 2^{}, key computed at {:.2f} s (multiplications on the CPU)\n",
-             key.domain_log2, seconds_since(start));
+  fmt::print(stderr, "stagehand setup: BN254 (bn128), domain 2^{}, key computed at {:.2f} s (multiplications on {})\n",
+             key.domain_log2, seconds_since(start), backend.describe());
   groth16::bn254::write_zkey(options.zkey, key);
   groth16::write_text_file(options.vk, groth16::bn254::verification_key_json(key));
   fmt::print(stderr, "stagehand setup: wrote {} and {} in {:.2f} s (TEST-ONLY keys: unsafe for real use)\n",
@@ -83,15 +75,22 @@ int setup(const SetupOptions& options) {
                    options.r1cs, r1cs.constraints.size(), r1cs.n_wires, r1cs.n_public(), elapsed());
       },
       circuit);
-  if (const auto* bn = std::get_if<groth16::bn254::R1cs>(&circuit)) return setup_bn254(options, *bn, start);
-  const auto& r1cs = std::get<groth16::R1cs>(circuit);
+  const auto* bn = std::get_if<groth16::bn254::R1cs>(&circuit);
+  if (bn != nullptr && options.format == "params") {
+    throw std::runtime_error(
+        fmt::format("{} is a BN254 circuit, and a .params key (bellperson's) is BLS12-381's: use --format zkey, "
+                    "or compile the circuit with circom --prime bls12381",
+                    options.r1cs));
+  }
   // The point multiplications on the device: a GPU where there is one (or as the configuration
   // says), otherwise the simulator's host functions, the CPU path.
   ProofRunOptions run;
   run.config = options.config;
   const auto config = load_proof_run_config(run);
   auto backend = open_proof_backend(config, run);
-  auto setup_options = device_setup_options(*backend, options.threads);
+  if (bn != nullptr) return setup_bn254(options, *bn, *backend, start);
+  const auto& r1cs = std::get<groth16::R1cs>(circuit);
+  auto setup_options = device_setup_options<math::Bls12_381>(*backend, options.threads);
   setup_options.seed = options.seed;
   if (options.format == "params") {
     const auto key = groth16::setup_params_from_r1cs(r1cs, setup_options);
@@ -137,9 +136,8 @@ void add_setup_command(CLI::App& app) {
       ->check(CLI::IsMember({"zkey", "params"}))
       ->capture_default_str();
   command
-      ->add_option(
-          "--r1cs", options->r1cs,
-          "circom constraint system (compiled with --prime bls12381, or --prime bn128: a BN254 key, made on the CPU)")
+      ->add_option("--r1cs", options->r1cs,
+                   "circom constraint system (compiled with --prime bls12381, or --prime bn128: a BN254 key)")
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--zkey", options->zkey, "Where to write the proving key (--format zkey)");

@@ -74,7 +74,7 @@ asio::awaitable<void> set_up_lane(Lane& lane, Run& run) {
     if (settings.policy == Policy::budgeted && settings.prewarm_pinned_pool && run.workload.job_count() > 0) {
       const auto began = lane.device.now();
       const auto plan = run.workload.memory_plan(0);
-      co_await lane.staging.prewarm(plan.input_bytes, settings.workers_per_device, plan.input_count);
+      co_await lane.staging.prewarm(plan, settings.workers_per_device);
       run.log.push_back(fmt::format("GPU {}: pinned pool prewarmed with {} in {}", lane.index,
                                     format_bytes(lane.staging.pinned_bytes()),
                                     format_duration(lane.device.now() - began)));

@@ -13,9 +13,18 @@
 
 namespace stagehand {
 
+namespace {
+
+Bytes total_of(const std::vector<Bytes>& sizes) {
+  Bytes total = 0;
+  for (const auto bytes : sizes) total += bytes;
+  return total;
+}
+
+}  // namespace
+
 Bytes worker_staging_bytes(const JobMemoryPlan& plan) {
-  STAGEHAND_ASSERT(plan.input_count >= 1 && plan.input_count <= 3, "a job of {} inputs", plan.input_count);
-  return static_cast<Bytes>(plan.input_count) * plan.input_bytes + 2 * plan.result_bytes;
+  return total_of(staged_input_sizes(plan)) + 2 * plan.result_bytes;
 }
 
 void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes,
@@ -28,14 +37,14 @@ void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes bud
   // --workers option or [gpus] workers_per_device), fewer would change the run's concurrency
   // behind their back, and nothing has been allocated yet, so saying which count fits costs nothing.
   const Bytes fit = budget_bytes / each;
-  throw std::invalid_argument(
-      fmt::format("{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}, two result buffers "
-                  "of {}), more "
-                  "than the budget of {} per GPU: {}",
-                  budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count,
-                  format_bytes(plan.input_bytes), format_bytes(plan.result_bytes), format_bytes(budget_bytes),
-                  fit == 0 ? std::string("not one worker fits")
-                           : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
+  throw std::invalid_argument(fmt::format(
+      "{}: {} workers stage {} of host memory per GPU, {} each (a job's inputs {} x {}{}, two result buffers of {}), "
+      "more than the budget of {} per GPU: {}",
+      budget_where, workers, format_bytes(all), format_bytes(each), plan.input_count, format_bytes(plan.input_bytes),
+      plan.extra_input_bytes > 0 ? fmt::format(" and {} extra", format_bytes(plan.extra_input_bytes)) : "",
+      format_bytes(plan.result_bytes), format_bytes(budget_bytes),
+      fit == 0 ? std::string("not one worker fits")
+               : fmt::format("at most {} worker{} per GPU fit", fit, fit == 1 ? "" : "s")));
 }
 
 HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,
@@ -44,20 +53,21 @@ HostStaging::HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budg
 
 void HostStaging::check_fits(Bytes bytes) const {
   if (bytes > budget_bytes_) {
-    throw std::runtime_error(fmt::format("host staging: a partition's a, b, c need {} pinned, the budget is {}",
+    throw std::runtime_error(fmt::format("host staging: a partition's inputs need {} pinned, the budget is {}",
                                          format_bytes(bytes), format_bytes(budget_bytes_)));
   }
 }
 
-asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes, int count) {
-  check_fits(static_cast<Bytes>(count) * bytes);
+asio::awaitable<StagedHostBuffers> HostStaging::acquire(const JobMemoryPlan& plan) {
+  const auto sizes = staged_input_sizes(plan);
+  check_fits(total_of(sizes));
   StagedHostBuffers staged;
-  staged.buffers.resize(static_cast<std::size_t>(count));
+  staged.buffers.resize(sizes.size());
   staged.from_pool = mode_ == HostStagingMode::pinned_pool;
   if (mode_ == HostStagingMode::pinned_pool) {
     std::exception_ptr failure;
     try {
-      co_await acquire_from_pool(staged, bytes);
+      co_await acquire_from_pool(staged, sizes);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -71,10 +81,11 @@ asio::awaitable<StagedHostBuffers> HostStaging::acquire(Bytes bytes, int count) 
       waiters_.notify_all();
       std::rethrow_exception(failure);
     }
+    STAGEHAND_ASSERT(staged.buffers.size() == sizes.size());
     co_return staged;
   }
   std::vector<HostRange> pageable;
-  for (int i = 0; i < count; ++i) pageable.push_back(pageable_memory_(bytes));
+  for (const auto bytes : sizes) pageable.push_back(pageable_memory_(bytes));
   co_return co_await pin_in_place(std::move(pageable));
 }
 
@@ -109,8 +120,12 @@ asio::awaitable<StagedHostBuffers> HostStaging::pin_in_place(std::vector<HostRan
   co_return staged;
 }
 
-asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, Bytes bytes) {
-  for (auto& buffer : staged.buffers) {
+asio::awaitable<void> HostStaging::acquire_from_pool(StagedHostBuffers& staged, const std::vector<Bytes>& sizes) {
+  STAGEHAND_ASSERT(staged.buffers.size() == sizes.size(), "{} buffers for {} sizes", staged.buffers.size(),
+                   sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    auto& buffer = staged.buffers[i];
+    const Bytes bytes = sizes[i];
     for (;;) {
       auto idle =
           std::find_if(idle_.begin(), idle_.end(), [&](const HostRange& range) { return range.bytes == bytes; });
@@ -155,10 +170,15 @@ asio::awaitable<void> HostStaging::release(StagedHostBuffers staged) {
   waiters_.notify_all();
 }
 
-asio::awaitable<void> HostStaging::prewarm(Bytes bytes, int sets, int count) {
+asio::awaitable<void> HostStaging::prewarm(const JobMemoryPlan& plan, int sets) {
   if (mode_ != HostStagingMode::pinned_pool) co_return;
-  for (int i = 0; i < count * sets && pinned_bytes_ + bytes <= budget_bytes_; ++i)
-    idle_.push_back(co_await allocate_pinned(bytes));
+  const auto sizes = staged_input_sizes(plan);
+  for (int set = 0; set < sets; ++set) {
+    for (const auto bytes : sizes) {
+      if (pinned_bytes_ + bytes > budget_bytes_) co_return;
+      idle_.push_back(co_await allocate_pinned(bytes));
+    }
+  }
 }
 
 asio::awaitable<HostRange> HostStaging::allocate_pinned(Bytes bytes) {

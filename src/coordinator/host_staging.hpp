@@ -1,5 +1,5 @@
 #pragma once
-// HostStaging: makes a job's a, b and c DMA-able, within a budget of pinned host memory.
+// HostStaging: makes a job's inputs (a, b, c and its extra input) DMA-able, within a budget of pinned host memory.
 //   pinned-pool: a recycled pool of pinned buffers (Device::allocate_pinned_host) that the caller fills directly; pinning
 //                costs once, when the pool grows.
 //   register:    the caller's pageable buffers, pinned in place per job with cudaHostRegister and
@@ -29,9 +29,9 @@ Bytes worker_staging_bytes(const JobMemoryPlan& plan);
 void check_workers_staging_fit(int workers, const JobMemoryPlan& plan, Bytes budget_bytes,
                                std::string_view budget_where);
 
-// One job's a, b, c on the host, pinned.
+// One job's inputs on the host, pinned: staged_input_sizes's buffers, in its order.
 struct StagedHostBuffers {
-  std::vector<HostRange> buffers = std::vector<HostRange>(3);  // or 1 (JobMemoryPlan::input_count)
+  std::vector<HostRange> buffers;
   bool from_pool = false;
 };
 
@@ -41,18 +41,19 @@ class HostStaging {
   HostStaging(Device& device, HostStagingMode mode, Bytes pinned_budget_bytes,
               std::function<HostRange(Bytes)> pageable_memory);
 
-  // Waits for pinned-budget room, then gives three buffers of `bytes` each, pinned (from the
-  // pool, or the caller's pageable memory pinned in place, as the mode says).
-  asio::awaitable<StagedHostBuffers> acquire(Bytes bytes, int count = 3);
+  // Waits for pinned-budget room, then gives a job of `plan` its input buffers
+  // (staged_input_sizes), pinned (from the pool, or the caller's pageable memory pinned in place,
+  // as the mode says).
+  asio::awaitable<StagedHostBuffers> acquire(const JobMemoryPlan& plan);
   // Waits for pinned-budget room, then pins the caller's three buffers in place (cudaHostRegister),
   // whatever the mode: prestage and two-lock fill a, b and c before pinning them.
   asio::awaitable<StagedHostBuffers> pin_in_place(std::vector<HostRange> buffers);
   // Back to the pool, or unpinned.
   asio::awaitable<void> release(StagedHostBuffers staged);
-  // Pinned-pool mode: allocates `sets` triples of buffers of `bytes` into the pool now, so that
+  // Pinned-pool mode: allocates `sets` jobs' input buffers of `plan` into the pool now, so that
   // jobs do not pay the allocation on their way (a deployment's start-up; benchmarks of the
   // steady state). Stays within the pinned budget.
-  asio::awaitable<void> prewarm(Bytes bytes, int sets, int count = 3);
+  asio::awaitable<void> prewarm(const JobMemoryPlan& plan, int sets);
   // Frees the pool's buffers (at the end of a run).
   asio::awaitable<void> shutdown();
   // Pinned-pool mode, for a caller that keeps the pool between runs: `buffers` (pinned by an
@@ -72,7 +73,8 @@ class HostStaging {
   void check_fits(Bytes bytes) const;
   // A new pool buffer, counted against the budget (uncounted again if the allocation fails).
   asio::awaitable<HostRange> allocate_pinned(Bytes bytes);
-  asio::awaitable<void> acquire_from_pool(StagedHostBuffers& staged, Bytes bytes);
+  // Fills staged.buffers, already sized, with pool buffers of `sizes`.
+  asio::awaitable<void> acquire_from_pool(StagedHostBuffers& staged, const std::vector<Bytes>& sizes);
 
   Device& device_;
   HostStagingMode mode_;

@@ -1,6 +1,15 @@
 #include "coordinator/job.hpp"
 
+#include "util/assert.hpp"
+
 namespace stagehand {
+
+std::vector<Bytes> staged_input_sizes(const JobMemoryPlan& plan) {
+  STAGEHAND_ASSERT(plan.input_count == 1 || plan.input_count == 3, "a job of {} inputs", plan.input_count);
+  std::vector<Bytes> sizes(static_cast<std::size_t>(plan.input_count), plan.input_bytes);
+  if (plan.extra_input_bytes > 0) sizes.push_back(plan.extra_input_bytes);
+  return sizes;
+}
 
 asio::awaitable<void> claimed_upload(Device& device, LinkClaimHooks link, DevicePointer destination, HostRange source,
                                      StreamHandle stream) {

@@ -1,8 +1,8 @@
 #pragma once
 // The job interface: what the coordinator runs, what a job needs from it and what it gives back.
 //
-// A Workload is a list of jobs. Each job has host work before the GPU (filling its three device
-// inputs, a, b and c, into host buffers the policy staged), a GPU program run while the job
+// A Workload is a list of jobs. Each job has host work before the GPU (filling its device inputs,
+// a, b and c and, where its plan has one, the extra input, into host buffers the policy staged), a GPU program run while the job
 // holds its GPU's compute lock, and host work after it. The coordinator owns the policy (locks,
 // budget, staging, pre-staging) and knows only the Device interface and this file; a workload
 // owns what a job computes (src/workloads/: the synthetic PoRep-shaped partition and a Groth16
@@ -29,7 +29,16 @@ struct JobMemoryPlan {
   // How many of a, b, c the job uploads: 3, or 1 when its program derives the others on the
   // device from a (a Groth16 proof whose a/b/c step runs there uploads only the witness, as a).
   int input_count = 3;
+  // An input of its own size beside a, b and c (0: none), staged, uploaded and timed as they are:
+  // the values a program's MSMs read beside a, b and c (an assignment's query scalars), so that
+  // they cross the link before the lock instead of inside it. It lives until the program ends
+  // (the worker's JobMemory frees it then), and peak_bytes and both peaks after it count it.
+  Bytes extra_input_bytes = 0;
 };
+
+// The sizes of a job's host input buffers, in the order prepare receives them: a (and b, c when
+// input_count is 3), then the extra input where the plan has one.
+std::vector<Bytes> staged_input_sizes(const JobMemoryPlan& plan);
 
 // How a job's program gets and returns device memory: the policy decides (the budget and the
 // pool, or the production prover's mix of plain allocations and the pool).
@@ -49,9 +58,10 @@ class JobMemory {
   }
 };
 
-// a, b and c on the device, each with the event that says its upload is done (none: already
-// ordered before the compute stream). A program's first kernels on a start as soon as a is there.
-// b and c are null when the plan's input_count is 1.
+// a, b, c and the extra input on the device, each with the event that says its upload is done
+// (none: already ordered before the compute stream). A program's first kernels on a start as soon
+// as a is there. b and c are null when the plan's input_count is 1, extra when its
+// extra_input_bytes is 0.
 struct JobInputs {
   DevicePointer a;
   DevicePointer b;
@@ -59,6 +69,8 @@ struct JobInputs {
   EventHandle a_uploaded;
   EventHandle b_uploaded;
   EventHandle c_uploaded;
+  DevicePointer extra;
+  EventHandle extra_uploaded;
 };
 
 // How a program tells its worker's GPU when it uses the host-to-device link, so that pre-staging
@@ -122,8 +134,9 @@ class Workload {
   virtual asio::awaitable<void> tear_down(Device& device, int device_index) = 0;
 
   // Host work before the GPU: fills a, b and c (memory_plan(job).input_bytes each; only a when
-  // its input_count is 1).
-  virtual asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) = 0;
+  // its input_count is 1), then the extra input where the plan has one: `inputs` has
+  // staged_input_sizes(memory_plan(job)) buffers of at least those sizes.
+  virtual asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> inputs) = 0;
   // The GPU program, run while the job holds the compute lock; returns once its results are on
   // the host.
   virtual asio::awaitable<JobTimes> run_program(int job, JobContext& context) = 0;

@@ -1,5 +1,9 @@
 #include "coordinator/job_memory.hpp"
 
+#include "util/assert.hpp"
+
+#include <utility>
+
 namespace stagehand {
 
 asio::awaitable<DevicePointer> BudgetedMemory::allocate(Bytes bytes, StreamHandle stream) {
@@ -36,6 +40,11 @@ asio::awaitable<void> BudgetedMemory::release_a(StreamHandle stream) {
   budget_.lower_peak(ticket_, peak_after_a_);
 }
 
+asio::awaitable<void> BudgetedMemory::release_extra(StreamHandle stream) {
+  if (inputs_[3]) co_await release(inputs_[3], stream);
+  inputs_[3] = {};
+}
+
 void BudgetedMemory::release_all(StreamHandle stream) {
   for (auto& [address, live] : live_) {
     try {
@@ -48,11 +57,14 @@ void BudgetedMemory::release_all(StreamHandle stream) {
   live_.clear();
 }
 
-asio::awaitable<void> PlainMemory::allocate_inputs(Bytes polynomial_bytes, int count) {
-  a_ = co_await device_.allocate(polynomial_bytes);
-  if (count == 1) co_return;
-  bc_bytes_ = 2 * polynomial_bytes;
-  bc_ = co_await device_.allocate(bc_bytes_);
+asio::awaitable<void> PlainMemory::allocate_inputs(const JobMemoryPlan& plan) {
+  STAGEHAND_ASSERT(plan.input_count == 1 || plan.input_count == 3, "a job of {} inputs", plan.input_count);
+  a_ = co_await device_.allocate(plan.input_bytes);
+  if (plan.input_count == 3) {
+    bc_bytes_ = 2 * plan.input_bytes;
+    bc_ = co_await device_.allocate(bc_bytes_);
+  }
+  if (plan.extra_input_bytes > 0) extra_ = co_await device_.allocate(plan.extra_input_bytes);
 }
 
 asio::awaitable<DevicePointer> PlainMemory::allocate(Bytes bytes, StreamHandle stream) {
@@ -92,6 +104,7 @@ asio::awaitable<void> PlainMemory::release_all(StreamHandle stream) {
   }
   co_await release_b_and_c(stream);
   co_await release_a(stream);
+  if (extra_) co_await device_.free(std::exchange(extra_, DevicePointer{}));
 }
 
 }  // namespace stagehand

@@ -208,9 +208,16 @@ void Worker::fail(JobRecord& job, std::exception_ptr error) {
   mark(is_out_of_memory(error) ? "out of memory (job failed)" : "job failed", job.error);
 }
 
-asio::awaitable<void> Worker::prepare(const char* name, JobRecord& job, const std::vector<HostRange>& abc) {
+asio::awaitable<void> Worker::prepare(const char* name, JobRecord& job, const std::vector<HostRange>& inputs) {
+  const auto sizes = staged_input_sizes(plan_);
+  STAGEHAND_ASSERT(inputs.size() == sizes.size(), "job {}: {} input buffers, its plan has {}", job.index, inputs.size(),
+                   sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    STAGEHAND_ASSERT(inputs[i].bytes >= sizes[i], "job {}: input {} has {} bytes of {}", job.index, i, inputs[i].bytes,
+                     sizes[i]);
+  }
   auto start = device_.now();
-  co_await workload_.prepare(job.index, device_, abc);
+  co_await workload_.prepare(job.index, device_, inputs);
   job.prepare_ns = device_.now() - start;
   span(name, start, fmt::format("partition {}", job.index));
 }
@@ -267,7 +274,7 @@ asio::awaitable<JobTimes> Worker::run_program(JobRecord& job, const JobInputs& i
 
 std::vector<HostRange> Worker::pageable_inputs() const {
   std::vector<HostRange> host;
-  for (int i = 0; i < plan_.input_count; ++i) host.push_back(run_.hooks.pageable_memory(plan_.input_bytes));
+  for (const auto bytes : staged_input_sizes(plan_)) host.push_back(run_.hooks.pageable_memory(bytes));
   return host;
 }
 

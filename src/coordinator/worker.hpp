@@ -91,11 +91,12 @@ class Worker {
   void span(const char* name, Nanoseconds start, std::string detail = {});
   void mark(const char* name, std::string detail);
   void fail(JobRecord& job, std::exception_ptr error);
-  // The workload's host work before the GPU, filling a, b and c.
-  asio::awaitable<void> prepare(const char* name, JobRecord& job, const std::vector<HostRange>& abc);
+  // The workload's host work before the GPU, filling a, b, c and the extra input
+  // (staged_input_sizes of the job's plan).
+  asio::awaitable<void> prepare(const char* name, JobRecord& job, const std::vector<HostRange>& inputs);
   // The workload's GPU program, on this worker's streams.
   asio::awaitable<JobTimes> run_program(JobRecord& job, const JobInputs& inputs, JobMemory& memory);
-  // Three buffers of the caller's ordinary host memory for a, b and c.
+  // Buffers of the caller's ordinary host memory for a, b, c and the extra input.
   std::vector<HostRange> pageable_inputs() const;
 
   LockHold take_place(ComputeLock& lock, JobRecord& job);

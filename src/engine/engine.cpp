@@ -300,6 +300,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
                       fmt::format("a request id of {} bytes: at most {}", options.request_id.size(), kRequestIdBytes));
   }
   AnyKeyPointer key;
+  std::shared_ptr<const ParamsHeld> params;
   std::filesystem::path key_path;
   std::uint64_t id = 0;
   {
@@ -312,6 +313,7 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
     check_deadline(options.deadline, impl_->clock->now(), key_name, "was submitted");
     const auto& found = impl_->usable_key_locked(key_name);
     key = found.key;
+    params = found.params;
     key_path = found.path;
     id = impl_->next_id++;
   }
@@ -322,7 +324,11 @@ ProofHandle Engine::submit(const std::string& key_name, std::shared_ptr<const st
   const std::string name =
       options.witness_name.empty() ? fmt::format("proof {} (key {})", id, key_name) : options.witness_name;
   try {
-    check_submitted_witness(key, *wtns, name, key_path, impl_->config.engine.threads);
+    if (params) {
+      check_params_witness(*params, *wtns, name, impl_->config.engine.threads);
+    } else {
+      check_submitted_witness(key, *wtns, name, key_path, impl_->config.engine.threads);
+    }
   } catch (const std::exception& error) {
     throw EngineError(ErrorKind::bad_witness, error.what());
   }
@@ -410,9 +416,16 @@ KeyStatus key_status(const std::string& name, const Engine::Impl::Key& key) {
   out.path = key.path.string();
   out.curve = curve_of(key.key);
   out.host_bytes = key.host_bytes;
+  out.format = key.params ? "params" : "zkey";
+  out.r1cs_path = key.r1cs_path.string();
   out.resident.push_back("host");
   for (const int gpu : key.device_state->device_indices()) out.resident.push_back(fmt::format("gpu{}", gpu));
   out.device_set_ups = key.device_state->set_ups();
+  if (key.params) {
+    // The assignment key's state tells what it holds, not where: "gpus" while it holds anything.
+    if (key.assignment_state->holds_anything()) out.resident.push_back("gpus");
+    out.device_set_ups = key.assignment_state->set_ups();
+  }
   out.device_bytes = key.device_state->device_bytes();
   out.proof_bytes = key.proof_bytes;
   out.queued = key.queued;

@@ -27,6 +27,14 @@
 // queued, running, or ended within [engine] request_id_retention_s. A proof with a deadline that
 // has not left the queue by then fails, saying so, without running.
 //
+// A Filecoin .params key (load_params_key) is kept beside the .zkey keys, in the same queue. Its
+// proofs run as one coordinator run of the assignment workload (proving/assignment_batch.hpp) per
+// batch: proofs submitted while it runs do not join it but wait for the next run. Its sets stay on
+// the devices between its runs (groth16::AssignmentKeyState); a run of any other key gives them
+// back first, and its own run gives back every other key's state (one .params key's sets set up
+// at a time, none beside a .zkey key's). Every proof of it is pairing-checked, whatever [engine]
+// verify says, and its trace is not written ([engine] trace_dir) nor reported (EngineHooks::on_run).
+//
 // Every accepted proof ends done, failed or cancelled, and its handle says which: a bad witness
 // or a device error fails its own proof only (the coordinator records each job's error), and
 // shutdown either finishes every queued proof or fails each with a message saying so.
@@ -96,7 +104,7 @@ struct ProofTimings {
   double host_before_s = 0;  // its host step before the GPU, its uploads and the wait for the GPU's compute lock
   double gpu_s = 0;          // its GPU program, with the compute lock held
   double host_after_s = 0;   // the proof's assembly on the host after the GPU, and its hand-over
-  double check_s = 0;        // the pairing check (0 with [engine] verify = false)
+  double check_s = 0;        // the pairing check (0 with [engine] verify = false; a .params key's is in host_after_s)
   double total_s = 0;
 };
 
@@ -210,11 +218,15 @@ struct GpuStatus {
 struct KeyStatus {
   std::string name;
   std::string path;
+  std::string format = "zkey";  // "zkey" (snarkjs's), or "params" (Filecoin's .params, proved with r1cs_path)
+  std::string r1cs_path;        // the constraint system its witnesses are checked against (empty: none)
   groth16::Curve curve = groth16::Curve::bls12_381;  // the key's (snarkjs_curve_name names it as proof.json does)
   std::uint64_t host_bytes = 0;
-  std::vector<std::string> resident;  // "host", and "gpu0", ... where it is set up on that GPU
-  std::uint64_t device_set_ups = 0;   // device set-ups made of it (uploads of its sets and matrix) since it was loaded
-  std::uint64_t device_bytes = 0;     // what it holds set up on a GPU (the most on any one): 0 when it is not
+  // "host", and "gpu0", ... where it is set up on that GPU; a .params key's: "host", and "gpus" while
+  // its sets are kept on the devices (device_bytes and planned_layout stay empty for it).
+  std::vector<std::string> resident;
+  std::uint64_t device_set_ups = 0;  // device set-ups made of it (uploads of its sets and matrix) since it was loaded
+  std::uint64_t device_bytes = 0;    // what it holds set up on a GPU (the most on any one): 0 when it is not
   std::uint64_t proof_bytes =
       0;  // one proof's device memory, the key's set-up included (planned at load; margins and kernel scratch on top)
   std::size_t queued = 0;
@@ -326,6 +338,17 @@ class Engine {
   void load_key(const std::string& name, groth16::InputFile zkey);
   // The same for a key in memory. EngineError also bad_key where its constraint system is another circuit's.
   void load_key(const std::string& name, KeyInMemory key);
+  // Reads a Filecoin .params key (bellperson's, BLS12-381) and its circuit's .r1cs once and keeps
+  // both under `name`, beside the .zkey keys: a witness alone cannot make the assignment's a, b
+  // and c, the constraint system does. A .wtns submitted for it is made into the circuit's
+  // assignment (groth16::circuit_assignment) and proved as bellperson proves it, snarkjs's JSON
+  // out as for a .zkey key. EngineError: key_exists, bad_key (a file that cannot be read, a
+  // constraint system whose wires, public inputs, A or B columns or domain disagree with the
+  // key's, naming both files, a key no device can prove), stopped.
+  void load_params_key(const std::string& name, const std::filesystem::path& params_path,
+                       const std::filesystem::path& r1cs_path);
+  // The same from files already open (the service's, once it has checked where they lie).
+  void load_params_key(const std::string& name, groth16::InputFile params, groth16::InputFile r1cs);
   // New proofs for it are refused at once; the key goes once its queued and running proofs have
   // ended. Returns how many that is (0: gone now). EngineError unknown_key.
   std::size_t unload_key(const std::string& name);

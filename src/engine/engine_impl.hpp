@@ -1,7 +1,8 @@
 #pragma once
-// The engine's inside, shared by its three files: engine.cpp (the public calls, keys, submits,
-// status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples)
-// and engine_runs.cpp (the dispatcher and its runs: proof batches, EngineBatch their listener).
+// The engine's inside, shared by its four files: engine.cpp (the public calls, keys, submits,
+// status), engine_proofs.cpp (a proof's end, its timings, request ids, deadlines, device samples),
+// engine_runs.cpp (the dispatcher and its runs: proof batches, EngineBatch their listener) and
+// engine_params.cpp (Filecoin .params keys: their loading, witnesses and runs).
 // Not part of the engine's API.
 
 #include "engine/engine.hpp"
@@ -12,10 +13,13 @@
 #include "coordinator/coordinator.hpp"
 #include "coordinator/pageable_arena.hpp"
 #include "device/format.hpp"
+#include "groth16/circuit_assignment.hpp"
 #include "groth16/errors.hpp"
+#include "groth16/params.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/witness.hpp"
 #include "groth16/zkey.hpp"
+#include "proving/assignment_batch.hpp"
 #include "proving/batch_trace.hpp"
 #include "proving/proof_batch.hpp"
 #include "util/assert.hpp"
@@ -103,6 +107,18 @@ struct ProofRecord {
 
 using detail::ProofRecord;
 
+// A Filecoin .params key as the engine holds it: the key, and the constraint system each
+// witness's assignment is made from.
+struct ParamsHeld {
+  groth16::ParamsKey key;
+  groth16::R1cs r1cs;
+  std::filesystem::path r1cs_path;
+};
+// A witness submitted for a .params key: a .wtns with the circuit's wires (InputError naming the
+// witness and the constraint system otherwise); the rest is checked when its assignment is made.
+void check_params_witness(const ParamsHeld& held, std::span<const std::uint8_t> wtns, const std::string& name,
+                          unsigned threads);
+
 struct Engine::Impl {
   struct Key {
     AnyKeyPointer key;
@@ -119,6 +135,10 @@ struct Engine::Impl {
     // What its runs leave set up on the devices for the next one (the dispatcher's thread only
     // sets it up and releases it; status() reads it).
     std::shared_ptr<groth16::DeviceKeyState> device_state = std::make_shared<groth16::DeviceKeyState>();
+    // A .params key's key and constraint system (null for a .zkey key; `key` is null for a
+    // .params key), and where its sets stay on the devices between its runs.
+    std::shared_ptr<const ParamsHeld> params;
+    std::shared_ptr<groth16::AssignmentKeyState> assignment_state = std::make_shared<groth16::AssignmentKeyState>();
     std::uint64_t last_batch = 0;  // the engine's count of batches when its last one began
     std::size_t queued = 0;
     std::size_t running = 0;
@@ -178,6 +198,8 @@ struct Engine::Impl {
     std::string name;
     AnyKeyPointer key;
     std::shared_ptr<groth16::DeviceKeyState> device_state;
+    std::shared_ptr<const ParamsHeld> params;  // a .params key's (its state's registration refers to its bytes)
+    std::shared_ptr<groth16::AssignmentKeyState> assignment_state;
   };
   std::vector<Retired> retired;
   // Each GPU's pinned staging and result buffers kept between batches (CoordinatorHooks::keep_pinned),
@@ -313,8 +335,9 @@ struct Engine::Impl {
   // look, and wait_key_gone returns once it has.
   void retire_key(std::map<std::string, Key, std::less<>>::iterator found) {
     std::erase_if(timings, [&](const auto& entry) { return entry.first.first == found->first; });
-    if (found->second.device_state->holds_anything()) {
-      retired.push_back(Retired{found->first, found->second.key, found->second.device_state});
+    const auto& key = found->second;
+    if (key.device_state->holds_anything() || key.assignment_state->holds_anything()) {
+      retired.push_back(Retired{found->first, key.key, key.device_state, key.params, key.assignment_state});
       wake_dispatcher_locked();
     } else {
       key_gone.notify_all();
@@ -363,9 +386,10 @@ struct Engine::Impl {
   // the devices' memory. with_kept_staging: the pinned staging and result buffers kept between
   // batches go too (a key unloaded, the engine stopping); not when states only make room for a
   // batch (called before every batch, mostly with none): the buffers would be made again for that
-  // very batch.
+  // very batch. A .params key's kept sets (`assignment_states`) go the same way.
   void release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
-                             bool with_kept_staging = false);
+                             bool with_kept_staging = false,
+                             const std::vector<std::shared_ptr<groth16::AssignmentKeyState>>& assignment_states = {});
   void give_back_retired();      // the retired keys' states (engine mutex not held)
   std::uint64_t batch_number();  // the engine's count of batches (engine mutex not held)
   // [engine] trace_dir: the batch's trace and picture, the oldest beyond trace_runs removed.
@@ -401,12 +425,100 @@ struct Engine::Impl {
     AnyR1csPointer r1cs;
     std::filesystem::path r1cs_path;
     std::shared_ptr<groth16::DeviceKeyState> device_state;
+    std::shared_ptr<const ParamsHeld> params;  // a .params key's (then `key` is null)
+    std::shared_ptr<groth16::AssignmentKeyState> assignment_state;
   };
   void run_batch(const BatchOf& of, Bytes held_by_others, std::vector<std::shared_ptr<ProofRecord>> batch,
                  Clock::time_point dispatched);
   // The batch's settings (engine mutex not held): the coordinator's, the layout, the checks, the
   // kept staging; the key's kept state given back first where this layout keeps other sets.
   proving::BatchSettings batch_settings(const BatchOf& of, Bytes held_by_others);
+  // What the other keys keep on the devices that a batch of `of` gives back before it runs (engine
+  // mutex held by `lock`, released on return): for a .params key's batch every other key's state,
+  // for a .zkey key's the .params keys' and the oldest .zkey keys' as states_to_give_back says
+  // (the bytes of those left beside it in `held_by_others`).
+  struct GiveBack {
+    std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
+    std::vector<std::shared_ptr<groth16::AssignmentKeyState>> assignment_states;
+    Bytes held_by_others = 0;
+  };
+  GiveBack others_to_give_back(std::unique_lock<std::mutex>& lock, const BatchOf& of, Bytes proof_bytes);
+  // A .params key's batch (engine_params.cpp): each witness's assignment made, then one run of
+  // the assignment workload over those made; a witness whose assignment cannot be made fails its
+  // own proof only.
+  void run_params_batch(const BatchOf& of, std::vector<std::shared_ptr<ProofRecord>> batch);
+  void prove_params_batch(const BatchOf& of, const std::vector<std::shared_ptr<ProofRecord>>& records,
+                          const std::vector<groth16::CircuitAssignment>& assignments);
+  // The end of every run (engine mutex not held): the devices sampled, then EngineHooks::on_run_end.
+  void run_ended();
+};
+
+// A batch of one key's proofs as the engine runs it (proving::ProofBatch, or a .params key's run of
+// the assignment workload, which no proof joins): its proofs by job index; each one's instants
+// and GPU as it reaches them, a cancelled one stopped before its next step; each one's end,
+// counted, then answered; and the proofs of its key that join it while it runs. On the run's
+// thread, but for end_rest (after the run).
+class EngineBatch final : public proving::BatchListener {
+ public:
+  EngineBatch(Engine::Impl& engine, std::string key_name, const std::vector<std::shared_ptr<ProofRecord>>& batch)
+      : engine_(engine),
+        key_name_(std::move(key_name)),
+        proofs_(batch.begin(), batch.end()),
+        ended_(batch.size(), false),
+        set_up_ended_(engine.backend->devices().size()) {}
+
+  // The jobs of the proofs it began with.
+  std::vector<proving::BatchJob> jobs() const {
+    std::vector<proving::BatchJob> jobs;
+    for (const auto& record : proofs_) jobs.push_back(proof_job(*record));
+    return jobs;
+  }
+  const ProofRecord& first() const { return *proofs_.front(); }
+  std::vector<std::uint64_t> ids() const {
+    std::vector<std::uint64_t> ids;
+    for (const auto& record : proofs_) ids.push_back(record->id);
+    return ids;
+  }
+
+  void set_up_ended(int device) override { set_up_ended_.at(static_cast<std::size_t>(device)) = Clock::now(); }
+  void step(int job, proving::BatchStep step, int device) override;
+  void ended(const proving::ProofEnd& end) override;
+  void sample(const std::map<int, const VramBudget*>& budgets) override {
+    std::lock_guard lock(engine_.mutex);
+    engine_.sample_devices(budgets);
+  }
+  void open(std::function<void()> wake) override {
+    std::lock_guard lock(engine_.mutex);
+    STAGEHAND_ASSERT(!engine_.wake_open_run, "a run of key {} opens while another is open", key_name_);
+    engine_.wake_open_run = std::move(wake);
+  }
+  proving::Joining join(std::size_t jobs, std::size_t unended) override;
+  void closed() override {
+    std::lock_guard lock(engine_.mutex);
+    engine_.wake_open_run = nullptr;
+  }
+  bool lost(int device) override {
+    std::lock_guard lock(engine_.mutex);
+    return static_cast<std::size_t>(device) < engine_.gpus.size() &&
+           engine_.gpus[static_cast<std::size_t>(device)].lost;
+  }
+  // Ends, with `error`, each proof the batch did not: taken, and it never got the proof's job.
+  void end_rest(const std::string& error) {
+    for (std::size_t i = 0; i < proofs_.size(); ++i) {
+      if (!ended_[i]) end(i, ProofState::failed, error);
+    }
+  }
+
+ private:
+  proving::BatchJob proof_job(const ProofRecord& record) const;
+  void end(std::size_t index, ProofState state, std::string error, std::string proof = {},
+           std::string public_signals = {});
+
+  Engine::Impl& engine_;
+  const std::string key_name_;
+  std::deque<std::shared_ptr<ProofRecord>> proofs_;  // by job index (a deque: proofs join while others are in hand)
+  std::deque<bool> ended_;
+  std::vector<std::optional<Clock::time_point>> set_up_ended_;  // by device index
 };
 
 }  // namespace stagehand::engine

@@ -3,75 +3,6 @@
 
 namespace stagehand::engine {
 
-namespace {
-
-// A batch of one key's proofs as the engine runs it (proving::ProofBatch): its proofs by job
-// index; each one's instants and GPU as it reaches them, a cancelled one stopped before its next
-// step; each one's end, counted, then answered; and the proofs of its key that join it while it
-// runs. On the run's thread, but for end_rest (after the run).
-class EngineBatch final : public proving::BatchListener {
- public:
-  EngineBatch(Engine::Impl& engine, std::string key_name, const std::vector<std::shared_ptr<ProofRecord>>& batch)
-      : engine_(engine),
-        key_name_(std::move(key_name)),
-        proofs_(batch.begin(), batch.end()),
-        ended_(batch.size(), false),
-        set_up_ended_(engine.backend->devices().size()) {}
-
-  // The jobs of the proofs it began with.
-  std::vector<proving::BatchJob> jobs() const {
-    std::vector<proving::BatchJob> jobs;
-    for (const auto& record : proofs_) jobs.push_back(proof_job(*record));
-    return jobs;
-  }
-  const ProofRecord& first() const { return *proofs_.front(); }
-  std::vector<std::uint64_t> ids() const {
-    std::vector<std::uint64_t> ids;
-    for (const auto& record : proofs_) ids.push_back(record->id);
-    return ids;
-  }
-
-  void set_up_ended(int device) override { set_up_ended_.at(static_cast<std::size_t>(device)) = Clock::now(); }
-  void step(int job, proving::BatchStep step, int device) override;
-  void ended(const proving::ProofEnd& end) override;
-  void sample(const std::map<int, const VramBudget*>& budgets) override {
-    std::lock_guard lock(engine_.mutex);
-    engine_.sample_devices(budgets);
-  }
-  void open(std::function<void()> wake) override {
-    std::lock_guard lock(engine_.mutex);
-    STAGEHAND_ASSERT(!engine_.wake_open_run, "a run of key {} opens while another is open", key_name_);
-    engine_.wake_open_run = std::move(wake);
-  }
-  proving::Joining join(std::size_t jobs, std::size_t unended) override;
-  void closed() override {
-    std::lock_guard lock(engine_.mutex);
-    engine_.wake_open_run = nullptr;
-  }
-  bool lost(int device) override {
-    std::lock_guard lock(engine_.mutex);
-    return static_cast<std::size_t>(device) < engine_.gpus.size() &&
-           engine_.gpus[static_cast<std::size_t>(device)].lost;
-  }
-  // Ends, with `error`, each proof the batch did not: taken, and it never got the proof's job.
-  void end_rest(const std::string& error) {
-    for (std::size_t i = 0; i < proofs_.size(); ++i) {
-      if (!ended_[i]) end(i, ProofState::failed, error);
-    }
-  }
-
- private:
-  proving::BatchJob proof_job(const ProofRecord& record) const;
-  void end(std::size_t index, ProofState state, std::string error, std::string proof = {},
-           std::string public_signals = {});
-
-  Engine::Impl& engine_;
-  const std::string key_name_;
-  std::deque<std::shared_ptr<ProofRecord>> proofs_;  // by job index (a deque: proofs join while others are in hand)
-  std::deque<bool> ended_;
-  std::vector<std::optional<Clock::time_point>> set_up_ended_;  // by device index
-};
-
 // r and s from [engine] seed count the proofs from 0 (unless the caller numbers them), as
 // `stagehand prove --seed` counts its witnesses: the engine's first proof is prove's first.
 proving::BatchJob EngineBatch::proof_job(const ProofRecord& record) const {
@@ -181,14 +112,14 @@ proving::Joining EngineBatch::join(std::size_t jobs, std::size_t unended) {
   return joining;
 }
 
-}  // namespace
-
-void Engine::Impl::release_device_states(const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states,
-                                         bool with_kept_staging) {
-  if (states.empty() && !(with_kept_staging && !kept_pinned.empty())) return;
+void Engine::Impl::release_device_states(
+    const std::vector<std::shared_ptr<groth16::DeviceKeyState>>& states, bool with_kept_staging,
+    const std::vector<std::shared_ptr<groth16::AssignmentKeyState>>& assignment_states) {
+  if (states.empty() && assignment_states.empty() && !(with_kept_staging && !kept_pinned.empty())) return;
   try {
     backend->run([&]() -> asio::awaitable<void> {
       for (const auto& state : states) co_await state->release();
+      for (const auto& state : assignment_states) co_await state->release();
       if (!with_kept_staging) co_return;
       auto buffers = std::exchange(kept_pinned, {});
       const auto& devices = backend->devices();
@@ -225,8 +156,12 @@ void Engine::Impl::give_back_retired() {
   }
   if (gone.empty()) return;
   std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
-  for (const auto& entry : gone) states.push_back(entry.device_state);
-  release_device_states(states, true);
+  std::vector<std::shared_ptr<groth16::AssignmentKeyState>> assignment_states;
+  for (const auto& entry : gone) {
+    states.push_back(entry.device_state);
+    if (entry.assignment_state) assignment_states.push_back(entry.assignment_state);
+  }
+  release_device_states(states, true, assignment_states);
   std::lock_guard lock(mutex);
   std::erase_if(retired, [&](const Retired& entry) {
     return std::any_of(gone.begin(), gone.end(),
@@ -247,9 +182,13 @@ void Engine::Impl::dispatch() {
       if (!stopping) continue;  // what was queued had expired
       // Stopping, nothing left: every key's device state goes back before the devices close.
       std::vector<std::shared_ptr<groth16::DeviceKeyState>> states;
-      for (const auto& [name, key] : keys) states.push_back(key.device_state);
+      std::vector<std::shared_ptr<groth16::AssignmentKeyState>> assignment_states;
+      for (const auto& [name, key] : keys) {
+        states.push_back(key.device_state);
+        assignment_states.push_back(key.assignment_state);
+      }
       lock.unlock();
-      release_device_states(states, true);
+      release_device_states(states, true, assignment_states);
       give_back_retired();  // those retired meanwhile (a state emptied since goes at once: retire_key)
       return;
     }
@@ -276,32 +215,46 @@ void Engine::Impl::run_front(std::unique_lock<std::mutex>& lock) {
   STAGEHAND_ASSERT(!batch.empty(), "the queue's front proof (key {}) was not taken into its run", name);
   auto& key = keys.at(name);
   ++batches;
-  const BatchOf of{name, key.key, key.sizes, key.path, key.r1cs, key.r1cs_path, key.device_state};
+  const BatchOf of{
+      name, key.key, key.sizes, key.path, key.r1cs, key.r1cs_path, key.device_state, key.params, key.assignment_state};
   const Bytes proof_bytes = key.proof_bytes;
   key.last_batch = batches;
-  // The other keys set up on the devices stay there while this batch loses nothing by it
-  // (states_to_give_back); the least recently proved go first.
+  const auto give_back = others_to_give_back(lock, of, proof_bytes);
+  release_device_states(give_back.states, false, give_back.assignment_states);
+  if (of.params) {
+    run_params_batch(of, std::move(batch));
+  } else {
+    run_batch(of, give_back.held_by_others, std::move(batch), dispatched);
+  }
+}
+
+Engine::Impl::GiveBack Engine::Impl::others_to_give_back(std::unique_lock<std::mutex>& lock, const BatchOf& of,
+                                                         Bytes proof_bytes) {
+  STAGEHAND_ASSERT(lock.owns_lock(), "the other keys' states looked at for key {} without the engine mutex", of.name);
+  GiveBack out;
+  // The other .zkey keys set up on the devices stay there while this batch loses nothing by it
+  // (states_to_give_back); the least recently proved go first. A .params key's sets have no
+  // account of their bytes to weigh: they go before any other key's run, and a .params key's run
+  // gives back every other key's state.
   std::vector<std::pair<std::uint64_t, std::shared_ptr<groth16::DeviceKeyState>>> others;
   for (const auto& [other_name, other] : keys) {
-    if (other_name != name && other.device_state->holds_anything())
-      others.emplace_back(other.last_batch, other.device_state);
+    if (other_name == of.name) continue;
+    if (other.assignment_state->holds_anything()) out.assignment_states.push_back(other.assignment_state);
+    if (other.device_state->holds_anything()) others.emplace_back(other.last_batch, other.device_state);
   }
   std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   lock.unlock();
   std::vector<Bytes> held;
   for (const auto& other : others) held.push_back(other.second->device_bytes());
-  const std::size_t give_back = states_to_give_back(*of.sizes, proof_bytes, held);
-  std::vector<std::shared_ptr<groth16::DeviceKeyState>> given_back;
-  Bytes held_by_others = 0;
+  const std::size_t give_back = of.params ? others.size() : states_to_give_back(*of.sizes, proof_bytes, held);
   for (std::size_t i = 0; i < others.size(); ++i) {
     if (i < give_back) {
-      given_back.push_back(others[i].second);
+      out.states.push_back(others[i].second);
     } else {
-      held_by_others += held[i];
+      out.held_by_others += held[i];
     }
   }
-  release_device_states(given_back);
-  run_batch(of, held_by_others, std::move(batch), dispatched);
+  return out;
 }
 
 std::vector<std::shared_ptr<ProofRecord>> Engine::Impl::take_queued_locked(const std::string& name, std::size_t most,
@@ -381,6 +334,10 @@ void Engine::Impl::run_batch(const BatchOf& of, Bytes held_by_others, std::vecto
     listener.end_rest(fmt::format("the run failed: {}", error.what()));
   }
   listener.end_rest("the run ended without reporting this proof");
+  run_ended();
+}
+
+void Engine::Impl::run_ended() {
   {
     std::lock_guard lock(mutex);
     sample_devices({});  // what the run left on the devices (the key, where it stays set up)

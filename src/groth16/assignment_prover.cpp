@@ -4,12 +4,15 @@
 #include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
 #include "math/ntt.hpp"
+#include "math/parallel.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <numeric>
 
 namespace stagehand::groth16 {
 namespace {
@@ -62,20 +65,53 @@ bool all_zero(std::span<const std::uint8_t> bytes) {
   return true;
 }
 
-// The scalars of one query: the inputs (those whose bit is set where `inputs_density` is given),
-// then the aux values whose bit is set.
-std::vector<Fr> query_scalars(const AssignmentView& assignment, const DensityView* inputs_density,
-                              const DensityView& aux_density) {
-  std::vector<Fr> scalars;
+// A word of `density`'s bitmap, the bits past its bit_len cleared.
+std::uint64_t density_word(const DensityView& density, std::size_t word) {
+  const std::uint64_t bits = density.words[word];
+  const std::size_t end = (word + 1) * 64;
+  return end <= density.bit_len ? bits : bits & ((std::uint64_t{1} << (density.bit_len % 64)) - 1);
+}
+
+// The scalars of one query into `out`: the inputs (those whose bit is set where `inputs_density`
+// is given), then the aux values whose bit is set. The aux part is cut into ranges of whole
+// bitmap words: each range's place in `out` is the count of set bits before it, so the ranges are
+// written on several threads in the order one thread would write them.
+void gather_query(const AssignmentView& assignment, const DensityView* inputs_density, const DensityView& aux_density,
+                  std::span<Fr> out, unsigned thread_count) {
   const std::size_t inputs = inputs_density != nullptr ? inputs_density->popcount : assignment.inputs.size();
-  scalars.reserve(inputs + aux_density.popcount);
+  STAGEHAND_ASSERT(out.size() == inputs + aux_density.popcount, "{} places for {} + {} scalars", out.size(), inputs,
+                   aux_density.popcount);
+  STAGEHAND_ASSERT(aux_density.bit_len == assignment.aux.size(), "{} density bits for {} aux values",
+                   aux_density.bit_len, assignment.aux.size());
+  std::size_t placed = 0;
   for (std::size_t i = 0; i < assignment.inputs.size(); ++i) {
-    if (inputs_density == nullptr || bit_set(*inputs_density, i)) scalars.push_back(assignment.inputs[i]);
+    if (inputs_density == nullptr || bit_set(*inputs_density, i)) out[placed++] = assignment.inputs[i];
   }
-  for (std::size_t i = 0; i < assignment.aux.size(); ++i) {
-    if (bit_set(aux_density, i)) scalars.push_back(assignment.aux[i]);
-  }
-  return scalars;
+  STAGEHAND_ASSERT(placed == inputs, "{} inputs set in the density, {} stated", placed, inputs);
+  constexpr std::size_t kWordsPerRange = 4096;
+  const std::size_t words = (aux_density.bit_len + 63) / 64;
+  const std::size_t ranges = (words + kWordsPerRange - 1) / kWordsPerRange;
+  std::vector<std::size_t> first(ranges + 1, 0);  // first[r + 1]: range r's count, then the sums before each
+  math::detail::run_tasks(ranges, thread_count, [&](std::size_t range) {
+    const std::size_t end = std::min(words, (range + 1) * kWordsPerRange);
+    std::size_t count = 0;
+    for (std::size_t word = range * kWordsPerRange; word < end; ++word) {
+      count += static_cast<std::size_t>(std::popcount(density_word(aux_density, word)));
+    }
+    first[range + 1] = count;
+  });
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  STAGEHAND_ASSERT(placed + first[ranges] == out.size(), "{} aux bits set, {} stated", first[ranges],
+                   aux_density.popcount);
+  math::detail::run_tasks(ranges, thread_count, [&](std::size_t range) {
+    const std::size_t end = std::min(words, (range + 1) * kWordsPerRange);
+    std::size_t at = placed + first[range];
+    for (std::size_t word = range * kWordsPerRange; word < end; ++word) {
+      for (auto bits = density_word(aux_density, word); bits != 0; bits &= bits - 1) {
+        out[at++] = assignment.aux[word * 64 + static_cast<std::size_t>(std::countr_zero(bits))];
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -85,12 +121,32 @@ AssignmentShape shape_of(const AssignmentView& assignment) {
                          assignment.b.size(), assignment.c.size(), assignment.inputs.size(), assignment.aux.size()};
 }
 
+std::size_t a_query_count(const AssignmentView& assignment) {
+  return assignment.inputs.size() + assignment.a_aux.popcount;
+}
+
+std::size_t b_query_count(const AssignmentView& assignment) {
+  return assignment.b_inp.popcount + assignment.b_aux.popcount;
+}
+
+void gather_a_query_scalars(const AssignmentView& assignment, std::span<Fr> out, unsigned thread_count) {
+  gather_query(assignment, nullptr, assignment.a_aux, out, thread_count);
+}
+
+void gather_b_query_scalars(const AssignmentView& assignment, std::span<Fr> out, unsigned thread_count) {
+  gather_query(assignment, &assignment.b_inp, assignment.b_aux, out, thread_count);
+}
+
 std::vector<Fr> a_query_scalars(const AssignmentView& assignment) {
-  return query_scalars(assignment, nullptr, assignment.a_aux);
+  std::vector<Fr> scalars(a_query_count(assignment));
+  gather_a_query_scalars(assignment, scalars, 1);
+  return scalars;
 }
 
 std::vector<Fr> b_query_scalars(const AssignmentView& assignment) {
-  return query_scalars(assignment, &assignment.b_inp, assignment.b_aux);
+  std::vector<Fr> scalars(b_query_count(assignment));
+  gather_b_query_scalars(assignment, scalars, 1);
+  return scalars;
 }
 
 Proof assemble_assignment_proof(const VerifyingKey& vk, const AssignmentSums& sums, const ProofRandomness& randomness) {

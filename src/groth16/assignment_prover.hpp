@@ -63,6 +63,13 @@ inline void check_assignment(const ParamsKey& key, const AssignmentView& assignm
 // the order of the key's points: what the CPU reference and the device path sum.
 std::vector<math::Fr> a_query_scalars(const AssignmentView& assignment);
 std::vector<math::Fr> b_query_scalars(const AssignmentView& assignment);
+// How many scalars each query has (the popcounts the assignment states, check_assignment's).
+std::size_t a_query_count(const AssignmentView& assignment);
+std::size_t b_query_count(const AssignmentView& assignment);
+// The same scalars, in the same order, written into `out` (exactly the query's count), the aux
+// part gathered on up to `thread_count` threads (0: every hardware thread).
+void gather_a_query_scalars(const AssignmentView& assignment, std::span<math::Fr> out, unsigned thread_count);
+void gather_b_query_scalars(const AssignmentView& assignment, std::span<math::Fr> out, unsigned thread_count);
 
 // One proof's five sums: A, B1 and B2 over their queries, H over bellperson's H coefficients, L
 // over the aux values.

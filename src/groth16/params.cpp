@@ -138,7 +138,7 @@ std::size_t first_bad_index(std::size_t count, Bad&& bad) {
 // A .params file open for reading, read front to back in pieces with pread.
 class ParamsFile {
  public:
-  explicit ParamsFile(const std::filesystem::path& path);
+  explicit ParamsFile(InputFile input);
 
   std::uint64_t remaining() const { return size_ - offset_; }
   // The section's big-endian u32 count.
@@ -164,8 +164,7 @@ class ParamsFile {
   std::timespec modified_{};
 };
 
-ParamsFile::ParamsFile(const std::filesystem::path& path) {
-  auto input = open_input(path, kKind);
+ParamsFile::ParamsFile(InputFile input) {
   name_ = std::move(input.name);
   descriptor_ = std::move(input.descriptor);
   // Regular files only: a .params file is tens of gigabytes on a disk, and its size bounds each
@@ -487,8 +486,10 @@ void encode_zcash_g2(const math::G2Affine& point, std::span<std::uint8_t, kZcash
 
 }  // namespace detail
 
-ParamsKey read_params(const std::filesystem::path& path) {
-  ParamsFile file(path);
+ParamsKey read_params(const std::filesystem::path& path) { return read_params(open_input(path, kKind)); }
+
+ParamsKey read_params(InputFile input) {
+  ParamsFile file(std::move(input));
   ParamsKey key;
   read_vk_points(file, key.vk);
   key.vk.ic = read_point_set<math::G1Affine>(file, "ic", file.count("ic"), true).decode();

@@ -10,6 +10,7 @@
 // (point_set.hpp), so that a set is uploaded and streamed as a .zkey's is. Its H set is
 // bellperson's (HForm::bellperson), which needs another H computation than a .zkey's.
 
+#include "groth16/binfile.hpp"
 #include "groth16/errors.hpp"
 #include "groth16/point_set.hpp"
 #include "math/g1.hpp"
@@ -58,6 +59,9 @@ struct ParamsKey {
 // pieces with pread (a mapped file that another process truncates raises SIGBUS), and an error
 // where the file changes while it is read.
 ParamsKey read_params(const std::filesystem::path& path);
+// The same from a file already open (the service's, once it has checked where it lies); its name
+// is the one the messages give.
+ParamsKey read_params(InputFile input);
 
 // Writes `key` as bellperson writes it (a TEST-ONLY key's writer: `stagehand setup --format
 // params`). To a temporary file renamed over `path` at the end, so that a failed write leaves

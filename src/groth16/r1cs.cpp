@@ -154,6 +154,10 @@ R1cs read_r1cs(const std::filesystem::path& path, const std::string& hint) {
   return read_r1cs_from<R1cs>(BinFile(path, kMagic, kKind, 1), hint);
 }
 
+R1cs read_r1cs(InputFile input, const std::string& hint) {
+  return read_r1cs_from<R1cs>(BinFile(std::move(input), kMagic, kKind, 1), hint);
+}
+
 void write_r1cs(const std::filesystem::path& path, const R1cs& r1cs) { write_r1cs_to(path, r1cs); }
 
 namespace bn254 {

@@ -3,6 +3,7 @@
 // linear combinations of wires, coefficients in standard form), section 3 = wire labels. The
 // header's prime is the curve's scalar field: BLS12-381's (R1cs) or BN254's (bn254::R1cs).
 
+#include "groth16/binfile.hpp"
 #include "groth16/curve.hpp"
 #include "math/bn254.hpp"
 #include "math/fr.hpp"
@@ -51,6 +52,8 @@ using R1cs = BasicR1cs<math::Fr>;
 // curve. `hint`, where given, is added to a curve error (what the other inputs are, e.g. "the key
 // k.zkey is BLS12-381's"), so that a mismatch names every file.
 R1cs read_r1cs(const std::filesystem::path& path, const std::string& hint = {});
+// The same from a file already open (the service's, once it has checked where it lies).
+R1cs read_r1cs(InputFile input, const std::string& hint = {});
 void write_r1cs(const std::filesystem::path& path, const R1cs& r1cs);
 
 namespace bn254 {

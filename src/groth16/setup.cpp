@@ -167,62 +167,39 @@ void set_fixed_points(Target& out, const ToxicWaste<typename Description::Fr>& w
   out.delta2 = g2.multiply(waste.delta).to_affine();
 }
 
-// scalars[i]·G for G1's or G2's generator of Description's curve with the CPU's fixed-base tables,
-// encoded as a key's sets (g1, g2) or as affine points (g1_points): a BN254 key's sets, and
-// BLS12-381's where no device multiplies.
+// scalars[i]·G for G1's or G2's generator of Description's curve, encoded as a key's sets (g1,
+// g2): with the options' functions where set (a device), else with the CPU's fixed-base tables;
+// or as affine points (g1_points, the few ic points), on the CPU.
 template <class Description>
-class CpuMultiplier {
+class SetMultiplier {
  public:
   using Fr = typename Description::Fr;
-  explicit CpuMultiplier(unsigned threads)
-      : threads_(threads), g1_(Description::G1::generator()), g2_(Description::G2::generator()) {}
+  using Options = BasicSetupOptions<Description>;
+  SetMultiplier(const Options& options, unsigned threads)
+      : options_(options), threads_(threads), g1_(Description::G1::generator()), g2_(Description::G2::generator()) {}
   auto g1_points(const std::vector<Fr>& scalars) const { return multiply_all(g1_, scalars, threads_); }
-  auto g1(const std::vector<Fr>& scalars) const {
-    return PointSet<math::AffinePoint<typename Description::G1>>::encode(g1_points(scalars), threads_);
+  typename Options::G1Set g1(const std::vector<Fr>& scalars) const {
+    if (options_.multiply_g1) return checked(options_.multiply_g1(scalars), scalars.size(), "G1");
+    return Options::G1Set::encode(g1_points(scalars), threads_);
   }
-  auto g2(const std::vector<Fr>& scalars) const {
-    return PointSet<math::AffinePoint<typename Description::G2>>::encode(multiply_all(g2_, scalars, threads_),
-                                                                         threads_);
+  typename Options::G2Set g2(const std::vector<Fr>& scalars) const {
+    if (options_.multiply_g2) return checked(options_.multiply_g2(scalars), scalars.size(), "G2");
+    return Options::G2Set::encode(multiply_all(g2_, scalars, threads_), threads_);
   }
 
  private:
+  // The other end of the hand-off to a device: one point a scalar.
+  template <class Set>
+  static Set checked(Set points, std::size_t count, const char* group) {
+    STAGEHAND_ASSERT(points.size() == count, "setup: {} {} points for {} scalars", points.size(), group, count);
+    return points;
+  }
+
+  const Options& options_;
   unsigned threads_;
   FixedBase<typename Description::G1> g1_;
   FixedBase<typename Description::G2> g2_;
 };
-
-// scalars[i]·G for G1's or G2's generator, encoded: with the options' functions where set (a
-// device), else with the CPU's fixed-base tables. BLS12-381's: its keys' sets are encoded.
-class SetMultiplier {
- public:
-  using Fr = math::Fr;
-  SetMultiplier(const SetupOptions& options, unsigned threads) : options_(options), threads_(threads), cpu_(threads) {}
-  G1Points g1(const std::vector<Fr>& scalars) const {
-    return options_.multiply_g1 ? options_.multiply_g1(scalars) : cpu_.g1(scalars);
-  }
-  G2Points g2(const std::vector<Fr>& scalars) const {
-    return options_.multiply_g2 ? options_.multiply_g2(scalars) : cpu_.g2(scalars);
-  }
-  std::vector<math::G1Affine> g1_points(const std::vector<Fr>& scalars) const { return cpu_.g1_points(scalars); }
-
- private:
-  const SetupOptions& options_;
-  unsigned threads_;
-  CpuMultiplier<math::Bls12_381> cpu_;
-};
-
-// The multiplier of Key's sets: a BN254 key's on the CPU (the device setup's kernels are
-// BLS12-381's), where SetupOptions has no device functions (asserted).
-template <class Key>
-auto set_multiplier(const SetupOptions& options, unsigned threads) {
-  if constexpr (Key::curve == Curve::bls12_381) {
-    return SetMultiplier(options, threads);
-  } else {
-    STAGEHAND_ASSERT(!options.multiply_g1 && !options.multiply_g2, "setup: device multiplications given for a {} key",
-                     curve_name(Key::curve));
-    return CpuMultiplier<typename Key::Description>(threads);
-  }
-}
 
 // (β·u_i + α·v_i + w_i)/γ for the first `inputs` wires (ic), the same over δ for the rest (a
 // .zkey's C, a .params key's L).
@@ -315,7 +292,7 @@ template <class Key>
 using RandomnessOf = std::conditional_t<Key::curve == Curve::bn254, bn254::ProofRandomness, ProofRandomness>;
 
 template <class Key, class R1csType>
-Key setup_key(const R1csType& r1cs, const SetupOptions& options) {
+Key setup_key(const R1csType& r1cs, const BasicSetupOptions<typename Key::Description>& options) {
   using Fr = typename Key::Description::Fr;
   static_assert(std::is_same_v<Fr, typename R1csType::Fr>, "the circuit's field is the key's");
   const unsigned threads = resolve_threads(options.thread_count);
@@ -328,7 +305,7 @@ Key setup_key(const R1csType& r1cs, const SetupOptions& options) {
   const auto columns = evaluate_columns<Fr>(r1cs, lagrange_at(waste.tau, domain.root(), n, n, threads));
   key.coefficients = coefficients_of(r1cs);
   set_fixed_points<typename Key::Description>(key, waste);
-  const auto multiply = set_multiplier<Key>(options, threads);
+  const SetMultiplier<typename Key::Description> multiply(options, threads);
   key.a = multiply.g1(columns.u);
   key.b1 = multiply.g1(columns.v);
   key.b2 = multiply.g2(columns.v);
@@ -358,7 +335,7 @@ ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
 }
 
 namespace bn254 {
-ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options) {
+ProvingKey setup_from_r1cs(const R1cs& r1cs, const bn254::SetupOptions& options) {
   return setup_key<ProvingKey>(r1cs, options);
 }
 }  // namespace bn254
@@ -397,7 +374,7 @@ ParamsKey setup_params_from_r1cs(const R1cs& r1cs, const SetupOptions& options) 
                     "identity) for every private wire",
                     inputs + static_cast<std::size_t>(unconstrained - combined.rest.begin())));
   }
-  const SetMultiplier multiply(options, threads);
+  const SetMultiplier<math::Bls12_381> multiply(options, threads);
   key.vk.ic = multiply.g1_points(combined.ic);
   key.l = multiply.g1(combined.rest);
   key.a = multiply.g1(nonzero(columns.u));

@@ -19,14 +19,25 @@
 
 namespace stagehand::groth16 {
 
-struct SetupOptions {
+// The options of a key of Description's curve (math::Bls12_381 or math::Bn254): SetupOptions and
+// bn254::SetupOptions.
+template <class Description>
+struct BasicSetupOptions {
+  using Fr = typename Description::Fr;
+  using G1Set = PointSet<math::AffinePoint<typename Description::G1>>;
+  using G2Set = PointSet<math::AffinePoint<typename Description::G2>>;
+
   std::optional<std::uint64_t> seed;  // derive the secrets from a seed (tests); otherwise /dev/urandom
   unsigned thread_count = 0;          // 0 = every hardware thread
   // scalars[i]·G for the generator G of G1 (G2) and every i, encoded: the key's large sets. Where
   // unset, the CPU's fixed-base tables; a device does it far faster (device_setup.hpp).
-  std::function<G1Points(std::span<const math::Fr> scalars)> multiply_g1;
-  std::function<G2Points(std::span<const math::Fr> scalars)> multiply_g2;
+  std::function<G1Set(std::span<const Fr> scalars)> multiply_g1;
+  std::function<G2Set(std::span<const Fr> scalars)> multiply_g2;
 };
+using SetupOptions = BasicSetupOptions<math::Bls12_381>;
+namespace bn254 {
+using SetupOptions = BasicSetupOptions<math::Bn254>;
+}  // namespace bn254
 
 // What every command that runs this setup prints first.
 inline constexpr const char* kTestOnlySetupWarning =
@@ -39,9 +50,9 @@ inline constexpr const char* kTestOnlySetupWarning =
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
 
 namespace bn254 {
-// The same setup of a BN254 circuit, on the CPU: `options` without multiply_g1 and multiply_g2
-// (the device setup's kernels are BLS12-381's). Its domain is at most 2^27 (the H section needs
-// the 2^(k+1)-th roots of unity, and BN254's r - 1 has 2-adicity 28).
+// The same setup of a BN254 circuit, its sets by `options`' multiply_g1 and multiply_g2 where set.
+// Its domain is at most 2^27 (the H section needs the 2^(k+1)-th roots of unity, and BN254's r - 1
+// has 2-adicity 28).
 ProvingKey setup_from_r1cs(const R1cs& r1cs, const SetupOptions& options = {});
 }  // namespace bn254
 

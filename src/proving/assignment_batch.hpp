@@ -8,10 +8,12 @@
 #include "groth16/assignment_prover.hpp"
 #include "groth16/params.hpp"
 #include "backend/backend.hpp"
+#include "proving/proof_batch.hpp"
 #include "workloads/assignment/assignment_workload.hpp"
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -30,6 +32,9 @@ struct AssignmentBatchSettings {
   Bytes stream_buffer_bytes = kGiB;
   // Where not empty: the run's trace written there and its picture beside (.svg), for a benchmark.
   std::filesystem::path trace_file;
+  // Where not null (run_assignment_jobs only): each circuit's steps and each device's set-up, and
+  // each circuit's end as it ends, its proof.json and public.json where made (the engine's runs).
+  BatchListener* listener = nullptr;
 };
 
 // The run's proofs (every circuit's, in order), where the key's sets were, and its report.
@@ -38,6 +43,22 @@ struct AssignmentBatchResult {
   groth16::KeyPlacement placement;
   RunReport report;
 };
+
+// Each circuit's proof, none where its job failed (the report's record says why), where the
+// key's sets were, and the run's report.
+struct AssignmentJobsResult {
+  std::vector<std::optional<groth16::Proof>> proofs;
+  groth16::KeyPlacement placement;
+  RunReport report;
+};
+
+// On the devices' executor: places the key's sets as run_assignment_batch does and proves every
+// assignment, a failure ending its own circuit only. The assignments must have passed
+// check_assignment. Throws where the run fails as a whole (a device too small for one proof).
+asio::awaitable<AssignmentJobsResult> run_assignment_jobs(std::vector<Device*> devices, const groth16::ParamsKey& key,
+                                                          std::span<const groth16::AssignmentView> assignments,
+                                                          std::span<const groth16::ProofRandomness> randomness,
+                                                          AssignmentBatchSettings settings);
 
 // On the devices' executor: checks every assignment against the key (InputError naming the
 // circuit and the field), places the key's sets by the devices' memory (plan_assignment_placement:

@@ -300,26 +300,44 @@ Reply Api::route(HttpRequest& request) {
   return error_response(404, fmt::format("no route {} {} (see `stagehand serve --help`)", method, path));
 }
 
+std::optional<HttpResponse> Api::load_key_by_path(const std::string& name, const std::vector<std::uint8_t>& text) {
+  constexpr const char* kForms =
+      "{\"path\": \"<.zkey on the server>\"} or {\"params\": \"<.params on the server>\", \"r1cs\": \"<its "
+      ".r1cs on the server>\"}";
+  const auto body = json::parse(text.begin(), text.end(), nullptr, false);
+  const auto is_path = [&](const char* field) { return body.contains(field) && body[field].is_string(); };
+  if (body.is_discarded() || !body.is_object())
+    return error_response(400, fmt::format("the body must be the .zkey's bytes or JSON {}", kForms));
+  const bool zkey = body.size() == 1 && is_path("path");
+  const bool params = body.size() == 2 && is_path("params") && is_path("r1cs");
+  if (!zkey && !params) return error_response(400, fmt::format("the JSON body takes {}", kForms));
+  // Every file is checked against [serve] key_dirs before any is read.
+  std::vector<groth16::InputFile> files;
+  try {
+    for (const char* field : zkey ? std::vector{"path"} : std::vector{"params", "r1cs"})
+      files.push_back(open_key_path(body[field].get<std::string>(), settings_.key_dirs));
+  } catch (const KeyPathRefused& refused) {
+    return error_response(refused.status(), refused.what());
+  }
+  if (zkey) {
+    engine_.load_key(name, std::move(files[0]));
+  } else {
+    engine_.load_params_key(name, std::move(files[0]), std::move(files[1]));
+  }
+  return std::nullopt;
+}
+
 HttpResponse Api::load_key(const std::string& name, const HttpRequest& request) {
-  // JSON {"path": ...} when it says so or looks so; otherwise the .zkey's bytes.
+  // JSON naming files on the server when it says so or looks so; otherwise the .zkey's bytes.
   const bool is_json =
       request.content_type.find("json") != std::string::npos || (!request.body.empty() && request.body[0] == '{');
   if (is_json) {
-    const auto body = json::parse(request.body.begin(), request.body.end(), nullptr, false);
-    if (body.is_discarded() || !body.is_object() || !body.contains("path") || !body["path"].is_string()) {
-      return error_response(400, "the body must be the .zkey's bytes or JSON {\"path\": \"<file on the server>\"}");
-    }
-    if (body.size() != 1) return error_response(400, "the JSON body takes \"path\" only");
-    groth16::InputFile file;
-    try {
-      file = open_key_path(body["path"].get<std::string>(), settings_.key_dirs);
-    } catch (const KeyPathRefused& refused) {
-      return error_response(refused.status(), refused.what());
-    }
-    engine_.load_key(name, std::move(file));
+    if (auto refused = load_key_by_path(name, request.body)) return *refused;
   } else {
     if (request.body.empty())
-      return error_response(400, "an empty body: send the .zkey's bytes or JSON {\"path\": ...}");
+      return error_response(400,
+                            "an empty body: send the .zkey's bytes or JSON {\"path\": ...} (or {\"params\": "
+                            "..., \"r1cs\": ...})");
     TemporaryFile file(request.body);
     try {
       engine_.load_key(name, file.path());

@@ -28,6 +28,7 @@
 #include "engine/engine.hpp"
 
 #include <chrono>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -82,6 +83,10 @@ class Api {
  private:
   Reply route(HttpRequest& request);
   HttpResponse load_key(const std::string& name, const HttpRequest& request);
+  // A JSON body naming the key's files on the server ({"path": .zkey}, or {"params": .params,
+  // "r1cs": .r1cs}): each checked against [serve] key_dirs, then loaded. The refusal, or nothing
+  // once loaded (EngineError passes on).
+  std::optional<HttpResponse> load_key_by_path(const std::string& name, const std::vector<std::uint8_t>& body);
   HttpResponse submit(const std::string& query, HttpRequest& request);
   Reply proof_state(std::uint64_t id, std::string_view query);
   HttpResponse cancel_proof(std::uint64_t id);

@@ -43,6 +43,7 @@ std::string status_json(const EngineStatus& status) {
   for (const auto& key : status.keys) {
     out["keys"].push_back({{"name", key.name},
                            {"path", key.path},
+                           {"format", key.format},
                            {"curve", groth16::snarkjs_curve_name(key.curve)},
                            {"host_bytes", key.host_bytes},
                            {"resident", key.resident},
@@ -54,6 +55,7 @@ std::string status_json(const EngineStatus& status) {
                            {"device_bytes", key.device_bytes},
                            {"proof_bytes", key.proof_bytes},
                            {"layout", key.layout}});
+    if (!key.r1cs_path.empty()) out["keys"].back()["r1cs"] = key.r1cs_path;
   }
   return out.dump();
 }

@@ -128,3 +128,23 @@ BOOST_AUTO_TEST_CASE(the_refusal_says_which_count_fits_or_that_none_does) {
       check_workers_staging_fit(1, plan, each - 1, "key 'k'"), std::invalid_argument,
       [](const auto& error) { return std::string(error.what()).find("not one worker fits") != std::string::npos; });
 }
+
+// A job's extra input (an assignment's query scalars) is staged beside a, b and c: counted in a
+// worker's staging and named in the refusal.
+BOOST_AUTO_TEST_CASE(the_extra_input_is_counted_and_named) {
+  JobMemoryPlan plan;
+  plan.input_bytes = kMiB;
+  plan.input_count = 3;
+  plan.extra_input_bytes = 2 * kMiB;
+  plan.result_bytes = kKiB;
+  const Bytes each = 3 * kMiB + 2 * kMiB + 2 * kKiB;
+  BOOST_CHECK_EQUAL(worker_staging_bytes(plan), each);
+  BOOST_CHECK((staged_input_sizes(plan) == std::vector<Bytes>{kMiB, kMiB, kMiB, 2 * kMiB}));
+  BOOST_CHECK_NO_THROW(check_workers_staging_fit(2, plan, 2 * each, "key 'k'"));
+  const auto starts = fmt::format(
+      "key 'k': 3 workers stage {} of host memory per GPU, {} each (a job's inputs 3 x 1.0 MiB and 2.0 MiB extra, "
+      "two result buffers of 1.0 KiB)",
+      format_bytes(3 * each), format_bytes(each));
+  BOOST_CHECK_EXCEPTION(check_workers_staging_fit(3, plan, 2 * each, "key 'k'"), std::invalid_argument,
+                        [&](const auto& error) { return std::string(error.what()).find(starts) == 0; });
+}

@@ -148,7 +148,7 @@ std::vector<std::uint8_t> bn_wtns(std::uint64_t x, std::uint64_t y) {
 // other curve than its key's is refused at submit naming both, and a BN254 constraint system for a
 // BLS12-381 key at load.
 BOOST_AUTO_TEST_CASE(a_bn254_key_proves_beside_a_bls12_381_key) {
-  groth16::SetupOptions setup;
+  bn::SetupOptions setup;
   setup.seed = 42;
   setup.thread_count = 1;
   const auto bn_key = bn::setup_from_r1cs(testing::bn254_multiplier_circuit(), setup);

@@ -226,3 +226,54 @@ BOOST_AUTO_TEST_CASE(the_384_byte_encoding_round_trips_and_refuses_bad_points) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The gather on several threads writes what one reads off the bitmaps, in order: an aux long
+// enough for many ranges of the gather's bitmap words, a bit length that ends inside a word (with
+// set bits past it, which must be ignored), and densities from empty to full.
+BOOST_AUTO_TEST_CASE(the_query_gather_on_several_threads_is_the_bitmaps_order) {
+  constexpr std::size_t kAux = 9 * 4096 * 64 + 37;  // nine ranges of words and a part word
+  constexpr std::size_t kInputs = 5;
+  constexpr std::size_t kWords = (kAux + 63) / 64;
+  Random random(7);
+  std::vector<math::Fr> inputs(kInputs), aux(kAux);
+  for (std::size_t i = 0; i < kInputs; ++i) inputs[i] = math::Fr::from_uint64(1000 + i);
+  for (std::size_t i = 0; i < kAux; ++i) aux[i] = math::Fr::from_uint64(i + 1);
+  for (const std::uint64_t keep_one_in : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{0}}) {
+    BOOST_TEST_CONTEXT("a bit kept one in " << keep_one_in << " (0: none)") {
+      std::vector<std::uint64_t> a_words(kWords, 0), b_aux_words(kWords, 0);
+      for (std::size_t word = 0; word < kWords; ++word) {
+        for (std::size_t bit = 0; bit < 64; ++bit) {
+          if (keep_one_in != 0 && random.below(keep_one_in) == 0) a_words[word] |= std::uint64_t{1} << bit;
+          if (keep_one_in != 0 && random.below(keep_one_in) == 0) b_aux_words[word] |= std::uint64_t{1} << bit;
+        }
+      }
+      a_words.back() |= ~std::uint64_t{0} << (kAux % 64);  // bits past the length, set
+      std::vector<std::uint64_t> b_inp_words{0b10110};
+      // What one reads off the bitmaps, and the popcounts within the lengths.
+      auto read_off = [&](const std::vector<std::uint64_t>& words, std::vector<math::Fr> into) {
+        for (std::size_t i = 0; i < kAux; ++i) {
+          if ((words[i / 64] >> (i % 64)) & 1U) into.push_back(aux[i]);
+        }
+        return into;
+      };
+      const auto expected_a = read_off(a_words, inputs);
+      const auto expected_b = read_off(b_aux_words, {inputs[1], inputs[2], inputs[4]});
+      groth16::AssignmentView view;
+      view.inputs = inputs;
+      view.aux = aux;
+      view.a_aux = {a_words, kAux, expected_a.size() - kInputs};
+      view.b_inp = {b_inp_words, kInputs, 3};
+      view.b_aux = {b_aux_words, kAux, expected_b.size() - 3};
+      for (const unsigned threads : {1u, 4u}) {
+        BOOST_TEST_CONTEXT(threads << " threads") {
+          std::vector<math::Fr> a(groth16::a_query_count(view)), b(groth16::b_query_count(view));
+          groth16::gather_a_query_scalars(view, a, threads);
+          groth16::gather_b_query_scalars(view, b, threads);
+          BOOST_CHECK(a == expected_a);
+          BOOST_CHECK(b == expected_b);
+        }
+      }
+      BOOST_CHECK(groth16::a_query_scalars(view) == expected_a);
+    }
+  }
+}

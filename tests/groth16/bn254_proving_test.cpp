@@ -53,7 +53,7 @@ struct Files {
   fs::path zkey = dir / "small.zkey", wtns = dir / "small.wtns";
   Files() {
     fs::create_directories(dir);
-    SetupOptions options;
+    bn254::SetupOptions options;
     options.seed = 42;
     options.thread_count = 2;
     bn254::write_zkey(zkey, bn254::setup_from_r1cs(circuit(), options));

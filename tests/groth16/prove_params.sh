@@ -89,6 +89,70 @@ for case in "0.00007 a, b_g1 resident; h, l, b_g2 streamed" "0.00005 h, l, a, b_
   else fail "chain, $sets: the proof differs from the CPU reference's"; fi
 done
 
+# `stagehand serve` on the simulator with the .params keys (loaded by path with their .r1cs) beside
+# chain's .zkey, proved interleaved: each proof verified by snarkjs against export-vk's vk, and with
+# [engine] seed = 5 proof ID of a .params key is `prove --params --seed 5+ID-1`'s, byte for byte; an
+# .r1cs of another circuit, a path outside key_dirs and a witness of another circuit refused; the
+# status naming each key's format and curve; a .params key unloaded.
+snarkjs_module=$circuits/node_modules/snarkjs
+source "$(dirname "$0")/../../scripts/lib/serve.sh"
+# The server is stopped and $work removed at exit (serve.sh's serve_clean_up).
+server_pid=""
+holder_pid=""
+trap serve_clean_up EXIT
+printf '[run]\nbackend = "sim"\n[engine]\nthreads = 1\nseed = 5\n[serve]\nkey_dirs = ["%s", "%s"]\n' "$work" "$circuits" \
+  >"$work/serve.toml"
+# serve_params_proof <key> <wtns> <answer file>: 200 with a proof of BLS12-381.
+serve_params_proof() {
+  local code
+  code=$(curl -s -o "$3" -w '%{http_code}' --data-binary @"$2" "$url/v1/proofs?key=$1&wait=true" || true)
+  if [ "$code" = 200 ]; then echo "ok: a proof of key $1 from serve"; else fail "a proof of key $1 from serve: $code $(head -c 400 "$3")"; fi
+}
+if serve_start "$stagehand" "$work/serve.log" --config "$work/serve.toml" --key chain_zkey="$circuits/chain/chain.zkey"; then
+  for circuit in multiplier chain; do
+    expect 201 "\"key\":\"$circuit\"" "a .params key loaded with its .r1cs" -H 'Content-Type: application/json' \
+      -d "{\"params\": \"$work/$circuit.params\", \"r1cs\": \"$circuits/$circuit/$circuit.r1cs\"}" "$url/v1/keys/$circuit"
+  done
+  for circuit in multiplier chain; do
+    serve_params_proof "$circuit" "$circuits/$circuit/$circuit.wtns" "$work/serve-$circuit-1.json"
+    serve_params_proof chain_zkey "$circuits/chain/chain.wtns" "$work/serve-zkey-$circuit.json"
+    serve_params_proof "$circuit" "$circuits/$circuit/$circuit.wtns" "$work/serve-$circuit-2.json"
+    verify_responses "$work/$circuit.vk.json" "$work/serve-$circuit"-*.json
+    # The engine's r and s are its seed plus the proof's id less one: `prove --seed` of that.
+    id=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).id)' "$work/serve-$circuit-1.json")
+    "$stagehand" prove --params "$work/$circuit.params" --r1cs "$circuits/$circuit/$circuit.r1cs" \
+      --wtns "$circuits/$circuit/$circuit.wtns" --seed $((5 + id - 1)) --proof "$work/$circuit.served-seed.json" \
+      --public "$work/$circuit.served-public.json" 2>/dev/null || fail "stagehand prove --params --seed $((5 + id - 1)) failed"
+    if node -e '
+      const fs = require("fs");
+      const served = JSON.parse(fs.readFileSync(process.argv[1], "utf8")).proof;
+      const cpu = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+      process.exit(JSON.stringify(served) === JSON.stringify(cpu) ? 0 : 1);
+    ' "$work/serve-$circuit-1.json" "$work/$circuit.served-seed.json"; then
+      echo "ok: $circuit: serve's proof $id is prove --params --seed $((5 + id - 1))'s"
+    else fail "$circuit: serve's proof $id differs from prove --params --seed $((5 + id - 1))'s"; fi
+  done
+  verify_responses "$circuits/chain/vk.json" "$work"/serve-zkey-*.json
+  expect 400 "is not the circuit of $work/multiplier.params" "an .r1cs of another circuit" -H 'Content-Type: application/json' \
+    -d "{\"params\": \"$work/multiplier.params\", \"r1cs\": \"$circuits/chain/chain.r1cs\"}" "$url/v1/keys/wrong"
+  expect 403 "outside the directories keys may be read from" "a .params key outside key_dirs" -H 'Content-Type: application/json' \
+    -d '{"params": "/etc/passwd", "r1cs": "/etc/passwd"}' "$url/v1/keys/outside"
+  expect 400 "values, but the circuit $circuits/chain/chain.r1cs has" "a witness of another circuit" --data-binary @"$circuits/multiplier/multiplier.wtns" \
+    "$url/v1/proofs?key=chain"
+  curl -s "$url/v1/status" >"$work/status.json"
+  if node -e '
+    const keys = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).keys;
+    const seen = Object.fromEntries(keys.map((key) => [key.name, key.format + " " + key.curve]));
+    process.exit(seen.chain === "params bls12381" && seen.multiplier === "params bls12381" && seen.chain_zkey === "zkey bls12381" ? 0 : 1);
+  ' "$work/status.json"; then echo "ok: the status lists the .params keys with their format and curve"
+  else fail "the status's keys: $(head -c 600 "$work/status.json")"; fi
+  expect 200 '"proofs_left":0' "a .params key unloaded" -X DELETE "$url/v1/keys/multiplier"
+  expect 404 "no key named 'multiplier'" "a proof of the unloaded .params key" --data-binary @"$circuits/multiplier/multiplier.wtns" \
+    "$url/v1/proofs?key=multiplier"
+else
+  fail "stagehand serve did not start"
+fi
+
 # expect_error TEXT COMMAND...: the command fails and says TEXT
 expect_error() {
   local text=$1

@@ -257,7 +257,7 @@ BOOST_AUTO_TEST_CASE(a_bn254_circuit_gets_a_key_that_round_trips_and_proves) {
                       message);
   BOOST_CHECK(contains(error_of([&] { bn254::read_r1cs(files.r1cs); }), "--prime bn128"));
 
-  SetupOptions options;
+  bn254::SetupOptions options;
   options.seed = 42;
   options.thread_count = 2;
   const auto key = bn254::setup_from_r1cs(r1cs, options);
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(a_bn254_circuit_gets_a_key_that_round_trips_and_proves) {
 // (a FIFO's bytes cannot be read twice).
 BOOST_AUTO_TEST_CASE(a_bn254_key_is_read_once_from_a_pipe) {
   Files files;
-  SetupOptions options;
+  bn254::SetupOptions options;
   options.seed = 5;
   options.thread_count = 2;
   const auto key = bn254::setup_from_r1cs(bn254_small_circuit(), options);

@@ -244,7 +244,7 @@ BOOST_AUTO_TEST_CASE(a_run_that_fails_whole_ends_each_proof_once_saying_so) {
 BOOST_AUTO_TEST_CASE(a_bn254_keys_batch_proves_over_its_curve) {
   namespace bn = groth16::bn254;
   using BnFr = math::bn254::Fr;
-  groth16::SetupOptions options;
+  bn::SetupOptions options;
   options.seed = 42;
   options.thread_count = 1;
   const auto key = bn::setup_from_r1cs(testing::bn254_multiplier_circuit(), options);

@@ -7,7 +7,8 @@
 #     /etc/passwd and /proc files are refused with 403; a FIFO without a writer, a folder and a
 #     file that is no key inside with 400; each answered (curl -m 5 guards against a hang) with
 #     none of the file's bytes;
-#   - then the server still answers /v1/status and proves with keys loaded by path.
+#   - then the server still answers /v1/status and proves with keys loaded by path, a .zkey's and
+#     a .params key's with its .r1cs (each of its files refused outside key_dirs or not regular).
 # (A key truncated while the server reads it: tests/service/key_files_test.cpp, where the read
 # hook makes "while" deterministic.)
 #
@@ -24,6 +25,10 @@ mkdir -p "$keys/folder" "$work/outside" "$work/keys-old"
 "$make_circuit" --constraints 20 --out "$work/circuit" --seed 3 >/dev/null
 "$stagehand" setup --r1cs "$work/circuit/circuit.r1cs" --zkey "$keys/small.zkey" --vk "$work/circuit/vk.json" --seed 1 \
   --threads 1 >/dev/null 2>&1
+"$stagehand" setup --format params --r1cs "$work/circuit/circuit.r1cs" --params "$keys/small.params" --seed 1 --threads 1 \
+  >/dev/null 2>&1
+cp "$work/circuit/circuit.r1cs" "$keys/small.r1cs"
+cp "$keys/small.params" "$work/outside/outside.params"
 cp "$keys/small.zkey" "$work/outside/outside.zkey"
 cp "$keys/small.zkey" "$work/keys-old/old.zkey"
 printf 'root:x:0:0:root:/root:/bin/bash\n' >"$work/outside/secret"
@@ -91,6 +96,20 @@ expect 200 '"queued"' "the status after the refusals" "$url/v1/status"
 load 201 '"key":"small"' "$keys/small.zkey" small
 load 201 '"key":"alias"' "$keys/alias.zkey" alias
 expect 200 '"proof"' "a proof of a key loaded by path" --data-binary @"$work/circuit/circuit.wtns" "$url/v1/proofs?key=alias&wait=true"
+# A .params key: both of its files under key_dirs, each checked as a .zkey's path is.
+params_body() { printf '{"params": "%s", "r1cs": "%s"}' "$1" "$2"; }
+expect 403 "$outside" "a .params key outside key_dirs" -H 'Content-Type: application/json' \
+  -d "$(params_body "$work/outside/outside.params" "$keys/small.r1cs")" "$url/v1/keys/p"
+expect 403 "$outside" "a .params key's .r1cs outside key_dirs" -H 'Content-Type: application/json' \
+  -d "$(params_body "$keys/small.params" /etc/passwd)" "$url/v1/keys/p"
+expect 400 "is a FIFO or pipe, not a regular file" "a .params key's .r1cs that is a FIFO" -H 'Content-Type: application/json' \
+  -d "$(params_body "$keys/small.params" "$keys/key.fifo")" "$url/v1/keys/p"
+expect 400 'the JSON body takes {' "a .params key without its .r1cs" -H 'Content-Type: application/json' \
+  -d "{\"params\": \"$keys/small.params\"}" "$url/v1/keys/p"
+expect 201 '"key":"p"' "a .params key loaded with its .r1cs" -H 'Content-Type: application/json' \
+  -d "$(params_body "$keys/small.params" "$keys/small.r1cs")" "$url/v1/keys/p"
+expect 200 '"proof"' "a proof of the .params key" --data-binary @"$work/circuit/circuit.wtns" "$url/v1/proofs?key=p&wait=true"
+expect 200 '"format":"params"' "the status lists the .params key" "$url/v1/status"
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the server's exit status on SIGTERM: $?"
 server_pid=""

@@ -1,13 +1,17 @@
 // The batches a proof streams its key sets in (workloads/key_streaming.hpp, streamed_batches): the
 // streamed sets alone, in the order the program asks, each cut as shape_key_program cuts it, every
-// batch's host bytes the points it names.
+// batch's host bytes the points it names; and the constraint matrix's chunks as batches
+// (matrix_batches), each chunk's non-empty parts from the whole matrix into their places.
 
 #define BOOST_TEST_MODULE key_streaming
 #include <boost/test/unit_test.hpp>
 
 #include "workloads/key_streaming.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 using namespace stagehand;
@@ -53,9 +57,12 @@ BOOST_AUTO_TEST_CASE(only_the_streamed_sets_in_the_programs_order_each_cut_whole
       if (batch.set != set) continue;
       BOOST_TEST(batch.first == next);  // contiguous, from the first point
       BOOST_TEST(batch.count <= s.points_per_batch);
-      BOOST_TEST(batch.source.address == host_of(set).address + batch.first * s.point_bytes);
-      BOOST_TEST(batch.source.bytes == batch.count * s.point_bytes);
-      BOOST_TEST(batch.source.bytes <= shape.stream_buffer_bytes);
+      BOOST_REQUIRE_EQUAL(batch.pieces.size(), 1u);  // its points, whole, at the buffer's start
+      BOOST_TEST(batch.pieces[0].offset == 0u);
+      BOOST_TEST(batch.pieces[0].source.address == host_of(set).address + batch.first * s.point_bytes);
+      BOOST_TEST(batch.pieces[0].source.bytes == batch.count * s.point_bytes);
+      BOOST_TEST(batch.bytes() == batch.count * s.point_bytes);
+      BOOST_TEST(batch.bytes() <= shape.stream_buffer_bytes);
       next += batch.count;
       ++count;
     }
@@ -69,4 +76,49 @@ BOOST_AUTO_TEST_CASE(a_key_kept_resident_streams_nothing) {
   const auto shape = shape_key_program(sizes(), KeyPlacement::all(SetPlacement::resident));
   const std::array<std::size_t, 5> order{kSetH, kSetA, kSetB1, kSetB2, kSetC};
   BOOST_TEST(streamed_batches(shape, order, host_of).empty());
+}
+
+// 40 constraints, each with 3 A entries; only the first 10 have B entries (2 each), so that the
+// later chunks have no B signals or values: those parts are empty and send nothing.
+BOOST_AUTO_TEST_CASE(the_matrix_chunks_go_as_batches_of_their_parts_in_order) {
+  constexpr std::uint64_t rows = 40;
+  auto entries_before = [](std::uint64_t row) {
+    return std::pair<std::uint64_t, std::uint64_t>{3 * row, 2 * std::min<std::uint64_t>(row, 10)};
+  };
+  const kernel::ConstraintMatrixLayout whole{rows, entries_before(rows).first, entries_before(rows).second};
+  const std::uint64_t max_bytes = 600;
+  const auto chunks = cut_constraint_matrix(rows, max_bytes, entries_before);
+  BOOST_REQUIRE_GT(chunks.size(), 2u);
+  const HostRange matrix{std::uint64_t{1} << 30, whole.total_bytes()};
+  const auto batches = matrix_batches(chunks, whole, matrix);
+  BOOST_REQUIRE_EQUAL(batches.size(), chunks.size());
+
+  std::uint64_t values_a_sent = 0;  // the A values, chunk after chunk, must be the whole's in order
+  bool saw_chunk_without_b = false;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const auto& batch = batches[i];
+    const auto own = chunks[i].layout();
+    BOOST_TEST(batch.set == kMatrixChunks);
+    BOOST_TEST(batch.first == i);
+    BOOST_TEST(batch_set_name(batch.set) == "the constraint matrix");
+    const std::size_t expected_pieces = own.entries_b == 0 ? 4 : 6;  // offsets, signals, values of A and B
+    saw_chunk_without_b = saw_chunk_without_b || own.entries_b == 0;
+    BOOST_REQUIRE_EQUAL(batch.pieces.size(), expected_pieces);
+    for (const auto& piece : batch.pieces) {
+      BOOST_TEST(piece.source.bytes > 0u);
+      BOOST_TEST(piece.source.address >= matrix.address);
+      BOOST_TEST(piece.source.address + piece.source.bytes <= matrix.address + matrix.bytes);
+      BOOST_TEST(piece.offset + piece.source.bytes <= own.total_bytes());
+    }
+    const auto values_a = std::find_if(batch.pieces.begin(), batch.pieces.end(),
+                                       [&](const BatchPiece& piece) { return piece.offset == own.values_a(); });
+    BOOST_REQUIRE(values_a != batch.pieces.end());
+    BOOST_TEST(values_a->source.address == matrix.address + whole.values_a() + values_a_sent);
+    BOOST_TEST(values_a->source.bytes == kernel::kFrBytes * own.entries_a);
+    values_a_sent += values_a->source.bytes;
+    BOOST_TEST(batch.bytes() <= max_bytes);
+    BOOST_TEST(batch.bytes() == own.total_bytes());  // the values of the last non-empty part end the layout
+  }
+  BOOST_TEST(values_a_sent == kernel::kFrBytes * whole.entries_a);
+  BOOST_TEST(saw_chunk_without_b);
 }

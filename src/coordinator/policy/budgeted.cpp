@@ -14,11 +14,23 @@
 namespace stagehand {
 namespace {
 
+// Where each of staged_input_sizes's buffers goes among a, b, c (0, 1, 2) and the extra input (3).
+std::size_t input_slot(std::size_t buffer, int input_count) {
+  return static_cast<int>(buffer) < input_count ? buffer : 3;
+}
+
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
-// Inputs past the plan's input_count stay null, with no event.
+// Inputs the plan has not stay null, with no event.
 JobInputs budgeted_inputs(const std::vector<DevicePointer>& inputs, const std::vector<EventHandle>& uploaded) {
-  auto event = [&](std::size_t i) { return i < uploaded.size() ? uploaded[i] : EventHandle{}; };
-  return JobInputs{inputs[0], inputs[1], inputs[2], event(0), event(1), event(2)};
+  STAGEHAND_ASSERT(inputs.size() == 4 && uploaded.size() == 4);
+  return JobInputs{.a = inputs[0],
+                   .b = inputs[1],
+                   .c = inputs[2],
+                   .a_uploaded = uploaded[0],
+                   .b_uploaded = uploaded[1],
+                   .c_uploaded = uploaded[2],
+                   .extra = inputs[3],
+                   .extra_uploaded = uploaded[3]};
 }
 
 class BudgetedWorker final : public Worker {
@@ -97,7 +109,7 @@ class BudgetedWorker final : public Worker {
     auto& budget = *lane_.budget;
     std::exception_ptr failure;
     try {
-      host = co_await lane_.staging.acquire(plan_.input_bytes, plan_.input_count);
+      host = co_await lane_.staging.acquire(plan_);
       have_host = true;
       co_await prepare("prepare a, b, c (into pinned buffers)", job, host.buffers);
       // A bounded number of jobs per GPU hold a ticket without the lock.
@@ -111,25 +123,34 @@ class BudgetedWorker final : public Worker {
       budget.add_job(hold.ticket, plan_.peak_bytes);
       added = true;
       memory.emplace(device_, budget, hold.ticket, plan_.peak_after_b_and_c_bytes, plan_.peak_after_a_bytes);
-      const auto input_count = static_cast<std::size_t>(plan_.input_count);
-      for (std::size_t i = 0; i < input_count; ++i) uploaded.push_back(device_.create_event());
+      const auto sizes = staged_input_sizes(plan_);
+      STAGEHAND_ASSERT(host.buffers.size() == sizes.size(), "{} staged buffers for {} inputs", host.buffers.size(),
+                       sizes.size());
+      // Indexed by slot (a, b, c, extra); the events made in the order of the buffers.
+      std::vector<DevicePointer> inputs(4);
+      uploaded.resize(4);
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        uploaded[input_slot(i, plan_.input_count)] = device_.create_event();
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
-      // is uploaded once the job holds it (the budget then serves the holder first).
-      std::vector<DevicePointer> inputs(3);
+      // is uploaded once the job holds it (the budget then serves the holder first). The extra
+      // input goes last: the program reads it after a, b and c.
       auto start = device_.now();
-      for (std::size_t i = 0; i < input_count; ++i) {
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const auto slot = input_slot(i, plan_.input_count);
         if (i == 0 && !lane_.compute_lock.is_holder(hold.ticket)) job.prestage_started_ns = device_.now();
-        inputs[i] = co_await memory->allocate(plan_.input_bytes, upload_);
-        co_await upload_yielding(inputs[i], host.buffers[i], hold.ticket, job);
-        device_.record_event(uploaded[i], upload_);
-        if (!lane_.compute_lock.is_holder(hold.ticket)) job.prestaged_bytes += plan_.input_bytes;
+        inputs[slot] = co_await memory->allocate(sizes[i], upload_);
+        co_await upload_yielding(inputs[slot], host.buffers[i].sub(0, sizes[i]), hold.ticket, job);
+        device_.record_event(uploaded[slot], upload_);
+        if (!lane_.compute_lock.is_holder(hold.ticket)) job.prestaged_bytes += sizes[i];
       }
-      memory->set_inputs(inputs[0], inputs[1], inputs[2]);
+      memory->set_inputs(inputs[0], inputs[1], inputs[2], inputs[3]);
       span("pre-stage a, b, c", start, format_bytes(job.prestaged_bytes) + " before the lock");
       co_await wait_for_lock(hold, job);
       lane_.prestage_slots.notify_all();
       auto times = co_await run_program(job, budgeted_inputs(inputs, uploaded), *memory);
       job.waited_for_inputs_ns = times.waited_for_inputs_ns;
+      // The extra input lives until the program ends; a, b and c the program freed itself.
+      co_await memory->release_extra(compute_);
     } catch (...) {
       failure = std::current_exception();
     }

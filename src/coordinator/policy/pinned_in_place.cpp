@@ -4,6 +4,10 @@
 
 namespace stagehand {
 
+Bytes PinnedInPlaceWorker::input_bytes() const {
+  return plan_.input_count * plan_.input_bytes + plan_.extra_input_bytes;
+}
+
 asio::awaitable<void> PinnedInPlaceWorker::make_room() {
   const auto& switches = run_.settings.prestage;
   if (switches.synchronize_device) co_await device_.synchronize_device();
@@ -13,7 +17,7 @@ asio::awaitable<void> PinnedInPlaceWorker::make_room() {
 bool PinnedInPlaceWorker::free_memory_check_passes() {
   const auto& switches = run_.settings.prestage;
   if (!switches.free_memory_check) return true;
-  return device_.memory_info().free_bytes >= plan_.input_count * plan_.input_bytes + switches.margin_bytes;
+  return device_.memory_info().free_bytes >= input_bytes() + switches.margin_bytes;
 }
 
 asio::awaitable<bool> PinnedInPlaceWorker::try_stage(JobRecord& job, PlainMemory& memory, const StagedHostBuffers& host,
@@ -24,10 +28,10 @@ asio::awaitable<bool> PinnedInPlaceWorker::try_stage(JobRecord& job, PlainMemory
     co_await make_room();
     if (!free_memory_check_passes()) co_return false;
     job.prestage_started_ns = device_.now();
-    co_await memory.allocate_inputs(plan_.input_bytes, plan_.input_count);
+    co_await memory.allocate_inputs(plan_);
     co_await upload_plain_inputs(device_, memory, host.buffers, upload_);
     device_.record_event(uploaded, upload_);
-    job.prestaged_bytes = plan_.input_count * plan_.input_bytes;
+    job.prestaged_bytes = input_bytes();
     span("pre-stage a, b, c", start);
     co_return true;
   } catch (...) {
@@ -50,7 +54,7 @@ asio::awaitable<void> PinnedInPlaceWorker::run_in_lock(JobRecord& job, const Loc
     ++run_.fallbacks;
     mark("fallback: upload inside the lock", fmt::format("partition {}", job.index));
     co_await make_room();
-    co_await memory.allocate_inputs(plan_.input_bytes, plan_.input_count);
+    co_await memory.allocate_inputs(plan_);
     co_await upload_plain_inputs(device_, memory, host.buffers, upload_);
     device_.record_event(uploaded, upload_);
   }

@@ -28,6 +28,8 @@ class PinnedInPlaceWorker : public Worker {
   // The fix's device synchronise and pool trim, so that memory freed in stream order is free.
   asio::awaitable<void> make_room();
   bool free_memory_check_passes();
+  // The job's inputs on the device: a, b, c and the extra input.
+  Bytes input_bytes() const;
   // Holds the lock for the program; uploads inside it when pre-staging did not happen.
   asio::awaitable<void> run_in_lock(JobRecord& job, const LockHold& hold, PlainMemory& memory,
                                     const StagedHostBuffers& host, EventHandle uploaded, bool staged);

@@ -1,6 +1,7 @@
 #include "coordinator/policy/policy.hpp"
 
 #include "coordinator/policy/workers.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,15 +39,26 @@ std::unique_ptr<Worker> make_worker(Policy policy, Run& run, Lane& lane, int ind
 
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
 JobInputs plain_inputs(const PlainMemory& memory, EventHandle uploaded) {
-  return JobInputs{memory.a(), memory.b(), memory.c(), uploaded, uploaded, uploaded};
+  return JobInputs{.a = memory.a(),
+                   .b = memory.b(),
+                   .c = memory.c(),
+                   .a_uploaded = uploaded,
+                   .b_uploaded = uploaded,
+                   .c_uploaded = uploaded,
+                   .extra = memory.extra(),
+                   .extra_uploaded = memory.extra() ? uploaded : EventHandle{}};
 }
 
 asio::awaitable<void> upload_plain_inputs(Device& device, PlainMemory& memory, const std::vector<HostRange>& host,
                                           StreamHandle stream) {
+  const std::size_t expected = (memory.b() ? 3 : 1) + (memory.extra() ? 1 : 0);
+  STAGEHAND_ASSERT(host.size() == expected, "{} host buffers for {} device inputs", host.size(), expected);
   co_await device.copy_to_device(memory.a(), host[0], stream);
-  if (host.size() == 1) co_return;  // input_count 1: a only
-  co_await device.copy_to_device(memory.b(), host[1], stream);
-  co_await device.copy_to_device(memory.c(), host[2], stream);
+  if (memory.b()) {
+    co_await device.copy_to_device(memory.b(), host[1], stream);
+    co_await device.copy_to_device(memory.c(), host[2], stream);
+  }
+  if (memory.extra()) co_await device.copy_to_device(memory.extra(), host.back(), stream);
 }
 
 }  // namespace stagehand

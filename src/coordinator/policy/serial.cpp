@@ -19,7 +19,7 @@ class SerialWorker final : public Worker {
     std::exception_ptr failure;
     try {
       co_await wait_for_lock(hold, job);
-      co_await memory.allocate_inputs(plan_.input_bytes, plan_.input_count);
+      co_await memory.allocate_inputs(plan_);
       auto start = device_.now();
       co_await upload_plain_inputs(device_, memory, host, compute_);  // each call holds the host until done
       auto upload_ns = device_.now() - start;

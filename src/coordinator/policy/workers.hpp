@@ -19,7 +19,8 @@ std::unique_ptr<Worker> make_budgeted_worker(Run& run, Lane& lane, int index);
 // The plain buffers as a job's inputs, each one's upload told by `uploaded` (none: ordered before
 // the compute stream).
 JobInputs plain_inputs(const PlainMemory& memory, EventHandle uploaded);
-// Uploads a, b, c from `host` into the plain buffers on `stream`.
+// Uploads a, b, c and the extra input (where there are) from `host`, in staged_input_sizes's
+// order, into the plain buffers on `stream`.
 asio::awaitable<void> upload_plain_inputs(Device& device, PlainMemory& memory, const std::vector<HostRange>& host,
                                           StreamHandle stream);
 

@@ -6,14 +6,17 @@
 #include "device/kernel_abi.hpp"
 #include "groth16/encoding.hpp"
 #include "math/ntt.hpp"
+#include "math/parallel.hpp"
 #include "util/assert.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace stagehand::groth16 {
@@ -287,16 +290,19 @@ Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Devic
 }
 
 Bytes AssignmentWorkload::working_bytes() const {
-  return domain_bytes_ + kFrBytes * scalar_count_ + kResultBytes + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes;
+  return domain_bytes_ + kResultBytes + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes;
 }
 
+// The scalars are the extra input: held from before the lock until the program ends, so in every
+// peak.
 JobMemoryPlan AssignmentWorkload::memory_plan(int) const {
   const Bytes polynomial = kFrBytes * key_.domain_size();
   JobMemoryPlan plan;
   plan.input_bytes = polynomial;
-  plan.peak_bytes = 3 * polynomial + working_bytes();
-  plan.peak_after_b_and_c_bytes = polynomial + working_bytes();
-  plan.peak_after_a_bytes = working_bytes();
+  plan.extra_input_bytes = kFrBytes * scalar_count_;
+  plan.peak_bytes = 3 * polynomial + plan.extra_input_bytes + working_bytes();
+  plan.peak_after_b_and_c_bytes = polynomial + plan.extra_input_bytes + working_bytes();
+  plan.peak_after_a_bytes = plan.extra_input_bytes + working_bytes();
   plan.result_bytes = kResultBytes;
   plan.input_count = 3;
   return plan;
@@ -398,49 +404,114 @@ AssignmentWorkload::JobState& AssignmentWorkload::state(int job) {
   return states_[job];
 }
 
-asio::awaitable<void> AssignmentWorkload::prepare(int job, Device&, std::span<const HostRange> abc) {
-  STAGEHAND_ASSERT(abc.size() == 3);
+asio::awaitable<void> AssignmentWorkload::prepare(int job, Device&, std::span<const HostRange> inputs) {
+  STAGEHAND_ASSERT(inputs.size() == 4, "job {}: {} input buffers, a, b, c and the scalars are 4", job, inputs.size());
   const auto& assignment = jobs_.at(static_cast<std::size_t>(job)).assignment;
-  const Bytes polynomial = kFrBytes * key_.domain_size();
-  const Bytes given = kFrBytes * assignment.a.size();
-  for (std::size_t i = 0; i < 3; ++i) {
-    STAGEHAND_ASSERT(abc[i].bytes >= polynomial);
-    const auto& values = i == 0 ? assignment.a : i == 1 ? assignment.b : assignment.c;
-    std::memcpy(abc[i].data(), values.data(), given);
-    std::memset(abc[i].data() + given, 0, polynomial - given);  // bellperson zero-pads to the domain
-  }
-  auto& scalars = state(job).scalars;
-  scalars.assign(assignment.aux.begin(), assignment.aux.end());
-  for (const auto& query : {a_query_scalars(assignment), b_query_scalars(assignment)}) {
-    scalars.insert(scalars.end(), query.begin(), query.end());
-  }
-  STAGEHAND_ASSERT(scalars.size() == scalar_count_);
+  fill_inputs(assignment, inputs);
+  const std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(inputs[3].data()), scalar_count_);
+  count_light(scalars, state(job));
   co_return;
 }
 
+void AssignmentWorkload::fill_inputs(const AssignmentView& assignment, std::span<const HostRange> inputs) const {
+  static_assert(sizeof(math::Fr) == kFrBytes && std::is_trivially_copyable_v<math::Fr>);
+  const Bytes polynomial = kFrBytes * key_.domain_size();
+  const Bytes given = kFrBytes * assignment.a.size();
+  STAGEHAND_ASSERT(given <= polynomial && inputs[3].bytes >= kFrBytes * scalar_count_);
+  for (std::size_t i = 0; i < 3; ++i) {
+    STAGEHAND_ASSERT(inputs[i].bytes >= polynomial);
+    const auto& values = i == 0 ? assignment.a : i == 1 ? assignment.b : assignment.c;
+    STAGEHAND_ASSERT(kFrBytes * values.size() == given);
+    const auto* source = reinterpret_cast<const std::byte*>(values.data());
+    // bellperson zero-pads to the domain; ranges of many MiB, so that small copies take one thread.
+    math::detail::run_ranges(polynomial, thread_count_, 16 * kMiB, [&](std::size_t begin, std::size_t end) {
+      const std::size_t copied_end = std::min<std::size_t>(end, given);
+      if (begin < copied_end) std::memcpy(inputs[i].data() + begin, source + begin, copied_end - begin);
+      const std::size_t zero_begin = std::max<std::size_t>(begin, given);
+      if (zero_begin < end) std::memset(inputs[i].data() + zero_begin, 0, end - zero_begin);
+    });
+  }
+  // aux (L's), then the A query's, then the B queries'.
+  const std::span<math::Fr> scalars(reinterpret_cast<math::Fr*>(inputs[3].data()), scalar_count_);
+  const auto aux = scalars.first(assignment.aux.size());
+  math::detail::run_ranges(aux.size(), thread_count_, kMiB, [&](std::size_t begin, std::size_t end) {
+    std::copy(assignment.aux.begin() + static_cast<std::ptrdiff_t>(begin),
+              assignment.aux.begin() + static_cast<std::ptrdiff_t>(end),
+              aux.begin() + static_cast<std::ptrdiff_t>(begin));
+  });
+  const auto a_query = scalars.subspan(scalars_offset(kSetA), a_query_count(assignment));
+  gather_a_query_scalars(assignment, a_query, thread_count_);
+  const auto b_query = scalars.subspan(scalars_offset(kSetB1), b_query_count(assignment));
+  gather_b_query_scalars(assignment, b_query, thread_count_);
+  STAGEHAND_ASSERT(scalars_offset(kSetB1) + b_query.size() == scalar_count_, "{} scalars gathered, {} planned",
+                   scalars_offset(kSetB1) + b_query.size(), scalar_count_);
+}
+
+// One count for each launch run_set_msm makes: the whole set's, and each streamed batch's.
+void AssignmentWorkload::count_light(std::span<const math::Fr> scalars, JobState& job_state) const {
+  const auto light_among = [&](std::span<const math::Fr> values) {
+    std::atomic<std::uint64_t> light{0};
+    math::detail::run_ranges(values.size(), thread_count_, kMiB, [&](std::size_t begin, std::size_t end) {
+      const auto found = std::count_if(values.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       values.begin() + static_cast<std::ptrdiff_t>(end),
+                                       [](const math::Fr& value) { return value.is_zero() || value.is_one(); });
+      light += static_cast<std::uint64_t>(found);
+    });
+    return light.load();
+  };
+  for (const std::size_t set : std::array<std::size_t, 4>{kSetL, kSetA, kSetB1, kSetB2}) {
+    const std::uint64_t points = shape_.sets[set].points;
+    STAGEHAND_ASSERT(scalars_offset(set) + points <= scalars.size());
+    const auto of_set = scalars.subspan(scalars_offset(set), points);
+    auto& counts = job_state.light[set];
+    counts.clear();
+    std::uint64_t whole = 0;
+    if (shape_.sets[set].placement == SetPlacement::streamed) {
+      std::uint64_t covered = 0;
+      for (const auto& batch : streamed_) {
+        if (batch.set != set) continue;
+        const auto light = light_among(of_set.subspan(batch.first, batch.count));
+        counts.push_back(LightCount{batch.first, batch.count, light});
+        whole += light;
+        covered += batch.count;
+      }
+      STAGEHAND_ASSERT(covered == points, "set {}: batches of {} points, {} in the set", kAssignmentSetNames[set],
+                       covered, points);
+    } else {
+      whole = light_among(of_set);
+    }
+    counts.push_back(LightCount{0, points, whole});
+  }
+}
+
 // The job's scalar buffer holds aux (L's), then the A query's, then the B queries' (B1's and B2's).
-DevicePointer AssignmentWorkload::set_scalars(std::size_t set, DevicePointer scalars,
-                                              DevicePointer h_coefficients) const {
+std::uint64_t AssignmentWorkload::scalars_offset(std::size_t set) const {
+  STAGEHAND_ASSERT(set != kSetH, "h's scalars are the coefficients in a");
   switch (set) {
-    case kSetH: return h_coefficients;
-    case kSetL: return scalars;
-    case kSetA: return scalars + kFrBytes * key_.aux_count();
+    case kSetL: return 0;
+    case kSetA: return key_.aux_count();
     default: break;
   }
   STAGEHAND_ASSERT(set == kSetB1 || set == kSetB2);
-  return scalars + kFrBytes * (key_.aux_count() + key_.a.size());
+  return key_.aux_count() + key_.a.size();
+}
+
+DevicePointer AssignmentWorkload::set_scalars(std::size_t set, DevicePointer scalars,
+                                              DevicePointer h_coefficients) const {
+  return set == kSetH ? h_coefficients : scalars + kFrBytes * scalars_offset(set);
 }
 
 // H's coefficients are computed on the device: none is known to be light.
 std::uint64_t AssignmentWorkload::light_scalars(const JobState& job_state, std::size_t set, std::uint64_t first,
                                                 std::uint64_t count) const {
   if (set == kSetH) return 0;
-  const std::uint64_t start = set == kSetL ? 0 : set == kSetA ? key_.aux_count() : key_.aux_count() + key_.a.size();
-  STAGEHAND_ASSERT(start + first + count <= job_state.scalars.size());
-  const auto begin = job_state.scalars.begin() + static_cast<std::ptrdiff_t>(start + first);
-  return static_cast<std::uint64_t>(
-      std::count_if(begin, begin + static_cast<std::ptrdiff_t>(count),
-                    [](const math::Fr& value) { return value.is_zero() || value.is_one(); }));
+  const auto& counts = job_state.light[set];
+  const auto found = std::find_if(counts.begin(), counts.end(), [&](const LightCount& entry) {
+    return entry.first == first && entry.count == count;
+  });
+  STAGEHAND_ASSERT(found != counts.end(), "set {}: no light count for scalars [{}, {})", kAssignmentSetNames[set],
+                   first, first + count);
+  return found->light;
 }
 
 void AssignmentWorkload::launch_msm(JobContext& context, std::size_t set, DevicePointer points, DevicePointer scalars,
@@ -500,15 +571,15 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   const AssignmentKeyState::Sets sets = held->sets;
   const std::uint64_t m = key_.domain_size();
   KeyStream key_stream(device, streamed_);
+  // The scalars are the job's extra input, staged and uploaded by the policy like a, b and c.
+  const auto scalars = context.inputs.extra;
+  STAGEHAND_ASSERT(scalars, "job {}: no scalars among its inputs", job);
   const auto domain = co_await memory.allocate(domain_bytes_, stream);
-  const auto scalars = co_await memory.allocate(kFrBytes * scalar_count_, stream);
   const auto results = co_await memory.allocate(kResultBytes, stream);
   const auto scratch = msm_scratch_bytes_ ? co_await memory.allocate(msm_scratch_bytes_, stream) : DevicePointer{};
   // The streamed sets' first batches travel while the H step computes.
   co_await key_stream.start(context, shape_.stream_buffer_bytes);
   device.memset_async(results, 0, kResultBytes, stream);
-  co_await claimed_upload(device, context.link, scalars,
-                          host_range_of(job_state.scalars.data(), kFrBytes * scalar_count_), stream);
   // The H step waits on the device for a, b and c (uploaded by the policy, maybe still
   // travelling). Shared with the callback: if the program fails before the stream gets there,
   // the frame is gone.
@@ -530,6 +601,8 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
                 stream);
   co_await memory.release_b_and_c(stream);
   for (const auto set : kMsmOrder) {
+    // The first MSM over the scalars (L's) waits on the device for their upload; H's did not.
+    if (set == kSetL && context.inputs.extra_uploaded) device.stream_wait_event(stream, context.inputs.extra_uploaded);
     co_await run_set_msm(context, key_stream, job_state, set, sets[set], set_scalars(set, scalars, context.inputs.a),
                          results, scratch);
     if (set == kSetH) co_await memory.release_a(stream);
@@ -539,7 +612,7 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   co_await device.synchronize_stream(stream);
   job_state.sums.assign(reinterpret_cast<const std::uint8_t*>(landing.data()),
                         reinterpret_cast<const std::uint8_t*>(landing.data()) + kResultBytes);
-  for (const auto pointer : {domain, scalars, results, scratch}) {
+  for (const auto pointer : {domain, results, scratch}) {
     if (pointer) co_await memory.release(pointer, stream);
   }
   co_await key_stream.release(context);

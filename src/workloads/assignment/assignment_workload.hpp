@@ -8,10 +8,13 @@
 //                      like the Groth16 workload's resident sets
 //   prepare  (host)    a, b, c zero-padded to the domain into the staged inputs; the queries'
 //                      scalars gathered by the density bitmaps (aux for L, then A's, then B's)
-//   program  (GPU)     the streamed sets' first batches sent; the scalars uploaded; ntt_domain_init
+//                      into the job's extra input (JobMemoryPlan::extra_input_bytes), so that the
+//                      policy stages and uploads them as it does a, b and c, before the lock;
+//                      each MSM launch's count of 0s and 1s; all of it on thread_count threads
+//   program  (GPU)     the streamed sets' first batches sent; ntt_domain_init
 //                      (ω and g = 7 of bellperson's domain) and h_polynomial_classic on a, b, c:
 //                      H's coefficients in a; b and c freed; the MSMs H (the first m − 1
-//                      coefficients), L, A, B1 (G1) and B2 (G2), each over its resident set
+//                      coefficients), L (after the scalars' upload), A, B1 (G1) and B2 (G2), each over its resident set
 //                      (groth16_msm_g1/_g2) or batch by batch through the stream buffers
 //                      (groth16_msm_g1/_g2_batch, then _reduce: workloads/key_streaming.hpp); the
 //                      five sums to the host
@@ -158,7 +161,7 @@ class AssignmentWorkload final : public Workload {
   Bytes resident_bytes() const override { return shape_.resident_bytes(); }
   asio::awaitable<void> set_up(Device& device, int device_index) override;
   asio::awaitable<void> tear_down(Device& device, int device_index) override;
-  asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> abc) override;
+  asio::awaitable<void> prepare(int job, Device& device, std::span<const HostRange> inputs) override;
   asio::awaitable<JobTimes> run_program(int job, JobContext& context) override;
   asio::awaitable<void> finish(int job, Device& device) override;
   void abandon(int job) override;
@@ -167,23 +170,35 @@ class AssignmentWorkload final : public Workload {
   // The five sums in the program's results, each at its set's KeySetShape::first_sum_offset:
   // four in G1 (144 bytes each) and B2's in G2 (288).
   static constexpr Bytes kResultBytes = 4 * kernel::kG1JacobianBytes + kernel::kG2JacobianBytes;
+  // Of the scalars [first, first + count) of a set, how many are 0 or 1.
+  struct LightCount {
+    std::uint64_t first = 0;
+    std::uint64_t count = 0;
+    std::uint64_t light = 0;
+  };
   struct JobState {
-    std::vector<math::Fr> scalars;   // aux (L), the A query's, the B queries' (prepare to program)
+    // Per set, for each MSM launch: the whole set, and each streamed batch (prepare to program).
+    std::array<std::vector<LightCount>, kKeySetCount> light;
     std::vector<std::uint8_t> sums;  // kResultBytes (program to finish)
   };
 
-  // The bytes of a job's device memory beside its three inputs: the domain, the scalars, the
-  // results, the MSM scratch, the stream buffers.
+  // The bytes of a job's device memory beside its inputs (a, b, c and the scalars): the domain,
+  // the results, the MSM scratch, the stream buffers.
   Bytes working_bytes() const;
   // The device's memory for the NTT domain's table of 2^domain_log2 (what it asks for either
   // kernel that writes one).
   static Bytes domain_bytes_on(const Device& device, std::uint64_t domain_size);
   void check_fits(Device& device) const;
   // The scalars of `set` in the job's scalar buffer (or, for h, the coefficients in a), and of
-  // points [first, first + count) those that are 0 or 1.
+  // points [first, first + count) those that are 0 or 1 (counted by prepare: count_light).
   DevicePointer set_scalars(std::size_t set, DevicePointer scalars, DevicePointer h_coefficients) const;
+  std::uint64_t scalars_offset(std::size_t set) const;  // in scalars, of every set but h
   std::uint64_t light_scalars(const JobState& job_state, std::size_t set, std::uint64_t first,
                               std::uint64_t count) const;
+  // prepare's: a, b, c into the staged inputs, and the queries' scalars into the extra one.
+  void fill_inputs(const AssignmentView& assignment, std::span<const HostRange> inputs) const;
+  // prepare's: each MSM launch's count of light scalars among `scalars` (the job's, gathered).
+  void count_light(std::span<const math::Fr> scalars, JobState& job_state) const;
   void launch_msm(JobContext& context, std::size_t set, DevicePointer points, DevicePointer scalars,
                   DevicePointer results, DevicePointer scratch, std::uint64_t light_units) const;
   // The MSM of one set over its resident points or its streamed batches, into its sum's slot.

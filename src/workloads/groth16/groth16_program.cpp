@@ -8,12 +8,14 @@
 #include "device/kernel_abi.hpp"
 #include "coordinator/async_wait.hpp"
 #include "util/assert.hpp"
+#include "workloads/key_streaming.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -21,6 +23,10 @@ namespace stagehand::groth16 {
 namespace {
 
 constexpr Bytes kFrBytes = sizeof(math::Fr);
+
+// The order the program's MSMs take the key's sets in: H first, so that its scalars (the
+// polynomial a) are freed for the four over the witness.
+constexpr std::array<std::size_t, kKeySetCount> kMsmOrder{kSetH, kSetA, kSetB1, kSetB2, kSetC};
 
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
 template <class... Pointers>
@@ -132,28 +138,16 @@ class Groth16Program::SideCopy {
   std::shared_ptr<State> state_;
 };
 
-// One batch of a streamed set: points [first, first + count) through buffer (index % 2); or,
-// with set = kMatrixBatch, chunk `first` of the constraint matrix (streamed a/b/c). Not named
-// StreamedBatch: that is key_streaming.hpp's, and two classes of one name in one namespace break
-// the one-definition rule (a vector of either may be given the other's push_back at link time).
-struct ProgramBatch {
-  std::size_t set;
-  std::uint64_t first;
-  std::uint64_t count;
-};
-constexpr std::size_t kMatrixBatch = kKeySetCount;
-
+// A proof's point sets on the device for its MSMs: the fetched sets' copies, and the stream
+// buffers (KeyStream) the matrix's chunks and the streamed sets' batches go through. `batches`
+// before `stream`, which holds them by reference.
 struct Groth16Program::ProofPoints {
-  explicit ProofPoints(Device& device) : events(device) {}
+  explicit ProofPoints(Device& device) : events(device), stream(device, batches) {}
   ProgramEvents events;
   std::array<DevicePointer, kKeySetCount> fetched{};
   std::array<EventHandle, kKeySetCount> fetched_uploaded{};
-  std::array<DevicePointer, 2> buffers{};
-  std::array<EventHandle, 2> buffer_filled{};
-  std::array<EventHandle, 2> buffer_free{};
-  std::vector<ProgramBatch> batches;  // every streamed set's, in the order the MSMs take them
-  std::size_t next_upload = 0;        // the next batch to enqueue on the upload stream
-  std::size_t next_compute = 0;       // the next batch an MSM takes
+  std::vector<StreamedBatch> batches;  // the matrix's chunks, then every streamed set's, in the MSMs' order
+  KeyStream stream;
 };
 
 // The a/b/c step over the whole resident matrix (chunk null) or over one chunk of it at `matrix`.
@@ -177,22 +171,17 @@ void Groth16Program::launch_abc(JobContext& context, DevicePointer witness, Devi
 }
 
 // Resident, one launch over the matrix; streamed, one a chunk as each arrives in its stream
-// buffer (enqueue_batch), which is then free for the batch after next.
+// buffer, which is then free for the batch after next.
 asio::awaitable<void> Groth16Program::run_abc(JobContext& context, ProofPoints& points, DevicePointer witness,
                                               const Polynomials& polynomials) const {
   if (abc_step_ == AbcStep::device) {
     launch_abc(context, witness, keys_.at(context.device_index).matrix, nullptr, polynomials);
     co_return;
   }
-  auto& device = context.device;
-  while (points.next_compute < points.batches.size() && points.batches[points.next_compute].set == kMatrixBatch) {
-    const auto index = points.next_compute++;
-    const auto slot = index % 2;
-    device.stream_wait_event(context.compute, points.buffer_filled[slot]);
-    launch_abc(context, witness, points.buffers[slot], &matrix_chunks_.at(points.batches[index].first), polynomials);
-    device.record_event(points.buffer_free[slot], context.compute);
-    if (points.next_upload < points.batches.size()) co_await enqueue_batch(context, points);
-  }
+  const KeyStream::LaunchBatch launch_chunk = [&](DevicePointer buffer, const StreamedBatch& batch) {
+    launch_abc(context, witness, buffer, &matrix_chunks_.at(batch.first), polynomials);
+  };
+  co_await points.stream.run_set(context, kMatrixChunks, launch_chunk);
 }
 
 // The H step: each of a, b, c to the coset as soon as it is on the device (the policy's upload
@@ -273,60 +262,20 @@ void Groth16Program::launch_msm_reduce(JobContext& context, std::size_t set, Dev
   context.device.launch(launch.to_launch(), context.compute);
 }
 
-// The next batch's upload into its buffer, on the upload stream, once the buffer's previous MSM
-// (recorded on the compute stream before this call) is done with it.
-asio::awaitable<void> Groth16Program::enqueue_batch(JobContext& context, ProofPoints& points) const {
-  const auto index = points.next_upload++;
-  const auto& batch = points.batches[index];
-  const auto slot = index % 2;
-  // The host keeps about two batches ahead of the GPU. Enqueued all at once, a 2^26 proof's 43
-  // batches (42 GiB of copies) blocked the executor's thread in the enqueueing calls for most of
-  // the program (measured on the H200; CUDA's work queues are bounded), and with it the other
-  // worker's host steps. So batch `index` waits, without holding the thread, for the MSM of batch
-  // index - 3 (the buffer's last user, index - 2, is then on the GPU, and its wait stays there).
-  if (index >= 3) co_await context.device.wait_event(points.buffer_free[(index - 3) % 2]);
-  if (index >= 2) context.device.stream_wait_event(context.upload, points.buffer_free[slot]);
-  if (batch.set == kMatrixBatch) {
-    // The chunk's six parts, each into its place in the chunk's own layout.
-    const auto matrix = matrix_host();
-    for (const auto& part : matrix_chunks_.at(batch.first).parts(sizes_.matrix)) {
-      if (part.bytes == 0) continue;
-      co_await claimed_upload(context.device, context.link, points.buffers[slot] + part.destination,
-                              matrix.sub(part.source, part.bytes), context.upload);
-    }
-  } else {
-    const auto& shape = shape_.sets[batch.set];
-    const auto bytes = set_host(batch.set).sub(batch.first * shape.point_bytes, batch.count * shape.point_bytes);
-    co_await claimed_upload(context.device, context.link, points.buffers[slot], bytes, context.upload);
-  }
-  context.device.record_event(points.buffer_filled[slot], context.upload);
-}
-
 // From the program's start, on the upload stream: the first two batches into the stream
 // buffers (the matrix's first chunks where the a/b/c step streams it), then the fetched sets
 // whole, so that all of it travels while the a/b/c and H steps compute. Later batches are
-// enqueued as the a/b/c step and the MSMs free their buffers (run_abc, run_set_msms).
+// enqueued as the a/b/c step and the MSMs free their buffers (KeyStream::run_set).
 asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, ProofPoints& points) const {
   auto& device = context.device;
-  if (abc_step_ == AbcStep::streamed) {
-    for (std::size_t chunk = 0; chunk < matrix_chunks_.size(); ++chunk)
-      points.batches.push_back(ProgramBatch{kMatrixBatch, chunk, 0});
+  STAGEHAND_ASSERT(points.batches.empty(), "a proof's point uploads start once");
+  if (abc_step_ == AbcStep::streamed && !matrix_chunks_.empty()) {  // none for a matrix of no rows
+    points.batches = matrix_batches(matrix_chunks_, sizes_.matrix, matrix_host());
   }
-  for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    const auto& shape = shape_.sets[set];
-    if (shape.placement != SetPlacement::streamed || shape.points == 0) continue;
-    for (std::uint64_t first = 0; first < shape.points; first += shape.points_per_batch) {
-      points.batches.push_back(ProgramBatch{set, first, std::min(shape.points_per_batch, shape.points - first)});
-    }
-  }
-  if (!points.batches.empty()) {
-    for (std::size_t slot = 0; slot < 2; ++slot) {
-      points.buffers[slot] = co_await context.memory.allocate(stream_buffer_bytes_, context.compute);
-      points.buffer_filled[slot] = points.events.create();
-      points.buffer_free[slot] = points.events.create();
-    }
-  }
-  while (points.next_upload < std::min<std::size_t>(2, points.batches.size())) co_await enqueue_batch(context, points);
+  auto sets = streamed_batches(shape_, kMsmOrder, [this](std::size_t set) { return set_host(set); });
+  points.batches.insert(points.batches.end(), std::make_move_iterator(sets.begin()),
+                        std::make_move_iterator(sets.end()));
+  co_await points.stream.start(context, stream_buffer_bytes_);
   for (std::size_t set = 0; set < kKeySetCount; ++set) {
     const auto& shape = shape_.sets[set];
     if (shape.placement != SetPlacement::fetched_ahead || shape.points == 0) continue;
@@ -338,7 +287,9 @@ asio::awaitable<void> Groth16Program::start_point_uploads(JobContext& context, P
 }
 
 // The MSMs of one set: over the resident copy, the fetched copy (once it is up) or each streamed
-// batch in turn (each waits for its buffer to be filled, and frees it for the batch after next).
+// batch in turn (KeyStream: each waits for its buffer to be filled, and frees it for the batch
+// after next), every batch adding into the set's MSM state in the scratch (the first starts it
+// afresh) and the reduction writing its sum.
 asio::awaitable<void> Groth16Program::run_set_msms(JobContext& context, ProofPoints& points, std::size_t set,
                                                    DevicePointer scalars, DevicePointer results,
                                                    const Scratch& scratch) const {
@@ -361,16 +312,10 @@ asio::awaitable<void> Groth16Program::run_set_msms(JobContext& context, ProofPoi
       co_return;
     case SetPlacement::streamed: break;
   }
-  while (points.next_compute < points.batches.size() && points.batches[points.next_compute].set == set) {
-    const auto index = points.next_compute++;
-    const auto& batch = points.batches[index];
-    const auto slot = index % 2;
-    device.stream_wait_event(context.compute, points.buffer_filled[slot]);
-    launch_msm_batch(context, set, points.buffers[slot], batch.first, batch.count, /*add=*/batch.first != 0, scalars,
-                     scratch);
-    device.record_event(points.buffer_free[slot], context.compute);
-    if (points.next_upload < points.batches.size()) co_await enqueue_batch(context, points);
-  }
+  const KeyStream::LaunchBatch launch_batch = [&](DevicePointer buffer, const StreamedBatch& batch) {
+    launch_msm_batch(context, set, buffer, batch.first, batch.count, /*add=*/batch.first != 0, scalars, scratch);
+  };
+  co_await points.stream.run_set(context, set, launch_batch);
   launch_msm_reduce(context, set, results, scratch);
 }
 
@@ -494,6 +439,7 @@ asio::awaitable<void> Groth16Program::run_h_and_msms(ProgramRun& run,
     if (run.scratch.h) co_await memory.release(std::exchange(run.scratch.h, DevicePointer{}), stream);
     co_await take_msm_memory(run);
   }
+  static_assert(kMsmOrder[0] == kSetH);
   co_await run_set_msms(context, run.points, kSetH, run.polynomials.a, run.results, run.scratch);
   if (abc_on_device) {
     co_await memory.release(run.polynomials.a, stream);
@@ -505,7 +451,7 @@ asio::awaitable<void> Groth16Program::run_h_and_msms(ProgramRun& run,
     run.witness_copy.order_after(stream);
   }
   const auto private_signals = run.witness + kFrBytes * (sizes_.n_public + 1);
-  for (std::size_t set : {kSetA, kSetB1, kSetB2, kSetC}) {
+  for (std::size_t set : std::span(kMsmOrder).subspan(1)) {
     co_await run_set_msms(context, run.points, set, set == kSetC ? private_signals : run.witness, run.results,
                           run.scratch);
   }
@@ -523,10 +469,10 @@ asio::awaitable<void> Groth16Program::land_sums(ProgramRun& run, std::vector<std
   co_await device.synchronize_stream(stream);
   if (sums_readable()) std::memcpy(sums.data(), landing.data(), shape_.result_bytes);
   const auto witness = groth16::abc_on_device(abc_step_) ? DevicePointer{} : run.witness;
-  for (auto pointer :
-       pointers(witness, run.results, run.scratch.h, run.scratch.msm, run.points.buffers[0], run.points.buffers[1])) {
+  for (auto pointer : pointers(witness, run.results, run.scratch.h, run.scratch.msm)) {
     if (pointer) co_await run.context.memory.release(pointer, stream);
   }
+  co_await run.points.stream.release(run.context);
 }
 
 JobTimes Groth16Program::describe_run(const ProgramRun& run, Nanoseconds waited) const {

@@ -158,7 +158,7 @@ class Groth16Program : public Workload {
     Stage stage = Stage::prepared;
     std::vector<std::byte> sums;
   };
-  // A proof's point sets on the device for its MSMs: resident, fetched, or the stream buffers.
+  // A proof's point sets on the device for its MSMs: the fetched copies and the stream buffers.
   struct ProofPoints;
   struct Scratch {
     DevicePointer h, msm;
@@ -183,7 +183,6 @@ class Groth16Program : public Workload {
   void launch_msm_batch(JobContext& context, std::size_t set, DevicePointer bases, std::uint64_t first,
                         std::uint64_t count, bool add, DevicePointer scalars, const Scratch& scratch) const;
   void launch_msm_reduce(JobContext& context, std::size_t set, DevicePointer results, const Scratch& scratch) const;
-  asio::awaitable<void> enqueue_batch(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> start_point_uploads(JobContext& context, ProofPoints& points) const;
   asio::awaitable<void> run_set_msms(JobContext& context, ProofPoints& points, std::size_t set, DevicePointer scalars,
                                      DevicePointer results, const Scratch& scratch) const;
