@@ -43,7 +43,7 @@ case "$mode" in
              picture_test engine_proofs_test engine_config_test engine_runs_test engine_keys_test engine_queue_test
              proof_batch_test groth16_readers_test groth16_reader_limits_test groth16_proving_test groth16_checks_test
              groth16_staged_upload_test groth16_binfile_test stagehand_make_circuit bn254_kernels_test
-             groth16_bn254_proving_test service_proof_wait_test)
+             groth16_bn254_proving_test service_proof_wait_test engine_params_test extra_input_test kept_pinned_test)
     labels=(-L 'sim|fixture|threads')
     ;;
   *) echo "sanitize: unknown mode '$mode' (asan or tsan)" >&2; exit 2 ;;
