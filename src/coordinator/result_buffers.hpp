@@ -40,7 +40,7 @@ class ResultBuffers {
 
   Device& device_;
   bool keeping_ = false;
-  std::vector<HostRange> idle_;  // kept, not with a worker
+  std::vector<HostRange> idle_;   // kept, not with a worker
   std::size_t with_workers_ = 0;  // pinned buffers workers hold
 };
 

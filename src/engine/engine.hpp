@@ -210,9 +210,9 @@ struct GpuStatus {
   std::uint64_t device_used_bytes = 0;         // what the device reports in use, when last sampled
   std::uint64_t pinned_host_budget_bytes = 0;  // the configured cap on pinned staging memory
   std::uint64_t pinned_host_kept_bytes = 0;    // pinned staging and result buffers kept for the next batch
-  std::uint64_t pinned_host_allocations = 0;  // pinned host buffers made since the engine started, when last sampled
-  double busy_seconds = 0;                    // wall time with at least one proof running on it
-  bool lost = false;                          // the device was lost: its proofs go to the other GPUs
+  std::uint64_t pinned_host_allocations = 0;   // pinned host buffers made since the engine started, when last sampled
+  double busy_seconds = 0;                     // wall time with at least one proof running on it
+  bool lost = false;                           // the device was lost: its proofs go to the other GPUs
 };
 
 struct KeyStatus {
