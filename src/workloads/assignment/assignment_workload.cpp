@@ -116,11 +116,7 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
   // The plan adds the MSM scratch of each placement it tries to budget.proof_bytes.
   budget.msm_scratch = [&devices](std::size_t set, SetPlacement placement, std::uint64_t points) {
     Bytes most = 0;
-    for (const auto* device : devices) {
-      most = std::max(most, device->kernel_scratch_bytes(set_msm_kernel(set, placement), points));
-      if (placement == SetPlacement::streamed)
-        most = std::max(most, device->kernel_scratch_bytes(set_msm_reduce_kernel(set), points));
-    }
+    for (const auto* device : devices) most = std::max(most, set_msm_scratch_bytes(*device, set, placement, points));
     return most;
   };
   return KeyPlacement::plan(assignment_key_sizes(key), budget);
@@ -188,14 +184,8 @@ Bytes AssignmentWorkload::proof_bytes_before_scratch(const ParamsKey& key, const
 }
 
 Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes) {
-  const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
-  Bytes scratch = 0;
-  for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    const auto points = streamed.sets[set].points_per_batch;
-    scratch = std::max({scratch, device.kernel_scratch_bytes(set_msm_kernel(set, SetPlacement::streamed), points),
-                        device.kernel_scratch_bytes(set_msm_reduce_kernel(set), points)});
-  }
-  return proof_bytes_before_scratch(key, device, stream_buffer_bytes) + scratch;
+  return proof_bytes_before_scratch(key, device, stream_buffer_bytes) +
+         program_msm_scratch_bytes(device, all_streamed_shape(key, stream_buffer_bytes));
 }
 
 Bytes AssignmentWorkload::working_bytes() const {
@@ -233,17 +223,7 @@ void AssignmentWorkload::check_fits(Device& device) const {
 }
 
 asio::awaitable<void> AssignmentWorkload::set_up(Device& device, int) {
-  // One MSM scratch, sized for the largest MSM (or batch) of each set, serves them all: they run
-  // one after another on the compute stream.
-  for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    const auto& shape = shape_.sets[set];
-    msm_scratch_bytes_ = std::max(
-        msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));
-    if (shape.placement == SetPlacement::streamed) {
-      msm_scratch_bytes_ =
-          std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
-    }
-  }
+  msm_scratch_bytes_ = std::max(msm_scratch_bytes_, program_msm_scratch_bytes(device, shape_));
   domain_bytes_ = std::max(domain_bytes_, domain_bytes_on(device, key_.domain_size()));
   if (domain_bytes_ == 0) {
     throw std::runtime_error(fmt::format("the device tells no size for the NTT domain of 2^{} ({} and {})",

@@ -60,9 +60,7 @@ PlacementBudget placement_budget(const KeySizes& key, const std::vector<Device*>
   budget.proof_bytes = Groth16Program::proof_bytes_before_scratch(key, stream_buffer_bytes) + h_scratch + kMiB;
   budget.msm_scratch = [&devices](std::size_t set, SetPlacement placement, std::uint64_t points) {
     Bytes most = 0;
-    for (const auto* device : devices) {
-      most = std::max(most, device->kernel_scratch_bytes(set_msm_kernel(set, placement), points));
-    }
+    for (const auto* device : devices) most = std::max(most, set_msm_scratch_bytes(*device, set, placement, points));
     return most;
   };
   return budget;

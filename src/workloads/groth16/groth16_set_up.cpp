@@ -126,15 +126,7 @@ asio::awaitable<void> Groth16Program::set_up(Device& device, int device_index) {
   // of either group, serves them all (they run one after another on the compute stream).
   h_scratch_bytes_ =
       std::max(h_scratch_bytes_, device.kernel_scratch_bytes(kernel::groth16_h_evaluate, sizes_.domain_size()));
-  for (std::size_t set = 0; set < kKeySetCount; ++set) {
-    const auto& shape = shape_.sets[set];
-    msm_scratch_bytes_ = std::max(
-        msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_kernel(set, shape.placement), shape.points_per_batch));
-    if (shape.placement == SetPlacement::streamed) {
-      msm_scratch_bytes_ =
-          std::max(msm_scratch_bytes_, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), shape.points_per_batch));
-    }
-  }
+  msm_scratch_bytes_ = std::max(msm_scratch_bytes_, program_msm_scratch_bytes(device, shape_));
   before_set_up();
   STAGEHAND_ASSERT(abc_step_ != AbcStep::streamed || !matrix_chunks_.empty() || sizes_.matrix.rows == 0,
                    "{}: the matrix streams but its data source cut it into no chunks", source_name_);

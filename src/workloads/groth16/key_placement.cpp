@@ -1,5 +1,6 @@
 #include "workloads/groth16/key_placement.hpp"
 
+#include "device/device.hpp"
 #include "device/format.hpp"
 #include "device/kernel_abi.hpp"
 #include "groth16/constraint_matrix.hpp"
@@ -122,6 +123,19 @@ const char* set_msm_kernel(std::size_t set, SetPlacement placement) {
 }
 const char* set_msm_reduce_kernel(std::size_t set) {
   return set == kSetB2 ? kernel::groth16_msm_g2_reduce : kernel::groth16_msm_g1_reduce;
+}
+Bytes set_msm_scratch_bytes(const Device& device, std::size_t set, SetPlacement placement, std::uint64_t points) {
+  const Bytes msm = device.kernel_scratch_bytes(set_msm_kernel(set, placement), points);
+  if (placement != SetPlacement::streamed) return msm;
+  return std::max(msm, device.kernel_scratch_bytes(set_msm_reduce_kernel(set), points));
+}
+Bytes program_msm_scratch_bytes(const Device& device, const KeyProgramShape& shape) {
+  Bytes most = 0;
+  for (std::size_t set = 0; set < kKeySetCount; ++set) {
+    const auto& set_shape = shape.sets[set];
+    most = std::max(most, set_msm_scratch_bytes(device, set, set_shape.placement, set_shape.points_per_batch));
+  }
+  return most;
 }
 unsigned precomputed_window_bits(std::size_t set, SetPlacement placement, std::uint64_t points) {
   const auto group = set == kSetB2 ? kernel::CurveGroup::g2 : kernel::CurveGroup::g1;

@@ -34,6 +34,10 @@
 #include <string_view>
 #include <vector>
 
+namespace stagehand {
+class Device;
+}  // namespace stagehand
+
 namespace stagehand::groth16 {
 
 enum class SetPlacement { resident, fetched_ahead, streamed, precomputed };
@@ -138,6 +142,13 @@ struct KeyProgramShape {
 };
 
 KeyProgramShape shape_key_program(const KeySizes& key, const KeyPlacement& placement);
+
+// The MSM scratch `device` asks for set `set` over `points` points (a batch's, where streamed) as
+// placed: its MSM kernel's, and for a streamed set its reduction's too, the larger.
+Bytes set_msm_scratch_bytes(const Device& device, std::size_t set, SetPlacement placement, std::uint64_t points);
+// The one MSM scratch that serves every set of `shape` on `device` (they run one after another on
+// the compute stream): the largest set_msm_scratch_bytes of its sets' batches.
+Bytes program_msm_scratch_bytes(const Device& device, const KeyProgramShape& shape);
 
 // Resident or precomputed: on the device for the whole run, uploaded at set-up.
 constexpr bool kept_on_device(SetPlacement placement) {
