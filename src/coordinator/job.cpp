@@ -6,6 +6,8 @@ namespace stagehand {
 
 std::vector<Bytes> staged_input_sizes(const JobMemoryPlan& plan) {
   STAGEHAND_ASSERT(plan.input_count == 1 || plan.input_count == 3, "a job of {} inputs", plan.input_count);
+  STAGEHAND_ASSERT(!plan.late_inputs || (plan.input_count == 3 && plan.extra_input_bytes > 0),
+                   "late inputs need c and an extra input");
   std::vector<Bytes> sizes(static_cast<std::size_t>(plan.input_count), plan.input_bytes);
   if (plan.extra_input_bytes > 0) sizes.push_back(plan.extra_input_bytes);
   return sizes;

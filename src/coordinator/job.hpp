@@ -34,6 +34,13 @@ struct JobMemoryPlan {
   // they cross the link before the lock instead of inside it. It lives until the program ends
   // (the worker's JobMemory frees it then), and peak_bytes and both peaks after it count it.
   Bytes extra_input_bytes = 0;
+  // c and the extra input staged in pinned host buffers like a and b, but uploaded by the program
+  // itself (JobInputs::c_host, extra_host), once it has freed room for them: for a program that
+  // cannot hold a, b, c and the extra input at once. The budgeted policy then allocates and
+  // pre-stages a and b only, and the peaks count c and the extra input where the program holds
+  // them; the other policies upload all four as usual (the program takes either). Needs
+  // input_count 3 and an extra input.
+  bool late_inputs = false;
 };
 
 // The sizes of a job's host input buffers, in the order prepare receives them: a (and b, c when
@@ -61,7 +68,8 @@ class JobMemory {
 // a, b, c and the extra input on the device, each with the event that says its upload is done
 // (none: already ordered before the compute stream). A program's first kernels on a start as soon
 // as a is there. b and c are null when the plan's input_count is 1, extra when its
-// extra_input_bytes is 0.
+// extra_input_bytes is 0; c and extra are null too when the policy left them to the program (the
+// plan's late_inputs), which then finds their staged bytes in c_host and extra_host.
 struct JobInputs {
   DevicePointer a;
   DevicePointer b;
@@ -71,6 +79,8 @@ struct JobInputs {
   EventHandle c_uploaded;
   DevicePointer extra;
   EventHandle extra_uploaded;
+  HostRange c_host;
+  HostRange extra_host;
 };
 
 // How a program tells its worker's GPU when it uses the host-to-device link, so that pre-staging

@@ -1,7 +1,9 @@
 // A job's extra input (JobMemoryPlan::extra_input_bytes) beside a, b and c, through the whole
 // coordinator on the functional simulator: under every policy the program finds on the device the
 // bytes prepare wrote, with its own upload event where the policy uploads ahead, and the budgeted
-// policy pre-stages it before the lock with a, b and c (prestaged_bytes counts it).
+// policy pre-stages it before the lock with a, b and c (prestaged_bytes counts it). With late
+// inputs (JobMemoryPlan::late_inputs) the budgeted policy uploads a and b only and hands the
+// program c's and the extra input's staged host bytes; the other policies upload all four.
 #define BOOST_TEST_MODULE extra_input
 #include <boost/test/unit_test.hpp>
 
@@ -40,6 +42,7 @@ HostRange range_of(std::vector<std::byte>& bytes) {
 // Writes each job's inputs; its program reads all four back from the device, after their events.
 class ExtraInputWorkload final : public Workload {
  public:
+  explicit ExtraInputWorkload(bool late_inputs = false) : late_inputs_(late_inputs) {}
   int job_count() const override { return kJobs; }
   int proof_count() const override { return kJobs; }
   int proof_of(int job) const override { return job; }
@@ -51,6 +54,7 @@ class ExtraInputWorkload final : public Workload {
     plan.peak_after_b_and_c_bytes = kInputBytes + kExtraBytes + kWorkingBytes;
     plan.peak_after_a_bytes = kExtraBytes + kWorkingBytes;
     plan.result_bytes = 64;
+    plan.late_inputs = late_inputs_;
     return plan;
   }
   asio::awaitable<void> set_up(Device&, int) override { co_return; }
@@ -77,8 +81,17 @@ class ExtraInputWorkload final : public Workload {
     // Working memory beside the inputs, as a program takes it.
     const auto working = co_await context.memory.allocate(kWorkingBytes, stream);
     auto& found = found_[job];
+    left_to_program_[job] = !inputs.c;
     for (std::size_t input = 0; input < 4; ++input) {
       found[input].resize(input == 3 ? kExtraBytes : kInputBytes);
+      const HostRange staged = input == 2 ? inputs.c_host : input == 3 ? inputs.extra_host : HostRange{};
+      if (!pointers[input] && input >= 2) {
+        // Left to the program: its staged bytes, exactly the input's size.
+        BOOST_REQUIRE(late_inputs_);
+        BOOST_REQUIRE_EQUAL(staged.bytes, found[input].size());
+        std::memcpy(found[input].data(), staged.data(), staged.bytes);
+        continue;
+      }
       BOOST_REQUIRE(pointers[input]);
       co_await device.copy_to_host(range_of(found[input]), pointers[input], stream);
     }
@@ -93,9 +106,14 @@ class ExtraInputWorkload final : public Workload {
 
   std::map<int, std::array<std::vector<std::byte>, 4>> found_;
   std::map<int, bool> extra_had_event_;
+  std::map<int, bool> left_to_program_;  // c and the extra input given as host bytes
+
+ private:
+  bool late_inputs_;
 };
 
 struct PolicyRun {
+  explicit PolicyRun(bool late_inputs = false) : workload(late_inputs) {}
   RunReport report;
   ExtraInputWorkload workload;
   Bytes memory_held = 0;
@@ -160,4 +178,26 @@ BOOST_AUTO_TEST_CASE(budgeted_pre_stages_the_extra_input_before_the_lock) {
   // across depends on how long the one before them holds the lock).
   BOOST_CHECK_EQUAL(run.report.jobs.front().prestaged_bytes, 0u);
   BOOST_CHECK_GE(fully_prestaged, 1);
+}
+
+BOOST_AUTO_TEST_CASE(late_inputs_are_left_to_the_budgeted_program_and_uploaded_by_the_others) {
+  for (const auto policy : {Policy::serial, Policy::two_lock, Policy::budgeted}) {
+    BOOST_TEST_CONTEXT("policy " << to_string(policy)) {
+      PolicyRun run(/*late_inputs=*/true);
+      run_under(policy, run);
+      BOOST_CHECK_EQUAL(run.report.partitions_completed, kJobs);
+      BOOST_REQUIRE_EQUAL(run.workload.found_.size(), static_cast<std::size_t>(kJobs));
+      for (const auto& [job, found] : run.workload.found_) {
+        BOOST_TEST_CONTEXT("job " << job) {
+          for (std::size_t input = 0; input < 4; ++input) BOOST_CHECK(found[input] == expected_bytes(job, input));
+          BOOST_CHECK_EQUAL(run.workload.left_to_program_.at(job), policy == Policy::budgeted);
+        }
+      }
+      // Budgeted pre-staged a and b at most: c and the extra input never went up for it.
+      for (const auto& job : run.report.jobs) {
+        if (policy == Policy::budgeted) BOOST_CHECK_LE(job.prestaged_bytes, 2 * kInputBytes);
+      }
+      BOOST_CHECK_EQUAL(run.memory_held, 0u);
+    }
+  }
 }

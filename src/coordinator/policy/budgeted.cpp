@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 
 namespace stagehand {
 namespace {
@@ -19,18 +20,34 @@ std::size_t input_slot(std::size_t buffer, int input_count) {
   return static_cast<int>(buffer) < input_count ? buffer : 3;
 }
 
+// Whether the policy uploads buffer `buffer` of staged_input_sizes's: all of them, but c and the
+// extra input where the plan leaves them to the program.
+bool policy_uploads(std::size_t buffer, const JobMemoryPlan& plan) {
+  return !plan.late_inputs || input_slot(buffer, plan.input_count) < 2;
+}
+
 // Built outside the coroutines: GCC 12 miscompiles braced lists that live across a co_await.
-// Inputs the plan has not stay null, with no event.
-JobInputs budgeted_inputs(const std::vector<DevicePointer>& inputs, const std::vector<EventHandle>& uploaded) {
+// Inputs the plan has not stay null, with no event; those left to the program (late_inputs) are
+// given as their staged host buffers.
+JobInputs budgeted_inputs(const std::vector<DevicePointer>& inputs, const std::vector<EventHandle>& uploaded,
+                          const JobMemoryPlan& plan, std::span<const HostRange> staged) {
   STAGEHAND_ASSERT(inputs.size() == 4 && uploaded.size() == 4);
-  return JobInputs{.a = inputs[0],
-                   .b = inputs[1],
-                   .c = inputs[2],
-                   .a_uploaded = uploaded[0],
-                   .b_uploaded = uploaded[1],
-                   .c_uploaded = uploaded[2],
-                   .extra = inputs[3],
-                   .extra_uploaded = uploaded[3]};
+  JobInputs given{.a = inputs[0],
+                  .b = inputs[1],
+                  .c = inputs[2],
+                  .a_uploaded = uploaded[0],
+                  .b_uploaded = uploaded[1],
+                  .c_uploaded = uploaded[2],
+                  .extra = inputs[3],
+                  .extra_uploaded = uploaded[3],
+                  .c_host = {},
+                  .extra_host = {}};
+  if (plan.late_inputs) {
+    STAGEHAND_ASSERT(staged.size() == 4 && !given.c && !given.extra, "late inputs: c and the extra input uploaded");
+    given.c_host = staged[2].sub(0, plan.input_bytes);
+    given.extra_host = staged[3].sub(0, plan.extra_input_bytes);
+  }
+  return given;
 }
 
 class BudgetedWorker final : public Worker {
@@ -129,13 +146,15 @@ class BudgetedWorker final : public Worker {
       // Indexed by slot (a, b, c, extra); the events made in the order of the buffers.
       std::vector<DevicePointer> inputs(4);
       uploaded.resize(4);
-      for (std::size_t i = 0; i < sizes.size(); ++i)
-        uploaded[input_slot(i, plan_.input_count)] = device_.create_event();
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (policy_uploads(i, plan_)) uploaded[input_slot(i, plan_.input_count)] = device_.create_event();
+      }
       // Buffer by buffer, as the budget admits them; what is not admitted before the lock comes
       // is uploaded once the job holds it (the budget then serves the holder first). The extra
       // input goes last: the program reads it after a, b and c.
       auto start = device_.now();
       for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (!policy_uploads(i, plan_)) continue;
         const auto slot = input_slot(i, plan_.input_count);
         if (i == 0 && !lane_.compute_lock.is_holder(hold.ticket)) job.prestage_started_ns = device_.now();
         inputs[slot] = co_await memory->allocate(sizes[i], upload_);
@@ -147,7 +166,7 @@ class BudgetedWorker final : public Worker {
       span("pre-stage a, b, c", start, format_bytes(job.prestaged_bytes) + " before the lock");
       co_await wait_for_lock(hold, job);
       lane_.prestage_slots.notify_all();
-      auto times = co_await run_program(job, budgeted_inputs(inputs, uploaded), *memory);
+      auto times = co_await run_program(job, budgeted_inputs(inputs, uploaded, plan_, host.buffers), *memory);
       job.waited_for_inputs_ns = times.waited_for_inputs_ns;
       // The extra input lives until the program ends; a, b and c the program freed itself.
       co_await memory->release_extra(compute_);

@@ -46,7 +46,9 @@ JobInputs plain_inputs(const PlainMemory& memory, EventHandle uploaded) {
                    .b_uploaded = uploaded,
                    .c_uploaded = uploaded,
                    .extra = memory.extra(),
-                   .extra_uploaded = memory.extra() ? uploaded : EventHandle{}};
+                   .extra_uploaded = memory.extra() ? uploaded : EventHandle{},
+                   .c_host = {},
+                   .extra_host = {}};
 }
 
 asio::awaitable<void> upload_plain_inputs(Device& device, PlainMemory& memory, const std::vector<HostRange>& host,
