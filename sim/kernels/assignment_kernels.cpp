@@ -45,16 +45,16 @@ void ntt_domain_init(KernelContext& context) {
 }
 
 // The CPU domain a device domain stands for, built once per (log_size, ω, g): the host function
-// runs for every proof.
-const math::Domain& cpu_domain(std::span<const std::byte> domain_bytes, unsigned expected_log) {
+// runs for every proof. `name` is the launching kernel's, for the error.
+const math::Domain& cpu_domain(std::span<const std::byte> domain_bytes, unsigned expected_log, const char* name) {
   std::uint64_t log_size = 0;
   math::Fr root, coset;
   std::memcpy(&log_size, domain_bytes.data(), sizeof log_size);
   std::memcpy(&root, domain_bytes.data() + 8, sizeof root);
   std::memcpy(&coset, domain_bytes.data() + 8 + sizeof root, sizeof coset);
   if (log_size != expected_log) {
-    throw std::invalid_argument(fmt::format("{}: the domain is of 2^{}, the launch of 2^{}",
-                                            kernel::h_polynomial_classic, log_size, expected_log));
+    throw std::invalid_argument(
+        fmt::format("{}: the domain is of 2^{}, the launch of 2^{}", name, log_size, expected_log));
   }
   using Key = std::tuple<std::uint64_t, math::Fr::LimbArray, math::Fr::LimbArray>;
   static std::mutex mutex;
@@ -66,25 +66,51 @@ const math::Domain& cpu_domain(std::span<const std::byte> domain_bytes, unsigned
   return *slot;
 }
 
-void h_polynomial_classic(KernelContext& context) {
+// An H kernel's launch after the checks they all make, each naming the kernel: arguments
+// [log_size], reads [domain], `Count` writes of at least the domain's 2^log_size Fr each.
+template <std::size_t Count>
+struct HLaunch {
+  const math::Domain& domain;
+  std::array<std::span<math::Fr>, Count> values;
+};
+
+template <std::size_t Count>
+HLaunch<Count> h_launch(KernelContext& context, const char* name, const char* writes) {
   const auto& launch = context.launch();
-  if (launch.arguments.empty() || launch.reads.empty() || launch.writes.size() < 3) {
+  if (launch.arguments.empty() || launch.reads.empty() || launch.writes.size() < Count)
+    throw std::invalid_argument(fmt::format("{}: expects [log_size], reads [domain], writes {}", name, writes));
+  if (launch.arguments[0] > math::Fr::two_adicity) {
     throw std::invalid_argument(
-        fmt::format("{}: expects [log_size], reads [domain], writes [a, b, c]", kernel::h_polynomial_classic));
+        fmt::format("{}: log_size {} is beyond the field's 2^{}", name, launch.arguments[0], math::Fr::two_adicity));
   }
   const auto log_size = static_cast<unsigned>(launch.arguments[0]);
   const std::size_t n = std::size_t{1} << log_size;
   auto domain_bytes = context.read(0);
   if (domain_bytes.size() < kAssignmentDomainBytes)
-    throw std::invalid_argument(fmt::format("{}: the domain buffer is too small", kernel::h_polynomial_classic));
-  std::array<std::span<math::Fr>, 3> values;
-  for (std::size_t i = 0; i < values.size(); ++i) {
+    throw std::invalid_argument(fmt::format("{}: the domain buffer is too small", name));
+  std::array<std::span<math::Fr>, Count> values;
+  for (std::size_t i = 0; i < Count; ++i) {
     auto bytes = context.write(i);
     if (bytes.size() < n * kernel::kFrBytes)
-      throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", kernel::h_polynomial_classic));
+      throw std::invalid_argument(fmt::format("{}: a buffer is smaller than the domain", name));
     values[i] = std::span<math::Fr>(reinterpret_cast<math::Fr*>(bytes.data()), n);
   }
-  math::h_coefficients_classic(values[0], values[1], values[2], cpu_domain(domain_bytes, log_size));
+  return {cpu_domain(domain_bytes, log_size, name), values};
+}
+
+void h_polynomial_classic(KernelContext& context) {
+  const auto h = h_launch<3>(context, kernel::h_polynomial_classic, "[a, b, c]");
+  math::h_coefficients_classic(h.values[0], h.values[1], h.values[2], h.domain);
+}
+
+void h_classic_product(KernelContext& context) {
+  const auto h = h_launch<2>(context, kernel::h_classic_product, "[a, b]");
+  math::h_classic_product(h.values[0], h.values[1], h.domain);
+}
+
+void h_classic_finish(KernelContext& context) {
+  const auto h = h_launch<2>(context, kernel::h_classic_finish, "[a, c]");
+  math::h_classic_finish(h.values[0], h.values[1], h.domain);
 }
 
 }  // namespace
@@ -93,6 +119,8 @@ void register_assignment_kernels(SimSystem& system) {
   // Its one write is the domain: the scratch size tells its callers how large to make it.
   system.register_kernel(kernel::ntt_domain_init, ntt_domain_init, kAssignmentDomainBytes);
   system.register_kernel(kernel::h_polynomial_classic, h_polynomial_classic);
+  system.register_kernel(kernel::h_classic_product, h_classic_product);
+  system.register_kernel(kernel::h_classic_finish, h_classic_finish);
 }
 
 }  // namespace stagehand::sim

@@ -8,6 +8,10 @@
 //                         functions that read it (once per domain, kept).
 //   h_polynomial_classic  arguments [log_size], reads [domain], writes [a, b, c]: bellperson's H
 //                         coefficients (math::h_coefficients_classic on the domain's ω and g) in a.
+//   h_classic_product     arguments [log_size], reads [domain], writes [a, b]: its first half
+//                         (math::h_classic_product), A·B on the coset in a.
+//   h_classic_finish      arguments [log_size], reads [domain], writes [a, c]: its second half
+//                         (math::h_classic_finish), the H coefficients in a.
 // register_functional_kernels registers them with the others, so that every functional simulator has them.
 
 #include "sim/sim_system.hpp"

@@ -24,6 +24,12 @@
 // h_polynomial_snarkjs, h_polynomial_classic
 //                        2^log_size     [log_size]                      [domain]               [a, b, c]
 //   the two forms of src/math/h_polynomial.hpp, result in a.
+// h_classic_product      2^log_size     [log_size]                      [domain]               [a, b]
+//   a := A·B on the coset g·<ω> (a, b given as evaluations on the domain <ω>; b is left on the coset, clobbered)
+// h_classic_finish       2^log_size     [log_size]                      [domain]               [a, c]
+//   a := the coefficients of (a − C)/Z, Z = x^n − 1, where a is h_classic_product's result and c holds
+//   C's evaluations on the domain (c clobbered): h_classic_product then h_classic_finish give exactly
+//   h_polynomial_classic's a. Two halves, so that a program holds only two of a, b, c at once.
 // msm_g1                 point_count    [scalars_montgomery, window_bits]  [points, scalars]   [window_sums, scratch]
 // batch_addition_g1/_g2  point_count    [] or [start] or [start, offset]   [points]           [accumulator + scratch]
 //   accumulator := (start ? ∞ : accumulator) + Σ points, an XYZZ point at byte `offset`.
@@ -96,6 +102,8 @@ inline constexpr const char* coset_intt = "coset_intt";
 inline constexpr const char* h_pointwise = "h_pointwise";
 inline constexpr const char* h_polynomial_snarkjs = "h_polynomial_snarkjs";
 inline constexpr const char* h_polynomial_classic = "h_polynomial_classic";
+inline constexpr const char* h_classic_product = "h_classic_product";
+inline constexpr const char* h_classic_finish = "h_classic_finish";
 inline constexpr const char* msm_g1 = "msm_g1";
 inline constexpr const char* batch_addition_g1 = "batch_addition_g1";
 inline constexpr const char* batch_addition_g2 = "batch_addition_g2";
@@ -123,7 +131,7 @@ inline constexpr const char* setup_fixed_base_g2 = "setup_fixed_base_g2";
 
 // Every kernel a device model may time. (The names are C strings so that a KernelLaunch, whose name
 // is a std::string, takes them as they are.)
-inline constexpr std::array<std::string_view, 33> kAll{busy_wait,
+inline constexpr std::array<std::string_view, 35> kAll{busy_wait,
                                                        ntt_domain_init,
                                                        ntt_forward,
                                                        ntt_inverse,
@@ -132,6 +140,8 @@ inline constexpr std::array<std::string_view, 33> kAll{busy_wait,
                                                        h_pointwise,
                                                        h_polynomial_snarkjs,
                                                        h_polynomial_classic,
+                                                       h_classic_product,
+                                                       h_classic_finish,
                                                        msm_g1,
                                                        batch_addition_g1,
                                                        batch_addition_g2,

@@ -28,12 +28,24 @@ void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, co
 void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
                             unsigned thread_count = 0);
 
+// The classic form in two halves, so that a caller short of memory holds only two of a, b, c at once;
+// h_classic_product then h_classic_finish leave in a exactly what h_coefficients_classic does.
+//   h_classic_product: a := A·B on the coset g·⟨ω⟩; b is left holding B on the coset.
+//   h_classic_finish:  a := the coefficients of (a − C)/Z, a being h_classic_product's result; c is
+//                      left holding C on the coset.
+// Each takes evaluations on the domain ⟨ω⟩ as h_coefficients_classic does; std::invalid_argument
+// where a span is not of the domain's size.
+void h_classic_product(std::span<Fr> a, std::span<Fr> b, const Domain& domain, unsigned thread_count = 0);
+void h_classic_finish(std::span<Fr> a, std::span<Fr> c, const Domain& domain, unsigned thread_count = 0);
+
 namespace bn254 {
 // The same for BN254's Fr (the snarkjs form of its keys).
 void h_evaluations_snarkjs(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
                            unsigned thread_count = 0);
 void h_coefficients_classic(std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, const Domain& domain,
                             unsigned thread_count = 0);
+void h_classic_product(std::span<Fr> a, std::span<Fr> b, const Domain& domain, unsigned thread_count = 0);
+void h_classic_finish(std::span<Fr> a, std::span<Fr> c, const Domain& domain, unsigned thread_count = 0);
 }  // namespace bn254
 
 }  // namespace stagehand::math

@@ -140,10 +140,59 @@ Result check_ntt(std::ostream& out, unsigned log_size, std::uint64_t seed) {
   return result;
 }
 
+namespace {
+
+// One H form on random a, b, c against the CPU reference, and for the classic form its two halves
+// as well on the same input (h_classic_product over a and b, then h_classic_finish over a and c, each
+// half holding two buffers as the assignment program does), which must leave a byte for byte the same.
+Result check_h_form(std::ostream& out, unsigned log_size, HForm form, std::uint64_t seed, DeviceBuffer (&buffers)[3]) {
+  Result result;
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  const int f = form == HForm::snarkjs ? 0 : 1;
+  const math::Domain domain = f == 0 ? math::Domain::snarkjs(log_size) : math::Domain::classic(log_size);
+  DeviceBuffer table(ntt_domain_bytes(log_size));
+  FrWords root, coset;
+  words_of(root, domain.root());
+  words_of(coset, domain.coset_generator());
+  ntt_domain_init(table.pointer, log_size, root, coset, nullptr);
+  const std::vector<math::Fr> inputs[3] = {random_fr(n, seed + 10 + f), random_fr(n, seed + 20 + f),
+                                           random_fr(n, seed + 30 + f)};
+  auto av = inputs[0], bv = inputs[1], cv = inputs[2];
+  if (f == 0) {
+    math::h_evaluations_snarkjs(av, bv, cv, domain);
+  } else {
+    math::h_coefficients_classic(av, bv, cv, domain);
+  }
+  DeviceBuffer &a = buffers[0], &b = buffers[1], &c = buffers[2];
+  const auto check = [&](const std::string& name, const auto& launch) {
+    for (DeviceBuffer* buffer : {&a, &b, &c}) STAGEHAND_CUDA_CHECK(cudaMemset(buffer->pointer, 0xff, buffer->bytes));
+    for (int i = 0; i < 3; ++i) buffers[i].upload(limbs_of(inputs[i]));
+    launch();
+    STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
+    const long long bad = first_mismatch(a.download<FrLimbs>(n), av);
+    const bool guards = guard_intact(a, n) && guard_intact(b, n) && guard_intact(c, n);
+    result.add(report(out, bad < 0 && guards, name + " 2^" + std::to_string(log_size),
+                      bad >= 0 ? "first mismatch at " + std::to_string(bad) : (guards ? "" : "wrote past the end")));
+  };
+  check(f == 0 ? kernel::h_polynomial_snarkjs : kernel::h_polynomial_classic,
+        [&] { h_polynomial(a.pointer, b.pointer, c.pointer, table.pointer, log_size, form, nullptr); });
+  if (form == HForm::classic) {
+    check(std::string(kernel::h_classic_product) + " + " + kernel::h_classic_finish, [&] {
+      h_classic_product(a.pointer, b.pointer, table.pointer, log_size, nullptr);
+      h_classic_finish(a.pointer, c.pointer, table.pointer, log_size, nullptr);
+    });
+  }
+  return result;
+}
+
+}  // namespace
+
 Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
   Result result;
   const std::uint64_t n = std::uint64_t{1} << log_size;
-  DeviceBuffer a((n + kGuard) * 32), b((n + kGuard) * 32), c((n + kGuard) * 32);
+  DeviceBuffer buffers[3] = {DeviceBuffer((n + kGuard) * 32), DeviceBuffer((n + kGuard) * 32),
+                             DeviceBuffer((n + kGuard) * 32)};
+  DeviceBuffer &a = buffers[0], &b = buffers[1], &c = buffers[2];
   {  // h_pointwise with a factor
     const auto av = random_fr(n, seed + 1), bv = random_fr(n, seed + 2), cv = random_fr(n, seed + 3);
     const math::Fr factor = random_fr(1, seed + 4)[0];
@@ -159,32 +208,8 @@ Result check_h(std::ostream& out, unsigned log_size, std::uint64_t seed) {
     const long long bad = first_mismatch(a.download<FrLimbs>(n), expected);
     result.add(report(out, bad < 0 && guard_intact(a, n), "h_pointwise 2^" + std::to_string(log_size)));
   }
-  for (int form = 0; form < 2; ++form) {
-    const math::Domain domain = form == 0 ? math::Domain::snarkjs(log_size) : math::Domain::classic(log_size);
-    DeviceBuffer table(ntt_domain_bytes(log_size));
-    FrWords root, coset;
-    words_of(root, domain.root());
-    words_of(coset, domain.coset_generator());
-    ntt_domain_init(table.pointer, log_size, root, coset, nullptr);
-    auto av = random_fr(n, seed + 10 + form), bv = random_fr(n, seed + 20 + form), cv = random_fr(n, seed + 30 + form);
-    for (DeviceBuffer* buffer : {&a, &b, &c}) STAGEHAND_CUDA_CHECK(cudaMemset(buffer->pointer, 0xff, buffer->bytes));
-    a.upload(limbs_of(av));
-    b.upload(limbs_of(bv));
-    c.upload(limbs_of(cv));
-    if (form == 0) {
-      math::h_evaluations_snarkjs(av, bv, cv, domain);
-    } else {
-      math::h_coefficients_classic(av, bv, cv, domain);
-    }
-    h_polynomial(a.pointer, b.pointer, c.pointer, table.pointer, log_size, form == 0 ? HForm::snarkjs : HForm::classic,
-                 nullptr);
-    STAGEHAND_CUDA_CHECK(cudaDeviceSynchronize());
-    const long long bad = first_mismatch(a.download<FrLimbs>(n), av);
-    result.add(report(out, bad < 0 && guard_intact(a, n),
-                      std::string(form == 0 ? kernel::h_polynomial_snarkjs : kernel::h_polynomial_classic) + " 2^" +
-                          std::to_string(log_size),
-                      bad >= 0 ? "first mismatch at " + std::to_string(bad) : ""));
-  }
+  for (const HForm form : {HForm::snarkjs, HForm::classic})
+    result.add(check_h_form(out, log_size, form, seed, buffers));
   return result;
 }
 

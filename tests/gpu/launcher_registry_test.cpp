@@ -47,6 +47,8 @@ BOOST_AUTO_TEST_CASE(bn254_launchers_cover_the_groth16_program_and_the_setup) {
                                   kernel::h_pointwise,
                                   kernel::h_polynomial_snarkjs,
                                   kernel::h_polynomial_classic,
+                                  kernel::h_classic_product,
+                                  kernel::h_classic_finish,
                                   kernel::msm_g1,
                                   kernel::groth16_h_evaluate,
                                   kernel::groth16_h_combine,
@@ -109,5 +111,5 @@ BOOST_AUTO_TEST_CASE(a_launcher_refuses_a_launch_over_the_other_curve) {
       ++checked;
     }
   }
-  BOOST_TEST(checked == 2 * 24);
+  BOOST_TEST(checked == 2 * 26);
 }

@@ -2,7 +2,7 @@
 // coset transforms over BLS12-381's Fr at 2^1..2^12 (and 2^14) and BN254's at 2^1..2^10,
 // compared in full with noble's FFT and at sampled positions with direct evaluation (for the
 // small sizes, every position: the naive DFT); both H forms (BLS12-381) against a computation
-// without any FFT.
+// without any FFT, and the classic form's two halves (both curves) against the transforms.
 #define BOOST_TEST_MODULE math_ntt
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
@@ -359,6 +359,71 @@ BOOST_AUTO_TEST_CASE(bn254_h_forms_agree_on_a_satisfied_instance) {
   c[3] += Fr::one();
   bn254::h_coefficients_classic(a, b, c, classic_on_snarkjs_roots);
   BOOST_CHECK(!a.back().is_zero());
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(classic_h_halves_are_the_product_on_the_coset_then_the_quotient, Case, ScalarCases) {
+  // Against transforms called directly: h_classic_product leaves A·B on the coset in a and B on the
+  // coset in b; h_classic_finish then leaves h with h·Z = A·B − C on the coset and C on the coset in
+  // c. Together they give h_coefficients_classic's a byte for byte (montgomery limbs compared).
+  using Fr = typename Case::Field;
+  std::mt19937_64 generator(20261205);
+  for (const unsigned log_size : {1u, 3u, 6u}) {
+    const BasicDomain<Fr> domain = BasicDomain<Fr>::classic(log_size);
+    const std::string label = "2^" + std::to_string(log_size);
+    const auto random_values = [&] {
+      std::vector<Fr> values(domain.size());
+      for (auto& value : values) value = Fr::from_uint64(generator()) * Fr::from_uint64(generator()).pow(3);
+      return values;
+    };
+    const auto on_coset = [&](std::vector<Fr> values) {
+      intt(values, domain);
+      coset_ntt(values, domain);
+      return values;
+    };
+    const std::vector<Fr> a = random_values(), b = random_values(), c = random_values();
+    const std::vector<Fr> a_coset = on_coset(a), b_coset = on_coset(b), c_coset = on_coset(c);
+    std::vector<Fr> h = a, product_b = b, finish_c = c;
+    h_classic_product(h, product_b, domain);
+    BOOST_CHECK_MESSAGE(first_difference(product_b, b_coset) == -1, "b on the coset " << label);
+    const Fr vanishing = domain.coset_generator().pow(domain.size()) - Fr::one();
+    for (std::size_t j = 0; j < h.size(); ++j) {
+      BOOST_CHECK_MESSAGE(h[j] == a_coset[j] * b_coset[j], "A·B at " << j << " of " << label);
+    }
+    h_classic_finish(h, finish_c, domain);
+    BOOST_CHECK_MESSAGE(first_difference(finish_c, c_coset) == -1, "c on the coset " << label);
+    std::vector<Fr> h_coset = h;
+    coset_ntt(h_coset, domain);
+    for (std::size_t j = 0; j < h.size(); ++j) {
+      BOOST_CHECK_MESSAGE(h_coset[j] * vanishing == a_coset[j] * b_coset[j] - c_coset[j],
+                          "h·Z at " << j << " of " << label);
+    }
+    std::vector<Fr> whole_a = a, whole_b = b, whole_c = c;
+    h_coefficients_classic(whole_a, whole_b, whole_c, domain);
+    for (std::size_t j = 0; j < h.size(); ++j) {
+      BOOST_CHECK_MESSAGE(h[j].montgomery_limbs() == whole_a[j].montgomery_limbs(),
+                          "whole form at " << j << " of " << label);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(classic_h_halves_refuse_a_wrong_size_before_writing, Case, ScalarCases) {
+  using Fr = typename Case::Field;
+  const BasicDomain<Fr> domain = BasicDomain<Fr>::classic(3);
+  std::vector<Fr> a(8, Fr::from_uint64(5)), b(8, Fr::from_uint64(6)), short_b(4), short_c(4), long_c(16);
+  const std::vector<Fr> a_before = a;
+  BOOST_CHECK_THROW(h_classic_product(a, short_b, domain), std::invalid_argument);
+  BOOST_CHECK_THROW(h_classic_product(short_b, b, domain), std::invalid_argument);
+  BOOST_CHECK_THROW(h_classic_finish(a, short_c, domain), std::invalid_argument);
+  BOOST_CHECK_THROW(h_classic_finish(a, long_c, domain), std::invalid_argument);
+  BOOST_CHECK(first_difference(a, a_before) == -1);
+  try {
+    h_classic_finish(a, short_c, domain);
+  } catch (const std::invalid_argument& error) {
+    BOOST_TEST(std::string(error.what()).starts_with("h_classic_finish: "), error.what());
+  }
+  // The whole form checks all three before it writes any: a bad c leaves a and b as they were.
+  BOOST_CHECK_THROW(h_coefficients_classic(a, b, short_c, domain), std::invalid_argument);
+  BOOST_CHECK(first_difference(a, a_before) == -1);
 }
 
 BOOST_AUTO_TEST_CASE(h_evaluations_snarkjs_requires_a_snarkjs_coset) {

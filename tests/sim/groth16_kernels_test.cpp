@@ -1,15 +1,22 @@
-// The Groth16 kernels' simulator host functions (sim/kernels/groth16_kernels.hpp) on a functional
+// The Groth16 kernels' simulator host functions (sim/kernels/groth16_kernels.hpp) and the
+// assignment program's classic H in two halves (sim/kernels/assignment_kernels.hpp) on a functional
 // SimSystem, against the CPU reference called directly.
 #define BOOST_TEST_MODULE groth16_kernels
 #include <boost/test/unit_test.hpp>
 
 #include "device/kernel_abi.hpp"
 #include "math/g1.hpp"
+#include "math/h_polynomial.hpp"
 #include "math/msm.hpp"
+#include "math/ntt.hpp"
+#include "sim/kernels/assignment_kernels.hpp"
 #include "sim/kernels/groth16_kernels.hpp"
 #include "support/sim_harness.hpp"
 
 #include <cstring>
+#include <functional>
+#include <random>
+#include <string>
 #include <vector>
 
 using namespace stagehand;
@@ -166,5 +173,149 @@ BOOST_AUTO_TEST_CASE(both_kernels_are_registered_under_their_abi_names) {
   for (const char* name : {kernel::groth16_msm_g1_batch, kernel::groth16_msm_g2_batch, kernel::groth16_msm_g1_reduce,
                            kernel::groth16_msm_g2_reduce}) {
     BOOST_TEST(system.kernel_function(name) != nullptr, name);
+  }
+}
+
+// ---- The classic H in two halves (h_classic_product, h_classic_finish) ---------------------------
+
+namespace {
+
+using Bytes8 = std::vector<std::byte>;
+
+// Full-width random Fr: a product of four random 64-bit values.
+std::vector<math::Fr> random_frs(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::vector<math::Fr> values;
+  for (std::size_t i = 0; i < count; ++i) {
+    math::Fr value = math::Fr::one();
+    for (int k = 0; k < 4; ++k) value *= math::Fr::from_uint64(generator());
+    values.push_back(value);
+  }
+  return values;
+}
+
+// ntt_domain_init's arguments for a domain: [log_size, ω w0..w3, g w0..w3].
+std::vector<std::uint64_t> domain_arguments(const math::Domain& domain, unsigned log_size) {
+  std::vector<std::uint64_t> arguments{log_size};
+  for (const math::Fr& value : {domain.root(), domain.coset_generator()}) {
+    const auto limbs = value.montgomery_limbs();
+    arguments.insert(arguments.end(), limbs.begin(), limbs.end());
+  }
+  return arguments;
+}
+
+// Buffer 0 is the domain (kAssignmentDomainBytes), filled by ntt_domain_init for `domain`; every
+// buffer goes up, `launches` runs over their device pointers on one stream, and every buffer comes
+// back. A host function's refusal propagates out of the run.
+void run_assignment_kernels(
+    std::vector<Bytes8*> buffers, const math::Domain& domain, unsigned domain_log,
+    const std::function<std::vector<KernelLaunch>(const std::vector<DevicePointer>&)>& launches) {
+  sim::SimOptions options;
+  options.functional = true;
+  SimHarness harness("h200", options);
+  sim::register_assignment_kernels(harness.system);
+  harness.run([&](SimHarness& h) -> asio::awaitable<void> {
+    auto& device = h.device;
+    auto stream = device.create_stream();
+    std::vector<DevicePointer> pointers;
+    for (auto* buffer : buffers) {
+      pointers.push_back(co_await device.allocate(buffer->size()));
+      co_await device.copy_to_device(pointers.back(), host_range(*buffer), stream);
+    }
+    device.launch(KernelLaunch{kernel::ntt_domain_init,
+                               std::uint64_t{1} << domain_log,
+                               domain_arguments(domain, domain_log),
+                               {},
+                               {{pointers[0], buffers[0]->size()}}},
+                  stream);
+    for (const auto& launch : launches(pointers)) device.launch(launch, stream);
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      co_await device.copy_to_host(host_range(*buffers[i]), pointers[i], stream);
+    co_await device.synchronize_stream(stream);
+    for (auto pointer : pointers) co_await device.free(pointer);
+    device.destroy_stream(stream);
+  });
+  BOOST_TEST(harness.device.check().clean(), harness.device.check().describe());
+}
+
+// An H kernel's launch of 2^log_size over the domain at pointers[0] and the writes at `writes`.
+KernelLaunch h_launch(const char* name, unsigned log_size, const std::vector<DevicePointer>& pointers,
+                      const std::vector<Bytes8*>& buffers, std::initializer_list<std::size_t> writes) {
+  KernelLaunch launch{name, std::uint64_t{1} << log_size, {log_size}, {{pointers[0], buffers[0]->size()}}, {}};
+  for (const std::size_t i : writes) launch.writes.push_back({pointers[i], buffers[i]->size()});
+  return launch;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_classic_h_halves_on_the_simulator_equal_math_h_coefficients_classic) {
+  // The product over a and b, then the finish over a and c (a fresh buffer, where the program puts
+  // it), against math's whole form and the simulator's h_polynomial_classic on a copy of the same
+  // input: a byte for byte the same.
+  for (const unsigned log_size : {1u, 4u, 9u}) {
+    const std::size_t n = std::size_t{1} << log_size;
+    const math::Domain domain = math::Domain::classic(log_size);
+    std::vector<math::Fr> a = random_frs(n, 100 + log_size), b = random_frs(n, 200 + log_size),
+                          c = random_frs(n, 300 + log_size);
+    Bytes8 domain_bytes(sim::kAssignmentDomainBytes);
+    Bytes8 a_bytes = device_bytes(a), b_bytes = device_bytes(b), c_bytes = device_bytes(c);
+    Bytes8 whole_a = a_bytes, whole_b = b_bytes, whole_c = c_bytes;
+    std::vector<Bytes8*> buffers{&domain_bytes, &a_bytes, &b_bytes, &c_bytes, &whole_a, &whole_b, &whole_c};
+    run_assignment_kernels(buffers, domain, log_size, [&](const std::vector<DevicePointer>& at) {
+      return std::vector<KernelLaunch>{h_launch(kernel::h_classic_product, log_size, at, buffers, {1, 2}),
+                                       h_launch(kernel::h_classic_finish, log_size, at, buffers, {1, 3}),
+                                       h_launch(kernel::h_polynomial_classic, log_size, at, buffers, {4, 5, 6})};
+    });
+    const Bytes8 input_a = device_bytes(a);
+    math::h_coefficients_classic(a, b, c, domain);
+    const Bytes8 expected = device_bytes(a);
+    BOOST_TEST(expected != input_a, "2^" << log_size);
+    BOOST_TEST((a_bytes == expected), "the halves at 2^" << log_size);
+    BOOST_TEST((whole_a == expected), "h_polynomial_classic at 2^" << log_size);
+  }
+}
+
+namespace {
+
+// The message of the refusal of `launch` (built over buffers domain, a, b of 2^log_size Fr but b,
+// which holds `short_by` fewer), the domain of 2^domain_log; empty when nothing is refused.
+std::string refusal(
+    const std::function<KernelLaunch(const std::vector<DevicePointer>&, const std::vector<Bytes8*>&)>& launch,
+    unsigned log_size, unsigned domain_log, std::size_t short_by = 0) {
+  const std::size_t n = std::size_t{1} << log_size;
+  Bytes8 domain_bytes(sim::kAssignmentDomainBytes);
+  Bytes8 a = device_bytes(random_frs(n, 1)), b = device_bytes(random_frs(n - short_by, 2));
+  std::vector<Bytes8*> buffers{&domain_bytes, &a, &b};
+  try {
+    run_assignment_kernels(buffers, math::Domain::classic(domain_log), domain_log,
+                           [&](const std::vector<DevicePointer>& at) { return std::vector{launch(at, buffers)}; });
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_classic_h_halves_refuse_bad_launches_naming_the_kernel) {
+  for (const char* name : {kernel::h_classic_product, kernel::h_classic_finish}) {
+    const auto two_writes = [&](const std::vector<DevicePointer>& at, const std::vector<Bytes8*>& buffers) {
+      return h_launch(name, 3, at, buffers, {1, 2});
+    };
+    const auto one_write = [&](const std::vector<DevicePointer>& at, const std::vector<Bytes8*>& buffers) {
+      return h_launch(name, 3, at, buffers, {1});
+    };
+    const auto no_argument = [&](const std::vector<DevicePointer>& at, const std::vector<Bytes8*>& buffers) {
+      KernelLaunch launch = h_launch(name, 3, at, buffers, {1, 2});
+      launch.arguments.clear();
+      return launch;
+    };
+    BOOST_TEST(refusal(two_writes, 3, 3).empty(), name);
+    const std::string expects = std::string(name) + ": expects [log_size], reads [domain], writes ";
+    for (const std::string& message : {refusal(one_write, 3, 3), refusal(no_argument, 3, 3)}) {
+      BOOST_TEST(message.starts_with(expects), message);
+    }
+    BOOST_TEST(refusal(two_writes, 3, 3, 1) == std::string(name) + ": a buffer is smaller than the domain");
+    BOOST_TEST(refusal(two_writes, 3, 2) == std::string(name) + ": the domain is of 2^2, the launch of 2^3");
   }
 }

@@ -1,7 +1,7 @@
 // The simulator's kernels against the kernel ABI (src/device/kernel_abi.hpp): the functional
 // simulator's host functions name only kernels of kernel::kAll and cover the two families it
 // claims (the Groth16 program's groth16_* kernels, the setup's setup_* and the assignment program's
-// ntt_domain_init and h_polynomial_classic), over BN254 exactly kernel::kBn254Kernels, and every
+// ntt_domain_init, h_polynomial_classic and its two halves), over BN254 exactly kernel::kBn254Kernels, and every
 // shipped device model times only kernels of kAll.
 #define BOOST_TEST_MODULE sim_kernel_registry
 #include <boost/test/unit_test.hpp>
@@ -23,7 +23,7 @@ namespace {
 
 bool claimed_by_the_functional_simulator(std::string_view name) {
   return name.starts_with("groth16_") || name.starts_with("setup_") || name == kernel::ntt_domain_init ||
-         name == kernel::h_polynomial_classic;
+         name == kernel::h_polynomial_classic || name == kernel::h_classic_product || name == kernel::h_classic_finish;
 }
 
 }  // namespace

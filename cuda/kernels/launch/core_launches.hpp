@@ -104,6 +104,24 @@ struct HPolynomialLaunch {
   }
 };
 
+// h_classic_product, h_classic_finish (`kernel`): the classic form's halves over a and `other` (b for
+// the product, c for the finish), result in a.
+struct HClassicHalfLaunch {
+  std::string kernel;
+  std::uint64_t log_size = 0;
+  BufferUse domain, a, other;
+
+  KernelLaunch to_launch(kernel::Curve curve) const {
+    KernelLaunch launch{kernel, std::uint64_t{1} << log_size, {log_size}, {domain}, {a, other}};
+    launch.curve = curve;
+    return launch;
+  }
+  static HClassicHalfLaunch from_launch(const KernelLaunch& launch) {
+    need(launch, 1, 1, 2);
+    return {launch.name, launch.arguments[0], launch.reads[0], launch.writes[0], launch.writes[1]};
+  }
+};
+
 // msm_g1: the window sums of Σ scalars[i]·points[i] (msm_plan(points, window_bits)).
 struct MsmG1Launch {
   std::uint64_t points = 0;

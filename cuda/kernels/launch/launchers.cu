@@ -83,6 +83,23 @@ void launch_h_polynomial(const KernelLaunch& launch, cudaStream_t stream) {
                       address(launch, typed.domain, ntt_domain_bytes(log_size)), log_size, Form, stream);
 }
 
+// h_classic_product or h_classic_finish (`Finish`) over writes [a, b] or [a, c].
+template <class Curve, kernel::Curve K, bool Finish>
+void launch_h_classic_half(const KernelLaunch& launch, cudaStream_t stream) {
+  need_curve(launch, K);
+  const auto typed = HClassicHalfLaunch::from_launch(launch);
+  const unsigned log_size = log_size_of(launch, typed.log_size);
+  const std::uint64_t bytes = kernel::curve_sizes(K).fr << log_size;
+  void* a = address(launch, typed.a, bytes);
+  void* other = address(launch, typed.other, bytes);
+  const void* domain = address(launch, typed.domain, ntt_domain_bytes(log_size));
+  if constexpr (Finish) {
+    h_classic_finish<Curve>(a, other, domain, log_size, stream);
+  } else {
+    h_classic_product<Curve>(a, other, domain, log_size, stream);
+  }
+}
+
 template <kernel::Curve K>
 void launch_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
   need_curve(launch, K);
@@ -97,7 +114,7 @@ void launch_msm_g1(const KernelLaunch& launch, cudaStream_t stream) {
 
 // A curve's entries for the kernels above but busy_wait, which computes over none.
 template <class Curve, kernel::Curve K>
-constexpr std::array<LauncherEntry, 9> curve_launchers() {
+constexpr std::array<LauncherEntry, 11> curve_launchers() {
   return {{{kernel::ntt_domain_init, &launch_domain_init<Curve, K>, K},
            {kernel::ntt_forward, &launch_ntt<Curve, K, NttKind::forward>, K},
            {kernel::ntt_inverse, &launch_ntt<Curve, K, NttKind::inverse>, K},
@@ -106,6 +123,8 @@ constexpr std::array<LauncherEntry, 9> curve_launchers() {
            {kernel::h_pointwise, &launch_h_pointwise<Curve, K>, K},
            {kernel::h_polynomial_snarkjs, &launch_h_polynomial<Curve, K, HForm::snarkjs>, K},
            {kernel::h_polynomial_classic, &launch_h_polynomial<Curve, K, HForm::classic>, K},
+           {kernel::h_classic_product, &launch_h_classic_half<Curve, K, false>, K},
+           {kernel::h_classic_finish, &launch_h_classic_half<Curve, K, true>, K},
            {kernel::msm_g1, &launch_msm_g1<K>, K}}};
 }
 

@@ -26,6 +26,9 @@
 // h_polynomial_snarkjs   2^log_size     [log_size]                             [domain]              [a, b, c]
 // h_polynomial_classic   (same)
 //   the two forms of src/math/h_polynomial.hpp, result in a; b and c are overwritten.
+// h_classic_product      2^log_size     [log_size]                             [domain]              [a, b]
+// h_classic_finish       2^log_size     [log_size]                             [domain]              [a, c]
+//   h_polynomial_classic in two halves (kernel_abi.hpp), result in a; b and c are overwritten.
 // msm_g1                 point_count    [scalars_montgomery 0|1, window_bits (0 = auto)]
 //                                                                              [points, scalars]     [window_sums, scratch]
 //   window_sums takes msm_result_bytes(plan), scratch msm_scratch_bytes(plan) with

@@ -15,6 +15,7 @@
 // pipe (FrF64); and keeps values below 2r between its steps. It was chosen because it ran the
 // forward 2^26 transform on the H200 well ahead of the radix-2 integer kernel (radix2_integer,
 // kept as the baseline); bench/RESULTS.md, "Kernels against the peer library", has the figure.
+#include <initializer_list>
 #include <stdexcept>
 #include <type_traits>
 #include <string>
@@ -577,12 +578,16 @@ __global__ void __launch_bounds__(256, 3)
   tile_step(u, true);
 }
 
+// A null b stands for ones and a null c for zeros (the halves of the classic form): a branch uniform
+// over the launch, in a kernel bound by its memory traffic.
 template <class Fr>
 __global__ void h_pointwise_kernel(Fr* a, const Fr* b, const Fr* c, std::uint64_t count, int mode, Fr factor,
                                    const Fr* factor_pointer) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  Fr value = load(a + i) * load(b + i) - load(c + i);
+  Fr value = load(a + i);
+  if (b != nullptr) value = value * load(b + i);
+  if (c != nullptr) value = value - load(c + i);
   if (mode == 1) value *= factor;
   if (mode == 2) value *= load(factor_pointer);
   store(a + i, value);
@@ -769,23 +774,66 @@ void h_pointwise(void* a, const void* b, const void* c, std::uint64_t count, con
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
 }
 
-template <class Curve>
-void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigned log_size, HForm form,
-                  cudaStream_t stream, NttVariant variant) {
-  using Fr = typename Curve::Fr;
-  check_log_size(log_size);
-  const std::uint64_t n = std::uint64_t{1} << log_size;
-  for (void* values : {a, b, c}) {
-    ntt<Curve>(values, domain_pointer, log_size, NttKind::inverse, stream, variant);
-    ntt<Curve>(values, domain_pointer, log_size, NttKind::coset_forward, stream, variant);
+namespace {
+
+// The H steps' buffers are never null: h_combine reads a null b or c as ones or zeros.
+void check_buffers(const char* name, std::initializer_list<const void*> buffers) {
+  for (const void* buffer : buffers) {
+    if (buffer == nullptr) throw std::invalid_argument(std::string(name) + ": a null buffer");
   }
-  const Fr* domain = static_cast<const Fr*>(domain_pointer);
-  const DomainLayout layout(log_size);
-  h_pointwise_kernel<Fr><<<blocks_for(n, 256), 256, 0, stream>>>(
-      static_cast<Fr*>(a), static_cast<const Fr*>(b), static_cast<const Fr*>(c), n, form == HForm::classic ? 2 : 0,
-      Fr::one(), domain + layout.constants() + kVanishingInverse);
+}
+
+// values: evaluations on the domain -> evaluations on the coset.
+template <class Curve>
+void evaluate_on_coset(void* values, const void* domain, unsigned log_size, cudaStream_t stream, NttVariant variant) {
+  ntt<Curve>(values, domain, log_size, NttKind::inverse, stream, variant);
+  ntt<Curve>(values, domain, log_size, NttKind::coset_forward, stream, variant);
+}
+
+// a[i] = (a[i]·b[i] − c[i])·factor over the domain's 2^log_size elements (b null: 1, c null: 0); the
+// factor is the domain's Z⁻¹ = 1/(g^n − 1) on the coset when `vanishing`, 1 otherwise.
+template <class Curve>
+void h_combine(void* a, const void* b, const void* c, const void* domain_pointer, unsigned log_size, bool vanishing,
+               cudaStream_t stream) {
+  using Fr = typename Curve::Fr;
+  const std::uint64_t n = std::uint64_t{1} << log_size;
+  const Fr* vanishing_inverse =
+      static_cast<const Fr*>(domain_pointer) + DomainLayout(log_size).constants() + kVanishingInverse;
+  h_pointwise_kernel<Fr><<<blocks_for(n, 256), 256, 0, stream>>>(static_cast<Fr*>(a), static_cast<const Fr*>(b),
+                                                                 static_cast<const Fr*>(c), n, vanishing ? 2 : 0,
+                                                                 Fr::one(), vanishing_inverse);
   STAGEHAND_CUDA_CHECK(cudaGetLastError());
-  if (form == HForm::classic) ntt<Curve>(a, domain_pointer, log_size, NttKind::coset_inverse, stream, variant);
+}
+
+}  // namespace
+
+template <class Curve>
+void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form, cudaStream_t stream,
+                  NttVariant variant) {
+  check_log_size(log_size);
+  check_buffers("h_polynomial", {a, b, c, domain});
+  for (void* values : {a, b, c}) evaluate_on_coset<Curve>(values, domain, log_size, stream, variant);
+  h_combine<Curve>(a, b, c, domain, log_size, form == HForm::classic, stream);
+  if (form == HForm::classic) ntt<Curve>(a, domain, log_size, NttKind::coset_inverse, stream, variant);
+}
+
+template <class Curve>
+void h_classic_product(void* a, void* b, const void* domain, unsigned log_size, cudaStream_t stream,
+                       NttVariant variant) {
+  check_log_size(log_size);
+  check_buffers("h_classic_product", {a, b, domain});
+  for (void* values : {a, b}) evaluate_on_coset<Curve>(values, domain, log_size, stream, variant);
+  h_combine<Curve>(a, b, nullptr, domain, log_size, false, stream);
+}
+
+template <class Curve>
+void h_classic_finish(void* a, void* c, const void* domain, unsigned log_size, cudaStream_t stream,
+                      NttVariant variant) {
+  check_log_size(log_size);
+  check_buffers("h_classic_finish", {a, c, domain});
+  evaluate_on_coset<Curve>(c, domain, log_size, stream, variant);
+  h_combine<Curve>(a, nullptr, c, domain, log_size, true, stream);
+  ntt<Curve>(a, domain, log_size, NttKind::coset_inverse, stream, variant);
 }
 
 // Each curve's instantiations (ntt.hpp declares them; BLS12-381's are the default).
@@ -794,7 +842,9 @@ void h_polynomial(void* a, void* b, void* c, const void* domain_pointer, unsigne
   template void ntt_domain_init<Curve>(void*, unsigned, const FrWords&, const FrWords&, cudaStream_t);            \
   template void ntt<Curve>(void*, const void*, unsigned, NttKind, cudaStream_t, NttVariant);                      \
   template void h_pointwise<Curve>(void*, const void*, const void*, std::uint64_t, const FrWords*, cudaStream_t); \
-  template void h_polynomial<Curve>(void*, void*, void*, const void*, unsigned, HForm, cudaStream_t, NttVariant);
+  template void h_polynomial<Curve>(void*, void*, void*, const void*, unsigned, HForm, cudaStream_t, NttVariant); \
+  template void h_classic_product<Curve>(void*, void*, const void*, unsigned, cudaStream_t, NttVariant);          \
+  template void h_classic_finish<Curve>(void*, void*, const void*, unsigned, cudaStream_t, NttVariant);
 STAGEHAND_NTT_INSTANTIATE(Bls12_381Curve)
 STAGEHAND_NTT_INSTANTIATE(Bn254Curve)
 #undef STAGEHAND_NTT_INSTANTIATE

@@ -91,4 +91,16 @@ template <class Curve = Bls12_381Curve>
 void h_polynomial(void* a, void* b, void* c, const void* domain, unsigned log_size, HForm form, cudaStream_t stream,
                   NttVariant variant = kDefaultNttVariant);
 
+// The classic form in two halves (math::h_classic_product, math::h_classic_finish), so that only two
+// of a, b, c need be on the device at once; the product then the finish leave in a exactly the
+// classic h_polynomial's result.
+//   h_classic_product: a := A·B on the coset (b left on the coset);
+//   h_classic_finish:  a := the coefficients of (a − C)/Z, a being the product (c left on the coset).
+template <class Curve = Bls12_381Curve>
+void h_classic_product(void* a, void* b, const void* domain, unsigned log_size, cudaStream_t stream,
+                       NttVariant variant = kDefaultNttVariant);
+template <class Curve = Bls12_381Curve>
+void h_classic_finish(void* a, void* c, const void* domain, unsigned log_size, cudaStream_t stream,
+                      NttVariant variant = kDefaultNttVariant);
+
 }  // namespace stagehand::cuda
