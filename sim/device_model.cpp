@@ -139,7 +139,7 @@ Nanoseconds DeviceModel::kernel_ns(std::string_view kernel, kernel::Curve curve,
   }
   const KernelCost* cost = &found->second;
   if (curve == kernel::Curve::bn254) {
-    if (auto own = bn254_kernels.find(kernel); own != bn254_kernels.end()) cost = &own->second;
+    if (auto bn254 = bn254_kernels.find(kernel); bn254 != bn254_kernels.end()) cost = &bn254->second;
   }
   const auto light = std::min(light_units, work_units);
   return static_cast<Nanoseconds>(std::llround(cost->fixed_ns +
