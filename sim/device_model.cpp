@@ -69,6 +69,35 @@ void read_memory(const ConfigTable& root, DeviceModel& model) {
   memory.reject_unknown_keys();
 }
 
+// fixed_ns, ns_per_unit, ns_per_light_unit: a kernel's time, in its own table or a curve's.
+KernelCost read_time(const ConfigTable& table) {
+  KernelCost cost;
+  cost.fixed_ns = table.number_in("fixed_ns", 0, 0, 1e15);
+  cost.ns_per_unit = table.number_in("ns_per_unit", 0, 0, 1e12);
+  cost.ns_per_light_unit = table.number_in("ns_per_light_unit", cost.ns_per_unit, 0, 1e12);
+  return cost;
+}
+
+// [kernels.NAME.bn254]: the time of NAME's BN254 launches, for a kernel instantiated over BN254.
+// Its scratch keys are refused rather than ignored: scratch is the kernel's own for every curve.
+void read_bn254_time(const ConfigTable& entry, const std::string& name, DeviceModel& model) {
+  constexpr auto curve = kernel::Curve::bn254;
+  const std::string key(kernel::curve_name(curve));
+  auto table = entry.table(key);
+  if (!table) return;
+  if (!kernel::has_instance(name, curve)) {
+    entry.fail(key, fmt::format("kernel '{}' has no {} instance (kBn254Kernels in src/device/kernel_abi.hpp)", name,
+                                key));
+  }
+  for (const char* scratch : {"scratch_fixed_mib", "scratch_bytes_per_unit"}) {
+    if (table->contains(scratch)) {
+      table->fail(scratch, fmt::format("scratch is the kernel's own for every curve: give it in [kernels.{}]", name));
+    }
+  }
+  model.bn254_kernels.emplace(name, read_time(*table));
+  table->reject_unknown_keys();
+}
+
 // [kernels.NAME]: NAME must be a kernel of src/device/kernel_abi.hpp, so that a misspelt name is
 // refused here, naming its line, rather than leaving the real kernel without a cost.
 void read_kernels(const ConfigTable& root, DeviceModel& model) {
@@ -80,12 +109,10 @@ void read_kernels(const ConfigTable& root, DeviceModel& model) {
                     fmt::format("unknown kernel '{}' (the kernels are listed in src/device/kernel_abi.hpp)", name));
     }
     auto entry = kernels->required_table(name);
-    KernelCost cost;
-    cost.fixed_ns = entry.number_in("fixed_ns", 0, 0, 1e15);
-    cost.ns_per_unit = entry.number_in("ns_per_unit", 0, 0, 1e12);
-    cost.ns_per_light_unit = entry.number_in("ns_per_light_unit", cost.ns_per_unit, 0, 1e12);
+    KernelCost cost = read_time(entry);
     cost.scratch_fixed_bytes = entry.number_in("scratch_fixed_mib", 0, 0, 1 << 24) * static_cast<double>(kMiB);
     cost.scratch_bytes_per_unit = entry.number_in("scratch_bytes_per_unit", 0, 0, 1e9);
+    read_bn254_time(entry, name, model);
     entry.reject_unknown_keys();
     model.kernels.emplace(name, cost);
   }
@@ -103,18 +130,21 @@ DeviceModel read_model(const ConfigTable& root) {
 }
 }  // namespace
 
-Nanoseconds DeviceModel::kernel_ns(const std::string& kernel, std::uint64_t work_units,
+Nanoseconds DeviceModel::kernel_ns(std::string_view kernel, kernel::Curve curve, std::uint64_t work_units,
                                    std::uint64_t light_units) const {
   auto found = kernels.find(kernel);
   if (found == kernels.end()) {
     throw DeviceError(DeviceErrc::unknown_kernel,
                       fmt::format("kernel '{}' has no cost in device model '{}' ({})", kernel, name, source.string()));
   }
-  const auto& cost = found->second;
+  const KernelCost* cost = &found->second;
+  if (curve == kernel::Curve::bn254) {
+    if (auto bn254 = bn254_kernels.find(kernel); bn254 != bn254_kernels.end()) cost = &bn254->second;
+  }
   const auto light = std::min(light_units, work_units);
-  return static_cast<Nanoseconds>(std::llround(cost.fixed_ns +
-                                               cost.ns_per_unit * static_cast<double>(work_units - light) +
-                                               cost.ns_per_light_unit * static_cast<double>(light)));
+  return static_cast<Nanoseconds>(std::llround(cost->fixed_ns +
+                                               cost->ns_per_unit * static_cast<double>(work_units - light) +
+                                               cost->ns_per_light_unit * static_cast<double>(light)));
 }
 
 Bytes DeviceModel::kernel_scratch_bytes(std::string_view kernel, std::uint64_t capacity) const {

@@ -11,7 +11,8 @@
 namespace stagehand::sim {
 
 // A kernel's duration: fixed_ns + ns_per_unit * (work_units - light_units) + ns_per_light_unit *
-// light_units (KernelLaunch::light_units).
+// light_units (KernelLaunch::light_units). A [kernels.NAME] table gives the kernel's own cost; a
+// [kernels.NAME.bn254] table in it, the time of its BN254 launches where they were measured apart.
 struct KernelCost {
   double fixed_ns = 0;
   double ns_per_unit = 0;
@@ -64,9 +65,16 @@ struct DeviceModel {
   Bytes pool_release_threshold_bytes = 0;  // the default pool's threshold at start
 
   double memset_gbps = 0;  // device memory bandwidth for memset
+  // Each kernel's own cost: BLS12-381's, and that of a launch over a curve without a cost of its own.
   std::map<std::string, KernelCost, std::less<>> kernels;
+  // [kernels.NAME.bn254]: a BN254 launch's time (its scratch fields unused: scratch is the kernel's own).
+  std::map<std::string, KernelCost, std::less<>> bn254_kernels;
 
-  Nanoseconds kernel_ns(const std::string& kernel, std::uint64_t work_units, std::uint64_t light_units = 0) const;
+  // The time of a launch of `kernel` over `curve`: the curve's cost where the model has one, else the kernel's own.
+  Nanoseconds kernel_ns(std::string_view kernel, kernel::Curve curve, std::uint64_t work_units,
+                        std::uint64_t light_units = 0) const;
+  // Scratch is the kernel's own for every curve (Device::kernel_scratch_bytes knows no curve;
+  // BLS12-381's larger points only overstate BN254's).
   Bytes kernel_scratch_bytes(std::string_view kernel, std::uint64_t capacity) const;
   bool has_kernel(std::string_view kernel) const { return kernels.find(kernel) != kernels.end(); }
   int async_engine_count() const { return copy_engines_host_to_device + copy_engines_device_to_host; }

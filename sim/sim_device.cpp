@@ -92,7 +92,7 @@ void SimDevice::start(Stream& stream, Op& op, std::function<void()> done) {
     case OpKind::kernel: {
       Nanoseconds duration = 1000;
       if (model_.has_kernel(op.kernel->name) || !system_.options().functional) {
-        duration = model_.kernel_ns(op.kernel->name, op.kernel->work_units, op.kernel->light_units);
+        duration = model_.kernel_ns(op.kernel->name, op.kernel->curve, op.kernel->work_units, op.kernel->light_units);
       }
       if (kernels_running_++ == 0) {
         compute_busy_since_ns_ = system_.now();
@@ -338,9 +338,9 @@ void SimDevice::launch(const KernelLaunch& kernel, StreamHandle stream_handle) {
                     functional ? "the functional simulator" : "the device model", model_.source.string()));
   }
   // A kernel of the launch's curve, never another curve's over its bytes: functionally, a host
-  // function registered for the pair; timed, an instantiation the kernel ABI declares. The device
-  // models' costs are BLS12-381's, so a timed BN254 launch is charged as BLS12-381's of the same
-  // name (its Fq products are cheaper: the model overcharges it until BN254 costs are measured).
+  // function registered for the pair; timed, an instantiation the kernel ABI declares. A BN254
+  // launch is charged its kernel's [kernels.NAME.bn254] time where the model has one, else the
+  // kernel's own (BLS12-381's: its Fq products dearer, so it overcharges an unmeasured BN254 kernel).
   if (functional ? system_.kernel_function(kernel.name, kernel.curve) == nullptr
                  : !kernel::has_instance(kernel.name, kernel.curve)) {
     throw DeviceError(DeviceErrc::unknown_kernel, fmt::format("launch: kernel '{}' has no instantiation over {}",

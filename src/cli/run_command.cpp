@@ -52,8 +52,9 @@ std::string describe_workload(const RunConfig& config) {
          : porep_key
              ? fmt::format("{} proofs x {} PoRep partitions at domain 2^{} on the Groth16 program (timing jobs)",
                            config.workload.proofs, config.workload.partitions_per_proof, shape.domain_log2)
-             : fmt::format("{} Groth16 proofs of the synthetic circuit at domain 2^{} (timing jobs)",
-                           config.workload.proofs, shape.domain_log2);
+             : fmt::format("{} Groth16 proofs of {} synthetic circuit at domain 2^{} (timing jobs)",
+                           config.workload.proofs, config.groth16.curve == kernel::Curve::bn254 ? "BN254's" : "the",
+                           shape.domain_log2);
 }
 
 // One policy on the simulator, its progress, trace and picture told on stderr.

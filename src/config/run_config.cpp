@@ -94,6 +94,12 @@ void read_groth16_workload(const ConfigTable& workload, RunConfig& config) {
   config.groth16.key = key == to_string(Groth16KeyShape::porep_partition) ? Groth16KeyShape::porep_partition
                                                                           : Groth16KeyShape::synthetic_circuit;
   const bool porep_key = config.groth16.key == Groth16KeyShape::porep_partition;
+  const auto bls = std::string(kernel::curve_name(kernel::Curve::bls12_381));
+  const auto bn254 = std::string(kernel::curve_name(kernel::Curve::bn254));
+  const auto curve = workload.choice("curve", bls, {bls, bn254});
+  config.groth16.curve = curve == bn254 ? kernel::Curve::bn254 : kernel::Curve::bls12_381;
+  if (porep_key && config.groth16.curve != kernel::Curve::bls12_381)
+    workload.fail("curve", "key = \"porep-partition\" is a Filecoin partition's key, BLS12-381's");
   if (!porep_key) {
     if (workload.contains("partitions_per_proof")) {
       workload.fail("partitions_per_proof",

@@ -5,6 +5,7 @@
 
 #include "coordinator/coordinator.hpp"
 #include "device/fault_plan.hpp"
+#include "device/kernel_abi.hpp"
 #include "workloads/groth16/groth16_workload.hpp"
 #include "workloads/porep/porep_workload.hpp"
 
@@ -32,6 +33,8 @@ std::string_view to_string(Groth16KeyShape shape);
 
 struct Groth16RunSettings {
   Groth16KeyShape key = Groth16KeyShape::synthetic_circuit;
+  // The synthetic circuit's curve (KeySizes::curve): its launches' instances and device model costs.
+  kernel::Curve curve = kernel::Curve::bls12_381;
   // The whole witness's share of full scalars, the rest 0 or 1 (Groth16TimingJobs::
   // full_scalar_share, from index 0); nullopt: the key shape's (a PoRep witness for a PoRep
   // partition's key, porep_as_groth16.hpp; every scalar full otherwise).

@@ -11,7 +11,8 @@ groth16::Groth16TimingJobs groth16_timing_jobs(const RunConfig& config) {
   if (config.groth16.key == Groth16KeyShape::porep_partition) {
     jobs = porep_timing_jobs(config.workload);
   } else {
-    jobs.sizes = groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2));
+    jobs.sizes =
+        groth16::KeySizes::synthetic(static_cast<unsigned>(config.workload.shape.domain_log2), config.groth16.curve);
     jobs.proofs = config.workload.proofs;
     jobs.host_prepare_ns = config.workload.shape.host_prepare_ns();
     jobs.host_finish_ns = config.workload.shape.host_finish_ns();

@@ -31,6 +31,18 @@ BOOST_AUTO_TEST_CASE(bad_configuration_names_the_file_line_and_key) {
              "deploy.toml:2: key 'gpus.overlap_finish': expected true or false, found a string");
 }
 
+// The synthetic circuit's curve: BLS12-381's or BN254's; a PoRep partition's key is BLS12-381's alone.
+BOOST_AUTO_TEST_CASE(a_groth16_workloads_curve_is_one_of_the_two_and_bls12_381_for_porep_partitions) {
+  const std::string groth16 = "[workload]\nkind = \"groth16\"\n";
+  BOOST_TEST((parse_run_config(groth16, "deploy.toml").groth16.curve == kernel::Curve::bls12_381));
+  BOOST_TEST((parse_run_config(groth16 + "curve = \"bn254\"\n", "deploy.toml").groth16.curve == kernel::Curve::bn254));
+  BOOST_TEST(config_error_of(groth16 + "curve = \"bn128\"\n") ==
+             "deploy.toml:3: key 'workload.curve': 'bn128' is not one of: bls12_381, bn254");
+  const auto porep = groth16 + "key = \"porep-partition\"\ncurve = \"bn254\"\n";
+  BOOST_TEST(config_error_of(porep).find("deploy.toml:4: key 'workload.curve': key = \"porep-partition\"") == 0,
+             config_error_of(porep));
+}
+
 // Regression: proofs x partitions_per_proof overflowed the int that counts the jobs (UBSan in
 // run_command.cpp and porep_workload.hpp); 2e9 jobs ended in bad_alloc naming nothing.
 BOOST_AUTO_TEST_CASE(too_many_partitions_are_an_error_naming_the_key) {

@@ -106,6 +106,57 @@ BOOST_AUTO_TEST_CASE(an_unknown_kernel_name_is_refused_naming_file_line_and_kern
   BOOST_TEST(error.find("unknown kernel") != std::string::npos, error);
 }
 
+// The h200 model with two Groth16 MSMs: G1 with a BN254 time of its own, G2 without.
+std::string model_with_a_bn254_time(const std::string& bn254_table_extra = "") {
+  return valid_model() +
+         "\n[kernels.groth16_msm_g1]\nfixed_ns = 1000\nns_per_unit = 8\nns_per_light_unit = 1\nscratch_fixed_mib = 2\n"
+         "[kernels.groth16_msm_g1.bn254]\nfixed_ns = 500\nns_per_unit = 3\n" +
+         bn254_table_extra + "[kernels.groth16_msm_g2]\nfixed_ns = 2000\nns_per_unit = 30\n";
+}
+
+// A BN254 launch is charged its kernel's [kernels.NAME.bn254] time, a BLS12-381 launch the
+// kernel's own; a kernel without a BN254 time charges BN254 launches its own; scratch is the
+// kernel's own for both.
+BOOST_AUTO_TEST_CASE(a_bn254_launch_is_charged_its_kernels_bn254_time_where_there_is_one) {
+  const auto model = sim::parse_device_model(model_with_a_bn254_time(), "bn254.toml");
+  using kernel::Curve;
+  BOOST_CHECK_EQUAL(model.kernel_ns(kernel::groth16_msm_g1, Curve::bn254, 100), 500 + 3 * 100);
+  BOOST_CHECK_EQUAL(model.kernel_ns(kernel::groth16_msm_g1, Curve::bls12_381, 100), 1000 + 8 * 100);
+  // Light points: the BN254 table gives none, so they cost its full points'; the own table's 1 ns stays BLS12-381's.
+  BOOST_CHECK_EQUAL(model.kernel_ns(kernel::groth16_msm_g1, Curve::bn254, 100, 40), 500 + 3 * 100);
+  BOOST_CHECK_EQUAL(model.kernel_ns(kernel::groth16_msm_g1, Curve::bls12_381, 100, 40), 1000 + 8 * 60 + 40);
+  BOOST_CHECK_EQUAL(model.kernel_ns(kernel::groth16_msm_g2, Curve::bn254, 100), 2000 + 30 * 100);
+  BOOST_CHECK_EQUAL(model.kernel_ns(kernel::groth16_msm_g2, Curve::bls12_381, 100), 2000 + 30 * 100);
+  BOOST_CHECK_EQUAL(model.kernel_scratch_bytes(kernel::groth16_msm_g1, 100), 2 * kMiB);
+  BOOST_CHECK(!model.bn254_kernels.contains(kernel::groth16_msm_g2));
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_bn254_table_names_file_line_and_key) {
+  auto misspelt = model_with_a_bn254_time("ns_per_unt = 4\n");
+  const auto line = [](const std::string& text, const std::string& what) {
+    const auto at = text.find(what);
+    BOOST_REQUIRE(at != std::string::npos);
+    return std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  };
+  BOOST_TEST(error_of(misspelt) ==
+                 "bad.toml:" + line(misspelt, "ns_per_unt") + ": unknown key 'kernels.groth16_msm_g1.bn254.ns_per_unt'",
+             error_of(misspelt));
+  auto scratch = model_with_a_bn254_time("scratch_bytes_per_unit = 40\n");
+  BOOST_TEST(error_of(scratch).find("bad.toml:" + line(scratch, "scratch_bytes_per_unit = 40") +
+                                    ": key 'kernels.groth16_msm_g1.bn254.scratch_bytes_per_unit': scratch is the "
+                                    "kernel's own") == 0,
+             error_of(scratch));
+  auto negative = model_with_a_bn254_time("ns_per_light_unit = -1\n");
+  BOOST_TEST(error_of(negative).find("'kernels.groth16_msm_g1.bn254.ns_per_light_unit': -1 is out of range") !=
+                 std::string::npos,
+             error_of(negative));
+  // A kernel with no BN254 instance (kernel_abi.hpp) has no BN254 time to give.
+  auto bls_only = valid_model() + "\n[kernels.msm_batch.bn254]\nns_per_unit = 1\n";
+  BOOST_TEST(error_of(bls_only).find("key 'kernels.msm_batch.bn254': kernel 'msm_batch' has no bn254 instance") !=
+                 std::string::npos,
+             error_of(bls_only));
+}
+
 BOOST_AUTO_TEST_CASE(every_kernel_of_the_shipped_models_is_a_known_kernel) {
   for (const auto* model : {"h200", "h200-measured", "rtx5070ti-16g"}) {
     for (const auto& [name, cost] : sim::load_device_model(sim::find_device_model(model)).kernels) {
