@@ -181,7 +181,7 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
     result = co_await proving::run_assignment_batch(backend.devices(), key, views, randomness, settings);
   }());
   print_params_figures(result.report, options, seconds_since(start));
-  fmt::print("  the key's sets             {}\n", groth16::describe_assignment_placement(result.placement));
+  fmt::print("  the key's sets             {}\n", groth16::describe_assignment_layout(result.layout));
   fs::create_directories(dir);
   std::ofstream out(dir / "proofs.bin", std::ios::binary);
   for (const auto& proof : result.proofs) {

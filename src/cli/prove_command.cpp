@@ -157,7 +157,7 @@ std::vector<groth16::Proof> prove_params_assignments(const ProveOptions& options
   backend->run([&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(backend->devices(), key, views, randomness, settings);
   }());
-  fmt::print(stderr, "stagehand prove: the key's sets: {}\n", groth16::describe_assignment_placement(result.placement));
+  fmt::print(stderr, "stagehand prove: the key's sets: {}\n", groth16::describe_assignment_layout(result.layout));
   return std::move(result.proofs);
 }
 

@@ -88,12 +88,12 @@ void Engine::load_params_key(const std::string& name, groth16::InputFile params,
     check_params_r1cs(held->key, params_path, held->r1cs, held->r1cs_path);
     // A key no device can prove, even with every set streamed, is refused now, naming it.
     const auto settings = settings_for(impl_->config.run, impl_->config.engine.policy);
-    const auto placement = groth16::plan_assignment_placement(
+    const auto layout = groth16::plan_assignment_layout(
         held->key, impl_->backend->devices(), settings.safety_margin_bytes + settings.resident_bytes,
         settings.workers_per_device, impl_->config.engine.stream_buffer_bytes);
     entry.layout =
         fmt::format("assignments ({} inputs, {} aux, domain {}); {}", held->key.input_count(), held->key.aux_count(),
-                    held->key.domain_size(), groth16::describe_assignment_placement(placement));
+                    held->key.domain_size(), groth16::describe_assignment_layout(layout));
     entry.host_bytes = params_host_bytes(*held);
     entry.r1cs_path = held->r1cs_path;
     entry.params = std::move(held);

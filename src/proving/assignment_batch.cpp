@@ -47,16 +47,17 @@ asio::awaitable<AssignmentJobsResult> run_assignment_jobs(std::vector<Device*> d
   }
   const auto& coordinator = settings.coordinator;
   AssignmentJobsResult result;
-  result.placement =
-      groth16::plan_assignment_placement(key, devices, coordinator.safety_margin_bytes + coordinator.resident_bytes,
-                                         coordinator.workers_per_device, settings.stream_buffer_bytes);
-  if (settings.key_state && !settings.key_state->made_for(result.placement)) co_await settings.key_state->release();
+  result.layout =
+      groth16::plan_assignment_layout(key, devices, coordinator.safety_margin_bytes + coordinator.resident_bytes,
+                                      coordinator.workers_per_device, settings.stream_buffer_bytes);
+  if (settings.key_state && !settings.key_state->made_for(result.layout.placement))
+    co_await settings.key_state->release();
   result.proofs.resize(jobs.size());
   auto& made = result.proofs;
   groth16::AssignmentWorkload workload(
       key, std::move(jobs), settings.threads,
       [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; },
-      settings.verify, coordinator.safety_margin_bytes, settings.key_state, result.placement);
+      settings.verify, coordinator.safety_margin_bytes, settings.key_state, result.layout);
   std::optional<ListenedWorkload> listened;
   if (settings.listener != nullptr) listened.emplace(workload, *settings.listener, devices);
   PageableArena pageable;
@@ -97,7 +98,7 @@ asio::awaitable<AssignmentBatchResult> run_assignment_batch(std::vector<Device*>
     if (!jobs.proofs[circuit]) throw groth16::InputError(fmt::format("circuit {}: no proof was made", circuit));
     result.proofs.push_back(*jobs.proofs[circuit]);
   }
-  result.placement = jobs.placement;
+  result.layout = jobs.layout;
   result.report = std::move(jobs.report);
   STAGEHAND_ASSERT(result.proofs.size() == assignments.size());
   co_return result;

@@ -40,7 +40,7 @@ struct AssignmentBatchSettings {
 // The run's proofs (every circuit's, in order), where the key's sets were, and its report.
 struct AssignmentBatchResult {
   std::vector<groth16::Proof> proofs;
-  groth16::KeyPlacement placement;
+  groth16::AssignmentLayout layout;
   RunReport report;
 };
 
@@ -48,7 +48,7 @@ struct AssignmentBatchResult {
 // key's sets were, and the run's report.
 struct AssignmentJobsResult {
   std::vector<std::optional<groth16::Proof>> proofs;
-  groth16::KeyPlacement placement;
+  groth16::AssignmentLayout layout;
   RunReport report;
 };
 
@@ -61,7 +61,7 @@ asio::awaitable<AssignmentJobsResult> run_assignment_jobs(std::vector<Device*> d
                                                           AssignmentBatchSettings settings);
 
 // On the devices' executor: checks every assignment against the key (InputError naming the
-// circuit and the field), places the key's sets by the devices' memory (plan_assignment_placement:
+// circuit and the field), places the key's sets by the devices' memory (plan_assignment_layout:
 // resident what fits beside the workers' proofs, the rest streamed), proves them all, and throws
 // InputError naming the first circuit that failed, with its error (a proof that does not verify),
 // or a device too small for one proof even with every set streamed.

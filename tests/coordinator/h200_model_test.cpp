@@ -247,7 +247,7 @@ BOOST_AUTO_TEST_CASE(the_measured_h200_model_charges_bn254_msms_as_measured) {
     return static_cast<double>(totals.busy_ns) / 1e6;
   };
   const std::tuple<const char*, int, double> measured[] = {
-      {kernel::groth16_msm_g1, 20, 7.506}, {kernel::groth16_msm_g1, 22, 20.64}, {kernel::groth16_msm_g1, 24, 66.08},
+      {kernel::groth16_msm_g1, 20, 7.506},  {kernel::groth16_msm_g1, 22, 20.64}, {kernel::groth16_msm_g1, 24, 66.08},
       {kernel::groth16_msm_g1, 26, 237.29}, {kernel::groth16_msm_g2, 20, 20.79}, {kernel::groth16_msm_g2, 22, 65.24},
       {kernel::groth16_msm_g2, 24, 211.27}, {kernel::groth16_msm_g2, 26, 786.97}};
   for (const auto& [name, log2, ms] : measured) {

@@ -74,7 +74,7 @@ struct DeviceRun {
   Policy policy = Policy::budgeted;
   bool two_devices = false;
   Bytes stream_buffer_bytes = kGiB;
-  KeyPlacement* placement = nullptr;
+  AssignmentLayout* layout = nullptr;
   DeviceCounters* counters = nullptr;  // the first device's, at the run's end
 };
 
@@ -108,7 +108,7 @@ std::vector<Proof> prove_on_device(const ParamsKey& key, const std::vector<Filec
                static_cast<int>(assignments.size()));
     BOOST_TEST(result.report.per_device[1].jobs_completed > 0);  // the second device's set-up proved too
   }
-  if (run.placement != nullptr) *run.placement = result.placement;
+  if (run.layout != nullptr) *run.layout = result.layout;
   if (run.counters != nullptr) *run.counters = h200.device.counters();
   return result.proofs;
 }
@@ -241,10 +241,11 @@ BOOST_AUTO_TEST_CASE(an_assignment_that_satisfies_nothing_is_refused_by_the_pair
 constexpr Bytes kSmallBuffer = 960;
 constexpr Bytes kMargin = 512 * kMiB;  // CoordinatorSettings's safety margin, which the tests keep
 
-// One proof's least device memory with every set streamed through kSmallBuffer buffers.
-Bytes streamed_proof(const ParamsKey& key) {
+// One proof's least device memory with every set streamed through kSmallBuffer buffers (with its
+// inputs all pre-staged, or late: two polynomials at a time).
+Bytes streamed_proof(const ParamsKey& key, bool late_inputs = false) {
   testing::FunctionalGroth16Device h200;
-  return AssignmentWorkload::streamed_proof_bytes(key, h200.device, kSmallBuffer);
+  return AssignmentWorkload::streamed_proof_bytes(key, h200.device, kSmallBuffer, late_inputs);
 }
 
 BOOST_AUTO_TEST_CASE(sets_resident_streamed_in_part_or_all_give_the_cpu_references_bytes) {
@@ -258,16 +259,20 @@ BOOST_AUTO_TEST_CASE(sets_resident_streamed_in_part_or_all_give_the_cpu_referenc
   const Bytes part = kMargin + 2 * proof + a_and_b1 + kKiB;
   const Bytes none = kMargin + proof + kKiB;
   BOOST_REQUIRE(kKiB < std::min({key.h.bytes().size(), key.l.bytes().size(), key.b_g2.bytes().size()}));
-  for (const Bytes memory : {Bytes{0}, part, none}) {
-    KeyPlacement placement;
+  // Below one proof with every input on the device: two polynomials at a time.
+  const Bytes late = kMargin + streamed_proof(key, true) + kKiB;
+  BOOST_REQUIRE(late < none);
+  for (const Bytes memory : {Bytes{0}, part, none, late}) {
+    AssignmentLayout layout;
     DeviceCounters counters;
-    const auto proofs = prove_on_device(key, assignments, randomness, /*verify=*/false,
-                                        DeviceRun{.memory_bytes = memory,
-                                                  .stream_buffer_bytes = kSmallBuffer,
-                                                  .placement = &placement,
-                                                  .counters = &counters});
-    BOOST_TEST_CONTEXT(describe_assignment_placement(placement) << " on " << memory << " bytes") {
+    const auto proofs = prove_on_device(
+        key, assignments, randomness, /*verify=*/false,
+        DeviceRun{
+            .memory_bytes = memory, .stream_buffer_bytes = kSmallBuffer, .layout = &layout, .counters = &counters});
+    BOOST_TEST_CONTEXT(describe_assignment_layout(layout) << " on " << memory << " bytes") {
+      const auto& placement = layout.placement;
       const auto& sets = placement.sets;
+      BOOST_TEST(layout.late_inputs == (memory == late));
       const auto count = [&](SetPlacement where) { return std::ranges::count(sets, where); };
       if (memory == 0) BOOST_TEST(count(SetPlacement::resident) == 5);
       if (memory == part) {
@@ -275,7 +280,7 @@ BOOST_AUTO_TEST_CASE(sets_resident_streamed_in_part_or_all_give_the_cpu_referenc
         BOOST_TEST((sets[kSetH] == SetPlacement::streamed && sets[kSetL] == SetPlacement::streamed &&
                     sets[kSetB2] == SetPlacement::streamed));
       }
-      if (memory == none) {
+      if (memory == none || memory == late) {
         BOOST_TEST(count(SetPlacement::streamed) == 5);
         // Every proof streamed the whole key from its registered host bytes: the pageable copies
         // (the query scalars) are fewer bytes than the key.
@@ -310,13 +315,13 @@ BOOST_AUTO_TEST_CASE(streamed_sets_give_proofs_that_verify) {
 }
 
 BOOST_AUTO_TEST_CASE(a_device_too_small_even_for_streaming_is_a_clear_error) {
-  const Bytes proof = streamed_proof(key);
+  const Bytes proof = streamed_proof(key, /*late_inputs=*/true);
   for (const Bytes memory : {64 * kMiB, kMargin + proof - 1}) {
     const auto message = error_of([&] {
       prove_on_device(key, {satisfied}, randomness_for(1, 50), true,
                       DeviceRun{.memory_bytes = memory, .stream_buffer_bytes = kSmallBuffer});
     });
-    BOOST_TEST(contains(message, "even with every set streamed"), message);
+    BOOST_TEST(contains(message, "even with every set streamed and two of its polynomials on it at a time"), message);
     BOOST_TEST(contains(message, fmt::format("needs {}", format_bytes(proof))), message);
     BOOST_TEST(contains(message, "held back for the budget's margin"), message);
   }
@@ -342,8 +347,8 @@ BOOST_AUTO_TEST_CASE(a_kept_key_made_for_another_placement_is_released_before_th
     co_await settings.key_state->release();
   }());
   BOOST_REQUIRE_EQUAL(results.size(), 2u);
-  BOOST_TEST(std::ranges::count(results[0].placement.sets, SetPlacement::resident) == 5);
-  BOOST_TEST(std::ranges::count(results[1].placement.sets, SetPlacement::streamed) == 5);
+  BOOST_TEST(std::ranges::count(results[0].layout.placement.sets, SetPlacement::resident) == 5);
+  BOOST_TEST(std::ranges::count(results[1].layout.placement.sets, SetPlacement::streamed) == 5);
   BOOST_TEST(settings.key_state->set_ups() == 2u);  // the first run's sets were freed, the second set up afresh
   BOOST_TEST(h200.device.memory_info().free_bytes == h200.device.memory_info().total_bytes);
   const auto expected = encode_supraseal_proof(cpu.prove(assignment.view(), randomness[0]));

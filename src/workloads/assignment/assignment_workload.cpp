@@ -87,31 +87,18 @@ std::string describe_assignment_placement(const KeyPlacement& placement) {
   return text;
 }
 
-KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<Device*>& devices, Bytes held_back,
-                                       int proofs_in_flight, Bytes stream_buffer_bytes) {
-  STAGEHAND_ASSERT(!devices.empty() && stream_buffer_bytes > 0);
+namespace {
+
+// The sets' places on devices that give one proof `available` bytes.
+KeyPlacement plan_placement(const ParamsKey& key, const std::vector<Device*>& devices, Bytes available,
+                            int proofs_in_flight, Bytes stream_buffer_bytes, bool late_inputs) {
   PlacementBudget budget;
   budget.proofs_in_flight = std::max(1, proofs_in_flight);
   budget.stream_buffer_bytes = stream_buffer_bytes;
-  Bytes streamed_proof = 0;
-  const Device* smallest = devices.front();
+  budget.device_bytes = available;
   for (const auto* device : devices) {
-    if (device->properties().total_memory_bytes < smallest->properties().total_memory_bytes) smallest = device;
-    streamed_proof =
-        std::max(streamed_proof, AssignmentWorkload::streamed_proof_bytes(key, *device, stream_buffer_bytes));
-    budget.proof_bytes =
-        std::max(budget.proof_bytes, AssignmentWorkload::proof_bytes_before_scratch(key, *device, stream_buffer_bytes));
-  }
-  budget.device_bytes = smallest->properties().total_memory_bytes;
-  budget.device_bytes = budget.device_bytes > held_back ? budget.device_bytes - held_back : 0;
-  if (streamed_proof > budget.device_bytes) {
-    throw InputError(fmt::format(
-        "one proof of the key needs {} on the device even with every set streamed (its a, b and c: 3 x {}, the "
-        "query scalars, two stream buffers of at most {} and the kernels' scratch), above the {} a device gives it "
-        "({} less {} held back for the budget's margin and other residents)",
-        format_bytes(streamed_proof), format_bytes(kernel::kFrBytes * key.domain_size()),
-        format_bytes(stream_buffer_bytes), format_bytes(budget.device_bytes),
-        format_bytes(smallest->properties().total_memory_bytes), format_bytes(held_back)));
+    budget.proof_bytes = std::max(budget.proof_bytes, AssignmentWorkload::proof_bytes_before_scratch(
+                                                          key, *device, stream_buffer_bytes, late_inputs));
   }
   // The plan adds the MSM scratch of each placement it tries to budget.proof_bytes.
   budget.msm_scratch = [&devices](std::size_t set, SetPlacement placement, std::uint64_t points) {
@@ -122,9 +109,50 @@ KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<D
   return KeyPlacement::plan(assignment_key_sizes(key), budget);
 }
 
+}  // namespace
+
+std::string describe_assignment_layout(const AssignmentLayout& layout) {
+  auto text = describe_assignment_placement(layout.placement);
+  if (layout.late_inputs) text += "; two polynomials at a time (c and the scalars uploaded in the program)";
+  return text;
+}
+
+AssignmentLayout plan_assignment_layout(const ParamsKey& key, const std::vector<Device*>& devices, Bytes held_back,
+                                        int proofs_in_flight, Bytes stream_buffer_bytes) {
+  STAGEHAND_ASSERT(!devices.empty() && stream_buffer_bytes > 0);
+  const Device* smallest = devices.front();
+  for (const auto* device : devices) {
+    if (device->properties().total_memory_bytes < smallest->properties().total_memory_bytes) smallest = device;
+  }
+  const Bytes device_bytes = smallest->properties().total_memory_bytes;
+  const Bytes available = device_bytes > held_back ? device_bytes - held_back : 0;
+  // The largest proof of the key any device takes with every set streamed.
+  const auto streamed_proof = [&](bool late_inputs) {
+    Bytes most = 0;
+    for (const auto* device : devices) {
+      most = std::max(most, AssignmentWorkload::streamed_proof_bytes(key, *device, stream_buffer_bytes, late_inputs));
+    }
+    return most;
+  };
+  AssignmentLayout layout;
+  layout.late_inputs = streamed_proof(false) > available;
+  if (layout.late_inputs && streamed_proof(true) > available) {
+    throw InputError(fmt::format(
+        "one proof of the key needs {} on the device even with every set streamed and two of its polynomials on it at "
+        "a time (a and b or c: 2 x {}, the NTT domain, the query scalars, two stream buffers of at most {} and the "
+        "kernels' scratch), above the {} a device gives it ({} less {} held back for the budget's margin and other "
+        "residents)",
+        format_bytes(streamed_proof(true)), format_bytes(kernel::kFrBytes * key.domain_size()),
+        format_bytes(stream_buffer_bytes), format_bytes(available), format_bytes(device_bytes),
+        format_bytes(held_back)));
+  }
+  layout.placement = plan_placement(key, devices, available, proofs_in_flight, stream_buffer_bytes, layout.late_inputs);
+  return layout;
+}
+
 AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
                                        ProofHandler on_proof, bool verify, Bytes safety_margin_bytes,
-                                       std::shared_ptr<AssignmentKeyState> key_state, KeyPlacement placement)
+                                       std::shared_ptr<AssignmentKeyState> key_state, AssignmentLayout layout)
     : key_(key),
       jobs_(std::move(jobs)),
       thread_count_(thread_count),
@@ -134,8 +162,9 @@ AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<Assignm
       domain_log2_(static_cast<unsigned>(std::countr_zero(key.domain_size()))),
       scalar_count_(key.aux_count() + key.a.size() + key.b_g1.size()),
       verifier_key_(verifier_key_of(key)),
-      placement_(placement),
-      shape_(shape_key_program(assignment_key_sizes(key), placement)),
+      placement_(layout.placement),
+      late_inputs_(layout.late_inputs),
+      shape_(shape_key_program(assignment_key_sizes(key), layout.placement)),
       key_state_(key_state ? key_state : std::make_shared<AssignmentKeyState>()),
       keep_key_(key_state != nullptr) {
   STAGEHAND_ASSERT(std::has_single_bit(key.domain_size()) && key.b_g1.size() == key.b_g2.size());
@@ -175,35 +204,50 @@ Bytes AssignmentWorkload::domain_bytes_on(const Device& device, std::uint64_t do
                   device.kernel_scratch_bytes(kernel::ntt_twiddles, domain_size));
 }
 
+// Held at once: with every input pre-staged a, b, c, the scalars and the domain; with late inputs
+// a and b (then c) with the domain, then a and the scalars (the domain freed first).
 Bytes AssignmentWorkload::proof_bytes_before_scratch(const ParamsKey& key, const Device& device,
-                                                     Bytes stream_buffer_bytes) {
+                                                     Bytes stream_buffer_bytes, bool late_inputs) {
   const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
+  const Bytes polynomial = kFrBytes * key.domain_size();
   const Bytes scalars = kFrBytes * (key.aux_count() + key.a.size() + key.b_g1.size());
-  return 3 * kFrBytes * key.domain_size() + domain_bytes_on(device, key.domain_size()) + scalars + kResultBytes +
-         2 * streamed.stream_buffer_bytes;
+  const Bytes domain = domain_bytes_on(device, key.domain_size());
+  const Bytes inputs =
+      late_inputs ? std::max(2 * polynomial + domain, polynomial + scalars) : 3 * polynomial + domain + scalars;
+  return inputs + kResultBytes + 2 * streamed.stream_buffer_bytes;
 }
 
-Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes) {
-  return proof_bytes_before_scratch(key, device, stream_buffer_bytes) +
+Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes,
+                                               bool late_inputs) {
+  return proof_bytes_before_scratch(key, device, stream_buffer_bytes, late_inputs) +
          program_msm_scratch_bytes(device, all_streamed_shape(key, stream_buffer_bytes));
 }
 
 Bytes AssignmentWorkload::working_bytes() const {
-  return domain_bytes_ + kResultBytes + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes;
+  return kResultBytes + msm_scratch_bytes_ + 2 * shape_.stream_buffer_bytes;
 }
 
-// The scalars are the extra input: held from before the lock until the program ends, so in every
-// peak.
+// Pre-staged, the scalars are the extra input, held from before the lock until the program ends
+// (in every peak) as the domain is. With late inputs the program holds a and b, then a and c,
+// with the domain; then a and the scalars; then the scalars.
 JobMemoryPlan AssignmentWorkload::memory_plan(int) const {
   const Bytes polynomial = kFrBytes * key_.domain_size();
   JobMemoryPlan plan;
   plan.input_bytes = polynomial;
   plan.extra_input_bytes = kFrBytes * scalar_count_;
-  plan.peak_bytes = 3 * polynomial + plan.extra_input_bytes + working_bytes();
-  plan.peak_after_b_and_c_bytes = polynomial + plan.extra_input_bytes + working_bytes();
-  plan.peak_after_a_bytes = plan.extra_input_bytes + working_bytes();
   plan.result_bytes = kResultBytes;
   plan.input_count = 3;
+  plan.late_inputs = late_inputs_;
+  const Bytes scalars = plan.extra_input_bytes;
+  if (late_inputs_) {
+    plan.peak_bytes = std::max(2 * polynomial + domain_bytes_, polynomial + scalars) + working_bytes();
+    plan.peak_after_b_and_c_bytes = plan.peak_bytes;  // c comes into b's room
+    plan.peak_after_a_bytes = scalars + working_bytes();
+    return plan;
+  }
+  plan.peak_bytes = 3 * polynomial + scalars + domain_bytes_ + working_bytes();
+  plan.peak_after_b_and_c_bytes = polynomial + scalars + domain_bytes_ + working_bytes();
+  plan.peak_after_a_bytes = scalars + domain_bytes_ + working_bytes();
   return plan;
 }
 
@@ -450,6 +494,73 @@ asio::awaitable<void> AssignmentWorkload::run_set_msm(JobContext& context, KeySt
   context.device.launch(reduce.to_launch(), context.compute);
 }
 
+// The events a program made for its late inputs, destroyed when it ends (or fails).
+class ProgramEvents {
+ public:
+  explicit ProgramEvents(Device& device) : device_(device) {}
+  ~ProgramEvents() {
+    for (const auto event : events_) {
+      try {
+        device_.destroy_event(event);
+      } catch (const DeviceError&) {
+        // A lost device: nothing left to destroy.
+      }
+    }
+  }
+  ProgramEvents(const ProgramEvents&) = delete;
+  ProgramEvents& operator=(const ProgramEvents&) = delete;
+  EventHandle make() { return events_.emplace_back(device_.create_event()); }
+
+ private:
+  Device& device_;
+  std::vector<EventHandle> events_;
+};
+
+asio::awaitable<DevicePointer> AssignmentWorkload::upload_late(JobContext& context, HostRange source,
+                                                               ProgramEvents& events, EventHandle& arrived) const {
+  STAGEHAND_ASSERT(late_inputs_ && source.address != 0 && source.bytes > 0, "a late input of {} bytes", source.bytes);
+  auto& device = context.device;
+  const auto destination = co_await context.memory.allocate(source.bytes, context.compute);
+  // The memory may have been another buffer's until the compute stream's free: the upload waits
+  // for the compute stream to get there.
+  const auto allocated = events.make();
+  device.record_event(allocated, context.compute);
+  device.stream_wait_event(context.upload, allocated);
+  co_await claimed_upload(device, context.link, destination, source, context.upload);
+  arrived = events.make();
+  device.record_event(arrived, context.upload);
+  co_return destination;
+}
+
+asio::awaitable<void> AssignmentWorkload::run_h_step(JobContext& context, DevicePointer domain,
+                                                     ProgramEvents& events) const {
+  auto& device = context.device;
+  const auto stream = context.compute;
+  const auto& inputs = context.inputs;
+  const std::uint64_t m = key_.domain_size();
+  const Bytes polynomial = kFrBytes * m;
+  const BufferUse domain_use{domain, domain_bytes_};
+  const auto launch = [&](const char* name, std::vector<BufferUse> writes) {
+    device.launch(KernelLaunch{name, m, {domain_log2_}, {domain_use}, std::move(writes)}, stream);
+  };
+  if (inputs.c) {
+    launch(kernel::h_polynomial_classic,
+           {BufferUse{inputs.a, polynomial}, BufferUse{inputs.b, polynomial}, BufferUse{inputs.c, polynomial}});
+    co_await context.memory.release_b_and_c(stream);
+    co_return;
+  }
+  // Two polynomials at a time: c goes up into b's room once a·b is formed.
+  STAGEHAND_ASSERT(inputs.c_host.bytes == polynomial, "c staged in {} bytes, {} expected", inputs.c_host.bytes,
+                   polynomial);
+  launch(kernel::h_classic_product, {BufferUse{inputs.a, polynomial}, BufferUse{inputs.b, polynomial}});
+  co_await context.memory.release_b_and_c(stream);
+  EventHandle arrived;
+  const auto c = co_await upload_late(context, inputs.c_host, events, arrived);
+  device.stream_wait_event(stream, arrived);
+  launch(kernel::h_classic_finish, {BufferUse{inputs.a, polynomial}, BufferUse{c, polynomial}});
+  co_await context.memory.release(c, stream);
+}
+
 asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& context) {
   auto& job_state = state(job);
   auto& device = context.device;
@@ -457,12 +568,10 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   const auto stream = context.compute;
   const auto* held = key_state_->entry(device);
   STAGEHAND_ASSERT(held != nullptr && held->complete, "job {}: its device was not set up", job);
+  STAGEHAND_ASSERT(late_inputs_ || (context.inputs.c && context.inputs.extra), "job {}: inputs missing", job);
   const AssignmentKeyState::Sets sets = held->sets;
-  const std::uint64_t m = key_.domain_size();
   KeyStream key_stream(device, streamed_);
-  // The scalars are the job's extra input, staged and uploaded by the policy like a, b and c.
-  const auto scalars = context.inputs.extra;
-  STAGEHAND_ASSERT(scalars, "job {}: no scalars among its inputs", job);
+  ProgramEvents events(device);
   const auto domain = co_await memory.allocate(domain_bytes_, stream);
   const auto results = co_await memory.allocate(kResultBytes, stream);
   const auto scratch = msm_scratch_bytes_ ? co_await memory.allocate(msm_scratch_bytes_, stream) : DevicePointer{};
@@ -478,20 +587,21 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
     if (event) device.stream_wait_event(stream, event);
   }
   device.host_callback(stream, [&device, waited, before_inputs] { *waited = device.now() - before_inputs; });
-  device.launch(KernelLaunch{kernel::ntt_domain_init, m, domain_arguments_, {}, {BufferUse{domain, domain_bytes_}}},
-                stream);
-  const Bytes polynomial = kFrBytes * m;
-  device.launch(KernelLaunch{kernel::h_polynomial_classic,
-                             m,
-                             {domain_log2_},
-                             {BufferUse{domain, domain_bytes_}},
-                             {BufferUse{context.inputs.a, polynomial}, BufferUse{context.inputs.b, polynomial},
-                              BufferUse{context.inputs.c, polynomial}}},
-                stream);
-  co_await memory.release_b_and_c(stream);
+  device.launch(
+      KernelLaunch{
+          kernel::ntt_domain_init, key_.domain_size(), domain_arguments_, {}, {BufferUse{domain, domain_bytes_}}},
+      stream);
+  co_await run_h_step(context, domain, events);
+  // The scalars: the policy's extra input, or (late) uploaded now into the domain's room.
+  auto scalars = context.inputs.extra;
+  auto scalars_arrived = context.inputs.extra_uploaded;
+  if (!scalars) {
+    co_await memory.release(domain, stream);
+    scalars = co_await upload_late(context, context.inputs.extra_host, events, scalars_arrived);
+  }
   for (const auto set : kMsmOrder) {
     // The first MSM over the scalars (L's) waits on the device for their upload; H's did not.
-    if (set == kSetL && context.inputs.extra_uploaded) device.stream_wait_event(stream, context.inputs.extra_uploaded);
+    if (set == kSetL && scalars_arrived) device.stream_wait_event(stream, scalars_arrived);
     co_await run_set_msm(context, key_stream, job_state, set, sets[set], set_scalars(set, scalars, context.inputs.a),
                          results, scratch);
     if (set == kSetH) co_await memory.release_a(stream);
@@ -501,13 +611,15 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   co_await device.synchronize_stream(stream);
   job_state.sums.assign(reinterpret_cast<const std::uint8_t*>(landing.data()),
                         reinterpret_cast<const std::uint8_t*>(landing.data()) + kResultBytes);
-  for (const auto pointer : {domain, results, scratch}) {
+  // Each released once: the domain where it was not already, the scalars where they are the program's.
+  for (const auto pointer : {context.inputs.extra ? domain : DevicePointer{}, results, scratch,
+                             context.inputs.extra ? DevicePointer{} : scalars}) {
     if (pointer) co_await memory.release(pointer, stream);
   }
   co_await key_stream.release(context);
   JobTimes times;
   times.waited_for_inputs_ns = *waited;
-  if (!streamed_.empty()) times.note = describe_assignment_placement(placement_);
+  if (!streamed_.empty() || late_inputs_) times.note = describe_assignment_layout({placement_, late_inputs_});
   co_return times;
 }
 

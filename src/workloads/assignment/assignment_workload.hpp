@@ -12,8 +12,10 @@
 //                      policy stages and uploads them as it does a, b and c, before the lock;
 //                      each MSM launch's count of 0s and 1s; all of it on thread_count threads
 //   program  (GPU)     the streamed sets' first batches sent; ntt_domain_init
-//                      (ω and g = 7 of bellperson's domain) and h_polynomial_classic on a, b, c:
-//                      H's coefficients in a; b and c freed; the MSMs H (the first m − 1
+//                      (ω and g = 7 of bellperson's domain) and h_polynomial_classic on a, b, c
+//                      (with late inputs, AssignmentLayout: h_classic_product on a and b, b freed,
+//                      c uploaded, h_classic_finish on a and c, the domain freed, the scalars
+//                      uploaded): H's coefficients in a; b and c freed; the MSMs H (the first m − 1
 //                      coefficients), L (after the scalars' upload), A, B1 (G1) and B2 (G2), each over its resident set
 //                      (groth16_msm_g1/_g2) or batch by batch through the stream buffers
 //                      (groth16_msm_g1/_g2_batch, then _reduce: workloads/key_streaming.hpp); the
@@ -57,19 +59,34 @@ namespace stagehand::groth16 {
 // The assignment key's sets as the Groth16 program's KeySet slots: h as H, a as A, b_g1 as B1,
 // b_g2 as B2, and l (over the aux values, the private part) as C.
 inline constexpr std::size_t kSetL = kSetC;
+class ProgramEvents;  // the events a program makes (assignment_workload.cpp)
 inline constexpr std::array<const char*, kKeySetCount> kAssignmentSetNames{"h", "a", "b_g1", "b_g2", "l"};
 // The key's sizes for KeyPlacement: its sets' point counts and its domain.
 KeySizes assignment_key_sizes(const ParamsKey& key);
+// How the program runs on the devices: where each set is, and whether a proof holds a, b, c and
+// the scalars from the start (the inputs all pre-staged by the policy) or, where one proof does
+// not fit so, two polynomials at a time (late_inputs: a and b pre-staged; c uploaded by the
+// program into b's room once a·b is formed, the scalars once H's coefficients are: the H step
+// in two halves, h_classic_product and h_classic_finish).
+struct AssignmentLayout {
+  KeyPlacement placement;
+  bool late_inputs = false;
+  bool operator==(const AssignmentLayout&) const = default;
+};
+
 // "a, b_g1 resident; h, l, b_g2 streamed (2 x 2.0 KiB buffers)", with the assignment key's names.
 std::string describe_assignment_placement(const KeyPlacement& placement);
+// The placement's, and "; two polynomials at a time (c and the scalars uploaded in the program)"
+// with late inputs.
+std::string describe_assignment_layout(const AssignmentLayout& layout);
 
 // Where each of `key`'s sets is on `devices` (KeyPlacement::plan): resident what fits on the
 // smallest device, less `held_back` (the safety margin and other residents), beside
 // `proofs_in_flight` proofs, the rest streamed through two buffers of at most
-// `stream_buffer_bytes`. A device too small for one proof even with every set streamed is an
-// InputError naming the sizes.
-KeyPlacement plan_assignment_placement(const ParamsKey& key, const std::vector<Device*>& devices, Bytes held_back,
-                                       int proofs_in_flight, Bytes stream_buffer_bytes = kGiB);
+// `stream_buffer_bytes`; with late inputs only where one proof with every set streamed does not
+// fit otherwise. A device too small for one proof even so is an InputError naming the sizes.
+AssignmentLayout plan_assignment_layout(const ParamsKey& key, const std::vector<Device*>& devices, Bytes held_back,
+                                        int proofs_in_flight, Bytes stream_buffer_bytes = kGiB);
 
 // A .params key's sets left on the devices between runs, so that the next run of the same key
 // starts proving at once (the C ABI keeps one for the key it proved last): each device's resident
@@ -139,19 +156,22 @@ class AssignmentWorkload final : public Workload {
   // set_up's check that the key fits beside one job.
   // key_state: where the key's sets stay between runs (null: a private one, freed at the run's end);
   // it must be made_for `placement`.
-  // placement: where each set is (plan_assignment_placement; by default every set resident).
+  // layout: where each set is and whether inputs come late (plan_assignment_layout; by default
+  // every set resident, every input pre-staged).
   AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
                      ProofHandler on_proof, bool verify = true, Bytes safety_margin_bytes = 0,
-                     std::shared_ptr<AssignmentKeyState> key_state = nullptr, KeyPlacement placement = {});
+                     std::shared_ptr<AssignmentKeyState> key_state = nullptr, AssignmentLayout layout = {});
 
   // The key's sets, all of them: what a device keeps with every set resident.
   static Bytes key_bytes(const ParamsKey& key);
-  // One proof's device memory at its peak, its two stream buffers (each `stream_buffer_bytes`)
-  // and the MSM scratch of the largest batch `device` takes with every set streamed included: the
-  // least a device must give one proof of the key beside its margin.
-  static Bytes streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes);
+  // One proof's device memory at its peak (with late inputs or not), its two stream buffers (each
+  // `stream_buffer_bytes`) and the MSM scratch of the largest batch `device` takes with every set
+  // streamed included: the least a device must give one proof of the key beside its margin.
+  static Bytes streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes,
+                                    bool late_inputs);
   // The same without the MSM scratch (KeyPlacement::plan adds each placement's).
-  static Bytes proof_bytes_before_scratch(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes);
+  static Bytes proof_bytes_before_scratch(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes,
+                                          bool late_inputs);
   const KeyPlacement& placement() const { return placement_; }
 
   int job_count() const override { return static_cast<int>(jobs_.size()); }
@@ -182,9 +202,16 @@ class AssignmentWorkload final : public Workload {
     std::vector<std::uint8_t> sums;  // kResultBytes (program to finish)
   };
 
-  // The bytes of a job's device memory beside its inputs (a, b, c and the scalars): the domain,
-  // the results, the MSM scratch, the stream buffers.
+  // The bytes of a job's device memory beside its inputs (a, b, c and the scalars) and the NTT
+  // domain: the results, the MSM scratch, the stream buffers.
   Bytes working_bytes() const;
+  // The H step: H's coefficients in a, b and c freed (with late inputs c uploaded in between).
+  asio::awaitable<void> run_h_step(JobContext& context, DevicePointer domain, ProgramEvents& events) const;
+  // With late inputs: `source` (a staged input) into memory of the job's, on the upload stream
+  // once the compute stream has reached the allocation; `arrived` (one of `events`) says when it
+  // is up.
+  asio::awaitable<DevicePointer> upload_late(JobContext& context, HostRange source, ProgramEvents& events,
+                                             EventHandle& arrived) const;
   // The device's memory for the NTT domain's table of 2^domain_log2 (what it asks for either
   // kernel that writes one).
   static Bytes domain_bytes_on(const Device& device, std::uint64_t domain_size);
@@ -226,6 +253,7 @@ class AssignmentWorkload final : public Workload {
   ProvingKey verifier_key_;                // the verifying key in the form ProofVerifier takes
   std::optional<ProofVerifier> verifier_;  // over verifier_key_
   KeyPlacement placement_;
+  bool late_inputs_ = false;             // AssignmentLayout's
   KeyProgramShape shape_;                // each set's batches (shape_key_program)
   std::vector<StreamedBatch> streamed_;  // every streamed set's batches, in the MSMs' order
   std::shared_ptr<AssignmentKeyState> key_state_;
