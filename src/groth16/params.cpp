@@ -32,7 +32,7 @@ constexpr std::uint8_t kSignFlag = 0x20;
 constexpr std::uint8_t kFlagBits = kCompressedFlag | kInfinityFlag | kSignFlag;
 constexpr std::size_t kFqBytes = 48;
 constexpr std::size_t kVkFixedBytes = 3 * kZcashG1Bytes + 3 * kZcashG2Bytes;
-// Points are converted in ranges of at least this many, each range on a thread of its own.
+// The writer converts points in ranges of at least this many, each range on a thread of its own.
 constexpr std::size_t kPointsPerRange = 1 << 14;
 // The writer encodes and writes this many points at a time.
 constexpr std::size_t kPointsPerPiece = 1 << 16;
@@ -119,11 +119,18 @@ Decoded<Affine> decode_zcash_in_subgroup(std::span<const std::uint8_t> bytes) {
   return decoded;
 }
 
-// The lowest index in [0, count) at which `bad(index)` holds, on every thread, or count.
-template <class Bad>
-std::size_t first_bad_index(std::size_t count, Bad&& bad) {
+// The lowest index in [0, count) at which `bad(index)` holds, or count. The indices go in chunks of `per_chunk`,
+// handed out in order to up to `threads` threads (0 = all), each chunk given first to `load(begin, end)`, which
+// reads it (false: it could not, and its indices are left unchecked). A chunk is loaded and checked only while no
+// bad index below its first is known: whichever thread is where, the lowest is found, and little work follows it.
+template <class Load, class Bad>
+std::size_t first_bad_index(std::size_t count, std::size_t per_chunk, unsigned threads, Load&& load, Bad&& bad) {
+  STAGEHAND_ASSERT(per_chunk > 0, "first_bad_index: chunks of no index");
   std::atomic<std::size_t> first{count};
-  math::detail::run_ranges(count, 0, kPointsPerRange, [&](std::size_t begin, std::size_t end) {
+  const std::size_t chunks = (count + per_chunk - 1) / per_chunk;
+  math::detail::run_tasks(chunks, threads, [&](std::size_t chunk) {
+    const std::size_t begin = chunk * per_chunk, end = std::min(count, begin + per_chunk);
+    if (begin >= first.load(std::memory_order_relaxed) || !load(begin, end)) return;
     for (std::size_t i = begin; i < end && i < first.load(std::memory_order_relaxed); ++i) {
       if (!bad(i)) continue;
       std::size_t seen = first.load();
@@ -132,7 +139,9 @@ std::size_t first_bad_index(std::size_t count, Bad&& bad) {
       return;
     }
   });
-  return first.load();
+  const std::size_t found = first.load();
+  STAGEHAND_ASSERT(found <= count, "first_bad_index: index {} of {}", found, count);
+  return found;
 }
 
 // A .params file open for reading, read front to back in pieces with pread.
@@ -145,6 +154,12 @@ class ParamsFile {
   std::uint32_t count(std::string_view section);
   // The next out.size() bytes of the file; the caller has checked that they are there.
   void read(std::string_view section, std::span<std::uint8_t> out);
+  // The next bytes read in pieces, from any number of threads at once: `out` from `at` bytes past the offset,
+  // which stays where it is until pieces_read(). False where this read or an earlier one failed (the pieces
+  // after a failure are not read: the whole read is an error).
+  bool read_piece(std::uint64_t at, std::span<std::uint8_t> out);
+  // Past the next `bytes` bytes, once every piece of them is read: fails where a read did or the file changed.
+  void pieces_read(std::string_view section, std::uint64_t bytes);
   void expect_end() const;
   [[noreturn]] void fail(std::string_view section, const std::string& what) const {
     throw InputError(fmt::format("{}: section {}: {}", name_.string(), section, what));
@@ -162,6 +177,9 @@ class ParamsFile {
   std::uint64_t size_ = 0;
   std::uint64_t offset_ = 0;
   std::timespec modified_{};
+  // What the pieces' reads found since the last pieces_read(): the file's end, the first errno.
+  std::atomic<bool> piece_ended_early_{false};
+  std::atomic<int> piece_error_{0};
 };
 
 ParamsFile::ParamsFile(InputFile input) {
@@ -194,12 +212,31 @@ std::uint32_t ParamsFile::count(std::string_view section) {
 }
 
 void ParamsFile::read(std::string_view section, std::span<std::uint8_t> out) {
-  STAGEHAND_ASSERT(out.size() <= remaining(), "ParamsFile::read past the end: {} bytes at {} of {}", out.size(),
-                   offset_, size_);
-  const auto outcome = read_file_range(descriptor_.get(), offset_, out);
-  if (outcome.error != 0) fail(section, fmt::format("cannot read the file: {}", std::strerror(outcome.error)));
-  check_unchanged(outcome.ended_early);
-  offset_ += out.size();
+  read_piece(0, out);
+  pieces_read(section, out.size());
+}
+
+bool ParamsFile::read_piece(std::uint64_t at, std::span<std::uint8_t> out) {
+  STAGEHAND_ASSERT(at <= remaining() && out.size() <= remaining() - at,
+                   "ParamsFile::read_piece past the end: {} bytes at {} past {} of {}", out.size(), at, offset_, size_);
+  if (piece_ended_early_.load(std::memory_order_relaxed) || piece_error_.load(std::memory_order_relaxed) != 0)
+    return false;
+  const auto outcome = read_file_range(descriptor_.get(), offset_ + at, out);
+  if (outcome.error != 0) {
+    int none = 0;
+    piece_error_.compare_exchange_strong(none, outcome.error);
+  }
+  if (outcome.ended_early) piece_ended_early_.store(true);
+  return outcome.error == 0 && !outcome.ended_early;
+}
+
+void ParamsFile::pieces_read(std::string_view section, std::uint64_t bytes) {
+  STAGEHAND_ASSERT(bytes <= remaining(), "ParamsFile::pieces_read past the end: {} bytes at {} of {}", bytes, offset_,
+                   size_);
+  if (const int error = piece_error_.load(); error != 0)
+    fail(section, fmt::format("cannot read the file: {}", std::strerror(error)));
+  check_unchanged(piece_ended_early_.load());
+  offset_ += bytes;
 }
 
 void ParamsFile::check_unchanged(bool ended_early) const {
@@ -233,18 +270,32 @@ void expect_points(const ParamsFile& file, std::string_view section, std::uint64
   }
 }
 
-// `count` points of the section read into a set and converted there, in place and in parallel,
-// from zcash's encoding to the sets' (each point's bytes are written only once it decoded).
+// `count` points of the section read into a set and converted there, in place, from zcash's encoding to the
+// sets' (each point's bytes are written only once it decoded). In chunks handed out in file order to `threads`
+// threads (0 = all): each thread copies its chunk out of the page cache into the set, touching those pages
+// first, and converts it while its bytes are fresh in the cache, so that the copy runs on every core and
+// overlaps the conversion. A chunk is a few MiB: enough of them for a set to share out evenly, each large
+// enough that a read's cost is in its bytes, not in the call.
 template <class Affine>
-PointSet<Affine> read_point_set(ParamsFile& file, std::string_view section, std::uint32_t count, bool in_subgroup) {
+PointSet<Affine> read_point_set(ParamsFile& file, std::string_view section, std::uint32_t count, bool in_subgroup,
+                                unsigned threads) {
   constexpr std::size_t kBytes = PointSet<Affine>::kPointBytes;
+  constexpr std::size_t kChunkPoints = detail::kParamsReadChunkBytes / kBytes;
+  static_assert(kChunkPoints * kBytes == detail::kParamsReadChunkBytes, "a chunk holds whole points");
   expect_points(file, section, count, kBytes);
   PointSet<Affine> set(count);
-  file.read(section, set.mutable_bytes());
   const auto bytes = set.mutable_bytes();
-  const auto bad = first_bad_index(count, [&](std::size_t i) {
+  STAGEHAND_ASSERT(bytes.size() == std::size_t{count} * kBytes, "section {}: a set of {} bytes for {} points", section,
+                   bytes.size(), count);
+  auto decode = [&](std::span<const std::uint8_t> point) {
+    return in_subgroup ? decode_zcash_in_subgroup<Affine>(point) : decode_zcash<Affine>(point);
+  };
+  auto load = [&](std::size_t begin, std::size_t end) {
+    return file.read_piece(begin * kBytes, bytes.subspan(begin * kBytes, (end - begin) * kBytes));
+  };
+  const auto bad = first_bad_index(count, kChunkPoints, threads, load, [&](std::size_t i) {
     const auto point = bytes.subspan(i * kBytes, kBytes);
-    const auto decoded = in_subgroup ? decode_zcash_in_subgroup<Affine>(point) : decode_zcash<Affine>(point);
+    const auto decoded = decode(point);
     if (decoded.problem != nullptr) return true;
     if constexpr (std::is_same_v<Affine, math::G1Affine>) {
       encode_g1(decoded.point, std::span<std::uint8_t, kBytes>(point.data(), kBytes));
@@ -253,9 +304,10 @@ PointSet<Affine> read_point_set(ParamsFile& file, std::string_view section, std:
     }
     return false;
   });
+  // A read that failed, or a file that changed, explains any bad point: its error comes first.
+  file.pieces_read(section, bytes.size());
   if (bad < count) {
-    const auto point = bytes.subspan(bad * kBytes, kBytes);
-    const auto decoded = in_subgroup ? decode_zcash_in_subgroup<Affine>(point) : decode_zcash<Affine>(point);
+    const auto decoded = decode(bytes.subspan(bad * kBytes, kBytes));
     STAGEHAND_ASSERT(decoded.problem != nullptr, "section {}: point {} failed its check once and passed it again",
                      section, bad);
     file.fail(section, fmt::format("point {} of {} {}", bad, count, decoded.problem));
@@ -486,25 +538,27 @@ void encode_zcash_g2(const math::G2Affine& point, std::span<std::uint8_t, kZcash
 
 }  // namespace detail
 
-ParamsKey read_params(const std::filesystem::path& path) { return read_params(open_input(path, kKind)); }
+ParamsKey read_params(const std::filesystem::path& path, unsigned threads) {
+  return read_params(open_input(path, kKind), threads);
+}
 
-ParamsKey read_params(InputFile input) {
+ParamsKey read_params(InputFile input, unsigned threads) {
   ParamsFile file(std::move(input));
   ParamsKey key;
   read_vk_points(file, key.vk);
-  key.vk.ic = read_point_set<math::G1Affine>(file, "ic", file.count("ic"), true).decode();
+  key.vk.ic = read_point_set<math::G1Affine>(file, "ic", file.count("ic"), true, threads).decode();
   if (key.vk.ic.empty()) file.fail("ic", "no points: a key has one at least, the constant one's");
-  key.h = read_point_set<math::G1Affine>(file, "h", read_h_count(file), false);
-  key.l = read_point_set<math::G1Affine>(file, "l", file.count("l"), false);
+  key.h = read_point_set<math::G1Affine>(file, "h", read_h_count(file), false, threads);
+  key.l = read_point_set<math::G1Affine>(file, "l", file.count("l"), false, threads);
   const std::uint64_t variables = key.input_count() + key.aux_count();
-  key.a = read_point_set<math::G1Affine>(file, "a", read_query_count(file, "a", variables), false);
-  key.b_g1 = read_point_set<math::G1Affine>(file, "b_g1", read_query_count(file, "b_g1", variables), false);
+  key.a = read_point_set<math::G1Affine>(file, "a", read_query_count(file, "a", variables), false, threads);
+  key.b_g1 = read_point_set<math::G1Affine>(file, "b_g1", read_query_count(file, "b_g1", variables), false, threads);
   const std::uint32_t b_g2_count = file.count("b_g2");
   if (b_g2_count != key.b_g1.size()) {
     file.fail("b_g2",
               fmt::format("{} points, but b_g1 has {}: both hold the same variables", b_g2_count, key.b_g1.size()));
   }
-  key.b_g2 = read_point_set<math::G2Affine>(file, "b_g2", b_g2_count, false);
+  key.b_g2 = read_point_set<math::G2Affine>(file, "b_g2", b_g2_count, false, threads);
   file.expect_end();
   return key;
 }

@@ -57,11 +57,12 @@ struct ParamsKey {
 // byte after b_g2. InputError naming the file, the section and the index of the first bad point
 // otherwise ("<file>: section h: point 3 is not on the curve"). Regular files only: read in
 // pieces with pread (a mapped file that another process truncates raises SIGBUS), and an error
-// where the file changes while it is read.
-ParamsKey read_params(const std::filesystem::path& path);
+// where the file changes while it is read. Each set is read and checked in chunks on `threads`
+// threads (0 = every hardware thread), each thread converting the chunk it has just read.
+ParamsKey read_params(const std::filesystem::path& path, unsigned threads = 0);
 // The same from a file already open (the service's, once it has checked where it lies); its name
 // is the one the messages give.
-ParamsKey read_params(InputFile input);
+ParamsKey read_params(InputFile input, unsigned threads = 0);
 
 // Writes `key` as bellperson writes it (a TEST-ONLY key's writer: `stagehand setup --format
 // params`). To a temporary file renamed over `path` at the end, so that a failed write leaves
@@ -86,6 +87,10 @@ math::G1Affine decode_zcash_g1_compressed(std::span<const std::uint8_t, kZcashG1
 math::G2Affine decode_zcash_g2_compressed(std::span<const std::uint8_t, kZcashG2CompressedBytes> bytes);
 
 namespace detail {
+// The reader reads and checks a set in chunks of this many bytes (2^15 G1 points, 2^14 G2): for the
+// tests of sets that span several.
+inline constexpr std::size_t kParamsReadChunkBytes = std::size_t{3} << 20;
+
 // A point's uncompressed zcash encoding (the identity as the infinity flag alone): for the
 // writer, and for tests that make points the reader must refuse.
 void encode_zcash_g1(const math::G1Affine& point, std::span<std::uint8_t, kZcashG1Bytes> out);

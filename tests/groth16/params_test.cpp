@@ -243,6 +243,43 @@ BOOST_AUTO_TEST_CASE(points_off_the_curve_or_unreduced_are_named) {
                       "section b_g1: point 0 of 2 has a coordinate not below p"));
 }
 
+BOOST_AUTO_TEST_CASE(the_first_bad_point_of_a_set_read_in_chunks_is_named) {
+  // h spans four of the reader's chunks, the last one short of a point; its points are the small
+  // key's in turn (7 of them, prime to a chunk's count), so that a chunk read to another place shows.
+  constexpr std::size_t chunk = groth16::detail::kParamsReadChunkBytes / kZcashG1Bytes;
+  const std::size_t count = std::bit_ceil(3 * chunk + 1) - 1;
+  BOOST_REQUIRE(count > 3 * chunk && count < 4 * chunk);
+  const auto small = key.h.decode();
+  std::vector<math::G1Affine> points(count);
+  for (std::size_t i = 0; i < count; ++i) points[i] = small[i % small.size()];
+  ParamsKey big = key;
+  big.h = G1Points::encode(points);
+  const auto path = dir / "big.params";
+  write_params(path, big);
+  const auto valid = read_bytes(path);
+  const std::size_t h_points = Layout(big).h + 4;
+  // The error of reading the file with h's points at `indices` moved off the curve (y's last bit).
+  auto error_with = [&](const std::vector<std::size_t>& indices, unsigned threads) {
+    auto copy = valid;
+    for (const auto index : indices) copy[h_points + index * kZcashG1Bytes + kZcashG1Bytes - 1] ^= 1;
+    write_bytes(bad, copy);
+    return error_of([&] { read_params(bad, threads); });
+  };
+  auto named = [&](std::size_t index) {
+    return fmt::format("section h: point {} of {} is not on the curve", index, count);
+  };
+  for (const unsigned threads : {1u, 4u}) {
+    BOOST_TEST_INFO("threads " << threads);
+    BOOST_TEST((read_params(path, threads).h == big.h));
+    // Deep in the second chunk and in the fourth: the second's; the fourth's alone: its own.
+    BOOST_TEST(contains(error_with({chunk + 5, 3 * chunk + 7}, threads), named(chunk + 5)));
+    BOOST_TEST(contains(error_with({3 * chunk + 7}, threads), named(3 * chunk + 7)));
+    // Either side of a chunk's boundary; and the set's last point.
+    BOOST_TEST(contains(error_with({2 * chunk, 2 * chunk - 1}, threads), named(2 * chunk - 1)));
+    BOOST_TEST(contains(error_with({count - 1}, threads), named(count - 1)));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(vk_points_outside_the_subgroup_are_refused) {
   const Layout at(key);
   std::array<std::uint8_t, kZcashG1Bytes> outside{};
