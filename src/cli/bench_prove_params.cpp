@@ -10,6 +10,7 @@
 // so none is pairing-checked; DIR/proofs.bin keeps their 384-byte encodings.
 
 #include "cli/bench_prove_params.hpp"
+#include "cli/proof_figures.hpp"
 #include "cli/proof_run.hpp"
 
 #include "device/format.hpp"
@@ -144,18 +145,46 @@ SharedAssignment porep_assignment(const ParamsShape& shape, double full_share, s
   return out;
 }
 
-void print_params_figures(const RunReport& report, const ParamsBenchOptions& options, double seconds) {
+// The devices' counters at a moment, summed over the devices.
+struct CounterSums {
+  Nanoseconds busy_ns = 0;
+  Bytes pinned = 0;
+  Bytes pageable = 0;
+};
+CounterSums counter_sums(const std::vector<Device*>& devices) {
+  CounterSums sums;
+  for (const auto* device : devices) {
+    sums.busy_ns += device->counters().compute_busy_ns;
+    sums.pinned += device->counters().pinned_bytes_copied;
+    sums.pageable += device->counters().pageable_bytes_copied;
+  }
+  return sums;
+}
+
+// The compute engine's busy share from the first partition taking its GPU to the last giving it
+// back: the devices' counters also hold what ran before the run (the key made on the device).
+double busy_share(const RunReport& report, Nanoseconds busy_ns, std::size_t devices) {
+  const auto window = held_window(report);
+  if (window.jobs == 0 || window.last <= window.first) return 0;
+  return static_cast<double>(busy_ns) /
+         (static_cast<double>(window.last - window.first) * static_cast<double>(devices));
+}
+
+void print_params_figures(const RunReport& report, const ParamsBenchOptions& options, double seconds,
+                          const CounterSums& during, std::size_t devices) {
   fmt::print("stagehand bench prove --format params: {} of {} proofs at 2^{} under {} in {:.3f} s ({:.3f} s a proof)\n",
              report.partitions_completed, report.partitions, options.domain_log2, report.policy, seconds,
              report.seconds_per_proof);
   fmt::print("  GPU seconds per partition  {:.4f}\n", report.gpu_seconds_per_partition);
-  fmt::print("  compute busy               {:.1f}%\n", 100.0 * report.compute_busy_fraction);
+  fmt::print("  compute busy               {:.1f}% (first partition's GPU start to last's end)\n",
+             100.0 * busy_share(report, during.busy_ns, devices));
   fmt::print("  lock wait, upload wait     {:.3f} s, {:.3f} s (summed)\n", report.lock_wait_seconds,
              report.upload_wait_seconds);
-  fmt::print("  VRAM peak                  {}\n", format_bytes(report.vram_peak_bytes));
+  fmt::print("  VRAM peak                  {} (the process's: the key's making on the device included)\n",
+             format_bytes(report.vram_peak_bytes));
   fmt::print("  out of memory              {}\n", report.oom_count);
-  fmt::print("  PCIe pinned, pageable      {}, {}\n", format_bytes(report.pcie_bytes_pinned),
-             format_bytes(report.pcie_bytes_pageable));
+  fmt::print("  PCIe pinned, pageable      {}, {} (the run's)\n", format_bytes(during.pinned),
+             format_bytes(during.pageable));
 }
 
 // One run of the proofs under `policy`: its figures printed, its proofs written into `dir`.
@@ -176,11 +205,15 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
   }
   settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
   const auto start = std::chrono::steady_clock::now();
+  const auto before = counter_sums(backend.devices());
   proving::AssignmentBatchResult result;
   backend.run([&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(backend.devices(), key, views, randomness, settings);
   }());
-  print_params_figures(result.report, options, seconds_since(start));
+  const auto after = counter_sums(backend.devices());
+  const CounterSums during{after.busy_ns - before.busy_ns, after.pinned - before.pinned,
+                           after.pageable - before.pageable};
+  print_params_figures(result.report, options, seconds_since(start), during, backend.devices().size());
   fmt::print("  the key's sets             {}\n", groth16::describe_assignment_layout(result.layout));
   fs::create_directories(dir);
   std::ofstream out(dir / "proofs.bin", std::ios::binary);

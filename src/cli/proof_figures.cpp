@@ -2,6 +2,7 @@
 
 #include "device/format.hpp"
 #include "coordinator/run_report_format.hpp"
+#include "util/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -30,16 +31,19 @@ KernelFigures kernel_figures(const std::vector<DeviceCounters>& counters) {
   }
   return figures;
 }
-// `now` less `before`, kernel by kernel (those that did not run since left out).
-std::string kernels_since(const KernelFigures& now, const KernelFigures& before, double per) {
+// `now` less `before`, kernel by kernel (those that did not run since left out), each kernel's time
+// and launches divided by `count` (the proofs, for figures per proof; 1 for totals).
+std::string kernels_since(const KernelFigures& now, const KernelFigures& before, std::uint64_t count) {
+  STAGEHAND_ASSERT(count > 0);
+  const double per = 1e6 * static_cast<double>(count);
   std::string line;
   for (const auto& [name, totals] : now.kernels) {
     const auto earlier = before.kernels.find(name);
     const auto launches = totals.launches - (earlier == before.kernels.end() ? 0 : earlier->second.launches);
     const auto busy = totals.busy_ns - (earlier == before.kernels.end() ? 0 : earlier->second.busy_ns);
     if (launches == 0) continue;
-    line += fmt::format("{}{} {:.2f} ms ({} launches)", line.empty() ? "" : ", ", name, static_cast<double>(busy) / per,
-                        launches);
+    line += fmt::format("{}{} {:.2f} ms ({:g} launches)", line.empty() ? "" : ", ", name,
+                        static_cast<double>(busy) / per, static_cast<double>(launches) / static_cast<double>(count));
   }
   return line;
 }
@@ -69,25 +73,33 @@ void print_time_breakdown(const proving::BatchFigures& figures, bool on_gpu, boo
       "the GPU (assembly, check) {:.1f} ms\n",
       proofs, on_gpu ? "" : " (simulated clock)", abc_on_host ? ", a/b/c" : "", prepare / per, wait_lock / per,
       held / per, wait_inputs / per, finish / per);
-  const std::string line = kernels_since(kernel_figures(figures.counters_after), set_up, per);
+  const std::string line = kernels_since(kernel_figures(figures.counters_after), set_up, proofs);
   if (!line.empty())
     fmt::print(stderr, "stagehand prove: kernels per proof{}: {}\n", on_gpu ? "" : " (simulated clock)", line);
 }
+
+}  // namespace
+
+HeldWindow held_window(const RunReport& report) {
+  HeldWindow window;
+  for (const auto& job : report.jobs) {
+    if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
+    ++window.jobs;
+    window.first = window.first < 0 ? job.lock_acquired_ns : std::min(window.first, job.lock_acquired_ns);
+    window.last = std::max(window.last, job.lock_released_ns);
+  }
+  return window;
+}
+
+namespace {
 
 // The GPUs' time with proofs: from the first proof taking its GPU to the last giving it back, the
 // proofs that held one, and the compute engine's busy share of that time; `busy_before`, the
 // devices' busy time once the key was set up on them (their counters also hold the set-up's
 // kernels, the precomputed bases', and earlier runs').
 std::string describe_span(const proving::BatchFigures& figures, Nanoseconds busy_before) {
-  Nanoseconds first = -1, last = -1;
-  std::size_t proofs = 0;
-  for (const auto& job : figures.report.jobs) {
-    if (job.lock_acquired_ns < 0 || job.lock_released_ns < 0) continue;
-    ++proofs;
-    first = first < 0 ? job.lock_acquired_ns : std::min(first, job.lock_acquired_ns);
-    last = std::max(last, job.lock_released_ns);
-  }
-  if (first < 0 || last <= first) return {};
+  const auto [first, last, proofs] = held_window(figures.report);
+  if (proofs == 0 || last <= first) return {};
   const std::size_t device_count = std::max<std::size_t>(1, figures.counters_after.size());
   const auto devices = static_cast<double>(device_count);
   const double seconds = static_cast<double>(last - first) / 1e9;
@@ -153,7 +165,7 @@ void print_run_figures(const proving::BatchFigures& figures, const ProvedSoFar& 
         format_bytes(figures.h_scratch_bytes));
   }
   const auto set_up = kernel_figures(counters_after_set_up(figures));
-  const std::string set_up_kernels = kernels_since(set_up, kernel_figures(figures.counters_before), 1e6);
+  const std::string set_up_kernels = kernels_since(set_up, kernel_figures(figures.counters_before), 1);
   if (!set_up_kernels.empty()) {
     fmt::print(stderr, "stagehand prove: the key's set-up kernels{}, in all: {}\n",
                so_far.on_gpu ? "" : " (simulated clock)", set_up_kernels);

@@ -24,6 +24,15 @@ struct ProvedSoFar {
   std::string r1cs_note;     // ", witnesses checked against ...", or empty
 };
 
+// From the first job taking its GPU's lock to the last releasing it (device clock), over the jobs
+// that held one (none: jobs 0).
+struct HeldWindow {
+  Nanoseconds first = -1;
+  Nanoseconds last = -1;
+  std::size_t jobs = 0;
+};
+HeldWindow held_window(const RunReport& report);
+
 // "X of N proofs in ..." (also without a run: every witness was refused before one began).
 void print_proof_count(const ProvedSoFar& so_far, const proving::BatchFigures* figures);
 // Everything after that line: the set-up, the kernels, the time breakdown, the check, the memory.
