@@ -18,6 +18,7 @@
 #include "groth16/device_setup.hpp"
 #include "groth16/params.hpp"
 #include "proving/assignment_batch.hpp"
+#include "util/assert.hpp"
 #include "util/random.hpp"
 #include "workloads/assignment/assignment_workload.hpp"
 #include "workloads/porep/porep_as_groth16.hpp"
@@ -145,18 +146,25 @@ SharedAssignment porep_assignment(const ParamsShape& shape, double full_share, s
   return out;
 }
 
-// The devices' counters at a moment, summed over the devices.
+std::vector<DeviceCounters> counters_of(const std::vector<Device*>& devices) {
+  std::vector<DeviceCounters> counters;
+  for (const auto* device : devices) counters.push_back(device->counters());
+  return counters;
+}
+
+// The devices' counters of the run alone, summed over the devices.
 struct CounterSums {
   Nanoseconds busy_ns = 0;
   Bytes pinned = 0;
   Bytes pageable = 0;
 };
-CounterSums counter_sums(const std::vector<Device*>& devices) {
+CounterSums counters_between(const std::vector<DeviceCounters>& before, const std::vector<DeviceCounters>& after) {
+  STAGEHAND_ASSERT(before.size() == after.size());
   CounterSums sums;
-  for (const auto* device : devices) {
-    sums.busy_ns += device->counters().compute_busy_ns;
-    sums.pinned += device->counters().pinned_bytes_copied;
-    sums.pageable += device->counters().pageable_bytes_copied;
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    sums.busy_ns += after[i].compute_busy_ns - before[i].compute_busy_ns;
+    sums.pinned += after[i].pinned_bytes_copied - before[i].pinned_bytes_copied;
+    sums.pageable += after[i].pageable_bytes_copied - before[i].pageable_bytes_copied;
   }
   return sums;
 }
@@ -171,7 +179,9 @@ double busy_share(const RunReport& report, Nanoseconds busy_ns, std::size_t devi
 }
 
 void print_params_figures(const RunReport& report, const ParamsBenchOptions& options, double seconds,
-                          const CounterSums& during, std::size_t devices) {
+                          const std::vector<DeviceCounters>& before, const std::vector<DeviceCounters>& after) {
+  const auto during = counters_between(before, after);
+  const std::size_t devices = after.size();
   fmt::print("stagehand bench prove --format params: {} of {} proofs at 2^{} under {} in {:.3f} s ({:.3f} s a proof)\n",
              report.partitions_completed, report.partitions, options.domain_log2, report.policy, seconds,
              report.seconds_per_proof);
@@ -185,6 +195,10 @@ void print_params_figures(const RunReport& report, const ParamsBenchOptions& opt
   fmt::print("  out of memory              {}\n", report.oom_count);
   fmt::print("  PCIe pinned, pageable      {}, {} (the run's)\n", format_bytes(during.pinned),
              format_bytes(during.pageable));
+  if (report.partitions_completed > 0) {
+    fmt::print("  kernels per partition      {}\n",
+               kernels_between(before, after, static_cast<std::uint64_t>(report.partitions_completed)));
+  }
 }
 
 // One run of the proofs under `policy`: its figures printed, its proofs written into `dir`.
@@ -205,15 +219,12 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
   }
   settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
   const auto start = std::chrono::steady_clock::now();
-  const auto before = counter_sums(backend.devices());
+  const auto before = counters_of(backend.devices());
   proving::AssignmentBatchResult result;
   backend.run([&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(backend.devices(), key, views, randomness, settings);
   }());
-  const auto after = counter_sums(backend.devices());
-  const CounterSums during{after.busy_ns - before.busy_ns, after.pinned - before.pinned,
-                           after.pageable - before.pageable};
-  print_params_figures(result.report, options, seconds_since(start), during, backend.devices().size());
+  print_params_figures(result.report, options, seconds_since(start), before, counters_of(backend.devices()));
   fmt::print("  the key's sets             {}\n", groth16::describe_assignment_layout(result.layout));
   fs::create_directories(dir);
   std::ofstream out(dir / "proofs.bin", std::ios::binary);

@@ -80,6 +80,11 @@ void print_time_breakdown(const proving::BatchFigures& figures, bool on_gpu, boo
 
 }  // namespace
 
+std::string kernels_between(const std::vector<DeviceCounters>& before, const std::vector<DeviceCounters>& after,
+                            std::uint64_t count) {
+  return kernels_since(kernel_figures(after), kernel_figures(before), count);
+}
+
 HeldWindow held_window(const RunReport& report) {
   HeldWindow window;
   for (const auto& job : report.jobs) {

@@ -32,6 +32,10 @@ struct HeldWindow {
   std::size_t jobs = 0;
 };
 HeldWindow held_window(const RunReport& report);
+// "NAME 1.23 ms (4 launches), ...": each kernel's time and launches from `before` to `after` (the
+// devices' counters), divided by `count` (the jobs, for figures per job).
+std::string kernels_between(const std::vector<DeviceCounters>& before, const std::vector<DeviceCounters>& after,
+                            std::uint64_t count);
 
 // "X of N proofs in ..." (also without a run: every witness was refused before one began).
 void print_proof_count(const ProvedSoFar& so_far, const proving::BatchFigures* figures);
