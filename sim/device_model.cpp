@@ -86,8 +86,8 @@ void read_bn254_time(const ConfigTable& entry, const std::string& name, DeviceMo
   auto table = entry.table(key);
   if (!table) return;
   if (!kernel::has_instance(name, curve)) {
-    entry.fail(key, fmt::format("kernel '{}' has no {} instance (kBn254Kernels in src/device/kernel_abi.hpp)", name,
-                                key));
+    entry.fail(key,
+               fmt::format("kernel '{}' has no {} instance (kBn254Kernels in src/device/kernel_abi.hpp)", name, key));
   }
   for (const char* scratch : {"scratch_fixed_mib", "scratch_bytes_per_unit"}) {
     if (table->contains(scratch)) {

@@ -218,6 +218,7 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
     settings.trace_file = trace;
   }
   settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
+  settings.host_steps_off_thread = backend.on_gpu();
   const auto start = std::chrono::steady_clock::now();
   const auto before = counters_of(backend.devices());
   proving::AssignmentBatchResult result;

@@ -151,6 +151,7 @@ std::vector<groth16::Proof> prove_params_assignments(const ProveOptions& options
   settings.verify = true;
   settings.threads = options.run.threads;
   settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
+  settings.host_steps_off_thread = backend->on_gpu();
   fmt::print(stderr, "stagehand prove: proving on {} ({}), as the C ABI's device path does\n", backend->describe(),
              options.run.config);
   proving::AssignmentBatchResult result;

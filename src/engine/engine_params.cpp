@@ -159,6 +159,7 @@ void Engine::Impl::prove_params_batch(const BatchOf& of, const std::vector<std::
     settings.stream_buffer_bytes = config.engine.stream_buffer_bytes;
     if (config.engine.keep_key_on_device) settings.key_state = of.assignment_state;
     settings.listener = &listener;
+    settings.host_steps_off_thread = backend->on_gpu();
     backend->run([&]() -> asio::awaitable<void> {
       co_await proving::run_assignment_jobs(backend->devices(), of.params->key, views, randomness, settings);
     }());

@@ -54,10 +54,12 @@ asio::awaitable<AssignmentJobsResult> run_assignment_jobs(std::vector<Device*> d
     co_await settings.key_state->release();
   result.proofs.resize(jobs.size());
   auto& made = result.proofs;
+  HostWork host_work(settings.host_steps_off_thread ? host_work_threads(coordinator.workers_per_device, devices.size())
+                                                    : 0);
   groth16::AssignmentWorkload workload(
       key, std::move(jobs), settings.threads,
       [&made](int job, const groth16::Proof& proof) { made.at(static_cast<std::size_t>(job)) = proof; },
-      settings.verify, coordinator.safety_margin_bytes, settings.key_state, result.layout);
+      settings.verify, coordinator.safety_margin_bytes, settings.key_state, result.layout, &host_work);
   std::optional<ListenedWorkload> listened;
   if (settings.listener != nullptr) listened.emplace(workload, *settings.listener, devices);
   PageableArena pageable;
@@ -114,8 +116,10 @@ std::vector<groth16::Proof> prove_assignments(Backend& backend, const groth16::P
                      "prove_assignments: a device that is not the backend's");
   }
   AssignmentBatchResult result;
+  auto on_backend = settings;
+  on_backend.host_steps_off_thread = backend.on_gpu();
   backend.run([&]() -> asio::awaitable<void> {
-    result = co_await run_assignment_batch(devices, key, assignments, randomness, settings);
+    result = co_await run_assignment_batch(devices, key, assignments, randomness, on_backend);
   }());
   return std::move(result.proofs);
 }

@@ -32,6 +32,11 @@ struct AssignmentBatchSettings {
   Bytes stream_buffer_bytes = kGiB;
   // Where not empty: the run's trace written there and its picture beside (.svg), for a benchmark.
   std::filesystem::path trace_file;
+  // The circuits' host steps (a, b, c into the pinned buffers, the scalars' gathers) on threads of
+  // their own, off the coordinator's: on a GPU, so that one job's steps do not hold back the other
+  // workers (the lock's hand-over among them); never on the simulator, whose clock stands still
+  // while the host computes.
+  bool host_steps_off_thread = false;
   // Where not null (run_assignment_jobs only): each circuit's steps and each device's set-up, and
   // each circuit's end as it ends, its proof.json and public.json where made (the engine's runs).
   BatchListener* listener = nullptr;

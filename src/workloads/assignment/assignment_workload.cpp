@@ -152,7 +152,8 @@ AssignmentLayout plan_assignment_layout(const ParamsKey& key, const std::vector<
 
 AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
                                        ProofHandler on_proof, bool verify, Bytes safety_margin_bytes,
-                                       std::shared_ptr<AssignmentKeyState> key_state, AssignmentLayout layout)
+                                       std::shared_ptr<AssignmentKeyState> key_state, AssignmentLayout layout,
+                                       HostWork* host_work)
     : key_(key),
       jobs_(std::move(jobs)),
       thread_count_(thread_count),
@@ -164,6 +165,7 @@ AssignmentWorkload::AssignmentWorkload(const ParamsKey& key, std::vector<Assignm
       verifier_key_(verifier_key_of(key)),
       placement_(layout.placement),
       late_inputs_(layout.late_inputs),
+      host_work_(host_work),
       shape_(shape_key_program(assignment_key_sizes(key), layout.placement)),
       key_state_(key_state ? key_state : std::make_shared<AssignmentKeyState>()),
       keep_key_(key_state != nullptr) {
@@ -340,10 +342,17 @@ AssignmentWorkload::JobState& AssignmentWorkload::state(int job) {
 asio::awaitable<void> AssignmentWorkload::prepare(int job, Device&, std::span<const HostRange> inputs) {
   STAGEHAND_ASSERT(inputs.size() == 4, "job {}: {} input buffers, a, b, c and the scalars are 4", job, inputs.size());
   const auto& assignment = jobs_.at(static_cast<std::size_t>(job)).assignment;
-  fill_inputs(assignment, inputs);
-  const std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(inputs[3].data()), scalar_count_);
-  count_light(scalars, state(job));
-  co_return;
+  auto& job_state = state(job);
+  const auto steps = [&] {
+    fill_inputs(assignment, inputs);
+    const std::span<const math::Fr> scalars(reinterpret_cast<const math::Fr*>(inputs[3].data()), scalar_count_);
+    count_light(scalars, job_state);
+  };
+  if (host_work_ != nullptr) {
+    co_await host_work_->run(steps);
+  } else {
+    steps();
+  }
 }
 
 void AssignmentWorkload::fill_inputs(const AssignmentView& assignment, std::span<const HostRange> inputs) const {

@@ -43,6 +43,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/verify.hpp"
 #include "workloads/groth16/key_placement.hpp"
+#include "workloads/host_work.hpp"
 #include "workloads/key_streaming.hpp"
 
 #include <array>
@@ -158,9 +159,11 @@ class AssignmentWorkload final : public Workload {
   // it must be made_for `placement`.
   // layout: where each set is and whether inputs come late (plan_assignment_layout; by default
   // every set resident, every input pre-staged).
+  // host_work: where prepare's host steps run (null: inline, on the coordinator's thread).
   AssignmentWorkload(const ParamsKey& key, std::vector<AssignmentJob> jobs, unsigned thread_count,
                      ProofHandler on_proof, bool verify = true, Bytes safety_margin_bytes = 0,
-                     std::shared_ptr<AssignmentKeyState> key_state = nullptr, AssignmentLayout layout = {});
+                     std::shared_ptr<AssignmentKeyState> key_state = nullptr, AssignmentLayout layout = {},
+                     HostWork* host_work = nullptr);
 
   // The key's sets, all of them: what a device keeps with every set resident.
   static Bytes key_bytes(const ParamsKey& key);
@@ -254,6 +257,7 @@ class AssignmentWorkload final : public Workload {
   std::optional<ProofVerifier> verifier_;  // over verifier_key_
   KeyPlacement placement_;
   bool late_inputs_ = false;             // AssignmentLayout's
+  HostWork* host_work_;                  // may be null
   KeyProgramShape shape_;                // each set's batches (shape_key_program)
   std::vector<StreamedBatch> streamed_;  // every streamed set's batches, in the MSMs' order
   std::shared_ptr<AssignmentKeyState> key_state_;
