@@ -60,7 +60,10 @@ namespace stagehand::groth16 {
 // The assignment key's sets as the Groth16 program's KeySet slots: h as H, a as A, b_g1 as B1,
 // b_g2 as B2, and l (over the aux values, the private part) as C.
 inline constexpr std::size_t kSetL = kSetC;
-class ProgramEvents;  // the events a program makes (assignment_workload.cpp)
+class ProgramEvents;  // the events a program makes (assignment_program.cpp)
+// The program's MSMs, in order: H first (its scalars, the polynomial a, are then freed), then
+// those over the assignment's values.
+inline constexpr std::array<std::size_t, kKeySetCount> kAssignmentMsmOrder{kSetH, kSetL, kSetA, kSetB1, kSetB2};
 inline constexpr std::array<const char*, kKeySetCount> kAssignmentSetNames{"h", "a", "b_g1", "b_g2", "l"};
 // The key's sizes for KeyPlacement: its sets' point counts and its domain.
 KeySizes assignment_key_sizes(const ParamsKey& key);
