@@ -87,30 +87,12 @@ std::vector<bn::Fr> spread_scalars(std::size_t count, std::uint64_t step, std::u
 
 // Each buffer goes up, `launches` runs over their device pointers on one stream (with KernelLaunch::curve
 // as each sets it), and every buffer comes back.
-void run_on_device(std::vector<Bytes8*> buffers,
-                   const std::function<std::vector<KernelLaunch>(const std::vector<DevicePointer>&)>& launches) {
+void run_on_device(std::vector<Bytes8*> buffers, const testing::LaunchesOver& launches) {
   sim::SimOptions options;
   options.functional = true;
   SimHarness harness("h200", options);
   sim::register_functional_kernels(harness.system);
-  harness.run([&](SimHarness& h) -> asio::awaitable<void> {
-    auto& device = h.device;
-    auto stream = device.create_stream();
-    std::vector<DevicePointer> pointers;
-    for (auto* buffer : buffers) {
-      pointers.push_back(co_await device.allocate(buffer->size()));
-      co_await device.copy_to_device(
-          pointers.back(), HostRange{reinterpret_cast<std::uintptr_t>(buffer->data()), buffer->size()}, stream);
-    }
-    for (const auto& launch : launches(pointers)) device.launch(launch, stream);
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      co_await device.copy_to_host(HostRange{reinterpret_cast<std::uintptr_t>(buffers[i]->data()), buffers[i]->size()},
-                                   pointers[i], stream);
-    }
-    co_await device.synchronize_stream(stream);
-    for (auto pointer : pointers) co_await device.free(pointer);
-    device.destroy_stream(stream);
-  });
+  testing::run_over_buffers(harness, buffers, launches);
   BOOST_TEST(harness.device.check().clean(), harness.device.check().describe());
 }
 

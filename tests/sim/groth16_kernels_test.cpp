@@ -207,33 +207,20 @@ std::vector<std::uint64_t> domain_arguments(const math::Domain& domain, unsigned
 // Buffer 0 is the domain (kAssignmentDomainBytes), filled by ntt_domain_init for `domain`; every
 // buffer goes up, `launches` runs over their device pointers on one stream, and every buffer comes
 // back. A host function's refusal propagates out of the run.
-void run_assignment_kernels(
-    std::vector<Bytes8*> buffers, const math::Domain& domain, unsigned domain_log,
-    const std::function<std::vector<KernelLaunch>(const std::vector<DevicePointer>&)>& launches) {
+void run_assignment_kernels(std::vector<Bytes8*> buffers, const math::Domain& domain, unsigned domain_log,
+                            const testing::LaunchesOver& launches) {
   sim::SimOptions options;
   options.functional = true;
   SimHarness harness("h200", options);
   sim::register_assignment_kernels(harness.system);
-  harness.run([&](SimHarness& h) -> asio::awaitable<void> {
-    auto& device = h.device;
-    auto stream = device.create_stream();
-    std::vector<DevicePointer> pointers;
-    for (auto* buffer : buffers) {
-      pointers.push_back(co_await device.allocate(buffer->size()));
-      co_await device.copy_to_device(pointers.back(), host_range(*buffer), stream);
-    }
-    device.launch(KernelLaunch{kernel::ntt_domain_init,
-                               std::uint64_t{1} << domain_log,
-                               domain_arguments(domain, domain_log),
-                               {},
-                               {{pointers[0], buffers[0]->size()}}},
-                  stream);
-    for (const auto& launch : launches(pointers)) device.launch(launch, stream);
-    for (std::size_t i = 0; i < buffers.size(); ++i)
-      co_await device.copy_to_host(host_range(*buffers[i]), pointers[i], stream);
-    co_await device.synchronize_stream(stream);
-    for (auto pointer : pointers) co_await device.free(pointer);
-    device.destroy_stream(stream);
+  testing::run_over_buffers(harness, buffers, [&](const std::vector<DevicePointer>& pointers) {
+    std::vector<KernelLaunch> all{KernelLaunch{kernel::ntt_domain_init,
+                                               std::uint64_t{1} << domain_log,
+                                               domain_arguments(domain, domain_log),
+                                               {},
+                                               {{pointers[0], buffers[0]->size()}}}};
+    for (auto& launch : launches(pointers)) all.push_back(std::move(launch));
+    return all;
   });
   BOOST_TEST(harness.device.check().clean(), harness.device.check().describe());
 }
