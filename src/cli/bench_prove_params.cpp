@@ -146,12 +146,6 @@ SharedAssignment porep_assignment(const ParamsShape& shape, double full_share, s
   return out;
 }
 
-std::vector<DeviceCounters> counters_of(const std::vector<Device*>& devices) {
-  std::vector<DeviceCounters> counters;
-  for (const auto* device : devices) counters.push_back(device->counters());
-  return counters;
-}
-
 // The devices' counters of the run alone, summed over the devices.
 struct CounterSums {
   Nanoseconds busy_ns = 0;
@@ -220,12 +214,12 @@ RunReport prove_with_policy(Backend& backend, const groth16::ParamsKey& key,
   settings.stream_buffer_bytes = static_cast<Bytes>(options.run.stream_buffer_mib * static_cast<double>(kMiB));
   settings.host_steps_off_thread = backend.on_gpu();
   const auto start = std::chrono::steady_clock::now();
-  const auto before = counters_of(backend.devices());
+  const auto before = proving::counters_of(backend.devices());
   proving::AssignmentBatchResult result;
   backend.run([&]() -> asio::awaitable<void> {
     result = co_await proving::run_assignment_batch(backend.devices(), key, views, randomness, settings);
   }());
-  print_params_figures(result.report, options, seconds_since(start), before, counters_of(backend.devices()));
+  print_params_figures(result.report, options, seconds_since(start), before, proving::counters_of(backend.devices()));
   fmt::print("  the key's sets             {}\n", groth16::describe_assignment_layout(result.layout));
   fs::create_directories(dir);
   std::ofstream out(dir / "proofs.bin", std::ios::binary);

@@ -21,13 +21,13 @@
 #include <variant>
 
 namespace stagehand::proving {
-namespace {
-
 std::vector<DeviceCounters> counters_of(const std::vector<Device*>& devices) {
   std::vector<DeviceCounters> counters;
   for (auto* device : devices) counters.push_back(device->counters());
   return counters;
 }
+
+namespace {
 
 std::vector<DeviceMemory> memory_of(const std::vector<Device*>& devices) {
   std::vector<DeviceMemory> memory(devices.size());

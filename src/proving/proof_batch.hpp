@@ -157,6 +157,9 @@ struct DeviceMemory {
 };
 
 // What one batch did.
+// Each device's counters now, in the devices' order (a run's figures are their differences).
+std::vector<DeviceCounters> counters_of(const std::vector<Device*>& devices);
+
 struct BatchFigures {
   RunReport report;
   std::size_t proofs = 0;  // the jobs it began with and those that joined

@@ -162,9 +162,10 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
       stream);
   co_await run_h_step(context, domain, events);
   // The scalars: the policy's extra input, or (late) uploaded now into the domain's room.
+  const bool late_scalars = !context.inputs.extra;
   auto scalars = context.inputs.extra;
   auto scalars_arrived = context.inputs.extra_uploaded;
-  if (!scalars) {
+  if (late_scalars) {
     co_await memory.release(domain, stream);
     scalars = co_await upload_late(context, context.inputs.extra_host, events, scalars_arrived);
   }
@@ -180,11 +181,11 @@ asio::awaitable<JobTimes> AssignmentWorkload::run_program(int job, JobContext& c
   co_await device.synchronize_stream(stream);
   job_state.sums.assign(reinterpret_cast<const std::uint8_t*>(landing.data()),
                         reinterpret_cast<const std::uint8_t*>(landing.data()) + kResultBytes);
-  // Each released once: the domain where it was not already, the scalars where they are the program's.
-  for (const auto pointer : {context.inputs.extra ? domain : DevicePointer{}, results, scratch,
-                             context.inputs.extra ? DevicePointer{} : scalars}) {
+  for (const auto pointer : {results, scratch}) {
     if (pointer) co_await memory.release(pointer, stream);
   }
+  // Late, the domain went before the scalars came, and the scalars are the program's to free.
+  co_await memory.release(late_scalars ? scalars : domain, stream);
   co_await key_stream.release(context);
   JobTimes times;
   times.waited_for_inputs_ns = *waited;

@@ -203,15 +203,17 @@ Bytes AssignmentWorkload::domain_bytes_on(const Device& device, std::uint64_t do
 
 // Held at once: with every input pre-staged a, b, c, the scalars and the domain; with late inputs
 // a and b (then c) with the domain, then a and the scalars (the domain freed first).
+Bytes AssignmentWorkload::inputs_peak_bytes(Bytes polynomial, Bytes domain, Bytes scalars, bool late_inputs) {
+  return late_inputs ? std::max(2 * polynomial + domain, polynomial + scalars) : 3 * polynomial + domain + scalars;
+}
+
 Bytes AssignmentWorkload::proof_bytes_before_scratch(const ParamsKey& key, const Device& device,
                                                      Bytes stream_buffer_bytes, bool late_inputs) {
   const auto streamed = all_streamed_shape(key, stream_buffer_bytes);
-  const Bytes polynomial = kFrBytes * key.domain_size();
   const Bytes scalars = kFrBytes * (key.aux_count() + key.a.size() + key.b_g1.size());
-  const Bytes domain = domain_bytes_on(device, key.domain_size());
-  const Bytes inputs =
-      late_inputs ? std::max(2 * polynomial + domain, polynomial + scalars) : 3 * polynomial + domain + scalars;
-  return inputs + kResultBytes + 2 * streamed.stream_buffer_bytes;
+  return inputs_peak_bytes(kFrBytes * key.domain_size(), domain_bytes_on(device, key.domain_size()), scalars,
+                           late_inputs) +
+         kResultBytes + 2 * streamed.stream_buffer_bytes;
 }
 
 Bytes AssignmentWorkload::streamed_proof_bytes(const ParamsKey& key, const Device& device, Bytes stream_buffer_bytes,
@@ -236,13 +238,12 @@ JobMemoryPlan AssignmentWorkload::memory_plan(int) const {
   plan.input_count = 3;
   plan.late_inputs = late_inputs_;
   const Bytes scalars = plan.extra_input_bytes;
+  plan.peak_bytes = inputs_peak_bytes(polynomial, domain_bytes_, scalars, late_inputs_) + working_bytes();
   if (late_inputs_) {
-    plan.peak_bytes = std::max(2 * polynomial + domain_bytes_, polynomial + scalars) + working_bytes();
     plan.peak_after_b_and_c_bytes = plan.peak_bytes;  // c comes into b's room
     plan.peak_after_a_bytes = scalars + working_bytes();
     return plan;
   }
-  plan.peak_bytes = 3 * polynomial + scalars + domain_bytes_ + working_bytes();
   plan.peak_after_b_and_c_bytes = polynomial + scalars + domain_bytes_ + working_bytes();
   plan.peak_after_a_bytes = scalars + domain_bytes_ + working_bytes();
   return plan;

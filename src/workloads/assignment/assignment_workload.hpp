@@ -211,6 +211,8 @@ class AssignmentWorkload final : public Workload {
   // The bytes of a job's device memory beside its inputs (a, b, c and the scalars) and the NTT
   // domain: the results, the MSM scratch, the stream buffers.
   Bytes working_bytes() const;
+  // A proof's inputs and NTT domain at their peak (proof_bytes_before_scratch's and memory_plan's).
+  static Bytes inputs_peak_bytes(Bytes polynomial, Bytes domain, Bytes scalars, bool late_inputs);
   // The H step: H's coefficients in a, b and c freed (with late inputs c uploaded in between).
   asio::awaitable<void> run_h_step(JobContext& context, DevicePointer domain, ProgramEvents& events) const;
   // With late inputs: `source` (a staged input) into memory of the job's, on the upload stream
